@@ -1,0 +1,72 @@
+package dev.execache.core;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+
+/**
+ * One stored result.
+ *
+ * @param key the cache key
+ * @param value the result as JSON text
+ * @param console console output captured with the result (empty for tool calls)
+ * @param executionTime how long the original run took; a hit saves about this much
+ * @param toolVersions the tools the result depended on, with the versions it was made with
+ * @param createdAt when it was stored
+ * @param expiresAt when it stops being returned
+ * @param hits how many times it has been returned
+ */
+public record CacheEntry(
+        String key,
+        String value,
+        String console,
+        Duration executionTime,
+        Map<String, String> toolVersions,
+        Instant createdAt,
+        Instant expiresAt,
+        long hits) {
+
+    public CacheEntry {
+        requireText(key, "key");
+        Objects.requireNonNull(value, "value must not be null");
+        console = console == null ? "" : console;
+        Objects.requireNonNull(executionTime, "executionTime must not be null");
+        if (executionTime.isNegative()) {
+            throw new IllegalArgumentException("executionTime must not be negative: " + executionTime);
+        }
+        toolVersions = toolVersions == null ? Map.of() : Map.copyOf(new TreeMap<>(toolVersions));
+        Objects.requireNonNull(createdAt, "createdAt must not be null");
+        Objects.requireNonNull(expiresAt, "expiresAt must not be null");
+        if (expiresAt.isBefore(createdAt)) {
+            throw new IllegalArgumentException("expiresAt " + expiresAt + " is before createdAt " + createdAt);
+        }
+        if (hits < 0) {
+            throw new IllegalArgumentException("hits must not be negative: " + hits);
+        }
+    }
+
+    public boolean isExpiredAt(Instant now) {
+        return !now.isBefore(expiresAt);
+    }
+
+    public CacheEntry withHits(long newHits) {
+        return new CacheEntry(key, value, console, executionTime, toolVersions, createdAt, expiresAt, newHits);
+    }
+
+    /** A rough size in bytes of what a store keeps for this entry. */
+    public long estimatedBytes() {
+        long bytes = 64L + 2L * (key.length() + value.length() + console.length());
+        for (Map.Entry<String, String> tool : toolVersions.entrySet()) {
+            bytes += 2L * (tool.getKey().length() + tool.getValue().length());
+        }
+        return bytes;
+    }
+
+    private static void requireText(String text, String name) {
+        if (text == null || text.isEmpty()) {
+            throw new IllegalArgumentException(name + " must not be empty");
+        }
+    }
+}

@@ -1,0 +1,53 @@
+package dev.execache.core;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Cache keys. The {@code v1:} prefix is the key format version: a change of format gets a
+ * new prefix, so entries written under an old format are never read.
+ *
+ * <ul>
+ *   <li>execution: {@code v1:<code>_<context>_<tools>}, each part the first 128 bits of the
+ *       SHA-256 of the code, the canonical context and the canonical tool versions;
+ *   <li>tool call: {@code v1:<tool>:<args>}, the tool name in clear (so tool entries can be
+ *       cleared by glob) and 128 bits of the SHA-256 of its version and canonical args.
+ * </ul>
+ */
+public final class CacheKeys {
+    public static final String PREFIX = "v1:";
+    private static final int HEX_CHARS_KEPT = 32;
+
+    private CacheKeys() {
+    }
+
+    public static String forExecution(String code, String canonicalContext, Map<String, String> toolVersions) {
+        return PREFIX + sha256(code) + "_" + sha256(canonicalContext) + "_" + sha256(canonicalTools(toolVersions));
+    }
+
+    public static String forToolCall(String tool, String canonicalArgs, String toolVersion) {
+        return PREFIX + tool + ":" + sha256((toolVersion == null ? "" : toolVersion) + "\n" + canonicalArgs);
+    }
+
+    /** The key glob that matches every tool-call key of the tools that {@code toolGlob} matches. */
+    public static String toolCallPattern(String toolGlob) {
+        return PREFIX + toolGlob + ":*";
+    }
+
+    static String canonicalTools(Map<String, String> toolVersions) {
+        return CanonicalJson.write(new TreeMap<>(toolVersions), "tools");
+    }
+
+    static String sha256(String text) {
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(digest).substring(0, HEX_CHARS_KEPT);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java platform must provide SHA-256", e);
+        }
+    }
+}

@@ -1,0 +1,76 @@
+package dev.execache.core;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Where results are kept. Implementations are safe to use from many threads; persistent
+ * and shared ones also from many processes. Every rule here is stated as a test in
+ * {@code CacheStoreContract}.
+ *
+ * <p>A store is bounded: it holds at most the number of entries it was built with, and
+ * one more evicts the least recently used (a {@link #get} counts as a use). An entry past
+ * its {@link CacheEntry#expiresAt()} is never returned and is purged.
+ */
+public interface CacheStore extends AutoCloseable {
+
+    /**
+     * The live entry under {@code key}, with its hit count raised by one and its recency
+     * refreshed; empty if absent or expired (an expired entry is removed and counted as an
+     * expiration).
+     */
+    Optional<CacheEntry> get(String key);
+
+    /** Like {@link #get} but neither counts a hit nor refreshes recency. */
+    Optional<CacheEntry> peek(String key);
+
+    /** Inserts or replaces the entry under its key, evicting the least recently used past the bound. */
+    void put(CacheEntry entry);
+
+    /** @return whether an entry was removed */
+    boolean remove(String key);
+
+    /** Removes every entry whose tool versions name {@code tool}; returns how many. */
+    int removeByTool(String tool);
+
+    /** Removes every entry whose key matches the {@link Glob} {@code keyGlob}; returns how many. */
+    int removeByPattern(String keyGlob);
+
+    /** Removes every entry. Counters and last-seen versions stay. */
+    void clear();
+
+    /** Live entries (expired ones are purged first). */
+    int size();
+
+    /** An estimate of the bytes the entries take. */
+    long estimatedBytes();
+
+    /** Removes every expired entry; returns how many. */
+    int purgeExpired();
+
+    void increment(Counter counter, long delta);
+
+    /** Every counter, zero for those never incremented. */
+    Map<Counter, Long> counters();
+
+    /** The version of each tool as last recorded by any user of this store. */
+    Map<String, String> lastSeenVersions();
+
+    /** Records these tools' versions, keeping those of other tools. */
+    void recordVersions(Map<String, String> versions);
+
+    /**
+     * Waits until no one else in the fleet holds the flight for {@code key} and takes it,
+     * for at most {@code maxHold} (after which it lapses, so a dead holder never blocks
+     * others for longer). Returns {@link FlightLease#LOCAL} when waiting took longer than
+     * {@code maxHold}. Stores used by one process only need not coordinate.
+     */
+    default FlightLease acquireFlight(String key, Duration maxHold) throws InterruptedException {
+        return FlightLease.LOCAL;
+    }
+
+    @Override
+    default void close() {
+    }
+}

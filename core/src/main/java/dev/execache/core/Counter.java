@@ -1,0 +1,14 @@
+package dev.execache.core;
+
+/** The counters a store keeps. A shared store keeps them in the store, so they are fleet-wide. */
+public enum Counter {
+    HITS,
+    MISSES,
+    /** Total latency saved by hits, in nanoseconds. */
+    SAVED_NANOS,
+    EVICTIONS,
+    EXPIRATIONS,
+    /** Entries removed because a tool they depended on changed. */
+    INVALIDATIONS,
+    STORE_ERRORS
+}

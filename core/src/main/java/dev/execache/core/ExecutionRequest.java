@@ -1,0 +1,46 @@
+package dev.execache.core;
+
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * One piece of agent code to run.
+ *
+ * @param code the body of an async function: {@code return} gives the result
+ * @param context a JSON-like value (Map, List, String, Number, Boolean, null) the code sees as
+ *     {@code context}
+ * @param tools the tools the code depends on; their versions are part of the cache key
+ * @param limits what the run may use
+ */
+public record ExecutionRequest(String code, Object context, Set<String> tools, Limits limits) {
+
+    public ExecutionRequest {
+        Objects.requireNonNull(code, "code must not be null");
+        CanonicalJson.write(context, "context");
+        tools = Set.copyOf(new TreeSet<>(Objects.requireNonNull(tools, "tools must not be null")));
+        for (String tool : tools) {
+            if (tool.isBlank()) {
+                throw new IllegalArgumentException("tools must not contain a blank name");
+            }
+        }
+        Objects.requireNonNull(limits, "limits must not be null");
+    }
+
+    public static ExecutionRequest of(String code, Object context) {
+        return new ExecutionRequest(code, context, Set.of(), Limits.DEFAULTS);
+    }
+
+    /** The context as canonical JSON text. */
+    public String contextJson() {
+        return CanonicalJson.write(context, "context");
+    }
+
+    public ExecutionRequest withTools(Set<String> newTools) {
+        return new ExecutionRequest(code, context, newTools, limits);
+    }
+
+    public ExecutionRequest withLimits(Limits newLimits) {
+        return new ExecutionRequest(code, context, tools, newLimits);
+    }
+}

@@ -1,0 +1,65 @@
+package dev.execache.core;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The limits one run executes under.
+ *
+ * @param timeout wall-clock time after which the run is killed
+ * @param memoryMb memory the run may use, in MiB
+ * @param allowRead paths the code may read; none by default
+ * @param maxOutputBytes console output kept before the run is ended
+ * @param maxResultBytes size of the result JSON before the run is ended
+ */
+public record Limits(Duration timeout, int memoryMb, List<String> allowRead, long maxOutputBytes, long maxResultBytes) {
+    public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(30);
+    public static final int DEFAULT_MEMORY_MB = 512;
+    public static final long DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
+    public static final long DEFAULT_MAX_RESULT_BYTES = 10 * 1024 * 1024;
+    public static final Limits DEFAULTS = new Limits(
+            DEFAULT_TIMEOUT, DEFAULT_MEMORY_MB, List.of(), DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_RESULT_BYTES);
+
+    public Limits {
+        Objects.requireNonNull(timeout, "timeout must not be null");
+        if (timeout.isZero() || timeout.isNegative()) {
+            throw new IllegalArgumentException("timeout must be positive: " + timeout);
+        }
+        if (memoryMb < 16) {
+            throw new IllegalArgumentException("memoryMb must be at least 16: " + memoryMb);
+        }
+        allowRead = List.copyOf(Objects.requireNonNull(allowRead, "allowRead must not be null"));
+        for (String path : allowRead) {
+            if (path.isBlank()) {
+                throw new IllegalArgumentException("allowRead must not contain a blank path");
+            }
+        }
+        if (maxOutputBytes <= 0) {
+            throw new IllegalArgumentException("maxOutputBytes must be positive: " + maxOutputBytes);
+        }
+        if (maxResultBytes <= 0) {
+            throw new IllegalArgumentException("maxResultBytes must be positive: " + maxResultBytes);
+        }
+    }
+
+    public Limits withTimeout(Duration newTimeout) {
+        return new Limits(newTimeout, memoryMb, allowRead, maxOutputBytes, maxResultBytes);
+    }
+
+    public Limits withMemoryMb(int newMemoryMb) {
+        return new Limits(timeout, newMemoryMb, allowRead, maxOutputBytes, maxResultBytes);
+    }
+
+    public Limits withAllowRead(List<String> paths) {
+        return new Limits(timeout, memoryMb, paths, maxOutputBytes, maxResultBytes);
+    }
+
+    public Limits withMaxOutputBytes(long bytes) {
+        return new Limits(timeout, memoryMb, allowRead, bytes, maxResultBytes);
+    }
+
+    public Limits withMaxResultBytes(long bytes) {
+        return new Limits(timeout, memoryMb, allowRead, maxOutputBytes, bytes);
+    }
+}
