@@ -1,0 +1,183 @@
+package dev.execache.store.memory;
+
+import dev.execache.core.CacheEntry;
+import dev.execache.core.CacheStore;
+import dev.execache.core.Counter;
+import dev.execache.core.Glob;
+import java.time.Clock;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Predicate;
+
+/**
+ * An in-process LRU {@link CacheStore} under one lock: the entries by key, and their keys
+ * in a {@link LinkedHashMap} in access order for recency (kept apart so that {@link #peek}
+ * can read without counting as a use). Entries live as long as the process.
+ */
+public final class MemoryCacheStore implements CacheStore {
+    public static final int DEFAULT_MAX_ENTRIES = 100;
+
+    private final int maxEntries;
+    private final Clock clock;
+    private final Map<String, CacheEntry> entries = new HashMap<>();
+    private final LinkedHashMap<String, Boolean> recency = new LinkedHashMap<>(16, 0.75f, true);
+    private final Map<Counter, AtomicLong> counters = new EnumMap<>(Counter.class);
+    private final Map<String, String> lastSeenVersions = new ConcurrentHashMap<>();
+    private long bytes;
+
+    public MemoryCacheStore(int maxEntries, Clock clock) {
+        if (maxEntries < 1) {
+            throw new IllegalArgumentException("maxEntries must be at least 1: " + maxEntries);
+        }
+        this.maxEntries = maxEntries;
+        this.clock = Objects.requireNonNull(clock, "clock must not be null");
+        for (Counter counter : Counter.values()) {
+            counters.put(counter, new AtomicLong());
+        }
+    }
+
+    public MemoryCacheStore() {
+        this(DEFAULT_MAX_ENTRIES, Clock.systemUTC());
+    }
+
+    @Override
+    public synchronized Optional<CacheEntry> get(String key) {
+        CacheEntry entry = entries.get(key);
+        if (entry == null || expire(entry)) {
+            return Optional.empty();
+        }
+        CacheEntry hit = entry.withHits(entry.hits() + 1);
+        entries.put(key, hit);
+        recency.get(key);
+        return Optional.of(hit);
+    }
+
+    @Override
+    public synchronized Optional<CacheEntry> peek(String key) {
+        CacheEntry entry = entries.get(key);
+        if (entry == null || expire(entry)) {
+            return Optional.empty();
+        }
+        return Optional.of(entry);
+    }
+
+    @Override
+    public synchronized void put(CacheEntry entry) {
+        CacheEntry previous = entries.put(entry.key(), entry);
+        recency.put(entry.key(), Boolean.TRUE);
+        if (previous != null) {
+            bytes -= previous.estimatedBytes();
+        }
+        bytes += entry.estimatedBytes();
+        Iterator<String> eldestFirst = recency.keySet().iterator();
+        while (entries.size() > maxEntries) {
+            CacheEntry eldest = entries.remove(eldestFirst.next());
+            eldestFirst.remove();
+            bytes -= eldest.estimatedBytes();
+            counters.get(eldest.isExpiredAt(clock.instant()) ? Counter.EXPIRATIONS : Counter.EVICTIONS).incrementAndGet();
+        }
+    }
+
+    @Override
+    public synchronized boolean remove(String key) {
+        CacheEntry removed = entries.remove(key);
+        recency.remove(key);
+        if (removed != null) {
+            bytes -= removed.estimatedBytes();
+        }
+        return removed != null;
+    }
+
+    @Override
+    public synchronized int removeByTool(String tool) {
+        return removeIf(entry -> entry.toolVersions().containsKey(tool));
+    }
+
+    @Override
+    public synchronized int removeByPattern(String keyGlob) {
+        Glob glob = Glob.of(keyGlob);
+        return removeIf(entry -> glob.matches(entry.key()));
+    }
+
+    @Override
+    public synchronized void clear() {
+        entries.clear();
+        recency.clear();
+        bytes = 0;
+    }
+
+    @Override
+    public synchronized int size() {
+        purgeExpired();
+        return entries.size();
+    }
+
+    @Override
+    public synchronized long estimatedBytes() {
+        return bytes;
+    }
+
+    @Override
+    public synchronized int purgeExpired() {
+        var now = clock.instant();
+        int purged = removeIf(entry -> entry.isExpiredAt(now));
+        counters.get(Counter.EXPIRATIONS).addAndGet(purged);
+        return purged;
+    }
+
+    @Override
+    public void increment(Counter counter, long delta) {
+        counters.get(counter).addAndGet(delta);
+    }
+
+    @Override
+    public Map<Counter, Long> counters() {
+        Map<Counter, Long> snapshot = new EnumMap<>(Counter.class);
+        counters.forEach((counter, value) -> snapshot.put(counter, value.get()));
+        return snapshot;
+    }
+
+    @Override
+    public Map<String, String> lastSeenVersions() {
+        return Map.copyOf(new TreeMap<>(lastSeenVersions));
+    }
+
+    @Override
+    public void recordVersions(Map<String, String> versions) {
+        lastSeenVersions.putAll(versions);
+    }
+
+    private boolean expire(CacheEntry entry) {
+        if (!entry.isExpiredAt(clock.instant())) {
+            return false;
+        }
+        entries.remove(entry.key());
+        recency.remove(entry.key());
+        bytes -= entry.estimatedBytes();
+        counters.get(Counter.EXPIRATIONS).incrementAndGet();
+        return true;
+    }
+
+    private int removeIf(Predicate<CacheEntry> condition) {
+        int removed = 0;
+        Iterator<CacheEntry> iterator = entries.values().iterator();
+        while (iterator.hasNext()) {
+            CacheEntry entry = iterator.next();
+            if (condition.test(entry)) {
+                iterator.remove();
+                recency.remove(entry.key());
+                bytes -= entry.estimatedBytes();
+                removed++;
+            }
+        }
+        return removed;
+    }
+}

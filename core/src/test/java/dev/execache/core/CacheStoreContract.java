@@ -1,0 +1,359 @@
+package dev.execache.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Every rule a {@link CacheStore} must keep, written once. Each store module extends this
+ * and runs it against its real backend.
+ */
+public abstract class CacheStoreContract {
+    protected static final Duration TTL = Duration.ofMinutes(5);
+    protected static final int BOUND = 5;
+
+    protected MutableClock clock;
+    protected CacheStore store;
+    private final List<CacheStore> opened = new ArrayList<>();
+
+    /**
+     * A new, empty store holding at most {@code maxEntries}, reading time from {@code clock}.
+     * Counters and last-seen versions start empty too.
+     */
+    protected abstract CacheStore createStore(int maxEntries, MutableClock clock) throws Exception;
+
+    @BeforeEach
+    void openStore() throws Exception {
+        clock = new MutableClock(Instant.now());
+        store = open(BOUND);
+    }
+
+    @AfterEach
+    void closeStores() {
+        opened.forEach(CacheStore::close);
+    }
+
+    protected CacheStore open(int maxEntries) throws Exception {
+        CacheStore created = createStore(maxEntries, clock);
+        opened.add(created);
+        return created;
+    }
+
+    protected CacheEntry entry(String key, String value, Map<String, String> tools) {
+        Instant now = clock.instant();
+        return new CacheEntry(key, value, "log of " + key, Duration.ofMillis(120), tools, now, now.plus(TTL), 0);
+    }
+
+    protected CacheEntry entry(String key) {
+        return entry(key, "\"value of " + key + "\"", Map.of());
+    }
+
+    @Test
+    void getReturnsWhatPutStored() {
+        CacheEntry stored = entry("v1:a", "{\"n\":1}", Map.of("github", "v1"));
+        store.put(stored);
+
+        Optional<CacheEntry> found = store.get("v1:a");
+
+        assertThat(found).isPresent();
+        CacheEntry got = found.get();
+        assertThat(got.key()).isEqualTo("v1:a");
+        assertThat(got.value()).isEqualTo("{\"n\":1}");
+        assertThat(got.console()).isEqualTo("log of v1:a");
+        assertThat(got.executionTime()).isEqualTo(Duration.ofMillis(120));
+        assertThat(got.toolVersions()).isEqualTo(Map.of("github", "v1"));
+        assertThat(got.createdAt().toEpochMilli()).isEqualTo(stored.createdAt().toEpochMilli());
+        assertThat(got.expiresAt().toEpochMilli()).isEqualTo(stored.expiresAt().toEpochMilli());
+    }
+
+    @Test
+    void missingKeyIsEmpty() {
+        assertThat(store.get("v1:absent")).isEmpty();
+        assertThat(store.peek("v1:absent")).isEmpty();
+    }
+
+    @Test
+    void putReplacesTheEntryUnderTheSameKey() {
+        store.put(entry("v1:a", "1", Map.of()));
+        store.put(entry("v1:a", "2", Map.of()));
+
+        assertThat(store.get("v1:a")).map(CacheEntry::value).contains("2");
+        assertThat(store.size()).isEqualTo(1);
+    }
+
+    @Test
+    void everyGetCountsAHitButPeekDoesNot() {
+        store.put(entry("v1:a"));
+
+        store.get("v1:a");
+        store.get("v1:a");
+        Optional<CacheEntry> third = store.get("v1:a");
+
+        assertThat(third).map(CacheEntry::hits).contains(3L);
+        assertThat(store.peek("v1:a")).map(CacheEntry::hits).contains(3L);
+        assertThat(store.peek("v1:a")).map(CacheEntry::hits).contains(3L);
+    }
+
+    @Test
+    void oneMoreThanTheBoundEvictsTheLeastRecentlyUsed() {
+        for (int i = 0; i < BOUND; i++) {
+            store.put(entry("v1:" + i));
+            clock.advance(Duration.ofMillis(10));
+        }
+        store.get("v1:0");
+        clock.advance(Duration.ofMillis(10));
+
+        store.put(entry("v1:new"));
+
+        assertThat(store.size()).isEqualTo(BOUND);
+        assertThat(store.peek("v1:0")).as("refreshed by get").isPresent();
+        assertThat(store.peek("v1:1")).as("least recently used").isEmpty();
+        assertThat(store.peek("v1:new")).isPresent();
+        assertThat(store.counters().get(Counter.EVICTIONS)).isEqualTo(1L);
+    }
+
+    @Test
+    void peekDoesNotRefreshRecency() {
+        for (int i = 0; i < BOUND; i++) {
+            store.put(entry("v1:" + i));
+            clock.advance(Duration.ofMillis(10));
+        }
+        store.peek("v1:0");
+
+        store.put(entry("v1:new"));
+
+        assertThat(store.peek("v1:0")).isEmpty();
+        assertThat(store.peek("v1:1")).isPresent();
+    }
+
+    @Test
+    void theBoundHoldsUnderManyPuts() {
+        for (int i = 0; i < BOUND * 20; i++) {
+            store.put(entry("v1:" + i));
+            clock.advance(Duration.ofMillis(1));
+        }
+
+        assertThat(store.size()).isEqualTo(BOUND);
+        for (int i = BOUND * 20 - BOUND; i < BOUND * 20; i++) {
+            assertThat(store.peek("v1:" + i)).as("recent entry v1:" + i).isPresent();
+        }
+        assertThat(store.counters().get(Counter.EVICTIONS)).isEqualTo(BOUND * 19L);
+    }
+
+    @Test
+    void expiredEntryIsNeverReturned() {
+        store.put(entry("v1:a"));
+        clock.advance(TTL.minusMillis(1));
+        assertThat(store.get("v1:a")).isPresent();
+
+        clock.advance(Duration.ofMillis(1));
+
+        assertThat(store.get("v1:a")).isEmpty();
+        assertThat(store.peek("v1:a")).isEmpty();
+        assertThat(store.counters().get(Counter.EXPIRATIONS)).isEqualTo(1L);
+    }
+
+    @Test
+    void expiredEntriesArePurgedAndNotCounted() {
+        store.put(entry("v1:a"));
+        store.put(entry("v1:b"));
+        clock.advance(Duration.ofMinutes(1));
+        store.put(entry("v1:c"));
+        clock.advance(TTL.minusMinutes(1));
+
+        assertThat(store.purgeExpired()).isEqualTo(2);
+        assertThat(store.size()).isEqualTo(1);
+        assertThat(store.peek("v1:c")).isPresent();
+        assertThat(store.counters().get(Counter.EXPIRATIONS)).isEqualTo(2L);
+    }
+
+    @Test
+    void sizeDoesNotCountExpiredEntries() {
+        store.put(entry("v1:a"));
+        clock.advance(TTL);
+        store.put(entry("v1:b"));
+
+        assertThat(store.size()).isEqualTo(1);
+    }
+
+    @Test
+    void removeRemovesOneEntry() {
+        store.put(entry("v1:a"));
+        store.put(entry("v1:b"));
+
+        assertThat(store.remove("v1:a")).isTrue();
+        assertThat(store.remove("v1:a")).isFalse();
+        assertThat(store.peek("v1:a")).isEmpty();
+        assertThat(store.peek("v1:b")).isPresent();
+    }
+
+    @Test
+    void toolVersionChangeRemovesOnlyEntriesOfThatTool() {
+        store.put(entry("v1:gh1", "1", Map.of("github", "v1")));
+        store.put(entry("v1:gh2", "2", Map.of("github", "v1", "sql", "3")));
+        store.put(entry("v1:sql", "3", Map.of("sql", "3")));
+        store.put(entry("v1:none", "4", Map.of()));
+        store.put(entry("v1:githubby", "5", Map.of("githubby", "1")));
+
+        assertThat(store.removeByTool("github")).isEqualTo(2);
+
+        assertThat(store.peek("v1:gh1")).isEmpty();
+        assertThat(store.peek("v1:gh2")).isEmpty();
+        assertThat(store.peek("v1:sql")).isPresent();
+        assertThat(store.peek("v1:none")).isPresent();
+        assertThat(store.peek("v1:githubby")).isPresent();
+        assertThat(store.removeByTool("github")).isZero();
+    }
+
+    @Test
+    void replacingAnEntryForgetsItsOldTools() {
+        store.put(entry("v1:a", "1", Map.of("github", "v1")));
+        store.put(entry("v1:a", "2", Map.of("sql", "3")));
+
+        assertThat(store.removeByTool("github")).isZero();
+        assertThat(store.removeByTool("sql")).isEqualTo(1);
+    }
+
+    @Test
+    void removeByPatternRemovesMatchingKeysOnly() {
+        store.put(entry("v1:read:1"));
+        store.put(entry("v1:read:2"));
+        store.put(entry("v1:read_file:1"));
+        store.put(entry("v1:query:1"));
+
+        assertThat(store.removeByPattern("v1:read:*")).isEqualTo(2);
+
+        assertThat(store.peek("v1:read_file:1")).isPresent();
+        assertThat(store.peek("v1:query:1")).isPresent();
+        assertThat(store.removeByPattern("v1:?uery:*")).isEqualTo(1);
+        assertThat(store.size()).isEqualTo(1);
+    }
+
+    @Test
+    void removeByPatternTreatsRegexCharactersLiterally() {
+        store.put(entry("v1:a.b"));
+        store.put(entry("v1:axb"));
+
+        assertThat(store.removeByPattern("v1:a.b")).isEqualTo(1);
+        assertThat(store.peek("v1:axb")).isPresent();
+    }
+
+    @Test
+    void clearRemovesEveryEntryButKeepsCountersAndVersions() {
+        store.put(entry("v1:a", "1", Map.of("github", "v1")));
+        store.put(entry("v1:b"));
+        store.increment(Counter.HITS, 2);
+        store.recordVersions(Map.of("github", "v1"));
+
+        store.clear();
+
+        assertThat(store.size()).isZero();
+        assertThat(store.get("v1:a")).isEmpty();
+        assertThat(store.removeByTool("github")).isZero();
+        assertThat(store.counters().get(Counter.HITS)).isEqualTo(2L);
+        assertThat(store.lastSeenVersions()).isEqualTo(Map.of("github", "v1"));
+    }
+
+    @Test
+    void countersStartAtZeroAndAddUp() {
+        Map<Counter, Long> fresh = store.counters();
+        for (Counter counter : Counter.values()) {
+            assertThat(fresh.get(counter)).as(counter.name()).isZero();
+        }
+
+        store.increment(Counter.HITS, 1);
+        store.increment(Counter.HITS, 2);
+        store.increment(Counter.SAVED_NANOS, 5_000_000_000L);
+
+        assertThat(store.counters().get(Counter.HITS)).isEqualTo(3L);
+        assertThat(store.counters().get(Counter.SAVED_NANOS)).isEqualTo(5_000_000_000L);
+        assertThat(store.counters().get(Counter.MISSES)).isZero();
+    }
+
+    @Test
+    void lastSeenVersionsAreMergedPerTool() {
+        assertThat(store.lastSeenVersions()).isEmpty();
+
+        store.recordVersions(Map.of("github", "v1", "sql", "3"));
+        store.recordVersions(Map.of("github", "v2"));
+
+        assertThat(store.lastSeenVersions()).isEqualTo(Map.of("github", "v2", "sql", "3"));
+    }
+
+    @Test
+    void estimatedBytesGrowWithEntriesAndShrinkWhenRemoved() {
+        long empty = store.estimatedBytes();
+        store.put(entry("v1:a", "\"" + "x".repeat(10_000) + "\"", Map.of()));
+        long withOne = store.estimatedBytes();
+
+        assertThat(withOne).isGreaterThanOrEqualTo(empty + 10_000);
+
+        store.remove("v1:a");
+        assertThat(store.estimatedBytes()).isLessThan(withOne);
+    }
+
+    @Test
+    void valuesSurviveUnicodeAndLargeText() {
+        String value = "{\"text\":\"héllo \\u0000 ✓ 😀 " + "y".repeat(100_000) + "\"}";
+        store.put(entry("v1:big", value, Map.of("tøøl", "v1 ✓")));
+
+        CacheEntry got = store.get("v1:big").orElseThrow();
+
+        assertThat(got.value()).isEqualTo(value);
+        assertThat(got.toolVersions()).isEqualTo(Map.of("tøøl", "v1 ✓"));
+    }
+
+    @Test
+    void manyThreadsNeverBreakTheBoundOrReadWhatNoPutWrote() throws Exception {
+        int threads = 8;
+        int operations = operationsPerThreadForConcurrencyTest();
+        int bound = 50;
+        CacheStore shared = open(bound);
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            List<Future<?>> futures = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                futures.add(pool.submit(() -> {
+                    ThreadLocalRandom random = ThreadLocalRandom.current();
+                    for (int i = 0; i < operations; i++) {
+                        String key = "v1:k" + random.nextInt(200);
+                        switch (random.nextInt(10)) {
+                            case 0 -> shared.remove(key);
+                            case 1, 2, 3, 4 -> shared.put(entry(key, "\"" + key + "\"", Map.of("t" + random.nextInt(3), "1")));
+                            default -> shared.get(key).ifPresent(found ->
+                                    assertThat(found.value()).isEqualTo("\"" + key + "\""));
+                        }
+                        if (i % 500 == 0) {
+                            assertThat(shared.size()).isLessThanOrEqualTo(bound);
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> future : futures) {
+                future.get(5, TimeUnit.MINUTES);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(shared.size()).isLessThanOrEqualTo(bound);
+    }
+
+    /** 10,000 by the rules; a store over the network may lower it to keep the suite quick. */
+    protected int operationsPerThreadForConcurrencyTest() {
+        return 10_000;
+    }
+}
