@@ -6,6 +6,7 @@ import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.sli
 
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.core.importer.Location;
 import com.tngtech.archunit.junit.AnalyzeClasses;
 import com.tngtech.archunit.junit.ArchTest;
 import com.tngtech.archunit.lang.ArchRule;
@@ -17,7 +18,8 @@ import java.util.stream.Stream;
  * The dependency rules of DESIGN.md, checked on every module's main classes (app-cli sees
  * them all). {@link ArchitectureRulesCanFailTest} shows each rule turning red.
  */
-@AnalyzeClasses(packages = "dev.execache", importOptions = ImportOption.DoNotIncludeTests.class)
+@AnalyzeClasses(packages = "dev.execache",
+        importOptions = {ImportOption.DoNotIncludeTests.class, ArchitectureTest.DoNotIncludeTestJars.class})
 class ArchitectureTest {
     static final String CORE = "dev.execache.core..";
     static final String CLI = "dev.execache.cli..";
@@ -52,6 +54,14 @@ class ArchitectureTest {
             rule = rule == null ? one : CompositeArchRule.of(rule).and(one);
         }
         return rule;
+    }
+
+    /** Test code of other modules arrives as their test-jar (core's contracts), not as test-classes. */
+    static final class DoNotIncludeTestJars implements ImportOption {
+        @Override
+        public boolean includes(Location location) {
+            return !location.contains("-tests.jar");
+        }
     }
 
     /** A typo in a package name must not make a rule pass for want of classes. */
