@@ -13,6 +13,8 @@ import org.sqlite.SQLiteConfig;
  */
 final class SingleConnection implements ConnectionFactory, AutoCloseable {
     static final int BUSY_TIMEOUT_MILLIS = 10_000;
+    private static final int SQLITE_CORRUPT = 11;
+    private static final int SQLITE_NOTADB = 26;
 
     private final Path file;
     private final Connection connection;
@@ -37,6 +39,10 @@ final class SingleConnection implements ConnectionFactory, AutoCloseable {
         try {
             return new SingleConnection(file, config.createConnection("jdbc:sqlite:" + file));
         } catch (SQLException e) {
+            if (e.getErrorCode() == SQLITE_CORRUPT || e.getErrorCode() == SQLITE_NOTADB) {
+                throw new IllegalArgumentException("SQLite cache " + file + " is damaged or not a SQLite database,"
+                        + " refusing to use it (the file is left unchanged): " + e.getMessage(), e);
+            }
             throw new IllegalStateException("cannot open SQLite cache " + file + ": " + e.getMessage(), e);
         }
     }
