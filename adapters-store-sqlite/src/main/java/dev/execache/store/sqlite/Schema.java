@@ -94,13 +94,18 @@ final class Schema {
      */
     static void open(Jdbi jdbi, Path file) {
         jdbi.useHandle(handle -> {
-            startingVersion(inspect(handle, file), file);
+            refuseUnlessUsable(handle, file);
             enableWriteAheadLog(handle, file);
             handle.useTransaction(transaction -> upgrade(transaction, file));
         });
     }
 
-    /** Runs again inside the write transaction: another process may have got there first. */
+    /** Before WAL is switched on, which rewrites the file's header. */
+    private static void refuseUnlessUsable(Handle handle, Path file) {
+        startingVersion(inspect(handle, file), file);
+    }
+
+    /** Inspects again inside the write transaction: another process may have got there first. */
     private static void upgrade(Handle handle, Path file) {
         int from = startingVersion(inspect(handle, file), file);
         if (from == VERSION) {

@@ -117,7 +117,7 @@ public final class SqliteCacheStore implements CacheStore {
         long now = clock.millis();
         Optional<CacheEntry> live = live(key, now);
         live.ifPresent(entry -> recordUse(entry, now));
-        return live.map(entry -> withPendingHits(entry));
+        return live.map(this::withPendingHits);
     }
 
     @Override
@@ -125,12 +125,14 @@ public final class SqliteCacheStore implements CacheStore {
         return live(key, clock.millis()).map(this::withPendingHits);
     }
 
+    /** Also purges every expired entry, so that the file holds no dead results below the bound. */
     @Override
     public synchronized void put(CacheEntry entry) {
         pendingUses.remove(entry.key());
         long now = clock.millis();
         write(handle -> {
             handle.execute("DELETE FROM cache_entries WHERE cache_key = ?", entry.key());
+            deleteExpired(handle, now);
             handle.createUpdate(INSERT_ENTRY)
                     .bind(0, entry.key())
                     .bind(1, entry.createdAt().toEpochMilli())
@@ -147,7 +149,7 @@ public final class SqliteCacheStore implements CacheStore {
                 entry.toolVersions().keySet().forEach(tool -> tools.add(tool, entry.key()));
                 tools.execute();
             }
-            keepWithinBound(handle, now);
+            evictLeastRecentlyUsed(handle);
             return null;
         });
     }
@@ -364,13 +366,8 @@ public final class SqliteCacheStore implements CacheStore {
         pendingCounts.forEach((counter, delta) -> addToCounter(handle, counter, delta));
     }
 
-    /** Expired entries go first, then the least recently used. */
-    private void keepWithinBound(Handle handle, long now) {
+    private void evictLeastRecentlyUsed(Handle handle) {
         int excess = handle.createQuery("SELECT count(*) FROM cache_entries").mapTo(Integer.class).one() - maxEntries;
-        if (excess <= 0) {
-            return;
-        }
-        excess -= deleteExpired(handle, now);
         if (excess > 0) {
             int evicted = handle.execute("""
                     DELETE FROM cache_entries

@@ -19,7 +19,15 @@ import java.util.SplittableRandom;
  * The store's hit path, {@link SqliteCacheStore#get}, beside the primitive under it: a raw
  * JDBC primary-key select of the same columns from the same file, prepared per call as plain
  * JDBC code does. Both run in turns, in the same JVM, on the same keys. Prints medians in
- * microseconds and their ratio. Not a test: run it by hand (see the module's tests for how).
+ * microseconds and their ratio. Not a test; from the repository root:
+ *
+ * <pre>
+ * ./mvnw -B -q -pl adapters-store-sqlite -am -DskipTests package dependency:build-classpath \
+ *     -Dmdep.outputFile=target/test-classpath.txt -Dmdep.includeScope=test
+ * cd adapters-store-sqlite
+ * java -cp target/test-classes:target/classes:$(cat target/test-classpath.txt) \
+ *     dev.execache.store.sqlite.SqliteHitBenchmark
+ * </pre>
  */
 public final class SqliteHitBenchmark {
     private static final int ENTRIES = 100;

@@ -138,7 +138,7 @@ class SqliteSharedFileTest {
     }
 
     @Test
-    void expiredEntriesGoBeforeLiveOnesWhenTheBoundIsReached() {
+    void aPutPurgesExpiredEntriesRatherThanEvictLiveOnes() {
         first.put(entry("v1:old1", Map.of()));
         first.put(entry("v1:old2", Map.of()));
         clock.advance(TTL.minusSeconds(1));
@@ -151,6 +151,18 @@ class SqliteSharedFileTest {
         assertThat(first.peek("v1:new")).isPresent();
         assertThat(first.size()).isEqualTo(2);
         assertThat(first.counters()).containsEntry(Counter.EXPIRATIONS, 2L).containsEntry(Counter.EVICTIONS, 0L);
+    }
+
+    @Test
+    void aPutPurgesExpiredEntriesEvenBelowTheBound() throws Exception {
+        first.put(entry("v1:a", Map.of("github", "v1")));
+        clock.advance(TTL);
+
+        second.put(entry("v1:b", Map.of()));
+
+        assertThat(SqliteFiles.queryText(file, "SELECT group_concat(cache_key) FROM cache_entries")).isEqualTo("v1:b");
+        assertThat(SqliteFiles.queryLong(file, "SELECT count(*) FROM entry_tools")).isZero();
+        assertThat(first.counters()).containsEntry(Counter.EXPIRATIONS, 1L);
     }
 
     @Test
