@@ -115,9 +115,9 @@ public final class SqliteCacheStore implements CacheStore {
     @Override
     public synchronized Optional<CacheEntry> get(String key) {
         long now = clock.millis();
-        Optional<CacheEntry> live = live(key, now);
-        live.ifPresent(entry -> recordUse(entry, now));
-        return live.map(this::withPendingHits);
+        Optional<CacheEntry> hit = live(key, now).map(entry -> recordUse(entry, now));
+        writeIfDue(now);
+        return hit;
     }
 
     @Override
@@ -317,12 +317,13 @@ public final class SqliteCacheStore implements CacheStore {
         return use == null ? entry : entry.withHits(entry.hits() + use.hits());
     }
 
-    private void recordUse(CacheEntry entry, long now) {
+    /** Returns the entry with its hits counted, this one included. */
+    private CacheEntry recordUse(CacheEntry entry, long now) {
         notePending(now);
         PendingUse earlier = pendingUses.remove(entry.key());
         long hits = earlier == null ? 1 : earlier.hits() + 1;
         pendingUses.put(entry.key(), new PendingUse(entry.createdAt().toEpochMilli(), hits));
-        writeIfDue(now);
+        return entry.withHits(entry.hits() + hits);
     }
 
     private void notePending(long now) {

@@ -88,9 +88,10 @@ class SqliteSharedFileTest {
         assertThat(second.peek("v1:a")).map(CacheEntry::hits).contains(0L);
 
         clock.advance(Duration.ofMillis(1));
-        first.get("v1:a");
 
+        assertThat(first.get("v1:a")).map(CacheEntry::hits).contains(3L);
         assertThat(second.peek("v1:a")).map(CacheEntry::hits).contains(3L);
+        assertThat(first.get("v1:a")).map(CacheEntry::hits).contains(4L);
     }
 
     @Test
@@ -104,9 +105,11 @@ class SqliteSharedFileTest {
             }
             assertThat(second.peek("v1:0")).map(CacheEntry::hits).contains(0L);
 
-            large.get("v1:" + (SqliteCacheStore.MAX_PENDING_USES - 1));
+            large.get("v1:0");
+            assertThat(large.get("v1:" + (SqliteCacheStore.MAX_PENDING_USES - 1))).map(CacheEntry::hits).contains(1L);
 
-            assertThat(second.peek("v1:0")).map(CacheEntry::hits).contains(1L);
+            assertThat(second.peek("v1:0")).map(CacheEntry::hits).contains(2L);
+            assertThat(large.get("v1:0")).map(CacheEntry::hits).contains(3L);
         }
     }
 
