@@ -16,7 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.TreeMap;
+import java.util.stream.Collectors;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.HandleCallback;
 import org.jdbi.v3.core.Jdbi;
@@ -230,29 +230,21 @@ public final class SqliteCacheStore implements CacheStore {
 
     @Override
     public synchronized Map<Counter, Long> counters() {
+        Map<String, Long> stored = jdbi.withHandle(handle -> handle.createQuery("SELECT name, value FROM counters")
+                .map((row, context) -> Map.entry(row.getString(1), row.getLong(2)))
+                .collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue)));
         Map<Counter, Long> counters = new EnumMap<>(Counter.class);
         for (Counter counter : Counter.values()) {
-            counters.put(counter, pendingCounts.getOrDefault(counter, 0L));
+            counters.put(counter, stored.getOrDefault(counter.name(), 0L) + pendingCounts.getOrDefault(counter, 0L));
         }
-        jdbi.useHandle(handle -> handle.createQuery("SELECT name, value FROM counters")
-                .map((rs, ctx) -> Map.entry(rs.getString(1), rs.getLong(2)))
-                .forEach(stored -> {
-                    for (Counter counter : Counter.values()) {
-                        if (counter.name().equals(stored.getKey())) {
-                            counters.merge(counter, stored.getValue(), Long::sum);
-                        }
-                    }
-                }));
         return counters;
     }
 
     @Override
     public synchronized Map<String, String> lastSeenVersions() {
-        Map<String, String> versions = new TreeMap<>();
-        jdbi.useHandle(handle -> handle.createQuery("SELECT tool, version FROM last_seen_versions")
-                .map((rs, ctx) -> Map.entry(rs.getString(1), rs.getString(2)))
-                .forEach(row -> versions.put(row.getKey(), row.getValue())));
-        return Map.copyOf(versions);
+        return jdbi.withHandle(handle -> handle.createQuery("SELECT tool, version FROM last_seen_versions")
+                .map((row, context) -> Map.entry(row.getString(1), row.getString(2)))
+                .collect(Collectors.toUnmodifiableMap(Map.Entry::getKey, Map.Entry::getValue)));
     }
 
     @Override
