@@ -5,6 +5,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.stream.Stream;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.JdbiException;
@@ -170,7 +171,7 @@ final class Schema {
     }
 
     private static List<String> concat(List<String> first, List<String> second, List<String> third) {
-        return java.util.stream.Stream.of(first, second, third).flatMap(List::stream).toList();
+        return Stream.of(first, second, third).flatMap(List::stream).toList();
     }
 
     private record State(int applicationId, int version, Set<String> tables, Set<String> entryColumns) {
