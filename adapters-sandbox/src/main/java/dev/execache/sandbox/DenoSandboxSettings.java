@@ -1,5 +1,6 @@
 package dev.execache.sandbox;
 
+import dev.execache.core.Limits;
 import java.nio.file.Path;
 import java.util.Objects;
 
@@ -11,11 +12,19 @@ import java.util.Objects;
  * @param cacheDirectory where the installed Deno, the runner script and Deno's own cache
  *     directory ({@code DENO_DIR}) live
  * @param npmCommand the npm used to install Deno when none is found
+ * @param warmPoolSize how many runners are started ahead of time and wait for code; 0 starts a
+ *     process for every run (right for a one-shot command line)
+ * @param warmPoolLimits the memory limit and read paths pooled runners are started with; a
+ *     request that asks for other ones gets a process of its own (its timeout and output
+ *     bounds do not matter here)
  */
-public record DenoSandboxSettings(Path denoExecutable, Path cacheDirectory, String npmCommand) {
+public record DenoSandboxSettings(
+        Path denoExecutable, Path cacheDirectory, String npmCommand, int warmPoolSize, Limits warmPoolLimits) {
 
     /** The Deno version installed from the npm registry when no Deno is configured or on the PATH. */
     public static final String DENO_VERSION = "2.9.6";
+
+    static final int MAX_WARM_POOL_SIZE = 64;
 
     public DenoSandboxSettings {
         if (denoExecutable != null) {
@@ -26,6 +35,15 @@ public record DenoSandboxSettings(Path denoExecutable, Path cacheDirectory, Stri
         Objects.requireNonNull(npmCommand, "npmCommand must not be null");
         if (npmCommand.isBlank()) {
             throw new IllegalArgumentException("npmCommand must not be blank");
+        }
+        if (warmPoolSize < 0 || warmPoolSize > MAX_WARM_POOL_SIZE) {
+            throw new IllegalArgumentException(
+                    "warmPoolSize must be between 0 and " + MAX_WARM_POOL_SIZE + ": " + warmPoolSize);
+        }
+        try {
+            LaunchFlags.of(Objects.requireNonNull(warmPoolLimits, "warmPoolLimits must not be null"));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("warmPoolLimits: " + e.getMessage(), e);
         }
     }
 
@@ -50,17 +68,26 @@ public record DenoSandboxSettings(Path denoExecutable, Path cacheDirectory, Stri
         return Path.of(System.getProperty("user.home"), ".cache", "execache");
     }
 
+    /** One waiting runner per processor, at most four: each holds about 30 MB while it waits. */
+    public static int defaultWarmPoolSize() {
+        return Math.min(4, Runtime.getRuntime().availableProcessors());
+    }
+
     public Builder toBuilder() {
         return new Builder()
                 .denoExecutable(denoExecutable)
                 .cacheDirectory(cacheDirectory)
-                .npmCommand(npmCommand);
+                .npmCommand(npmCommand)
+                .warmPoolSize(warmPoolSize)
+                .warmPoolLimits(warmPoolLimits);
     }
 
     public static final class Builder {
         private Path denoExecutable;
         private Path cacheDirectory = defaultCacheDirectory();
         private String npmCommand = isWindows() ? "npm.cmd" : "npm";
+        private int warmPoolSize = defaultWarmPoolSize();
+        private Limits warmPoolLimits = Limits.DEFAULTS;
 
         private Builder() {
         }
@@ -80,8 +107,18 @@ public record DenoSandboxSettings(Path denoExecutable, Path cacheDirectory, Stri
             return this;
         }
 
+        public Builder warmPoolSize(int size) {
+            this.warmPoolSize = size;
+            return this;
+        }
+
+        public Builder warmPoolLimits(Limits limits) {
+            this.warmPoolLimits = limits;
+            return this;
+        }
+
         public DenoSandboxSettings build() {
-            return new DenoSandboxSettings(denoExecutable, cacheDirectory, npmCommand);
+            return new DenoSandboxSettings(denoExecutable, cacheDirectory, npmCommand, warmPoolSize, warmPoolLimits);
         }
     }
 

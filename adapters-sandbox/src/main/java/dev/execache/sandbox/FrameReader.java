@@ -11,7 +11,7 @@ import java.io.InputStream;
  */
 final class FrameReader {
     /** Error frames carry a name, a message and a stack of at most 64 Ki characters each. */
-    static final int MAX_ERROR_FRAME_BYTES = 1024 * 1024;
+    private static final int MAX_ERROR_FRAME_BYTES = 1024 * 1024;
     private static final int MAX_LENGTH_DIGITS = 12;
 
     enum Ending {

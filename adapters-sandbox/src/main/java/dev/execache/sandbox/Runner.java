@@ -20,13 +20,14 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /** One Deno process running the runner script: it runs exactly one request and is then ended. */
 final class Runner {
     /** Deno's own resident memory before any code runs is about 30 MB; the limit is on top of it. */
-    static final long RUNTIME_ALLOWANCE_MB = 64;
+    private static final long RUNTIME_ALLOWANCE_MB = 64;
     private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
     private static final long EXIT_WAIT_MILLIS = 2000;
     private static final long REAP_WAIT_MILLIS = 10_000;
@@ -38,12 +39,11 @@ final class Runner {
     private static final int V8_FATAL_EXIT_CODE = 133;
 
     private final Process process;
-    private final LaunchFlags flags;
     private final DenoRuntime runtime;
+    private final long startedNanos = System.nanoTime();
 
-    private Runner(Process process, LaunchFlags flags, DenoRuntime runtime) {
+    private Runner(Process process, DenoRuntime runtime) {
         this.process = process;
-        this.flags = flags;
         this.runtime = runtime;
     }
 
@@ -61,15 +61,11 @@ final class Runner {
         try {
             Process process = builder.start();
             LiveProcesses.add(process);
-            return new Runner(process, flags, runtime);
+            return new Runner(process, runtime);
         } catch (IOException e) {
             throw new SandboxUnavailableException("Deno " + runtime.executable() + " could not be started: "
                     + e.getMessage() + ". To fix: check that the file is a working Deno 2 executable.", e);
         }
-    }
-
-    LaunchFlags flags() {
-        return flags;
     }
 
     boolean isAlive() {
@@ -80,6 +76,10 @@ final class Runner {
         return process;
     }
 
+    Duration age() {
+        return Duration.ofNanos(System.nanoTime() - startedNanos);
+    }
+
     /**
      * Hands the request over and waits for its result under the request's limits, then ends
      * the process.
@@ -87,10 +87,15 @@ final class Runner {
      * @param startNanos when the caller started to wait, for the execution time
      */
     ExecutionResult run(ExecutionRequest request, Executor io, long startNanos) {
+        boolean ended = false;
         try {
-            return runUnderLimits(request, io, startNanos);
+            ExecutionResult result = runUnderLimits(request, io, startNanos);
+            ended = true;
+            return result;
         } finally {
-            kill();
+            if (!ended) {
+                kill();
+            }
         }
     }
 
@@ -101,19 +106,30 @@ final class Runner {
         byte[] payload = payload(secret, source, request);
         FrameReader reader = new FrameReader(secret, limits.maxOutputBytes(), limits.maxResultBytes());
         CompletableFuture<FrameReader.Outcome> outcome = new CompletableFuture<>();
-        io.execute(() -> {
-            try (OutputStream stdin = process.getOutputStream()) {
-                stdin.write(payload);
-            } catch (IOException e) {
-                // the process is already gone; its output tells why
-            }
-            try (InputStream stdout = process.getInputStream()) {
-                outcome.complete(reader.read(stdout));
-            } catch (Throwable e) {
-                outcome.completeExceptionally(e);
-            }
-        });
+        try {
+            io.execute(() -> read(payload, reader, outcome));
+        } catch (RejectedExecutionException e) {
+            throw new IllegalStateException("the sandbox is closed", e);
+        }
+        return awaitOutcome(outcome, source, limits, startNanos);
+    }
 
+    /** Hands the request over on stdin, then reads stdout (with stderr) to its end or the run's. */
+    private void read(byte[] payload, FrameReader reader, CompletableFuture<FrameReader.Outcome> outcome) {
+        try (OutputStream stdin = process.getOutputStream()) {
+            stdin.write(payload);
+        } catch (IOException e) {
+            // the process is already gone; its output tells why
+        }
+        try (InputStream stdout = process.getInputStream()) {
+            outcome.complete(reader.read(stdout));
+        } catch (Throwable e) {
+            outcome.completeExceptionally(e);
+        }
+    }
+
+    private ExecutionResult awaitOutcome(CompletableFuture<FrameReader.Outcome> outcome, ModuleSource source,
+            Limits limits, long startNanos) {
         long deadline = startNanos + limits.timeout().toNanos();
         long memoryLimitKib = (limits.memoryMb() + RUNTIME_ALLOWANCE_MB) * 1024;
         Stop stop = null;
@@ -150,7 +166,7 @@ final class Runner {
             exitCode = exitCodeAfterEndOfStream();
         }
         if (finished != null && finished.ending() == FrameReader.Ending.FRAME) {
-            end();
+            endInBackground();
         } else {
             kill();
         }
@@ -261,24 +277,33 @@ final class Runner {
         if (process.isAlive()) {
             process.descendants().forEach(ProcessHandle::destroyForcibly);
         }
-        end();
-    }
-
-    /**
-     * Ends the process and waits until it is gone. Enough once the result is in: Deno runs with
-     * --deny-run, so it has no children, and sparing the scan of every process on the machine
-     * that {@link #kill()} needs keeps milliseconds off every run.
-     */
-    private void end() {
-        process.destroyForcibly();
+        signalKill();
         try {
-            if (!process.waitFor(REAP_WAIT_MILLIS, TimeUnit.MILLISECONDS)) {
-                return;
+            if (process.waitFor(REAP_WAIT_MILLIS, TimeUnit.MILLISECONDS)) {
+                released();
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return;
         }
+    }
+
+    /**
+     * Ends the process once its result is in, without waiting for the kernel to take it down,
+     * which costs milliseconds for a process of Deno's size. It can run no more code; it is
+     * reaped in the background. No scan for children either: Deno runs with --deny-run.
+     */
+    private void endInBackground() {
+        signalKill();
+        process.onExit().thenRun(this::released);
+    }
+
+    private void signalKill() {
+        // through the handle: Process.destroyForcibly() would also close the pipes, and the
+        // reader may still be taking the last output of a run that timed out
+        process.toHandle().destroyForcibly();
+    }
+
+    private void released() {
         LiveProcesses.remove(process);
         closeQuietly(process.getOutputStream());
     }

@@ -23,34 +23,72 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-class DenoSandboxTest {
-    private static DenoSandbox sandbox;
+/**
+ * Every behaviour of the sandbox, run against a real Deno once per path a request can take:
+ * a process started for it ({@link ColdStartTest}) and one from the warm pool ({@link WarmPoolTest}).
+ */
+abstract class SandboxContract {
 
-    @BeforeAll
-    static void startSandbox() {
-        sandbox = new DenoSandbox();
+    /** Runs the request on the path under test. */
+    abstract ExecutionResult execute(ExecutionRequest request);
+
+    /** A new sandbox for this path with a cache directory of its own, for tests of many runs at once. */
+    abstract DenoSandbox newSandbox(Path cacheDirectory);
+
+    /** How many Deno processes of a sandbox may wait for work while nothing runs. */
+    abstract int waitingRunnersAllowed();
+
+    private static Path deno;
+
+    /** The Deno every sandbox in the tests uses: found or installed as a user's would be. */
+    static synchronized Path deno() {
+        if (deno == null) {
+            deno = new DenoLocator(DenoSandboxSettings.defaults()).locate();
+        }
+        return deno;
     }
 
-    @AfterAll
-    static void closeSandbox() {
-        sandbox.close();
+    static DenoSandboxSettings.Builder settingsWith(Path cacheDirectory) {
+        return DenoSandboxSettings.builder().denoExecutable(deno()).cacheDirectory(cacheDirectory);
     }
 
-    private static ExecutionResult run(String code) {
-        return sandbox.execute(ExecutionRequest.of(code, null));
+    /**
+     * The Deno processes under this cache directory once at most {@code max} are left: a run's
+     * process is killed before its result is returned but taken down by the kernel after.
+     */
+    static List<ProcessHandle> awaitProcessesOf(Path cacheDirectory, int max) throws InterruptedException {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+        List<ProcessHandle> processes = processesOf(cacheDirectory);
+        while (processes.size() > max && System.nanoTime() < deadline) {
+            java.util.concurrent.TimeUnit.MILLISECONDS.sleep(10);
+            processes = processesOf(cacheDirectory);
+        }
+        return processes;
     }
 
-    private static ExecutionResult run(String code, Object context) {
-        return sandbox.execute(ExecutionRequest.of(code, context));
+    /** The Deno processes that run the runner script under this cache directory. */
+    static List<ProcessHandle> processesOf(Path cacheDirectory) {
+        String marker = cacheDirectory.toString();
+        return ProcessHandle.current().descendants()
+                .filter(ProcessHandle::isAlive)
+                .filter(process -> process.info().arguments().stream().flatMap(Stream::of)
+                        .anyMatch(argument -> argument.startsWith(marker)))
+                .toList();
     }
 
-    private static ExecutionResult run(String code, Limits limits) {
-        return sandbox.execute(new ExecutionRequest(code, null, Set.of(), limits));
+    private ExecutionResult run(String code) {
+        return execute(ExecutionRequest.of(code, null));
+    }
+
+    private ExecutionResult run(String code, Object context) {
+        return execute(ExecutionRequest.of(code, context));
+    }
+
+    private ExecutionResult run(String code, Limits limits) {
+        return execute(new ExecutionRequest(code, null, Set.of(), limits));
     }
 
     private static ExecutionError errorOf(ExecutionResult result, ErrorType type) {
@@ -215,7 +253,7 @@ class DenoSandboxTest {
     void aPathTheCallerAllowedCanBeRead(@TempDir Path directory) throws IOException {
         Path file = Files.writeString(directory.resolve("data.txt"), "allowed content");
 
-        ExecutionResult result = sandbox.execute(new ExecutionRequest("return Deno.readTextFileSync(context.path)",
+        ExecutionResult result = execute(new ExecutionRequest("return Deno.readTextFileSync(context.path)",
                 Map.of("path", file.toString()), Set.of(), Limits.DEFAULTS.withAllowRead(List.of(directory.toString()))));
 
         assertThat(result.value()).isEqualTo("\"allowed content\"");
@@ -457,15 +495,15 @@ class DenoSandboxTest {
     // --- many runs
 
     @Test
-    void sixteenConcurrentRunsAreIndependent() throws Exception {
+    void sixteenConcurrentRunsAreIndependent(@TempDir Path cache) throws Exception {
         ExecutorService threads = Executors.newFixedThreadPool(16);
-        try {
+        try (DenoSandbox sandbox = newSandbox(cache)) {
             List<Future<ExecutionResult>> results = new ArrayList<>();
             for (int i = 0; i < 16; i++) {
                 int n = i;
-                results.add(threads.submit(() -> run(
+                results.add(threads.submit(() -> sandbox.execute(ExecutionRequest.of(
                         "globalThis.mine = context.n; await new Promise(r => setTimeout(r, 20)); return globalThis.mine * 2",
-                        Map.of("n", n))));
+                        Map.of("n", n)))));
             }
             for (int i = 0; i < 16; i++) {
                 assertThat(results.get(i).get().value()).isEqualTo(Integer.toString(i * 2));
@@ -476,12 +514,12 @@ class DenoSandboxTest {
     }
 
     @Test
-    void nothingIsLeftBehindAfterTwoHundredRuns() throws Exception {
-        run("return 1");
+    void nothingIsLeftBehindAfterTwoHundredRuns(@TempDir Path cache) throws Exception {
+        DenoSandbox sandbox = newSandbox(cache);
+        sandbox.execute(ExecutionRequest.of("return 1", null));
         Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
         List<Path> tmpBefore = ours(tmp);
-        Path denoDir = sandbox.settings().cacheDirectory().resolve("deno-dir");
-        List<Path> denoDirBefore = list(denoDir);
+        List<Path> cacheBefore = list(cache);
         Limits shortTimeout = Limits.DEFAULTS.withTimeout(Duration.ofMillis(300));
         ExecutorService threads = Executors.newFixedThreadPool(2);
         try {
@@ -490,37 +528,43 @@ class DenoSandboxTest {
                 int n = i;
                 results.add(threads.submit(() -> {
                     if (n % 40 == 0) {
-                        return run("while (true) {}", shortTimeout);
+                        return sandbox.execute(new ExecutionRequest("while (true) {}", null, Set.of(), shortTimeout));
                     }
                     if (n % 40 == 1) {
-                        return run("const k = []; while (true) k.push(new Uint8Array(64 * 1024 * 1024).fill(1));",
-                                Limits.DEFAULTS.withMemoryMb(32));
+                        return sandbox.execute(new ExecutionRequest(
+                                "const k = []; while (true) k.push(new Uint8Array(64 * 1024 * 1024).fill(1));",
+                                null, Set.of(), Limits.DEFAULTS.withMemoryMb(32)));
                     }
                     if (n % 40 == 2) {
-                        return run("setInterval(() => {}, 1000); await new Promise(() => {})", shortTimeout);
+                        return sandbox.execute(new ExecutionRequest(
+                                "setInterval(() => {}, 1000); await new Promise(() => {})", null, Set.of(), shortTimeout));
                     }
-                    return run("console.log(context.n); return context.n", Map.of("n", n));
+                    if (n % 40 == 3) {
+                        return sandbox.execute(ExecutionRequest.of("console.log('x'.repeat(4096).repeat(1024))", null));
+                    }
+                    return sandbox.execute(ExecutionRequest.of("console.log(context.n); return context.n", Map.of("n", n)));
                 }));
             }
             for (Future<ExecutionResult> result : results) {
-                result.get();
+                assertThat(result.get().executionTime()).isPositive();
             }
         } finally {
             threads.shutdownNow();
         }
 
-        assertThat(ProcessHandle.current().descendants().filter(ProcessHandle::isAlive).toList()).isEmpty();
+        assertThat(awaitProcessesOf(cache, waitingRunnersAllowed())).as("Deno processes while nothing runs")
+                .hasSizeLessThanOrEqualTo(waitingRunnersAllowed());
+        sandbox.close();
+        assertThat(processesOf(cache)).as("Deno processes after close").isEmpty();
         assertThat(ours(tmp)).containsExactlyInAnyOrderElementsOf(tmpBefore);
-        assertThat(list(denoDir)).containsExactlyInAnyOrderElementsOf(denoDirBefore);
+        assertThat(list(cache)).as("the sandbox's own directory, Deno's included").containsExactlyInAnyOrderElementsOf(cacheBefore);
     }
 
-    /** Entries of the shared temp directory that Deno or execache could have made. */
+    /** Entries of the shared temp directory (other programs use it meanwhile) that Deno could have made. */
     private static List<Path> ours(Path tmp) throws IOException {
         try (Stream<Path> paths = Files.list(tmp)) {
-            return paths.filter(path -> {
-                String name = path.getFileName().toString().toLowerCase(java.util.Locale.ROOT);
-                return name.contains("deno") || name.contains("execache");
-            }).toList();
+            return paths.filter(path -> path.getFileName().toString().toLowerCase(java.util.Locale.ROOT).contains("deno"))
+                    .toList();
         }
     }
 
