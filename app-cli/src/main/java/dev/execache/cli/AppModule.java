@@ -7,6 +7,8 @@ import dev.execache.core.CacheStore;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.Sandbox;
 import dev.execache.core.ToolVersionSource;
+import dev.execache.sandbox.DenoSandbox;
+import dev.execache.sandbox.DenoSandboxSettings;
 import dev.execache.store.memory.MemoryCacheStore;
 import dev.execache.store.sqlite.SqliteCacheStore;
 import java.lang.System.Logger.Level;
@@ -59,7 +61,12 @@ final class AppModule extends AbstractModule {
     @Provides
     @Singleton
     Sandbox sandbox() {
-        throw new InfrastructureException("the Deno sandbox is not built in yet", null);
+        return new DenoSandbox(DenoSandboxSettings.builder()
+                .denoExecutable(settings.denoPath())
+                .cacheDirectory(settings.cacheDirectory())
+                .warmPoolSize(settings.warmPoolSize())
+                .warmPoolLimits(settings.limits())
+                .build());
     }
 
     @Provides
