@@ -100,13 +100,17 @@ final class DenoLocator {
             try {
                 Files.createDirectories(settings.cacheDirectory());
                 Path lockFile = settings.cacheDirectory().resolve(target.getFileName() + ".lock");
-                try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-                        FileLock lock = channel.lock()) {
-                    existing = usableBinary(target);
-                    if (existing.isPresent()) {
-                        return existing.get();
+                try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+                    FileLock lock = channel.lock();
+                    try {
+                        existing = usableBinary(target);
+                        if (existing.isPresent()) {
+                            return existing.get();
+                        }
+                        return install(target, tried);
+                    } finally {
+                        lock.release();
                     }
-                    return install(target, tried);
                 }
             } catch (IOException e) {
                 tried.add("installing Deno " + DenoSandboxSettings.DENO_VERSION + " into " + target
