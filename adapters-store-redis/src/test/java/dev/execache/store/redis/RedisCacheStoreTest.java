@@ -7,7 +7,6 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 
 @ExtendWith(TestRedis.class)
@@ -28,7 +27,7 @@ class RedisCacheStoreTest extends CacheStoreContract {
 
     @AfterEach
     void deleteTestKeys() {
-        RedissonClient admin = Redisson.create(RedisCacheStore.config(RedisUrl.parse(redis.url()), RedisStoreSettings.DEFAULT_TIMEOUT));
+        RedissonClient admin = redis.client();
         try {
             prefixes.forEach(prefix -> admin.getKeys().deleteByPattern(prefix + "*"));
         } finally {

@@ -5,6 +5,8 @@ import java.util.UUID;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.ParameterContext;
 import org.junit.jupiter.api.extension.ParameterResolver;
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
 
 /**
  * The Redis that tests share, one per test run: the server named by the environment variable
@@ -32,6 +34,15 @@ final class TestRedis implements ParameterResolver {
 
     String url() {
         return url;
+    }
+
+    /** A plain client on this server, for a test to look at what a store wrote; the caller shuts it down. */
+    RedissonClient client() {
+        return client(url);
+    }
+
+    static RedissonClient client(String url) {
+        return Redisson.create(RedisCacheStore.config(RedisUrl.parse(url), RedisStoreSettings.DEFAULT_TIMEOUT));
     }
 
     /** A prefix no other test uses, so that a store on it starts empty. */
