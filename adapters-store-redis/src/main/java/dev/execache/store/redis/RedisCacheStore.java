@@ -53,6 +53,7 @@ public final class RedisCacheStore implements CacheStore {
     private final int maxEntries;
     private final Clock clock;
     private final RScript script;
+    private final AtomicBoolean closed = new AtomicBoolean();
 
     /**
      * Uses a client the caller already has, and leaves it open on {@link #close()}: an
@@ -280,7 +281,7 @@ public final class RedisCacheStore implements CacheStore {
     /** Shuts the client down if this store connected it. */
     @Override
     public void close() {
-        if (ownsClient) {
+        if (ownsClient && closed.compareAndSet(false, true)) {
             redisson.shutdown();
         }
     }
