@@ -25,7 +25,6 @@ import org.redisson.api.RedissonClient;
 import org.redisson.client.RedisException;
 import org.redisson.client.codec.StringCodec;
 import org.redisson.config.Config;
-import org.redisson.config.ConstantDelay;
 import org.redisson.config.EqualJitterDelay;
 
 /**
@@ -103,8 +102,9 @@ public final class RedisCacheStore implements CacheStore {
     }
 
     /**
-     * Fails fast rather than retrying for long: on a store error the caller runs uncached, so
-     * a slow failure only adds latency. Reconnection goes on in the background.
+     * Fails after one timeout, with no retry: on a store error the caller runs uncached, so a
+     * retry would only add latency (and could count a hit twice). Reconnection goes on in the
+     * background, backing off to at most two seconds between attempts.
      */
     static Config config(RedisUrl url, Duration timeout) {
         int millis = (int) timeout.toMillis();
@@ -118,8 +118,7 @@ public final class RedisCacheStore implements CacheStore {
                 .setConnectTimeout(millis)
                 .setTimeout(millis)
                 .setSubscriptionTimeout(millis)
-                .setRetryAttempts(1)
-                .setRetryDelay(new ConstantDelay(Duration.ofMillis(Math.min(100, millis))))
+                .setRetryAttempts(0)
                 .setReconnectionDelay(new EqualJitterDelay(Duration.ofMillis(100), Duration.ofSeconds(2)))
                 .setConnectionMinimumIdleSize(2)
                 .setConnectionPoolSize(32)

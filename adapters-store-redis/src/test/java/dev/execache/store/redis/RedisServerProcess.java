@@ -55,6 +55,15 @@ final class RedisServerProcess implements AutoCloseable {
         }
     }
 
+    /** Stops the server without closing its socket (SIGSTOP), as a hung host or a partition would look. */
+    void pause() throws IOException, InterruptedException {
+        signal("-STOP");
+    }
+
+    void resume() throws IOException, InterruptedException {
+        signal("-CONT");
+    }
+
     /** Starts a fresh, empty server on the same port. */
     void restart() throws IOException, InterruptedException {
         kill();
@@ -64,6 +73,13 @@ final class RedisServerProcess implements AutoCloseable {
     @Override
     public void close() throws InterruptedException {
         kill();
+    }
+
+    private void signal(String signal) throws IOException, InterruptedException {
+        Process kill = new ProcessBuilder("kill", signal, Long.toString(process.pid())).inheritIO().start();
+        if (kill.waitFor() != 0) {
+            throw new IOException("kill " + signal + " " + process.pid() + " failed");
+        }
     }
 
     private void launch() throws IOException {
