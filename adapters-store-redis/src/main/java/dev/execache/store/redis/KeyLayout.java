@@ -7,7 +7,7 @@ import java.util.List;
  *
  * <ul>
  *   <li>{@code P e:<key>}: one hash per entry (value, console, exec, created, expires, hits,
- *       and {@code t:<tool>} = version per tool), with a Redis TTL at its expiry;
+ *       tools), with a Redis TTL at its expiry;
  *   <li>{@code P lru}: sorted set of keys scored by a sequence number taken at each use, for recency;
  *   <li>{@code P exp}: sorted set of keys scored by expiry (epoch ms), to purge in order;
  *   <li>{@code P meta}: hash of key to its estimated bytes and tool names, so that an entry which
@@ -51,8 +51,21 @@ record KeyLayout(String prefix) {
         return prefix + "f:" + key;
     }
 
-    /** The keys every script gets, in the order {@link Scripts} reads them. */
+    /** The keys every script but {@link Scripts#GET} gets, in the order they read them. */
     List<Object> scriptKeys() {
-        return List.of(lru(), prefix + "exp", prefix + "meta", bytes(), prefix + "seq", counters());
+        return List.of(lru(), prefix + "exp", meta(), bytes(), seq(), counters());
+    }
+
+    /** The keys {@link Scripts#GET} gets for {@code key}. */
+    List<Object> getKeys(String key) {
+        return List.of(entry(key), lru(), seq(), meta());
+    }
+
+    private String meta() {
+        return prefix + "meta";
+    }
+
+    private String seq() {
+        return prefix + "seq";
     }
 }

@@ -10,12 +10,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumMap;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.redisson.Redisson;
@@ -137,37 +135,30 @@ public final class RedisCacheStore implements CacheStore {
     }
 
     private Optional<CacheEntry> read(String key, boolean touch) {
-        List<Object> fields = run(Scripts.GET, RScript.ReturnType.LIST, key, touch ? "1" : "0");
-        if (fields.isEmpty()) {
-            return Optional.empty();
-        }
-        Map<String, String> hash = new HashMap<>();
-        Map<String, String> tools = new TreeMap<>();
-        for (int i = 0; i + 1 < fields.size(); i += 2) {
-            String field = (String) fields.get(i);
-            String value = (String) fields.get(i + 1);
-            if (field.startsWith("t:")) {
-                tools.put(field.substring(2), value);
-            } else {
-                hash.put(field, value);
+        List<Object> fields = script.eval(RScript.Mode.READ_WRITE, Scripts.GET, RScript.ReturnType.LIST,
+                keys.getKeys(key), key, Long.toString(clock.millis()), touch ? "1" : "0");
+        if (fields.size() < Scripts.ENTRY_FIELD_COUNT) {
+            if (!fields.isEmpty()) {
+                run(Scripts.EXPIRE, RScript.ReturnType.LONG, key);
             }
+            return Optional.empty();
         }
         return Optional.of(new CacheEntry(
                 key,
-                hash.get("value"),
-                hash.get("console"),
-                Duration.ofNanos(Long.parseLong(hash.get("exec"))),
-                tools,
-                Instant.ofEpochMilli(Long.parseLong(hash.get("created"))),
-                Instant.ofEpochMilli(Long.parseLong(hash.get("expires"))),
-                Long.parseLong(hash.get("hits"))));
+                (String) fields.get(2),
+                (String) fields.get(3),
+                Duration.ofNanos(Long.parseLong((String) fields.get(4))),
+                ToolVersions.decode((String) fields.get(6)),
+                Instant.ofEpochMilli(Long.parseLong((String) fields.get(5))),
+                Instant.ofEpochMilli(Long.parseLong((String) fields.get(0))),
+                Long.parseLong((String) fields.get(1))));
     }
 
     @Override
     public void put(CacheEntry entry) {
         long expires = entry.expiresAt().toEpochMilli();
         long ttl = Math.max(1, expires - clock.millis());
-        List<Object> args = new ArrayList<>(9 + 2 * entry.toolVersions().size());
+        List<Object> args = new ArrayList<>(10 + entry.toolVersions().size());
         args.add(entry.key());
         args.add(Long.toString(ttl));
         args.add(Long.toString(expires));
@@ -177,10 +168,8 @@ public final class RedisCacheStore implements CacheStore {
         args.add(entry.console());
         args.add(Long.toString(entry.executionTime().toNanos()));
         args.add(Long.toString(entry.createdAt().toEpochMilli()));
-        entry.toolVersions().forEach((tool, version) -> {
-            args.add(tool);
-            args.add(version);
-        });
+        args.add(ToolVersions.encode(entry.toolVersions()));
+        args.addAll(entry.toolVersions().keySet());
         run(Scripts.PUT, RScript.ReturnType.LONG, args.toArray());
     }
 

@@ -2,9 +2,10 @@ package dev.execache.store.redis;
 
 /**
  * The store's Lua scripts. Each runs atomically in Redis, so the bound and the indexes hold
- * under any number of clients, and a hit costs one round trip. Every script gets the keys of
- * {@link KeyLayout#scriptKeys()} and, as ARGV[1] and ARGV[2], the key prefix and the caller's
- * clock in epoch milliseconds: expiry is decided by the injected clock, not the server's.
+ * under any number of clients, and a hit costs one round trip. Every script but {@link #GET}
+ * gets the keys of {@link KeyLayout#scriptKeys()} and, as ARGV[1] and ARGV[2], the key prefix
+ * and the caller's clock in epoch milliseconds: expiry is decided by the injected clock, not
+ * the server's.
  */
 final class Scripts {
     private static final String COMMON = """
@@ -54,35 +55,50 @@ final class Scripts {
 
             """;
 
-    /** ARGV[3] key, ARGV[4] '1' to count a hit and refresh recency. Returns the entry hash, flat, or empty. */
-    static final String GET = COMMON + """
-            local key = ARGV[3]
-            local entry = entryKey(key)
-            local fields = redis.call('HGETALL', entry)
-            local expires, hits
-            for i = 1, #fields, 2 do
-                if fields[i] == 'expires' then
-                    expires = tonumber(fields[i + 1])
-                elseif fields[i] == 'hits' then
-                    hits = i + 1
-                end
-            end
-            if not expires or expires <= now then
-                if drop(key) then
-                    count('EXPIRATIONS', 1)
+    /**
+     * The hit path, kept apart from the others so that it stays small: KEYS are the entry's
+     * hash, {@code lru}, {@code seq} and {@code meta}; ARGV[1] key, [2] now, [3] '1' to count a
+     * hit and refresh recency. Returns expires, hits, value, console, exec, created and tools, or empty
+     * if there is no live entry, or {'stale'} if there is an expired or Redis-dropped one
+     * still indexed, for the caller to run {@link #EXPIRE}.
+     */
+    static final String GET = """
+            local fields = redis.call('HMGET', KEYS[1], 'expires', 'hits', 'value', 'console', 'exec', 'created', 'tools')
+            local expires = tonumber(fields[1])
+            if not expires or expires <= tonumber(ARGV[2]) then
+                if redis.call('HEXISTS', KEYS[4], ARGV[1]) == 1 then
+                    return {'stale'}
                 end
                 return {}
             end
-            if ARGV[4] == '1' then
-                fields[hits] = tostring(redis.call('HINCRBY', entry, 'hits', 1))
-                redis.call('ZADD', lru, redis.call('INCR', seq), key)
+            if ARGV[3] == '1' then
+                fields[2] = tostring(redis.call('HINCRBY', KEYS[1], 'hits', 1))
+                redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[3]), ARGV[1])
             end
             return fields
             """;
 
+    /** How many fields {@link #GET} returns for a live entry. */
+    static final int ENTRY_FIELD_COUNT = 7;
+
+    /** ARGV[3] key. Removes the entry if it is expired or gone, counting an expiration; a fresh one stays. */
+    static final String EXPIRE = COMMON + """
+            local key = ARGV[3]
+            local expires = tonumber(redis.call('HGET', entryKey(key), 'expires'))
+            if expires and expires > now then
+                return 0
+            end
+            if drop(key) then
+                count('EXPIRATIONS', 1)
+                return 1
+            end
+            return 0
+            """;
+
     /**
      * ARGV[3] key, [4] Redis TTL ms, [5] expires (epoch ms), [6] estimated bytes, [7] bound,
-     * [8] value, [9] console, [10] execution nanos, [11] created (epoch ms), then tool, version pairs.
+     * [8] value, [9] console, [10] execution nanos, [11] created (epoch ms), [12] the tool
+     * versions as one field (see {@link ToolVersions}), then the tool names.
      * Purges a batch of expired entries, then evicts the least recently used past the bound.
      */
     static final String PUT = COMMON + """
@@ -90,15 +106,12 @@ final class Scripts {
             drop(key)
             local entry = entryKey(key)
             local info = {tonumber(ARGV[6])}
-            local fields = {'value', ARGV[8], 'console', ARGV[9], 'exec', ARGV[10], 'created', ARGV[11],
-                            'expires', ARGV[5], 'hits', '0'}
-            for i = 12, #ARGV, 2 do
-                fields[#fields + 1] = 't:' .. ARGV[i]
-                fields[#fields + 1] = ARGV[i + 1]
+            for i = 13, #ARGV do
                 info[#info + 1] = ARGV[i]
                 redis.call('SADD', toolKey(ARGV[i]), key)
             end
-            redis.call('HSET', entry, unpack(fields))
+            redis.call('HSET', entry, 'value', ARGV[8], 'console', ARGV[9], 'exec', ARGV[10], 'created', ARGV[11],
+                       'expires', ARGV[5], 'hits', '0', 'tools', ARGV[12])
             redis.call('PEXPIRE', entry, ARGV[4])
             redis.call('HSET', meta, key, cjson.encode(info))
             redis.call('INCRBY', bytes, ARGV[6])

@@ -8,10 +8,12 @@ import dev.execache.core.MutableClock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.redisson.api.RedissonClient;
+import org.redisson.api.options.KeysScanOptions;
 import org.redisson.client.codec.StringCodec;
 
 /**
@@ -54,8 +56,8 @@ class RedisMemoryBoundTest {
             clock.advance(Duration.ofMillis(1));
         }
 
-        long keys = admin.getKeys().getKeysStreamByPattern(prefix + "*").count();
-        long toolMembers = admin.getKeys().getKeysStreamByPattern(prefix + "t:*")
+        long keys = keysMatching("*").count();
+        long toolMembers = keysMatching("t:*")
                 .mapToLong(toolKey -> admin.getSet(toolKey, StringCodec.INSTANCE).size())
                 .sum();
         assertThat(zsetSize("lru")).isEqualTo(BOUND);
@@ -86,7 +88,7 @@ class RedisMemoryBoundTest {
         assertThat(store.get("v1:a")).isEmpty();
 
         assertThat(store.counters().get(Counter.EXPIRATIONS)).isEqualTo(1L);
-        assertThat(admin.getKeys().getKeysStreamByPattern(prefix + "*"))
+        assertThat(keysMatching("*"))
                 .as("only the sequence and the counters are left")
                 .containsExactlyInAnyOrder(prefix + "seq", prefix + "counters", prefix + "bytes");
         assertThat(store.estimatedBytes()).isZero();
@@ -107,6 +109,10 @@ class RedisMemoryBoundTest {
         assertThat(store.peek("v1:1")).isPresent();
         assertThat(store.counters().get(Counter.EVICTIONS)).isZero();
         assertThat(store.counters().get(Counter.EXPIRATIONS)).isEqualTo(1L);
+    }
+
+    private Stream<String> keysMatching(String pattern) {
+        return admin.getKeys().getKeysStream(KeysScanOptions.defaults().pattern(prefix + pattern));
     }
 
     private long zsetSize(String name) {

@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import redis.embedded.core.ExecutableProvider;
 
 /**
@@ -30,7 +31,6 @@ final class RedisServerProcess implements AutoCloseable {
         this.port = port;
         this.extraArgs = List.copyOf(extraArgs);
         this.dir = Files.createTempDirectory("execache-redis-");
-        dir.toFile().deleteOnExit();
     }
 
     /** Starts a server; {@code extraArgs} are redis-server options such as {@code --requirepass x}. */
@@ -49,9 +49,13 @@ final class RedisServerProcess implements AutoCloseable {
     }
 
     /** Kills the server at once (SIGKILL), as a crash would. */
-    void kill() throws InterruptedException {
+    void kill() {
         if (process != null && process.isAlive()) {
-            process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            try {
+                process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
@@ -65,14 +69,23 @@ final class RedisServerProcess implements AutoCloseable {
     }
 
     /** Starts a fresh, empty server on the same port. */
-    void restart() throws IOException, InterruptedException {
+    void restart() throws IOException {
         kill();
         launch();
     }
 
+    /** Kills the server and deletes its directory. */
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
         kill();
+        try (Stream<Path> files = Files.list(dir)) {
+            for (Path file : files.toList()) {
+                Files.deleteIfExists(file);
+            }
+            Files.deleteIfExists(dir);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot delete " + dir, e);
+        }
     }
 
     private void signal(String signal) throws IOException, InterruptedException {

@@ -77,7 +77,7 @@ final class TestRedis implements ParameterResolver {
     /** Closed by JUnit when the run ends. */
     private record Shared(TestRedis redis) implements AutoCloseable {
         @Override
-        public void close() throws InterruptedException {
+        public void close() {
             if (redis.process != null) {
                 redis.process.close();
             }
