@@ -30,8 +30,9 @@ import org.redisson.config.EqualJitterDelay;
  * prefix: entries, the LRU bound, counters and last-seen tool versions are fleet-wide, and
  * {@link #acquireFlight} makes the fleet run one execution at a time per key.
  *
- * <p>Each operation is one Lua script run atomically by Redis (see {@link KeyLayout} for what
- * is kept where). Redisson's {@code RMapCache} is not used: it expires entries from a
+ * <p>Every change to the entries is one Lua script run atomically by Redis, and a hit is one
+ * round trip (see {@link KeyLayout} for what is kept where, {@link Scripts} for the scripts).
+ * Redisson's {@code RMapCache} is not used: it expires entries from a
  * client-side task rather than by Redis TTL (entries linger while no client runs), its
  * last-access set can grow past the map, and it can neither read without refreshing recency
  * nor find the entries of a tool without reading them all.
@@ -41,7 +42,6 @@ import org.redisson.config.EqualJitterDelay;
  */
 public final class RedisCacheStore implements CacheStore {
     private static final System.Logger LOG = System.getLogger(RedisCacheStore.class.getName());
-    private static final Map<Counter, Long> ZERO_COUNTERS = zeroCounters();
 
     private final RedissonClient redisson;
     private final boolean ownsClient;
@@ -89,6 +89,7 @@ public final class RedisCacheStore implements CacheStore {
      *     the message names the server, never the password
      */
     public static RedisCacheStore connect(RedisStoreSettings settings, Clock clock) {
+        Objects.requireNonNull(clock, "clock must not be null");
         RedisUrl url = RedisUrl.parse(settings.url());
         RedissonClient client;
         try {
@@ -143,6 +144,7 @@ public final class RedisCacheStore implements CacheStore {
             }
             return Optional.empty();
         }
+        // in the order Scripts.GET returns them: expires, hits, value, console, exec, created, tools
         return Optional.of(new CacheEntry(
                 key,
                 (String) fields.get(2),
@@ -225,14 +227,12 @@ public final class RedisCacheStore implements CacheStore {
 
     @Override
     public Map<Counter, Long> counters() {
-        Map<Counter, Long> counters = new EnumMap<>(ZERO_COUNTERS);
-        redisson.<String, String>getMap(keys.counters(), StringCodec.INSTANCE).readAllMap().forEach((name, value) -> {
-            for (Counter counter : Counter.values()) {
-                if (counter.name().equals(name)) {
-                    counters.put(counter, Long.parseLong(value));
-                }
-            }
-        });
+        Map<String, String> stored = redisson.<String, String>getMap(keys.counters(), StringCodec.INSTANCE).readAllMap();
+        Map<Counter, Long> counters = new EnumMap<>(Counter.class);
+        for (Counter counter : Counter.values()) {
+            String value = stored.get(counter.name());
+            counters.put(counter, value == null ? 0L : Long.parseLong(value));
+        }
         return counters;
     }
 
@@ -289,14 +289,6 @@ public final class RedisCacheStore implements CacheStore {
 
     private static int toInt(Object reply) {
         return Integer.parseInt(String.valueOf(reply));
-    }
-
-    private static Map<Counter, Long> zeroCounters() {
-        Map<Counter, Long> zero = new EnumMap<>(Counter.class);
-        for (Counter counter : Counter.values()) {
-            zero.put(counter, 0L);
-        }
-        return zero;
     }
 
     /** Closable from any thread: the unlock names the thread that took the lock. */
