@@ -132,6 +132,21 @@ class RedisFleetTest {
         x.close();
     }
 
+    @Test
+    void aStoreOnTheApplicationsClientLeavesThatClientOpen() {
+        RedissonClient shared = redis.client();
+        try {
+            RedisCacheStore store = new RedisCacheStore(shared, prefix, 10, clock);
+            store.increment(Counter.HITS, 1);
+            store.close();
+
+            assertThat(shared.isShutdown()).isFalse();
+            assertThat(first.counters()).containsEntry(Counter.HITS, 1L);
+        } finally {
+            shared.shutdown();
+        }
+    }
+
     private CompletableFuture<FlightLease> acquireElsewhere(RedisCacheStore store, String key, Duration maxHold) {
         return CompletableFuture.supplyAsync(() -> {
             try {
