@@ -1,0 +1,70 @@
+package dev.execache.cli;
+
+import com.google.inject.AbstractModule;
+import com.google.inject.Provides;
+import com.google.inject.Singleton;
+import dev.execache.core.CacheStore;
+import dev.execache.core.MutableToolVersions;
+import dev.execache.core.Sandbox;
+import dev.execache.core.ToolVersionSource;
+import dev.execache.store.memory.MemoryCacheStore;
+import dev.execache.store.sqlite.SqliteCacheStore;
+import java.lang.System.Logger.Level;
+import java.time.Clock;
+
+/** Chooses and builds the store, the sandbox and the tool versions from a command's settings. */
+final class AppModule extends AbstractModule {
+    private static final System.Logger LOG = System.getLogger("dev.execache.cli");
+
+    private final Settings settings;
+
+    AppModule(Settings settings) {
+        this.settings = settings;
+    }
+
+    @Provides
+    Settings settings() {
+        return settings;
+    }
+
+    @Provides
+    @Singleton
+    CacheStore store(Clock clock) {
+        if (!settings.policy().enabled()) {
+            return new UnavailableStore("caching is off");
+        }
+        try {
+            return openStore(clock);
+        } catch (UsageException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            String problem = "cannot use the " + settings.store() + " store: " + e.getMessage();
+            if (settings.requireStore()) {
+                throw new InfrastructureException(problem, e);
+            }
+            LOG.log(Level.WARNING, problem + "; running uncached");
+            return new UnavailableStore(problem);
+        }
+    }
+
+    private CacheStore openStore(Clock clock) {
+        int maxEntries = settings.policy().maxEntries();
+        return switch (settings.store()) {
+            case MEMORY -> new MemoryCacheStore(maxEntries, clock);
+            case SQLITE -> new SqliteCacheStore(settings.sqlitePath(), maxEntries, clock);
+            case REDIS -> throw new UsageException("store " + settings.store() + " is not built in yet");
+        };
+    }
+
+    @Provides
+    @Singleton
+    Sandbox sandbox() {
+        throw new InfrastructureException("the Deno sandbox is not built in yet", null);
+    }
+
+    @Provides
+    @Singleton
+    ToolVersionSource toolVersions() {
+        return new MutableToolVersions(settings.tools());
+    }
+}

@@ -1,0 +1,24 @@
+package dev.execache.cli;
+
+import com.google.inject.AbstractModule;
+import com.google.inject.Provides;
+import java.time.Clock;
+
+/** What every command shares: the process's environment and the clock. */
+final class BaseModule extends AbstractModule {
+    private final Environment environment;
+
+    BaseModule(Environment environment) {
+        this.environment = environment;
+    }
+
+    @Provides
+    Environment environment() {
+        return environment;
+    }
+
+    @Provides
+    Clock clock() {
+        return Clock.systemUTC();
+    }
+}

@@ -1,0 +1,47 @@
+package dev.execache.cli;
+
+import jakarta.inject.Inject;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+@Command(name = "invalidate", mixinStandardHelpOptions = true,
+        description = "Removes every cached result that depended on a tool, as a change of its version would.")
+final class InvalidateCommand implements Callable<Integer> {
+    private final SessionFactory sessions;
+    private final Environment environment;
+
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    CacheOptions cache = new CacheOptions();
+
+    @Option(names = "--tool", paramLabel = "NAME", required = true, description = "The tool whose results to remove.")
+    String tool;
+
+    @Inject
+    InvalidateCommand(SessionFactory sessions, Environment environment) {
+        this.sessions = sessions;
+        this.environment = environment;
+    }
+
+    @Override
+    public Integer call() {
+        if (tool.isBlank()) {
+            throw new UsageException("--tool: the tool name must not be blank");
+        }
+        Settings settings = Settings.resolve(cache.flags(), environment.variables(), environment.workingDir())
+                .forStoreManagement();
+        try (Session session = sessions.open(settings)) {
+            int removed = session.executor().invalidateTool(tool);
+            spec.commandLine().getOut().println("removed " + removed + (removed == 1 ? " entry" : " entries")
+                    + " that depended on " + tool);
+            spec.commandLine().getOut().flush();
+            return ExitCode.OK;
+        }
+    }
+}

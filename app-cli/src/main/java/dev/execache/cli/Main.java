@@ -1,0 +1,78 @@
+package dev.execache.cli;
+
+import com.google.inject.Guice;
+import dev.execache.core.SandboxUnavailableException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.logging.Formatter;
+import java.util.logging.Level;
+import java.util.logging.LogManager;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import java.util.logging.StreamHandler;
+import picocli.CommandLine;
+
+/** The {@code execache} command. */
+public final class Main {
+
+    private Main() {
+    }
+
+    public static void main(String[] args) {
+        int exitCode = run(args, System.getenv(), Path.of("").toAbsolutePath(), System.in, System.out, System.err);
+        System.exit(exitCode);
+    }
+
+    /** Runs one command line and returns its exit code; logs go to {@code err}. */
+    static int run(String[] args, Map<String, String> env, Path workingDir, InputStream stdin, PrintStream out, PrintStream err) {
+        configureLogging(err);
+        Environment environment = new Environment(env, workingDir, stdin);
+        CommandLine commandLine = new CommandLine(ExecacheCommand.class,
+                new GuiceFactory(Guice.createInjector(new BaseModule(environment))));
+        commandLine.setOut(new PrintWriter(out, true, StandardCharsets.UTF_8));
+        commandLine.setErr(new PrintWriter(err, true, StandardCharsets.UTF_8));
+        commandLine.setExecutionExceptionHandler((e, cmd, parseResult) -> {
+            PrintWriter errors = cmd.getErr();
+            if (e instanceof UsageException) {
+                errors.println("execache: " + e.getMessage());
+                errors.println("Try '" + cmd.getCommandSpec().qualifiedName() + " --help' for the options.");
+                return ExitCode.USAGE;
+            }
+            if (e instanceof InfrastructureException || e instanceof SandboxUnavailableException) {
+                errors.println("execache: " + e.getMessage());
+                return ExitCode.INFRASTRUCTURE;
+            }
+            errors.println("execache: unexpected failure: " + e);
+            e.printStackTrace(errors);
+            return ExitCode.INFRASTRUCTURE;
+        });
+        return commandLine.execute(args);
+    }
+
+    /** One line per message on stderr; execache's own notes at INFO, libraries' only from WARNING. */
+    private static void configureLogging(PrintStream err) {
+        LogManager.getLogManager().reset();
+        Logger root = Logger.getLogger("");
+        StreamHandler handler = new StreamHandler(err, new Formatter() {
+            @Override
+            public String format(LogRecord record) {
+                String level = record.getLevel().intValue() >= Level.WARNING.intValue() ? "warning: " : "";
+                return "execache: " + level + formatMessage(record) + System.lineSeparator();
+            }
+        }) {
+            @Override
+            public synchronized void publish(LogRecord record) {
+                super.publish(record);
+                flush();
+            }
+        };
+        handler.setLevel(Level.ALL);
+        root.addHandler(handler);
+        root.setLevel(Level.WARNING);
+        Logger.getLogger("dev.execache").setLevel(Level.INFO);
+    }
+}

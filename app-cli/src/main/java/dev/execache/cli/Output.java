@@ -1,0 +1,78 @@
+package dev.execache.cli;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.execache.core.CacheStats;
+import dev.execache.core.ExecutionError;
+import java.time.Duration;
+
+/** JSON in and out of the command line. */
+final class Output {
+    static final ObjectMapper JSON = JsonMapper.builder().enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
+
+    private Output() {
+    }
+
+    /** Parses user-given JSON into plain Java values (Map, List, String, Number, Boolean, null). */
+    static Object parseJson(String text, String source) {
+        try {
+            return JSON.readValue(text, Object.class);
+        } catch (JsonProcessingException e) {
+            String where = e.getLocation() == null ? ""
+                    : " at line " + e.getLocation().getLineNr() + ", column " + e.getLocation().getColumnNr();
+            throw new UsageException(source + ": not valid JSON" + where + ": " + e.getOriginalMessage());
+        }
+    }
+
+    static JsonNode rawJson(String json) {
+        try {
+            return JSON.readTree(json);
+        } catch (JsonProcessingException e) {
+            return JSON.getNodeFactory().textNode(json);
+        }
+    }
+
+    static ObjectNode error(ExecutionError error) {
+        ObjectNode node = JSON.createObjectNode();
+        node.put("type", error.type().displayName());
+        node.put("message", error.message());
+        node.put("stack", error.stack());
+        if (error.line() > 0) {
+            node.put("line", error.line());
+            node.put("column", error.column());
+        }
+        return node;
+    }
+
+    static ObjectNode stats(CacheStats stats) {
+        ObjectNode node = JSON.createObjectNode();
+        node.put("hits", stats.hits());
+        node.put("misses", stats.misses());
+        node.put("hitRate", stats.hitRate());
+        node.put("totalSavedMs", millis(stats.totalSaved()));
+        node.put("averageSavedMs", millis(stats.averageSaved()));
+        node.put("entries", stats.entries());
+        node.put("evictions", stats.evictions());
+        node.put("expirations", stats.expirations());
+        node.put("invalidations", stats.invalidations());
+        node.put("storeErrors", stats.storeErrors());
+        node.put("estimatedBytes", stats.estimatedBytes());
+        return node;
+    }
+
+    static double millis(Duration duration) {
+        return Math.round(duration.toNanos() / 1e4) / 100.0;
+    }
+
+    static String write(JsonNode node) {
+        try {
+            return JSON.writeValueAsString(node);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

@@ -1,0 +1,157 @@
+package dev.execache.cli;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.execache.core.CacheStats;
+import dev.execache.core.ExecutionError;
+import dev.execache.core.ExecutionOutcome;
+import dev.execache.core.ExecutionRequest;
+import dev.execache.core.ExecutionResult;
+import jakarta.inject.Inject;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.LinkedHashSet;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+@Command(name = "run",
+        mixinStandardHelpOptions = true,
+        description = {"Runs agent code through the cache.",
+            "The code is the body of an async function: `return` gives the result, `context` holds the context.",
+            "stdout gets the result as JSON; the code's console output and one line on the cache go to stderr."})
+final class RunCommand implements Callable<Integer> {
+    private final SessionFactory sessions;
+    private final Environment environment;
+
+    @Spec
+    CommandSpec spec;
+
+    @Parameters(index = "0", paramLabel = "FILE|-", description = "The code: a .ts or .js file, or - to read standard input.")
+    String file;
+
+    @Option(names = "--context", paramLabel = "JSON|@FILE",
+            description = "The context the code sees as `context`: JSON text, or @FILE to read it from a file. Default: {}")
+    String context;
+
+    @Option(names = "--json",
+            description = "Print the whole outcome as one JSON object (result, cache, key, executionTimeMs, savedMs, "
+                    + "console, error) instead of the result alone. Default: false.")
+    boolean json;
+
+    @Mixin
+    RunOptions options = new RunOptions();
+
+    @Inject
+    RunCommand(SessionFactory sessions, Environment environment) {
+        this.sessions = sessions;
+        this.environment = environment;
+    }
+
+    @Override
+    public Integer call() {
+        Settings settings = Settings.resolve(options.flags(), environment.variables(), environment.workingDir());
+        String code = readCode();
+        Object contextValue = context == null ? Map.of() : Output.parseJson(readContext(), "--context");
+        ExecutionRequest request;
+        try {
+            request = new ExecutionRequest(code, contextValue,
+                    new LinkedHashSet<>(Settings.declaredTools(options.flags())), settings.limits());
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(e.getMessage(), e);
+        }
+        try (Session session = sessions.open(settings)) {
+            ExecutionOutcome outcome;
+            try {
+                outcome = session.executor().execute(request);
+            } catch (IllegalArgumentException e) {
+                throw new UsageException(e.getMessage(), e);
+            }
+            return report(outcome);
+        }
+    }
+
+    private int report(ExecutionOutcome outcome) {
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        ExecutionResult result = outcome.result();
+        if (json) {
+            ObjectNode node = Output.JSON.createObjectNode();
+            node.set("result", result.isSuccess() ? Output.rawJson(result.value()) : null);
+            node.put("cache", outcome.status().name().toLowerCase(Locale.ROOT));
+            node.put("key", outcome.key());
+            node.put("executionTimeMs", Output.millis(result.executionTime()));
+            node.put("savedMs", Output.millis(outcome.saved()));
+            node.put("console", result.console());
+            node.set("error", result.isSuccess() ? null : Output.error(result.error()));
+            out.println(Output.write(node));
+        } else {
+            if (!result.console().isEmpty()) {
+                err.print(result.console());
+                if (!result.console().endsWith("\n")) {
+                    err.println();
+                }
+            }
+            if (result.isSuccess()) {
+                out.println(result.value());
+            } else {
+                ExecutionError error = result.error();
+                err.println("execache: " + error);
+                if (!error.stack().isEmpty()) {
+                    err.println(error.stack());
+                }
+            }
+            err.println("execache: " + describe(outcome));
+        }
+        out.flush();
+        err.flush();
+        return result.isSuccess() ? ExitCode.OK : ExitCode.CODE_FAILED;
+    }
+
+    private static String describe(ExecutionOutcome outcome) {
+        String ran = CacheStats.human(outcome.result().executionTime());
+        return switch (outcome.status()) {
+            case HIT -> "cache hit, saved " + CacheStats.human(outcome.saved()) + " (key " + outcome.key() + ")";
+            case SHARED -> "cache miss, shared the result of an identical run (" + ran + ")";
+            case MISS -> "cache miss, ran in " + ran + (outcome.result().isSuccess() ? ", stored" : ", not stored (failed)")
+                    + " (key " + outcome.key() + ")";
+            case BYPASS -> "cache off, ran in " + ran;
+            case STORE_ERROR -> "cache store unavailable, ran uncached in " + ran;
+        };
+    }
+
+    private String readCode() {
+        if (file.equals("-")) {
+            try {
+                return new String(environment.stdin().readAllBytes(), StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                throw new UsageException("cannot read the code from standard input: " + e.getMessage());
+            }
+        }
+        return readFile(file, "FILE");
+    }
+
+    private String readContext() {
+        return context.startsWith("@") ? readFile(context.substring(1), "--context @FILE") : context;
+    }
+
+    private String readFile(String name, String what) {
+        Path path = environment.workingDir().resolve(name);
+        try {
+            return Files.readString(path);
+        } catch (NoSuchFileException e) {
+            throw new UsageException(what + ": " + name + " does not exist");
+        } catch (IOException e) {
+            throw new UsageException(what + ": cannot read " + name + ": " + e.getMessage());
+        }
+    }
+}

@@ -1,0 +1,47 @@
+package dev.execache.cli;
+
+import dev.execache.core.CacheStore;
+import dev.execache.core.CachedExecutor;
+import dev.execache.core.Sandbox;
+import jakarta.inject.Inject;
+import jakarta.inject.Provider;
+
+/**
+ * Everything one command uses, built from its settings by {@link AppModule}. The sandbox
+ * starts only when code first runs, so commands that only read the store never need Deno.
+ */
+final class Session implements AutoCloseable {
+    private final Settings settings;
+    private final CacheStore store;
+    private final LazySandbox sandbox;
+    private final CachedExecutor executor;
+
+    @Inject
+    Session(Settings settings, CacheStore store, Provider<Sandbox> sandboxes, CachedExecutorFactory executors) {
+        this.settings = settings;
+        this.store = store;
+        this.sandbox = new LazySandbox(sandboxes);
+        this.executor = executors.create(sandbox);
+    }
+
+    Settings settings() {
+        return settings;
+    }
+
+    CachedExecutor executor() {
+        return executor;
+    }
+
+    CacheStore store() {
+        return store;
+    }
+
+    @Override
+    public void close() {
+        try {
+            sandbox.close();
+        } finally {
+            store.close();
+        }
+    }
+}

@@ -1,0 +1,35 @@
+package dev.execache.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import dev.execache.core.archfixture.CoreUsingPicocli;
+import dev.execache.store.memory.archfixture.AdapterUsingTheCli;
+import org.junit.jupiter.api.Test;
+
+/** Each architecture rule turns red on classes that break it: none passes vacuously. */
+class ArchitectureRulesCanFailTest {
+    private final JavaClasses violators = new ClassFileImporter()
+            .importClasses(CoreUsingPicocli.class, AdapterUsingTheCli.class, Main.class);
+
+    @Test
+    void coreRuleFailsWhenCoreUsesALibrary() {
+        assertThat(ArchitectureTest.coreDependsOnlyOnTheJdk.evaluate(violators).hasViolation()).isTrue();
+    }
+
+    @Test
+    void adapterRuleFailsWhenAnAdapterUsesTheCli() {
+        assertThat(ArchitectureTest.adaptersDependOnNoOtherAdapterNorTheCli.evaluate(violators).hasViolation()).isTrue();
+    }
+
+    @Test
+    void wiringRuleFailsWhenPicocliIsUsedOutsideTheCli() {
+        assertThat(ArchitectureTest.onlyTheCliKnowsGuiceAndPicocli.evaluate(violators).hasViolation()).isTrue();
+    }
+
+    @Test
+    void cycleRuleFailsOnACycle() {
+        assertThat(ArchitectureTest.noPackageCycles.evaluate(violators).hasViolation()).isTrue();
+    }
+}

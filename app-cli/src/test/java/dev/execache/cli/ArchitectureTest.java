@@ -1,0 +1,75 @@
+package dev.execache.cli;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.core.importer.Location;
+import com.tngtech.archunit.junit.AnalyzeClasses;
+import com.tngtech.archunit.junit.ArchTest;
+import com.tngtech.archunit.lang.ArchRule;
+import com.tngtech.archunit.lang.CompositeArchRule;
+import java.util.List;
+import java.util.stream.Stream;
+
+/**
+ * The dependency rules of DESIGN.md, checked on every module's main classes (app-cli sees
+ * them all). {@link ArchitectureRulesCanFailTest} shows each rule turning red.
+ */
+@AnalyzeClasses(packages = "dev.execache",
+        importOptions = {ImportOption.DoNotIncludeTests.class, ArchitectureTest.DoNotIncludeTestJars.class})
+class ArchitectureTest {
+    static final String CORE = "dev.execache.core..";
+    static final String CLI = "dev.execache.cli..";
+    static final List<String> ADAPTERS = List.of("dev.execache.store.memory..", "dev.execache.store.sqlite..");
+
+    @ArchTest
+    static final ArchRule coreDependsOnlyOnTheJdk = noClasses()
+            .that().resideInAPackage(CORE)
+            .should().dependOnClassesThat().resideOutsideOfPackages("java..", CORE)
+            .because("core ships with no dependency but the JDK");
+
+    @ArchTest
+    static final ArchRule adaptersDependOnNoOtherAdapterNorTheCli = adapterIsolation();
+
+    @ArchTest
+    static final ArchRule onlyTheCliKnowsGuiceAndPicocli = noClasses()
+            .that().resideOutsideOfPackage(CLI)
+            .should().dependOnClassesThat().resideInAnyPackage("com.google.inject..", "jakarta.inject..", "picocli..")
+            .because("adapters are plain classes; the wiring lives in app-cli");
+
+    @ArchTest
+    static final ArchRule noPackageCycles = slices().matching("dev.execache.(**)").should().beFreeOfCycles();
+
+    static ArchRule adapterIsolation() {
+        ArchRule rule = null;
+        for (String adapter : ADAPTERS) {
+            String[] others = Stream.concat(
+                    ADAPTERS.stream().filter(other -> !other.equals(adapter)), Stream.of(CLI))
+                    .toArray(String[]::new);
+            ArchRule one = noClasses().that().resideInAPackage(adapter)
+                    .should().dependOnClassesThat().resideInAnyPackage(others)
+                    .allowEmptyShould(true);
+            rule = rule == null ? one : CompositeArchRule.of(rule).and(one);
+        }
+        return rule;
+    }
+
+    /** Test code of other modules arrives as their test-jar (core's contracts), not as test-classes. */
+    static final class DoNotIncludeTestJars implements ImportOption {
+        @Override
+        public boolean includes(Location location) {
+            return !location.contains("-tests.jar");
+        }
+    }
+
+    /** A typo in a package name must not make a rule pass for want of classes. */
+    @ArchTest
+    static void everyPackageNamedInTheRulesHasClasses(JavaClasses classes) {
+        Stream.concat(Stream.of(CORE, CLI), ADAPTERS.stream()).forEach(pkg ->
+                classes().that().resideInAPackage(pkg).should().bePublic().orShould().notBePublic()
+                        .allowEmptyShould(false).check(classes));
+    }
+}

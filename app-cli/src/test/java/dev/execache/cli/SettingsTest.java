@@ -1,0 +1,150 @@
+package dev.execache.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.execache.core.CachePolicy;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class SettingsTest {
+    @TempDir
+    Path dir;
+
+    private Settings.Flags flags(String store, String ttl, List<String> tools) {
+        return new Settings.Flags(null, store, null, null, false, ttl, null, null, null, null, List.of(), tools);
+    }
+
+    @Test
+    void defaultsAreSqliteInTheXdgCacheHome100EntriesFiveMinutes() {
+        Settings settings = Settings.resolve(Settings.Flags.none(), Map.of("XDG_CACHE_HOME", "/x/cache"), dir);
+
+        assertThat(settings.store()).isEqualTo(StoreKind.SQLITE);
+        assertThat(settings.sqlitePath()).isEqualTo(Path.of("/x/cache/execache/cache.db"));
+        assertThat(settings.policy()).isEqualTo(CachePolicy.DEFAULTS);
+        assertThat(settings.limits().timeout()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(settings.limits().memoryMb()).isEqualTo(512);
+    }
+
+    @Test
+    void withoutXdgTheFileIsUnderHomeDotCache() {
+        Settings settings = Settings.resolve(Settings.Flags.none(), Map.of("HOME", "/home/ada"), dir);
+
+        assertThat(settings.sqlitePath()).isEqualTo(Path.of("/home/ada/.cache/execache/cache.db"));
+    }
+
+    @Test
+    void flagsBeatEnvironmentWhichBeatsTheConfigFile() throws IOException {
+        Files.writeString(dir.resolve("execache.yaml"), """
+                code_execution:
+                  cache:
+                    store: memory
+                    ttl_seconds: 60
+                    max_entries: 7
+                """);
+
+        Settings fromFile = Settings.resolve(Settings.Flags.none(), Map.of(), dir);
+        Settings fromEnv = Settings.resolve(Settings.Flags.none(), Map.of("EXECACHE_STORE", "redis", "EXECACHE_TTL", "2m"), dir);
+        Settings fromFlags = Settings.resolve(flags("sqlite", "90s", List.of()),
+                Map.of("EXECACHE_STORE", "redis", "EXECACHE_TTL", "2m"), dir);
+
+        assertThat(fromFile.store()).isEqualTo(StoreKind.MEMORY);
+        assertThat(fromFile.policy().ttl()).isEqualTo(Duration.ofSeconds(60));
+        assertThat(fromFile.policy().maxEntries()).isEqualTo(7);
+        assertThat(fromEnv.store()).isEqualTo(StoreKind.REDIS);
+        assertThat(fromEnv.policy().ttl()).isEqualTo(Duration.ofMinutes(2));
+        assertThat(fromFlags.store()).isEqualTo(StoreKind.SQLITE);
+        assertThat(fromFlags.policy().ttl()).isEqualTo(Duration.ofSeconds(90));
+        assertThat(fromFlags.policy().maxEntries()).isEqualTo(7);
+    }
+
+    @Test
+    void noCacheEnvironmentTurnsCachingOff() {
+        assertThat(Settings.resolve(Settings.Flags.none(), Map.of("EXECACHE_NO_CACHE", "1"), dir).policy().enabled()).isFalse();
+        assertThat(Settings.resolve(Settings.Flags.none(), Map.of("EXECACHE_NO_CACHE", "0"), dir).policy().enabled()).isTrue();
+    }
+
+    @Test
+    void toolVersionsComeFromTheConfigAndFlags() throws IOException {
+        Files.writeString(dir.resolve("execache.yaml"), """
+                tools:
+                  github: v1
+                  jira:
+                    type: object
+                    properties: {key: {type: string}}
+                """);
+
+        Settings settings = Settings.resolve(flags(null, null, List.of("github=v2", "jira", "sql=3")), Map.of(), dir);
+
+        assertThat(settings.tools()).containsEntry("github", "v2").containsEntry("sql", "3");
+        assertThat(settings.tools().get("jira")).startsWith("schema:");
+    }
+
+    @Test
+    void schemaFingerprintIgnoresKeyOrderButNotContent() {
+        String one = ConfigFile.schemaFingerprint(Map.of("type", "object", "required", List.of("a")));
+        String same = ConfigFile.schemaFingerprint(new java.util.TreeMap<>(Map.of("required", List.of("a"), "type", "object")));
+        String other = ConfigFile.schemaFingerprint(Map.of("type", "object", "required", List.of("b")));
+
+        assertThat(one).isEqualTo(same).isNotEqualTo(other);
+    }
+
+    @Test
+    void toolWithoutAKnownVersionIsAUsageError() {
+        assertThatThrownBy(() -> Settings.resolve(flags(null, null, List.of("github")), Map.of(), dir))
+                .isInstanceOf(UsageException.class)
+                .hasMessageContaining("--tool github: no version known for 'github'");
+    }
+
+    @Test
+    void badValuesNameTheirSource() {
+        assertThatThrownBy(() -> Settings.resolve(flags(null, "soon", List.of()), Map.of(), dir))
+                .hasMessageContaining("--ttl: 'soon' is not a duration");
+        assertThatThrownBy(() -> Settings.resolve(Settings.Flags.none(), Map.of("EXECACHE_TTL", "0s"), dir))
+                .hasMessageContaining("EXECACHE_TTL: '0s' must be more than zero");
+        assertThatThrownBy(() -> Settings.resolve(flags("mongo", null, List.of()), Map.of(), dir))
+                .hasMessageContaining("--store: unknown store 'mongo'");
+    }
+
+    @Test
+    void unknownConfigKeyIsAnErrorNamingTheKey() throws IOException {
+        Files.writeString(dir.resolve("execache.yaml"), """
+                code_execution:
+                  cache:
+                    ttl: 60
+                """);
+
+        assertThatThrownBy(() -> Settings.resolve(Settings.Flags.none(), Map.of(), dir))
+                .isInstanceOf(UsageException.class)
+                .hasMessageContaining("unknown key 'code_execution.cache.ttl'");
+    }
+
+    @Test
+    void wrongTypeInConfigIsAnErrorNamingTheKey() throws IOException {
+        Path config = dir.resolve("custom.yaml");
+        Files.writeString(config, "code_execution:\n  cache:\n    max_entries: lots\n");
+
+        assertThatThrownBy(() -> Settings.resolve(
+                new Settings.Flags(config, null, null, null, false, null, null, null, null, null, List.of(), List.of()), Map.of(), dir))
+                .hasMessageContaining("custom.yaml: code_execution.cache.max_entries must be a positive whole number");
+    }
+
+    @Test
+    void missingConfigFileNamedByTheUserIsAnError() {
+        assertThatThrownBy(() -> Settings.resolve(Settings.Flags.none(), Map.of("EXECACHE_CONFIG", "nope.yaml"), dir))
+                .hasMessageContaining("nope.yaml does not exist");
+    }
+
+    @Test
+    void redisPasswordsAreRedactedWhenPrinted() {
+        assertThat(Redaction.redactUrl("redis://:s3cret@cache:6379/2")).isEqualTo("redis://:***@cache:6379/2");
+        assertThat(Redaction.redactUrl("rediss://user:pw@host:6380")).isEqualTo("rediss://user:***@host:6380");
+        assertThat(Redaction.redactUrl("redis://host:6379")).isEqualTo("redis://host:6379");
+    }
+}

@@ -1,0 +1,90 @@
+package dev.execache.benchmarks;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import dev.execache.core.CacheEntry;
+import dev.execache.core.CachePolicy;
+import dev.execache.core.CacheStatus;
+import dev.execache.core.CachedExecutor;
+import dev.execache.core.ExecutionOutcome;
+import dev.execache.core.ExecutionRequest;
+import dev.execache.core.ExecutionResult;
+import dev.execache.core.MutableToolVersions;
+import dev.execache.store.memory.MemoryCacheStore;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * The cache hit path: key derivation (SHA-256 of the code, canonical context and tool
+ * versions) plus a memory-store get, beside a ConcurrentHashMap and a Caffeine lookup of
+ * the same precomputed key.
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(1)
+public class HitPathBenchmark {
+
+    @Param({"1024", "65536"})
+    public int codeBytes;
+
+    private CachedExecutor executor;
+    private ExecutionRequest request;
+    private String key;
+    private ConcurrentHashMap<String, CacheEntry> map;
+    private Cache<String, CacheEntry> caffeine;
+
+    @Setup
+    public void setUp() {
+        String code = "return " + "1 + ".repeat(codeBytes / 4) + "0;";
+        code = code.substring(code.length() - codeBytes);
+        request = ExecutionRequest.of(code, Map.of("limit", 10, "user", "ada", "tags", java.util.List.of("a", "b")));
+        MemoryCacheStore store = new MemoryCacheStore(100, Clock.systemUTC());
+        executor = new CachedExecutor(
+                r -> ExecutionResult.success("{\"answer\":42}", "", Duration.ofMillis(40)),
+                store, new MutableToolVersions(Map.of("github", "v1")), CachePolicy.DEFAULTS.withTtl(Duration.ofDays(1)),
+                Clock.systemUTC());
+        ExecutionOutcome first = executor.execute(request);
+        key = first.key();
+        ExecutionOutcome second = executor.execute(request);
+        if (second.status() != CacheStatus.HIT) {
+            throw new IllegalStateException("benchmark setup expected a hit, got " + second.status());
+        }
+        CacheEntry entry = store.peek(key).orElseThrow();
+        map = new ConcurrentHashMap<>(Map.of(key, entry));
+        caffeine = Caffeine.newBuilder().maximumSize(100).build();
+        caffeine.put(key, entry);
+    }
+
+    @Benchmark
+    public ExecutionOutcome execacheHit() {
+        return executor.execute(request);
+    }
+
+    @Benchmark
+    public CacheEntry concurrentHashMapGet() {
+        return map.get(key);
+    }
+
+    @Benchmark
+    public Optional<CacheEntry> caffeineGetIfPresent() {
+        return Optional.ofNullable(caffeine.getIfPresent(key));
+    }
+}

@@ -1,0 +1,15 @@
+package dev.execache.core;
+
+/** How a result was obtained. */
+public enum CacheStatus {
+    /** Taken from the store; nothing ran. */
+    HIT,
+    /** Not in the store: it ran (and a success was stored). */
+    MISS,
+    /** An identical request was running already; this one waited for its result. */
+    SHARED,
+    /** Caching is off for this request: it ran, nothing was read or written. */
+    BYPASS,
+    /** The store failed: it ran uncached. */
+    STORE_ERROR
+}

@@ -1,0 +1,24 @@
+package dev.execache.core;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * A result and how the cache produced it.
+ *
+ * @param result what the code returned or how it failed
+ * @param status hit, miss, ...
+ * @param key the cache key, null when caching was bypassed
+ * @param saved latency saved by not running (zero unless a hit or shared)
+ */
+public record ExecutionOutcome(ExecutionResult result, CacheStatus status, String key, Duration saved) {
+    public ExecutionOutcome {
+        Objects.requireNonNull(result, "result must not be null");
+        Objects.requireNonNull(status, "status must not be null");
+        Objects.requireNonNull(saved, "saved must not be null");
+    }
+
+    public boolean isHit() {
+        return status == CacheStatus.HIT || status == CacheStatus.SHARED;
+    }
+}

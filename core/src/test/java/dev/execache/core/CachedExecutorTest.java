@@ -1,0 +1,315 @@
+package dev.execache.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.lang.Thread.State;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class CachedExecutorTest {
+    private final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
+    private final ScriptedSandbox sandbox = ScriptedSandbox.echo();
+    private final MutableToolVersions tools = new MutableToolVersions(Map.of("github", "v1", "sql", "3"));
+    private SwitchableStore store;
+    private CachedExecutor executor;
+
+    @BeforeEach
+    void setUp() {
+        store = new SwitchableStore(new SimpleStore(clock));
+        executor = new CachedExecutor(sandbox, store, tools, CachePolicy.DEFAULTS, clock);
+    }
+
+    private static ExecutionRequest request(String code) {
+        return ExecutionRequest.of(code, Map.of("limit", 10));
+    }
+
+    @Test
+    void missRunsAndStoresThenHitReturnsStoredResultWithoutRunning() {
+        ExecutionOutcome miss = executor.execute(request("return 1"));
+        ExecutionOutcome hit = executor.execute(request("return 1"));
+
+        assertThat(sandbox.executions()).isEqualTo(1);
+        assertThat(miss.status()).isEqualTo(CacheStatus.MISS);
+        assertThat(hit.status()).isEqualTo(CacheStatus.HIT);
+        assertThat(hit.key()).isEqualTo(miss.key());
+        assertThat(hit.result().value()).isEqualTo("\"return 1\"");
+        assertThat(hit.result().console()).isEqualTo("ran");
+        assertThat(hit.saved()).isPositive().isLessThanOrEqualTo(Duration.ofMillis(250));
+    }
+
+    @Test
+    void contextKeyOrderDoesNotMatter() {
+        Map<String, Object> ab = new LinkedHashMap<>();
+        ab.put("a", 1);
+        ab.put("b", 2);
+        Map<String, Object> ba = new LinkedHashMap<>();
+        ba.put("b", 2);
+        ba.put("a", 1.0);
+
+        executor.execute(ExecutionRequest.of("return context", ab));
+        ExecutionOutcome second = executor.execute(ExecutionRequest.of("return context", ba));
+
+        assertThat(second.status()).isEqualTo(CacheStatus.HIT);
+        assertThat(sandbox.executions()).isEqualTo(1);
+    }
+
+    @Test
+    void errorsAndTimeoutsAreNeverStored() {
+        for (ErrorType type : List.of(ErrorType.RUNTIME_ERROR, ErrorType.TIMEOUT_ERROR)) {
+            sandbox.answer(request -> ExecutionResult.failure(new ExecutionError(type, "boom"), "", Duration.ofMillis(5)));
+
+            ExecutionOutcome first = executor.execute(request("fails with " + type));
+            ExecutionOutcome second = executor.execute(request("fails with " + type));
+
+            assertThat(first.result().error().type()).isEqualTo(type);
+            assertThat(second.status()).isEqualTo(CacheStatus.MISS);
+        }
+        assertThat(sandbox.executions()).isEqualTo(4);
+        assertThat(executor.stats().entries()).isZero();
+    }
+
+    @Test
+    void expiredResultRunsAgain() {
+        executor.execute(request("return 1"));
+        clock.advance(CachePolicy.DEFAULT_TTL.minusSeconds(1));
+        assertThat(executor.execute(request("return 1")).status()).isEqualTo(CacheStatus.HIT);
+
+        clock.advance(Duration.ofSeconds(1));
+
+        assertThat(executor.execute(request("return 1")).status()).isEqualTo(CacheStatus.MISS);
+        assertThat(sandbox.executions()).isEqualTo(2);
+    }
+
+    @Test
+    void configuredTtlIsUsed() {
+        executor = new CachedExecutor(sandbox, store, tools, CachePolicy.DEFAULTS.withTtl(Duration.ofSeconds(90)), clock);
+        executor.execute(request("return 1"));
+
+        clock.advance(Duration.ofSeconds(90));
+
+        assertThat(executor.execute(request("return 1")).status()).isEqualTo(CacheStatus.MISS);
+    }
+
+    @Test
+    void disabledCacheNeitherReadsNorWrites() {
+        executor = new CachedExecutor(sandbox, store, tools, CachePolicy.DEFAULTS.withEnabled(false), clock);
+
+        ExecutionOutcome first = executor.execute(request("return 1"));
+        ExecutionOutcome second = executor.execute(request("return 1"));
+
+        assertThat(first.status()).isEqualTo(CacheStatus.BYPASS);
+        assertThat(second.status()).isEqualTo(CacheStatus.BYPASS);
+        assertThat(sandbox.executions()).isEqualTo(2);
+        assertThat(store.calls()).isZero();
+    }
+
+    @Test
+    void concurrentIdenticalRequestsRunOnceAndAllGetTheResult() throws Exception {
+        List<ExecutionOutcome> outcomes = runTogether(32, () -> sandbox.answer(request ->
+                ExecutionResult.success("42", "", Duration.ofMillis(100))));
+
+        assertThat(sandbox.executions()).isEqualTo(1);
+        assertThat(outcomes).hasSize(32).allSatisfy(outcome -> assertThat(outcome.result().value()).isEqualTo("42"));
+        assertThat(outcomes).filteredOn(outcome -> outcome.status() == CacheStatus.MISS).hasSize(1);
+    }
+
+    @Test
+    void concurrentIdenticalRequestsShareAFailureAndStoreNothing() throws Exception {
+        List<ExecutionOutcome> outcomes = runTogether(32, () -> sandbox.answer(request ->
+                ExecutionResult.failure(new ExecutionError(ErrorType.RUNTIME_ERROR, "boom"), "", Duration.ofMillis(100))));
+
+        assertThat(sandbox.executions()).isEqualTo(1);
+        assertThat(outcomes).hasSize(32).allSatisfy(outcome ->
+                assertThat(outcome.result().error().message()).isEqualTo("boom"));
+        assertThat(executor.stats().entries()).isZero();
+    }
+
+    /**
+     * Sends {@code threads} identical requests at once. The one execution holds until every
+     * other thread is parked waiting for it, so none can arrive after it finished.
+     */
+    private List<ExecutionOutcome> runTogether(int threads, Runnable configureAnswer) throws Exception {
+        configureAnswer.run();
+        List<Thread> workers = new ArrayList<>();
+        CountDownLatch start = new CountDownLatch(1);
+        ExecutorService pool = Executors.newFixedThreadPool(threads, runnable -> {
+            Thread thread = new Thread(runnable);
+            workers.add(thread);
+            return thread;
+        });
+        Sandbox holdsUntilOthersWait = request -> {
+            awaitOthersParked(workers);
+            return sandbox.execute(request);
+        };
+        CachedExecutor together = new CachedExecutor(holdsUntilOthersWait, store, tools, CachePolicy.DEFAULTS, clock);
+        try {
+            List<Future<ExecutionOutcome>> futures = new ArrayList<>();
+            for (int i = 0; i < threads; i++) {
+                futures.add(pool.submit(() -> {
+                    start.await();
+                    return together.execute(request("return 42"));
+                }));
+            }
+            start.countDown();
+            List<ExecutionOutcome> outcomes = new ArrayList<>();
+            for (Future<ExecutionOutcome> future : futures) {
+                outcomes.add(future.get(1, TimeUnit.MINUTES));
+            }
+            return outcomes;
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    private static void awaitOthersParked(List<Thread> workers) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() < deadline) {
+            long parked = workers.stream()
+                    .filter(thread -> thread != Thread.currentThread())
+                    .filter(thread -> thread.getState() == State.WAITING && isJoining(thread))
+                    .count();
+            if (parked == workers.size() - 1) {
+                return;
+            }
+            Thread.onSpinWait();
+        }
+        throw new AssertionError("the other threads never waited for the running execution");
+    }
+
+    private static boolean isJoining(Thread thread) {
+        for (StackTraceElement frame : thread.getStackTrace()) {
+            if (frame.getMethodName().equals("awaitShared")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    @Test
+    void versionChangeRemovesOnlyEntriesOfThatTool() {
+        executor.execute(request("uses github").withTools(Set.of("github")));
+        executor.execute(request("uses sql").withTools(Set.of("sql")));
+
+        tools.set("github", "v2");
+
+        assertThat(executor.stats().entries()).isEqualTo(1);
+        assertThat(executor.stats().invalidations()).isEqualTo(1);
+        assertThat(executor.execute(request("uses sql").withTools(Set.of("sql"))).status()).isEqualTo(CacheStatus.HIT);
+        assertThat(executor.execute(request("uses github").withTools(Set.of("github"))).status()).isEqualTo(CacheStatus.MISS);
+    }
+
+    @Test
+    void requestDeclaringNoToolDependsOnEveryKnownTool() {
+        executor.execute(request("no tools declared"));
+
+        tools.set("sql", "4");
+
+        assertThat(executor.execute(request("no tools declared")).status()).isEqualTo(CacheStatus.MISS);
+    }
+
+    @Test
+    void unknownDeclaredToolIsAnError() {
+        assertThatThrownBy(() -> executor.execute(request("x").withTools(Set.of("jira"))))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("unknown tool 'jira'")
+                .hasMessageContaining("github, sql");
+        assertThat(sandbox.executions()).isZero();
+    }
+
+    @Test
+    void oneShotProcessWithANewVersionInvalidatesWhatTheStoreSawBefore() {
+        executor.execute(request("uses github").withTools(Set.of("github")));
+        executor.execute(request("uses sql").withTools(Set.of("sql")));
+
+        MutableToolVersions nextRun = new MutableToolVersions(Map.of("github", "v2", "sql", "3"));
+        CachedExecutor next = new CachedExecutor(sandbox, store, nextRun, CachePolicy.DEFAULTS, clock);
+        List<Invalidation> invalidations = next.synchronizeToolVersions();
+
+        assertThat(invalidations).containsExactly(new Invalidation("github", "v1", "v2", 1));
+        assertThat(next.execute(request("uses sql").withTools(Set.of("sql"))).status()).isEqualTo(CacheStatus.HIT);
+        assertThat(next.execute(request("uses github").withTools(Set.of("github"))).status()).isEqualTo(CacheStatus.MISS);
+    }
+
+    @Test
+    void statsCountHitsMissesAndLatencySaved() {
+        executor.execute(request("a"));
+        executor.execute(request("a"));
+        executor.execute(request("a"));
+        executor.execute(request("b"));
+
+        CacheStats stats = executor.stats();
+
+        assertThat(stats.hits()).isEqualTo(2);
+        assertThat(stats.misses()).isEqualTo(2);
+        assertThat(stats.hitRate()).isEqualTo(0.5);
+        assertThat(stats.entries()).isEqualTo(2);
+        assertThat(stats.totalSaved()).isPositive().isLessThanOrEqualTo(Duration.ofMillis(500));
+        assertThat(stats.averageSaved()).isEqualTo(stats.totalSaved().dividedBy(2));
+        assertThat(stats.summary()).startsWith("hit rate 50.0% (2 hits, 2 misses), saved ").endsWith("2 entries");
+    }
+
+    @Test
+    void brokenStoreNeverFailsARunAndIsUsedAgainWhenBack() {
+        executor.execute(request("a"));
+        store.fail(true);
+
+        ExecutionOutcome during = executor.execute(request("a"));
+        ExecutionOutcome during2 = executor.execute(request("b"));
+
+        assertThat(during.status()).isEqualTo(CacheStatus.STORE_ERROR);
+        assertThat(during.result().value()).isEqualTo("\"a\"");
+        assertThat(during2.result().isSuccess()).isTrue();
+        assertThat(executor.stats().storeErrors()).isPositive();
+
+        store.fail(false);
+        assertThat(executor.execute(request("a")).status()).isEqualTo(CacheStatus.HIT);
+        executor.execute(request("c"));
+        assertThat(executor.execute(request("c")).status()).isEqualTo(CacheStatus.HIT);
+        assertThat(executor.stats().storeErrors()).as("errors of the outage reach the store's counter").isPositive();
+    }
+
+    @Test
+    void storeThatIsDownFromTheStartStillRuns() {
+        store.fail(true);
+        CachedExecutor fresh = new CachedExecutor(sandbox, store, tools, CachePolicy.DEFAULTS, clock);
+
+        ExecutionOutcome outcome = fresh.execute(request("a"));
+
+        assertThat(outcome.result().value()).isEqualTo("\"a\"");
+        assertThat(outcome.status()).isEqualTo(CacheStatus.STORE_ERROR);
+    }
+
+    @Test
+    void clearRemovesEntriesMatchingAKeyGlob() {
+        executor.execute(request("a"));
+        executor.execute(request("b"));
+
+        assertThat(executor.clear("v1:*")).isEqualTo(2);
+        assertThat(executor.stats().entries()).isZero();
+    }
+
+    @Test
+    void inspectShowsTheEntryWithoutCountingAHit() {
+        String key = executor.execute(request("a").withTools(Set.of("github"))).key();
+
+        CacheEntry entry = executor.inspect(key).orElseThrow();
+
+        assertThat(entry.toolVersions()).isEqualTo(Map.of("github", "v1"));
+        assertThat(entry.hits()).isZero();
+        assertThat(executor.stats().hits()).isZero();
+        assertThat(executor.keyFor(request("a").withTools(Set.of("github")))).isEqualTo(key);
+    }
+}

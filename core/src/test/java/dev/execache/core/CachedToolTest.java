@@ -1,0 +1,224 @@
+package dev.execache.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+class CachedToolTest {
+    private final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
+    private final SimpleStore store = new SimpleStore(clock);
+    private final AtomicInteger calls = new AtomicInteger();
+    private final MutableToolVersions versions = new MutableToolVersions(Map.of("read", "1"));
+    private final List<String> events = new ArrayList<>();
+
+    private final ToolInvoker tools = (tool, args) -> {
+        calls.incrementAndGet();
+        if (args.containsKey("fail")) {
+            return ToolResult.error("{\"error\":\"no such file\"}");
+        }
+        return ToolResult.ok("{\"tool\":\"" + tool + "\",\"call\":" + calls.get() + "}");
+    };
+
+    private CachedTool.Builder builder() {
+        return CachedTool.builder(tools, store).clock(clock).toolVersions(versions).listener(new CacheListener() {
+            @Override
+            public void onHit(String tool, String key) {
+                events.add("hit " + tool);
+            }
+
+            @Override
+            public void onMiss(String tool, String key) {
+                events.add("miss " + tool);
+            }
+
+            @Override
+            public void onEviction(String tool, String key) {
+                events.add("evict " + tool);
+            }
+
+            @Override
+            public void onInvalidation(String tool, int removed) {
+                events.add("invalidate " + tool + " " + removed);
+            }
+        });
+    }
+
+    @Test
+    void readOnlyToolIsCachedWithArgumentsInAnyOrder() {
+        CachedTool cached = builder().build();
+
+        ToolResult first = cached.call("read", Map.of("path", "a", "lines", 10));
+        ToolResult second = cached.call("read", Map.of("lines", 10.0, "path", "a"));
+
+        assertThat(second).isEqualTo(first);
+        assertThat(calls).hasValue(1);
+        assertThat(events).containsExactly("miss read", "hit read");
+    }
+
+    @Test
+    void mutatingToolsAreNeverCachedByDefault() {
+        CachedTool cached = builder().build();
+
+        for (String tool : List.of("write_file", "edit", "bash", "jira_create_issue", "db_update", "delete", "mcp__k8s__deploy")) {
+            cached.call(tool, Map.of("x", 1));
+            cached.call(tool, Map.of("x", 1));
+            assertThat(cached.isCached(tool)).as(tool).isFalse();
+        }
+        assertThat(calls).hasValue(14);
+    }
+
+    @Test
+    void onlyARuleNamingAMutatingToolExactlyCachesIt() {
+        CachedTool cached = builder()
+                .rule(ToolCacheRule.cache("bash", Duration.ofMinutes(1), 10))
+                .rule(ToolCacheRule.cache("*", Duration.ofMinutes(1), 10))
+                .build();
+
+        assertThat(cached.isCached("bash")).isTrue();
+        assertThat(cached.isCached("write_file")).isFalse();
+        assertThat(cached.isCached("read")).isTrue();
+    }
+
+    @Test
+    void rulesAreChosenByGlobFirstMatchWins() {
+        CachedTool cached = builder()
+                .rule(ToolCacheRule.never("mcp__*__query_live"))
+                .rule(ToolCacheRule.cache("mcp__*__query_*", Duration.ofSeconds(30), 10))
+                .build();
+
+        assertThat(cached.isCached("mcp__db__query_live")).isFalse();
+        assertThat(cached.isCached("mcp__db__query_users")).isTrue();
+
+        cached.call("mcp__db__query_users", Map.of());
+        clock.advance(Duration.ofSeconds(30));
+        cached.call("mcp__db__query_users", Map.of());
+        assertThat(calls).as("the rule's TTL applies").hasValue(2);
+    }
+
+    @Test
+    void defaultRuleCanTurnCachingOff() {
+        CachedTool cached = builder().defaultRule(false, Duration.ofMinutes(1), 10).build();
+
+        cached.call("read", Map.of());
+        cached.call("read", Map.of());
+
+        assertThat(calls).hasValue(2);
+    }
+
+    @Test
+    void failedCallsAreNeverCached() {
+        CachedTool cached = builder().build();
+
+        cached.call("read", Map.of("fail", true));
+        ToolResult again = cached.call("read", Map.of("fail", true));
+
+        assertThat(again.isError()).isTrue();
+        assertThat(calls).hasValue(2);
+    }
+
+    @Test
+    void ruleBoundEvictsTheLeastRecentlyUsedCall() {
+        CachedTool cached = builder().rule(ToolCacheRule.cache("read", Duration.ofMinutes(5), 2)).build();
+        cached.call("read", Map.of("path", "a"));
+        cached.call("read", Map.of("path", "b"));
+        cached.call("read", Map.of("path", "a"));
+
+        cached.call("read", Map.of("path", "c"));
+
+        assertThat(events).contains("evict read");
+        assertThat(cached.inspect("read", Map.of("path", "b"))).isEmpty();
+        assertThat(cached.inspect("read", Map.of("path", "a"))).isPresent();
+        assertThat(cached.inspect("read", Map.of("path", "c"))).isPresent();
+    }
+
+    @Test
+    void clearRemovesTheCallsOfToolsMatchingAGlob() {
+        CachedTool cached = builder().build();
+        cached.call("read", Map.of("path", "a"));
+        cached.call("read_dir", Map.of("path", "a"));
+        cached.call("query", Map.of("sql", "select 1"));
+
+        assertThat(cached.clear("read*")).isEqualTo(2);
+
+        assertThat(cached.inspect("query", Map.of("sql", "select 1"))).isPresent();
+        assertThat(cached.inspect("read", Map.of("path", "a"))).isEmpty();
+    }
+
+    @Test
+    void inspectShowsAgeTtlLeftAndHits() {
+        CachedTool cached = builder().build();
+        cached.call("read", Map.of("path", "a"));
+        cached.call("read", Map.of("path", "a"));
+        clock.advance(Duration.ofSeconds(40));
+
+        ToolCallInfo info = cached.inspect("read", Map.of("path", "a")).orElseThrow();
+
+        assertThat(info.age()).isEqualTo(Duration.ofSeconds(40));
+        assertThat(info.ttlLeft()).isEqualTo(CachePolicy.DEFAULT_TTL.minusSeconds(40));
+        assertThat(info.hits()).isEqualTo(1);
+        assertThat(info.toolVersions()).isEqualTo(Map.of("read", "1"));
+        assertThat(info.key()).startsWith("v1:read:");
+    }
+
+    @Test
+    void toolVersionChangeRemovesThatToolsCalls() {
+        CachedTool cached = builder().build();
+        cached.call("read", Map.of("path", "a"));
+
+        versions.set("read", "2");
+
+        assertThat(events).contains("invalidate read 1");
+        cached.call("read", Map.of("path", "a"));
+        assertThat(calls).hasValue(2);
+    }
+
+    @Test
+    void keyGeneratorIsPluggable() {
+        ToolCallKeyGenerator byPathOnly = new ToolCallKeyGenerator() {
+            @Override
+            public String key(String tool, String canonicalArgs, String toolVersion) {
+                return "custom:" + tool + ":" + canonicalArgs.replaceAll("\"nonce\":\\d+,?", "");
+            }
+
+            @Override
+            public String pattern(String toolGlob) {
+                return "custom:" + toolGlob + ":*";
+            }
+        };
+        CachedTool cached = builder().keyGenerator(byPathOnly).build();
+
+        cached.call("read", Map.of("path", "a", "nonce", 1));
+        cached.call("read", Map.of("path", "a", "nonce", 2));
+
+        assertThat(calls).hasValue(1);
+        assertThat(cached.clear("read")).isEqualTo(1);
+    }
+
+    @Test
+    void statsArePerTool() {
+        CachedTool cached = builder().build();
+        cached.call("read", Map.of());
+        cached.call("read", Map.of());
+        cached.call("query", Map.of());
+
+        assertThat(cached.stats()).containsEntry("read", new ToolStats(1, 1)).containsEntry("query", new ToolStats(0, 1));
+    }
+
+    @Test
+    void duplicateRuleIsRejectedWhenBuilding() {
+        assertThatThrownBy(() -> builder()
+                .rule(ToolCacheRule.cache("read", Duration.ofMinutes(1), 10))
+                .rule(ToolCacheRule.never("read")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("a rule for 'read' was already added");
+        assertThatThrownBy(() -> ToolCacheRule.cache("read", Duration.ZERO, 10))
+                .hasMessageContaining("ttl must be positive (rule read)");
+    }
+}
