@@ -10,6 +10,8 @@ import dev.execache.core.ToolVersionSource;
 import dev.execache.sandbox.DenoSandbox;
 import dev.execache.sandbox.DenoSandboxSettings;
 import dev.execache.store.memory.MemoryCacheStore;
+import dev.execache.store.redis.RedisCacheStore;
+import dev.execache.store.redis.RedisStoreSettings;
 import dev.execache.store.sqlite.SqliteCacheStore;
 import java.lang.System.Logger.Level;
 import java.time.Clock;
@@ -54,8 +56,16 @@ final class AppModule extends AbstractModule {
         return switch (settings.store()) {
             case MEMORY -> new MemoryCacheStore(maxEntries, clock);
             case SQLITE -> new SqliteCacheStore(settings.sqlitePath(), maxEntries, clock);
-            case REDIS -> throw new UsageException("store " + settings.store() + " is not built in yet");
+            case REDIS -> RedisCacheStore.connect(redisSettings(maxEntries), clock);
         };
+    }
+
+    private RedisStoreSettings redisSettings(int maxEntries) {
+        try {
+            return RedisStoreSettings.of(settings.redisUrl()).withMaxEntries(maxEntries);
+        } catch (IllegalArgumentException e) {
+            throw new UsageException("--redis-url: " + e.getMessage(), e);
+        }
     }
 
     @Provides

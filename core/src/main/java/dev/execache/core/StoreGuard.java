@@ -64,8 +64,17 @@ final class StoreGuard {
     private void failed(String what, RuntimeException e) {
         unreportedErrors.incrementAndGet();
         if (down.compareAndSet(false, true)) {
-            LOG.log(Level.WARNING, "cache store failed to " + what + "; running uncached until it answers again: " + e);
+            LOG.log(Level.WARNING, "cache store failed to " + what + "; running uncached until it answers again: " + reason(e));
         }
+    }
+
+    /** The exception and its root cause: clients often wrap the useful part ("connection refused"). */
+    private static String reason(Throwable e) {
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        return root == e ? e.toString() : e + " (caused by " + root + ")";
     }
 
     private void recovered() {
