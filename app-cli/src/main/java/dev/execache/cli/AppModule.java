@@ -13,13 +13,10 @@ import dev.execache.store.memory.MemoryCacheStore;
 import dev.execache.store.redis.RedisCacheStore;
 import dev.execache.store.redis.RedisStoreSettings;
 import dev.execache.store.sqlite.SqliteCacheStore;
-import java.lang.System.Logger.Level;
 import java.time.Clock;
 
 /** Chooses and builds the store, the sandbox and the tool versions from a command's settings. */
 final class AppModule extends AbstractModule {
-    private static final System.Logger LOG = System.getLogger("dev.execache.cli");
-
     private final Settings settings;
 
     AppModule(Settings settings) {
@@ -46,7 +43,6 @@ final class AppModule extends AbstractModule {
             if (settings.requireStore()) {
                 throw new InfrastructureException(problem, e);
             }
-            LOG.log(Level.WARNING, problem + "; running uncached");
             return new UnavailableStore(problem);
         }
     }

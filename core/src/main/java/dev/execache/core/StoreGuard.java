@@ -69,12 +69,16 @@ final class StoreGuard {
     }
 
     /** The exception and its root cause: clients often wrap the useful part ("connection refused"). */
-    private static String reason(Throwable e) {
+    static String reason(Throwable e) {
+        String message = e.getMessage() == null ? e.toString() : e.getMessage();
         Throwable root = e;
         while (root.getCause() != null && root.getCause() != root) {
             root = root.getCause();
         }
-        return root == e ? e.toString() : e + " (caused by " + root + ")";
+        if (root == e || (root.getMessage() != null && message.contains(root.getMessage()))) {
+            return message;
+        }
+        return message + " (" + root + ")";
     }
 
     private void recovered() {
