@@ -282,6 +282,42 @@ class CachedExecutorTest {
     }
 
     @Test
+    void anOutageIsLoggedOnceAndItsEndOnce() {
+        java.util.logging.Logger logger = java.util.logging.Logger.getLogger("dev.execache.core");
+        List<java.util.logging.LogRecord> records = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.logging.Handler capture = new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord record) {
+                records.add(record);
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        logger.addHandler(capture);
+        try {
+            executor.execute(request("a"));
+            store.fail(true);
+            executor.execute(request("a"));
+            executor.execute(request("b"));
+            executor.execute(request("c"));
+            store.fail(false);
+            executor.execute(request("a"));
+            executor.execute(request("d"));
+        } finally {
+            logger.removeHandler(capture);
+        }
+
+        assertThat(records).filteredOn(record -> record.getMessage().contains("running uncached")).hasSize(1);
+        assertThat(records).filteredOn(record -> record.getMessage().contains("caching resumed")).hasSize(1);
+    }
+
+    @Test
     void storeThatIsDownFromTheStartStillRuns() {
         store.fail(true);
         CachedExecutor fresh = new CachedExecutor(sandbox, store, tools, CachePolicy.DEFAULTS, clock);
