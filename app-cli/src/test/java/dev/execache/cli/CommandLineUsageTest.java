@@ -1,0 +1,112 @@
+package dev.execache.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Usage errors exit 2 with a message naming the problem, before anything runs or is stored. */
+class CommandLineUsageTest {
+    @TempDir
+    Path dir;
+
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+    @BeforeEach
+    void writeCode() throws IOException {
+        Files.writeString(dir.resolve("ok.ts"), "return 1;");
+    }
+
+    private int run(String... args) {
+        return Main.run(args, Map.of("XDG_CACHE_HOME", dir.resolve("cache").toString()), dir,
+                new ByteArrayInputStream(new byte[0]),
+                new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+    }
+
+    private String errors() {
+        return err.toString(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void missingFile() {
+        assertThat(run("run", "missing.ts")).isEqualTo(ExitCode.USAGE);
+        assertThat(errors()).contains("FILE: missing.ts does not exist");
+    }
+
+    @Test
+    void invalidContextJson() {
+        assertThat(run("run", "ok.ts", "--context", "{\"a\":")).isEqualTo(ExitCode.USAGE);
+        assertThat(errors()).contains("--context: not valid JSON at line 1");
+    }
+
+    @Test
+    void duplicateKeyInContext() {
+        assertThat(run("run", "ok.ts", "--context", "{\"a\":1,\"a\":2}")).isEqualTo(ExitCode.USAGE);
+        assertThat(errors()).contains("--context: not valid JSON").contains("Duplicate field 'a'");
+    }
+
+    @Test
+    void missingContextFile() {
+        assertThat(run("run", "ok.ts", "--context", "@nope.json")).isEqualTo(ExitCode.USAGE);
+        assertThat(errors()).contains("--context @FILE: nope.json does not exist");
+    }
+
+    @Test
+    void unknownStore() {
+        assertThat(run("run", "ok.ts", "--store", "mongo")).isEqualTo(ExitCode.USAGE);
+        assertThat(errors()).contains("--store: unknown store 'mongo' (choose one of memory, sqlite, redis)");
+    }
+
+    @Test
+    void badTtl() {
+        assertThat(run("run", "ok.ts", "--ttl", "forever")).isEqualTo(ExitCode.USAGE);
+        assertThat(errors()).contains("--ttl: 'forever' is not a duration");
+    }
+
+    @Test
+    void unknownConfigKey() throws IOException {
+        Files.writeString(dir.resolve("execache.yaml"), "code_execution:\n  cache:\n    max_entires: 5\n");
+
+        assertThat(run("run", "ok.ts")).isEqualTo(ExitCode.USAGE);
+        assertThat(errors()).contains("unknown key 'code_execution.cache.max_entires'");
+    }
+
+    @Test
+    void unknownFlag() {
+        assertThat(run("run", "ok.ts", "--colour")).isEqualTo(ExitCode.USAGE);
+        assertThat(errors()).contains("Unknown option: '--colour'");
+    }
+
+    @Test
+    void invalidateNeedsATool() {
+        assertThat(run("invalidate")).isEqualTo(ExitCode.USAGE);
+        assertThat(errors()).contains("Missing required option: '--tool=NAME'");
+    }
+
+    @Test
+    void nothingIsWrittenOnAUsageError() {
+        run("run", "ok.ts", "--context", "[1,");
+
+        assertThat(dir.resolve("cache")).doesNotExist();
+    }
+
+    @Test
+    void helpExplainsEveryOptionWithItsDefault() {
+        assertThat(run("run", "--help")).isEqualTo(ExitCode.OK);
+        String help = out.toString(StandardCharsets.UTF_8).replaceAll("\\s+", " ");
+
+        assertThat(help).contains("--store=memory|sqlite|redis").contains("Default: sqlite")
+                .contains("--ttl=DURATION").contains("Default: 5m")
+                .contains("--timeout=DURATION").contains("Default: 30s");
+    }
+}
