@@ -18,6 +18,8 @@ import picocli.CommandLine;
 
 /** The {@code execache} command. */
 public final class Main {
+    /** Held here because java.util.logging keeps loggers weakly: a collected one forgets its level. */
+    private static final Logger EXECACHE_LOGGER = Logger.getLogger("dev.execache");
 
     private Main() {
     }
@@ -73,6 +75,6 @@ public final class Main {
         handler.setLevel(Level.ALL);
         root.addHandler(handler);
         root.setLevel(Level.WARNING);
-        Logger.getLogger("dev.execache").setLevel(Level.INFO);
+        EXECACHE_LOGGER.setLevel(Level.INFO);
     }
 }
