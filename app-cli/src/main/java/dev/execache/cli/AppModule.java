@@ -8,6 +8,7 @@ import dev.execache.core.MutableToolVersions;
 import dev.execache.core.Sandbox;
 import dev.execache.core.ToolVersionSource;
 import dev.execache.store.memory.MemoryCacheStore;
+import dev.execache.store.sqlite.SqliteCacheStore;
 import java.lang.System.Logger.Level;
 import java.time.Clock;
 
@@ -50,7 +51,8 @@ final class AppModule extends AbstractModule {
         int maxEntries = settings.policy().maxEntries();
         return switch (settings.store()) {
             case MEMORY -> new MemoryCacheStore(maxEntries, clock);
-            case SQLITE, REDIS -> throw new UsageException("store " + settings.store() + " is not built in yet");
+            case SQLITE -> new SqliteCacheStore(settings.sqlitePath(), maxEntries, clock);
+            case REDIS -> throw new UsageException("store " + settings.store() + " is not built in yet");
         };
     }
 

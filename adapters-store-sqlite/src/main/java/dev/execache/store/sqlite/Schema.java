@@ -1,0 +1,179 @@
+package dev.execache.store.sqlite;
+
+import java.lang.System.Logger.Level;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Stream;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.JdbiException;
+
+/**
+ * The tables of a cache file, and how a file made by an older execache is brought up to
+ * date. The file says what it is in its header: {@code PRAGMA application_id} marks it as
+ * execache's and {@code PRAGMA user_version} gives the schema version.
+ *
+ * <p>Version 0 is the seed's single table, {@code cache_entries(cache_key, result,
+ * tool_versions, created_at, expires_at, hit_count)}, with no application id.
+ */
+final class Schema {
+    static final int VERSION = 1;
+    static final int APPLICATION_ID = 0x65786361;
+
+    private static final System.Logger LOG = System.getLogger(Schema.class.getName());
+    private static final int EMPTY = -1;
+    private static final Set<String> SEED_COLUMNS =
+            Set.of("cache_key", "result", "tool_versions", "created_at", "expires_at", "hit_count");
+
+    /**
+     * Version 1. Times are epoch milliseconds. {@code last_access} orders entries by their last
+     * use, larger is more recent; it is a store-wide sequence, not a time, since many uses share
+     * a millisecond. The small columns come first so that reading them skips the overflow pages
+     * of a large result.
+     */
+    private static final List<String> TABLES = List.of(
+            """
+            CREATE TABLE cache_entries (
+                cache_key       TEXT    NOT NULL PRIMARY KEY,
+                created_at      INTEGER NOT NULL,
+                expires_at      INTEGER NOT NULL,
+                last_access     INTEGER NOT NULL,
+                hit_count       INTEGER NOT NULL DEFAULT 0,
+                execution_nanos INTEGER NOT NULL,
+                estimated_bytes INTEGER NOT NULL,
+                tool_versions   TEXT    NOT NULL,
+                result          TEXT    NOT NULL,
+                console         TEXT    NOT NULL)""",
+            "CREATE INDEX cache_entries_by_expiry ON cache_entries (expires_at)",
+            "CREATE INDEX cache_entries_by_last_access ON cache_entries (last_access)",
+            """
+            CREATE TABLE entry_tools (
+                tool      TEXT NOT NULL,
+                cache_key TEXT NOT NULL REFERENCES cache_entries (cache_key) ON DELETE CASCADE,
+                PRIMARY KEY (tool, cache_key)) WITHOUT ROWID""",
+            "CREATE INDEX entry_tools_by_key ON entry_tools (cache_key)",
+            "CREATE TABLE counters (name TEXT NOT NULL PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID",
+            "CREATE TABLE last_seen_versions (tool TEXT NOT NULL PRIMARY KEY, version TEXT NOT NULL) WITHOUT ROWID");
+
+    /** Rows whose tool versions are not a JSON object cannot be trusted and are left behind. */
+    private static final List<String> FROM_SEED = concat(
+            List.of("ALTER TABLE cache_entries RENAME TO seed_cache_entries"),
+            TABLES,
+            List.of(
+                    """
+                    INSERT INTO cache_entries (cache_key, created_at, expires_at, last_access, hit_count,
+                                               execution_nanos, estimated_bytes, tool_versions, result, console)
+                    SELECT cache_key, created_at, expires_at,
+                           row_number() OVER (ORDER BY created_at, rowid),
+                           coalesce(hit_count, 0), 0,
+                           64 + 2 * (length(cache_key) + length(result))
+                              + 2 * coalesce((SELECT sum(length(key) + length(value)) FROM json_each(tool_versions)), 0),
+                           (SELECT json_group_object(key, coalesce(CAST(value AS TEXT), ''))
+                              FROM json_each(tool_versions)),
+                           result, ''
+                      FROM seed_cache_entries
+                     WHERE cache_key IS NOT NULL AND result IS NOT NULL
+                       AND typeof(created_at) = 'integer' AND typeof(expires_at) = 'integer'
+                       AND json_valid(tool_versions) AND json_type(tool_versions) = 'object'""",
+                    """
+                    INSERT OR IGNORE INTO entry_tools (tool, cache_key)
+                    SELECT tool.key, entry.cache_key FROM cache_entries entry, json_each(entry.tool_versions) tool""",
+                    "DROP TABLE seed_cache_entries"));
+
+    /** {@code MIGRATIONS.get(v)} takes a file from version {@code v} to {@code v + 1}. */
+    private static final List<List<String>> MIGRATIONS = List.of(FROM_SEED);
+
+    private Schema() {
+    }
+
+    /**
+     * Makes the file a current cache: creates the tables in an empty file, migrates an older
+     * one, and refuses, without writing to it, a file that is not an execache cache or is
+     * from a newer execache.
+     */
+    static void open(Jdbi jdbi, Path file) {
+        jdbi.useHandle(handle -> {
+            refuseUnlessUsable(handle, file);
+            enableWriteAheadLog(handle, file);
+            handle.useTransaction(transaction -> upgrade(transaction, file));
+        });
+    }
+
+    /** Before WAL is switched on, which rewrites the file's header. */
+    private static void refuseUnlessUsable(Handle handle, Path file) {
+        startingVersion(inspect(handle, file), file);
+    }
+
+    /** Inspects again inside the write transaction: another process may have got there first. */
+    private static void upgrade(Handle handle, Path file) {
+        int from = startingVersion(inspect(handle, file), file);
+        if (from == VERSION) {
+            return;
+        }
+        if (from == EMPTY) {
+            TABLES.forEach(handle::execute);
+        } else {
+            for (int version = from; version < VERSION; version++) {
+                MIGRATIONS.get(version).forEach(handle::execute);
+            }
+            LOG.log(Level.INFO, "migrated SQLite cache {0} from schema version {1} to {2}", file, from, VERSION);
+        }
+        handle.execute("PRAGMA application_id = " + APPLICATION_ID);
+        handle.execute("PRAGMA user_version = " + VERSION);
+    }
+
+    private static int startingVersion(State state, Path file) {
+        if (state.applicationId() == APPLICATION_ID) {
+            if (state.version() > VERSION) {
+                throw new IllegalStateException("SQLite cache " + file + " has schema version " + state.version()
+                        + ", newer than version " + VERSION + " that this execache knows; use a newer execache"
+                        + " or another file (the file is left unchanged)");
+            }
+            return state.version();
+        }
+        if (state.applicationId() == 0 && state.version() == 0) {
+            if (state.tables().isEmpty()) {
+                return EMPTY;
+            }
+            if (state.entryColumns().containsAll(SEED_COLUMNS)) {
+                return 0;
+            }
+        }
+        throw new IllegalArgumentException("SQLite cache path " + file + " holds another application's database"
+                + " (application_id " + state.applicationId() + ", user_version " + state.version()
+                + ", tables " + state.tables() + "); refusing to use it as a cache (the file is left unchanged)");
+    }
+
+    private static State inspect(Handle handle, Path file) {
+        try {
+            return new State(
+                    handle.createQuery("PRAGMA application_id").mapTo(Integer.class).one(),
+                    handle.createQuery("PRAGMA user_version").mapTo(Integer.class).one(),
+                    new TreeSet<>(handle.createQuery(
+                            "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")
+                            .mapTo(String.class).list()),
+                    Set.copyOf(handle.createQuery("SELECT name FROM pragma_table_info('cache_entries')")
+                            .mapTo(String.class).list()));
+        } catch (JdbiException e) {
+            throw new IllegalArgumentException("cannot read SQLite cache " + file
+                    + " (not a SQLite database, or damaged): " + e.getMessage(), e);
+        }
+    }
+
+    private static void enableWriteAheadLog(Handle handle, Path file) {
+        String mode = handle.createQuery("PRAGMA journal_mode = WAL").mapTo(String.class).one();
+        if (!"wal".equalsIgnoreCase(mode)) {
+            LOG.log(Level.WARNING, "SQLite cache {0} could not use write-ahead logging (journal mode {1});"
+                    + " processes sharing it will wait on one another longer", file, mode);
+        }
+    }
+
+    private static List<String> concat(List<String> first, List<String> second, List<String> third) {
+        return Stream.of(first, second, third).flatMap(List::stream).toList();
+    }
+
+    private record State(int applicationId, int version, Set<String> tables, Set<String> entryColumns) {
+    }
+}

@@ -1,0 +1,386 @@
+package dev.execache.store.sqlite;
+
+import dev.execache.core.CacheEntry;
+import dev.execache.core.CacheStore;
+import dev.execache.core.Counter;
+import dev.execache.core.Glob;
+import java.nio.file.Path;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.stream.Collectors;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.HandleCallback;
+import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.statement.PreparedBatch;
+import org.jdbi.v3.core.statement.SqlStatements;
+import org.jdbi.v3.core.statement.StatementContext;
+import org.jdbi.v3.core.statement.TemplateEngine;
+import org.jdbi.v3.sqlite3.SQLitePlugin;
+
+/**
+ * A {@link CacheStore} in one SQLite file that several processes may share: write-ahead
+ * logging, a busy timeout and short {@code IMMEDIATE} transactions. A file that is not an
+ * execache cache, or is from a newer execache, is refused and left as it was; one from an
+ * older execache is migrated.
+ *
+ * <p>A hit only reads. The hit count and recency it earns, and counter increments, are kept
+ * in memory and written with this store's next write, once {@value #MAX_PENDING_USES} entries
+ * have been used, once the oldest is {@value #MAX_PENDING_MILLIS} ms old, or at {@link #close};
+ * until then other processes see the previous counts and recency.
+ */
+public final class SqliteCacheStore implements CacheStore {
+    static final int MAX_PENDING_USES = 64;
+    static final long MAX_PENDING_MILLIS = 1_000;
+
+    private static final String SELECT_ENTRY = """
+            SELECT cache_key, created_at, expires_at, hit_count, execution_nanos, tool_versions, result, console
+              FROM cache_entries WHERE cache_key = ?""";
+    private static final String INSERT_ENTRY = """
+            INSERT INTO cache_entries (cache_key, created_at, expires_at, last_access, hit_count,
+                                       execution_nanos, estimated_bytes, tool_versions, result, console)
+            VALUES (?, ?, ?, (SELECT coalesce(max(last_access), 0) + 1 FROM cache_entries), ?, ?, ?, ?, ?, ?)""";
+    private static final String RECORD_USE = """
+            UPDATE cache_entries SET hit_count = hit_count + ?, last_access = ?
+             WHERE cache_key = ? AND created_at = ?""";
+    private static final String ADD_TO_COUNTER = """
+            INSERT INTO counters (name, value) VALUES (?, ?)
+            ON CONFLICT (name) DO UPDATE SET value = value + excluded.value""";
+    private static final String RECORD_VERSION = """
+            INSERT INTO last_seen_versions (tool, version) VALUES (?, ?)
+            ON CONFLICT (tool) DO UPDATE SET version = excluded.version""";
+
+    private final Path file;
+    private final int maxEntries;
+    private final Clock clock;
+    private final SingleConnection connection;
+    private final Jdbi jdbi;
+    /** In order of use, the oldest first. */
+    private final LinkedHashMap<String, PendingUse> pendingUses = new LinkedHashMap<>();
+    private final Map<Counter, Long> pendingCounts = new EnumMap<>(Counter.class);
+    private long firstPendingAt;
+    private boolean closed;
+
+    /**
+     * Opens, or creates with its parent directories, the cache at {@code file}.
+     *
+     * @throws IllegalArgumentException if {@code file} is a directory, not a SQLite database,
+     *     or another application's database
+     * @throws IllegalStateException if the file cannot be created or written, or is from a
+     *     newer execache
+     */
+    public SqliteCacheStore(Path file, int maxEntries, Clock clock) {
+        Objects.requireNonNull(file, "file must not be null");
+        if (maxEntries < 1) {
+            throw new IllegalArgumentException("maxEntries must be at least 1: " + maxEntries);
+        }
+        this.clock = Objects.requireNonNull(clock, "clock must not be null");
+        this.maxEntries = maxEntries;
+        this.file = CacheFile.prepare(file);
+        this.connection = SingleConnection.open(this.file);
+        this.jdbi = Jdbi.create(connection).installPlugin(new SQLitePlugin());
+        jdbi.getConfig(SqlStatements.class).setTemplateEngine(TemplateEngine.NOP);
+        try {
+            Schema.open(jdbi, this.file);
+        } catch (RuntimeException e) {
+            connection.close();
+            throw e;
+        }
+    }
+
+    /** {@code $XDG_CACHE_HOME/execache/cache.db}, or {@code ~/.cache/execache/cache.db}. */
+    public static Path defaultPath() {
+        return defaultPath(System.getenv("XDG_CACHE_HOME"), System.getProperty("user.home"));
+    }
+
+    static Path defaultPath(String xdgCacheHome, String userHome) {
+        boolean usable = xdgCacheHome != null && !xdgCacheHome.isEmpty() && Path.of(xdgCacheHome).isAbsolute();
+        Path cacheHome = usable ? Path.of(xdgCacheHome) : Path.of(userHome, ".cache");
+        return cacheHome.resolve("execache").resolve("cache.db");
+    }
+
+    /** The absolute path of the file. */
+    public Path file() {
+        return file;
+    }
+
+    @Override
+    public synchronized Optional<CacheEntry> get(String key) {
+        long now = clock.millis();
+        Optional<CacheEntry> hit = live(key, now).map(entry -> recordUse(entry, now));
+        writeIfDue(now);
+        return hit;
+    }
+
+    @Override
+    public synchronized Optional<CacheEntry> peek(String key) {
+        return live(key, clock.millis()).map(this::withPendingHits);
+    }
+
+    /** Also purges every expired entry, so that the file holds no dead results below the bound. */
+    @Override
+    public synchronized void put(CacheEntry entry) {
+        pendingUses.remove(entry.key());
+        long now = clock.millis();
+        write(handle -> {
+            handle.execute("DELETE FROM cache_entries WHERE cache_key = ?", entry.key());
+            deleteExpired(handle, now);
+            handle.createUpdate(INSERT_ENTRY)
+                    .bind(0, entry.key())
+                    .bind(1, entry.createdAt().toEpochMilli())
+                    .bind(2, entry.expiresAt().toEpochMilli())
+                    .bind(3, entry.hits())
+                    .bind(4, entry.executionTime().toNanos())
+                    .bind(5, entry.estimatedBytes())
+                    .bind(6, ToolVersionsJson.write(entry.toolVersions()))
+                    .bind(7, entry.value())
+                    .bind(8, entry.console())
+                    .execute();
+            if (!entry.toolVersions().isEmpty()) {
+                PreparedBatch tools = handle.prepareBatch("INSERT INTO entry_tools (tool, cache_key) VALUES (?, ?)");
+                entry.toolVersions().keySet().forEach(tool -> tools.add(tool, entry.key()));
+                tools.execute();
+            }
+            evictLeastRecentlyUsed(handle);
+            return null;
+        });
+    }
+
+    @Override
+    public synchronized boolean remove(String key) {
+        pendingUses.remove(key);
+        return write(handle -> handle.execute("DELETE FROM cache_entries WHERE cache_key = ?", key)) > 0;
+    }
+
+    @Override
+    public synchronized int removeByTool(String tool) {
+        Objects.requireNonNull(tool, "tool must not be null");
+        return write(handle -> handle.execute(
+                "DELETE FROM cache_entries WHERE cache_key IN (SELECT cache_key FROM entry_tools WHERE tool = ?)", tool));
+    }
+
+    @Override
+    public synchronized int removeByPattern(String keyGlob) {
+        Glob glob = Glob.of(keyGlob);
+        return write(handle -> {
+            List<String> matching = handle.createQuery("SELECT cache_key FROM cache_entries")
+                    .mapTo(String.class)
+                    .filter(glob::matches)
+                    .list();
+            if (matching.isEmpty()) {
+                return 0;
+            }
+            PreparedBatch delete = handle.prepareBatch("DELETE FROM cache_entries WHERE cache_key = ?");
+            matching.forEach(delete::add);
+            delete.execute();
+            return matching.size();
+        });
+    }
+
+    @Override
+    public synchronized void clear() {
+        pendingUses.clear();
+        write(handle -> {
+            handle.execute("DELETE FROM entry_tools");
+            return handle.execute("DELETE FROM cache_entries");
+        });
+    }
+
+    @Override
+    public synchronized int size() {
+        long now = clock.millis();
+        return write(handle -> {
+            deleteExpired(handle, now);
+            return handle.createQuery("SELECT count(*) FROM cache_entries").mapTo(Integer.class).one();
+        });
+    }
+
+    @Override
+    public synchronized long estimatedBytes() {
+        return jdbi.withHandle(handle -> handle.createQuery("SELECT coalesce(sum(estimated_bytes), 0) FROM cache_entries")
+                .mapTo(Long.class)
+                .one());
+    }
+
+    @Override
+    public synchronized int purgeExpired() {
+        long now = clock.millis();
+        return write(handle -> deleteExpired(handle, now));
+    }
+
+    @Override
+    public synchronized void increment(Counter counter, long delta) {
+        Objects.requireNonNull(counter, "counter must not be null");
+        if (delta == 0) {
+            return;
+        }
+        long now = clock.millis();
+        notePending(now);
+        pendingCounts.merge(counter, delta, Long::sum);
+        writeIfDue(now);
+    }
+
+    @Override
+    public synchronized Map<Counter, Long> counters() {
+        Map<String, Long> stored = jdbi.withHandle(handle -> handle.createQuery("SELECT name, value FROM counters")
+                .map((row, context) -> Map.entry(row.getString(1), row.getLong(2)))
+                .collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue)));
+        Map<Counter, Long> counters = new EnumMap<>(Counter.class);
+        for (Counter counter : Counter.values()) {
+            counters.put(counter, stored.getOrDefault(counter.name(), 0L) + pendingCounts.getOrDefault(counter, 0L));
+        }
+        return counters;
+    }
+
+    @Override
+    public synchronized Map<String, String> lastSeenVersions() {
+        return jdbi.withHandle(handle -> handle.createQuery("SELECT tool, version FROM last_seen_versions")
+                .map((row, context) -> Map.entry(row.getString(1), row.getString(2)))
+                .collect(Collectors.toUnmodifiableMap(Map.Entry::getKey, Map.Entry::getValue)));
+    }
+
+    @Override
+    public synchronized void recordVersions(Map<String, String> versions) {
+        if (versions.isEmpty()) {
+            return;
+        }
+        write(handle -> {
+            PreparedBatch record = handle.prepareBatch(RECORD_VERSION);
+            versions.forEach(record::add);
+            return record.execute();
+        });
+    }
+
+    /** Writes what is pending and closes the file; closing twice does nothing. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        try {
+            if (hasPending()) {
+                write(handle -> null);
+            }
+        } finally {
+            closed = true;
+            connection.close();
+        }
+    }
+
+    private Optional<CacheEntry> live(String key, long now) {
+        Optional<CacheEntry> stored = jdbi.withHandle(handle -> handle.createQuery(SELECT_ENTRY)
+                .bind(0, key)
+                .map(SqliteCacheStore::entry)
+                .findOne());
+        if (stored.isPresent() && now >= stored.get().expiresAt().toEpochMilli()) {
+            pendingUses.remove(key);
+            write(handle -> {
+                int expired = handle.execute("DELETE FROM cache_entries WHERE cache_key = ? AND expires_at <= ?", key, now);
+                addToCounter(handle, Counter.EXPIRATIONS, expired);
+                return null;
+            });
+            return Optional.empty();
+        }
+        return stored;
+    }
+
+    private static CacheEntry entry(ResultSet row, StatementContext context) throws SQLException {
+        return new CacheEntry(
+                row.getString(1),
+                row.getString(7),
+                row.getString(8),
+                Duration.ofNanos(row.getLong(5)),
+                ToolVersionsJson.read(row.getString(6)),
+                Instant.ofEpochMilli(row.getLong(2)),
+                Instant.ofEpochMilli(row.getLong(3)),
+                row.getLong(4));
+    }
+
+    private CacheEntry withPendingHits(CacheEntry entry) {
+        PendingUse use = pendingUses.get(entry.key());
+        return use == null ? entry : entry.withHits(entry.hits() + use.hits());
+    }
+
+    /** Returns the entry with its hits counted, this one included. */
+    private CacheEntry recordUse(CacheEntry entry, long now) {
+        notePending(now);
+        PendingUse earlier = pendingUses.remove(entry.key());
+        long hits = earlier == null ? 1 : earlier.hits() + 1;
+        pendingUses.put(entry.key(), new PendingUse(entry.createdAt().toEpochMilli(), hits));
+        return entry.withHits(entry.hits() + hits);
+    }
+
+    private void notePending(long now) {
+        if (!hasPending()) {
+            firstPendingAt = now;
+        }
+    }
+
+    private boolean hasPending() {
+        return !pendingUses.isEmpty() || !pendingCounts.isEmpty();
+    }
+
+    private void writeIfDue(long now) {
+        if (pendingUses.size() >= MAX_PENDING_USES || now - firstPendingAt >= MAX_PENDING_MILLIS) {
+            write(handle -> null);
+        }
+    }
+
+    /** Runs {@code work} in a write transaction that first writes what is pending. */
+    private <R> R write(HandleCallback<R, RuntimeException> work) {
+        R result = jdbi.inTransaction(handle -> {
+            writePending(handle);
+            return work.withHandle(handle);
+        });
+        pendingUses.clear();
+        pendingCounts.clear();
+        return result;
+    }
+
+    private void writePending(Handle handle) {
+        if (!pendingUses.isEmpty()) {
+            long lastAccess = handle.createQuery("SELECT coalesce(max(last_access), 0) FROM cache_entries")
+                    .mapTo(Long.class)
+                    .one();
+            PreparedBatch uses = handle.prepareBatch(RECORD_USE);
+            for (Map.Entry<String, PendingUse> use : pendingUses.entrySet()) {
+                uses.add(use.getValue().hits(), ++lastAccess, use.getKey(), use.getValue().createdAt());
+            }
+            uses.execute();
+        }
+        pendingCounts.forEach((counter, delta) -> addToCounter(handle, counter, delta));
+    }
+
+    private void evictLeastRecentlyUsed(Handle handle) {
+        int excess = handle.createQuery("SELECT count(*) FROM cache_entries").mapTo(Integer.class).one() - maxEntries;
+        if (excess > 0) {
+            int evicted = handle.execute("""
+                    DELETE FROM cache_entries
+                     WHERE rowid IN (SELECT rowid FROM cache_entries ORDER BY last_access LIMIT ?)""", excess);
+            addToCounter(handle, Counter.EVICTIONS, evicted);
+        }
+    }
+
+    private static int deleteExpired(Handle handle, long now) {
+        int expired = handle.execute("DELETE FROM cache_entries WHERE expires_at <= ?", now);
+        addToCounter(handle, Counter.EXPIRATIONS, expired);
+        return expired;
+    }
+
+    private static void addToCounter(Handle handle, Counter counter, long delta) {
+        if (delta != 0) {
+            handle.execute(ADD_TO_COUNTER, counter.name(), delta);
+        }
+    }
+
+    private record PendingUse(long createdAt, long hits) {
+    }
+}

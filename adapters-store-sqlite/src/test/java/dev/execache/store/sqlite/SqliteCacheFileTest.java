@@ -1,0 +1,233 @@
+package dev.execache.store.sqlite;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.execache.core.CacheEntry;
+import dev.execache.core.MutableClock;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The file is ours or it is refused, with its path in the message, and left as it was. */
+class SqliteCacheFileTest {
+    @TempDir
+    Path directory;
+
+    private final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
+
+    @Test
+    void aFileThatIsNotSqliteIsRefusedAndLeftUnchanged() throws Exception {
+        Path notes = directory.resolve("notes.txt");
+        Files.writeString(notes, "my notes, not a database\n".repeat(100));
+        byte[] before = Files.readAllBytes(notes);
+
+        assertThatThrownBy(() -> open(notes))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(notes.toString())
+                .hasMessageContaining("not a SQLite database");
+
+        assertThat(Files.readAllBytes(notes)).isEqualTo(before);
+        assertThat(siblingsOf(notes)).containsExactly("notes.txt");
+    }
+
+    @Test
+    void aDirectoryIsRefused() {
+        assertThatThrownBy(() -> open(directory))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(directory.toString())
+                .hasMessageContaining("directory");
+    }
+
+    @Test
+    void aPathUnderARegularFileIsRefused() throws Exception {
+        Path file = directory.resolve("plain");
+        Files.writeString(file, "x");
+        Path below = file.resolve("cache.db");
+
+        assertThatThrownBy(() -> open(below))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining(below.toString());
+        assertThat(Files.readString(file)).isEqualTo("x");
+    }
+
+    @Test
+    void aPlaceNoOneMayWriteIsRefused() {
+        Path proc = Path.of("/proc/self");
+        assumeTrue(Files.isDirectory(proc), "needs Linux /proc, where even root cannot create files");
+        Path file = proc.resolve("execache/cache.db");
+
+        assertThatThrownBy(() -> open(file))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining(file.toString());
+    }
+
+    @Test
+    void aReadOnlyFileIsRefusedAndLeftUnchanged() throws Exception {
+        assumeFalse("root".equals(System.getProperty("user.name")), "root may write to any file");
+        Path file = directory.resolve("cache.db");
+        try (var store = open(file)) {
+            store.put(entry("v1:a"));
+        }
+        byte[] before = Files.readAllBytes(file);
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("r--r--r--"));
+
+        assertThatThrownBy(() -> open(file))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining(file.toString());
+        assertThat(Files.readAllBytes(file)).isEqualTo(before);
+    }
+
+    @Test
+    void missingParentDirectoriesAreCreated() {
+        Path file = directory.resolve("a/b/c/cache.db");
+
+        try (var store = open(file)) {
+            store.put(entry("v1:a"));
+        }
+
+        assertThat(file).isRegularFile();
+    }
+
+    @Test
+    void anEmptyFileBecomesACache() throws Exception {
+        Path file = directory.resolve("cache.db");
+        Files.createFile(file);
+
+        try (var store = open(file)) {
+            store.put(entry("v1:a"));
+            assertThat(store.peek("v1:a")).isPresent();
+        }
+    }
+
+    @Test
+    void aNewCacheIsMarkedAsOursWithItsSchemaVersionAndUsesWriteAheadLogging() throws Exception {
+        Path file = directory.resolve("cache.db");
+
+        open(file).close();
+
+        assertThat(SqliteFiles.queryLong(file, "PRAGMA application_id")).isEqualTo(Schema.APPLICATION_ID);
+        assertThat(SqliteFiles.queryLong(file, "PRAGMA user_version")).isEqualTo(Schema.VERSION);
+        assertThat(SqliteFiles.queryText(file, "PRAGMA journal_mode")).isEqualTo("wal");
+    }
+
+    @Test
+    void aCacheFromANewerExecacheIsRefusedAndLeftUnchanged() throws Exception {
+        Path file = directory.resolve("cache.db");
+        SqliteFiles.execute(file,
+                "CREATE TABLE cache_entries (cache_key TEXT PRIMARY KEY, future_column BLOB)",
+                "INSERT INTO cache_entries VALUES ('v2:a', x'00')",
+                "PRAGMA application_id = " + Schema.APPLICATION_ID,
+                "PRAGMA user_version = " + (Schema.VERSION + 1));
+        byte[] before = Files.readAllBytes(file);
+
+        assertThatThrownBy(() -> open(file))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining(file.toString())
+                .hasMessageContaining("newer");
+
+        assertThat(Files.readAllBytes(file)).isEqualTo(before);
+        assertThat(SqliteFiles.queryText(file, "PRAGMA journal_mode")).isEqualTo("delete");
+    }
+
+    @Test
+    void anotherApplicationsDatabaseIsRefusedAndLeftUnchanged() throws Exception {
+        Path file = directory.resolve("app.db");
+        SqliteFiles.execute(file,
+                "CREATE TABLE invoices (id INTEGER PRIMARY KEY, total INTEGER)",
+                "INSERT INTO invoices VALUES (1, 100)");
+        byte[] before = Files.readAllBytes(file);
+
+        assertThatThrownBy(() -> open(file))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(file.toString())
+                .hasMessageContaining("another application");
+
+        assertThat(Files.readAllBytes(file)).isEqualTo(before);
+    }
+
+    @Test
+    void aDatabaseMarkedByAnotherApplicationIsRefused() throws Exception {
+        Path file = directory.resolve("other.db");
+        SqliteFiles.execute(file, "PRAGMA application_id = 42");
+
+        assertThatThrownBy(() -> open(file))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(file.toString());
+    }
+
+    @Test
+    void aDamagedFileIsRefusedAndLeftUnchanged() throws Exception {
+        Path file = directory.resolve("cache.db");
+        try (var store = open(file)) {
+            store.put(entry("v1:a"));
+        }
+        byte[] damaged = Files.readAllBytes(file);
+        for (int i = 100; i < damaged.length; i++) {
+            damaged[i] = (byte) 0xA5;
+        }
+        Files.write(file, damaged);
+
+        assertThatThrownBy(() -> open(file))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(file.toString());
+        assertThat(Files.readAllBytes(file)).isEqualTo(damaged);
+    }
+
+    @Test
+    void aPathWithAQuestionMarkIsRefusedRatherThanMisread() {
+        Path file = directory.resolve("cache.db?mode=memory");
+
+        assertThatThrownBy(() -> open(file))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(file.toString());
+        assertThat(file).doesNotExist();
+    }
+
+    @Test
+    void theDefaultPathFollowsXdgCacheHome() {
+        assertThat(SqliteCacheStore.defaultPath("/var/cache/me", "/home/me"))
+                .isEqualTo(Path.of("/var/cache/me/execache/cache.db"));
+        assertThat(SqliteCacheStore.defaultPath(null, "/home/me"))
+                .isEqualTo(Path.of("/home/me/.cache/execache/cache.db"));
+        assertThat(SqliteCacheStore.defaultPath("", "/home/me"))
+                .isEqualTo(Path.of("/home/me/.cache/execache/cache.db"));
+        assertThat(SqliteCacheStore.defaultPath("relative/cache", "/home/me"))
+                .as("the XDG spec says to ignore a relative path")
+                .isEqualTo(Path.of("/home/me/.cache/execache/cache.db"));
+        assertThat(SqliteCacheStore.defaultPath().endsWith(Path.of("execache", "cache.db"))).isTrue();
+    }
+
+    @Test
+    void aClosedStoreSaysSo() {
+        SqliteCacheStore store = open(directory.resolve("cache.db"));
+        store.close();
+        store.close();
+
+        assertThatThrownBy(() -> store.get("v1:a"))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
+    }
+
+    private SqliteCacheStore open(Path file) {
+        return new SqliteCacheStore(file, 100, clock);
+    }
+
+    private CacheEntry entry(String key) {
+        Instant now = clock.instant();
+        return new CacheEntry(key, "1", "", Duration.ofMillis(5), Map.of("github", "v1"), now, now.plusSeconds(60), 0);
+    }
+
+    private static java.util.List<String> siblingsOf(Path file) throws Exception {
+        try (var files = Files.list(file.getParent())) {
+            return files.map(path -> path.getFileName().toString()).sorted().toList();
+        }
+    }
+}

@@ -1,0 +1,98 @@
+package dev.execache.store.sqlite;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.execache.core.CacheEntry;
+import dev.execache.core.MutableClock;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class SqliteSchemaMigrationTest {
+    private static final Instant NOW = Instant.parse("2026-01-01T00:00:00Z");
+
+    @TempDir
+    Path directory;
+
+    private final MutableClock clock = new MutableClock(NOW);
+
+    /** The seed's table, as the seed left it: no application id, user_version 0. */
+    private Path seedFile() throws Exception {
+        Path file = directory.resolve("seed.db");
+        long created = NOW.toEpochMilli();
+        long expires = NOW.plusSeconds(300).toEpochMilli();
+        SqliteFiles.execute(file,
+                """
+                CREATE TABLE cache_entries (
+                    cache_key TEXT PRIMARY KEY,
+                    result TEXT NOT NULL,
+                    tool_versions TEXT NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    expires_at INTEGER NOT NULL,
+                    hit_count INTEGER NOT NULL DEFAULT 0)""",
+                "CREATE INDEX idx_expires ON cache_entries (expires_at)",
+                "INSERT INTO cache_entries VALUES ('v1:gh', '{\"n\":1}', '{\"github\":\"v1\",\"sql\":\"3\"}', %d, %d, 4)"
+                        .formatted(created, expires),
+                "INSERT INTO cache_entries VALUES ('v1:none', '[]', '{}', %d, %d, 0)".formatted(created + 1, expires),
+                "INSERT INTO cache_entries VALUES ('v1:odd', '\"x\"', '{\"t\\u00f8\\\"l\":2}', %d, %d, 1)"
+                        .formatted(created + 2, expires),
+                "INSERT INTO cache_entries VALUES ('v1:broken', '1', 'not json', %d, %d, 0)".formatted(created, expires));
+        return file;
+    }
+
+    @Test
+    void aSeedFileIsMigratedAndItsEntriesStayUsable() throws Exception {
+        Path file = seedFile();
+
+        try (SqliteCacheStore store = new SqliteCacheStore(file, 100, clock)) {
+            CacheEntry gh = store.peek("v1:gh").orElseThrow();
+            assertThat(gh.value()).isEqualTo("{\"n\":1}");
+            assertThat(gh.console()).isEmpty();
+            assertThat(gh.toolVersions()).isEqualTo(Map.of("github", "v1", "sql", "3"));
+            assertThat(gh.createdAt()).isEqualTo(NOW);
+            assertThat(gh.expiresAt()).isEqualTo(NOW.plusSeconds(300));
+            assertThat(gh.hits()).isEqualTo(4);
+            assertThat(store.get("v1:gh")).map(CacheEntry::hits).contains(5L);
+            assertThat(store.peek("v1:odd")).map(CacheEntry::toolVersions).contains(Map.of("tø\"l", "2"));
+            assertThat(store.peek("v1:broken")).as("tool versions that are not JSON cannot be trusted").isEmpty();
+            assertThat(store.size()).isEqualTo(3);
+            assertThat(store.estimatedBytes()).isPositive();
+
+            assertThat(store.removeByTool("sql")).as("the tool index is filled from the old column").isEqualTo(1);
+            assertThat(store.removeByTool("tø\"l")).isEqualTo(1);
+            assertThat(store.peek("v1:none")).isPresent();
+        }
+        assertThat(SqliteFiles.queryLong(file, "PRAGMA user_version")).isEqualTo(Schema.VERSION);
+        assertThat(SqliteFiles.queryLong(file, "PRAGMA application_id")).isEqualTo(Schema.APPLICATION_ID);
+        assertThat(SqliteFiles.queryText(file, "PRAGMA journal_mode")).isEqualTo("wal");
+        assertThat(SqliteFiles.queryLong(file,
+                "SELECT count(*) FROM sqlite_schema WHERE name IN ('seed_cache_entries', 'idx_expires')")).isZero();
+    }
+
+    @Test
+    void aSeedFileKeepsTheOrderOfItsEntriesForEviction() throws Exception {
+        Path file = seedFile();
+
+        try (SqliteCacheStore store = new SqliteCacheStore(file, 3, clock)) {
+            store.put(new CacheEntry("v1:new", "1", "", Duration.ZERO, Map.of(), NOW, NOW.plusSeconds(60), 0));
+
+            assertThat(store.peek("v1:gh")).as("the oldest entry goes first").isEmpty();
+            assertThat(store.peek("v1:none")).isPresent();
+            assertThat(store.peek("v1:odd")).isPresent();
+            assertThat(store.peek("v1:new")).isPresent();
+        }
+    }
+
+    @Test
+    void aMigratedFileIsNotMigratedTwice() throws Exception {
+        Path file = seedFile();
+        new SqliteCacheStore(file, 100, clock).close();
+
+        try (SqliteCacheStore store = new SqliteCacheStore(file, 100, clock)) {
+            assertThat(store.size()).isEqualTo(3);
+        }
+    }
+}

@@ -1,0 +1,201 @@
+package dev.execache.store.sqlite;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.execache.core.CacheEntry;
+import dev.execache.core.Counter;
+import dev.execache.core.MutableClock;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Two stores on one file, as two processes would have them. */
+class SqliteSharedFileTest {
+    private static final Duration TTL = Duration.ofMinutes(5);
+
+    @TempDir
+    Path directory;
+
+    private final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
+    private Path file;
+    private SqliteCacheStore first;
+    private SqliteCacheStore second;
+
+    @BeforeEach
+    void openBoth() {
+        file = directory.resolve("cache.db");
+        first = new SqliteCacheStore(file, 3, clock);
+        second = new SqliteCacheStore(file, 3, clock);
+    }
+
+    @AfterEach
+    void closeBoth() {
+        first.close();
+        second.close();
+    }
+
+    @Test
+    void everythingSurvivesClosingAndReopening() {
+        first.put(entry("v1:a", Map.of("github", "v1")));
+        first.get("v1:a");
+        first.increment(Counter.HITS, 1);
+        first.increment(Counter.SAVED_NANOS, 120_000_000);
+        first.recordVersions(Map.of("github", "v1"));
+        first.close();
+
+        try (SqliteCacheStore reopened = new SqliteCacheStore(file, 3, clock)) {
+            assertThat(reopened.peek("v1:a")).map(CacheEntry::hits).contains(1L);
+            assertThat(reopened.counters()).containsEntry(Counter.HITS, 1L).containsEntry(Counter.SAVED_NANOS, 120_000_000L);
+            assertThat(reopened.lastSeenVersions()).isEqualTo(Map.of("github", "v1"));
+            assertThat(reopened.removeByTool("github")).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void entriesPutByOneAreHitsForTheOther() {
+        first.put(entry("v1:a", Map.of()));
+
+        assertThat(second.get("v1:a")).map(CacheEntry::value).contains("\"v1:a\"");
+    }
+
+    @Test
+    void hitsAndCountsAreWrittenWithTheNextWrite() {
+        first.put(entry("v1:a", Map.of()));
+        first.get("v1:a");
+        first.get("v1:a");
+        first.increment(Counter.HITS, 2);
+
+        assertThat(second.peek("v1:a")).map(CacheEntry::hits).as("a hit only reads").contains(0L);
+        assertThat(second.counters()).containsEntry(Counter.HITS, 0L);
+
+        first.put(entry("v1:b", Map.of()));
+
+        assertThat(second.peek("v1:a")).map(CacheEntry::hits).contains(2L);
+        assertThat(second.counters()).containsEntry(Counter.HITS, 2L);
+    }
+
+    @Test
+    void hitsAreWrittenOnceTheOldestIsASecondOld() {
+        first.put(entry("v1:a", Map.of()));
+        first.get("v1:a");
+        clock.advance(Duration.ofMillis(SqliteCacheStore.MAX_PENDING_MILLIS - 1));
+        first.get("v1:a");
+        assertThat(second.peek("v1:a")).map(CacheEntry::hits).contains(0L);
+
+        clock.advance(Duration.ofMillis(1));
+
+        assertThat(first.get("v1:a")).map(CacheEntry::hits).contains(3L);
+        assertThat(second.peek("v1:a")).map(CacheEntry::hits).contains(3L);
+        assertThat(first.get("v1:a")).map(CacheEntry::hits).contains(4L);
+    }
+
+    @Test
+    void hitsAreWrittenOnceEnoughEntriesHaveBeenUsed() throws Exception {
+        try (SqliteCacheStore large = new SqliteCacheStore(file, 1_000, clock)) {
+            for (int i = 0; i < SqliteCacheStore.MAX_PENDING_USES; i++) {
+                large.put(entry("v1:" + i, Map.of()));
+            }
+            for (int i = 0; i < SqliteCacheStore.MAX_PENDING_USES - 1; i++) {
+                large.get("v1:" + i);
+            }
+            assertThat(second.peek("v1:0")).map(CacheEntry::hits).contains(0L);
+
+            large.get("v1:0");
+            assertThat(large.get("v1:" + (SqliteCacheStore.MAX_PENDING_USES - 1))).map(CacheEntry::hits).contains(1L);
+
+            assertThat(second.peek("v1:0")).map(CacheEntry::hits).contains(2L);
+            assertThat(large.get("v1:0")).map(CacheEntry::hits).contains(3L);
+        }
+    }
+
+    @Test
+    void recencyWrittenByOneDecidesTheOthersEviction() {
+        first.put(entry("v1:a", Map.of()));
+        first.put(entry("v1:b", Map.of()));
+        first.put(entry("v1:c", Map.of()));
+        first.get("v1:a");
+        first.close();
+
+        second.put(entry("v1:d", Map.of()));
+
+        assertThat(second.peek("v1:a")).as("used last by the other store").isPresent();
+        assertThat(second.peek("v1:b")).isEmpty();
+        assertThat(second.counters()).containsEntry(Counter.EVICTIONS, 1L);
+    }
+
+    @Test
+    void aReplacementByTheOtherDoesNotInheritHitsOfTheEntryItReplaced() {
+        first.put(entry("v1:a", Map.of()));
+        first.get("v1:a");
+        clock.advance(Duration.ofMillis(5));
+        second.put(entry("v1:a", Map.of()));
+
+        first.close();
+
+        assertThat(second.peek("v1:a")).map(CacheEntry::hits).contains(0L);
+    }
+
+    @Test
+    void aPutPurgesExpiredEntriesRatherThanEvictLiveOnes() {
+        first.put(entry("v1:old1", Map.of()));
+        first.put(entry("v1:old2", Map.of()));
+        clock.advance(TTL.minusSeconds(1));
+        first.put(entry("v1:live", Map.of()));
+        clock.advance(Duration.ofSeconds(1));
+
+        first.put(entry("v1:new", Map.of()));
+
+        assertThat(first.peek("v1:live")).isPresent();
+        assertThat(first.peek("v1:new")).isPresent();
+        assertThat(first.size()).isEqualTo(2);
+        assertThat(first.counters()).containsEntry(Counter.EXPIRATIONS, 2L).containsEntry(Counter.EVICTIONS, 0L);
+    }
+
+    @Test
+    void aPutPurgesExpiredEntriesEvenBelowTheBound() throws Exception {
+        first.put(entry("v1:a", Map.of("github", "v1")));
+        clock.advance(TTL);
+
+        second.put(entry("v1:b", Map.of()));
+
+        assertThat(SqliteFiles.queryText(file, "SELECT group_concat(cache_key) FROM cache_entries")).isEqualTo("v1:b");
+        assertThat(SqliteFiles.queryLong(file, "SELECT count(*) FROM entry_tools")).isZero();
+        assertThat(first.counters()).containsEntry(Counter.EXPIRATIONS, 1L);
+    }
+
+    @Test
+    void anExpiredEntryIsRemovedFromTheFileOnAccess() throws Exception {
+        first.put(entry("v1:a", Map.of("github", "v1")));
+        clock.advance(TTL);
+
+        assertThat(second.get("v1:a")).isEmpty();
+
+        assertThat(SqliteFiles.queryLong(file, "SELECT count(*) FROM cache_entries")).isZero();
+        assertThat(SqliteFiles.queryLong(file, "SELECT count(*) FROM entry_tools")).isZero();
+        assertThat(first.counters()).containsEntry(Counter.EXPIRATIONS, 1L);
+    }
+
+    @Test
+    void removedEntriesTakeTheirToolRowsWithThem() throws Exception {
+        first.put(entry("v1:a", Map.of("github", "v1", "sql", "3")));
+        first.put(entry("v1:b", Map.of("github", "v1")));
+        first.put(entry("v1:c", Map.of("sql", "3")));
+        first.put(entry("v1:d", Map.of("sql", "3")));
+        first.remove("v1:c");
+        first.removeByTool("github");
+
+        assertThat(SqliteFiles.queryLong(file, "SELECT count(*) FROM entry_tools")).isEqualTo(1);
+        first.clear();
+        assertThat(SqliteFiles.queryLong(file, "SELECT count(*) FROM entry_tools")).isZero();
+    }
+
+    private CacheEntry entry(String key, Map<String, String> tools) {
+        Instant now = clock.instant();
+        return new CacheEntry(key, "\"" + key + "\"", "", Duration.ofMillis(120), tools, now, now.plus(TTL), 0);
+    }
+}
