@@ -5,7 +5,6 @@ import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.server.McpServer;
 import io.modelcontextprotocol.server.McpSyncServer;
-import io.modelcontextprotocol.server.transport.StdioServerTransportProvider;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -30,13 +29,13 @@ final class McpStdioServer implements AutoCloseable {
             + "invalidates only its results.";
 
     private final McpSyncServer server;
-    private final ProtocolStreams streams;
+    private final StdioTransport transport;
     private final CompletableFuture<Void> stopped = new CompletableFuture<>();
 
     McpStdioServer(ServeTools tools, String version, InputStream in, OutputStream out, Duration drainLimit) {
         McpJsonMapper mapper = new JacksonMcpJsonMapper(new ObjectMapper());
-        this.streams = new ProtocolStreams(in, out, mapper, drainLimit);
-        this.server = McpServer.sync(new StdioServerTransportProvider(mapper, streams.input(), streams.output()))
+        this.transport = new StdioTransport(in, out, mapper, drainLimit);
+        this.server = McpServer.sync(transport)
                 .serverInfo("execache", version)
                 .instructions(INSTRUCTIONS)
                 .jsonMapper(mapper)
@@ -48,7 +47,7 @@ final class McpStdioServer implements AutoCloseable {
     /** Blocks until input has ended (and every request read has been answered) or {@link #close()} was called. */
     void awaitEnd() throws InterruptedException {
         try {
-            CompletableFuture.anyOf(streams.ended(), stopped).get();
+            CompletableFuture.anyOf(transport.ended(), stopped).get();
         } catch (ExecutionException e) {
             throw new IllegalStateException(e.getCause());
         }

@@ -31,12 +31,18 @@ class McpStdioServerTest {
 
     @BeforeEach
     void start() throws IOException {
+        start(Duration.ofSeconds(5));
+    }
+
+    private void start(Duration drainLimit) throws IOException {
+        if (server != null) {
+            server.close();
+        }
         fixture = new ServeFixture(dir, Map.of("github", "v1"));
         Pipe toServer = Pipe.open();
         Pipe fromServer = Pipe.open();
         server = new McpStdioServer(new ServeTools(fixture.executor, fixture.settings), "test",
-                Channels.newInputStream(toServer.source()), Channels.newOutputStream(fromServer.sink()),
-                Duration.ofSeconds(5));
+                Channels.newInputStream(toServer.source()), Channels.newOutputStream(fromServer.sink()), drainLimit);
         client = new RawMcpClient(Channels.newOutputStream(toServer.sink()), Channels.newInputStream(fromServer.source()));
         ended = CompletableFuture.runAsync(() -> {
             try {
@@ -151,5 +157,39 @@ class McpStdioServerTest {
 
         assertThat(client.response(id).at("/result/structuredContent/result").textValue()).isEqualTo("late");
         ended.get(10, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void theEndOfInputWaitsForAnswersAtMostTheDrainLimit() throws Exception {
+        start(Duration.ofMillis(300));
+        fixture.sandbox.answer(request -> {
+            try {
+                Thread.sleep(60_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return dev.execache.core.ExecutionResult.success("0", "", Duration.ZERO);
+        });
+        client.initialize();
+        client.sendRequest("tools/call", Map.of("name", "execute_code", "arguments", Map.of("code", "forever")));
+
+        client.close();
+
+        ended.get(10, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void everyOneOfManyConcurrentCallsIsAnswered() {
+        client.initialize();
+        List<Integer> ids = new ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            ids.add(client.sendRequest("tools/call", Map.of("name", "execute_code",
+                    "arguments", Map.of("code", "return context", "context", Map.of("i", i % 30)))));
+        }
+
+        for (int i = 0; i < ids.size(); i++) {
+            assertThat(client.response(ids.get(i)).at("/result/structuredContent/result/i").intValue()).isEqualTo(i % 30);
+        }
+        assertThat(fixture.sandbox.executions()).isEqualTo(30);
     }
 }
