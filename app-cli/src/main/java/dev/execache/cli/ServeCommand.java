@@ -53,6 +53,7 @@ final class ServeCommand implements Callable<Integer> {
                 throw new IllegalStateException("serve needs tool versions it can change, not "
                         + session.toolVersions().getClass().getName());
             }
+            warmUp(session);
             serving.add(new ConfigWatcher(configFile(settings), versions, pinnedTools()).start(WATCH_INTERVAL));
             McpStdioServer server = serving.add(new McpStdioServer(new ServeTools(session.executor(), settings),
                     version(), environment.stdin(), protocol, settings.limits().timeout().plus(DRAIN_MARGIN)));
@@ -64,6 +65,28 @@ final class ServeCommand implements Callable<Integer> {
         } finally {
             serving.close();
         }
+    }
+
+    /** Starts the sandbox (and its pool of waiting runners) while the client is still connecting. */
+    private static void warmUp(Session session) {
+        Thread thread = new Thread(() -> {
+            try {
+                session.startSandbox();
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "the sandbox did not start: " + rootMessage(e)
+                        + "; execute_code will say so until it can start");
+            }
+        }, "execache-sandbox-warm-up");
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    private static String rootMessage(Throwable e) {
+        Throwable cause = e;
+        while (cause.getCause() != null && !(cause instanceof InfrastructureException)) {
+            cause = cause.getCause();
+        }
+        return cause.getMessage();
     }
 
     private Path configFile(Settings settings) {

@@ -44,6 +44,11 @@ final class Session implements AutoCloseable {
         return toolVersions;
     }
 
+    /** Starts the sandbox before the first run needs it, for a process that will run code. */
+    void startSandbox() {
+        sandbox.start();
+    }
+
     @Override
     public void close() {
         try {
