@@ -7,15 +7,16 @@ import dev.execache.core.CacheStore;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.Sandbox;
 import dev.execache.core.ToolVersionSource;
+import dev.execache.sandbox.DenoSandbox;
+import dev.execache.sandbox.DenoSandboxSettings;
 import dev.execache.store.memory.MemoryCacheStore;
+import dev.execache.store.redis.RedisCacheStore;
+import dev.execache.store.redis.RedisStoreSettings;
 import dev.execache.store.sqlite.SqliteCacheStore;
-import java.lang.System.Logger.Level;
 import java.time.Clock;
 
 /** Chooses and builds the store, the sandbox and the tool versions from a command's settings. */
 final class AppModule extends AbstractModule {
-    private static final System.Logger LOG = System.getLogger("dev.execache.cli");
-
     private final Settings settings;
 
     AppModule(Settings settings) {
@@ -42,7 +43,6 @@ final class AppModule extends AbstractModule {
             if (settings.requireStore()) {
                 throw new InfrastructureException(problem, e);
             }
-            LOG.log(Level.WARNING, problem + "; running uncached");
             return new UnavailableStore(problem);
         }
     }
@@ -52,14 +52,27 @@ final class AppModule extends AbstractModule {
         return switch (settings.store()) {
             case MEMORY -> new MemoryCacheStore(maxEntries, clock);
             case SQLITE -> new SqliteCacheStore(settings.sqlitePath(), maxEntries, clock);
-            case REDIS -> throw new UsageException("store " + settings.store() + " is not built in yet");
+            case REDIS -> RedisCacheStore.connect(redisSettings(maxEntries), clock);
         };
+    }
+
+    private RedisStoreSettings redisSettings(int maxEntries) {
+        try {
+            return RedisStoreSettings.of(settings.redisUrl()).withMaxEntries(maxEntries);
+        } catch (IllegalArgumentException e) {
+            throw new UsageException("--redis-url: " + e.getMessage(), e);
+        }
     }
 
     @Provides
     @Singleton
     Sandbox sandbox() {
-        throw new InfrastructureException("the Deno sandbox is not built in yet", null);
+        return new DenoSandbox(DenoSandboxSettings.builder()
+                .denoExecutable(settings.denoPath())
+                .cacheDirectory(settings.cacheDirectory())
+                .warmPoolSize(settings.warmPoolSize())
+                .warmPoolLimits(settings.limits())
+                .build());
     }
 
     @Provides

@@ -23,6 +23,8 @@ record Settings(
         Limits limits,
         Map<String, String> tools,
         Path denoPath,
+        Path cacheDirectory,
+        int warmPoolSize,
         Path configPath) {
 
     static final String DEFAULT_REDIS_URL = "redis://127.0.0.1:6379";
@@ -33,6 +35,10 @@ record Settings(
         Objects.requireNonNull(sqlitePath);
         Objects.requireNonNull(redisUrl);
         Objects.requireNonNull(limits);
+        Objects.requireNonNull(cacheDirectory);
+        if (warmPoolSize < 0) {
+            throw new UsageException("warm pool size must not be negative: " + warmPoolSize);
+        }
         tools = Map.copyOf(tools);
     }
 
@@ -99,7 +105,8 @@ record Settings(
             maxEntries = flags.maxEntries();
         }
 
-        Path sqlitePath = defaultSqlitePath(env);
+        Path cacheDirectory = cacheDirectory(env);
+        Path sqlitePath = cacheDirectory.resolve("cache.db");
         if (config.sqlitePath() != null) {
             sqlitePath = workingDir.resolve(config.sqlitePath());
         }
@@ -164,14 +171,23 @@ record Settings(
         }
 
         Path denoPath = env.get("EXECACHE_DENO") == null ? null : workingDir.resolve(env.get("EXECACHE_DENO"));
+        int warmPoolSize = env.get("EXECACHE_WARM_POOL") == null ? 0
+                : nonNegative(env.get("EXECACHE_WARM_POOL"), "EXECACHE_WARM_POOL");
         Limits limits = Limits.DEFAULTS.withTimeout(timeout).withMemoryMb(memoryMb).withAllowRead(allowRead);
         return new Settings(store, new CachePolicy(enabled, ttl, maxEntries), sqlitePath, redisUrl, requireStore,
-                limits, tools, denoPath, config.path());
+                limits, tools, denoPath, cacheDirectory, warmPoolSize, config.path());
     }
 
     /** The same settings for a command that manages the store: it must open, and caching is on. */
     Settings forStoreManagement() {
-        return new Settings(store, policy.withEnabled(true), sqlitePath, redisUrl, true, limits, tools, denoPath, configPath);
+        return new Settings(store, policy.withEnabled(true), sqlitePath, redisUrl, true, limits, tools, denoPath,
+                cacheDirectory, warmPoolSize, configPath);
+    }
+
+    /** The same settings with this many Deno runners started ahead of time (for a long-running process). */
+    Settings withWarmPoolSize(int size) {
+        return new Settings(store, policy, sqlitePath, redisUrl, requireStore, limits, tools, denoPath,
+                cacheDirectory, size, configPath);
     }
 
     /** The names of the tools the command line declared, without versions. */
@@ -179,12 +195,25 @@ record Settings(
         return flags.tools().stream().map(tool -> tool.contains("=") ? tool.substring(0, tool.indexOf('=')).trim() : tool).toList();
     }
 
-    static Path defaultSqlitePath(Map<String, String> env) {
+    /** {@code $XDG_CACHE_HOME/execache}, else {@code ~/.cache/execache}: the SQLite file and the installed Deno live here. */
+    static Path cacheDirectory(Map<String, String> env) {
         String xdg = env.get("XDG_CACHE_HOME");
-        Path cacheHome = xdg != null && !xdg.isBlank()
+        Path cacheHome = xdg != null && !xdg.isBlank() && Path.of(xdg).isAbsolute()
                 ? Path.of(xdg)
                 : Path.of(env.getOrDefault("HOME", System.getProperty("user.home")), ".cache");
-        return cacheHome.resolve("execache").resolve("cache.db");
+        return cacheHome.resolve("execache");
+    }
+
+    private static int nonNegative(String text, String source) {
+        try {
+            int value = Integer.parseInt(text.trim());
+            if (value >= 0) {
+                return value;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new UsageException(source + ": '" + text + "' is not a whole number of zero or more");
     }
 
     private static ConfigFile loadConfig(Flags flags, Map<String, String> env, Path workingDir) {

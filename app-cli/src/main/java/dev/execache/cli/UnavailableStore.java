@@ -3,12 +3,14 @@ package dev.execache.cli;
 import dev.execache.core.CacheEntry;
 import dev.execache.core.CacheStore;
 import dev.execache.core.Counter;
+import dev.execache.core.FlightLease;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 
 /**
  * Stands in for a store that could not be opened: every call fails with the reason, so the
- * policy runs uncached and says why once.
+ * policy runs uncached and says why, once.
  */
 final class UnavailableStore implements CacheStore {
     private final String reason;
@@ -35,4 +37,5 @@ final class UnavailableStore implements CacheStore {
     @Override public Map<Counter, Long> counters() { throw unavailable(); }
     @Override public Map<String, String> lastSeenVersions() { throw unavailable(); }
     @Override public void recordVersions(Map<String, String> versions) { throw unavailable(); }
+    @Override public FlightLease acquireFlight(String key, Duration maxHold) { throw unavailable(); }
 }

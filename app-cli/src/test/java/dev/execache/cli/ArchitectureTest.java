@@ -23,7 +23,8 @@ import java.util.stream.Stream;
 class ArchitectureTest {
     static final String CORE = "dev.execache.core..";
     static final String CLI = "dev.execache.cli..";
-    static final List<String> ADAPTERS = List.of("dev.execache.store.memory..", "dev.execache.store.sqlite..");
+    static final List<String> ADAPTERS = List.of(
+            "dev.execache.store.memory..", "dev.execache.store.sqlite..", "dev.execache.store.redis..", "dev.execache.sandbox..");
 
     @ArchTest
     static final ArchRule coreDependsOnlyOnTheJdk = noClasses()

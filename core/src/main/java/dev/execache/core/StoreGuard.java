@@ -64,8 +64,21 @@ final class StoreGuard {
     private void failed(String what, RuntimeException e) {
         unreportedErrors.incrementAndGet();
         if (down.compareAndSet(false, true)) {
-            LOG.log(Level.WARNING, "cache store failed to " + what + "; running uncached until it answers again: " + e);
+            LOG.log(Level.WARNING, "cache store failed to " + what + "; running uncached until it answers again: " + reason(e));
         }
+    }
+
+    /** The exception and its root cause: clients often wrap the useful part ("connection refused"). */
+    static String reason(Throwable e) {
+        String message = e.getMessage() == null ? e.toString() : e.getMessage();
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        if (root == e || (root.getMessage() != null && message.contains(root.getMessage()))) {
+            return message;
+        }
+        return message + " (" + root + ")";
     }
 
     private void recovered() {

@@ -101,9 +101,13 @@ final class Schema {
         });
     }
 
-    /** Before WAL is switched on, which rewrites the file's header. */
+    /**
+     * Before WAL is switched on, which rewrites the file's header. The reads share one
+     * transaction so that another process creating the schema meanwhile is seen whole or not at all.
+     */
     private static void refuseUnlessUsable(Handle handle, Path file) {
-        startingVersion(inspect(handle, file), file);
+        State state = handle.inTransaction(transaction -> inspect(transaction, file));
+        startingVersion(state, file);
     }
 
     /** Inspects again inside the write transaction: another process may have got there first. */

@@ -1,0 +1,113 @@
+package dev.execache.sandbox;
+
+import dev.execache.core.SandboxUnavailableException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * A located Deno with what every run needs beside it: the runner script and a Deno cache
+ * directory of ours.
+ */
+record DenoRuntime(Path executable, Path runnerScript, Path denoDirectory, HostPaths hostPaths) {
+
+    private static final String RUNNER_RESOURCE = "runner.js";
+
+    /**
+     * Deno keeps per-module analysis in SQLite files under DENO_DIR, keyed by module URL, and the
+     * code's URL is a data: URL holding the code: every distinct run would add a row that is
+     * never read again. A directory where the database file would go makes Deno fall back to an
+     * in-memory cache. The same for location_data, where localStorage and the Cache API would
+     * otherwise keep state from one run to the next: a plain file there makes them fail.
+     */
+    private static final List<String> BLOCKED_DATABASES = List.of("dep_analysis_cache_v2", "node_analysis_cache_v2");
+    private static final String BLOCKED_LOCATION_DATA = "location_data";
+
+    static DenoRuntime prepare(Path executable, Path cacheDirectory) {
+        try {
+            Path runner = writeRunner(cacheDirectory.resolve("runner"));
+            Path denoDirectory = prepareDenoDirectory(cacheDirectory.resolve("deno-dir"));
+            Map<String, String> paths = new LinkedHashMap<>();
+            paths.put(executable.toString(), "<deno>");
+            Path installRoot = executable.getParent();
+            while (installRoot != null && installRoot.startsWith(cacheDirectory) && !installRoot.equals(cacheDirectory)) {
+                paths.put(installRoot.toString(), "<deno-install>");
+                installRoot = installRoot.getParent();
+            }
+            paths.put(runner.toUri().toString(), "<runner>");
+            paths.put(runner.toString(), "<runner>");
+            paths.put(cacheDirectory.toUri().toString(), "<execache-cache>/");
+            paths.put(cacheDirectory.toString(), "<execache-cache>");
+            String home = System.getProperty("user.home", "");
+            if (home.length() > 1) {
+                paths.put(home, "~");
+            }
+            return new DenoRuntime(executable, runner, denoDirectory, new HostPaths(paths));
+        } catch (IOException e) {
+            throw new SandboxUnavailableException("the sandbox cannot prepare its files under " + cacheDirectory
+                    + ": " + e + ". To fix: make that directory writable or configure another cache directory"
+                    + " (DenoSandboxSettings.cacheDirectory).", e);
+        }
+    }
+
+    private static Path writeRunner(Path directory) throws IOException {
+        byte[] script;
+        try (InputStream in = DenoRuntime.class.getResourceAsStream(RUNNER_RESOURCE)) {
+            if (in == null) {
+                throw new IOException("the runner script " + RUNNER_RESOURCE + " is missing from the jar");
+            }
+            script = in.readAllBytes();
+        }
+        Path target = directory.resolve("runner-" + sha256(script).substring(0, 16) + ".js");
+        if (Files.isRegularFile(target) && Files.size(target) == script.length) {
+            return target;
+        }
+        Files.createDirectories(directory);
+        Path staging = directory.resolve(target.getFileName() + ".tmp-" + UUID.randomUUID());
+        try {
+            Files.write(staging, script);
+            Files.move(staging, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } finally {
+            Files.deleteIfExists(staging);
+        }
+        return target;
+    }
+
+    private static Path prepareDenoDirectory(Path directory) throws IOException {
+        Files.createDirectories(directory);
+        for (String database : BLOCKED_DATABASES) {
+            Path blocker = directory.resolve(database);
+            if (!Files.isDirectory(blocker)) {
+                Files.deleteIfExists(blocker);
+                Files.createDirectories(blocker);
+            }
+        }
+        Path locationData = directory.resolve(BLOCKED_LOCATION_DATA);
+        if (!Files.isRegularFile(locationData)) {
+            DenoLocator.deleteTree(locationData);
+            try {
+                Files.createFile(locationData);
+            } catch (java.nio.file.FileAlreadyExistsException e) {
+                // another process made it first
+            }
+        }
+        return directory;
+    }
+
+    private static String sha256(byte[] bytes) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is missing from this JDK", e);
+        }
+    }
+}

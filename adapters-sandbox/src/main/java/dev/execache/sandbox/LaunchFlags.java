@@ -1,0 +1,63 @@
+package dev.execache.sandbox;
+
+import dev.execache.core.Limits;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The part of a request's limits that Deno takes as command-line flags when it starts: a runner
+ * started with one set of flags can only run requests that ask for exactly those.
+ *
+ * @param memoryMb V8's old-space limit
+ * @param allowRead absolute paths the code may read; empty for none
+ */
+record LaunchFlags(int memoryMb, List<String> allowRead) {
+
+    static final LaunchFlags DEFAULTS = of(Limits.DEFAULTS);
+
+    LaunchFlags {
+        allowRead = List.copyOf(allowRead);
+    }
+
+    static LaunchFlags of(Limits limits) {
+        List<String> paths = new ArrayList<>();
+        for (String path : limits.allowRead()) {
+            String absolute = Path.of(path).toAbsolutePath().normalize().toString();
+            if (absolute.indexOf(',') >= 0) {
+                throw new IllegalArgumentException("allowRead paths must not contain a comma (Deno's list separator): " + path);
+            }
+            if (!paths.contains(absolute)) {
+                paths.add(absolute);
+            }
+        }
+        return new LaunchFlags(limits.memoryMb(), paths);
+    }
+
+    List<String> command(DenoRuntime runtime) {
+        List<String> command = new ArrayList<>(List.of(
+                runtime.executable().toString(), "run",
+                "--quiet",
+                // no code from anywhere but the data: URL the runner imports; Deno 2 would
+                // otherwise fetch from jsr.io, deno.land, esm.sh and npm even under --deny-net
+                "--no-remote", "--no-npm", "--cached-only", "--deny-import",
+                "--no-config", "--no-lock", "--node-modules-dir=none", "--no-code-cache",
+                "--no-prompt",
+                "--deny-net", "--deny-write", "--deny-run", "--deny-ffi", "--deny-env", "--deny-sys",
+                // lets a Worker ask for permissions, so that asking for more than the parent has
+                // is a NotCapable error rather than the whole process dying
+                "--unstable-worker-options",
+                "--v8-flags=--max-old-space-size=" + memoryMb));
+        if (allowRead.isEmpty()) {
+            command.add("--deny-read");
+        } else {
+            command.add("--allow-read=" + String.join(",", allowRead));
+            if (allowRead.stream().anyMatch(path -> Path.of("/proc").startsWith(path))) {
+                // the runner's memory (/proc/self/mem) holds the per-run secret
+                command.add("--deny-read=/proc");
+            }
+        }
+        command.add(runtime.runnerScript().toString());
+        return command;
+    }
+}

@@ -1,0 +1,36 @@
+package dev.execache.sandbox;
+
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Every Deno process this JVM started and has not yet ended, so that a JVM that exits, even
+ * on SIGTERM, leaves none behind. (A pooled runner whose JVM died without running the hook
+ * reads the end of its stdin and exits by itself.)
+ */
+final class LiveProcesses {
+    private static final Set<Process> PROCESSES = ConcurrentHashMap.newKeySet();
+    private static final Thread HOOK = new Thread(LiveProcesses::killAll, "execache-deno-shutdown");
+
+    static {
+        Runtime.getRuntime().addShutdownHook(HOOK);
+    }
+
+    private LiveProcesses() {
+    }
+
+    static void add(Process process) {
+        PROCESSES.add(process);
+    }
+
+    static void remove(Process process) {
+        PROCESSES.remove(process);
+    }
+
+    private static void killAll() {
+        for (Process process : PROCESSES) {
+            process.descendants().forEach(ProcessHandle::destroyForcibly);
+            process.destroyForcibly();
+        }
+    }
+}

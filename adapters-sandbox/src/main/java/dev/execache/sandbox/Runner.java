@@ -1,0 +1,348 @@
+package dev.execache.sandbox;
+
+import dev.execache.core.CanonicalJson;
+import dev.execache.core.ErrorType;
+import dev.execache.core.ExecutionError;
+import dev.execache.core.ExecutionRequest;
+import dev.execache.core.ExecutionResult;
+import dev.execache.core.Limits;
+import dev.execache.core.SandboxUnavailableException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/** One Deno process running the runner script: it runs exactly one request and is then ended. */
+final class Runner {
+    /** Deno's own resident memory before any code runs is about 30 MB; the limit is on top of it. */
+    private static final long RUNTIME_ALLOWANCE_MB = 64;
+    private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+    private static final long EXIT_WAIT_MILLIS = 2000;
+    private static final long REAP_WAIT_MILLIS = 10_000;
+    private static final int SECRET_BYTES = 16;
+    private static final SecureRandom RANDOM = new SecureRandom();
+    private static final List<String> OUT_OF_MEMORY_MARKERS = List.of(
+            "Fatal JavaScript out of memory", "JavaScript heap out of memory", "Fatal process out of memory");
+    private static final List<String> CRASH_REPORT_STARTS = List.of("<--- Last few GCs --->", "\n#\n# Fatal");
+    private static final int V8_FATAL_EXIT_CODE = 133;
+
+    private final Process process;
+    private final DenoRuntime runtime;
+    private final long startedNanos = System.nanoTime();
+
+    private Runner(Process process, DenoRuntime runtime) {
+        this.process = process;
+        this.runtime = runtime;
+    }
+
+    static Runner start(DenoRuntime runtime, LaunchFlags flags) {
+        ProcessBuilder builder = new ProcessBuilder(flags.command(runtime))
+                .directory(runtime.denoDirectory().toFile())
+                .redirectErrorStream(true);
+        Map<String, String> environment = builder.environment();
+        environment.clear();
+        environment.put("DENO_DIR", runtime.denoDirectory().toString());
+        environment.put("DENO_EMIT_CACHE_MODE", "disable");
+        environment.put("DENO_NO_UPDATE_CHECK", "1");
+        environment.put("DENO_NO_PACKAGE_JSON", "1");
+        environment.put("NO_COLOR", "1");
+        try {
+            Process process = builder.start();
+            LiveProcesses.add(process);
+            return new Runner(process, runtime);
+        } catch (IOException e) {
+            throw new SandboxUnavailableException("Deno " + runtime.executable() + " could not be started: "
+                    + e.getMessage() + ". To fix: check that the file is a working Deno 2 executable.", e);
+        }
+    }
+
+    boolean isAlive() {
+        return process.isAlive();
+    }
+
+    Process process() {
+        return process;
+    }
+
+    Duration age() {
+        return Duration.ofNanos(System.nanoTime() - startedNanos);
+    }
+
+    /**
+     * Hands the request over and waits for its result under the request's limits, then ends
+     * the process.
+     *
+     * @param startNanos when the caller started to wait, for the execution time
+     */
+    ExecutionResult run(ExecutionRequest request, Executor io, long startNanos) {
+        boolean ended = false;
+        try {
+            ExecutionResult result = runUnderLimits(request, io, startNanos);
+            ended = true;
+            return result;
+        } finally {
+            if (!ended) {
+                kill();
+            }
+        }
+    }
+
+    private ExecutionResult runUnderLimits(ExecutionRequest request, Executor io, long startNanos) {
+        Limits limits = request.limits();
+        byte[] secret = HexFormat.of().formatHex(randomBytes()).getBytes(StandardCharsets.US_ASCII);
+        ModuleSource source = new ModuleSource(request.code(), runtime.runnerScript().toUri().toString());
+        byte[] payload = payload(secret, source, request);
+        FrameReader reader = new FrameReader(secret, limits.maxOutputBytes(), limits.maxResultBytes());
+        CompletableFuture<FrameReader.Outcome> outcome = new CompletableFuture<>();
+        try {
+            io.execute(() -> read(payload, reader, outcome));
+        } catch (RejectedExecutionException e) {
+            throw new IllegalStateException("the sandbox is closed", e);
+        }
+        return awaitOutcome(outcome, source, limits, startNanos);
+    }
+
+    /** Hands the request over on stdin, then reads stdout (with stderr) to its end or the run's. */
+    private void read(byte[] payload, FrameReader reader, CompletableFuture<FrameReader.Outcome> outcome) {
+        try (OutputStream stdin = process.getOutputStream()) {
+            stdin.write(payload);
+        } catch (IOException e) {
+            // the process is already gone; its output tells why
+        }
+        try (InputStream stdout = process.getInputStream()) {
+            outcome.complete(reader.read(stdout));
+        } catch (Throwable e) {
+            outcome.completeExceptionally(e);
+        }
+    }
+
+    private ExecutionResult awaitOutcome(CompletableFuture<FrameReader.Outcome> outcome, ModuleSource source,
+            Limits limits, long startNanos) {
+        long deadline = startNanos + limits.timeout().toNanos();
+        long memoryLimitKib = (limits.memoryMb() + RUNTIME_ALLOWANCE_MB) * 1024;
+        Stop stop = null;
+        long residentKib = 0;
+        FrameReader.Outcome finished = null;
+        try {
+            while (finished == null) {
+                long wait = Math.min(POLL_NANOS, deadline - System.nanoTime());
+                if (wait <= 0) {
+                    stop = Stop.TIMEOUT;
+                    break;
+                }
+                try {
+                    finished = outcome.get(wait, TimeUnit.NANOSECONDS);
+                } catch (TimeoutException e) {
+                    residentKib = ResidentMemory.kibibytes(process.pid());
+                    if (residentKib > memoryLimitKib) {
+                        stop = Stop.MEMORY;
+                        break;
+                    }
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            kill();
+            throw new CancellationException("interrupted while waiting for the code to finish");
+        } catch (ExecutionException e) {
+            kill();
+            throw new SandboxUnavailableException("the output of Deno could not be read: " + e.getCause(), e.getCause());
+        }
+        Duration elapsed = Duration.ofNanos(System.nanoTime() - startNanos);
+        int exitCode = -1;
+        if (finished != null && finished.ending() == FrameReader.Ending.END_OF_STREAM) {
+            exitCode = exitCodeAfterEndOfStream();
+        }
+        if (finished != null && finished.ending() == FrameReader.Ending.FRAME) {
+            endInBackground();
+        } else {
+            kill();
+        }
+        if (finished == null) {
+            finished = outputAfterKill(outcome);
+        }
+        String console = console(finished);
+        if (stop == Stop.TIMEOUT) {
+            return ExecutionResult.failure(new ExecutionError(ErrorType.TIMEOUT_ERROR,
+                    "the code ran longer than its time limit of " + format(limits.timeout())), console, elapsed);
+        }
+        if (stop == Stop.MEMORY) {
+            return ExecutionResult.failure(new ExecutionError(ErrorType.MEMORY_ERROR,
+                    "the code used more memory than its limit of " + limits.memoryMb() + " MB (the process reached "
+                            + residentKib / 1024 + " MB resident)"), withoutCrashReport(console), elapsed);
+        }
+        return fromOutcome(finished, source, limits, console, exitCode, elapsed);
+    }
+
+    private ExecutionResult fromOutcome(FrameReader.Outcome outcome, ModuleSource source, Limits limits,
+            String console, int exitCode, Duration elapsed) {
+        switch (outcome.ending()) {
+            case OUTPUT_LIMIT:
+                return ExecutionResult.failure(new ExecutionError(ErrorType.OUTPUT_LIMIT_ERROR,
+                        "the console output went over its limit of " + limits.maxOutputBytes() + " bytes"),
+                        console, elapsed);
+            case RESULT_LIMIT:
+                return ExecutionResult.failure(new ExecutionError(ErrorType.OUTPUT_LIMIT_ERROR,
+                        "the result is over its limit of " + limits.maxResultBytes() + " bytes"), console, elapsed);
+            case CORRUPT:
+                return ExecutionResult.failure(new ExecutionError(ErrorType.RUNTIME_ERROR,
+                        "the result could not be read: other output was written into it"), console, elapsed);
+            case FRAME:
+                String payload = new String(outcome.payload(), StandardCharsets.UTF_8);
+                if (outcome.kind() == 'v') {
+                    if (!JsonSyntax.isValid(payload)) {
+                        return ExecutionResult.failure(new ExecutionError(ErrorType.SERIALIZATION_ERROR,
+                                "the result is not valid JSON"), console, elapsed);
+                    }
+                    return ExecutionResult.success(payload, console, elapsed);
+                }
+                try {
+                    return ExecutionResult.failure(new ErrorFrames(source, runtime.hostPaths()).parse(payload),
+                            console, elapsed);
+                } catch (IllegalArgumentException e) {
+                    return ExecutionResult.failure(new ExecutionError(ErrorType.RUNTIME_ERROR,
+                            "the error of the code could not be read"), console, elapsed);
+                }
+            case END_OF_STREAM:
+            default:
+                if (exitCode == V8_FATAL_EXIT_CODE || OUT_OF_MEMORY_MARKERS.stream().anyMatch(console::contains)) {
+                    return ExecutionResult.failure(new ExecutionError(ErrorType.MEMORY_ERROR,
+                            "the code ran out of memory (V8's heap limit is " + limits.memoryMb() + " MB)"),
+                            withoutCrashReport(console), elapsed);
+                }
+                if (!outcome.acknowledged()) {
+                    throw new SandboxUnavailableException("Deno " + runtime.executable() + " exited with code "
+                            + exitCode + " before it could run any code" + (console.isBlank() ? "" : ": " + console.strip())
+                            + ". To fix: check that it is a working Deno 2 (`deno --version`), or let execache install"
+                            + " its own by configuring no Deno path.");
+                }
+                return ExecutionResult.failure(new ExecutionError(ErrorType.RUNTIME_ERROR,
+                        "the process ended (exit code " + exitCode + ") before the code returned a result"),
+                        console, elapsed);
+        }
+    }
+
+    private int exitCodeAfterEndOfStream() {
+        try {
+            if (process.waitFor(EXIT_WAIT_MILLIS, TimeUnit.MILLISECONDS)) {
+                return process.exitValue();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return -1;
+    }
+
+    private static FrameReader.Outcome outputAfterKill(CompletableFuture<FrameReader.Outcome> outcome) {
+        try {
+            return outcome.get(EXIT_WAIT_MILLIS, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            // nothing more can be read
+        }
+        return new FrameReader.Outcome(FrameReader.Ending.END_OF_STREAM, true, (char) 0, new byte[0], new byte[0]);
+    }
+
+    private String console(FrameReader.Outcome outcome) {
+        return runtime.hostPaths().scrub(new String(outcome.console(), StandardCharsets.UTF_8));
+    }
+
+    /** V8's out-of-memory report (its last GCs and a native stack) says nothing about the code. */
+    private static String withoutCrashReport(String console) {
+        int cut = console.length();
+        for (String start : CRASH_REPORT_STARTS) {
+            int at = console.indexOf(start);
+            if (at >= 0) {
+                cut = Math.min(cut, at);
+            }
+        }
+        return cut == console.length() ? console : console.substring(0, cut).stripTrailing();
+    }
+
+    /** Ends the process and anything it started, and waits until it is gone. */
+    void kill() {
+        if (process.isAlive()) {
+            process.descendants().forEach(ProcessHandle::destroyForcibly);
+        }
+        signalKill();
+        try {
+            if (process.waitFor(REAP_WAIT_MILLIS, TimeUnit.MILLISECONDS)) {
+                released();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * Ends the process once its result is in, without waiting for the kernel to take it down,
+     * which costs milliseconds for a process of Deno's size. It can run no more code; it is
+     * reaped in the background. No scan for children either: Deno runs with --deny-run.
+     */
+    private void endInBackground() {
+        signalKill();
+        process.onExit().thenRun(this::released);
+    }
+
+    private void signalKill() {
+        // through the handle: Process.destroyForcibly() would also close the pipes, and the
+        // reader may still be taking the last output of a run that timed out
+        process.toHandle().destroyForcibly();
+    }
+
+    private void released() {
+        LiveProcesses.remove(process);
+        closeQuietly(process.getOutputStream());
+    }
+
+    private static byte[] payload(byte[] secret, ModuleSource source, ExecutionRequest request) {
+        String json = "{\"context\":" + request.contextJson()
+                + ",\"maxResultBytes\":" + request.limits().maxResultBytes()
+                + ",\"module\":" + CanonicalJson.write(source.dataUrl(), "module") + "}";
+        byte[] body = json.getBytes(StandardCharsets.UTF_8);
+        byte[] payload = new byte[secret.length + body.length];
+        System.arraycopy(secret, 0, payload, 0, secret.length);
+        System.arraycopy(body, 0, payload, secret.length, body.length);
+        return payload;
+    }
+
+    private static byte[] randomBytes() {
+        byte[] bytes = new byte[SECRET_BYTES];
+        RANDOM.nextBytes(bytes);
+        return bytes;
+    }
+
+    static String format(Duration duration) {
+        long millis = duration.toMillis();
+        if (millis % 1000 == 0) {
+            return millis / 1000 + " s";
+        }
+        return millis + " ms";
+    }
+
+    private static void closeQuietly(AutoCloseable closeable) {
+        try {
+            closeable.close();
+        } catch (Exception e) {
+            // already closed or the process is gone
+        }
+    }
+
+    private enum Stop {
+        TIMEOUT,
+        MEMORY
+    }
+}

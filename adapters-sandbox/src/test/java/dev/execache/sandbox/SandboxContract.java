@@ -1,0 +1,576 @@
+package dev.execache.sandbox;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.execache.core.ErrorType;
+import dev.execache.core.ExecutionError;
+import dev.execache.core.ExecutionRequest;
+import dev.execache.core.ExecutionResult;
+import dev.execache.core.Limits;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.SocketTimeoutException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Every behaviour of the sandbox, run against a real Deno once per path a request can take:
+ * a process started for it ({@link ColdStartTest}) and one from the warm pool ({@link WarmPoolTest}).
+ */
+abstract class SandboxContract {
+
+    /** Runs the request on the path under test. */
+    abstract ExecutionResult execute(ExecutionRequest request);
+
+    /** A new sandbox for this path with a cache directory of its own, for tests of many runs at once. */
+    abstract DenoSandbox newSandbox(Path cacheDirectory);
+
+    /** How many Deno processes of a sandbox may wait for work while nothing runs. */
+    abstract int waitingRunnersAllowed();
+
+    private static Path deno;
+
+    /** The Deno every sandbox in the tests uses: found or installed as a user's would be. */
+    static synchronized Path deno() {
+        if (deno == null) {
+            deno = new DenoLocator(DenoSandboxSettings.defaults()).locate();
+        }
+        return deno;
+    }
+
+    static DenoSandboxSettings.Builder settingsWith(Path cacheDirectory) {
+        return DenoSandboxSettings.builder().denoExecutable(deno()).cacheDirectory(cacheDirectory);
+    }
+
+    /**
+     * The Deno processes under this cache directory once at most {@code max} are left: a run's
+     * process is killed before its result is returned but taken down by the kernel after.
+     */
+    static List<ProcessHandle> awaitProcessesOf(Path cacheDirectory, int max) throws InterruptedException {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+        List<ProcessHandle> processes = processesOf(cacheDirectory);
+        while (processes.size() > max && System.nanoTime() < deadline) {
+            java.util.concurrent.TimeUnit.MILLISECONDS.sleep(10);
+            processes = processesOf(cacheDirectory);
+        }
+        return processes;
+    }
+
+    /** The Deno processes that run the runner script under this cache directory. */
+    static List<ProcessHandle> processesOf(Path cacheDirectory) {
+        String marker = cacheDirectory.toString();
+        return ProcessHandle.current().descendants()
+                .filter(ProcessHandle::isAlive)
+                .filter(process -> process.info().arguments().stream().flatMap(Stream::of)
+                        .anyMatch(argument -> argument.startsWith(marker)))
+                .toList();
+    }
+
+    private ExecutionResult run(String code) {
+        return execute(ExecutionRequest.of(code, null));
+    }
+
+    private ExecutionResult run(String code, Object context) {
+        return execute(ExecutionRequest.of(code, context));
+    }
+
+    private ExecutionResult run(String code, Limits limits) {
+        return execute(new ExecutionRequest(code, null, Set.of(), limits));
+    }
+
+    private static ExecutionError errorOf(ExecutionResult result, ErrorType type) {
+        assertThat(result.error()).as("error of a run with console %s", result.console()).isNotNull();
+        assertThat(result.error().type()).as("%s", result.error()).isEqualTo(type);
+        return result.error();
+    }
+
+    // --- results
+
+    @Test
+    void returnGivesTheResultAsJson() {
+        ExecutionResult result = run("return {sum: 1 + 1, list: [1, 'a', null, true]}");
+
+        assertThat(result.isSuccess()).as("%s", result.error()).isTrue();
+        assertThat(result.value()).isEqualTo("{\"sum\":2,\"list\":[1,\"a\",null,true]}");
+        assertThat(result.executionTime()).isPositive();
+    }
+
+    @Test
+    void codeSeesTheContext() {
+        ExecutionResult result = run("return context.items.map((x: number) => x * context.factor)",
+                Map.of("items", List.of(1, 2, 3), "factor", 10));
+
+        assertThat(result.value()).isEqualTo("[10,20,30]");
+    }
+
+    @Test
+    void typeScriptAnnotationsWork() {
+        ExecutionResult result = run("""
+                interface Point { x: number; y: number }
+                const p: Point = { x: 3, y: 4 };
+                function length(q: Point): number { return Math.sqrt(q.x ** 2 + q.y ** 2); }
+                return length(p) as number;
+                """);
+
+        assertThat(result.value()).isEqualTo("5");
+    }
+
+    @Test
+    void undefinedBecomesNull() {
+        assertThat(run("return undefined").value()).isEqualTo("null");
+        assertThat(run("const x = 1;").value()).isEqualTo("null");
+    }
+
+    @Test
+    void unicodeSurvivesTheRoundTrip() {
+        ExecutionResult result = run("return context.s + ' ✓ 日本'", Map.of("s", "héllo 🎉"));
+
+        assertThat(result.value()).isEqualTo("\"héllo 🎉 ✓ 日本\"");
+    }
+
+    @Test
+    void consoleOutputIsReturnedApartFromTheResult() {
+        ExecutionResult result = run("console.log('to stdout'); console.error('to stderr'); return 7");
+
+        assertThat(result.value()).isEqualTo("7");
+        assertThat(result.console()).contains("to stdout\n").contains("to stderr\n");
+    }
+
+    // --- permissions
+
+    @Test
+    void readingEtcPasswdFailsWithPermissionError() {
+        ExecutionError error = errorOf(run("return Deno.readTextFileSync('/etc/passwd')"), ErrorType.PERMISSION_ERROR);
+
+        assertThat(error.message()).contains("read access").contains("/etc/passwd");
+    }
+
+    @Test
+    void readingTheProcessEnvironmentFailsWithPermissionError() {
+        ExecutionError error = errorOf(run("return await Deno.readTextFile('/proc/self/environ')"),
+                ErrorType.PERMISSION_ERROR);
+
+        assertThat(error.message()).contains("read access");
+    }
+
+    @Test
+    void writingToTmpFails(@TempDir Path directory) {
+        Path target = directory.resolve("written.txt");
+
+        ExecutionError error = errorOf(run("Deno.writeTextFileSync(context.path, 'x')", Map.of("path", target.toString())),
+                ErrorType.PERMISSION_ERROR);
+
+        assertThat(error.message()).contains("write access");
+        assertThat(target).doesNotExist();
+    }
+
+    @Test
+    void fetchToALocalServerFailsAndTheServerSeesNoConnection() throws IOException {
+        try (ServerSocket server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            ExecutionResult result = run("return await (await fetch(`http://127.0.0.1:${context.port}/`)).text()",
+                    Map.of("port", server.getLocalPort()));
+
+            assertThat(errorOf(result, ErrorType.PERMISSION_ERROR).message()).contains("net access");
+            assertNoConnection(server);
+        }
+    }
+
+    @Test
+    void importFromAnyHostIsClosedAndCarriesNothingOut() throws IOException {
+        try (ServerSocket server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            ExecutionResult result = run("return await import(`http://127.0.0.1:${context.port}/x.js?secret=42`)",
+                    Map.of("port", server.getLocalPort()));
+
+            assertThat(result.isSuccess()).isFalse();
+            assertNoConnection(server);
+        }
+        assertThat(run("return await import('https://esm.sh/lodash?' + 'data')").isSuccess()).isFalse();
+        assertThat(run("return await import('jsr:@std/path')").isSuccess()).isFalse();
+        assertThat(run("return await import('npm:left-pad')").isSuccess()).isFalse();
+    }
+
+    private static void assertNoConnection(ServerSocket server) throws IOException {
+        server.setSoTimeout(200);
+        try {
+            server.accept().close();
+            throw new AssertionError("the code reached the server");
+        } catch (SocketTimeoutException expected) {
+            // nothing connected
+        }
+    }
+
+    @Test
+    void startingAProcessFails() {
+        ExecutionError error = errorOf(run("return new Deno.Command('/bin/sh', {args: ['-c', 'echo hi']}).outputSync()"),
+                ErrorType.PERMISSION_ERROR);
+
+        assertThat(error.message()).contains("run access");
+    }
+
+    @Test
+    void readingTheEnvironmentFails() {
+        ExecutionError error = errorOf(run("return Deno.env.get('HOME')"), ErrorType.PERMISSION_ERROR);
+
+        assertThat(error.message()).contains("env access");
+    }
+
+    @Test
+    void loadingANativeLibraryFails() {
+        ExecutionError error = errorOf(run("return Deno.dlopen('/lib/x86_64-linux-gnu/libc.so.6', {})"),
+                ErrorType.PERMISSION_ERROR);
+
+        assertThat(error.message()).contains("ffi access");
+    }
+
+    @Test
+    void readingSystemInformationFails() {
+        ExecutionError error = errorOf(run("return Deno.osRelease()"), ErrorType.PERMISSION_ERROR);
+
+        assertThat(error.message()).contains("sys access");
+    }
+
+    @Test
+    void importingALocalFileFails() {
+        ExecutionError error = errorOf(run("return await import('file:///etc/passwd')"), ErrorType.PERMISSION_ERROR);
+
+        assertThat(error.message()).contains("read access");
+    }
+
+    @Test
+    void aPathTheCallerAllowedCanBeRead(@TempDir Path directory) throws IOException {
+        Path file = Files.writeString(directory.resolve("data.txt"), "allowed content");
+
+        ExecutionResult result = execute(new ExecutionRequest("return Deno.readTextFileSync(context.path)",
+                Map.of("path", file.toString()), Set.of(), Limits.DEFAULTS.withAllowRead(List.of(directory.toString()))));
+
+        assertThat(result.value()).isEqualTo("\"allowed content\"");
+        assertThat(errorOf(run("return Deno.readTextFileSync(context.path)", Map.of("path", file.toString())),
+                ErrorType.PERMISSION_ERROR)).isNotNull();
+    }
+
+    @Test
+    void aWorkerAskingForMorePermissionsFailsCleanly() {
+        ExecutionResult result = run("""
+                const worker = new Worker('data:application/javascript,postMessage(1)',
+                    {type: 'module', deno: {permissions: {net: true, read: true}}});
+                return 'started';
+                """);
+
+        assertThat(errorOf(result, ErrorType.PERMISSION_ERROR).message()).contains("permissions");
+    }
+
+    @Test
+    void stateDoesNotCarryOverFromOneRunToTheNext() {
+        run("try { localStorage.setItem('k', 'v') } catch {} try { globalThis.leak = 1 } catch {}");
+
+        ExecutionResult result = run("let stored = null; try { stored = localStorage.getItem('k') } catch {} "
+                + "return [stored, typeof globalThis.leak]");
+
+        assertThat(result.value()).isEqualTo("[null,\"undefined\"]");
+    }
+
+    // --- limits
+
+    @Test
+    void anInfiniteLoopEndsWithTimeoutErrorNearTheLimit() {
+        Duration limit = Duration.ofSeconds(1);
+
+        ExecutionResult result = run("while (true) {}", Limits.DEFAULTS.withTimeout(limit));
+
+        assertThat(errorOf(result, ErrorType.TIMEOUT_ERROR).message()).contains("1 s");
+        assertThat(result.executionTime()).isBetween(limit, limit.plusSeconds(5));
+    }
+
+    @Test
+    void anAllocationLoopEndsWithMemoryError() {
+        ExecutionResult result = run("const keep = []; while (true) keep.push(new Array(100000).fill(1.5));",
+                Limits.DEFAULTS.withMemoryMb(64));
+
+        errorOf(result, ErrorType.MEMORY_ERROR);
+        assertThat(result.console()).doesNotContain("Last few GCs");
+    }
+
+    @Test
+    void anArrayBufferLoopEndsWithMemoryError() {
+        ExecutionResult result = run("const keep = []; for (let i = 0; i < 8; i++) keep.push(new Uint8Array(256 * 1024 * 1024).fill(1)); return keep.length",
+                Limits.DEFAULTS.withMemoryMb(64));
+
+        errorOf(result, ErrorType.MEMORY_ERROR);
+    }
+
+    @Test
+    void aPromiseThatCanNeverSettleEndsAtOnce() {
+        ExecutionResult result = run("await new Promise(() => {})");
+
+        assertThat(errorOf(result, ErrorType.RUNTIME_ERROR).message()).contains("never settled");
+        assertThat(result.executionTime()).isLessThan(Limits.DEFAULT_TIMEOUT.dividedBy(3));
+    }
+
+    @Test
+    void aPendingIntervalAfterReturnDoesNotDelayTheResult() {
+        ExecutionResult result = run("setInterval(() => console.log('tick'), 60000); return 'done'");
+
+        assertThat(result.value()).isEqualTo("\"done\"");
+        assertThat(result.executionTime()).isLessThan(Limits.DEFAULT_TIMEOUT.dividedBy(3));
+    }
+
+    @Test
+    void printingAHundredMegabytesEndsWithOutputLimitErrorWithoutBufferingIt() {
+        long allocatedBefore = allocatedBytesOfAllThreads();
+
+        ExecutionResult result = run("const line = 'x'.repeat(1023) + '\\n'; for (let i = 0; i < 100 * 1024; i++) console.log(line);");
+
+        long allocated = allocatedBytesOfAllThreads() - allocatedBefore;
+        errorOf(result, ErrorType.OUTPUT_LIMIT_ERROR);
+        assertThat(result.console().length()).isLessThanOrEqualTo((int) Limits.DEFAULT_MAX_OUTPUT_BYTES);
+        assertThat(allocated).as("bytes allocated by the JVM while the code printed 100 MB")
+                .isLessThan(40L * 1024 * 1024);
+    }
+
+    private static long allocatedBytesOfAllThreads() {
+        com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        long total = 0;
+        for (long allocated : threads.getThreadAllocatedBytes(threads.getAllThreadIds())) {
+            total += Math.max(0, allocated);
+        }
+        return total;
+    }
+
+    @Test
+    void aResultOverItsLimitEndsWithOutputLimitError() {
+        ExecutionResult result = run("return 'x'.repeat(2000)", Limits.DEFAULTS.withMaxResultBytes(1000));
+
+        assertThat(errorOf(result, ErrorType.OUTPUT_LIMIT_ERROR).message()).contains("1000");
+    }
+
+    // --- errors
+
+    @Test
+    void aSyntaxErrorGivesItsLineAndColumn() {
+        ExecutionError error = errorOf(run("const a = 1;\nlet b = ;\nreturn a"), ErrorType.SYNTAX_ERROR);
+
+        assertThat(error.line()).isEqualTo(2);
+        assertThat(error.column()).isEqualTo(9);
+        assertThat(error.message()).contains("Expression expected").doesNotContain("data:");
+    }
+
+    @Test
+    void aSyntaxErrorFoundByV8GivesItsLineAndColumn() {
+        ExecutionError error = errorOf(run("let a = 1;\nlet a = 2;"), ErrorType.SYNTAX_ERROR);
+
+        assertThat(error.message()).contains("already been declared").doesNotContain("data:");
+        assertThat(error.line()).isEqualTo(2);
+    }
+
+    @Test
+    void aThrownErrorGivesItsMessageStackAndLine() {
+        ExecutionError error = errorOf(run("const a = 1;\nthrow new TypeError('bad input');"), ErrorType.RUNTIME_ERROR);
+
+        assertThat(error.message()).isEqualTo("TypeError: bad input");
+        assertThat(error.line()).isEqualTo(2);
+        assertThat(error.column()).isEqualTo(7);
+        assertThat(error.stack()).contains("TypeError: bad input").contains("code:2:7")
+                .doesNotContain("data:").doesNotContain("runner").doesNotContain("file://");
+    }
+
+    @Test
+    void aThrownNonErrorIsReported() {
+        assertThat(errorOf(run("throw {code: 42}"), ErrorType.RUNTIME_ERROR).message()).contains("{\"code\":42}");
+        assertThat(errorOf(run("throw 'plain'"), ErrorType.RUNTIME_ERROR).message()).contains("plain");
+    }
+
+    @Test
+    void aRejectedPromiseIsARuntimeError() {
+        ExecutionError error = errorOf(run("await Promise.reject(new RangeError('nope'))"), ErrorType.RUNTIME_ERROR);
+
+        assertThat(error.message()).isEqualTo("RangeError: nope");
+    }
+
+    @Test
+    void anErrorThrownLaterFromATimerIsARuntimeError() {
+        ExecutionError error = errorOf(run("setTimeout(() => { throw new Error('late') }, 1); await new Promise(r => setTimeout(r, 50000))"),
+                ErrorType.RUNTIME_ERROR);
+
+        assertThat(error.message()).contains("late");
+    }
+
+    @Test
+    void hostPathsNeverAppearInErrorsOrStacks() {
+        String home = System.getProperty("user.home");
+        for (String code : List.of("throw new Error('x')", "return Deno.readTextFileSync('/etc/shadow')",
+                "null.f()", "await new Promise(() => {})", "return [() => 1]")) {
+            ExecutionResult result = run(code);
+            String text = result.error() + "\n" + result.error().stack() + "\n" + result.console();
+            assertThat(text).as(code).doesNotContain(home + "/").doesNotContain(".cache/execache").doesNotContain("runner-");
+        }
+    }
+
+    @Test
+    void theCodeEndingTheProcessIsARuntimeError() {
+        ExecutionError error = errorOf(run("Deno.exit(3)"), ErrorType.RUNTIME_ERROR);
+
+        assertThat(error.message()).contains("exit code 3");
+    }
+
+    // --- serialization
+
+    @Test
+    void aFunctionInTheResultIsASerializationErrorNamingWhere() {
+        ExecutionError error = errorOf(run("return {a: {b: [1, () => 2]}}"), ErrorType.SERIALIZATION_ERROR);
+
+        assertThat(error.message()).contains("function").contains("result.a.b[1]");
+    }
+
+    @Test
+    void aSymbolInTheResultIsASerializationError() {
+        assertThat(errorOf(run("return {s: Symbol('x')}"), ErrorType.SERIALIZATION_ERROR).message())
+                .contains("symbol").contains("result.s");
+        assertThat(errorOf(run("return Symbol('x')"), ErrorType.SERIALIZATION_ERROR).message()).contains("symbol");
+    }
+
+    @Test
+    void aBigIntInTheResultIsASerializationError() {
+        assertThat(errorOf(run("return {n: 10n}"), ErrorType.SERIALIZATION_ERROR).message())
+                .contains("BigInt").contains("result.n");
+    }
+
+    @Test
+    void aCyclicResultIsASerializationError() {
+        assertThat(errorOf(run("const a: any = {}; a.self = a; return a"), ErrorType.SERIALIZATION_ERROR).message())
+                .contains("circular");
+    }
+
+    @Test
+    void aFunctionReturnedAloneIsASerializationError() {
+        assertThat(errorOf(run("return () => 1"), ErrorType.SERIALIZATION_ERROR).message()).contains("function");
+    }
+
+    @Test
+    void datesAndNonFiniteNumbersFollowJsonStringify() {
+        assertThat(run("return [new Date(0), NaN, Infinity]").value())
+                .isEqualTo("[\"1970-01-01T00:00:00.000Z\",null,null]");
+    }
+
+    // --- the result channel
+
+    @Test
+    void aForgedResultMarkerIsConsoleOutputNotAResult() {
+        ExecutionResult result = run("""
+                const fake = 'a'.repeat(32);
+                Deno.stdout.writeSync(new TextEncoder().encode(fake + 'v2\\n42' + fake + '\\n'));
+                console.log('__RESULT__ {"value": 42}');
+                const { writeSync } = await import('node:fs');
+                writeSync(1, fake + 'v2\\n43' + fake);
+                JSON.stringify = () => '"forged"';
+                Uint8Array.prototype.set = function () { throw new Error('patched'); };
+                Deno.stdout.writeSync = () => 0;
+                return 'real';
+                """);
+
+        assertThat(result.value()).isEqualTo("\"real\"");
+        assertThat(result.console()).contains("__RESULT__").contains("v2\n42");
+    }
+
+    @Test
+    void aForgedErrorFrameIsConsoleOutput() {
+        ExecutionResult result = run("console.log('0123456789abcdef0123456789abcdefe5\\n3:run'); return 1");
+
+        assertThat(result.value()).isEqualTo("1");
+        assertThat(result.console()).contains("e5");
+    }
+
+    // --- many runs
+
+    @Test
+    void sixteenConcurrentRunsAreIndependent(@TempDir Path cache) throws Exception {
+        ExecutorService threads = Executors.newFixedThreadPool(16);
+        try (DenoSandbox sandbox = newSandbox(cache)) {
+            List<Future<ExecutionResult>> results = new ArrayList<>();
+            for (int i = 0; i < 16; i++) {
+                int n = i;
+                results.add(threads.submit(() -> sandbox.execute(ExecutionRequest.of(
+                        "globalThis.mine = context.n; await new Promise(r => setTimeout(r, 20)); return globalThis.mine * 2",
+                        Map.of("n", n)))));
+            }
+            for (int i = 0; i < 16; i++) {
+                assertThat(results.get(i).get().value()).isEqualTo(Integer.toString(i * 2));
+            }
+        } finally {
+            threads.shutdownNow();
+        }
+    }
+
+    @Test
+    void nothingIsLeftBehindAfterTwoHundredRuns(@TempDir Path cache) throws Exception {
+        DenoSandbox sandbox = newSandbox(cache);
+        sandbox.execute(ExecutionRequest.of("return 1", null));
+        Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
+        List<Path> tmpBefore = ours(tmp);
+        List<Path> cacheBefore = list(cache);
+        Limits shortTimeout = Limits.DEFAULTS.withTimeout(Duration.ofMillis(300));
+        ExecutorService threads = Executors.newFixedThreadPool(2);
+        try {
+            List<Future<ExecutionResult>> results = new ArrayList<>();
+            for (int i = 0; i < 200; i++) {
+                int n = i;
+                results.add(threads.submit(() -> {
+                    if (n % 40 == 0) {
+                        return sandbox.execute(new ExecutionRequest("while (true) {}", null, Set.of(), shortTimeout));
+                    }
+                    if (n % 40 == 1) {
+                        return sandbox.execute(new ExecutionRequest(
+                                "const k = []; while (true) k.push(new Uint8Array(64 * 1024 * 1024).fill(1));",
+                                null, Set.of(), Limits.DEFAULTS.withMemoryMb(32)));
+                    }
+                    if (n % 40 == 2) {
+                        return sandbox.execute(new ExecutionRequest(
+                                "setInterval(() => {}, 1000); await new Promise(() => {})", null, Set.of(), shortTimeout));
+                    }
+                    if (n % 40 == 3) {
+                        return sandbox.execute(ExecutionRequest.of("console.log('x'.repeat(4096).repeat(1024))", null));
+                    }
+                    return sandbox.execute(ExecutionRequest.of("console.log(context.n); return context.n", Map.of("n", n)));
+                }));
+            }
+            for (Future<ExecutionResult> result : results) {
+                assertThat(result.get().executionTime()).isPositive();
+            }
+        } finally {
+            threads.shutdownNow();
+        }
+
+        assertThat(awaitProcessesOf(cache, waitingRunnersAllowed())).as("Deno processes while nothing runs")
+                .hasSizeLessThanOrEqualTo(waitingRunnersAllowed());
+        sandbox.close();
+        assertThat(processesOf(cache)).as("Deno processes after close").isEmpty();
+        assertThat(ours(tmp)).containsExactlyInAnyOrderElementsOf(tmpBefore);
+        assertThat(list(cache)).as("the sandbox's own directory, Deno's included").containsExactlyInAnyOrderElementsOf(cacheBefore);
+    }
+
+    /** Entries of the shared temp directory (other programs use it meanwhile) that Deno could have made. */
+    private static List<Path> ours(Path tmp) throws IOException {
+        try (Stream<Path> paths = Files.list(tmp)) {
+            return paths.filter(path -> path.getFileName().toString().toLowerCase(java.util.Locale.ROOT).contains("deno"))
+                    .toList();
+        }
+    }
+
+    private static List<Path> list(Path directory) throws IOException {
+        try (Stream<Path> paths = Files.walk(directory)) {
+            return paths.toList();
+        }
+    }
+}

@@ -1,0 +1,58 @@
+package dev.execache.store.redis;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * How to reach Redis and how much to keep there.
+ *
+ * @param url {@code redis://[[user:]password@]host[:port][/database]}, or {@code rediss://} for TLS
+ * @param keyPrefix put before every key, so that several deployments can share one server
+ * @param maxEntries the fleet-wide bound; one more evicts the least recently used
+ * @param timeout how long one command or connection attempt may take before the call fails;
+ *     short, because a store error only means a run goes on uncached
+ */
+public record RedisStoreSettings(String url, String keyPrefix, int maxEntries, Duration timeout) {
+    public static final String DEFAULT_KEY_PREFIX = "execache:";
+    public static final int DEFAULT_MAX_ENTRIES = 100;
+    public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(1);
+
+    /** @throws IllegalArgumentException naming the field that is wrong, and why */
+    public RedisStoreSettings {
+        RedisUrl.parse(url);
+        if (keyPrefix == null || keyPrefix.isEmpty()) {
+            throw new IllegalArgumentException("keyPrefix must not be empty: an empty prefix would mix execache keys with others");
+        }
+        if (maxEntries < 1) {
+            throw new IllegalArgumentException("maxEntries must be at least 1: " + maxEntries);
+        }
+        Objects.requireNonNull(timeout, "timeout must not be null");
+        if (timeout.isNegative() || timeout.isZero() || timeout.toMillis() > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("timeout must be positive and under 24 days: " + timeout);
+        }
+    }
+
+    /** The defaults for everything but the URL. */
+    public static RedisStoreSettings of(String url) {
+        return new RedisStoreSettings(url, DEFAULT_KEY_PREFIX, DEFAULT_MAX_ENTRIES, DEFAULT_TIMEOUT);
+    }
+
+    public RedisStoreSettings withKeyPrefix(String newKeyPrefix) {
+        return new RedisStoreSettings(url, newKeyPrefix, maxEntries, timeout);
+    }
+
+    public RedisStoreSettings withMaxEntries(int newMaxEntries) {
+        return new RedisStoreSettings(url, keyPrefix, newMaxEntries, timeout);
+    }
+
+    public RedisStoreSettings withTimeout(Duration newTimeout) {
+        return new RedisStoreSettings(url, keyPrefix, maxEntries, newTimeout);
+    }
+
+    /** Without the credentials the URL may hold. */
+    @Override
+    public String toString() {
+        return "RedisStoreSettings[url=" + RedisUrl.parse(url) + ", keyPrefix=" + keyPrefix
+                + ", maxEntries=" + maxEntries + ", timeout=" + timeout + "]";
+    }
+}

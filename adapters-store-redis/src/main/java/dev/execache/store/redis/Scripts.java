@@ -1,0 +1,199 @@
+package dev.execache.store.redis;
+
+/**
+ * The store's Lua scripts. Each runs atomically in Redis, so the bound and the indexes hold
+ * under any number of clients, and a hit costs one round trip. Every script but {@link #GET}
+ * gets the keys of {@link KeyLayout#scriptKeys()} and, as ARGV[1] and ARGV[2], the key prefix
+ * and the caller's clock in epoch milliseconds: expiry is decided by the injected clock, not
+ * the server's.
+ */
+final class Scripts {
+    private static final String COMMON = """
+            local lru, exp, meta, bytes, seq, counters = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+            local prefix, now = ARGV[1], tonumber(ARGV[2])
+
+            local function entryKey(key)
+                return prefix .. 'e:' .. key
+            end
+
+            local function toolKey(tool)
+                return prefix .. 't:' .. tool
+            end
+
+            local function count(counter, n)
+                if n > 0 then
+                    redis.call('HINCRBY', counters, counter, n)
+                end
+            end
+
+            -- Takes an entry out of the store and every index. Returns nil if it was not there,
+            -- 'gone' if Redis had already expired its hash, else 'expired' or 'live'.
+            local function drop(key)
+                local info = redis.call('HGET', meta, key)
+                if not info then
+                    return nil
+                end
+                info = cjson.decode(info)
+                for i = 2, #info do
+                    redis.call('SREM', toolKey(info[i]), key)
+                end
+                redis.call('DECRBY', bytes, info[1])
+                redis.call('HDEL', meta, key)
+                redis.call('ZREM', lru, key)
+                redis.call('ZREM', exp, key)
+                local entry = entryKey(key)
+                local expires = redis.call('HGET', entry, 'expires')
+                if not expires then
+                    return 'gone'
+                end
+                redis.call('DEL', entry)
+                if tonumber(expires) <= now then
+                    return 'expired'
+                end
+                return 'live'
+            end
+
+            """;
+
+    /**
+     * The hit path, kept apart from the others so that it stays small: KEYS are the entry's
+     * hash, {@code lru}, {@code seq} and {@code meta}; ARGV[1] key, [2] now, [3] '1' to count a
+     * hit and refresh recency. Returns expires, hits, value, console, exec, created and tools, or empty
+     * if there is no live entry, or {'stale'} if there is an expired or Redis-dropped one
+     * still indexed, for the caller to run {@link #EXPIRE}.
+     */
+    static final String GET = """
+            local fields = redis.call('HMGET', KEYS[1], 'expires', 'hits', 'value', 'console', 'exec', 'created', 'tools')
+            local expires = tonumber(fields[1])
+            if not expires or expires <= tonumber(ARGV[2]) then
+                if redis.call('HEXISTS', KEYS[4], ARGV[1]) == 1 then
+                    return {'stale'}
+                end
+                return {}
+            end
+            if ARGV[3] == '1' then
+                fields[2] = tostring(redis.call('HINCRBY', KEYS[1], 'hits', 1))
+                redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[3]), ARGV[1])
+            end
+            return fields
+            """;
+
+    /** How many fields {@link #GET} returns for a live entry. */
+    static final int ENTRY_FIELD_COUNT = 7;
+
+    /** ARGV[3] key. Removes the entry if it is expired or gone, counting an expiration; a fresh one stays. */
+    static final String EXPIRE = COMMON + """
+            local key = ARGV[3]
+            local expires = tonumber(redis.call('HGET', entryKey(key), 'expires'))
+            if expires and expires > now then
+                return 0
+            end
+            if drop(key) then
+                count('EXPIRATIONS', 1)
+                return 1
+            end
+            return 0
+            """;
+
+    /**
+     * ARGV[3] key, [4] Redis TTL ms, [5] expires (epoch ms), [6] estimated bytes, [7] bound,
+     * [8] value, [9] console, [10] execution nanos, [11] created (epoch ms), [12] the tool
+     * versions as one field (see {@link ToolVersions}), then the tool names.
+     * Purges a batch of expired entries, then evicts the least recently used past the bound.
+     */
+    static final String PUT = COMMON + """
+            local key = ARGV[3]
+            drop(key)
+            local entry = entryKey(key)
+            local info = {tonumber(ARGV[6])}
+            for i = 13, #ARGV do
+                info[#info + 1] = ARGV[i]
+                redis.call('SADD', toolKey(ARGV[i]), key)
+            end
+            redis.call('HSET', entry, 'value', ARGV[8], 'console', ARGV[9], 'exec', ARGV[10], 'created', ARGV[11],
+                       'expires', ARGV[5], 'hits', '0', 'tools', ARGV[12])
+            redis.call('PEXPIRE', entry, ARGV[4])
+            redis.call('HSET', meta, key, cjson.encode(info))
+            redis.call('INCRBY', bytes, ARGV[6])
+            redis.call('ZADD', lru, redis.call('INCR', seq), key)
+            redis.call('ZADD', exp, ARGV[5], key)
+
+            local expirations, evictions = 0, 0
+            for _, expired in ipairs(redis.call('ZRANGEBYSCORE', exp, '-inf', ARGV[2], 'LIMIT', 0, 100)) do
+                if drop(expired) then
+                    expirations = expirations + 1
+                end
+            end
+            local excess = redis.call('ZCARD', lru) - tonumber(ARGV[7])
+            if excess > 0 then
+                for _, eldest in ipairs(redis.call('ZRANGE', lru, 0, excess - 1)) do
+                    if drop(eldest) == 'live' then
+                        evictions = evictions + 1
+                    else
+                        expirations = expirations + 1
+                    end
+                end
+            end
+            count('EXPIRATIONS', expirations)
+            count('EVICTIONS', evictions)
+            return evictions
+            """;
+
+    /** ARGV[3..] keys. Returns how many entries were removed. */
+    static final String REMOVE = COMMON + """
+            local removed, gone = 0, 0
+            for i = 3, #ARGV do
+                local state = drop(ARGV[i])
+                if state == 'gone' then
+                    gone = gone + 1
+                elseif state then
+                    removed = removed + 1
+                end
+            end
+            count('EXPIRATIONS', gone)
+            return removed
+            """;
+
+    /** ARGV[3] tool. Returns how many entries were removed. */
+    static final String REMOVE_BY_TOOL = COMMON + """
+            local removed, gone = 0, 0
+            for _, key in ipairs(redis.call('SMEMBERS', toolKey(ARGV[3]))) do
+                local state = drop(key)
+                if state == 'gone' then
+                    gone = gone + 1
+                elseif state then
+                    removed = removed + 1
+                end
+            end
+            count('EXPIRATIONS', gone)
+            return removed
+            """;
+
+    /** Returns {purged, live entries left}. */
+    static final String PURGE = COMMON + """
+            local expired = redis.call('ZRANGEBYSCORE', exp, '-inf', ARGV[2])
+            for _, key in ipairs(expired) do
+                drop(key)
+            end
+            count('EXPIRATIONS', #expired)
+            return {#expired, redis.call('ZCARD', lru)}
+            """;
+
+    /** Returns how many entries were removed. Counters, versions and the sequence stay. */
+    static final String CLEAR = COMMON + """
+            local keys = redis.call('HKEYS', meta)
+            for _, key in ipairs(keys) do
+                drop(key)
+            end
+            redis.call('DEL', lru, exp, meta, bytes)
+            return #keys
+            """;
+
+    /** ARGV[3] counter, ARGV[4] delta. */
+    static final String INCREMENT = """
+            return redis.call('HINCRBY', KEYS[6], ARGV[3], ARGV[4])
+            """;
+
+    private Scripts() {
+    }
+}

@@ -1,0 +1,37 @@
+package dev.execache.store.redis;
+
+import dev.execache.core.CacheStore;
+import dev.execache.core.CacheStoreContract;
+import dev.execache.core.MutableClock;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.redisson.api.RedissonClient;
+
+@ExtendWith(TestRedis.class)
+class RedisCacheStoreTest extends CacheStoreContract {
+    private final List<String> prefixes = new ArrayList<>();
+    private final TestRedis redis;
+
+    RedisCacheStoreTest(TestRedis redis) {
+        this.redis = redis;
+    }
+
+    @Override
+    protected CacheStore createStore(int maxEntries, MutableClock clock) {
+        String prefix = TestRedis.freshPrefix();
+        prefixes.add(prefix);
+        return RedisCacheStore.connect(RedisStoreSettings.of(redis.url()).withKeyPrefix(prefix).withMaxEntries(maxEntries), clock);
+    }
+
+    @AfterEach
+    void deleteTestKeys() {
+        RedissonClient admin = redis.client();
+        try {
+            prefixes.forEach(prefix -> admin.getKeys().deleteByPattern(prefix + "*"));
+        } finally {
+            admin.shutdown();
+        }
+    }
+}

@@ -1,0 +1,107 @@
+package dev.execache.store.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.execache.core.CacheEntry;
+import dev.execache.core.MutableClock;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
+import org.redisson.client.RedisException;
+
+/** A redis-server of the test's own, killed and restarted on the same port. */
+class RedisFaultTest {
+    /** Far above the one-second timeout: the check is "fails fast", not a benchmark. */
+    private static final Duration FAST = Duration.ofSeconds(5);
+
+    private final MutableClock clock = new MutableClock(Instant.now());
+
+    @Test
+    void whileRedisIsDownCallsFailFastAndAfterARestartTheSameStoreWorksAgain() throws Exception {
+        try (RedisServerProcess server = RedisServerProcess.start();
+                RedisCacheStore store = RedisCacheStore.connect(RedisStoreSettings.of(server.url()), clock)) {
+            store.put(entry("v1:a"));
+            assertThat(store.get("v1:a")).isPresent();
+
+            server.kill();
+
+            assertFailsFast(() -> store.get("v1:a"));
+            assertFailsFast(() -> store.put(entry("v1:b")));
+            assertFailsFast(store::counters);
+            assertFailsFast(() -> store.acquireFlight("v1:a", Duration.ofSeconds(30)));
+
+            server.restart();
+
+            awaitWorking(store);
+            store.put(entry("v1:c"));
+            assertThat(store.get("v1:c")).isPresent();
+            assertThat(store.get("v1:a")).as("a restarted server without persistence starts empty").isEmpty();
+        }
+    }
+
+    @Test
+    void aHungRedisTimesOutFastAndIsUsedAgainWhenItWakes() throws Exception {
+        try (RedisServerProcess server = RedisServerProcess.start();
+                RedisCacheStore store = RedisCacheStore.connect(RedisStoreSettings.of(server.url()), clock)) {
+            store.put(entry("v1:a"));
+
+            server.pause();
+            try {
+                assertFailsFast(() -> store.get("v1:a"));
+                assertFailsFast(() -> store.put(entry("v1:b")));
+            } finally {
+                server.resume();
+            }
+
+            awaitWorking(store);
+            assertThat(store.get("v1:a")).isPresent();
+        }
+    }
+
+    @Test
+    void anUnreachableRedisAtStartIsAClearError() throws Exception {
+        int port;
+        try (ServerSocket socket = new ServerSocket(0)) {
+            port = socket.getLocalPort();
+        }
+        String url = "redis://:s3cret@127.0.0.1:" + port;
+        long start = System.nanoTime();
+
+        assertThatThrownBy(() -> RedisCacheStore.connect(RedisStoreSettings.of(url), clock))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageStartingWith("cannot reach Redis at redis://127.0.0.1:" + port)
+                .message().doesNotContain("s3cret");
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(FAST);
+    }
+
+    private static void assertFailsFast(Executable call) {
+        long start = System.nanoTime();
+        assertThatThrownBy(call::execute).isInstanceOf(RedisException.class);
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(FAST);
+    }
+
+    /** Redisson reconnects in the background; give it a bounded while. */
+    private static void awaitWorking(RedisCacheStore store) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (true) {
+            try {
+                store.size();
+                return;
+            } catch (RedisException e) {
+                if (System.nanoTime() > deadline) {
+                    throw e;
+                }
+                Thread.sleep(100);
+            }
+        }
+    }
+
+    private CacheEntry entry(String key) {
+        Instant now = clock.instant();
+        return new CacheEntry(key, "1", "", Duration.ofMillis(5), Map.of("github", "v1"), now, now.plusSeconds(300), 0);
+    }
+}

@@ -1,0 +1,166 @@
+package dev.execache.store.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.execache.core.CacheEntry;
+import dev.execache.core.Counter;
+import dev.execache.core.FlightLease;
+import dev.execache.core.MutableClock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.redisson.api.RedissonClient;
+
+/** Two instances, two Redisson clients, one Redis: what one does, the other sees. */
+@ExtendWith(TestRedis.class)
+class RedisFleetTest {
+    private static final Duration TTL = Duration.ofMinutes(5);
+
+    private final TestRedis redis;
+    private final MutableClock clock = new MutableClock(Instant.now());
+    private final String prefix = TestRedis.freshPrefix();
+    private final List<RedisCacheStore> stores = new ArrayList<>();
+    private final ExecutorService other = Executors.newSingleThreadExecutor();
+    private final RedisCacheStore first;
+    private final RedisCacheStore second;
+
+    RedisFleetTest(TestRedis redis) {
+        this.redis = redis;
+        first = instance();
+        second = instance();
+    }
+
+    @AfterEach
+    void cleanUp() {
+        other.shutdownNow();
+        stores.forEach(RedisCacheStore::close);
+        RedissonClient admin = redis.client();
+        admin.getKeys().deleteByPattern(prefix + "*");
+        admin.shutdown();
+    }
+
+    @Test
+    void entriesCountersAndVersionsAreSharedByTheFleet() {
+        Instant now = clock.instant();
+        first.put(new CacheEntry("v1:a", "1", "", Duration.ofSeconds(2), Map.of("github", "v1"), now, now.plus(TTL), 0));
+        first.increment(Counter.MISSES, 1);
+        first.recordVersions(Map.of("github", "v1"));
+
+        assertThat(second.get("v1:a")).map(CacheEntry::value).contains("1");
+        second.increment(Counter.HITS, 1);
+
+        assertThat(first.peek("v1:a")).map(CacheEntry::hits).contains(1L);
+        assertThat(first.counters()).containsEntry(Counter.HITS, 1L).containsEntry(Counter.MISSES, 1L);
+        assertThat(second.lastSeenVersions()).isEqualTo(Map.of("github", "v1"));
+        assertThat(second.removeByTool("github")).isEqualTo(1);
+        assertThat(first.peek("v1:a")).isEmpty();
+    }
+
+    @Test
+    void theSecondInstanceWaitsUntilTheFirstClosesItsLease() throws Exception {
+        FlightLease held = first.acquireFlight("v1:x", Duration.ofSeconds(30));
+        CompletableFuture<FlightLease> waiting = acquireElsewhere(second, "v1:x", Duration.ofSeconds(30));
+
+        assertThatThrownBy(() -> waiting.get(500, TimeUnit.MILLISECONDS)).as("waits while the first holds the flight")
+                .isInstanceOf(TimeoutException.class);
+        held.close();
+
+        FlightLease next = waiting.get(10, TimeUnit.SECONDS);
+        assertThat(next).as("a fleet lease, not a local fallback").isNotSameAs(FlightLease.LOCAL);
+        next.close();
+        assertThat(first.acquireFlight("v1:x", Duration.ofMillis(300))).as("closed from another thread than it was taken on")
+                .isNotSameAs(FlightLease.LOCAL);
+    }
+
+    @Test
+    void aLeaseThatLapsedDoesNotReleaseTheNextHoldersFlight() throws Exception {
+        FlightLease lapsed = first.acquireFlight("v1:x", Duration.ofMillis(300));
+        FlightLease next = acquireElsewhere(second, "v1:x", Duration.ofSeconds(30)).get(10, TimeUnit.SECONDS);
+        assertThat(next).isNotSameAs(FlightLease.LOCAL);
+
+        lapsed.close();
+        lapsed.close();
+
+        assertThat(first.acquireFlight("v1:x", Duration.ofMillis(300))).as("the next holder still has it")
+                .isSameAs(FlightLease.LOCAL);
+        next.close();
+    }
+
+    @Test
+    void whenTheHolderDiesItsLeaseLapsesAndTheOtherProceeds() throws Exception {
+        first.acquireFlight("v1:x", Duration.ofSeconds(1));
+        first.close();
+
+        long start = System.nanoTime();
+        FlightLease next = second.acquireFlight("v1:x", Duration.ofSeconds(20));
+
+        assertThat(next).isNotSameAs(FlightLease.LOCAL);
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).as("the lease lapsed long before the wait's bound")
+                .isLessThan(Duration.ofSeconds(15));
+        next.close();
+    }
+
+    @Test
+    void waitingLongerThanMaxHoldFallsBackToALocalRun() throws Exception {
+        FlightLease held = first.acquireFlight("v1:x", Duration.ofSeconds(30));
+
+        FlightLease gaveUp = acquireElsewhere(second, "v1:x", Duration.ofMillis(300)).get(10, TimeUnit.SECONDS);
+
+        assertThat(gaveUp).isSameAs(FlightLease.LOCAL);
+        held.close();
+    }
+
+    @Test
+    void flightsOfDifferentKeysDoNotWaitForEachOther() throws Exception {
+        FlightLease x = first.acquireFlight("v1:x", Duration.ofSeconds(30));
+
+        FlightLease y = acquireElsewhere(second, "v1:y", Duration.ofSeconds(30)).get(10, TimeUnit.SECONDS);
+
+        assertThat(y).isNotSameAs(FlightLease.LOCAL);
+        y.close();
+        x.close();
+    }
+
+    @Test
+    void aStoreOnTheApplicationsClientLeavesThatClientOpen() {
+        RedissonClient shared = redis.client();
+        try {
+            RedisCacheStore store = new RedisCacheStore(shared, prefix, 10, clock);
+            store.increment(Counter.HITS, 1);
+            store.close();
+
+            assertThat(shared.isShutdown()).isFalse();
+            assertThat(first.counters()).containsEntry(Counter.HITS, 1L);
+        } finally {
+            shared.shutdown();
+        }
+    }
+
+    private CompletableFuture<FlightLease> acquireElsewhere(RedisCacheStore store, String key, Duration maxHold) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return store.acquireFlight(key, maxHold);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+        }, other);
+    }
+
+    private RedisCacheStore instance() {
+        RedisCacheStore store = RedisCacheStore.connect(RedisStoreSettings.of(redis.url()).withKeyPrefix(prefix), clock);
+        stores.add(store);
+        return store;
+    }
+}

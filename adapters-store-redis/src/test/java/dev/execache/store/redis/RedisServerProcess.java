@@ -1,0 +1,164 @@
+package dev.execache.store.redis;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import redis.embedded.core.ExecutableProvider;
+
+/**
+ * A real {@code redis-server} on a free loopback port, for tests: the one on the PATH if
+ * there is one, else the binary that the {@code embedded-redis} artifact ships. Nothing is
+ * persisted. {@link #kill()} and {@link #restart()} keep the port, for fault tests.
+ */
+final class RedisServerProcess implements AutoCloseable {
+    private static File executable;
+
+    private final int port;
+    private final List<String> extraArgs;
+    private final Path dir;
+    private Process process;
+
+    private RedisServerProcess(int port, List<String> extraArgs) throws IOException {
+        this.port = port;
+        this.extraArgs = List.copyOf(extraArgs);
+        this.dir = Files.createTempDirectory("execache-redis-");
+    }
+
+    /** Starts a server; {@code extraArgs} are redis-server options such as {@code --requirepass x}. */
+    static RedisServerProcess start(String... extraArgs) throws IOException {
+        RedisServerProcess server = new RedisServerProcess(freePort(), List.of(extraArgs));
+        server.launch();
+        return server;
+    }
+
+    int port() {
+        return port;
+    }
+
+    String url() {
+        return "redis://127.0.0.1:" + port;
+    }
+
+    /** Kills the server at once (SIGKILL), as a crash would. */
+    void kill() {
+        if (process != null && process.isAlive()) {
+            try {
+                process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** Stops the server without closing its socket (SIGSTOP), as a hung host or a partition would look. */
+    void pause() throws IOException, InterruptedException {
+        signal("-STOP");
+    }
+
+    void resume() throws IOException, InterruptedException {
+        signal("-CONT");
+    }
+
+    /** Starts a fresh, empty server on the same port. */
+    void restart() throws IOException {
+        kill();
+        launch();
+    }
+
+    /** Kills the server and deletes its directory. */
+    @Override
+    public void close() {
+        kill();
+        try (Stream<Path> files = Files.list(dir)) {
+            for (Path file : files.toList()) {
+                Files.deleteIfExists(file);
+            }
+            Files.deleteIfExists(dir);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot delete " + dir, e);
+        }
+    }
+
+    private void signal(String signal) throws IOException, InterruptedException {
+        Process kill = new ProcessBuilder("kill", signal, Long.toString(process.pid())).inheritIO().start();
+        if (kill.waitFor() != 0) {
+            throw new IOException("kill " + signal + " " + process.pid() + " failed");
+        }
+    }
+
+    private void launch() throws IOException {
+        List<String> command = new ArrayList<>(List.of(executable().getAbsolutePath(),
+                "--port", Integer.toString(port),
+                "--bind", "127.0.0.1",
+                "--dir", dir.toString(),
+                "--save", "",
+                "--appendonly", "no",
+                "--daemonize", "no"));
+        command.addAll(extraArgs);
+        File log = dir.resolve("redis.log").toFile();
+        process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log).start();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!accepts()) {
+            if (!process.isAlive() || System.nanoTime() > deadline) {
+                process.destroyForcibly();
+                throw new IOException("redis-server did not start on port " + port + ":\n" + Files.readString(log.toPath()));
+            }
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted while starting redis-server", e);
+            }
+        }
+    }
+
+    private boolean accepts() {
+        try (Socket socket = new Socket()) {
+            socket.connect(new InetSocketAddress("127.0.0.1", port), 200);
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private static synchronized File executable() throws IOException {
+        if (executable == null) {
+            executable = onPath("redis-server");
+            if (executable == null) {
+                executable = ExecutableProvider.newJarResourceProvider().get();
+            }
+        }
+        return executable;
+    }
+
+    private static File onPath(String name) {
+        String path = System.getenv("PATH");
+        if (path == null) {
+            return null;
+        }
+        for (String directory : path.split(File.pathSeparator)) {
+            File candidate = new File(directory, name);
+            if (candidate.isFile() && candidate.canExecute()) {
+                return candidate;
+            }
+        }
+        return null;
+    }
+
+    private static int freePort() {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            return socket.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}
