@@ -1,6 +1,7 @@
 package dev.execache.cli;
 
 import dev.execache.core.MutableToolVersions;
+import dev.execache.sandbox.DenoSandboxSettings;
 import jakarta.inject.Inject;
 import java.io.PrintStream;
 import java.lang.System.Logger.Level;
@@ -42,6 +43,9 @@ final class ServeCommand implements Callable<Integer> {
     @Override
     public Integer call() throws InterruptedException {
         Settings settings = Settings.resolve(options.flags(), environment.variables(), environment.workingDir());
+        if (!environment.variables().containsKey("EXECACHE_WARM_POOL")) {
+            settings = settings.withWarmPoolSize(DenoSandboxSettings.defaultWarmPoolSize());
+        }
         PrintStream protocol = System.out;
         System.setOut(System.err);
         Serving serving = new Serving();

@@ -119,6 +119,16 @@ final class RawMcpClient implements AutoCloseable {
         throw new AssertionError("no response with id " + id + " within " + WAIT);
     }
 
+    /** Messages received that no {@link #response} call has asked for. */
+    List<JsonNode> unclaimed() {
+        List<JsonNode> all = new ArrayList<>();
+        received.drainTo(all);
+        synchronized (unclaimed) {
+            unclaimed.addAll(all);
+            return List.copyOf(unclaimed);
+        }
+    }
+
     /** Closes the server's input: the end of the conversation. */
     @Override
     public void close() {

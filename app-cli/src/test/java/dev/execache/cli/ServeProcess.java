@@ -7,7 +7,6 @@ import io.modelcontextprotocol.client.transport.StdioClientTransport;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
-import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -132,15 +131,4 @@ final class ServeProcess implements AutoCloseable {
         client.closeGracefully();
     }
 
-    static void sleep(Duration duration) {
-        try {
-            Thread.sleep(duration.toMillis());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    static String readAll(Process process) throws IOException {
-        return new String(process.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-    }
 }
