@@ -192,4 +192,27 @@ class McpStdioServerTest {
         }
         assertThat(fixture.sandbox.executions()).isEqualTo(30);
     }
+
+    @Test
+    void aSlowRunDoesNotHoldUpTheCallsBehindIt() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        fixture.sandbox.answer(request -> {
+            if (request.code().equals("slow")) {
+                try {
+                    release.await(20, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return dev.execache.core.ExecutionResult.success("\"" + request.code() + "\"", "", Duration.ofMillis(1));
+        });
+        client.initialize();
+        int slow = client.sendRequest("tools/call", Map.of("name", "execute_code", "arguments", Map.of("code", "slow")));
+
+        JsonNode fast = client.callTool("execute_code", Map.of("code", "fast"));
+        release.countDown();
+
+        assertThat(fast.at("/structuredContent/result").textValue()).isEqualTo("fast");
+        assertThat(client.response(slow).at("/result/structuredContent/result").textValue()).isEqualTo("slow");
+    }
 }
