@@ -19,7 +19,7 @@ import redis.embedded.core.ExecutableProvider;
  * there is one, else the binary that the {@code embedded-redis} artifact ships. Nothing is
  * persisted. {@link #kill()} and {@link #restart()} keep the port, for fault tests.
  */
-final class RedisServerProcess implements AutoCloseable {
+public final class RedisServerProcess implements AutoCloseable {
     private static File executable;
 
     private final int port;
@@ -34,22 +34,22 @@ final class RedisServerProcess implements AutoCloseable {
     }
 
     /** Starts a server; {@code extraArgs} are redis-server options such as {@code --requirepass x}. */
-    static RedisServerProcess start(String... extraArgs) throws IOException {
+    public static RedisServerProcess start(String... extraArgs) throws IOException {
         RedisServerProcess server = new RedisServerProcess(freePort(), List.of(extraArgs));
         server.launch();
         return server;
     }
 
-    int port() {
+    public int port() {
         return port;
     }
 
-    String url() {
+    public String url() {
         return "redis://127.0.0.1:" + port;
     }
 
     /** Kills the server at once (SIGKILL), as a crash would. */
-    void kill() {
+    public void kill() {
         if (process != null && process.isAlive()) {
             try {
                 process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
@@ -60,16 +60,16 @@ final class RedisServerProcess implements AutoCloseable {
     }
 
     /** Stops the server without closing its socket (SIGSTOP), as a hung host or a partition would look. */
-    void pause() throws IOException, InterruptedException {
+    public void pause() throws IOException, InterruptedException {
         signal("-STOP");
     }
 
-    void resume() throws IOException, InterruptedException {
+    public void resume() throws IOException, InterruptedException {
         signal("-CONT");
     }
 
     /** Starts a fresh, empty server on the same port. */
-    void restart() throws IOException {
+    public void restart() throws IOException {
         kill();
         launch();
     }

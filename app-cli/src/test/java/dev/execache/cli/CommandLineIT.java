@@ -1,0 +1,224 @@
+package dev.execache.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.execache.store.redis.RedisServerProcess;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The real command line, a real Deno and real stores, one process per command. */
+class CommandLineIT {
+    @TempDir
+    Path dir;
+
+    private CliProcess cli;
+    private Path db;
+
+    @BeforeEach
+    void setUp() throws IOException {
+        cli = new CliProcess(dir);
+        db = dir.resolve("cache.db");
+        Files.writeString(dir.resolve("shape.ts"), """
+                const items: number[] = context.items;
+                console.log("shaping", items.length, "items");
+                return { total: items.reduce((a, b) => a + b, 0), user: context.user };
+                """);
+        Files.writeString(dir.resolve("fails.ts"), "throw new Error('no such repo: ' + context.repo);");
+    }
+
+    private static JsonNode json(CliProcess.Result result) throws IOException {
+        return Output.JSON.readTree(result.stdout());
+    }
+
+    @Test
+    void missThenHitAcrossTwoProcessesOnSqlite() throws Exception {
+        var first = cli.run("run", "shape.ts", "--db", db.toString(), "--context", "{\"items\":[1,2,3],\"user\":\"ada\"}");
+        var second = cli.run("run", "shape.ts", "--db", db.toString(), "--context", "{\"items\":[1,2,3],\"user\":\"ada\"}");
+
+        assertThat(first.exitCode()).as(first.toString()).isZero();
+        assertThat(first.stdout().trim()).isEqualTo("{\"total\":6,\"user\":\"ada\"}");
+        assertThat(first.stderr()).contains("shaping 3 items").contains("cache miss");
+        assertThat(second.exitCode()).as(second.toString()).isZero();
+        assertThat(second.stdout()).isEqualTo(first.stdout());
+        assertThat(second.stderr()).contains("shaping 3 items").contains("cache hit, saved");
+    }
+
+    @Test
+    void contextKeyOrderDoesNotMatter() throws Exception {
+        cli.run("run", "shape.ts", "--db", db.toString(), "--context", "{\"items\":[1,2],\"user\":\"ada\"}");
+
+        var reordered = cli.run("run", "shape.ts", "--db", db.toString(), "--json",
+                "--context", "{ \"user\" : \"ada\", \"items\" : [1.0, 2] }");
+
+        assertThat(json(reordered).get("cache").asText()).as(reordered.toString()).isEqualTo("hit");
+    }
+
+    @Test
+    void codeFromStandardInput() throws Exception {
+        var result = cli.runWithInput("return context.n * 2;", "run", "-", "--db", db.toString(), "--context", "{\"n\":21}");
+
+        assertThat(result.stdout().trim()).as(result.toString()).isEqualTo("42");
+    }
+
+    @Test
+    void noCacheFlagAndEnvironmentNeverReadOrWrite() throws Exception {
+        var flag = cli.run("run", "shape.ts", "--db", db.toString(), "--no-cache", "--context", "{\"items\":[1]}");
+        assertThat(flag.exitCode()).as(flag.toString()).isZero();
+        assertThat(db).as("no-cache must not create the store").doesNotExist();
+
+        cli.run("run", "shape.ts", "--db", db.toString(), "--context", "{\"items\":[1]}");
+        byte[] before = Files.readAllBytes(db);
+        var env = new CliProcess(dir).env("EXECACHE_NO_CACHE", "1")
+                .run("run", "shape.ts", "--db", db.toString(), "--json", "--context", "{\"items\":[1]}");
+
+        assertThat(json(env).get("cache").asText()).as(env.toString()).isEqualTo("bypass");
+        assertThat(Files.readAllBytes(db)).isEqualTo(before);
+    }
+
+    @Test
+    void codeErrorsExitOneAndAreNotCached() throws Exception {
+        var first = cli.run("run", "fails.ts", "--db", db.toString(), "--context", "{\"repo\":\"x\"}");
+        var second = cli.run("run", "fails.ts", "--db", db.toString(), "--json", "--context", "{\"repo\":\"x\"}");
+
+        assertThat(first.exitCode()).as(first.toString()).isEqualTo(1);
+        assertThat(first.stderr()).contains("RuntimeError: Error: no such repo: x");
+        assertThat(second.exitCode()).isEqualTo(1);
+        JsonNode outcome = json(second);
+        assertThat(outcome.get("cache").asText()).isEqualTo("miss");
+        assertThat(outcome.get("error").get("type").asText()).isEqualTo("RuntimeError");
+        assertThat(outcome.get("result").isNull()).isTrue();
+    }
+
+    @Test
+    void badInputExitsTwoAndLeavesTheStoreUntouched() throws Exception {
+        cli.run("run", "shape.ts", "--db", db.toString(), "--context", "{\"items\":[1]}");
+        byte[] before = Files.readAllBytes(db);
+
+        var badJson = cli.run("run", "shape.ts", "--db", db.toString(), "--context", "{\"items\":");
+        var missing = cli.run("run", "nope.ts", "--db", db.toString());
+        var badStore = cli.run("run", "shape.ts", "--db", db.toString(), "--store", "mongo");
+        var badTtl = cli.run("run", "shape.ts", "--db", db.toString(), "--ttl", "1 fortnight");
+        Files.writeString(dir.resolve("execache.yaml"), "code_execution:\n  cache:\n    ttl: 5\n");
+        var badConfig = cli.run("run", "shape.ts", "--db", db.toString(), "--context", "{\"items\":[1]}");
+
+        assertThat(badJson.exitCode()).isEqualTo(2);
+        assertThat(badJson.stderr()).contains("--context: not valid JSON");
+        assertThat(missing.exitCode()).isEqualTo(2);
+        assertThat(missing.stderr()).contains("nope.ts does not exist");
+        assertThat(badStore.exitCode()).isEqualTo(2);
+        assertThat(badStore.stderr()).contains("unknown store 'mongo'");
+        assertThat(badTtl.exitCode()).isEqualTo(2);
+        assertThat(badTtl.stderr()).contains("--ttl: '1 fortnight' is not a duration");
+        assertThat(badConfig.exitCode()).isEqualTo(2);
+        assertThat(badConfig.stderr()).contains("unknown key 'code_execution.cache.ttl'");
+        assertThat(Files.readAllBytes(db)).isEqualTo(before);
+    }
+
+    @Test
+    void toolVersionChangeInvalidatesOnSqlite() throws Exception {
+        assertToolVersionChangeInvalidates("--db", db.toString());
+    }
+
+    @Test
+    void toolVersionChangeInvalidatesOnRedis() throws Exception {
+        try (RedisServerProcess redis = RedisServerProcess.start()) {
+            assertToolVersionChangeInvalidates("--store", "redis", "--redis-url", redis.url());
+        }
+    }
+
+    private void assertToolVersionChangeInvalidates(String... store) throws Exception {
+        String[] v1 = concat(store, "run", "shape.ts", "--json", "--tool", "github=v1", "--context", "{\"items\":[5]}");
+        String[] v2 = concat(store, "run", "shape.ts", "--json", "--tool", "github=v2", "--context", "{\"items\":[5]}");
+
+        var miss = cli.run(v1);
+        var hit = cli.run(v1);
+        var changed = cli.run(v2);
+        var again = cli.run(v2);
+
+        assertThat(json(miss).get("cache").asText()).as(miss.toString()).isEqualTo("miss");
+        assertThat(json(hit).get("cache").asText()).as(hit.toString()).isEqualTo("hit");
+        assertThat(json(changed).get("cache").asText()).as(changed.toString()).isEqualTo("miss");
+        assertThat(changed.stderr()).contains("tool github changed (v1 -> v2): removed 1 entry");
+        assertThat(json(again).get("cache").asText()).isEqualTo("hit");
+    }
+
+    @Test
+    void missOnOneProcessIsAHitForAnotherOnRedis() throws Exception {
+        try (RedisServerProcess redis = RedisServerProcess.start()) {
+            var first = cli.run("run", "shape.ts", "--store", "redis", "--redis-url", redis.url(), "--json",
+                    "--context", "{\"items\":[2]}");
+            var second = new CliProcess(dir).env("EXECACHE_STORE", "redis").env("EXECACHE_REDIS_URL", redis.url())
+                    .run("run", "shape.ts", "--json", "--context", "{\"items\":[2]}");
+
+            assertThat(json(first).get("cache").asText()).as(first.toString()).isEqualTo("miss");
+            assertThat(json(second).get("cache").asText()).as(second.toString()).isEqualTo("hit");
+        }
+    }
+
+    @Test
+    void statsCountHitsMissesAndEntries() throws Exception {
+        cli.run("run", "shape.ts", "--db", db.toString(), "--context", "{\"items\":[1]}");
+        cli.run("run", "shape.ts", "--db", db.toString(), "--context", "{\"items\":[1]}");
+        cli.run("run", "shape.ts", "--db", db.toString(), "--context", "{\"items\":[1]}");
+        cli.run("run", "shape.ts", "--db", db.toString(), "--context", "{\"items\":[2]}");
+
+        var stats = cli.run("stats", "--db", db.toString(), "--json");
+        var table = cli.run("stats", "--db", db.toString());
+
+        JsonNode figures = json(stats);
+        assertThat(figures.get("hits").asLong()).as(stats.toString()).isEqualTo(2);
+        assertThat(figures.get("misses").asLong()).isEqualTo(2);
+        assertThat(figures.get("hitRate").asDouble()).isEqualTo(0.5);
+        assertThat(figures.get("entries").asLong()).isEqualTo(2);
+        assertThat(figures.get("totalSavedMs").asDouble()).isPositive();
+        assertThat(table.stdout()).contains("hit rate         50.0%");
+    }
+
+    @Test
+    void inspectInvalidateAndClear() throws Exception {
+        var run = cli.run("run", "shape.ts", "--db", db.toString(), "--json", "--tool", "github=v1",
+                "--context", "{\"items\":[1]}");
+        String key = json(run).get("key").asText();
+
+        var byKey = cli.run("inspect", key, "--db", db.toString(), "--json");
+        var byFile = cli.run("inspect", "--file", "shape.ts", "--db", db.toString(), "--tool", "github=v1",
+                "--context", "{\"items\":[1]}");
+        var invalidate = cli.run("invalidate", "--tool", "github", "--db", db.toString());
+        var gone = cli.run("inspect", key, "--db", db.toString());
+        cli.run("run", "shape.ts", "--db", db.toString(), "--context", "{\"items\":[3]}");
+        var clear = cli.run("clear", "--db", db.toString());
+
+        assertThat(json(byKey).get("hits").asLong()).as(byKey.toString()).isZero();
+        assertThat(json(byKey).get("tools").get("github").asText()).isEqualTo("v1");
+        assertThat(byFile.stdout()).as(byFile.toString()).contains(key).contains("ttl left");
+        assertThat(invalidate.stdout()).isEqualTo("removed 1 entry that depended on github\n");
+        assertThat(gone.stdout()).startsWith("not cached: ");
+        assertThat(clear.stdout()).isEqualTo("removed 1 entry\n");
+    }
+
+    @Test
+    void unreachableRedisRunsUncachedUnlessTheStoreIsRequired() throws Exception {
+        var lenient = cli.run("run", "shape.ts", "--store", "redis", "--redis-url", "redis://127.0.0.1:1",
+                "--context", "{\"items\":[1]}");
+        var strict = cli.run("run", "shape.ts", "--store", "redis", "--redis-url", "redis://127.0.0.1:1",
+                "--require-store", "--context", "{\"items\":[1]}");
+
+        assertThat(lenient.exitCode()).as(lenient.toString()).isZero();
+        assertThat(lenient.stdout().trim()).isEqualTo("{\"total\":1}");
+        assertThat(lenient.stderr()).contains("warning: cache store failed").contains("cannot reach Redis");
+        assertThat(strict.exitCode()).as(strict.toString()).isEqualTo(3);
+        assertThat(strict.stdout()).isEmpty();
+    }
+
+    private static String[] concat(String[] first, String... rest) {
+        String[] all = new String[first.length + rest.length];
+        System.arraycopy(rest, 0, all, 0, rest.length);
+        System.arraycopy(first, 0, all, rest.length, first.length);
+        return all;
+    }
+}
