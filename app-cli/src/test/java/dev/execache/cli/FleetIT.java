@@ -4,6 +4,7 @@ import static dev.execache.cli.ServeIT.structured;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.execache.store.redis.RedisServerProcess;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -41,8 +42,13 @@ class FleetIT {
     }
 
     @AfterAll
-    static void stopRedis() throws Exception {
+    static void stopRedis() {
         redis.close();
+    }
+
+    /** The shared server's database {@code db}: each test has one of its own. */
+    private static String url(int db) {
+        return redis.url() + "/" + db;
     }
 
     @AfterEach
@@ -131,7 +137,7 @@ class FleetIT {
     @Test
     void threeServersRunEachOfTwentyScriptsOnceAndAnInvalidationByOneHoldsForAll() throws Exception {
         int loops = 200_000;
-        List<ServeProcess> servers = startFleet(3, "--store", "redis", "--redis-url", redis.url(1), "--tool", "github=v1");
+        List<ServeProcess> servers = startFleet(3, "--store", "redis", "--redis-url", url(1), "--tool", "github=v1");
 
         List<Answer> answers = new ArrayList<>();
         for (Future<Answer> answer : sendToAll(servers, 20, loops, 0, Map.of("tools", List.of("github")))) {
@@ -168,7 +174,7 @@ class FleetIT {
     @Test
     void killingOneServerMidRunLosesNothingForTheOthers() throws Exception {
         int loops = 1000;
-        List<ServeProcess> servers = startFleet(3, "--store", "redis", "--redis-url", redis.url(2), "--timeout", "3s");
+        List<ServeProcess> servers = startFleet(3, "--store", "redis", "--redis-url", url(2), "--timeout", "3s");
 
         List<Future<Answer>> answers = sendToAll(servers, 4, loops, 1500, Map.of());
         Thread.sleep(700);
@@ -196,7 +202,7 @@ class FleetIT {
 
     @Test
     void withRedisStoppedServersRunUncachedAndWhenItIsBackTheyCacheAgain() throws Exception {
-        List<ServeProcess> servers = startFleet(2, "--store", "redis", "--redis-url", redis.url(3));
+        List<ServeProcess> servers = startFleet(2, "--store", "redis", "--redis-url", url(3));
         ServeProcess first = servers.get(0);
         ServeProcess second = servers.get(1);
         assertThat(status(first, "return 'before'")).isEqualTo("miss");

@@ -31,6 +31,7 @@ final class ServeProcess implements AutoCloseable {
     private final List<String> stderr = new CopyOnWriteArrayList<>();
     private final McpSyncClient client;
     private ProcessHandle process;
+    private boolean killed;
 
     private ServeProcess(Map<String, String> env, List<String> arguments) {
         StdioClientTransport transport = new StdioClientTransport(
@@ -122,13 +123,17 @@ final class ServeProcess implements AutoCloseable {
         handle.destroyForcibly();
         handle.onExit().orTimeout(10, TimeUnit.SECONDS).join();
         runners.forEach(ProcessHandle::destroyForcibly);
-        client.close();
+        killed = true;
     }
 
     /** Ends the session as the SDK's client does: SIGTERM, then waits for the exit. */
     @Override
     public void close() {
-        client.closeGracefully();
+        if (killed) {
+            client.close();
+        } else {
+            client.closeGracefully();
+        }
     }
 
 }
