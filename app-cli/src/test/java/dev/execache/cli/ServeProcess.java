@@ -116,7 +116,10 @@ final class ServeProcess implements AutoCloseable {
                 .orElseThrow(() -> new IllegalStateException("no child process with marker " + marker));
     }
 
-    /** Kills the server at once (SIGKILL), as a crash would, with whatever it had started. */
+    /**
+     * Kills the server at once (SIGKILL), as a crash would, with whatever it had started; calls
+     * still waiting for it fail.
+     */
     void kill() throws InterruptedException {
         ProcessHandle handle = process();
         List<ProcessHandle> runners = handle.descendants().toList();
@@ -124,14 +127,13 @@ final class ServeProcess implements AutoCloseable {
         handle.onExit().orTimeout(10, TimeUnit.SECONDS).join();
         runners.forEach(ProcessHandle::destroyForcibly);
         killed = true;
+        client.close();
     }
 
     /** Ends the session as the SDK's client does: SIGTERM, then waits for the exit. */
     @Override
     public void close() {
-        if (killed) {
-            client.close();
-        } else {
+        if (!killed) {
             client.closeGracefully();
         }
     }
