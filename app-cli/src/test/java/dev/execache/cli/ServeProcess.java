@@ -41,7 +41,7 @@ final class ServeProcess implements AutoCloseable {
         this.client = McpClient.sync(transport)
                 .requestTimeout(REQUEST_TIMEOUT)
                 .initializationTimeout(STARTUP)
-                .clientInfo(new McpSchema.Implementation("execache-it", "1"))
+                .clientInfo(McpSchema.Implementation.builder("execache-it", "1").build())
                 .build();
     }
 
@@ -80,7 +80,7 @@ final class ServeProcess implements AutoCloseable {
     }
 
     CallToolResult call(String tool, Map<String, Object> arguments) {
-        return client.callTool(McpSchema.CallToolRequest.builder().name(tool).arguments(arguments).build());
+        return client.callTool(McpSchema.CallToolRequest.builder(tool).arguments(arguments).build());
     }
 
     List<String> stderr() {

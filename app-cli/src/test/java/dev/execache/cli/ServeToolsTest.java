@@ -35,7 +35,7 @@ class ServeToolsTest {
 
     private CallToolResult call(String tool, Map<String, Object> arguments) {
         return tools.get(tool).callHandler().apply(null,
-                CallToolRequest.builder().name(tool).arguments(arguments).build());
+                CallToolRequest.builder(tool).arguments(arguments).build());
     }
 
     private static JsonNode structured(CallToolResult result) {
