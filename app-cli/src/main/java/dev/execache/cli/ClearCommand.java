@@ -12,7 +12,6 @@ import picocli.CommandLine.Spec;
         description = "Removes cached results: all of them, or those whose key matches a glob. Counters stay.")
 final class ClearCommand implements Callable<Integer> {
     private final SessionFactory sessions;
-    private final Environment environment;
 
     @Spec
     CommandSpec spec;
@@ -26,9 +25,8 @@ final class ClearCommand implements Callable<Integer> {
     String pattern;
 
     @Inject
-    ClearCommand(SessionFactory sessions, Environment environment) {
+    ClearCommand(SessionFactory sessions) {
         this.sessions = sessions;
-        this.environment = environment;
     }
 
     @Override
@@ -36,9 +34,7 @@ final class ClearCommand implements Callable<Integer> {
         if (pattern.isBlank()) {
             throw new UsageException("--pattern: the glob must not be blank");
         }
-        Settings settings = Settings.resolve(cache.flags(), environment.variables(), environment.workingDir())
-                .forStoreManagement();
-        try (Session session = sessions.open(settings)) {
+        try (Session session = sessions.openForStoreManagement(cache.flags())) {
             int removed = session.executor().clear(pattern);
             spec.commandLine().getOut().println("removed " + removed + (removed == 1 ? " entry" : " entries"));
             spec.commandLine().getOut().flush();

@@ -5,17 +5,13 @@ import dev.execache.core.CacheEntry;
 import dev.execache.core.CacheStats;
 import dev.execache.core.ExecutionRequest;
 import jakarta.inject.Inject;
-import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashSet;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.ArgGroup;
@@ -66,9 +62,8 @@ final class InspectCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        Settings settings = Settings.resolve(options.flags(), environment.variables(), environment.workingDir())
-                .forStoreManagement();
-        try (Session session = sessions.open(settings)) {
+        try (Session session = sessions.openForStoreManagement(options.flags())) {
+            Settings settings = session.settings();
             String key = target.key != null ? target.key : keyOf(session, settings);
             Optional<CacheEntry> entry = session.executor().inspect(key);
             PrintWriter out = spec.commandLine().getOut();
@@ -91,10 +86,8 @@ final class InspectCommand implements Callable<Integer> {
     }
 
     private String keyOf(Session session, Settings settings) {
-        String code = read(target.file, "--file");
-        Object contextValue = context == null ? Map.of()
-                : Output.parseJson(context.startsWith("@") ? read(Path.of(context.substring(1)), "--context @FILE") : context,
-                        "--context");
+        String code = Inputs.readFile(environment.workingDir(), target.file.toString(), "--file");
+        Object contextValue = Inputs.context(context, environment.workingDir());
         try {
             return session.executor().keyFor(new ExecutionRequest(code, contextValue,
                     new LinkedHashSet<>(Settings.declaredTools(options.flags())), settings.limits()));
@@ -128,14 +121,4 @@ final class InspectCommand implements Callable<Integer> {
         out.printf(Locale.ROOT, "%-15s %d bytes%n", "result", entry.value().length());
     }
 
-    private String read(Path path, String what) {
-        Path resolved = environment.workingDir().resolve(path);
-        try {
-            return Files.readString(resolved);
-        } catch (NoSuchFileException e) {
-            throw new UsageException(what + ": " + path + " does not exist");
-        } catch (IOException e) {
-            throw new UsageException(what + ": cannot read " + path + ": " + e.getMessage());
-        }
-    }
 }

@@ -12,7 +12,6 @@ import picocli.CommandLine.Spec;
         description = "Removes every cached result that depended on a tool, as a change of its version would.")
 final class InvalidateCommand implements Callable<Integer> {
     private final SessionFactory sessions;
-    private final Environment environment;
 
     @Spec
     CommandSpec spec;
@@ -24,9 +23,8 @@ final class InvalidateCommand implements Callable<Integer> {
     String tool;
 
     @Inject
-    InvalidateCommand(SessionFactory sessions, Environment environment) {
+    InvalidateCommand(SessionFactory sessions) {
         this.sessions = sessions;
-        this.environment = environment;
     }
 
     @Override
@@ -34,9 +32,7 @@ final class InvalidateCommand implements Callable<Integer> {
         if (tool.isBlank()) {
             throw new UsageException("--tool: the tool name must not be blank");
         }
-        Settings settings = Settings.resolve(cache.flags(), environment.variables(), environment.workingDir())
-                .forStoreManagement();
-        try (Session session = sessions.open(settings)) {
+        try (Session session = sessions.openForStoreManagement(cache.flags())) {
             int removed = session.executor().invalidateTool(tool);
             spec.commandLine().getOut().println("removed " + removed + (removed == 1 ? " entry" : " entries")
                     + " that depended on " + tool);

@@ -10,12 +10,8 @@ import jakarta.inject.Inject;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
-import java.nio.file.Path;
 import java.util.LinkedHashSet;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -61,7 +57,7 @@ final class RunCommand implements Callable<Integer> {
     public Integer call() {
         Settings settings = Settings.resolve(options.flags(), environment.variables(), environment.workingDir());
         String code = readCode();
-        Object contextValue = context == null ? Map.of() : Output.parseJson(readContext(), "--context");
+        Object contextValue = Inputs.context(context, environment.workingDir());
         ExecutionRequest request;
         try {
             request = new ExecutionRequest(code, contextValue,
@@ -137,21 +133,6 @@ final class RunCommand implements Callable<Integer> {
                 throw new UsageException("cannot read the code from standard input: " + e.getMessage());
             }
         }
-        return readFile(file, "FILE");
-    }
-
-    private String readContext() {
-        return context.startsWith("@") ? readFile(context.substring(1), "--context @FILE") : context;
-    }
-
-    private String readFile(String name, String what) {
-        Path path = environment.workingDir().resolve(name);
-        try {
-            return Files.readString(path);
-        } catch (NoSuchFileException e) {
-            throw new UsageException(what + ": " + name + " does not exist");
-        } catch (IOException e) {
-            throw new UsageException(what + ": cannot read " + name + ": " + e.getMessage());
-        }
+        return Inputs.readFile(environment.workingDir(), file, "FILE");
     }
 }

@@ -7,10 +7,17 @@ import jakarta.inject.Inject;
 /** Opens a {@link Session} for a command's settings, in a child injector of the process's. */
 final class SessionFactory {
     private final Injector injector;
+    private final Environment environment;
 
     @Inject
-    SessionFactory(Injector injector) {
+    SessionFactory(Injector injector, Environment environment) {
         this.injector = injector;
+        this.environment = environment;
+    }
+
+    /** A session for a command that manages the store: the store must open, and caching is on. */
+    Session openForStoreManagement(Settings.Flags flags) {
+        return open(Settings.resolve(flags, environment.variables(), environment.workingDir()).forStoreManagement());
     }
 
     Session open(Settings settings) {

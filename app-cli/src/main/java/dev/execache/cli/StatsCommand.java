@@ -16,7 +16,6 @@ import picocli.CommandLine.Spec;
                 + "expirations, invalidations, store errors. On a shared store, for the whole fleet.")
 final class StatsCommand implements Callable<Integer> {
     private final SessionFactory sessions;
-    private final Environment environment;
 
     @Spec
     CommandSpec spec;
@@ -28,16 +27,14 @@ final class StatsCommand implements Callable<Integer> {
     boolean json;
 
     @Inject
-    StatsCommand(SessionFactory sessions, Environment environment) {
+    StatsCommand(SessionFactory sessions) {
         this.sessions = sessions;
-        this.environment = environment;
     }
 
     @Override
     public Integer call() {
-        Settings settings = Settings.resolve(cache.flags(), environment.variables(), environment.workingDir())
-                .forStoreManagement();
-        try (Session session = sessions.open(settings)) {
+        try (Session session = sessions.openForStoreManagement(cache.flags())) {
+            Settings settings = session.settings();
             CacheStats stats = session.executor().stats();
             PrintWriter out = spec.commandLine().getOut();
             if (json) {
