@@ -9,6 +9,7 @@ import jakarta.inject.Provider;
 final class LazySandbox implements Sandbox {
     private final Provider<Sandbox> sandboxes;
     private volatile Sandbox started;
+    private boolean closed;
 
     LazySandbox(Provider<Sandbox> sandboxes) {
         this.sandboxes = sandboxes;
@@ -16,20 +17,29 @@ final class LazySandbox implements Sandbox {
 
     @Override
     public ExecutionResult execute(ExecutionRequest request) {
+        return start().execute(request);
+    }
+
+    /** Starts the real sandbox now, if it is not started yet. */
+    Sandbox start() {
         Sandbox sandbox = started;
         if (sandbox == null) {
             synchronized (this) {
+                if (closed) {
+                    throw new IllegalStateException("the sandbox is closed");
+                }
                 if (started == null) {
                     started = sandboxes.get();
                 }
                 sandbox = started;
             }
         }
-        return sandbox.execute(request);
+        return sandbox;
     }
 
     @Override
     public synchronized void close() {
+        closed = true;
         if (started != null) {
             started.close();
         }

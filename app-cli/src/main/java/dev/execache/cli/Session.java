@@ -3,6 +3,7 @@ package dev.execache.cli;
 import dev.execache.core.CacheStore;
 import dev.execache.core.CachedExecutor;
 import dev.execache.core.Sandbox;
+import dev.execache.core.ToolVersionSource;
 import jakarta.inject.Inject;
 import jakarta.inject.Provider;
 
@@ -15,11 +16,14 @@ final class Session implements AutoCloseable {
     private final CacheStore store;
     private final LazySandbox sandbox;
     private final CachedExecutor executor;
+    private final ToolVersionSource toolVersions;
 
     @Inject
-    Session(Settings settings, CacheStore store, Provider<Sandbox> sandboxes, CachedExecutorFactory executors) {
+    Session(Settings settings, CacheStore store, Provider<Sandbox> sandboxes, CachedExecutorFactory executors,
+            ToolVersionSource toolVersions) {
         this.settings = settings;
         this.store = store;
+        this.toolVersions = toolVersions;
         this.sandbox = new LazySandbox(sandboxes);
         this.executor = executors.create(sandbox);
     }
@@ -34,6 +38,15 @@ final class Session implements AutoCloseable {
 
     CacheStore store() {
         return store;
+    }
+
+    ToolVersionSource toolVersions() {
+        return toolVersions;
+    }
+
+    /** Starts the sandbox before the first run needs it, for a process that will run code. */
+    void startSandbox() {
+        sandbox.start();
     }
 
     @Override

@@ -1,0 +1,386 @@
+package dev.execache.cli;
+
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.execache.core.CachedExecutor;
+import dev.execache.core.ExecutionOutcome;
+import dev.execache.core.ExecutionRequest;
+import dev.execache.core.ExecutionResult;
+import dev.execache.core.Limits;
+import dev.execache.core.SandboxUnavailableException;
+import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
+import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
+import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
+import io.modelcontextprotocol.spec.McpSchema.TextContent;
+import io.modelcontextprotocol.spec.McpSchema.Tool;
+import io.modelcontextprotocol.spec.McpSchema.ToolAnnotations;
+import java.lang.System.Logger.Level;
+import java.math.BigDecimal;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Function;
+
+/**
+ * The tools {@code execache serve} offers: {@code execute_code}, {@code cache_stats},
+ * {@code invalidate_tool} and {@code clear_cache}. A bad argument or a failed run is a tool
+ * error ({@code isError}) with a message that names the problem; nothing here throws to the
+ * protocol layer.
+ */
+final class ServeTools {
+    private static final System.Logger LOG = System.getLogger("dev.execache.cli");
+    private static final TypeReference<Map<String, Object>> OBJECT = new TypeReference<>() {
+    };
+
+    private final CachedExecutor executor;
+    private final Settings settings;
+
+    ServeTools(CachedExecutor executor, Settings settings) {
+        this.executor = executor;
+        this.settings = settings;
+    }
+
+    List<SyncToolSpecification> specifications() {
+        return List.of(
+                tool(describeExecuteCode(), this::executeCode),
+                tool(describeCacheStats(), this::cacheStats),
+                tool(describeInvalidateTool(), this::invalidateTool),
+                tool(describeClearCache(), this::clearCache));
+    }
+
+    private Tool describeExecuteCode() {
+        double maxTimeout = settings.limits().timeout().toMillis() / 1000.0;
+        return Tool.builder("execute_code", schema("""
+                {"type": "object",
+                 "properties": {
+                   "code": {"type": "string", "minLength": 1,
+                     "description": "TypeScript or JavaScript: the body of an async function. `return` gives the result (JSON; undefined becomes null), `context` holds the context, `await` works. Runs in a Deno sandbox with no network, no writes, no environment, no subprocesses."},
+                   "context": {"type": "object",
+                     "description": "The JSON object the code sees as `context`. Part of the cache key (key order does not matter). Default: {}."},
+                   "tools": {"type": "array", "items": {"type": "string", "minLength": 1}, "uniqueItems": true,
+                     "description": "Names of the tools the code depends on; their versions (tools: in %s) are part of the cache key, and a new version of one removes its entries. Every name must be known. Default: none declared, so the code depends on every known tool."},
+                   "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": %s,
+                     "description": "Wall-clock limit of this run in seconds, at most the server's limit. Default: %s."}
+                 },
+                 "required": ["code"],
+                 "additionalProperties": false}
+                """.formatted(ConfigFile.DEFAULT_NAME, number(maxTimeout), number(maxTimeout))))
+                .title("Execute code (cached)")
+                .description("Runs TypeScript/JavaScript in a locked-down Deno sandbox and caches the result: the same "
+                        + "code, context and tool versions return the stored result without running again. The result "
+                        + "carries the value, whether it was a cache hit, the execution time, the time saved and the "
+                        + "console output. A failed run is a tool error with its type (SyntaxError, RuntimeError, "
+                        + "TimeoutError, MemoryError, PermissionError, SerializationError, OutputLimitError), message, "
+                        + "stack, line and column; failures are never cached.")
+                .outputSchema(schema("""
+                        {"type": "object",
+                         "properties": {
+                           "result": {"description": "What the code returned, as JSON."},
+                           "hit": {"type": "boolean", "description": "Whether the result came without running the code: from the cache, or from an identical run in flight."},
+                           "cache": {"type": "string", "enum": ["hit", "miss", "shared", "bypass", "store_error"],
+                             "description": "hit: from the cache; miss: ran and was stored; shared: an identical request was running, its result was shared; bypass: caching is off; store_error: the store failed, ran uncached."},
+                           "key": {"type": ["string", "null"], "description": "The cache key; null when caching is off."},
+                           "executionTimeMs": {"type": "number", "description": "How long the code ran, in ms (for a hit: the run that was stored)."},
+                           "savedMs": {"type": "number", "description": "Time this call saved by not running, in ms."},
+                           "console": {"type": "string", "description": "What the code printed (console.log and friends)."}
+                         },
+                         "required": ["result", "hit", "cache", "key", "executionTimeMs", "savedMs", "console"]}
+                        """))
+                .annotations(ToolAnnotations.builder()
+                        .title("Execute code (cached)")
+                        .readOnlyHint(false)
+                        .destructiveHint(false)
+                        .idempotentHint(true)
+                        .openWorldHint(false)
+                        .build())
+                .build();
+    }
+
+    private CallToolResult executeCode(Map<String, Object> arguments) {
+        ExecutionRequest request;
+        try {
+            request = executionRequest(arguments);
+        } catch (IllegalArgumentException e) {
+            return failure(e.getMessage());
+        }
+        ExecutionOutcome outcome;
+        try {
+            outcome = executor.execute(request);
+        } catch (IllegalArgumentException e) {
+            return failure(e.getMessage() + (e.getMessage().startsWith("unknown tool") ? knownToolsHint() : ""));
+        } catch (RuntimeException e) {
+            Throwable cause = infrastructureCause(e);
+            if (cause == null) {
+                throw e;
+            }
+            LOG.log(Level.WARNING, "the sandbox cannot run code: " + cause.getMessage());
+            return failure("the sandbox cannot run code: " + cause.getMessage());
+        }
+        ExecutionResult result = outcome.result();
+        ObjectNode node = Output.JSON.createObjectNode();
+        if (result.isSuccess()) {
+            node.set("result", Output.rawJson(result.value()));
+            node.put("hit", outcome.isHit());
+        } else {
+            node.set("error", Output.error(result.error()));
+        }
+        node.put("cache", outcome.status().name().toLowerCase(Locale.ROOT));
+        node.put("key", outcome.key());
+        node.put("executionTimeMs", Output.millis(result.executionTime()));
+        node.put("savedMs", Output.millis(outcome.saved()));
+        node.put("console", result.console());
+        return structured(node, !result.isSuccess());
+    }
+
+    private ExecutionRequest executionRequest(Map<String, Object> arguments) {
+        Object code = arguments.get("code");
+        if (!(code instanceof String text) || text.isBlank()) {
+            throw new IllegalArgumentException("code: give the code to run as a non-empty string");
+        }
+        Object context = arguments.getOrDefault("context", Map.of());
+        if (!(context instanceof Map)) {
+            throw new IllegalArgumentException("context: must be a JSON object, not " + jsonType(context));
+        }
+        Set<String> tools = new LinkedHashSet<>();
+        Object declared = arguments.getOrDefault("tools", List.of());
+        if (!(declared instanceof List<?> names)) {
+            throw new IllegalArgumentException("tools: must be an array of tool names, not " + jsonType(declared));
+        }
+        for (Object name : names) {
+            if (!(name instanceof String tool) || tool.isBlank()) {
+                throw new IllegalArgumentException("tools: every item must be a non-empty tool name, not " + jsonType(name));
+            }
+            tools.add(tool);
+        }
+        Limits limits = settings.limits();
+        Object timeout = arguments.get("timeout");
+        if (timeout != null) {
+            limits = limits.withTimeout(timeout(timeout, limits.timeout()));
+        }
+        return new ExecutionRequest(text, context, tools, limits);
+    }
+
+    /** Deno missing and the like, also when Guice wraps it while building the sandbox on first use. */
+    private static Throwable infrastructureCause(Throwable e) {
+        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+            if (cause instanceof SandboxUnavailableException || cause instanceof InfrastructureException) {
+                return cause;
+            }
+        }
+        return null;
+    }
+
+    private static Duration timeout(Object value, Duration max) {
+        if (!(value instanceof Number number)) {
+            throw new IllegalArgumentException("timeout: must be a number of seconds, not " + jsonType(value));
+        }
+        BigDecimal seconds = new BigDecimal(number.toString());
+        Duration timeout = Duration.ofNanos(seconds.movePointRight(9).min(BigDecimal.valueOf(Long.MAX_VALUE)).longValue());
+        if (timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("timeout: must be more than 0 seconds, not " + number);
+        }
+        if (timeout.compareTo(max) > 0) {
+            throw new IllegalArgumentException("timeout: at most " + number(max.toMillis() / 1000.0)
+                    + " seconds (the server's --timeout), not " + number);
+        }
+        return timeout;
+    }
+
+    private String knownToolsHint() {
+        return "; tool versions come from tools: in "
+                + (settings.configPath() == null ? ConfigFile.DEFAULT_NAME : settings.configPath().toString())
+                + " or --tool NAME=VERSION";
+    }
+
+    private Tool describeCacheStats() {
+        return Tool.builder("cache_stats", schema("""
+                {"type": "object", "properties": {}, "additionalProperties": false}
+                """))
+                .title("Cache statistics")
+                .description("What the cache has done: hits, misses, hit rate, latency saved (total and per hit), "
+                        + "entries, estimated size, evictions, expirations, invalidations, store errors. On a shared "
+                        + "(redis) store the figures are the whole fleet's. Changes nothing.")
+                .outputSchema(schema("""
+                        {"type": "object",
+                         "properties": {
+                           "store": {"type": "string", "description": "memory, sqlite or redis."},
+                           "hits": {"type": "integer"}, "misses": {"type": "integer"},
+                           "hitRate": {"type": "number", "description": "hits / (hits + misses), 0 when there were none."},
+                           "totalSavedMs": {"type": "number"}, "averageSavedMs": {"type": "number"},
+                           "entries": {"type": "integer"}, "estimatedBytes": {"type": "integer"},
+                           "evictions": {"type": "integer"}, "expirations": {"type": "integer"},
+                           "invalidations": {"type": "integer"}, "storeErrors": {"type": "integer"}
+                         },
+                         "required": ["store", "hits", "misses", "hitRate", "totalSavedMs", "averageSavedMs", "entries",
+                                      "estimatedBytes", "evictions", "expirations", "invalidations", "storeErrors"]}
+                        """))
+                .annotations(ToolAnnotations.builder()
+                        .title("Cache statistics")
+                        .readOnlyHint(true)
+                        .destructiveHint(false)
+                        .idempotentHint(true)
+                        .openWorldHint(false)
+                        .build())
+                .build();
+    }
+
+    private CallToolResult cacheStats(Map<String, Object> arguments) {
+        ObjectNode node = Output.JSON.createObjectNode();
+        node.put("store", settings.store().toString());
+        node.setAll(Output.stats(executor.stats()));
+        return structured(node, false);
+    }
+
+    private Tool describeInvalidateTool() {
+        return Tool.builder("invalidate_tool", schema("""
+                {"type": "object",
+                 "properties": {
+                   "tool": {"type": "string", "minLength": 1,
+                     "description": "The tool whose cached results to remove: every entry that depended on it goes, as a new version of it would do."}
+                 },
+                 "required": ["tool"],
+                 "additionalProperties": false}
+                """))
+                .title("Invalidate a tool's results")
+                .description("Removes every cached result that depended on a tool, for example after the tool changed "
+                        + "without a new version. On a shared store it holds for the whole fleet. Returns how many "
+                        + "entries were removed.")
+                .outputSchema(schema("""
+                        {"type": "object",
+                         "properties": {"tool": {"type": "string"}, "removed": {"type": "integer"}},
+                         "required": ["tool", "removed"]}
+                        """))
+                .annotations(ToolAnnotations.builder()
+                        .title("Invalidate a tool's results")
+                        .readOnlyHint(false)
+                        .destructiveHint(true)
+                        .idempotentHint(true)
+                        .openWorldHint(false)
+                        .build())
+                .build();
+    }
+
+    private CallToolResult invalidateTool(Map<String, Object> arguments) {
+        Object tool = arguments.get("tool");
+        if (!(tool instanceof String name) || name.isBlank()) {
+            return failure("tool: give the tool's name as a non-empty string");
+        }
+        int removed = executor.invalidateTool(name);
+        ObjectNode node = Output.JSON.createObjectNode();
+        node.put("tool", name);
+        node.put("removed", removed);
+        return structured(node, false);
+    }
+
+    private Tool describeClearCache() {
+        return Tool.builder("clear_cache", schema("""
+                {"type": "object",
+                 "properties": {
+                   "pattern": {"type": "string", "minLength": 1,
+                     "description": "A glob over cache keys: * matches any run of characters, ? one. Default: * (everything)."}
+                 },
+                 "additionalProperties": false}
+                """))
+                .title("Clear cached results")
+                .description("Removes cached results: all of them, or those whose key matches a glob. Counters stay. "
+                        + "On a shared store it holds for the whole fleet. Returns how many entries were removed.")
+                .outputSchema(schema("""
+                        {"type": "object",
+                         "properties": {"pattern": {"type": "string"}, "removed": {"type": "integer"}},
+                         "required": ["pattern", "removed"]}
+                        """))
+                .annotations(ToolAnnotations.builder()
+                        .title("Clear cached results")
+                        .readOnlyHint(false)
+                        .destructiveHint(true)
+                        .idempotentHint(true)
+                        .openWorldHint(false)
+                        .build())
+                .build();
+    }
+
+    private CallToolResult clearCache(Map<String, Object> arguments) {
+        Object pattern = arguments.getOrDefault("pattern", "*");
+        if (!(pattern instanceof String glob) || glob.isBlank()) {
+            return failure("pattern: must be a non-empty glob such as 'v1:*'");
+        }
+        int removed;
+        try {
+            removed = executor.clear(glob);
+        } catch (IllegalArgumentException e) {
+            return failure("pattern: " + e.getMessage());
+        }
+        ObjectNode node = Output.JSON.createObjectNode();
+        node.put("pattern", glob);
+        node.put("removed", removed);
+        return structured(node, false);
+    }
+
+    private static SyncToolSpecification tool(Tool tool, Function<Map<String, Object>, CallToolResult> handler) {
+        return SyncToolSpecification.builder()
+                .tool(tool)
+                .callHandler((exchange, request) -> call(tool.name(), handler, request))
+                .build();
+    }
+
+    private static CallToolResult call(String name, Function<Map<String, Object>, CallToolResult> handler,
+            CallToolRequest request) {
+        try {
+            return handler.apply(request.arguments() == null ? Map.of() : request.arguments());
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, name + " failed unexpectedly", e);
+            return failure(name + " failed unexpectedly: " + e);
+        }
+    }
+
+    /** The node as structured content, and as JSON text for clients that read only text. */
+    private static CallToolResult structured(ObjectNode node, boolean isError) {
+        return CallToolResult.builder()
+                .content(List.of(TextContent.builder(Output.write(node)).build()))
+                .structuredContent(node)
+                .isError(isError)
+                .build();
+    }
+
+    private static CallToolResult failure(String message) {
+        return CallToolResult.builder()
+                .content(new ArrayList<>(List.of(TextContent.builder(message).build())))
+                .isError(true)
+                .build();
+    }
+
+    private static Map<String, Object> schema(String json) {
+        try {
+            return Output.JSON.readValue(json, OBJECT);
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException("bad schema in the code: " + e.getMessage(), e);
+        }
+    }
+
+    private static String jsonType(Object value) {
+        if (value == null) {
+            return "null";
+        }
+        if (value instanceof String) {
+            return "a string";
+        }
+        if (value instanceof Number) {
+            return "a number";
+        }
+        if (value instanceof Boolean) {
+            return "a boolean";
+        }
+        if (value instanceof List) {
+            return "an array";
+        }
+        return value instanceof Map ? "an object" : value.getClass().getSimpleName();
+    }
+
+    private static String number(double value) {
+        return value == Math.rint(value) ? Long.toString((long) value) : Double.toString(value);
+    }
+}

@@ -1,0 +1,39 @@
+package dev.execache.cli;
+
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+
+/** What execache logs while it is open, one formatted message a line. */
+final class CapturedLog extends Handler implements AutoCloseable {
+    private final Logger logger = Logger.getLogger("dev.execache");
+    private final Level previousLevel = logger.getLevel();
+    private final List<String> lines = new CopyOnWriteArrayList<>();
+
+    CapturedLog() {
+        logger.setLevel(Level.INFO);
+        logger.addHandler(this);
+    }
+
+    List<String> lines() {
+        return List.copyOf(lines);
+    }
+
+    @Override
+    public void publish(LogRecord record) {
+        lines.add(new java.util.logging.SimpleFormatter().formatMessage(record));
+    }
+
+    @Override
+    public void flush() {
+    }
+
+    @Override
+    public void close() {
+        logger.removeHandler(this);
+        logger.setLevel(previousLevel);
+    }
+}

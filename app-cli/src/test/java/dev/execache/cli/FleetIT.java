@@ -1,0 +1,236 @@
+package dev.execache.cli;
+
+import static dev.execache.cli.ServeIT.structured;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.execache.store.redis.RedisServerProcess;
+import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Several {@code execache serve} processes with {@code --store redis} on one redis-server
+ * started here behave as one cache. Each test has a database of its own.
+ */
+class FleetIT {
+    private static RedisServerProcess redis;
+
+    private final List<ServeProcess> fleet = new ArrayList<>();
+    private final ExecutorService callers = Executors.newCachedThreadPool();
+
+    @BeforeAll
+    static void startRedis() throws Exception {
+        redis = RedisServerProcess.start();
+    }
+
+    @AfterAll
+    static void stopRedis() {
+        redis.close();
+    }
+
+    /** The shared server's database {@code db}: each test has one of its own. */
+    private static String url(int db) {
+        return redis.url() + "/" + db;
+    }
+
+    @AfterEach
+    void stopFleet() {
+        fleet.forEach(server -> {
+            try {
+                server.close();
+            } catch (RuntimeException e) {
+                // already gone
+            }
+        });
+        callers.shutdownNow();
+    }
+
+    private List<ServeProcess> startFleet(int size, String... arguments) {
+        List<CompletableFuture<ServeProcess>> starting = IntStream.range(0, size)
+                .mapToObj(i -> CompletableFuture.supplyAsync(() -> ServeProcess.start(arguments), callers))
+                .toList();
+        starting.forEach(server -> fleet.add(server.join()));
+        return List.copyOf(fleet);
+    }
+
+    /**
+     * Script {@code i}: a computation whose answer the test knows, and a nonce drawn when it
+     * runs. Answers with the same nonce come from one execution, wherever they were served.
+     */
+    static String script(int i, int loops) {
+        return script(i, loops, 0);
+    }
+
+    /** The same, taking at least {@code busyMs} of wall-clock time. */
+    static String script(int i, int loops, int busyMs) {
+        return """
+                const nonce = crypto.randomUUID();
+                const until = Date.now() + %d;
+                while (Date.now() < until) {}
+                let sum = 0;
+                for (let k = 0; k < %d; k++) sum += k %% %d;
+                return { i: %d, sum, nonce };
+                """.formatted(busyMs, loops, i + 2, i);
+    }
+
+    static long expectedSum(int i, int loops) {
+        long sum = 0;
+        for (int k = 0; k < loops; k++) {
+            sum += k % (i + 2);
+        }
+        return sum;
+    }
+
+    private record Answer(int server, int script, CallToolResult result) {
+        JsonNode content() {
+            return structured(result);
+        }
+    }
+
+    /** Sends every script to every server at the same moment; returns the answers (or the failures). */
+    private List<Future<Answer>> sendToAll(List<ServeProcess> servers, int scripts, int loops, int busyMs,
+            Map<String, Object> extra) {
+        CountDownLatch go = new CountDownLatch(1);
+        List<Future<Answer>> answers = new ArrayList<>();
+        for (int s = 0; s < servers.size(); s++) {
+            for (int i = 0; i < scripts; i++) {
+                int server = s;
+                int script = i;
+                answers.add(callers.submit(() -> {
+                    go.await();
+                    Map<String, Object> arguments = new HashMap<>(extra);
+                    arguments.put("code", script(script, loops, busyMs));
+                    return new Answer(server, script, servers.get(server).call("execute_code", arguments));
+                }));
+            }
+        }
+        go.countDown();
+        return answers;
+    }
+
+    private static void assertCorrect(Answer answer, int loops) {
+        assertThat(answer.result().isError()).as("server %d, script %d: %s", answer.server(), answer.script(),
+                answer.result().content()).isFalse();
+        JsonNode value = answer.content().get("result");
+        assertThat(value.get("i").intValue()).isEqualTo(answer.script());
+        assertThat(value.get("sum").longValue()).isEqualTo(expectedSum(answer.script(), loops));
+    }
+
+    @Test
+    void threeServersRunEachOfTwentyScriptsOnceAndAnInvalidationByOneHoldsForAll() throws Exception {
+        int loops = 200_000;
+        List<ServeProcess> servers = startFleet(3, "--store", "redis", "--redis-url", url(1), "--tool", "github=v1");
+
+        List<Answer> answers = new ArrayList<>();
+        for (Future<Answer> answer : sendToAll(servers, 20, loops, 0, Map.of("tools", List.of("github")))) {
+            answers.add(answer.get(2, TimeUnit.MINUTES));
+        }
+
+        answers.forEach(answer -> assertCorrect(answer, loops));
+        Map<Integer, Set<String>> noncesByScript = new HashMap<>();
+        answers.forEach(answer -> noncesByScript.computeIfAbsent(answer.script(), i -> new HashSet<>())
+                .add(answer.content().at("/result/nonce").textValue()));
+        assertThat(noncesByScript).hasSize(20).allSatisfy((script, nonces) ->
+                assertThat(nonces).as("executions of script " + script).hasSize(1));
+        assertThat(answers.stream().filter(answer -> answer.content().get("cache").textValue().equals("miss")))
+                .as("runs reported as a miss").hasSize(20);
+        JsonNode stats = structured(servers.get(2).call("cache_stats", Map.of()));
+        assertThat(stats.get("misses").longValue()).isEqualTo(20);
+        assertThat(stats.get("hits").longValue()).isEqualTo(40);
+        assertThat(stats.get("entries").longValue()).isEqualTo(20);
+
+        CallToolResult invalidated = servers.get(0).call("invalidate_tool", Map.of("tool", "github"));
+        CallToolResult again = servers.get(1).call("execute_code",
+                Map.of("code", script(0, loops), "tools", List.of("github")));
+
+        assertThat(structured(invalidated).get("removed").intValue()).isEqualTo(20);
+        assertThat(structured(again).get("cache").textValue()).isEqualTo("miss");
+        assertThat(structured(again).at("/result/nonce").textValue())
+                .isNotIn(noncesByScript.get(0));
+    }
+
+    /**
+     * The killed server may have held the fleet's flight for some scripts: the others wait for
+     * its lease to lapse (the run timeout plus a margin), then run them themselves.
+     */
+    @Test
+    void killingOneServerMidRunLosesNothingForTheOthers() throws Exception {
+        int loops = 1000;
+        List<ServeProcess> servers = startFleet(3, "--store", "redis", "--redis-url", url(2), "--timeout", "3s");
+
+        List<Future<Answer>> answers = sendToAll(servers, 4, loops, 1500, Map.of());
+        Thread.sleep(700);
+        servers.get(0).kill();
+
+        Map<Integer, List<Answer>> survivorsByScript = new HashMap<>();
+        for (Future<Answer> future : answers) {
+            try {
+                Answer answer = future.get(2, TimeUnit.MINUTES);
+                if (answer.server() != 0) {
+                    survivorsByScript.computeIfAbsent(answer.script(), i -> new ArrayList<>()).add(answer);
+                }
+            } catch (ExecutionException e) {
+                assertThat(e.getCause()).as("only calls to the killed server may fail").isNotNull();
+            }
+        }
+        assertThat(survivorsByScript).hasSize(4).allSatisfy((script, survivors) -> assertThat(survivors).hasSize(2));
+        survivorsByScript.values().forEach(survivors -> survivors.forEach(answer -> assertCorrect(answer, loops)));
+        for (int script = 0; script < 4; script++) {
+            CallToolResult later = servers.get(1 + script % 2).call("execute_code", Map.of("code", script(script, loops, 1500)));
+            assertThat(structured(later).get("cache").textValue()).isEqualTo("hit");
+            assertThat(structured(later).at("/result/sum").longValue()).isEqualTo(expectedSum(script, loops));
+        }
+    }
+
+    @Test
+    void withRedisStoppedServersRunUncachedAndWhenItIsBackTheyCacheAgain() throws Exception {
+        List<ServeProcess> servers = startFleet(2, "--store", "redis", "--redis-url", url(3));
+        ServeProcess first = servers.get(0);
+        ServeProcess second = servers.get(1);
+        assertThat(status(first, "return 'before'")).isEqualTo("miss");
+        assertThat(status(second, "return 'before'")).isEqualTo("hit");
+
+        redis.kill();
+        CallToolResult downFirst = first.call("execute_code", Map.of("code", "return 6 * 7"));
+        CallToolResult downSecond = second.call("execute_code", Map.of("code", "return 6 * 7"));
+
+        assertThat(structured(downFirst).get("result").intValue()).isEqualTo(42);
+        assertThat(structured(downFirst).get("cache").textValue()).isEqualTo("store_error");
+        assertThat(structured(downSecond).get("result").intValue()).isEqualTo(42);
+        assertThat(structured(downSecond).get("cache").textValue()).isEqualTo("store_error");
+
+        redis.restart();
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        String status;
+        int attempt = 0;
+        do {
+            status = status(first, "return 'after " + attempt++ + "'");
+        } while (!status.equals("miss") && System.nanoTime() < deadline);
+
+        assertThat(status).isEqualTo("miss");
+        assertThat(status(second, "return 'after " + (attempt - 1) + "'")).isEqualTo("hit");
+        assertThat(first.awaitStderr(line -> line.contains("caching resumed"), Duration.ofSeconds(5))).isNotEmpty();
+    }
+
+    private static String status(ServeProcess server, String code) {
+        return structured(server.call("execute_code", Map.of("code", code))).get("cache").textValue();
+    }
+}

@@ -1,0 +1,218 @@
+package dev.execache.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.IOException;
+import java.nio.channels.Channels;
+import java.nio.channels.Pipe;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The server on in-process pipes, spoken to line by line. */
+class McpStdioServerTest {
+    @TempDir
+    Path dir;
+
+    private ServeFixture fixture;
+    private McpStdioServer server;
+    private RawMcpClient client;
+    private CompletableFuture<Void> ended;
+
+    @BeforeEach
+    void start() throws IOException {
+        start(Duration.ofSeconds(5));
+    }
+
+    private void start(Duration drainLimit) throws IOException {
+        if (server != null) {
+            server.close();
+        }
+        fixture = new ServeFixture(dir, Map.of("github", "v1"));
+        Pipe toServer = Pipe.open();
+        Pipe fromServer = Pipe.open();
+        server = new McpStdioServer(new ServeTools(fixture.executor, fixture.settings), "test",
+                Channels.newInputStream(toServer.source()), Channels.newOutputStream(fromServer.sink()), drainLimit);
+        client = new RawMcpClient(Channels.newOutputStream(toServer.sink()), Channels.newInputStream(fromServer.source()));
+        ended = CompletableFuture.runAsync(() -> {
+            try {
+                server.awaitEnd();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+    }
+
+    @AfterEach
+    void stop() {
+        server.close();
+    }
+
+    @Test
+    void initializeNamesTheServerAndOffersTools() {
+        JsonNode result = client.initialize();
+
+        assertThat(result.at("/serverInfo/name").textValue()).isEqualTo("execache");
+        assertThat(result.at("/capabilities/tools").isObject()).isTrue();
+        assertThat(result.get("instructions").textValue()).contains("execute_code");
+    }
+
+    @Test
+    void toolsAreListedWithTheirSchemasAndAnnotations() {
+        client.initialize();
+
+        JsonNode tools = client.request("tools/list", Map.of()).at("/result/tools");
+
+        List<String> names = new ArrayList<>();
+        tools.forEach(tool -> names.add(tool.get("name").textValue()));
+        assertThat(names).containsExactly("execute_code", "cache_stats", "invalidate_tool", "clear_cache");
+        assertThat(tools.get(0).at("/inputSchema/required/0").textValue()).isEqualTo("code");
+        assertThat(tools.get(1).at("/annotations/readOnlyHint").booleanValue()).isTrue();
+        assertThat(tools.get(3).at("/annotations/destructiveHint").booleanValue()).isTrue();
+    }
+
+    @Test
+    void executeIsAMissThenAHit() {
+        client.initialize();
+
+        JsonNode miss = client.callTool("execute_code", Map.of("code", ServeFixture.TWO));
+        JsonNode hit = client.callTool("execute_code", Map.of("code", ServeFixture.TWO));
+
+        assertThat(miss.at("/structuredContent/result").intValue()).isEqualTo(2);
+        assertThat(miss.at("/structuredContent/cache").textValue()).isEqualTo("miss");
+        assertThat(hit.at("/structuredContent/cache").textValue()).isEqualTo("hit");
+        assertThat(hit.get("isError").booleanValue()).isFalse();
+    }
+
+    @Test
+    void argumentsAgainstTheSchemaAreAToolErrorAndTheServerGoesOn() {
+        client.initialize();
+
+        JsonNode wrongType = client.callTool("execute_code", Map.of("code", ServeFixture.TWO, "context", List.of(1)));
+        JsonNode unknownArgument = client.callTool("execute_code", Map.of("code", ServeFixture.TWO, "ctx", Map.of()));
+        JsonNode after = client.callTool("execute_code", Map.of("code", ServeFixture.TWO));
+
+        assertThat(wrongType.get("isError").booleanValue()).isTrue();
+        assertThat(wrongType.at("/content/0/text").textValue()).contains("context");
+        assertThat(unknownArgument.get("isError").booleanValue()).isTrue();
+        assertThat(unknownArgument.at("/content/0/text").textValue()).contains("ctx");
+        assertThat(after.at("/structuredContent/result").intValue()).isEqualTo(2);
+    }
+
+    @Test
+    void aMalformedLineGetsAProtocolErrorAndTheServerKeepsServing() {
+        client.initialize();
+
+        client.send("{\"jsonrpc\":\"2.0\",\"id\":77,\"method\":");
+        JsonNode parseError = client.response(null);
+        client.send("{\"jsonrpc\":\"2.0\",\"id\":78}");
+        JsonNode invalid = client.response(78);
+        JsonNode after = client.callTool("execute_code", Map.of("code", ServeFixture.TWO));
+
+        assertThat(parseError.at("/error/code").intValue()).isEqualTo(-32700);
+        assertThat(invalid.at("/error/code").intValue()).isEqualTo(-32600);
+        assertThat(after.at("/structuredContent/result").intValue()).isEqualTo(2);
+    }
+
+    @Test
+    void anUnknownMethodIsAProtocolError() {
+        client.initialize();
+
+        JsonNode response = client.request("tools/frobnicate", Map.of());
+
+        assertThat(response.at("/error/code").intValue()).isEqualTo(-32601);
+    }
+
+    @Test
+    void atTheEndOfInputWhatWasReadIsAnsweredThenServingEnds() throws Exception {
+        CountDownLatch running = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        fixture.sandbox.answer(request -> {
+            running.countDown();
+            try {
+                release.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return dev.execache.core.ExecutionResult.success("\"late\"", "", Duration.ofMillis(1));
+        });
+        client.initialize();
+        int id = client.sendRequest("tools/call", Map.of("name", "execute_code", "arguments", Map.of("code", "slow")));
+        assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
+
+        client.close();
+        Thread.sleep(200);
+        assertThat(ended).isNotDone();
+        release.countDown();
+
+        assertThat(client.response(id).at("/result/structuredContent/result").textValue()).isEqualTo("late");
+        ended.get(10, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void theEndOfInputWaitsForAnswersAtMostTheDrainLimit() throws Exception {
+        start(Duration.ofMillis(300));
+        fixture.sandbox.answer(request -> {
+            try {
+                Thread.sleep(60_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return dev.execache.core.ExecutionResult.success("0", "", Duration.ZERO);
+        });
+        client.initialize();
+        client.sendRequest("tools/call", Map.of("name", "execute_code", "arguments", Map.of("code", "forever")));
+
+        client.close();
+
+        ended.get(10, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void everyOneOfManyConcurrentCallsIsAnswered() {
+        client.initialize();
+        List<Integer> ids = new ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            ids.add(client.sendRequest("tools/call", Map.of("name", "execute_code",
+                    "arguments", Map.of("code", "return context", "context", Map.of("i", i % 30)))));
+        }
+
+        for (int i = 0; i < ids.size(); i++) {
+            assertThat(client.response(ids.get(i)).at("/result/structuredContent/result/i").intValue()).isEqualTo(i % 30);
+        }
+        assertThat(fixture.sandbox.executions()).isEqualTo(30);
+    }
+
+    @Test
+    void aSlowRunDoesNotHoldUpTheCallsBehindIt() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        fixture.sandbox.answer(request -> {
+            if (request.code().equals("slow")) {
+                try {
+                    release.await(20, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return dev.execache.core.ExecutionResult.success("\"" + request.code() + "\"", "", Duration.ofMillis(1));
+        });
+        client.initialize();
+        int slow = client.sendRequest("tools/call", Map.of("name", "execute_code", "arguments", Map.of("code", "slow")));
+
+        JsonNode fast = client.callTool("execute_code", Map.of("code", "fast"));
+        release.countDown();
+
+        assertThat(fast.at("/structuredContent/result").textValue()).isEqualTo("fast");
+        assertThat(client.response(slow).at("/result/structuredContent/result").textValue()).isEqualTo("slow");
+    }
+}

@@ -1,0 +1,54 @@
+package dev.execache.cli;
+
+import dev.execache.core.CachePolicy;
+import dev.execache.core.CachedExecutor;
+import dev.execache.core.CanonicalJson;
+import dev.execache.core.ErrorType;
+import dev.execache.core.ExecutionError;
+import dev.execache.core.ExecutionRequest;
+import dev.execache.core.ExecutionResult;
+import dev.execache.core.MutableClock;
+import dev.execache.core.MutableToolVersions;
+import dev.execache.core.ScriptedSandbox;
+import dev.execache.store.memory.MemoryCacheStore;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * The policy over the memory store and a scripted sandbox, as {@code serve} builds it, for
+ * tests of the server's parts. The sandbox understands three programs: {@code return 1 + 1},
+ * {@code throw new Error("boom")}, and anything else, which returns its context.
+ */
+final class ServeFixture {
+    static final String TWO = "return 1 + 1";
+    static final String BOOM = "throw new Error(\"boom\")";
+    static final Duration RAN_FOR = Duration.ofMillis(40);
+
+    final MutableClock clock = new MutableClock();
+    final MemoryCacheStore store = new MemoryCacheStore(100, clock);
+    final MutableToolVersions versions;
+    final List<ExecutionRequest> requests = new CopyOnWriteArrayList<>();
+    final ScriptedSandbox sandbox = new ScriptedSandbox(this::run);
+    final Settings settings;
+    final CachedExecutor executor;
+
+    ServeFixture(Path dir, Map<String, String> tools) {
+        this.versions = new MutableToolVersions(tools);
+        this.settings = Settings.resolve(new Settings.Flags(null, "memory", null, null, false, null, null, null,
+                "10s", null, List.of(), List.of()), Map.of(), dir);
+        this.executor = new CachedExecutor(sandbox, store, versions, CachePolicy.DEFAULTS, clock);
+    }
+
+    private ExecutionResult run(ExecutionRequest request) {
+        requests.add(request);
+        return switch (request.code()) {
+            case TWO -> ExecutionResult.success("2", "", RAN_FOR);
+            case BOOM -> ExecutionResult.failure(new ExecutionError(ErrorType.RUNTIME_ERROR, "boom",
+                    "Error: boom\n    at <code>:1:7", 1, 7), "about to fail\n", RAN_FOR);
+            default -> ExecutionResult.success(CanonicalJson.write(request.context(), "context"), "echoed\n", RAN_FOR);
+        };
+    }
+}
