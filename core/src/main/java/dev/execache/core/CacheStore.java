@@ -63,8 +63,9 @@ public interface CacheStore extends AutoCloseable {
     /**
      * Waits until no one else in the fleet holds the flight for {@code key} and takes it,
      * for at most {@code maxHold} (after which it lapses, so a dead holder never blocks
-     * others for longer). Returns {@link FlightLease#LOCAL} when waiting took longer than
-     * {@code maxHold}. Stores used by one process only need not coordinate.
+     * others for longer). A waiter waits long enough to outlast a lapsing lease; it gets
+     * {@link FlightLease#LOCAL} when it gave up waiting. Stores used by one process only need
+     * not coordinate.
      */
     default FlightLease acquireFlight(String key, Duration maxHold) throws InterruptedException {
         return FlightLease.LOCAL;

@@ -260,7 +260,9 @@ public final class RedisCacheStore implements CacheStore {
         }
         RLock lock = redisson.getLock(keys.flight(key));
         long millis = maxHold.toMillis();
-        if (!lock.tryLock(millis, millis, TimeUnit.MILLISECONDS)) {
+        // Waiting twice the lease outlasts a holder that died, so one waiter takes over (and
+        // finds the entry or runs) instead of every waiter giving up at once and running.
+        if (!lock.tryLock(2 * millis, millis, TimeUnit.MILLISECONDS)) {
             return FlightLease.LOCAL;
         }
         return new HeldFlight(lock, Thread.currentThread().getId());
