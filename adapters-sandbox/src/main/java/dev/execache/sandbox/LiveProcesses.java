@@ -11,6 +11,8 @@ import java.util.concurrent.ConcurrentHashMap;
 final class LiveProcesses {
     private static final Set<Process> PROCESSES = ConcurrentHashMap.newKeySet();
     private static final Thread HOOK = new Thread(LiveProcesses::killAll, "execache-deno-shutdown");
+    /** Set once the JVM exits: a process started after that (a pool refill) is ended at once. */
+    private static volatile boolean exiting;
 
     static {
         Runtime.getRuntime().addShutdownHook(HOOK);
@@ -21,6 +23,9 @@ final class LiveProcesses {
 
     static void add(Process process) {
         PROCESSES.add(process);
+        if (exiting) {
+            kill(process);
+        }
     }
 
     static void remove(Process process) {
@@ -28,9 +33,12 @@ final class LiveProcesses {
     }
 
     private static void killAll() {
-        for (Process process : PROCESSES) {
-            process.descendants().forEach(ProcessHandle::destroyForcibly);
-            process.destroyForcibly();
-        }
+        exiting = true;
+        PROCESSES.forEach(LiveProcesses::kill);
+    }
+
+    private static void kill(Process process) {
+        process.descendants().forEach(ProcessHandle::destroyForcibly);
+        process.destroyForcibly();
     }
 }

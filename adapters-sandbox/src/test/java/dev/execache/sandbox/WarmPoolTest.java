@@ -177,6 +177,22 @@ class WarmPoolTest extends SandboxContract {
         for (long pid : runners) {
             assertThat(awaitGone(pid, WAIT)).as("runner %d after its JVM ended", pid).isTrue();
         }
+        assertThat(awaitNoProcessUsing(cache, WAIT)).as("no Deno of that JVM left anywhere, refills included").isTrue();
+    }
+
+    /** Any process on the machine (orphans are no one's descendants) started with the cache directory. */
+    private static boolean awaitNoProcessUsing(Path cache, Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        String marker = cache.toString();
+        while (ProcessHandle.allProcesses().filter(ProcessHandle::isAlive)
+                .anyMatch(process -> process.info().arguments().stream().flatMap(Arrays::stream)
+                        .anyMatch(argument -> argument.startsWith(marker)))) {
+            if (System.nanoTime() > deadline) {
+                return false;
+            }
+            TimeUnit.MILLISECONDS.sleep(20);
+        }
+        return true;
     }
 
     private static void awaitIdleRunners(DenoSandbox sandbox, int count) throws InterruptedException {

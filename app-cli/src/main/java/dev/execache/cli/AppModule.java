@@ -14,9 +14,14 @@ import dev.execache.store.redis.RedisCacheStore;
 import dev.execache.store.redis.RedisStoreSettings;
 import dev.execache.store.sqlite.SqliteCacheStore;
 import java.time.Clock;
+import java.time.Duration;
 
 /** Chooses and builds the store, the sandbox and the tool versions from a command's settings. */
 final class AppModule extends AbstractModule {
+    /** How often a long-running process tries again to open a store that was unusable at start. */
+    private static final Duration REOPEN_EVERY = Duration.ofSeconds(10);
+    private static final Duration NEVER = Duration.ofDays(365_000);
+
     private final Settings settings;
 
     AppModule(Settings settings) {
@@ -32,19 +37,31 @@ final class AppModule extends AbstractModule {
     @Singleton
     CacheStore store(Clock clock) {
         if (!settings.policy().enabled()) {
-            return new UnavailableStore("caching is off");
+            return new ReopeningStore(() -> {
+                throw new IllegalStateException("caching is off");
+            }, "caching is off", clock, NEVER);
         }
         try {
             return openStore(clock);
         } catch (UsageException e) {
             throw e;
         } catch (RuntimeException e) {
-            String problem = "cannot use the " + settings.store() + " store: " + e.getMessage();
+            String problem = unusable(e);
             if (settings.requireStore()) {
                 throw new InfrastructureException(problem, e);
             }
-            return new UnavailableStore(problem);
+            return new ReopeningStore(() -> {
+                try {
+                    return openStore(clock);
+                } catch (RuntimeException again) {
+                    throw new IllegalStateException(unusable(again), again);
+                }
+            }, problem, clock, REOPEN_EVERY);
         }
+    }
+
+    private String unusable(RuntimeException e) {
+        return "cannot use the " + settings.store() + " store: " + e.getMessage();
     }
 
     private CacheStore openStore(Clock clock) {

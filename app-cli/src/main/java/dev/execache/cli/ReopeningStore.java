@@ -1,0 +1,77 @@
+package dev.execache.cli;
+
+import dev.execache.core.CacheEntry;
+import dev.execache.core.CacheStore;
+import dev.execache.core.Counter;
+import dev.execache.core.FlightLease;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Supplier;
+
+/**
+ * Stands in for a store that could not be opened. Every call fails with the reason, so the
+ * policy runs uncached and says why, once; at most every {@code retryEvery} a call tries to
+ * open the store again, so a long-running server picks up a Redis that was down when it
+ * started.
+ */
+final class ReopeningStore implements CacheStore {
+    private final Supplier<CacheStore> opener;
+    private final Clock clock;
+    private final Duration retryEvery;
+    private CacheStore store;
+    private String problem;
+    private Instant lastAttempt;
+
+    ReopeningStore(Supplier<CacheStore> opener, String problem, Clock clock, Duration retryEvery) {
+        this.opener = opener;
+        this.problem = problem;
+        this.clock = clock;
+        this.retryEvery = retryEvery;
+        this.lastAttempt = clock.instant();
+    }
+
+    private synchronized CacheStore store() {
+        if (store == null && !clock.instant().isBefore(lastAttempt.plus(retryEvery))) {
+            lastAttempt = clock.instant();
+            try {
+                store = opener.get();
+            } catch (RuntimeException e) {
+                problem = e.getMessage();
+            }
+        }
+        if (store == null) {
+            throw new IllegalStateException(problem);
+        }
+        return store;
+    }
+
+    @Override public Optional<CacheEntry> get(String key) { return store().get(key); }
+    @Override public Optional<CacheEntry> peek(String key) { return store().peek(key); }
+    @Override public void put(CacheEntry entry) { store().put(entry); }
+    @Override public boolean remove(String key) { return store().remove(key); }
+    @Override public int removeByTool(String tool) { return store().removeByTool(tool); }
+    @Override public int removeByPattern(String keyGlob) { return store().removeByPattern(keyGlob); }
+    @Override public void clear() { store().clear(); }
+    @Override public int size() { return store().size(); }
+    @Override public long estimatedBytes() { return store().estimatedBytes(); }
+    @Override public int purgeExpired() { return store().purgeExpired(); }
+    @Override public void increment(Counter counter, long delta) { store().increment(counter, delta); }
+    @Override public Map<Counter, Long> counters() { return store().counters(); }
+    @Override public Map<String, String> lastSeenVersions() { return store().lastSeenVersions(); }
+    @Override public void recordVersions(Map<String, String> versions) { store().recordVersions(versions); }
+
+    @Override
+    public FlightLease acquireFlight(String key, Duration maxHold) throws InterruptedException {
+        return store().acquireFlight(key, maxHold);
+    }
+
+    @Override
+    public synchronized void close() {
+        if (store != null) {
+            store.close();
+        }
+    }
+}
