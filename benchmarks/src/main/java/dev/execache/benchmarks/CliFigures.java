@@ -27,6 +27,7 @@ final class CliFigures {
     private CliFigures() {
     }
 
+    /** A hit must stay a hit however slowly the rounds go, hence a TTL longer than the default 5 minutes. */
     static void measure(Table table, Path jar, Progress progress) throws IOException, InterruptedException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         Path directory = Files.createTempDirectory("execache-bench-cli");
@@ -35,7 +36,7 @@ final class CliFigures {
             Files.writeString(script, HELLO);
             Path archive = directory.resolve("execache.jsa");
             List<String> run = List.of("-jar", jar.toString(), "run", script.toString(),
-                    "--store", "sqlite", "--db", directory.resolve("cache.db").toString());
+                    "--store", "sqlite", "--db", directory.resolve("cache.db").toString(), "--ttl", "1h");
 
             expect(command(directory, java, List.of(), run), "cache miss");
             expect(command(directory, java, List.of("-XX:ArchiveClassesAtExit=" + archive), run), "cache hit");
@@ -63,7 +64,7 @@ final class CliFigures {
             }
             double bare = Samples.median(millis.get("java -version"));
             double hit = Samples.median(millis.get("hit"));
-            table.add("CLI hit, `java -jar execache.jar run hello.ts --store sqlite` (median of " + ROUNDS + ")",
+            table.add("CLI hit, `java -jar execache.jar run hello.ts --store sqlite --db F` (median of " + ROUNDS + ")",
                     Table.millis(hit), "`java -version` " + Table.millis(bare), Table.times(hit, bare),
                     Table.aim("≤ 4x", hit / bare <= 4));
             for (String name : names.subList(2, names.size())) {

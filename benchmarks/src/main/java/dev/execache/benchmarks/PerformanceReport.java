@@ -8,16 +8,17 @@ import dev.execache.store.redis.RedisServerProcess;
 import dev.execache.store.redis.RedisStoreSettings;
 import dev.execache.store.sqlite.SqliteCacheStore;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import java.util.stream.Stream;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
@@ -55,6 +56,7 @@ public final class PerformanceReport {
         String machine = Machine.describe(probe.denoVersion());
         progress.note(machine + "; load average " + loadAtStart);
         Table table = new Table();
+        Path scratch = Files.createTempDirectory("execache-bench-");
         try (RedisServerProcess redis = RedisServerProcess.start()) {
             RedissonClient client = Redisson.create(redisConfig(redis.url()));
             try {
@@ -65,7 +67,8 @@ public final class PerformanceReport {
                 if (parts.contains("workflow")) {
                     WorkflowFigures.measure(table, settings, List.of(
                             new WorkflowFigures.Variant("memory store", MemoryCacheStore::new),
-                            new WorkflowFigures.Variant("sqlite store (temp file)", PerformanceReport::temporarySqliteStore),
+                            new WorkflowFigures.Variant("sqlite store (temp file)",
+                                    () -> new SqliteCacheStore(scratch.resolve("workflow.db"), 1_000, Clock.systemUTC())),
                             new WorkflowFigures.Variant("redis store", () -> RedisCacheStore.connect(
                                     RedisStoreSettings.of(redis.url()).withKeyPrefix("bench-workflow:").withMaxEntries(1_000),
                                     Clock.systemUTC()))),
@@ -73,12 +76,7 @@ public final class PerformanceReport {
                 }
                 if (parts.contains("hitpath")) {
                     progress.note("hit path: memory store with JMH");
-                    Path jmhLog = Files.createTempFile("execache-jmh-", ".log");
-                    try {
-                        HitPathFigures.memory(table, jmhLog);
-                    } finally {
-                        Files.deleteIfExists(jmhLog);
-                    }
+                    HitPathFigures.memory(table, scratch.resolve("jmh.log"));
                     progress.note("hit path: sqlite store vs raw JDBC");
                     HitPathFigures.sqlite(table);
                     progress.note("hit path: redis store vs RBucket.get");
@@ -87,6 +85,8 @@ public final class PerformanceReport {
             } finally {
                 client.shutdown();
             }
+        } finally {
+            deleteTree(scratch);
         }
         if (parts.contains("cli")) {
             Path jar = execacheJar();
@@ -118,13 +118,11 @@ public final class PerformanceReport {
         return config;
     }
 
-    private static SqliteCacheStore temporarySqliteStore() {
-        try {
-            Path file = Files.createTempDirectory("execache-bench-workflow").resolve("cache.db");
-            file.getParent().toFile().deleteOnExit();
-            return new SqliteCacheStore(file, 1_000, Clock.systemUTC());
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+    private static void deleteTree(Path directory) throws IOException {
+        try (Stream<Path> paths = Files.walk(directory)) {
+            for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(path);
+            }
         }
     }
 

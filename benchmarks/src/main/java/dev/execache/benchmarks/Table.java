@@ -21,19 +21,29 @@ final class Table {
         if (millis >= 10_000) {
             return String.format(Locale.ROOT, "%.1f s", millis / 1000);
         }
+        if (millis >= 1_000) {
+            return String.format(Locale.ROOT, "%.2f s", millis / 1000);
+        }
         if (millis >= 100) {
             return String.format(Locale.ROOT, "%.0f ms", millis);
         }
-        return String.format(Locale.ROOT, "%.1f ms", millis);
+        if (millis >= 1) {
+            return String.format(Locale.ROOT, "%.1f ms", millis);
+        }
+        return micros(millis * 1000);
     }
 
     static String micros(double micros) {
-        return micros >= 10
-                ? String.format(Locale.ROOT, "%.1f µs", micros)
-                : String.format(Locale.ROOT, "%.3f µs", micros);
+        if (micros >= 10) {
+            return String.format(Locale.ROOT, "%.1f µs", micros);
+        }
+        if (micros >= 1) {
+            return String.format(Locale.ROOT, "%.2f µs", micros);
+        }
+        return String.format(Locale.ROOT, "%.1f ns", micros * 1000);
     }
 
-    /** {@code 14.2x}: how many times {@code slower} is the larger. */
+    /** {@code numerator / denominator} as {@code 6.45x}, or {@code 34x} from ten up. */
     static String times(double numerator, double denominator) {
         double ratio = numerator / denominator;
         return String.format(Locale.ROOT, ratio >= 10 ? "%.0fx" : "%.2fx", ratio);
