@@ -2,6 +2,7 @@ package dev.execache.benchmarks;
 
 import dev.execache.core.ExecutionRequest;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -86,11 +87,13 @@ final class AgentWorkflow {
             once += count == 1 ? 1 : 0;
         }
         int[] sorted = runs.clone();
-        java.util.Arrays.sort(sorted);
+        Arrays.sort(sorted);
         return String.format(Locale.ROOT,
-                "%d requests over %d scripts (Zipf %.1f): the top three run %d, %d and %d times, %d run once; "
-                        + "%d–%d ms of work each, %.1f s in all",
-                requests.size(), SCRIPTS, ZIPF_EXPONENT, sorted[SCRIPTS - 1], sorted[SCRIPTS - 2], sorted[SCRIPTS - 3],
+                "%d requests over %d scripts (each once, %d more drawn with Zipf weights, exponent %.1f): "
+                        + "the top three run %d, %d and %d times, %d run once; a quarter read a page number "
+                        + "that changes, a quarter get their context's keys in shuffled order; each does %d–%d ms "
+                        + "of arithmetic (log-uniform, timed by Date.now()), %.1f s in all",
+                requests.size(), SCRIPTS, REPEATS, ZIPF_EXPONENT, sorted[SCRIPTS - 1], sorted[SCRIPTS - 2], sorted[SCRIPTS - 3],
                 once, MIN_WORK_MILLIS, MAX_WORK_MILLIS, totalWorkMillis() / 1000.0);
     }
 
@@ -113,10 +116,9 @@ final class AgentWorkflow {
     }
 
     private static Object context(int script, Random random) {
-        switch (script % 4) {
-            case 1:
-                return Map.of("page", random.nextInt(3), "limit", 20);
-            case 2:
+        return switch (script % 4) {
+            case 1 -> Map.of("page", random.nextInt(3), "limit", 20);
+            case 2 -> {
                 List<String> keys = new ArrayList<>(List.of("limit", "sort", "filter"));
                 Collections.shuffle(keys, random);
                 Map<String, Object> reordered = new LinkedHashMap<>();
@@ -127,9 +129,9 @@ final class AgentWorkflow {
                         default -> Map.of("status", "paid");
                     });
                 }
-                return reordered;
-            default:
-                return Map.of("limit", 10);
-        }
+                yield reordered;
+            }
+            default -> Map.of("limit", 10);
+        };
     }
 }

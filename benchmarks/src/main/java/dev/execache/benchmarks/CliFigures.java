@@ -62,6 +62,9 @@ final class CliFigures {
                 }
                 progress.note("cli: round " + (round + 1) + " of " + ROUNDS);
             }
+            table.note("CLI: wall time of the whole process, " + ROUNDS + " rounds, each command once per round in"
+                    + " rotating order; the AppCDS archive (" + Files.size(archive) / (1024 * 1024) + " MiB) comes from one"
+                    + " training run of the same hit with -XX:ArchiveClassesAtExit.");
             double bare = Samples.median(millis.get("java -version"));
             double hit = Samples.median(millis.get("hit"));
             table.add("CLI hit, `java -jar execache.jar run hello.ts --store sqlite --db F` (median of " + ROUNDS + ")",

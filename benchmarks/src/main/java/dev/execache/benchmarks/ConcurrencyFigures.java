@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CountDownLatch;
@@ -90,8 +91,10 @@ final class ConcurrencyFigures {
                 }
                 double millis = Samples.millisSince(start);
                 int executions = counting.executions();
+                table.note("Concurrency: the threads are released together by a latch, each sends the " + REQUESTS
+                        + " requests in its own order; executions are counted by a wrapper around the sandbox.");
                 String outcomes = statuses.entrySet().stream()
-                        .map(entry -> entry.getValue() + " " + entry.getKey().name().toLowerCase(java.util.Locale.ROOT))
+                        .map(entry -> entry.getValue() + " " + entry.getKey().name().toLowerCase(Locale.ROOT))
                         .collect(Collectors.joining(", "));
                 table.add("concurrency: " + THREADS + " threads × the same " + REQUESTS + " requests ("
                                 + WORK_MILLIS + " ms of work each), one executor, memory store",

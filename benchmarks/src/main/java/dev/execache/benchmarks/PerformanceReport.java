@@ -107,6 +107,7 @@ public final class PerformanceReport {
         System.out.print(table.markdown());
         System.out.println();
         System.out.printf(Locale.ROOT, "The report took %.0f s.%n", progress.elapsedSeconds());
+        // everything it started is closed, but a library thread left behind must not keep the JVM up
         System.exit(0);
     }
 

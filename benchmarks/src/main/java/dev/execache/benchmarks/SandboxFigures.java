@@ -53,6 +53,10 @@ final class SandboxFigures {
                 bareMillis.add(run(bareRun));
                 warmMillis.add(warmRun(warm, request));
             }
+            table.note("Sandbox: " + RUNS + " runs of each after " + WARM_UP + " warm-up rounds, in turns; a warm run is"
+                    + " handed to a runner already waiting (pool of " + POOL_SIZE + ", refilled and settled before each);"
+                    + " the bare `deno run` has the cold start's command, flags and environment, with the code wrapped"
+                    + " in an async function in a file in place of the runner.");
             double coldMedian = Samples.median(coldMillis);
             double bareMedian = Samples.median(bareMillis);
             double warmMedian = Samples.median(warmMillis);

@@ -12,9 +12,15 @@ final class Table {
     private static final String[] HEADER = {"figure", "measured", "baseline (same run)", "ratio", "aim"};
 
     private final List<String[]> rows = new ArrayList<>();
+    private final List<String> notes = new ArrayList<>();
 
     void add(String figure, String measured, String baseline, String ratio, String aim) {
         rows.add(new String[] {figure, measured, baseline, ratio, aim});
+    }
+
+    /** A line printed under the table: how a figure was made. */
+    void note(String note) {
+        notes.add(note);
     }
 
     static String millis(double millis) {
@@ -76,6 +82,10 @@ final class Table {
         appendRow(out, rule, widths);
         for (String[] row : rows) {
             appendRow(out, row, widths);
+        }
+        if (!notes.isEmpty()) {
+            out.append(System.lineSeparator());
+            notes.forEach(note -> out.append("- ").append(note).append(System.lineSeparator()));
         }
         return out.toString();
     }

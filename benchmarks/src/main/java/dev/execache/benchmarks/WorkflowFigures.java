@@ -40,6 +40,7 @@ final class WorkflowFigures {
             throws InterruptedException {
         AgentWorkflow workflow = AgentWorkflow.generate(SEED);
         progress.note("workflow: " + workflow.describe());
+        table.note("Workflow: " + workflow.describe() + "; seed " + SEED + ".");
         List<ExecutionRequest> requests = workflow.requests();
         boolean[] repeat = repeats(requests);
         int repeats = 0;
@@ -76,7 +77,8 @@ final class WorkflowFigures {
             double saved = uncached.totalMillis - cached.totalMillis;
             double share = saved / maxSavable;
             table.add("workflow, " + variant.name(),
-                    Table.millis(cached.totalMillis) + "; hit rate " + Table.percent(hitRate)
+                    Table.millis(cached.totalMillis) + ", " + cached.executions + " executions; hit rate "
+                            + Table.percent(hitRate)
                             + " (max " + Table.percent((double) repeats / requests.size()) + "); saved "
                             + Table.percent(share) + " of max " + Table.millis(maxSavable)
                             + "; a hit " + Table.millis(Samples.median(hitMillis)) + ", a miss "
