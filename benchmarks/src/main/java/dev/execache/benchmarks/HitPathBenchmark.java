@@ -31,8 +31,8 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * The cache hit path: key derivation (SHA-256 of the code, canonical context and tool
- * versions) plus a memory-store get, beside a ConcurrentHashMap and a Caffeine lookup of
- * the same precomputed key.
+ * versions) plus a memory-store get, and the memory store's get alone, beside a
+ * ConcurrentHashMap and a Caffeine lookup of the same precomputed key.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -48,6 +48,7 @@ public class HitPathBenchmark {
     private CachedExecutor executor;
     private ExecutionRequest request;
     private String key;
+    private MemoryCacheStore store;
     private ConcurrentHashMap<String, CacheEntry> map;
     private Cache<String, CacheEntry> caffeine;
 
@@ -56,7 +57,7 @@ public class HitPathBenchmark {
         String code = "return " + "1 + ".repeat(codeBytes / 4) + "0;";
         code = code.substring(code.length() - codeBytes);
         request = ExecutionRequest.of(code, Map.of("limit", 10, "user", "ada", "tags", java.util.List.of("a", "b")));
-        MemoryCacheStore store = new MemoryCacheStore(100, Clock.systemUTC());
+        store = new MemoryCacheStore(100, Clock.systemUTC());
         executor = new CachedExecutor(
                 r -> ExecutionResult.success("{\"answer\":42}", "", Duration.ofMillis(40)),
                 store, new MutableToolVersions(Map.of("github", "v1")), CachePolicy.DEFAULTS.withTtl(Duration.ofDays(1)),
@@ -76,6 +77,11 @@ public class HitPathBenchmark {
     @Benchmark
     public ExecutionOutcome execacheHit() {
         return executor.execute(request);
+    }
+
+    @Benchmark
+    public Optional<CacheEntry> memoryStoreGet() {
+        return store.get(key);
     }
 
     @Benchmark

@@ -1,0 +1,146 @@
+package dev.execache.benchmarks;
+
+import dev.execache.sandbox.DenoSandboxSettings;
+import dev.execache.sandbox.SandboxProbe;
+import dev.execache.store.memory.MemoryCacheStore;
+import dev.execache.store.redis.RedisCacheStore;
+import dev.execache.store.redis.RedisServerProcess;
+import dev.execache.store.redis.RedisStoreSettings;
+import dev.execache.store.sqlite.SqliteCacheStore;
+import java.io.IOException;
+import java.net.URISyntaxException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.stream.Stream;
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+
+/**
+ * Measures, in one run, each figure of execache beside the primitive a user would otherwise use,
+ * and prints them as one table with the machine they ran on:
+ * {@code sandbox}, {@code workflow}, {@code hitpath}, {@code cli}, {@code concurrency} (the
+ * arguments choose some; none means all). Starts its own redis-server; needs Deno (installed on
+ * first use) and, for {@code cli}, {@code app-cli/target/execache.jar} (or {@code -Dexecache.jar=}).
+ *
+ * <pre>
+ * ./mvnw -B -q -DskipTests package -pl benchmarks -am &amp;&amp; \
+ *     java -cp benchmarks/target/benchmarks.jar dev.execache.benchmarks.PerformanceReport
+ * </pre>
+ */
+public final class PerformanceReport {
+    private static final List<String> PARTS = List.of("sandbox", "workflow", "hitpath", "cli", "concurrency");
+    private static final int WARM_POOL_SIZE = 2;
+
+    private PerformanceReport() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+        Set<String> parts = new LinkedHashSet<>(args.length == 0 ? PARTS : List.of(args));
+        if (!PARTS.containsAll(parts)) {
+            System.err.println("usage: PerformanceReport [" + String.join("|", PARTS) + "]...");
+            System.exit(2);
+        }
+        Progress progress = new Progress();
+        String loadAtStart = Machine.loadAverage();
+        DenoSandboxSettings settings = DenoSandboxSettings.builder().warmPoolSize(WARM_POOL_SIZE).build();
+        SandboxProbe probe = SandboxProbe.prepare(settings);
+        String machine = Machine.describe(probe.denoVersion());
+        progress.note(machine + "; load average " + loadAtStart);
+        Table table = new Table();
+        Path scratch = Files.createTempDirectory("execache-bench-");
+        try (RedisServerProcess redis = RedisServerProcess.start()) {
+            RedissonClient client = Redisson.create(redisConfig(redis.url()));
+            try {
+                if (parts.contains("sandbox")) {
+                    progress.note("sandbox: warm pool, cold start and bare deno run, " + SandboxFigures.RUNS + " of each");
+                    SandboxFigures.measure(table, probe, settings);
+                }
+                if (parts.contains("workflow")) {
+                    WorkflowFigures.measure(table, settings, List.of(
+                            new WorkflowFigures.Variant("memory store", MemoryCacheStore::new),
+                            new WorkflowFigures.Variant("sqlite store (temp file)",
+                                    () -> new SqliteCacheStore(scratch.resolve("workflow.db"), 1_000, Clock.systemUTC())),
+                            new WorkflowFigures.Variant("redis store", () -> RedisCacheStore.connect(
+                                    RedisStoreSettings.of(redis.url()).withKeyPrefix("bench-workflow:").withMaxEntries(1_000),
+                                    Clock.systemUTC()))),
+                            progress);
+                }
+                if (parts.contains("hitpath")) {
+                    progress.note("hit path: memory store with JMH");
+                    HitPathFigures.memory(table, scratch.resolve("jmh.log"));
+                    progress.note("hit path: sqlite store vs raw JDBC");
+                    HitPathFigures.sqlite(table);
+                    progress.note("hit path: redis store vs RBucket.get");
+                    HitPathFigures.redis(table, client);
+                }
+            } finally {
+                client.shutdown();
+            }
+        } finally {
+            deleteTree(scratch);
+        }
+        if (parts.contains("cli")) {
+            Path jar = execacheJar();
+            progress.note("cli: " + jar + ", " + CliFigures.ROUNDS + " rounds");
+            CliFigures.measure(table, jar, progress);
+        }
+        if (parts.contains("concurrency")) {
+            progress.note("concurrency: " + ConcurrencyFigures.THREADS + " threads");
+            ConcurrencyFigures.measure(table, settings);
+        }
+        progress.note("done");
+
+        System.out.println();
+        System.out.println("Machine: " + machine);
+        System.out.println("Load average (1, 5, 15 min): " + loadAtStart + " at the start, " + Machine.loadAverage()
+                + " at the end. Sandbox warm pool: " + WARM_POOL_SIZE + " runners.");
+        System.out.println();
+        System.out.print(table.markdown());
+        System.out.println();
+        System.out.printf(Locale.ROOT, "The report took %.0f s.%n", progress.elapsedSeconds());
+        // everything it started is closed, but a library thread left behind must not keep the JVM up
+        System.exit(0);
+    }
+
+    /** The store's own settings where they change latency: one address, scripts by SHA. */
+    private static Config redisConfig(String url) {
+        Config config = new Config();
+        config.setUseScriptCache(true);
+        config.useSingleServer().setAddress(url);
+        return config;
+    }
+
+    private static void deleteTree(Path directory) throws IOException {
+        try (Stream<Path> paths = Files.walk(directory)) {
+            for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(path);
+            }
+        }
+    }
+
+    /** {@code -Dexecache.jar}, else app-cli's jar beside this benchmarks jar, else under the working directory. */
+    private static Path execacheJar() throws URISyntaxException {
+        String configured = System.getProperty("execache.jar");
+        if (configured != null) {
+            return Path.of(configured);
+        }
+        List<Path> candidates = new ArrayList<>();
+        Path self = Path.of(PerformanceReport.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        if (self.getParent() != null && self.getParent().getParent() != null && self.getParent().getParent().getParent() != null) {
+            candidates.add(self.getParent().getParent().getParent().resolve("app-cli/target/execache.jar"));
+        }
+        candidates.add(Path.of("app-cli/target/execache.jar").toAbsolutePath());
+        return candidates.stream().filter(Files::isRegularFile).findFirst().orElseThrow(() -> new IllegalStateException(
+                "no execache.jar at " + candidates + ": build it (./mvnw -B -q -DskipTests package -pl app-cli -am)"
+                        + " or name it with -Dexecache.jar=PATH"));
+    }
+}
