@@ -51,7 +51,10 @@ record ConfigFile(
         Map<String, String> tools) {
 
     static final String DEFAULT_NAME = "execache.yaml";
-    private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
+    /** Built on first use: most runs have no config file and should not pay for a YAML parser. */
+    private static final class Yaml {
+        static final ObjectMapper MAPPER = new ObjectMapper(new YAMLFactory());
+    }
     private static final Set<String> TOP = Set.of("code_execution", "tools");
     private static final Set<String> EXECUTION = Set.of("cache", "timeout_seconds", "memory_mb", "allow_read");
     private static final Set<String> CACHE = Set.of(
@@ -77,7 +80,7 @@ record ConfigFile(
     static ConfigFile parse(String text, Path path) {
         JsonNode root;
         try {
-            root = YAML.readTree(text);
+            root = Yaml.MAPPER.readTree(text);
         } catch (JacksonException e) {
             throw new UsageException(path + ": not valid YAML: " + e.getOriginalMessage());
         }
@@ -203,7 +206,7 @@ record ConfigFile(
                 } else if (value.isNumber()) {
                     tools.put(tool.getKey(), value.asText());
                 } else if (value.isObject()) {
-                    tools.put(tool.getKey(), schemaFingerprint(YAML.convertValue(value, Map.class)));
+                    tools.put(tool.getKey(), schemaFingerprint(Yaml.MAPPER.convertValue(value, Map.class)));
                 } else {
                     throw error(name, "must be a version string or a JSON schema object, not " + value);
                 }

@@ -59,6 +59,7 @@ final class ReopeningStore implements CacheStore {
     @Override public long estimatedBytes() { return store().estimatedBytes(); }
     @Override public int purgeExpired() { return store().purgeExpired(); }
     @Override public void increment(Counter counter, long delta) { store().increment(counter, delta); }
+    @Override public void increment(Map<Counter, Long> deltas) { store().increment(deltas); }
     @Override public Map<Counter, Long> counters() { return store().counters(); }
     @Override public Map<String, String> lastSeenVersions() { return store().lastSeenVersions(); }
     @Override public void recordVersions(Map<String, String> versions) { store().recordVersions(versions); }

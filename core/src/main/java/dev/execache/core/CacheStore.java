@@ -51,6 +51,11 @@ public interface CacheStore extends AutoCloseable {
 
     void increment(Counter counter, long delta);
 
+    /** Adds to several counters at once; a store over the network does it in one round trip. */
+    default void increment(Map<Counter, Long> deltas) {
+        deltas.forEach(this::increment);
+    }
+
     /** Every counter, zero for those never incremented. */
     Map<Counter, Long> counters();
 

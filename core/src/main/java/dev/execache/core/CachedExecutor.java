@@ -5,6 +5,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -175,11 +176,10 @@ public final class CachedExecutor {
         if (saved.isNegative()) {
             saved = Duration.ZERO;
         }
-        long savedNanos = saved.toNanos();
-        store.run("count a hit", () -> {
-            store.store().increment(Counter.HITS, 1);
-            store.store().increment(Counter.SAVED_NANOS, savedNanos);
-        });
+        Map<Counter, Long> counted = new EnumMap<>(Counter.class);
+        counted.put(Counter.HITS, 1L);
+        counted.put(Counter.SAVED_NANOS, saved.toNanos());
+        store.run("count a hit", () -> store.store().increment(counted));
         ExecutionResult result = ExecutionResult.success(entry.value(), entry.console(), entry.executionTime());
         return new ExecutionOutcome(result, CacheStatus.HIT, key, saved);
     }

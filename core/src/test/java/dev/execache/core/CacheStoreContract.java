@@ -284,6 +284,16 @@ public abstract class CacheStoreContract {
     }
 
     @Test
+    void severalCountersAddUpInOneCall() {
+        store.increment(Counter.HITS, 1);
+
+        store.increment(java.util.Map.of(Counter.HITS, 2L, Counter.SAVED_NANOS, 7L));
+
+        assertThat(store.counters().get(Counter.HITS)).isEqualTo(3L);
+        assertThat(store.counters().get(Counter.SAVED_NANOS)).isEqualTo(7L);
+    }
+
+    @Test
     void lastSeenVersionsAreMergedPerTool() {
         assertThat(store.lastSeenVersions()).isEmpty();
 

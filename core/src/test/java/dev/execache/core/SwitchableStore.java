@@ -46,6 +46,7 @@ public final class SwitchableStore implements CacheStore {
     @Override public long estimatedBytes() { return target().estimatedBytes(); }
     @Override public int purgeExpired() { return target().purgeExpired(); }
     @Override public void increment(Counter counter, long delta) { target().increment(counter, delta); }
+    @Override public void increment(Map<Counter, Long> deltas) { target().increment(deltas); }
     @Override public Map<Counter, Long> counters() { return target().counters(); }
     @Override public Map<String, String> lastSeenVersions() { return target().lastSeenVersions(); }
     @Override public void recordVersions(Map<String, String> versions) { target().recordVersions(versions); }

@@ -226,6 +226,16 @@ public final class RedisCacheStore implements CacheStore {
     }
 
     @Override
+    public void increment(Map<Counter, Long> deltas) {
+        List<Object> args = new ArrayList<>();
+        deltas.forEach((counter, delta) -> {
+            args.add(counter.name());
+            args.add(Long.toString(delta));
+        });
+        run(Scripts.INCREMENT_ALL, RScript.ReturnType.LONG, args.toArray());
+    }
+
+    @Override
     public Map<Counter, Long> counters() {
         Map<String, String> stored = redisson.<String, String>getMap(keys.counters(), StringCodec.INSTANCE).readAllMap();
         Map<Counter, Long> counters = new EnumMap<>(Counter.class);

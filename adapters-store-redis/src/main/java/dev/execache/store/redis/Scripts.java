@@ -194,6 +194,14 @@ final class Scripts {
             return redis.call('HINCRBY', KEYS[6], ARGV[3], ARGV[4])
             """;
 
+    /** ARGV[3..]: counter, delta, counter, delta, ... */
+    static final String INCREMENT_ALL = """
+            for i = 3, #ARGV, 2 do
+              redis.call('HINCRBY', KEYS[6], ARGV[i], ARGV[i + 1])
+            end
+            return 0
+            """;
+
     private Scripts() {
     }
 }
