@@ -37,6 +37,14 @@ public final class Main {
                 new GuiceFactory(Guice.createInjector(new BaseModule(environment))));
         commandLine.setOut(new PrintWriter(out, true, StandardCharsets.UTF_8));
         commandLine.setErr(new PrintWriter(err, true, StandardCharsets.UTF_8));
+        // @FILE is ours (--context @file), not picocli's argument files.
+        commandLine.setExpandAtFiles(false);
+        commandLine.setParameterExceptionHandler((e, ignored) -> {
+            PrintWriter errors = e.getCommandLine().getErr();
+            errors.println("execache: " + e.getMessage());
+            errors.println("Try '" + e.getCommandLine().getCommandSpec().qualifiedName() + " --help' for the options.");
+            return ExitCode.USAGE;
+        });
         commandLine.setExecutionExceptionHandler((e, cmd, parseResult) -> {
             PrintWriter errors = cmd.getErr();
             if (e instanceof UsageException) {

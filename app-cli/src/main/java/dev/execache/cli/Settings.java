@@ -154,6 +154,9 @@ record Settings(
 
         Map<String, String> tools = new TreeMap<>(config.tools());
         for (String tool : flags.tools()) {
+            if (tool.isBlank()) {
+                throw new UsageException("--tool: the tool name must not be blank (write NAME or NAME=VERSION)");
+            }
             int equals = tool.indexOf('=');
             if (equals < 0) {
                 if (!tools.containsKey(tool)) {

@@ -56,6 +56,16 @@ class CommandLineUsageTest {
     }
 
     @Test
+    void contextFromAFileIsNotMistakenForAnArgumentFile() throws IOException {
+        Files.writeString(dir.resolve("ctx.json"), "{\"a\": 1}");
+
+        int exit = run("run", "ok.ts", "--context", "@ctx.json", "--tool", "");
+
+        assertThat(errors()).doesNotContain("Unmatched argument").contains("--tool: the tool name must not be blank");
+        assertThat(exit).isEqualTo(ExitCode.USAGE);
+    }
+
+    @Test
     void missingContextFile() {
         assertThat(run("run", "ok.ts", "--context", "@nope.json")).isEqualTo(ExitCode.USAGE);
         assertThat(errors()).contains("--context @FILE: nope.json does not exist");
@@ -84,7 +94,8 @@ class CommandLineUsageTest {
     @Test
     void unknownFlag() {
         assertThat(run("run", "ok.ts", "--colour")).isEqualTo(ExitCode.USAGE);
-        assertThat(errors()).contains("Unknown option: '--colour'");
+        assertThat(errors()).contains("Unknown option: '--colour'").contains("Try 'execache run --help'");
+        assertThat(out.toString(StandardCharsets.UTF_8)).as("no wall of help for one typo").isEmpty();
     }
 
     @Test
