@@ -90,13 +90,7 @@ final class ServeTools {
                          },
                          "required": ["result", "hit", "cache", "key", "executionTimeMs", "savedMs", "console"]}
                         """))
-                .annotations(ToolAnnotations.builder()
-                        .title("Execute code (cached)")
-                        .readOnlyHint(false)
-                        .destructiveHint(false)
-                        .idempotentHint(true)
-                        .openWorldHint(false)
-                        .build())
+                .annotations(hints("Execute code (cached)", false, false))
                 .build();
     }
 
@@ -218,13 +212,7 @@ final class ServeTools {
                          "required": ["store", "hits", "misses", "hitRate", "totalSavedMs", "averageSavedMs", "entries",
                                       "estimatedBytes", "evictions", "expirations", "invalidations", "storeErrors"]}
                         """))
-                .annotations(ToolAnnotations.builder()
-                        .title("Cache statistics")
-                        .readOnlyHint(true)
-                        .destructiveHint(false)
-                        .idempotentHint(true)
-                        .openWorldHint(false)
-                        .build())
+                .annotations(hints("Cache statistics", true, false))
                 .build();
     }
 
@@ -254,13 +242,18 @@ final class ServeTools {
                          "properties": {"tool": {"type": "string"}, "removed": {"type": "integer"}},
                          "required": ["tool", "removed"]}
                         """))
-                .annotations(ToolAnnotations.builder()
-                        .title("Invalidate a tool's results")
-                        .readOnlyHint(false)
-                        .destructiveHint(true)
-                        .idempotentHint(true)
-                        .openWorldHint(false)
-                        .build())
+                .annotations(hints("Invalidate a tool's results", false, true))
+                .build();
+    }
+
+    /** Every tool here is idempotent and touches nothing outside execache's own cache. */
+    private static ToolAnnotations hints(String title, boolean readOnly, boolean destructive) {
+        return ToolAnnotations.builder()
+                .title(title)
+                .readOnlyHint(readOnly)
+                .destructiveHint(destructive)
+                .idempotentHint(true)
+                .openWorldHint(false)
                 .build();
     }
 
@@ -293,13 +286,7 @@ final class ServeTools {
                          "properties": {"pattern": {"type": "string"}, "removed": {"type": "integer"}},
                          "required": ["pattern", "removed"]}
                         """))
-                .annotations(ToolAnnotations.builder()
-                        .title("Clear cached results")
-                        .readOnlyHint(false)
-                        .destructiveHint(true)
-                        .idempotentHint(true)
-                        .openWorldHint(false)
-                        .build())
+                .annotations(hints("Clear cached results", false, true))
                 .build();
     }
 
