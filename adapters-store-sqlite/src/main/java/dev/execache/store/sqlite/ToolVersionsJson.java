@@ -1,5 +1,6 @@
 package dev.execache.store.sqlite;
 
+import dev.execache.core.CanonicalJson;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -12,43 +13,12 @@ final class ToolVersionsJson {
     }
 
     static String write(Map<String, String> toolVersions) {
-        StringBuilder json = new StringBuilder(16 + 16 * toolVersions.size()).append('{');
-        for (Map.Entry<String, String> tool : new TreeMap<>(toolVersions).entrySet()) {
-            if (json.length() > 1) {
-                json.append(',');
-            }
-            appendString(json, tool.getKey());
-            json.append(':');
-            appendString(json, tool.getValue());
-        }
-        return json.append('}').toString();
+        return CanonicalJson.write(new TreeMap<>(toolVersions), "toolVersions");
     }
 
     /** @throws IllegalArgumentException if {@code json} is not a flat object of strings */
     static Map<String, String> read(String json) {
         return new Reader(json).object();
-    }
-
-    private static void appendString(StringBuilder json, String text) {
-        json.append('"');
-        for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            switch (c) {
-                case '"' -> json.append("\\\"");
-                case '\\' -> json.append("\\\\");
-                case '\n' -> json.append("\\n");
-                case '\r' -> json.append("\\r");
-                case '\t' -> json.append("\\t");
-                default -> {
-                    if (c < 0x20) {
-                        json.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        json.append(c);
-                    }
-                }
-            }
-        }
-        json.append('"');
     }
 
     private static final class Reader {
