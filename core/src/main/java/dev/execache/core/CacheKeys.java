@@ -13,7 +13,8 @@ import java.util.TreeMap;
  *
  * <ul>
  *   <li>execution: {@code v1:<code>_<context>_<tools>}, each part the first 128 bits of the
- *       SHA-256 of the code, the canonical context and the canonical tool versions;
+ *       SHA-256 of the code, the canonical context and the canonical tool versions; a run that
+ *       may read files gets a fourth part, {@code _<reads>}, for the files it may read;
  *   <li>tool call: {@code v1:<tool>:<args>}, the tool name in clear (so tool entries can be
  *       cleared by glob) and 128 bits of the SHA-256 of its version and canonical args.
  * </ul>
@@ -34,6 +35,11 @@ public final class CacheKeys {
     }
 
     /** The key glob that matches every tool-call key of the tools that {@code toolGlob} matches. */
+    /** An execution key with the fingerprint of the files the code may read. */
+    static String forExecution(String code, String canonicalContext, Map<String, String> toolVersions, String readFingerprint) {
+        return forExecution(code, canonicalContext, toolVersions) + "_" + readFingerprint;
+    }
+
     public static String toolCallPattern(String toolGlob) {
         return PREFIX + toolGlob + ":*";
     }

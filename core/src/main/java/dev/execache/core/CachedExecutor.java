@@ -58,7 +58,16 @@ public final class CachedExecutor {
         if (!versionsSynchronized.get()) {
             synchronizeToolVersions();
         }
-        String key = keyFor(request, versions);
+        Optional<String> key = cacheKey(request, versions);
+        if (key.isEmpty()) {
+            LOG.log(Level.INFO, "not cached: the paths the code may read hold more than "
+                    + ReadFingerprint.MAX_FILES + " files, too many to tell whether they changed");
+            return new ExecutionOutcome(sandbox.execute(request), CacheStatus.BYPASS, null, Duration.ZERO);
+        }
+        return executeOnce(request, key.get(), versions);
+    }
+
+    private ExecutionOutcome executeOnce(ExecutionRequest request, String key, Map<String, String> versions) {
         CompletableFuture<ExecutionOutcome> mine = new CompletableFuture<>();
         CompletableFuture<ExecutionOutcome> running = inFlight.putIfAbsent(key, mine);
         if (running != null) {
@@ -76,9 +85,14 @@ public final class CachedExecutor {
         }
     }
 
-    /** The cache key of a request, as {@link #execute} would use it. */
+    /**
+     * The cache key of a request, as {@link #execute} would use it.
+     *
+     * @throws IllegalArgumentException if the request is not cacheable (it may read too many files)
+     */
     public String keyFor(ExecutionRequest request) {
-        return keyFor(request, versionsFor(request));
+        return cacheKey(request, versionsFor(request)).orElseThrow(() -> new IllegalArgumentException(
+                "not cacheable: the paths the code may read hold more than " + ReadFingerprint.MAX_FILES + " files"));
     }
 
     /** The stored entry under {@code key}, without counting a hit. */
@@ -224,8 +238,13 @@ public final class CachedExecutor {
         return used;
     }
 
-    private static String keyFor(ExecutionRequest request, Map<String, String> versions) {
-        return CacheKeys.forExecution(request.code(), request.contextJson(), versions);
+    private static Optional<String> cacheKey(ExecutionRequest request, Map<String, String> versions) {
+        List<String> allowRead = request.limits().allowRead();
+        if (allowRead.isEmpty()) {
+            return Optional.of(CacheKeys.forExecution(request.code(), request.contextJson(), versions));
+        }
+        return ReadFingerprint.of(allowRead)
+                .map(reads -> CacheKeys.forExecution(request.code(), request.contextJson(), versions, reads));
     }
 
     private void toolChanged(String tool, String newVersion) {

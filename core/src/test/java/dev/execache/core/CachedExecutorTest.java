@@ -329,6 +329,36 @@ class CachedExecutorTest {
     }
 
     @Test
+    void aResultThatMayReadAFileIsNotReusedOnceTheFileChanged(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        java.nio.file.Path data = dir.resolve("data.json");
+        java.nio.file.Files.writeString(data, "[1,2,3]");
+        ExecutionRequest reads = request("return await Deno.readTextFile(path)")
+                .withLimits(Limits.DEFAULTS.withAllowRead(List.of(dir.toString())));
+
+        executor.execute(reads);
+        assertThat(executor.execute(reads).status()).isEqualTo(CacheStatus.HIT);
+
+        java.nio.file.Files.writeString(data, "[1,2,3,4]");
+
+        assertThat(executor.execute(reads).status()).isEqualTo(CacheStatus.MISS);
+        assertThat(executor.execute(reads).status()).isEqualTo(CacheStatus.HIT);
+        assertThat(executor.keyFor(reads)).matches("v1:[0-9a-f]{32}_[0-9a-f]{32}_[0-9a-f]{32}_[0-9a-f]{32}");
+    }
+
+    @Test
+    void pathsTooBroadToWatchAreRunUncached(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        for (int i = 0; i <= ReadFingerprint.MAX_FILES; i++) {
+            java.nio.file.Files.createFile(dir.resolve("f" + i));
+        }
+        ExecutionRequest reads = request("x").withLimits(Limits.DEFAULTS.withAllowRead(List.of(dir.toString())));
+
+        assertThat(executor.execute(reads).status()).isEqualTo(CacheStatus.BYPASS);
+        assertThat(executor.execute(reads).status()).isEqualTo(CacheStatus.BYPASS);
+        assertThat(sandbox.executions()).isEqualTo(2);
+    }
+
+    @Test
     void clearRemovesEntriesMatchingAKeyGlob() {
         executor.execute(request("a"));
         executor.execute(request("b"));
