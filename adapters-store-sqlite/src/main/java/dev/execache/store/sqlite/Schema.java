@@ -5,10 +5,13 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.JdbiException;
+import org.sqlite.SQLiteErrorCode;
+import org.sqlite.SQLiteException;
 
 /**
  * The tables of a cache file, and how a file made by an older execache is brought up to
@@ -166,12 +169,47 @@ final class Schema {
         }
     }
 
+    /**
+     * WAL is a property of the file: only the first opener switches it on. Several first
+     * openers at once can get SQLITE_BUSY, which SQLite's busy timeout does not cover for a
+     * journal-mode change, so that one is retried here for as long as the busy timeout.
+     */
     private static void enableWriteAheadLog(Handle handle, Path file) {
-        String mode = handle.createQuery("PRAGMA journal_mode = WAL").mapTo(String.class).one();
-        if (!"wal".equalsIgnoreCase(mode)) {
-            LOG.log(Level.WARNING, "SQLite cache {0} could not use write-ahead logging (journal mode {1});"
-                    + " processes sharing it will wait on one another longer", file, mode);
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(SingleConnection.BUSY_TIMEOUT_MILLIS);
+        while (true) {
+            try {
+                String mode = handle.createQuery("PRAGMA journal_mode").mapTo(String.class).one();
+                if (!"wal".equalsIgnoreCase(mode)) {
+                    mode = handle.createQuery("PRAGMA journal_mode = WAL").mapTo(String.class).one();
+                }
+                if (!"wal".equalsIgnoreCase(mode)) {
+                    LOG.log(Level.WARNING, "SQLite cache {0} could not use write-ahead logging (journal mode {1});"
+                            + " processes sharing it will wait on one another longer", file, mode);
+                }
+                return;
+            } catch (JdbiException e) {
+                if (!isBusy(e) || System.nanoTime() > deadline) {
+                    throw e;
+                }
+                try {
+                    TimeUnit.MILLISECONDS.sleep(10);
+                } catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    throw e;
+                }
+            }
         }
+    }
+
+    private static boolean isBusy(Throwable e) {
+        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+            if (cause instanceof SQLiteException sqlite
+                    && (sqlite.getResultCode() == SQLiteErrorCode.SQLITE_BUSY
+                            || sqlite.getResultCode() == SQLiteErrorCode.SQLITE_LOCKED)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static List<String> concat(List<String> first, List<String> second, List<String> third) {
