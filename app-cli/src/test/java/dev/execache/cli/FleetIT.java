@@ -167,6 +167,25 @@ class FleetIT {
                 .isNotIn(noncesByScript.get(0));
     }
 
+    /** Waits, with a bound, until the fleet holds this many flights in Redis: that many runs are under way. */
+    private static void awaitFlightsHeld(int database, int flights) throws InterruptedException {
+        org.redisson.config.Config config = new org.redisson.config.Config();
+        config.useSingleServer().setAddress(redis.url()).setDatabase(database);
+        org.redisson.api.RedissonClient client = org.redisson.Redisson.create(config);
+        try {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (client.getKeys().getKeysStreamByPattern("execache:f:*").count() < flights) {
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError(flights + " runs were not under way within 60 s; keys: "
+                            + client.getKeys().getKeysStreamByPattern("*").limit(20).toList());
+                }
+                TimeUnit.MILLISECONDS.sleep(10);
+            }
+        } finally {
+            client.shutdown();
+        }
+    }
+
     /**
      * The killed server may have held the fleet's flight for some scripts: the others wait for
      * its lease to lapse (the run timeout plus a margin), then run them themselves.
@@ -177,7 +196,7 @@ class FleetIT {
         List<ServeProcess> servers = startFleet(3, "--store", "redis", "--redis-url", url(2), "--timeout", "3s");
 
         List<Future<Answer>> answers = sendToAll(servers, 4, loops, 1500, Map.of());
-        Thread.sleep(700);
+        awaitFlightsHeld(2, 1);
         servers.get(0).kill();
 
         Map<Integer, List<Answer>> survivorsByScript = new HashMap<>();

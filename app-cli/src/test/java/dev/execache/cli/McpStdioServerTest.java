@@ -151,12 +151,24 @@ class McpStdioServerTest {
         assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
 
         client.close();
-        Thread.sleep(200);
-        assertThat(ended).isNotDone();
+        awaitSomeThreadIn("awaitAnswers");
+        assertThat(ended).as("input has ended, the held run is not answered yet").isNotDone();
         release.countDown();
 
         assertThat(client.response(id).at("/result/structuredContent/result").textValue()).isEqualTo("late");
         ended.get(10, TimeUnit.SECONDS);
+    }
+
+    /** Waits, with a bound, until the transport has read the end of input and waits for answers. */
+    private static void awaitSomeThreadIn(String method) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (Thread.getAllStackTraces().values().stream().flatMap(java.util.Arrays::stream)
+                .noneMatch(frame -> frame.getMethodName().equals(method))) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("no thread reached " + method + " within 10 s");
+            }
+            Thread.onSpinWait();
+        }
     }
 
     @Test
@@ -164,7 +176,7 @@ class McpStdioServerTest {
         start(Duration.ofMillis(300));
         fixture.sandbox.answer(request -> {
             try {
-                Thread.sleep(60_000);
+                new CountDownLatch(1).await();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
