@@ -53,6 +53,21 @@ final class Scripts {
                 return 'live'
             end
 
+            -- Drops each key; counts those Redis had already expired. Returns how many were removed.
+            local function dropAll(keys)
+                local removed, gone = 0, 0
+                for _, key in ipairs(keys) do
+                    local state = drop(key)
+                    if state == 'gone' then
+                        gone = gone + 1
+                    elseif state then
+                        removed = removed + 1
+                    end
+                end
+                count('EXPIRATIONS', gone)
+                return removed
+            end
+
             """;
 
     /**
@@ -141,32 +156,16 @@ final class Scripts {
 
     /** ARGV[3..] keys. Returns how many entries were removed. */
     static final String REMOVE = COMMON + """
-            local removed, gone = 0, 0
+            local keys = {}
             for i = 3, #ARGV do
-                local state = drop(ARGV[i])
-                if state == 'gone' then
-                    gone = gone + 1
-                elseif state then
-                    removed = removed + 1
-                end
+                keys[#keys + 1] = ARGV[i]
             end
-            count('EXPIRATIONS', gone)
-            return removed
+            return dropAll(keys)
             """;
 
     /** ARGV[3] tool. Returns how many entries were removed. */
     static final String REMOVE_BY_TOOL = COMMON + """
-            local removed, gone = 0, 0
-            for _, key in ipairs(redis.call('SMEMBERS', toolKey(ARGV[3]))) do
-                local state = drop(key)
-                if state == 'gone' then
-                    gone = gone + 1
-                elseif state then
-                    removed = removed + 1
-                end
-            end
-            count('EXPIRATIONS', gone)
-            return removed
+            return dropAll(redis.call('SMEMBERS', toolKey(ARGV[3])))
             """;
 
     /** Returns {purged, live entries left}. */
