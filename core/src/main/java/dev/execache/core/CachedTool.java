@@ -28,7 +28,10 @@ public final class CachedTool {
 
     private final ToolInvoker invoker;
     private final StoreGuard store;
-    private final List<ToolCacheRule> rules;
+    /** The rules in order, each with its glob compiled once. */
+    private final Map<ToolCacheRule, Glob> rules = new LinkedHashMap<>();
+    /** Which rule applies to a tool never changes after building: decided once per tool name. */
+    private final Map<String, Optional<ToolCacheRule>> ruleByTool = new ConcurrentHashMap<>();
     private final ToolCacheRule defaultRule;
     private final ToolCallKeyGenerator keyGenerator;
     private final ToolVersionSource toolVersions;
@@ -41,7 +44,7 @@ public final class CachedTool {
     private CachedTool(Builder builder) {
         this.invoker = builder.invoker;
         this.store = new StoreGuard(builder.store);
-        this.rules = List.copyOf(builder.rules);
+        builder.rules.forEach(rule -> rules.put(rule, Glob.of(rule.toolGlob())));
         this.defaultRule = builder.defaultRule;
         this.keyGenerator = builder.keyGenerator;
         this.toolVersions = builder.toolVersions;
@@ -121,9 +124,14 @@ public final class CachedTool {
         if (tool == null || tool.isBlank()) {
             throw new IllegalArgumentException("tool name must not be blank");
         }
+        return ruleByTool.computeIfAbsent(tool, this::decideRule);
+    }
+
+    private Optional<ToolCacheRule> decideRule(String tool) {
         boolean isMutating = mutating.stream().anyMatch(glob -> glob.matches(tool));
-        for (ToolCacheRule rule : rules) {
-            if (rule.matches(tool)) {
+        for (Map.Entry<ToolCacheRule, Glob> entry : rules.entrySet()) {
+            ToolCacheRule rule = entry.getKey();
+            if (entry.getValue().matches(tool)) {
                 boolean allowed = rule.enabled() && (!isMutating || rule.namesExactly(tool));
                 return allowed ? Optional.of(rule) : Optional.empty();
             }

@@ -30,10 +30,6 @@ public record ToolCacheRule(String toolGlob, boolean enabled, Duration ttl, int 
         return new ToolCacheRule(toolGlob, false, CachePolicy.DEFAULT_TTL, 1);
     }
 
-    boolean matches(String tool) {
-        return Glob.of(toolGlob).matches(tool);
-    }
-
     boolean namesExactly(String tool) {
         return toolGlob.equals(tool);
     }
