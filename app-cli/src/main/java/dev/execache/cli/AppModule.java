@@ -20,7 +20,6 @@ import java.time.Duration;
 final class AppModule extends AbstractModule {
     /** How often a long-running process tries again to open a store that was unusable at start. */
     private static final Duration REOPEN_EVERY = Duration.ofSeconds(10);
-    private static final Duration NEVER = Duration.ofDays(365_000);
 
     private final Settings settings;
 
@@ -37,9 +36,7 @@ final class AppModule extends AbstractModule {
     @Singleton
     CacheStore store(Clock clock) {
         if (!settings.policy().enabled()) {
-            return new ReopeningStore(() -> {
-                throw new IllegalStateException("caching is off");
-            }, "caching is off", clock, NEVER);
+            return ReopeningStore.never("caching is off");
         }
         try {
             return openStore(clock);

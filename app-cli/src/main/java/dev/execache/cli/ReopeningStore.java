@@ -33,8 +33,13 @@ final class ReopeningStore implements CacheStore {
         this.lastAttempt = clock.instant();
     }
 
+    /** A store that is never opened: every call fails with {@code reason}. */
+    static ReopeningStore never(String reason) {
+        return new ReopeningStore(null, reason, Clock.systemUTC(), Duration.ZERO);
+    }
+
     private synchronized CacheStore store() {
-        if (store == null && !clock.instant().isBefore(lastAttempt.plus(retryEvery))) {
+        if (store == null && opener != null && !clock.instant().isBefore(lastAttempt.plus(retryEvery))) {
             lastAttempt = clock.instant();
             try {
                 store = opener.get();

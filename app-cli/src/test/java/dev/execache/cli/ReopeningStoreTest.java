@@ -41,6 +41,14 @@ class ReopeningStoreTest {
     }
 
     @Test
+    void aStoreThatIsNeverOpenedAlwaysFailsWithItsReason() {
+        ReopeningStore store = ReopeningStore.never("caching is off");
+        clock.advance(Duration.ofDays(1));
+
+        assertThatThrownBy(store::size).hasMessage("caching is off");
+    }
+
+    @Test
     void aFailedAttemptReportsTheNewReasonAndWaitsAgain() {
         ReopeningStore store = new ReopeningStore(this::open, "first reason", clock, Duration.ofSeconds(10));
         clock.advance(Duration.ofSeconds(10));
