@@ -20,13 +20,4 @@ public enum ErrorType {
         return displayName;
     }
 
-    /** @throws IllegalArgumentException for a name that is not one of {@link #displayName()} */
-    public static ErrorType fromDisplayName(String name) {
-        for (ErrorType type : values()) {
-            if (type.displayName.equals(name)) {
-                return type;
-            }
-        }
-        throw new IllegalArgumentException("unknown error type: " + name);
-    }
 }

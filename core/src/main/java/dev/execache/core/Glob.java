@@ -40,9 +40,6 @@ public final class Glob {
         return pattern.matcher(text).matches();
     }
 
-    public boolean hasWildcard() {
-        return glob.indexOf('*') >= 0 || glob.indexOf('?') >= 0;
-    }
 
     @Override
     public String toString() {
