@@ -94,7 +94,7 @@ class CommandLineUsageTest {
     @Test
     void unknownFlag() {
         assertThat(run("run", "ok.ts", "--colour")).isEqualTo(ExitCode.USAGE);
-        assertThat(errors()).contains("Unknown option: '--colour'").contains("Try 'execache run --help'");
+        assertThat(errors()).contains("Unknown option: '--colour'").contains("(see 'execache run --help')");
         assertThat(out.toString(StandardCharsets.UTF_8)).as("no wall of help for one typo").isEmpty();
     }
 
