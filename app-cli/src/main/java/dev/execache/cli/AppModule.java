@@ -7,7 +7,6 @@ import dev.execache.core.CacheStore;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.Sandbox;
 import dev.execache.core.ToolVersionSource;
-import dev.execache.sandbox.DenoSandbox;
 import dev.execache.sandbox.DenoSandboxSettings;
 import dev.execache.store.memory.MemoryCacheStore;
 import dev.execache.store.redis.RedisCacheStore;
@@ -41,7 +40,7 @@ final class AppModule extends AbstractModule {
 
     @Provides
     @Singleton
-    CacheStore store(Clock clock) {
+    CacheStore store(Clock clock, Resources resources) {
         if (!settings.policy().enabled()) {
             return ReopeningStore.never("caching is off");
         }
@@ -49,7 +48,7 @@ final class AppModule extends AbstractModule {
             return new MemoryCacheStore(settings.policy().maxEntries(), clock);
         }
         try {
-            return openStore(clock);
+            return openStore(clock, resources);
         } catch (UsageException e) {
             throw e;
         } catch (RuntimeException e) {
@@ -59,7 +58,7 @@ final class AppModule extends AbstractModule {
             }
             return new ReopeningStore(() -> {
                 try {
-                    return openStore(clock);
+                    return openStore(clock, resources);
                 } catch (RuntimeException again) {
                     throw new IllegalStateException(unusable(again), again);
                 }
@@ -71,12 +70,17 @@ final class AppModule extends AbstractModule {
         return "cannot use the " + settings.store() + " store: " + e.getMessage();
     }
 
-    private CacheStore openStore(Clock clock) {
+    private CacheStore openStore(Clock clock, Resources resources) {
         int maxEntries = settings.policy().maxEntries();
         return switch (settings.store()) {
             case MEMORY -> new MemoryCacheStore(maxEntries, clock);
-            case SQLITE -> new SqliteCacheStore(settings.sqlitePath(), maxEntries, clock);
-            case REDIS -> RedisCacheStore.connect(redisSettings(maxEntries), clock);
+            case SQLITE -> resources.store("sqlite " + settings.sqlitePath() + ", at most " + maxEntries + " entries",
+                    settings.sqlitePath(), () -> new SqliteCacheStore(settings.sqlitePath(), maxEntries, clock));
+            case REDIS -> {
+                RedisStoreSettings redis = redisSettings(maxEntries);
+                yield resources.store("redis " + settings.redisUrl()
+                        + ", at most " + maxEntries + " entries", null, () -> RedisCacheStore.connect(redis, clock));
+            }
         };
     }
 
@@ -90,8 +94,8 @@ final class AppModule extends AbstractModule {
 
     @Provides
     @Singleton
-    Sandbox sandbox() {
-        return new DenoSandbox(DenoSandboxSettings.builder()
+    Sandbox sandbox(Resources resources) {
+        return resources.sandbox(DenoSandboxSettings.builder()
                 .denoExecutable(settings.denoPath())
                 .cacheDirectory(settings.cacheDirectory())
                 .warmPoolSize(settings.warmPoolSize())

@@ -8,10 +8,21 @@ import java.time.Clock;
 final class BaseModule extends AbstractModule {
     private final Environment environment;
     private final Console console;
+    private final Resources resources;
 
     BaseModule(Environment environment, Console console) {
+        this(environment, console, Resources.PER_COMMAND);
+    }
+
+    BaseModule(Environment environment, Console console, Resources resources) {
         this.environment = environment;
         this.console = console;
+        this.resources = resources;
+    }
+
+    @Provides
+    Resources resources() {
+        return resources;
     }
 
     @Provides

@@ -13,7 +13,7 @@ import picocli.CommandLine.ScopeType;
                 + " the same code, context and tool versions are never run twice.",
         subcommands = {RunCommand.class, StatsCommand.class, ListCommand.class, InspectCommand.class,
             PruneCommand.class, InvalidateCommand.class, ClearCommand.class, ServeCommand.class,
-            ConfigCommand.class, DoctorCommand.class, CompletionCommand.class, CommandLine.HelpCommand.class},
+            ConfigCommand.class, DoctorCommand.class, ServerCommand.class, CompletionCommand.class, CommandLine.HelpCommand.class},
         footer = {"", "Exit codes: 0 success, 1 the code failed (inspect: no such entry), 2 usage error, "
                 + "3 infrastructure error (Deno missing, store unusable when required)."})
 final class ExecacheCommand {
@@ -30,4 +30,10 @@ final class ExecacheCommand {
     void quiet(boolean quiet) {
         console.quiet(quiet);
     }
+
+    /** Read by the thin client before anything is parsed; here so picocli accepts and documents it. */
+    @Option(names = "--no-daemon", scope = ScopeType.INHERIT,
+            description = "Run this command in its own process, not in the resident server (as EXECACHE_NO_DAEMON=1 "
+                    + "does). Default: false.")
+    boolean noDaemon;
 }

@@ -13,7 +13,7 @@ import java.util.logging.Level;
 import java.util.logging.LogManager;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
-import java.util.logging.StreamHandler;
+import java.util.logging.Handler;
 import picocli.CommandLine;
 
 /** The {@code execache} command. */
@@ -21,21 +21,57 @@ public final class Main {
     /** Held here because java.util.logging keeps loggers weakly: a collected one forgets its level. */
     private static final Logger EXECACHE_LOGGER = Logger.getLogger("dev.execache");
 
+    /** Where a log line goes: the stderr of the command line the logging thread works for. */
+    private record LogRoute(PrintStream err, Console console) {
+    }
+
+    private static final ThreadLocal<LogRoute> ROUTE = new ThreadLocal<>();
+    /** For lines logged by threads of no command line: the latest one-shot command line's stderr. */
+    private static volatile LogRoute defaultRoute = new LogRoute(System.err, new Console());
+    private static boolean loggingConfigured;
+
     private Main() {
     }
 
     public static void main(String[] args) {
-        int exitCode = run(args, System.getenv(), Path.of("").toAbsolutePath(), System.in, System.out, System.err);
+        Console console = new Console();
+        defaultRoute = new LogRoute(System.err, console);
+        int exitCode = execute(args, new Environment(System.getenv(), Path.of("").toAbsolutePath(), System.in),
+                console, System.out, System.err, System.console() != null, Resources.PER_COMMAND);
         System.exit(exitCode);
     }
 
     /** Runs one command line and returns its exit code; logs go to {@code err}. */
     static int run(String[] args, Map<String, String> env, Path workingDir, InputStream stdin, PrintStream out, PrintStream err) {
         Console console = new Console();
-        configureLogging(err, console);
-        Environment environment = new Environment(env, workingDir, stdin);
+        defaultRoute = new LogRoute(err, console);
+        return execute(args, new Environment(env, workingDir, stdin), console, out, err, false, Resources.PER_COMMAND);
+    }
+
+    /**
+     * Runs one command line of several that may run in this process at once (the resident
+     * server's): everything it reads and writes is in its arguments.
+     *
+     * @param terminal whether the command line's stdout is a terminal (help is coloured then)
+     */
+    static int execute(String[] args, Environment environment, Console console, PrintStream out, PrintStream err,
+            boolean terminal, Resources resources) {
+        configureLogging();
+        ROUTE.set(new LogRoute(err, console));
+        try {
+            return parseAndRun(args, environment, console, out, err,
+                    terminal && !environment.variables().containsKey("NO_COLOR"), resources);
+        } finally {
+            ROUTE.remove();
+        }
+    }
+
+    private static int parseAndRun(String[] args, Environment environment, Console console, PrintStream out,
+            PrintStream err, boolean colour, Resources resources) {
         CommandLine commandLine = new CommandLine(ExecacheCommand.class,
-                new GuiceFactory(Guice.createInjector(new BaseModule(environment, console))));
+                new GuiceFactory(Guice.createInjector(new BaseModule(environment, console, resources))));
+        commandLine.setColorScheme(CommandLine.Help.defaultColorScheme(
+                colour ? CommandLine.Help.Ansi.ON : CommandLine.Help.Ansi.OFF));
         commandLine.setOut(new PrintWriter(out, true, StandardCharsets.UTF_8));
         commandLine.setErr(new PrintWriter(err, true, StandardCharsets.UTF_8));
         // @FILE is ours (--context @file), not picocli's argument files.
@@ -74,23 +110,37 @@ public final class Main {
     }
 
     /** One line per message on stderr; execache's own notes at INFO, libraries' only from WARNING. */
-    private static void configureLogging(PrintStream err, Console console) {
+    private static synchronized void configureLogging() {
+        if (loggingConfigured) {
+            return;
+        }
+        loggingConfigured = true;
         LogManager.getLogManager().reset();
         Logger root = Logger.getLogger("");
-        StreamHandler handler = new StreamHandler(err, new Formatter() {
+        Formatter format = new Formatter() {
             @Override
             public String format(LogRecord record) {
                 String level = record.getLevel().intValue() >= Level.WARNING.intValue() ? "warning: " : "";
                 return "execache: " + level + formatMessage(record) + System.lineSeparator();
             }
-        }) {
+        };
+        Handler handler = new Handler() {
             @Override
-            public synchronized void publish(LogRecord record) {
-                if (console.quiet() && record.getLevel().intValue() < Level.WARNING.intValue()) {
+            public void publish(LogRecord record) {
+                LogRoute route = ROUTE.get() != null ? ROUTE.get() : defaultRoute;
+                if (route.console().quiet() && record.getLevel().intValue() < Level.WARNING.intValue()) {
                     return;
                 }
-                super.publish(record);
-                flush();
+                route.err().print(format.format(record));
+                route.err().flush();
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
             }
         };
         handler.setLevel(Level.ALL);

@@ -17,11 +17,13 @@ final class Session implements AutoCloseable {
     private final LazySandbox sandbox;
     private final CachedExecutor executor;
     private final ToolVersionSource toolVersions;
+    private final Resources resources;
 
     @Inject
     Session(Settings settings, CacheStore store, Provider<Sandbox> sandboxes, CachedExecutorFactory executors,
-            ToolVersionSource toolVersions) {
+            ToolVersionSource toolVersions, Resources resources) {
         this.settings = settings;
+        this.resources = resources;
         this.store = store;
         this.toolVersions = toolVersions;
         this.sandbox = new LazySandbox(sandboxes);
@@ -54,7 +56,7 @@ final class Session implements AutoCloseable {
         try {
             sandbox.close();
         } finally {
-            store.close();
+            resources.release(store);
         }
     }
 }

@@ -1,0 +1,195 @@
+package dev.execache.cli.client;
+
+import java.io.BufferedInputStream;
+import java.io.FileDescriptor;
+import java.io.FileInputStream;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.lang.reflect.InvocationTargetException;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The {@code execache} command a person types. The commands that read and run through the
+ * cache go to the user's resident server, which is warm; everything else, and every command
+ * under {@code --no-daemon} or {@code EXECACHE_NO_DAEMON=1}, runs in this process. Loads JDK
+ * classes only: starting Guice, picocli, Jackson and Jdbi is what the server saves.
+ */
+public final class ThinClient {
+    static final Set<String> SERVED = Set.of("run", "stats", "list", "inspect", "clear", "invalidate", "prune");
+    private static final String IN_PROCESS_MAIN = "dev.execache.cli.Main";
+    private static final int INFRASTRUCTURE = 3;
+
+    private final Map<String, String> env;
+    private final OutputStream stdout = new FileOutputStream(FileDescriptor.out);
+    private final OutputStream stderr = new FileOutputStream(FileDescriptor.err);
+    private final CountDownLatch answered = new CountDownLatch(1);
+    private volatile boolean finished;
+
+    private ThinClient(Map<String, String> env) {
+        this.env = env;
+    }
+
+    public static void main(String[] args) throws Throwable {
+        Map<String, String> env = System.getenv();
+        if (!throughServer(args, env)) {
+            inProcess(args);
+            return;
+        }
+        ServerDirectory directory = ServerDirectory.of(env);
+        String problem = directory.problem();
+        if (problem != null) {
+            System.err.println("execache: warning: not using the resident server: " + problem
+                    + "; run 'chmod 700 " + directory.path() + "' if it is yours, or remove it");
+            inProcess(args);
+            return;
+        }
+        SocketChannel channel = directory.connect();
+        if (channel == null) {
+            startInBackground(directory, env);
+            inProcess(args);
+            return;
+        }
+        int exitCode = new ThinClient(env).talk(channel, args, directory);
+        System.exit(exitCode);
+    }
+
+    static boolean throughServer(String[] args, Map<String, String> env) {
+        if ("1".equals(env.get("EXECACHE_NO_DAEMON")) || "true".equalsIgnoreCase(env.get("EXECACHE_NO_DAEMON"))) {
+            return false;
+        }
+        String command = null;
+        for (String arg : args) {
+            if (arg.equals("--")) {
+                break;
+            }
+            if (arg.equals("--no-daemon")) {
+                return false;
+            }
+            if (command == null && !arg.startsWith("-")) {
+                command = arg;
+            }
+        }
+        return command != null && SERVED.contains(command);
+    }
+
+    /** The first command starts the server and runs in-process meanwhile: it never waits longer than that. */
+    private static void startInBackground(ServerDirectory directory, Map<String, String> env) {
+        try {
+            ServerControl.spawn(directory, env);
+        } catch (IOException e) {
+            System.err.println("execache: warning: the resident server could not be started: " + e.getMessage());
+        }
+    }
+
+    private static void inProcess(String[] args) throws Throwable {
+        try {
+            Class.forName(IN_PROCESS_MAIN).getMethod("main", String[].class).invoke(null, (Object) args);
+        } catch (InvocationTargetException e) {
+            throw e.getCause();
+        }
+    }
+
+    private int talk(SocketChannel channel, String[] args, ServerDirectory directory) throws Throwable {
+        OutputStream toServer = Frames.output(channel);
+        InputStream fromServer = new BufferedInputStream(Frames.input(channel), 64 * 1024);
+        Frames.Request request = new Frames.Request(ServerControl.build(), Arrays.asList(args),
+                Path.of("").toAbsolutePath().toString(), relevant(env), System.console() != null);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> cancel(toServer), "execache-cancel"));
+        try {
+            Frames.write(toServer, Frames.Kind.RUN, request.encode());
+            for (Frames.Frame frame = Frames.read(fromServer); frame != null; frame = Frames.read(fromServer)) {
+                switch (frame.kind()) {
+                    case STDOUT -> stdout.write(frame.payload());
+                    case STDERR -> stderr.write(frame.payload());
+                    case READ_STDIN -> pumpStdin(toServer);
+                    case EXIT -> {
+                        finished = true;
+                        answered.countDown();
+                        return frame.exitCode();
+                    }
+                    case OTHER_BUILD -> {
+                        // A server of another build stopped listening on seeing this client: start ours.
+                        finished = true;
+                        answered.countDown();
+                        channel.close();
+                        startInBackground(directory, env);
+                        inProcess(args);
+                        return 0;
+                    }
+                    default -> throw new IOException("unexpected frame " + frame.kind());
+                }
+            }
+        } catch (IOException e) {
+            if (finished) {
+                throw e;
+            }
+        }
+        answered.countDown();
+        if (finished) {
+            return 0;
+        }
+        System.err.println("execache: the resident server ended before the command finished (it was stopped or "
+                + "killed); nothing it stored is lost: run the command again, or with --no-daemon");
+        return INFRASTRUCTURE;
+    }
+
+    /** Ctrl-C (or a kill) of this client cancels the command in the server: the code stops running. */
+    private void cancel(OutputStream toServer) {
+        if (finished) {
+            return;
+        }
+        try {
+            synchronized (toServer) {
+                Frames.write(toServer, Frames.Kind.CANCEL, new byte[0]);
+            }
+            answered.await(10, TimeUnit.SECONDS);
+        } catch (IOException e) {
+            // the server is gone already, and with it the run
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Standard input goes to the server only when the command reads it (FILE is - or --context @-). */
+    private void pumpStdin(OutputStream toServer) {
+        Thread pump = new Thread(() -> {
+            InputStream in = new FileInputStream(FileDescriptor.in);
+            byte[] buffer = new byte[64 * 1024];
+            try {
+                for (int n = in.read(buffer); n >= 0; n = in.read(buffer)) {
+                    synchronized (toServer) {
+                        Frames.write(toServer, Frames.Kind.STDIN, buffer, 0, n);
+                    }
+                }
+                synchronized (toServer) {
+                    Frames.write(toServer, Frames.Kind.STDIN_END, new byte[0]);
+                }
+            } catch (IOException e) {
+                // the command ended or the server went away; its answer tells which
+            }
+        }, "execache-stdin");
+        pump.setDaemon(true);
+        pump.start();
+    }
+
+    /** What a command's settings can depend on: execache's own variables, the XDG directories, HOME. */
+    static Map<String, String> relevant(Map<String, String> env) {
+        Map<String, String> relevant = new LinkedHashMap<>();
+        env.forEach((name, value) -> {
+            if (name.startsWith("EXECACHE_") || name.startsWith("XDG_") || List.of("HOME", "NO_COLOR").contains(name)) {
+                relevant.put(name, value);
+            }
+        });
+        return relevant;
+    }
+}
