@@ -55,7 +55,7 @@ final class DoctorCommand implements Callable<Integer> {
         try {
             settings = Settings.resolve(cache.flags(), environment);
             checks.add(new Check(true, "config", settings.configPath() == null
-                    ? "none (" + settings.sources().get("config") + ")"
+                    ? settings.sources().get("config")
                     : settings.configPath() + " (" + settings.sources().get("config") + ")", null));
         } catch (UsageException e) {
             checks.add(new Check(false, "config", e.getMessage(), "correct the file or setting named above"));

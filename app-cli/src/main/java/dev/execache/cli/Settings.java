@@ -336,22 +336,24 @@ record Settings(
                 return ConfigFile.read(candidate);
             }
         }
-        Path user = configHome(env).resolve(USER_CONFIG);
-        if (Files.isRegularFile(user)) {
+        Path user = configHome(env) == null ? null : configHome(env).resolve(USER_CONFIG);
+        if (user != null && Files.isRegularFile(user)) {
             sources.put("config", "the user's config");
             return ConfigFile.read(user);
         }
         sources.put("config", "none found (looked for " + ConfigFile.DEFAULT_NAME + " in " + workingDir
-                + " and its parents, and " + user + ")");
+                + " and its parents" + (user == null ? "" : ", and " + user) + ")");
         return ConfigFile.empty();
     }
 
-    /** {@code $XDG_CONFIG_HOME}, else {@code ~/.config}. */
+    /** {@code $XDG_CONFIG_HOME}, else {@code $HOME/.config}; null when the environment names neither. */
     static Path configHome(Map<String, String> env) {
         String xdg = env.get("XDG_CONFIG_HOME");
-        return xdg != null && !xdg.isBlank() && Path.of(xdg).isAbsolute()
-                ? Path.of(xdg)
-                : Path.of(env.getOrDefault("HOME", System.getProperty("user.home")), ".config");
+        if (xdg != null && !xdg.isBlank() && Path.of(xdg).isAbsolute()) {
+            return Path.of(xdg);
+        }
+        String home = env.get("HOME");
+        return home == null || home.isBlank() ? null : Path.of(home, ".config");
     }
 
 }
