@@ -41,7 +41,6 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class ResidentServer {
     static final Duration DEFAULT_IDLE = Duration.ofMinutes(10);
-    private static final System.Logger LOG = System.getLogger("dev.execache.cli");
 
     private final ServerDirectory directory;
     private final String build = ServerControl.build();
@@ -64,8 +63,15 @@ final class ResidentServer {
 
     public static void main(String[] args) throws Exception {
         Map<String, String> env = System.getenv();
-        Duration idle = env.containsKey("EXECACHE_SERVER_IDLE")
-                ? Durations.parse(env.get("EXECACHE_SERVER_IDLE"), "EXECACHE_SERVER_IDLE") : DEFAULT_IDLE;
+        Duration idle = DEFAULT_IDLE;
+        if (env.containsKey("EXECACHE_SERVER_IDLE")) {
+            try {
+                idle = Durations.parse(env.get("EXECACHE_SERVER_IDLE"), "EXECACHE_SERVER_IDLE");
+            } catch (UsageException e) {
+                System.err.println("execache: warning: " + e.getMessage() + "; stopping after " + Durations.format(idle)
+                        + " idle");
+            }
+        }
         ignoreTerminalSignals();
         ResidentServer server = new ResidentServer(ServerDirectory.of(env), idle);
         System.exit(server.serve());
@@ -290,7 +296,7 @@ final class ResidentServer {
         text.append("pid     ").append(ProcessHandle.current().pid()).append('\n');
         text.append("uptime  ").append(Durations.format(up)).append('\n');
         text.append("version ").append(new VersionProvider().getVersion()[0]).append('\n');
-        text.append("build   ").append(build).append('\n');
+        text.append(Frames.BUILD_LINE).append(build).append('\n');
         text.append("socket  ").append(directory.socket()).append('\n');
         text.append("idle    stops after ").append(Durations.format(idle)).append(" without commands\n");
         text.append("served  ").append(served.get()).append(" commands, ").append(running.get()).append(" running\n");

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
+import dev.execache.cli.client.archfixture.ClientUsingJackson;
 import dev.execache.core.archfixture.CoreUsingPicocli;
 import dev.execache.store.memory.archfixture.AdapterUsingTheCli;
 import org.junit.jupiter.api.Test;
@@ -11,7 +12,7 @@ import org.junit.jupiter.api.Test;
 /** Each architecture rule turns red on classes that break it: none passes vacuously. */
 class ArchitectureRulesCanFailTest {
     private final JavaClasses violators = new ClassFileImporter()
-            .importClasses(CoreUsingPicocli.class, AdapterUsingTheCli.class, Main.class);
+            .importClasses(CoreUsingPicocli.class, AdapterUsingTheCli.class, Main.class, ClientUsingJackson.class);
 
     @Test
     void coreRuleFailsWhenCoreUsesALibrary() {
@@ -31,5 +32,10 @@ class ArchitectureRulesCanFailTest {
     @Test
     void cycleRuleFailsOnACycle() {
         assertThat(ArchitectureTest.noPackageCycles.evaluate(violators).hasViolation()).isTrue();
+    }
+
+    @Test
+    void thinClientRuleFailsWhenTheClientUsesALibrary() {
+        assertThat(ArchitectureTest.theThinClientUsesOnlyTheJdk.evaluate(violators).hasViolation()).isTrue();
     }
 }

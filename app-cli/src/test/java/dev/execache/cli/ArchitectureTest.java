@@ -23,6 +23,7 @@ import java.util.stream.Stream;
 class ArchitectureTest {
     static final String CORE = "dev.execache.core..";
     static final String CLI = "dev.execache.cli..";
+    static final String THIN_CLIENT = "dev.execache.cli.client..";
     static final List<String> ADAPTERS = List.of(
             "dev.execache.store.memory..", "dev.execache.store.sqlite..", "dev.execache.store.redis..", "dev.execache.sandbox..");
 
@@ -40,6 +41,13 @@ class ArchitectureTest {
             .that().resideOutsideOfPackage(CLI)
             .should().dependOnClassesThat().resideInAnyPackage("com.google.inject..", "jakarta.inject..", "picocli..")
             .because("adapters are plain classes; the wiring lives in app-cli");
+
+    @ArchTest
+    static final ArchRule theThinClientUsesOnlyTheJdk = classes()
+            .that().resideInAPackage(THIN_CLIENT)
+            .should().onlyDependOnClassesThat().resideInAnyPackage("java..", THIN_CLIENT)
+            .because("the command a person types must start in tens of milliseconds: no Guice, picocli, Jackson or Jdbi"
+                    + " on its path (the in-process mode is reached by name)");
 
     @ArchTest
     static final ArchRule noPackageCycles = slices().matching("dev.execache.(**)").should().beFreeOfCycles();
@@ -69,7 +77,7 @@ class ArchitectureTest {
     /** A typo in a package name must not make a rule pass for want of classes. */
     @ArchTest
     static void everyPackageNamedInTheRulesHasClasses(JavaClasses classes) {
-        Stream.concat(Stream.of(CORE, CLI), ADAPTERS.stream()).forEach(pkg ->
+        Stream.concat(Stream.of(CORE, CLI, THIN_CLIENT), ADAPTERS.stream()).forEach(pkg ->
                 classes().that().resideInAPackage(pkg).should().bePublic().orShould().notBePublic()
                         .allowEmptyShould(false).check(classes));
     }

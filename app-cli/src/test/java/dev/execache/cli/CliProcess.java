@@ -15,6 +15,12 @@ import java.util.concurrent.TimeUnit;
  * person at a terminal would.
  */
 final class CliProcess {
+    /**
+     * The runtime directory of the resident server the commands go through, or null: each command
+     * runs in a process of its own ({@code EXECACHE_NO_DAEMON=1}). Set per test class.
+     */
+    private static volatile Path serverRuntime;
+
     private final Path workingDir;
     private final Map<String, String> env = new HashMap<>();
     private Path launcher = launcher();
@@ -22,6 +28,16 @@ final class CliProcess {
 
     CliProcess(Path workingDir) {
         this.workingDir = workingDir;
+    }
+
+    /** Commands from now on go through the resident server of this runtime directory (null: in-process). */
+    static void throughServer(Path runtime) {
+        serverRuntime = runtime;
+    }
+
+    /** Which way commands run, for test names and messages. */
+    static String mode() {
+        return serverRuntime == null ? "in-process" : "through the resident server";
     }
 
     /** The launcher script at the root of the checkout, which runs the packaged jar. */
@@ -84,6 +100,10 @@ final class CliProcess {
     }
 
     Result runWithInput(byte[] stdin, String... args) throws IOException, InterruptedException {
+        return startWithInput(stdin, args).finish();
+    }
+
+    private Started startWithInput(byte[] stdin, String... args) throws IOException {
         List<String> command = new ArrayList<>(List.of(launcher.toString()));
         command.addAll(List.of(args));
         Path out = Files.createTempFile(workingDir, "stdout", ".txt");
@@ -99,6 +119,14 @@ final class CliProcess {
         if (!minimal) {
             builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
         }
+        Path runtime = serverRuntime;
+        if (runtime == null) {
+            builder.environment().put("EXECACHE_NO_DAEMON", "1");
+        } else {
+            builder.environment().remove("EXECACHE_NO_DAEMON");
+            builder.environment().put("XDG_RUNTIME_DIR", runtime.toString());
+            builder.environment().put("EXECACHE_SERVER_IDLE", "5m");
+        }
         builder.environment().putAll(env);
         if (stdin == null) {
             builder.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
@@ -109,14 +137,26 @@ final class CliProcess {
                 in.write(stdin);
             }
         }
-        if (!process.waitFor(2, TimeUnit.MINUTES)) {
-            process.destroyForcibly();
-            throw new AssertionError("execache " + String.join(" ", args) + " did not finish in 2 minutes");
+        return new Started(process, out, err, String.join(" ", args));
+    }
+
+    /** Starts a command and returns at once; {@link Started#finish()} waits for it. */
+    Started start(String... args) throws IOException {
+        return startWithInput(null, args);
+    }
+
+    /** A command that is running. */
+    record Started(Process process, Path out, Path err, String command) {
+        Result finish() throws IOException, InterruptedException {
+            if (!process.waitFor(2, TimeUnit.MINUTES)) {
+                process.destroyForcibly();
+                throw new AssertionError("execache " + command + " did not finish in 2 minutes");
+            }
+            Result result = new Result(process.exitValue(), Files.readString(out), Files.readString(err));
+            Files.delete(out);
+            Files.delete(err);
+            return result;
         }
-        Result result = new Result(process.exitValue(), Files.readString(out), Files.readString(err));
-        Files.delete(out);
-        Files.delete(err);
-        return result;
     }
 
     record Result(int exitCode, String stdout, String stderr) {

@@ -4,17 +4,21 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.IntFunction;
 import java.util.stream.Stream;
 
 /**
  * {@code java -jar execache.jar run hello.ts --store sqlite} on a cache hit, beside a bare JVM
- * start ({@code java -version}), and the same hit with JVM options that cut start-up: C1 only
+ * start ({@code java -version}): in-process, also with JVM options that cut start-up: C1 only
  * ({@code -XX:TieredStopAtLevel=1}) and an application class-data archive (AppCDS, made by
- * one training run with {@code -XX:ArchiveClassesAtExit}). All take turns, round by round.
+ * one training run with {@code -XX:ArchiveClassesAtExit}); and through the resident server, a
+ * hit and a warm miss of {@code return 1 + 1}. All take turns, round by round.
  */
 final class CliFigures {
     static final int ROUNDS = 11;
@@ -31,63 +35,119 @@ final class CliFigures {
     static void measure(Table table, Path jar, Progress progress) throws IOException, InterruptedException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         Path directory = Files.createTempDirectory("execache-bench-cli");
+        Path runtime = Files.createDirectory(directory.resolve("run"),
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
         try {
             Path script = directory.resolve("hello.ts");
             Files.writeString(script, HELLO);
+            Path one = directory.resolve("one.ts");
+            Files.writeString(one, "return 1 + 1;\n");
             Path archive = directory.resolve("execache.jsa");
+            Path clientArchive = directory.resolve("client.jsa");
+            String db = directory.resolve("cache.db").toString();
             List<String> run = List.of("-jar", jar.toString(), "run", script.toString(),
-                    "--store", "sqlite", "--db", directory.resolve("cache.db").toString(), "--ttl", "1h");
+                    "--store", "sqlite", "--db", db, "--ttl", "1h");
+            List<String> c1 = List.of("-XX:TieredStopAtLevel=1");
 
-            expect(command(directory, java, List.of(), run), "cache miss");
-            expect(command(directory, java, List.of("-XX:ArchiveClassesAtExit=" + archive), run), "cache hit");
+            expect(inProcess(command(directory, java, List.of(), run)), "cache miss");
+            expect(inProcess(command(directory, java, List.of("-XX:ArchiveClassesAtExit=" + archive), run)), "cache hit");
             if (!Files.isRegularFile(archive)) {
                 throw new IllegalStateException("the training run wrote no class-data archive at " + archive);
             }
-            Map<String, ProcessBuilder> variants = new LinkedHashMap<>();
-            variants.put("java -version", command(directory, java, List.of("-version"), List.of()));
-            variants.put("hit", command(directory, java, List.of(), run));
-            variants.put("hit, C1 only", command(directory, java, List.of("-XX:TieredStopAtLevel=1"), run));
-            variants.put("hit, AppCDS", command(directory, java, List.of("-XX:SharedArchiveFile=" + archive), run));
-            variants.put("hit, AppCDS + C1 only", command(directory, java,
-                    List.of("-XX:SharedArchiveFile=" + archive, "-XX:TieredStopAtLevel=1"), run));
+            expect(server(command(directory, java, List.of(), List.of("-jar", jar.toString(), "server", "start")),
+                    runtime), "running");
+            expect(server(command(directory, java, List.of("-XX:ArchiveClassesAtExit=" + clientArchive), run), runtime),
+                    "cache hit");
+            List<String> launcherFlags = List.of("-XX:SharedArchiveFile=" + clientArchive, "-XX:TieredStopAtLevel=1");
+            Map<String, IntFunction<ProcessBuilder>> variants = new LinkedHashMap<>();
+            variants.put("java -version", round -> command(directory, java, List.of("-version"), List.of()));
+            variants.put("hit", round -> inProcess(command(directory, java, List.of(), run)));
+            variants.put("hit, C1 only", round -> inProcess(command(directory, java, c1, run)));
+            variants.put("hit, AppCDS", round -> inProcess(command(directory, java,
+                    List.of("-XX:SharedArchiveFile=" + archive), run)));
+            variants.put("hit, AppCDS + C1 only", round -> inProcess(command(directory, java,
+                    List.of("-XX:SharedArchiveFile=" + archive, "-XX:TieredStopAtLevel=1"), run)));
+            variants.put("miss in-process", round -> inProcess(command(directory, java,
+                    List.of("-XX:SharedArchiveFile=" + archive, "-XX:TieredStopAtLevel=1"), missOf(jar, one, db, "p" + round))));
+            variants.put("server hit", round -> server(command(directory, java, launcherFlags, run), runtime));
+            variants.put("server hit, no flags", round -> server(command(directory, java, List.of(), run), runtime));
+            variants.put("server miss", round -> server(command(directory, java, launcherFlags,
+                    missOf(jar, one, db, "s" + round)), runtime));
             List<String> names = new ArrayList<>(variants.keySet());
             Map<String, List<Double>> millis = new LinkedHashMap<>();
             names.forEach(name -> millis.put(name, new ArrayList<>()));
             for (int round = 0; round < ROUNDS; round++) {
                 for (int turn = 0; turn < names.size(); turn++) {
                     String name = names.get((round + turn) % names.size());
-                    millis.get(name).add(name.equals("java -version")
-                            ? timed(variants.get(name), "version")
-                            : timed(variants.get(name), "cache hit"));
+                    String expected = name.equals("java -version") ? "version" : name.contains("miss") ? "cache miss" : "cache hit";
+                    millis.get(name).add(timed(variants.get(name).apply(round), expected));
                 }
                 progress.note("cli: round " + (round + 1) + " of " + ROUNDS);
             }
             table.note("CLI: wall time of the whole process, " + ROUNDS + " rounds, each command once per round in"
                     + " rotating order; the AppCDS archive (" + Files.size(archive) / (1024 * 1024) + " MiB) comes from one"
-                    + " training run of the same hit with -XX:ArchiveClassesAtExit.");
+                    + " training run of the same hit with -XX:ArchiveClassesAtExit; in-process runs set"
+                    + " EXECACHE_NO_DAEMON=1. Through the server: one resident server (started before the rounds, warm pool"
+                    + " of 2) serves a thin client started with the launcher's flags (C1 only, and a class-data archive of"
+                    + " the client's own " + Files.size(clientArchive) / 1024 + " KiB from one training hit); each miss"
+                    + " has a context of its own, so it runs `return 1 + 1` on the warm pool.");
             double bare = Samples.median(millis.get("java -version"));
             double hit = Samples.median(millis.get("hit"));
-            table.add("CLI hit, `java -jar execache.jar run hello.ts --store sqlite --db F` (median of " + ROUNDS + ")",
+            table.add("CLI hit in-process, `java -jar execache.jar run hello.ts --store sqlite --db F` (median of " + ROUNDS + ")",
                     Table.millis(hit), "`java -version` " + Table.millis(bare), Table.times(hit, bare),
                     Table.aim("≤ 4x", hit / bare <= 4));
-            for (String name : names.subList(2, names.size())) {
+            for (String name : names.subList(2, 5)) {
                 double variant = Samples.median(millis.get(name));
                 String flags = switch (name) {
                     case "hit, C1 only" -> "`-XX:TieredStopAtLevel=1`";
                     case "hit, AppCDS" -> "AppCDS (`-XX:SharedArchiveFile`)";
                     default -> "AppCDS + `-XX:TieredStopAtLevel=1`";
                 };
-                table.add("CLI hit with " + flags, Table.millis(variant), "`java -version` " + Table.millis(bare),
+                table.add("CLI hit in-process with " + flags, Table.millis(variant), "`java -version` " + Table.millis(bare),
                         Table.times(variant, bare), Table.aim("≤ 4x", variant / bare <= 4));
             }
+            double serverHit = Samples.median(millis.get("server hit"));
+            table.add("CLI hit through the resident server (thin client, the launcher's flags)", Table.millis(serverHit),
+                    "`java -version` " + Table.millis(bare), Table.times(serverHit, bare),
+                    Table.aim("≤ 2x", serverHit / bare <= 2));
+            double plain = Samples.median(millis.get("server hit, no flags"));
+            table.add("CLI hit through the resident server, client without JVM flags", Table.millis(plain),
+                    "`java -version` " + Table.millis(bare), Table.times(plain, bare), "");
+            double serverMiss = Samples.median(millis.get("server miss"));
+            table.add("CLI miss of `return 1 + 1` through the resident server (warm pool)", Table.millis(serverMiss),
+                    "`java -version` " + Table.millis(bare), Table.times(serverMiss, bare),
+                    Table.aim("≤ 3x", serverMiss / bare <= 3));
+            double miss = Samples.median(millis.get("miss in-process"));
+            table.add("CLI miss of `return 1 + 1` in-process (AppCDS + C1 only, cold Deno)", Table.millis(miss),
+                    "`java -version` " + Table.millis(bare), Table.times(miss, bare), "");
         } finally {
-            try (Stream<Path> files = Files.list(directory)) {
-                for (Path file : files.toList()) {
+            try {
+                expect(server(command(directory, java, List.of(), List.of("-jar", jar.toString(), "server", "stop")),
+                        runtime), "");
+            } catch (IOException | IllegalStateException e) {
+                progress.note("cli: the server did not stop: " + e.getMessage());
+            }
+            try (Stream<Path> files = Files.walk(directory)) {
+                for (Path file : files.sorted(Comparator.reverseOrder()).toList()) {
                     Files.delete(file);
                 }
             }
-            Files.delete(directory);
         }
+    }
+
+    private static List<String> missOf(Path jar, Path script, String db, String token) {
+        return List.of("-jar", jar.toString(), "run", script.toString(), "--store", "sqlite", "--db", db, "--ttl", "1h",
+                "--context", "{\"round\":\"" + token + "\"}");
+    }
+
+    private static ProcessBuilder inProcess(ProcessBuilder builder) {
+        builder.environment().put("EXECACHE_NO_DAEMON", "1");
+        return builder;
+    }
+
+    private static ProcessBuilder server(ProcessBuilder builder, Path runtime) {
+        builder.environment().put("XDG_RUNTIME_DIR", runtime.toString());
+        return builder;
     }
 
     private static ProcessBuilder command(Path directory, String java, List<String> jvmOptions, List<String> arguments) {

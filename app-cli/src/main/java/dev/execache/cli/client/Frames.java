@@ -21,6 +21,9 @@ import java.util.Map;
  * of a kind, a length and bytes, on a Unix domain socket.
  */
 public final class Frames {
+    /** The line of the server's status that names its build, which a client compares with its own. */
+    public static final String BUILD_LINE = "build   ";
+
     /** Frames bigger than this are refused: nothing either side sends comes near it. */
     static final int MAX_FRAME = 64 * 1024 * 1024;
 

@@ -76,7 +76,7 @@ public final class ServerControl {
             return 3;
         }
         long deadline = System.nanoTime() + START_WAIT.toNanos();
-        Process spawned = null;
+        boolean spawned = false;
         while (System.nanoTime() < deadline) {
             SocketChannel channel = directory.connect();
             if (channel != null) {
@@ -85,18 +85,26 @@ public final class ServerControl {
                     OutputStream toServer = Frames.output(channel);
                     Frames.write(toServer, Frames.Kind.STATUS, request.encode());
                     InputStream fromServer = new BufferedInputStream(Frames.input(channel));
-                    Frames.Frame frame = Frames.read(fromServer);
-                    if (frame != null && frame.kind() == Frames.Kind.STDOUT) {
-                        String status = frame.text();
-                        if (status.contains("build " + build() + "\n")) {
+                    StringBuilder answer = new StringBuilder();
+                    for (Frames.Frame frame = Frames.read(fromServer); frame != null && frame.kind() != Frames.Kind.EXIT;
+                            frame = Frames.read(fromServer)) {
+                        answer.append(frame.text());
+                    }
+                    if (answer.length() > 0) {
+                        String status = answer.toString();
+                        if (status.contains("\n" + Frames.BUILD_LINE + build() + "\n")) {
                             out.println("execache: the resident server is running (" + firstLine(status) + ")");
                             return 0;
                         }
+                        // A server of another build: replaced by one of this build.
                         stop(directory, new PrintStream(OutputStream.nullOutputStream()));
+                        spawned = false;
                     }
                 }
-            } else if (spawned == null || !spawned.isAlive()) {
-                spawned = spawn(directory, env);
+            } else if (!spawned) {
+                // Once: setsid may hand the server to a child of its own and end at once.
+                spawn(directory, env);
+                spawned = true;
             }
             Thread.sleep(20);
         }
@@ -148,7 +156,7 @@ public final class ServerControl {
 
     private static String firstLine(String text) {
         int end = text.indexOf('\n');
-        return (end < 0 ? text : text.substring(0, end)).trim();
+        return (end < 0 ? text : text.substring(0, end)).trim().replaceAll(" +", " ");
     }
 
     static byte[] utf8(String text) {

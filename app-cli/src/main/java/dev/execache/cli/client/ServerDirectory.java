@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -23,6 +24,8 @@ import java.util.Set;
  */
 public record ServerDirectory(Path path) {
     static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rwx------");
+    /** sun_path holds 108 bytes on Linux, 104 on macOS, with the terminating zero. */
+    static final int MAX_SOCKET_PATH = 103;
 
     public static ServerDirectory of(Map<String, String> env) {
         String runtime = env.get("XDG_RUNTIME_DIR");
@@ -54,7 +57,7 @@ public record ServerDirectory(Path path) {
         try {
             attributes = Files.readAttributes(path, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
         } catch (NoSuchFileException e) {
-            return null;
+            return tooLong();
         } catch (IOException | UnsupportedOperationException e) {
             return path + " cannot be checked: " + e.getMessage();
         }
@@ -70,9 +73,20 @@ public record ServerDirectory(Path path) {
         } catch (IOException e) {
             return path + ": its owner cannot be checked: " + e.getMessage();
         }
+        if (tooLong() != null) {
+            return tooLong();
+        }
         if (!attributes.permissions().equals(OWNER_ONLY)) {
             return path + " is open to others (mode " + PosixFilePermissions.toString(attributes.permissions())
                     + ", must be rwx------)";
+        }
+        return null;
+    }
+
+    private String tooLong() {
+        if (socket().toString().getBytes(StandardCharsets.UTF_8).length > MAX_SOCKET_PATH) {
+            return "the socket path " + socket() + " is longer than a Unix socket allows (" + MAX_SOCKET_PATH
+                    + " bytes); set XDG_RUNTIME_DIR to a shorter directory";
         }
         return null;
     }

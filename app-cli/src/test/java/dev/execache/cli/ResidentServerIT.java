@@ -1,0 +1,271 @@
+package dev.execache.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The resident server's own behaviour (issue 17), through the launcher as a person uses it:
+ * started on demand, stopped when idle, replaced by a client of another build, many clients at
+ * once, Ctrl-C, a killed server, and a socket directory others can open.
+ */
+class ResidentServerIT {
+    private static final Pattern PID = Pattern.compile("(?m)^pid +(\\d+)$");
+    private static final Pattern SERVED = Pattern.compile("(?m)^served +(\\d+) commands");
+    private static final Duration PATIENCE = Duration.ofMinutes(2);
+
+    @TempDir
+    Path dir;
+
+    private Path runtime;
+    private Path db;
+    private CliProcess cli;
+    private final List<ProcessHandle> toStop = new ArrayList<>();
+
+    @BeforeEach
+    void setUp() throws IOException {
+        runtime = Files.createDirectory(dir.resolve("run"), PosixFilePermissions.asFileAttribute(
+                PosixFilePermissions.fromString("rwx------")));
+        CliProcess.throughServer(runtime);
+        cli = new CliProcess(dir);
+        db = dir.resolve("cache.db");
+        Files.writeString(dir.resolve("one.ts"), "return 1 + 1;\n");
+        Files.writeString(dir.resolve("double.ts"), "return context.n * 2;\n");
+        Files.writeString(dir.resolve("slow.ts"), "await new Promise((r) => setTimeout(r, 300_000));\nreturn 'late';\n");
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        try {
+            new CliProcess(dir).run("server", "stop");
+        } finally {
+            CliProcess.throughServer(null);
+            for (ProcessHandle process : toStop) {
+                process.descendants().forEach(ProcessHandle::destroyForcibly);
+                process.destroyForcibly();
+            }
+        }
+    }
+
+    @Test
+    void startsOnFirstUseThenServesCommandsFromAClientThatLoadsNoFramework() throws Exception {
+        var first = cli.run("run", "one.ts", "--db", db.toString());
+        long pid = awaitServer();
+        Path classes = dir.resolve("client-classes.log");
+        var second = new CliProcess(dir).env("JDK_JAVA_OPTIONS", "-Xlog:class+load:file=" + classes)
+                .run("run", "one.ts", "--db", db.toString());
+        long servedBefore = served();
+        var inProcess = cli.run("run", "one.ts", "--db", db.toString(), "--no-daemon");
+        var byEnvironment = new CliProcess(dir).env("EXECACHE_NO_DAEMON", "1").run("run", "one.ts", "--db", db.toString());
+
+        assertThat(first.exitCode()).as(first.toString()).isZero();
+        assertThat(first.stdout()).isEqualTo("2\n");
+        assertThat(first.stderr()).contains("cache miss");
+        assertThat(second.exitCode()).as(second.toString()).isZero();
+        assertThat(second.stdout()).isEqualTo("2\n");
+        assertThat(second.stderr()).contains("cache hit");
+        String loaded = Files.readString(classes);
+        assertThat(loaded).contains("dev.execache.cli.client.ThinClient")
+                .doesNotContain("com.google.inject").doesNotContain("picocli.").doesNotContain("com.fasterxml.jackson")
+                .doesNotContain("org.jdbi").doesNotContain("org.sqlite").doesNotContain("dev.execache.cli.Main ");
+        assertThat(servedBefore).isEqualTo(1);
+        assertThat(inProcess.stderr()).as(inProcess.toString()).contains("cache hit");
+        assertThat(byEnvironment.stderr()).as(byEnvironment.toString()).contains("cache hit");
+        assertThat(served()).as("--no-daemon and EXECACHE_NO_DAEMON=1 ran in their own process").isEqualTo(1);
+        assertThat(serverPid()).isEqualTo(pid);
+    }
+
+    @Test
+    void stopsAfterItsIdlePeriod() throws Exception {
+        var start = new CliProcess(dir).env("EXECACHE_SERVER_IDLE", "1s").run("server", "start");
+        long pid = serverPid();
+        var run = cli.run("run", "one.ts", "--db", db.toString());
+
+        assertThat(start.exitCode()).as(start.toString()).isZero();
+        assertThat(run.stdout()).as(run.toString()).isEqualTo("2\n");
+        ProcessHandle server = ProcessHandle.of(pid).orElseThrow();
+        server.onExit().get(PATIENCE.toMinutes(), TimeUnit.MINUTES);
+        assertThat(runtime.resolve("execache/server.sock")).doesNotExist();
+        assertThat(cli.run("server", "status").exitCode()).isEqualTo(1);
+    }
+
+    @Test
+    void aClientOfAnotherBuildReplacesTheServer() throws Exception {
+        Path otherBuild = Files.createDirectories(dir.resolve("other")).resolve("execache.jar");
+        Files.copy(CliProcess.jar(), otherBuild);
+        Files.setLastModifiedTime(otherBuild, FileTime.fromMillis(
+                Files.getLastModifiedTime(CliProcess.jar()).toMillis() - Duration.ofDays(1).toMillis()));
+        Process old = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", otherBuild.toString(), "dev.execache.cli.client.ThinClient", "server", "start")
+                .directory(dir.toFile()).redirectErrorStream(true).redirectOutput(dir.resolve("old.txt").toFile())
+                .start();
+        assertThat(old.waitFor(PATIENCE.toMinutes(), TimeUnit.MINUTES)).isTrue();
+        assertThat(old.exitValue()).as(Files.readString(dir.resolve("old.txt"))).isZero();
+        long oldPid = serverPid();
+
+        var run = cli.run("run", "one.ts", "--db", db.toString());
+
+        assertThat(run.exitCode()).as(run.toString()).isZero();
+        assertThat(run.stdout()).isEqualTo("2\n");
+        ProcessHandle.of(oldPid).ifPresent(server -> server.onExit().join());
+        long newPid = awaitServer();
+        assertThat(newPid).isNotEqualTo(oldPid);
+        String build = "1:" + Files.size(CliProcess.jar()) + ":" + Files.getLastModifiedTime(CliProcess.jar()).toMillis();
+        assertThat(status()).contains("build   " + build + "\n");
+    }
+
+    @Test
+    void manyClientsAtOnceEachGetTheirOwnDirectoryEnvironmentAndStreams() throws Exception {
+        assertThat(cli.run("server", "start").exitCode()).isZero();
+        int clients = 6;
+        ExecutorService pool = Executors.newFixedThreadPool(clients);
+        try {
+            List<Future<CliProcess.Result>> results = new ArrayList<>();
+            for (int i = 0; i < clients; i++) {
+                Path own = Files.createDirectories(dir.resolve("client" + i));
+                Files.writeString(own.resolve("execache.yaml"), "tools:\n  github: v" + i + "\n");
+                Files.writeString(own.resolve("mine.ts"), "return context.n * 2;\n");
+                int n = i;
+                CliProcess client = new CliProcess(own).env("EXECACHE_SQLITE_PATH", own.resolve("own.db").toString());
+                results.add(pool.submit(() -> n % 2 == 0
+                        ? client.run("run", "mine.ts", "--json", "--context", "{\"n\":" + n + "}")
+                        : client.runWithInput("{\"n\":" + n + "}", "run", "mine.ts", "--json", "--context", "@-")));
+            }
+            for (int i = 0; i < clients; i++) {
+                var result = results.get(i).get(PATIENCE.toMinutes(), TimeUnit.MINUTES);
+                assertThat(result.exitCode()).as(result.toString()).isZero();
+                assertThat(result.stdout()).contains("\"result\":" + (2 * i) + ",").contains("\"cache\":\"miss\"");
+                assertThat(dir.resolve("client" + i).resolve("own.db")).exists();
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(served()).isEqualTo(clients);
+    }
+
+    @Test
+    void ctrlCInTheClientStopsTheCodeInTheServer() throws Exception {
+        assertThat(cli.run("server", "start").exitCode()).isZero();
+        long pid = serverPid();
+        var slow = cli.start("run", "slow.ts", "--db", db.toString(), "--timeout", "10m");
+        awaitCondition("the server runs the command", () -> status().contains(" 1 running"));
+        Set<Long> denos = denos(pid);
+
+        new ProcessBuilder("kill", "-INT", Long.toString(slow.process().pid())).start().waitFor();
+        var cancelled = slow.finish();
+
+        assertThat(cancelled.exitCode()).as(cancelled.toString()).isEqualTo(130);
+        awaitCondition("the Deno running the code is gone",
+                () -> denos.stream().anyMatch(deno -> ProcessHandle.of(deno).map(p -> !p.isAlive()).orElse(true)));
+        awaitCondition("the server runs nothing", () -> status().contains(" 0 running"));
+        var after = cli.run("run", "one.ts", "--db", db.toString());
+        assertThat(after.stdout()).as(after.toString()).isEqualTo("2\n");
+        assertThat(serverPid()).isEqualTo(pid);
+    }
+
+    @Test
+    void aServerKilledMidCommandFailsThatCommandClearlyAndLosesNothing() throws Exception {
+        assertThat(cli.run("server", "start").exitCode()).isZero();
+        long pid = serverPid();
+        var stored = cli.run("run", "one.ts", "--db", db.toString());
+        var slow = cli.start("run", "slow.ts", "--db", db.toString(), "--timeout", "10m");
+        awaitCondition("the server runs the command", () -> status().contains(" 1 running"));
+        ProcessHandle server = ProcessHandle.of(pid).orElseThrow();
+        denos(pid).forEach(deno -> ProcessHandle.of(deno).ifPresent(toStop::add));
+
+        new ProcessBuilder("kill", "-KILL", Long.toString(pid)).start().waitFor();
+        var inFlight = slow.finish();
+        server.onExit().get(PATIENCE.toMinutes(), TimeUnit.MINUTES);
+        var next = cli.run("run", "one.ts", "--db", db.toString());
+
+        assertThat(stored.stderr()).as(stored.toString()).contains("cache miss");
+        assertThat(inFlight.exitCode()).as(inFlight.toString()).isEqualTo(3);
+        assertThat(inFlight.stderr()).contains("the resident server ended before the command finished");
+        assertThat(next.exitCode()).as(next.toString()).isZero();
+        assertThat(next.stderr()).contains("cache hit");
+        assertThat(awaitServer()).isNotEqualTo(pid);
+    }
+
+    @Test
+    void aSocketDirectoryOthersCanOpenIsRefused() throws Exception {
+        Path open = Files.createDirectory(runtime.resolve("execache"));
+        Files.setPosixFilePermissions(open, PosixFilePermissions.fromString("rwxr-xr-x"));
+
+        var run = cli.run("run", "one.ts", "--db", db.toString());
+        ProcessBuilder server = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", CliProcess.jar().toString(), "dev.execache.cli.ResidentServer")
+                .redirectErrorStream(true).redirectOutput(dir.resolve("server.txt").toFile());
+        server.environment().put("XDG_RUNTIME_DIR", runtime.toString());
+        Process refused = server.start();
+        assertThat(refused.waitFor(PATIENCE.toMinutes(), TimeUnit.MINUTES)).isTrue();
+
+        assertThat(run.exitCode()).as(run.toString()).isZero();
+        assertThat(run.stdout()).isEqualTo("2\n");
+        assertThat(run.stderr()).contains("not using the resident server").contains(open.toString())
+                .contains("rwxr-xr-x");
+        assertThat(refused.exitValue()).isEqualTo(3);
+        assertThat(Files.readString(dir.resolve("server.txt"))).contains("refuses to start").contains("rwxr-xr-x");
+        try (var files = Files.list(open)) {
+            assertThat(files.collect(Collectors.toList())).as("no socket, no log").isEmpty();
+        }
+    }
+
+    private String status() throws IOException, InterruptedException {
+        return cli.run("server", "status").stdout();
+    }
+
+    private long serverPid() throws IOException, InterruptedException {
+        String status = status();
+        long pid = Long.parseLong(ServerSuite.field(PID, status));
+        ProcessHandle.of(pid).ifPresent(toStop::add);
+        return pid;
+    }
+
+    private long served() throws IOException, InterruptedException {
+        return Long.parseLong(ServerSuite.field(SERVED, status()));
+    }
+
+    /** Waits until a server answers (one started in the background by a command) and returns its pid. */
+    private long awaitServer() throws Exception {
+        awaitCondition("a server answers", () -> cli.run("server", "status").exitCode() == 0);
+        return serverPid();
+    }
+
+    private static Set<Long> denos(long serverPid) {
+        return ProcessHandle.of(serverPid).orElseThrow().descendants()
+                .filter(process -> process.info().command().map(command -> command.endsWith("deno")).orElse(false))
+                .map(ProcessHandle::pid).collect(Collectors.toSet());
+    }
+
+    interface Check {
+        boolean holds() throws Exception;
+    }
+
+    private static void awaitCondition(String what, Check check) throws Exception {
+        long deadline = System.nanoTime() + PATIENCE.toNanos();
+        while (!check.holds()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("waited " + PATIENCE.toMinutes() + " minutes for: " + what);
+            }
+            Thread.sleep(50);
+        }
+    }
+}
