@@ -41,6 +41,7 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class ResidentServer {
     static final Duration DEFAULT_IDLE = Duration.ofMinutes(10);
+    private static final Duration STOP_GRACE = Duration.ofSeconds(30);
 
     private final ServerDirectory directory;
     private final String build = ServerControl.build();
@@ -160,9 +161,13 @@ final class ResidentServer {
         }
     }
 
-    /** Waits for the commands still running, closes stores and sandboxes, and lets the process end. */
+    /**
+     * Waits for the commands still running (for a while: a stop must not wait on code that never
+     * ends), closes stores and sandboxes (ending their Deno processes), and lets the process end.
+     */
     private void finish() {
-        while (running.get() > 0) {
+        long deadline = System.nanoTime() + STOP_GRACE.toNanos();
+        while (running.get() > 0 && System.nanoTime() < deadline) {
             try {
                 Thread.sleep(20);
             } catch (InterruptedException e) {

@@ -96,13 +96,13 @@ class ResidentServerIT {
     @Test
     void stopsAfterItsIdlePeriod() throws Exception {
         var start = new CliProcess(dir).env("EXECACHE_SERVER_IDLE", "1s").run("server", "start");
-        long pid = serverPid();
-        var run = cli.run("run", "one.ts", "--db", db.toString());
+        String log = Files.readString(runtime.resolve("execache/server.log"));
+        long pid = Long.parseLong(ServerSuite.field(Pattern.compile("resident server pid (\\d+) listening"), log));
+        ProcessHandle.of(pid).ifPresent(toStop::add);
 
         assertThat(start.exitCode()).as(start.toString()).isZero();
-        assertThat(run.stdout()).as(run.toString()).isEqualTo("2\n");
-        ProcessHandle server = ProcessHandle.of(pid).orElseThrow();
-        server.onExit().get(PATIENCE.toMinutes(), TimeUnit.MINUTES);
+        ProcessHandle.of(pid).orElseThrow().onExit().get(PATIENCE.toMinutes(), TimeUnit.MINUTES);
+        assertThat(Files.readString(runtime.resolve("execache/server.log"))).contains("idle for 1s, stopping");
         assertThat(runtime.resolve("execache/server.sock")).doesNotExist();
         assertThat(cli.run("server", "status").exitCode()).isEqualTo(1);
     }
@@ -113,10 +113,12 @@ class ResidentServerIT {
         Files.copy(CliProcess.jar(), otherBuild);
         Files.setLastModifiedTime(otherBuild, FileTime.fromMillis(
                 Files.getLastModifiedTime(CliProcess.jar()).toMillis() - Duration.ofDays(1).toMillis()));
-        Process old = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        ProcessBuilder oldStart = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-cp", otherBuild.toString(), "dev.execache.cli.client.ThinClient", "server", "start")
-                .directory(dir.toFile()).redirectErrorStream(true).redirectOutput(dir.resolve("old.txt").toFile())
-                .start();
+                .directory(dir.toFile()).redirectErrorStream(true).redirectOutput(dir.resolve("old.txt").toFile());
+        oldStart.environment().put("XDG_RUNTIME_DIR", runtime.toString());
+        oldStart.environment().put("EXECACHE_SERVER_IDLE", "5m");
+        Process old = oldStart.start();
         assertThat(old.waitFor(PATIENCE.toMinutes(), TimeUnit.MINUTES)).isTrue();
         assertThat(old.exitValue()).as(Files.readString(dir.resolve("old.txt"))).isZero();
         long oldPid = serverPid();
@@ -125,7 +127,7 @@ class ResidentServerIT {
 
         assertThat(run.exitCode()).as(run.toString()).isZero();
         assertThat(run.stdout()).isEqualTo("2\n");
-        ProcessHandle.of(oldPid).ifPresent(server -> server.onExit().join());
+        ProcessHandle.of(oldPid).orElseThrow().onExit().get(PATIENCE.toMinutes(), TimeUnit.MINUTES);
         long newPid = awaitServer();
         assertThat(newPid).isNotEqualTo(oldPid);
         String build = "1:" + Files.size(CliProcess.jar()) + ":" + Files.getLastModifiedTime(CliProcess.jar()).toMillis();
@@ -165,7 +167,11 @@ class ResidentServerIT {
     void ctrlCInTheClientStopsTheCodeInTheServer() throws Exception {
         assertThat(cli.run("server", "start").exitCode()).isZero();
         long pid = serverPid();
-        var slow = cli.start("run", "slow.ts", "--db", db.toString(), "--timeout", "10m");
+        // As at a terminal: SIGINT as its default, even when the build runs as a background job (which ignores it).
+        Path launcher = dir.resolve("interruptible");
+        Files.writeString(launcher, "#!/bin/sh\nexec env --default-signal=INT '" + CliProcess.launcher() + "' \"$@\"\n");
+        Files.setPosixFilePermissions(launcher, PosixFilePermissions.fromString("rwx------"));
+        var slow = new CliProcess(dir).through(launcher).start("run", "slow.ts", "--db", db.toString(), "--timeout", "10m");
         awaitCondition("the server runs the command", () -> status().contains(" 1 running"));
         Set<Long> denos = denos(pid);
 
