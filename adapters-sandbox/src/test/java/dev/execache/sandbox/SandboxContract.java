@@ -71,12 +71,24 @@ abstract class SandboxContract {
 
     /** The Deno processes that run the runner script under this cache directory. */
     static List<ProcessHandle> processesOf(Path cacheDirectory) {
-        String marker = cacheDirectory.toString();
         return ProcessHandle.current().descendants()
                 .filter(ProcessHandle::isAlive)
-                .filter(process -> process.info().arguments().stream().flatMap(Stream::of)
-                        .anyMatch(argument -> argument.startsWith(marker)))
+                .filter(process -> usesCache(process, cacheDirectory))
                 .toList();
+    }
+
+    /**
+     * Whether a process is a runner of a sandbox with this cache directory: its DENO_DIR lies
+     * there (nothing on a runner's command line names the cache directory).
+     */
+    static boolean usesCache(ProcessHandle process, Path cacheDirectory) {
+        try {
+            String environment = Files.readString(Path.of("/proc", Long.toString(process.pid()), "environ"),
+                    java.nio.charset.StandardCharsets.ISO_8859_1);
+            return Stream.of(environment.split("\0")).anyMatch(variable -> variable.startsWith("DENO_DIR=" + cacheDirectory));
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
     }
 
     private ExecutionResult run(String code) {

@@ -180,13 +180,11 @@ class WarmPoolTest extends SandboxContract {
         assertThat(awaitNoProcessUsing(cache, WAIT)).as("no Deno of that JVM left anywhere, refills included").isTrue();
     }
 
-    /** Any process on the machine (orphans are no one's descendants) started with the cache directory. */
+    /** Any process on the machine (orphans are no one's descendants) that uses the cache directory. */
     private static boolean awaitNoProcessUsing(Path cache, Duration timeout) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
-        String marker = cache.toString();
         while (ProcessHandle.allProcesses().filter(ProcessHandle::isAlive)
-                .anyMatch(process -> process.info().arguments().stream().flatMap(Arrays::stream)
-                        .anyMatch(argument -> argument.startsWith(marker)))) {
+                .anyMatch(process -> usesCache(process, cache))) {
             if (System.nanoTime() > deadline) {
                 return false;
             }
