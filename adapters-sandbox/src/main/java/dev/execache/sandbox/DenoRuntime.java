@@ -15,11 +15,13 @@ import java.util.Map;
  * that no path of ours shows in what the code sees: Deno.mainModule, stack traces) and a Deno
  * cache directory of ours.
  *
+ * @param launcher the command that starts Deno (see {@link #launcher})
  * @param runnerModule the runner script as a data: URL
  */
-record DenoRuntime(Path executable, String runnerModule, Path denoDirectory, HostPaths hostPaths) {
+record DenoRuntime(Path executable, List<String> launcher, String runnerModule, Path denoDirectory, HostPaths hostPaths) {
 
     private static final String RUNNER_RESOURCE = "runner.js";
+    private static final String DENO = "deno";
     private static final String RUNNER_MEDIA_TYPE = "data:text/javascript;base64,";
     /** Deno shortens long data: URLs in stack traces, keeping their start. */
     private static final int RUNNER_URL_PREFIX = RUNNER_MEDIA_TYPE.length() + 16;
@@ -51,12 +53,41 @@ record DenoRuntime(Path executable, String runnerModule, Path denoDirectory, Hos
             if (home.length() > 1) {
                 paths.put(home, "~");
             }
-            return new DenoRuntime(executable, runner, denoDirectory, new HostPaths(paths));
+            return new DenoRuntime(executable, launcher(executable, cacheDirectory), runner, denoDirectory,
+                    new HostPaths(paths));
         } catch (IOException e) {
             throw new SandboxUnavailableException("the sandbox cannot prepare its files under " + cacheDirectory
                     + ": " + e + ". To fix: make that directory writable or configure another cache directory"
                     + " (DenoSandboxSettings.cacheDirectory).", e);
         }
+    }
+
+    /**
+     * Deno takes node:process's argv0 from its own argv[0], which Java sets to the path it
+     * starts: env, which finds {@code deno} on a PATH of ours, starts it as plain "deno".
+     */
+    private static List<String> launcher(Path executable, Path cacheDirectory) throws IOException {
+        Path env = Path.of("/usr/bin/env");
+        if (DenoSandboxSettings.isWindows() || !Files.isExecutable(env)) {
+            return List.of(executable.toString());
+        }
+        Path directory = executable.getParent();
+        if (!executable.getFileName().toString().equals(DENO)) {
+            directory = Files.createDirectories(cacheDirectory.resolve("deno-bin"));
+            Path link = directory.resolve(DENO);
+            if (!Files.isSymbolicLink(link) || !Files.readSymbolicLink(link).equals(executable)) {
+                Files.deleteIfExists(link);
+                try {
+                    Files.createSymbolicLink(link, executable);
+                } catch (java.nio.file.FileAlreadyExistsException e) {
+                    // another sandbox made it at the same moment, to the same Deno
+                }
+            }
+        }
+        if (directory.toString().indexOf(':') >= 0) {
+            return List.of(executable.toString());
+        }
+        return List.of(env.toString(), "PATH=" + directory, DENO);
     }
 
     /** The start of the runner's URL, as it shows in a stack trace shortened or not. */

@@ -39,8 +39,8 @@ record LaunchFlags(int memoryMb, List<String> allowRead) {
     }
 
     List<String> command(DenoRuntime runtime) {
-        List<String> command = new ArrayList<>(List.of(
-                runtime.executable().toString(), "run",
+        List<String> command = new ArrayList<>(runtime.launcher());
+        command.addAll(List.of("run",
                 "--quiet",
                 // no code from anywhere but the data: URL the runner imports; Deno 2 would
                 // otherwise fetch from jsr.io, deno.land, esm.sh and npm even under --deny-net
