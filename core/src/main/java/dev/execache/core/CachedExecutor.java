@@ -60,8 +60,7 @@ public final class CachedExecutor {
         }
         Optional<String> key = cacheKey(request, versions);
         if (key.isEmpty()) {
-            LOG.log(Level.INFO, "not cached: the paths the code may read hold more than "
-                    + ReadFingerprint.MAX_FILES + " files, too many to tell whether they changed");
+            LOG.log(Level.INFO, "not cached: " + ReadFingerprint.NOT_WATCHABLE);
             return new ExecutionOutcome(sandbox.execute(request), CacheStatus.BYPASS, null, Duration.ZERO);
         }
         return executeOnce(request, key.get(), versions);
@@ -92,7 +91,7 @@ public final class CachedExecutor {
      */
     public String keyFor(ExecutionRequest request) {
         return cacheKey(request, versionsFor(request)).orElseThrow(() -> new IllegalArgumentException(
-                "not cacheable: the paths the code may read hold more than " + ReadFingerprint.MAX_FILES + " files"));
+                "not cacheable: " + ReadFingerprint.NOT_WATCHABLE));
     }
 
     /** The stored entry under {@code key}, without counting a hit. */
