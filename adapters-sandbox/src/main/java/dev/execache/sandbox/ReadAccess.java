@@ -106,6 +106,28 @@ final class ReadAccess {
         return Optional.empty();
     }
 
+    /**
+     * The real path of the working directory when the code may read it (it lies in an allowed
+     * tree); otherwise empty, and the code is not told where it is.
+     */
+    static Optional<String> readableWorkingDirectory(String workingDirectory, List<String> realRoots) {
+        if (workingDirectory.isEmpty()) {
+            return Optional.empty();
+        }
+        Path real;
+        try {
+            real = Path.of(workingDirectory).toRealPath();
+        } catch (IOException e) {
+            return Optional.empty();
+        }
+        for (String root : realRoots) {
+            if (real.startsWith(root) && !real.startsWith(PROC)) {
+                return Optional.of(real.toString());
+            }
+        }
+        return Optional.empty();
+    }
+
     /** Where a link leads: its real path, or for a dangling link the path it names. */
     private static Path target(Path link) {
         try {

@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -43,11 +44,13 @@ final class Runner {
 
     private final Process process;
     private final DenoRuntime runtime;
+    private final LaunchFlags flags;
     private final long startedNanos = System.nanoTime();
 
-    private Runner(Process process, DenoRuntime runtime) {
+    private Runner(Process process, DenoRuntime runtime, LaunchFlags flags) {
         this.process = process;
         this.runtime = runtime;
+        this.flags = flags;
     }
 
     static Runner start(DenoRuntime runtime, LaunchFlags flags) {
@@ -65,7 +68,7 @@ final class Runner {
         try {
             Process process = builder.start();
             LiveProcesses.add(process);
-            return new Runner(process, runtime);
+            return new Runner(process, runtime, flags);
         } catch (IOException e) {
             throw new SandboxUnavailableException("Deno " + runtime.executable() + " could not be started: "
                     + e.getMessage() + ". To fix: check that the file is a working Deno 2 executable.", e);
@@ -107,7 +110,8 @@ final class Runner {
         Limits limits = request.limits();
         byte[] secret = HexFormat.of().formatHex(randomBytes()).getBytes(StandardCharsets.US_ASCII);
         ModuleSource source = new ModuleSource(request.code(), runtime.runnerUrlPrefix());
-        byte[] payload = payload(secret, source, request);
+        byte[] payload = payload(secret, source, request,
+                ReadAccess.readableWorkingDirectory(limits.workingDirectory(), flags.allowRead()));
         FrameReader reader = new FrameReader(secret, limits.maxOutputBytes(), limits.maxResultBytes());
         CompletableFuture<FrameReader.Outcome> outcome = new CompletableFuture<>();
         try {
@@ -312,10 +316,18 @@ final class Runner {
         closeQuietly(process.getOutputStream());
     }
 
-    private static byte[] payload(byte[] secret, ModuleSource source, ExecutionRequest request) {
+    /**
+     * @param workingDirectory where the runner moves before the code runs, when the code may
+     *     read there; otherwise it stays in its neutral directory and is not told
+     */
+    private static byte[] payload(byte[] secret, ModuleSource source, ExecutionRequest request,
+            Optional<String> workingDirectory) {
         String json = "{\"context\":" + request.contextJson()
                 + ",\"maxResultBytes\":" + request.limits().maxResultBytes()
-                + ",\"module\":" + CanonicalJson.write(source.dataUrl(), "module") + "}";
+                + ",\"module\":" + CanonicalJson.write(source.dataUrl(), "module")
+                + workingDirectory.map(path -> ",\"workingDirectory\":" + CanonicalJson.write(path, "workingDirectory"))
+                        .orElse("")
+                + "}";
         byte[] body = json.getBytes(StandardCharsets.UTF_8);
         byte[] payload = new byte[secret.length + body.length];
         System.arraycopy(secret, 0, payload, 0, secret.length);

@@ -3,8 +3,8 @@
 // nothing about it names a host path.
 //
 // The host writes to stdin 32 ASCII bytes of a per-run secret, then a JSON object
-// {module, context, maxResultBytes} (module is a data: URL, so the code needs no read
-// permission), then closes stdin. The runner answers on stdout, which it shares with the code,
+// {module, context, maxResultBytes, workingDirectory?} (module is a data: URL, so the code needs
+// no read permission; workingDirectory only when the code may read it), then closes stdin. The runner answers on stdout, which it shares with the code,
 // in frames the code cannot forge because it never learns the secret:
 //
 //   secret, kind (1 byte), payload length (decimal), "\n", payload, secret
@@ -124,6 +124,15 @@ function execPath() {
 }
 function neutralize(target, name, value) {
   defineProperty(target, name, { value, writable: true, enumerable: true, configurable: true });
+}
+// Relative paths in the code resolve against the directory the caller ran from, when the code
+// may read it; otherwise against the neutral directory the runner was started in.
+if (typeof request.workingDirectory === "string") {
+  try {
+    Deno.chdir(request.workingDirectory);
+  } catch {
+    // no longer there or not readable: relative paths stay where they were
+  }
 }
 // node:process is set up on first use, from Deno.cwd() among others: first, then.
 const nodeProcess = global.process;

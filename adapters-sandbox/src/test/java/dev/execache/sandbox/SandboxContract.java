@@ -719,6 +719,27 @@ abstract class SandboxContract {
         assertThat(errorOf(result, ErrorType.PERMISSION_ERROR).message()).contains("symbolic link");
     }
 
+    @Test
+    void relativePathsResolveInTheCallersDirectoryOnlyAsFarAsReadingIsAllowed(@TempDir Path directory)
+            throws IOException {
+        Path workspace = Files.createDirectories(directory.resolve("workspace"));
+        Files.writeString(workspace.resolve("data.txt"), "relative content");
+        String code = "return [Deno.readTextFileSync('data.txt'), Deno.cwd() === context.real]";
+        Map<String, Object> context = Map.of("real", workspace.toRealPath().toString());
+
+        ExecutionResult allowed = execute(new ExecutionRequest(code, context, Set.of(),
+                allowRead(workspace).withWorkingDirectory(workspace.toString())));
+        ExecutionResult notAllowed = execute(new ExecutionRequest("return Deno.readTextFileSync('data.txt')", null,
+                Set.of(), Limits.DEFAULTS.withWorkingDirectory(workspace.toString())));
+        ExecutionResult cwdNotAllowed = execute(new ExecutionRequest("return Deno.cwd()", null,
+                Set.of(), Limits.DEFAULTS.withWorkingDirectory(workspace.toString())));
+
+        assertThat(allowed.value()).as("%s", allowed.error()).isEqualTo("[\"relative content\",true]");
+        assertThat(errorOf(notAllowed, ErrorType.PERMISSION_ERROR).message()).contains("data.txt")
+                .doesNotContain(workspace.toString());
+        assertThat(errorOf(cwdNotAllowed, ErrorType.PERMISSION_ERROR).message()).doesNotContain(workspace.toString());
+    }
+
     private static Limits allowRead(Path... paths) {
         return Limits.DEFAULTS.withAllowRead(Stream.of(paths).map(Path::toString).toList());
     }

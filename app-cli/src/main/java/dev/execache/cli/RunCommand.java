@@ -61,7 +61,8 @@ final class RunCommand implements Callable<Integer> {
         ExecutionRequest request;
         try {
             request = new ExecutionRequest(code, contextValue,
-                    new LinkedHashSet<>(Settings.declaredTools(options.flags())), settings.limits());
+                    new LinkedHashSet<>(Settings.declaredTools(options.flags())),
+                    settings.limits().withWorkingDirectory(environment.workingDir().toAbsolutePath().toString()));
         } catch (IllegalArgumentException e) {
             throw new UsageException(e.getMessage(), e);
         }

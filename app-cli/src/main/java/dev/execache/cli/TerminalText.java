@@ -3,9 +3,9 @@ package dev.execache.cli;
 /**
  * Text from the code (its console output, its error messages and stacks) made safe for a
  * person's terminal: every control character but newline and tab is shown as an escape
- * ({@code \x1b}, {@code \u009b}) instead of being acted on, so the code cannot write to the
- * clipboard (OSC 52), hide or rewrite text or clear the screen. Machine-readable output
- * ({@code --json}, MCP) keeps the exact text.
+ * ({@code \x1b} for ESC, backslash-u-009b for U+009B) instead of being acted on, so the code
+ * cannot write to the clipboard (OSC 52), hide or rewrite text or clear the screen.
+ * Machine-readable output ({@code --json}, MCP) keeps the exact text.
  */
 final class TerminalText {
     private TerminalText() {
@@ -32,7 +32,7 @@ final class TerminalText {
     }
 
     /**
-     * JSON text with DEL and the C1 controls written as {@code \u00XX} escapes: the same JSON
+     * JSON text with DEL and the C1 controls written as JSON escapes (U+009B as backslash-u-009b): the same JSON
      * value, nothing a terminal acts on (JSON text never holds the other controls raw).
      */
     static String escapeJson(String json) {

@@ -74,6 +74,21 @@ class CommandLineIT {
     }
 
     @Test
+    void relativePathsReadFromTheDirectoryTheCommandRanInWhenAllowed() throws Exception {
+        Files.writeString(dir.resolve("notes.txt"), "from the working directory");
+        Files.writeString(dir.resolve("relative.ts"), "return Deno.readTextFileSync('notes.txt');");
+
+        var allowed = cli.run("run", "relative.ts", "--db", db.toString(), "--allow-read", ".");
+        var denied = cli.run("run", "relative.ts", "--db", db.toString());
+
+        assertThat(allowed.exitCode()).as(allowed.toString()).isZero();
+        assertThat(allowed.stdout().trim()).isEqualTo("\"from the working directory\"");
+        assertThat(denied.exitCode()).as(denied.toString()).isEqualTo(1);
+        assertThat(denied.stderr()).contains("PermissionError").contains("notes.txt")
+                .contains("execache's --allow-read").doesNotContain("run again with");
+    }
+
+    @Test
     void contextKeyOrderDoesNotMatter() throws Exception {
         cli.run("run", "shape.ts", "--db", db.toString(), "--context", "{\"items\":[1,2],\"user\":\"ada\"}");
 

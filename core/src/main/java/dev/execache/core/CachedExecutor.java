@@ -242,7 +242,7 @@ public final class CachedExecutor {
         if (allowRead.isEmpty()) {
             return Optional.of(CacheKeys.forExecution(request.code(), request.contextJson(), versions));
         }
-        return ReadFingerprint.of(allowRead)
+        return ReadFingerprint.of(allowRead, request.limits().workingDirectory())
                 .map(reads -> CacheKeys.forExecution(request.code(), request.contextJson(), versions, reads));
     }
 

@@ -40,9 +40,21 @@ final class ReadFingerprint {
     private ReadFingerprint() {
     }
 
-    /** The fingerprint, or empty when the scan cannot finish (see the class comment). */
     static Optional<String> of(List<String> allowRead) {
+        return of(allowRead, "");
+    }
+
+    /**
+     * The fingerprint, or empty when the scan cannot finish (see the class comment).
+     *
+     * @param workingDirectory where relative paths in the code resolve: the same relative path
+     *     reads another file from another directory
+     */
+    static Optional<String> of(List<String> allowRead, String workingDirectory) {
         ReadFingerprint scan = new ReadFingerprint();
+        if (!workingDirectory.isEmpty()) {
+            scan.seen.put("", "working directory " + workingDirectory);
+        }
         try {
             for (String allowed : allowRead) {
                 scan.visit(Path.of(allowed).toAbsolutePath().normalize(), null);
