@@ -141,7 +141,6 @@ neutralize(Deno, "execPath", execPath);
 neutralize(Deno, "mainModule", codeModule);
 nodeProcess.execPath = "deno";
 nodeProcess.title = "deno";
-nodeProcess.argv0 = "deno";
 neutralize(nodeProcess, "argv", ["deno", "code"]);
 neutralize(nodeProcess, "cwd", cwd);
 // The Cache API names its storage directory (in our cache folder) in its errors, and has

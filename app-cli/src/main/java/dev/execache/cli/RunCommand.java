@@ -61,8 +61,7 @@ final class RunCommand implements Callable<Integer> {
         ExecutionRequest request;
         try {
             request = new ExecutionRequest(code, contextValue,
-                    new LinkedHashSet<>(Settings.declaredTools(options.flags())),
-                    settings.limits().withWorkingDirectory(environment.workingDir().toAbsolutePath().toString()));
+                    new LinkedHashSet<>(Settings.declaredTools(options.flags())), settings.limits());
         } catch (IllegalArgumentException e) {
             throw new UsageException(e.getMessage(), e);
         }

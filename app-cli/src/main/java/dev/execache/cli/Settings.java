@@ -176,7 +176,9 @@ record Settings(
         Path denoPath = env.get("EXECACHE_DENO") == null ? null : workingDir.resolve(env.get("EXECACHE_DENO"));
         int warmPoolSize = env.get("EXECACHE_WARM_POOL") == null ? 0
                 : nonNegative(env.get("EXECACHE_WARM_POOL"), "EXECACHE_WARM_POOL");
-        Limits limits = Limits.DEFAULTS.withTimeout(timeout).withMemoryMb(memoryMb).withAllowRead(allowRead);
+        // relative paths in the code resolve where the command was started (run, inspect and serve alike)
+        Limits limits = Limits.DEFAULTS.withTimeout(timeout).withMemoryMb(memoryMb).withAllowRead(allowRead)
+                .withWorkingDirectory(workingDir.toAbsolutePath().normalize().toString());
         return new Settings(store, new CachePolicy(enabled, ttl, maxEntries), sqlitePath, redisUrl, requireStore,
                 limits, tools, denoPath, cacheDirectory, warmPoolSize, config.path());
     }

@@ -87,7 +87,7 @@ public final class CachedExecutor {
     /**
      * The cache key of a request, as {@link #execute} would use it.
      *
-     * @throws IllegalArgumentException if the request is not cacheable (it may read too many files)
+     * @throws IllegalArgumentException if the request is not cacheable (the files it may read cannot be watched)
      */
     public String keyFor(ExecutionRequest request) {
         return cacheKey(request, versionsFor(request)).orElseThrow(() -> new IllegalArgumentException(
