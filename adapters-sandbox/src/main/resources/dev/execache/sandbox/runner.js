@@ -141,7 +141,12 @@ neutralize(Deno, "execPath", execPath);
 neutralize(Deno, "mainModule", codeModule);
 nodeProcess.execPath = "deno";
 nodeProcess.title = "deno";
-neutralize(nodeProcess, "argv", ["deno", "code"]);
+// in place: node:process keeps the array it made, with Deno's path in it, and a heap snapshot
+// would show it
+const argv = nodeProcess.argv;
+argv.length = 0;
+argv[0] = "deno";
+argv[1] = "code";
 neutralize(nodeProcess, "cwd", cwd);
 // The Cache API names its storage directory (in our cache folder) in its errors, and has
 // nowhere to keep anything anyway (see DenoRuntime): the code does not get it.

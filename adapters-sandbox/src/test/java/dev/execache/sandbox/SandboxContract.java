@@ -643,6 +643,30 @@ abstract class SandboxContract {
         assertThat(result.value()).contains("\"Deno.execPath\":\"deno\"").contains("\"process.cwd\":\"threw");
     }
 
+    @Test
+    void aHeapSnapshotHoldsNoHostPath() {
+        // the paths come in halves and are joined only after the snapshot, so that the
+        // snapshot cannot find them in the context
+        List<List<String>> halves = new ArrayList<>();
+        for (String path : List.of(deno().toString(), DenoSandboxSettings.defaultCacheDirectory().toString(),
+                System.getProperty("user.dir"))) {
+            halves.add(List.of(path.substring(0, path.length() / 2), path.substring(path.length() / 2)));
+        }
+
+        ExecutionResult result = run("""
+                const v8 = await import('node:v8');
+                const chunks: string[] = [];
+                for await (const chunk of v8.getHeapSnapshot()) {
+                  chunks.push(typeof chunk === 'string' ? chunk : new TextDecoder().decode(chunk));
+                }
+                const snapshot = chunks.join('');
+                return context.filter((pair: string[]) => snapshot.includes(pair[0] + pair[1]))
+                    .map((pair: string[]) => pair[0] + pair[1]);
+                """, halves);
+
+        assertThat(result.value()).as("%s", result.error()).isEqualTo("[]");
+    }
+
     /** Paths of this machine the code must never see: home, working directory, Deno, the caches. */
     private static List<String> hostPaths() {
         List<String> paths = new ArrayList<>(List.of(System.getProperty("user.home"), System.getProperty("user.dir"),
