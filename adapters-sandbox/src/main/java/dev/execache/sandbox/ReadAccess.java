@@ -19,7 +19,9 @@ import java.util.Optional;
  * run whose allowed trees hold a link that leads out of them (or into /proc) is refused before
  * anything starts. A link that stays inside is fine: every path the code can name then ends
  * inside the trees (Deno removes {@code ..} before it opens a path, so no path climbs out
- * through a link either).
+ * through a link either). The code itself cannot make links (no write permission); a link
+ * that another program makes while a run is in progress is not seen, nor is a hard link,
+ * which is the file itself to every check.
  */
 final class ReadAccess {
     /** Past this many entries the trees are too broad to check on every run. */
