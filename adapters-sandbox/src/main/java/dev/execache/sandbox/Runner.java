@@ -38,6 +38,16 @@ final class Runner {
     private static final List<String> CRASH_REPORT_STARTS = List.of("<--- Last few GCs --->", "\n#\n# Fatal");
     private static final int V8_FATAL_EXIT_CODE = 133;
 
+    /**
+     * A runner must not outlive the process that started it, whatever ended that one (SIGKILL
+     * included), and code that loops forever never yields to a check of its own: on Linux the
+     * kernel ends it (PR_SET_PDEATHSIG, set by util-linux's setpriv, which then execs Deno, so
+     * the pid stays Deno's). The signal follows the thread that started the process; every
+     * runner is started by a thread that outlives it (the caller waits for its run; the warm
+     * pool's starter lives as long as the pool).
+     */
+    private static final List<String> DIES_WITH_HOST = diesWithHost();
+
     private final Process process;
     private final DenoRuntime runtime;
     private final long startedNanos = System.nanoTime();
@@ -48,7 +58,9 @@ final class Runner {
     }
 
     static Runner start(DenoRuntime runtime, LaunchFlags flags) {
-        ProcessBuilder builder = new ProcessBuilder(flags.command(runtime))
+        List<String> command = new java.util.ArrayList<>(DIES_WITH_HOST);
+        command.addAll(flags.command(runtime));
+        ProcessBuilder builder = new ProcessBuilder(command)
                 .directory(runtime.denoDirectory().toFile())
                 .redirectErrorStream(true);
         Map<String, String> environment = builder.environment();
@@ -66,6 +78,18 @@ final class Runner {
             throw new SandboxUnavailableException("Deno " + runtime.executable() + " could not be started: "
                     + e.getMessage() + ". To fix: check that the file is a working Deno 2 executable.", e);
         }
+    }
+
+    private static List<String> diesWithHost() {
+        if (!System.getProperty("os.name", "").toLowerCase(java.util.Locale.ROOT).contains("linux")) {
+            return List.of();
+        }
+        for (String candidate : List.of("/usr/bin/setpriv", "/bin/setpriv")) {
+            if (java.nio.file.Files.isExecutable(java.nio.file.Path.of(candidate))) {
+                return List.of(candidate, "--pdeathsig", "KILL", "--");
+            }
+        }
+        return List.of();
     }
 
     boolean isAlive() {

@@ -52,6 +52,7 @@ final class Output {
         ObjectNode node = JSON.createObjectNode();
         node.put("hits", stats.hits());
         node.put("misses", stats.misses());
+        node.put("shared", stats.shared());
         node.put("hitRate", stats.hitRate());
         node.put("totalSavedMs", millis(stats.totalSaved()));
         node.put("averageSavedMs", millis(stats.averageSaved()));
