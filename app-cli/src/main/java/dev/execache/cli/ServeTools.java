@@ -2,7 +2,6 @@ package dev.execache.cli;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.fasterxml.jackson.databind.util.RawValue;
 import dev.execache.core.CachedExecutor;
 import dev.execache.core.ExecutionOutcome;
 import dev.execache.core.ExecutionRequest;
@@ -156,7 +155,7 @@ final class ServeTools {
         ExecutionResult result = outcome.result();
         ObjectNode node = Output.JSON.createObjectNode();
         if (result.isSuccess()) {
-            node.putRawValue("result", new RawValue(result.value()));
+            node.set("result", Output.rawJson(result.value()));
             node.put("hit", outcome.isHit());
         } else {
             node.set("error", Output.error(result.error()));
