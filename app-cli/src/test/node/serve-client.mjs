@@ -51,7 +51,7 @@ try {
     }
     case "cancel": {
       const abort = new AbortController();
-      const running = call("while (true) {}", { timeout: 60 }, { signal: abort.signal })
+      const running = call("while (true) {}", { timeout: 25 }, { signal: abort.signal })
         .then((result) => ({ answered: outcome(result) }), (error) => ({ rejected: String(error?.message ?? error) }));
       print({ event: "calling", serverPid: transport.pid });
       await nextControl();
