@@ -71,6 +71,12 @@ try {
       print({ event: "stats", stats: await stats() });
       break;
     }
+    case "spread": {
+      const results = await Promise.all([1, 2, 3].map((n) =>
+        call(`await new Promise((resolve) => setTimeout(resolve, 1500)); return ${n}`)));
+      print({ event: "results", values: results.map((result) => result.structuredContent?.result ?? null) });
+      break;
+    }
     case "progress": {
       const progress = [];
       const result = await call("await new Promise((resolve) => setTimeout(resolve, 2500)); return 'slow'", {},

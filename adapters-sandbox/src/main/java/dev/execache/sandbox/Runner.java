@@ -115,6 +115,10 @@ final class Runner {
         try {
             ExecutionResult result = runUnderLimits(request, io, startNanos);
             ended = true;
+            if (!result.isSuccess() && LiveProcesses.exiting()) {
+                // killed because the JVM is exiting (SIGTERM): not the code's failure
+                throw new CancellationException("the process is shutting down: the run was stopped");
+            }
             return result;
         } finally {
             if (!ended) {

@@ -24,8 +24,8 @@ import picocli.CommandLine.Mixin;
                 + "(after answering what it has read) or on SIGTERM (calls still running are told the server is "
                 + "shutting down).",
             "One answer is at most 9 MiB, which every mainstream client reads; a larger result is an OutputLimitError.",
-            "Concurrent runs beyond the sandbox's bound (EXECACHE_MAX_RUNS, default from the cores and the memory "
-                + "limit) wait their turn; the wait does not count against their timeout.",
+            "Runs at once are bounded (EXECACHE_MAX_RUNS; default two per core, and no more than half the memory "
+                + "holds at --memory-mb each); more wait their turn, and the wait does not count against their timeout.",
             "Run several with --store redis on one Redis and they behave as one cache."})
 final class ServeCommand implements Callable<Integer> {
     private static final System.Logger LOG = System.getLogger("dev.execache.cli");

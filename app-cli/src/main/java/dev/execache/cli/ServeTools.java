@@ -137,7 +137,7 @@ final class ServeTools {
             outcome = calls.run(id, () -> executor.execute(request));
         } catch (CancellationException e) {
             // the client cancelled it (no answer goes out) or the server is stopping
-            return failure(SHUTTING_DOWN);
+            return shuttingDown();
         } catch (IllegalArgumentException e) {
             return failure(e.getMessage() + (e.getMessage().startsWith("unknown tool") ? knownToolsHint() : ""));
         } catch (RuntimeException e) {

@@ -72,7 +72,8 @@ final class StdioTransport implements McpServerTransportProvider {
     private volatile McpServerSession session;
     private volatile boolean initialized;
     private volatile String protocolVersion;
-    private volatile McpSchema.LoggingLevel logLevel = McpSchema.LoggingLevel.WARNING;
+    /** Null until the client sets a level: log messages go only to a client that asked for them. */
+    private volatile McpSchema.LoggingLevel logLevel;
 
     StdioTransport(InputStream in, OutputStream out, McpJsonMapper mapper, Duration drainLimit, InFlightCalls calls) {
         this.in = new BufferedInputStream(in, 64 * 1024);
@@ -128,7 +129,8 @@ final class StdioTransport implements McpServerTransportProvider {
 
     /** Whether a log record of this level goes to the client, as set by logging/setLevel. */
     boolean logs(McpSchema.LoggingLevel level) {
-        return initialized && level.level() >= logLevel.level();
+        McpSchema.LoggingLevel wanted = logLevel;
+        return initialized && wanted != null && level.level() >= wanted.level();
     }
 
     /**

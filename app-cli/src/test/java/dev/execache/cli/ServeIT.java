@@ -262,7 +262,11 @@ class ServeIT {
 
         assertThat(runners).isNotEmpty();
         assertNoneAlive(runners);
-        server.close();
+        try {
+            server.close();
+        } catch (RuntimeException e) {
+            // the client notices that its server is gone
+        }
     }
 
     @Test
@@ -279,9 +283,15 @@ class ServeIT {
             ServeWithTypeScriptClientIT.awaitCondition(() -> !ServeWithTypeScriptClientIT.denoUnder(process.toHandle()).isEmpty());
             List<ProcessHandle> runners = ServeWithTypeScriptClientIT.denoUnder(process.toHandle());
 
-            process.destroy();
+            // SIGTERM through the handle: Process.destroy() would also close the pipes we read the answer from
+            process.toHandle().destroy();
 
-            JsonNode answer = client.response(id);
+            JsonNode answer;
+            try {
+                answer = client.response(id);
+            } catch (AssertionError e) {
+                throw new AssertionError(e.getMessage() + "; unclaimed " + client.unclaimed() + "; stderr:\n" + stderr, e);
+            }
             assertThat(answer.at("/result/isError").booleanValue()).isTrue();
             String text = answer.at("/result/content/0/text").textValue();
             assertThat(Output.JSON.readTree(text).at("/error/message").textValue()).contains("shutting down");

@@ -100,6 +100,39 @@ class ServeWithTypeScriptClientIT {
     }
 
     @Test
+    void callsBeyondTheBoundOnRunsAtOnceWaitTheirTurnAndAreAllAnswered() throws Exception {
+        Map<String, String> oneAtATime = Map.of("EXECACHE_WARM_POOL", "0", "EXECACHE_MAX_RUNS", "1");
+        try (TypeScriptClient client = TypeScriptClient.start("spread", oneAtATime, "--store", "memory")) {
+            java.util.concurrent.atomic.AtomicInteger most = new java.util.concurrent.atomic.AtomicInteger();
+            java.util.concurrent.CompletableFuture<JsonNode> results = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                try {
+                    return client.await("results");
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            ProcessHandle server = null;
+            while (!results.isDone()) {
+                if (server == null) {
+                    try {
+                        server = client.server();
+                    } catch (AssertionError notYet) {
+                        Thread.sleep(10);
+                        continue;
+                    }
+                }
+                most.accumulateAndGet(denoUnder(server).size(), Math::max);
+                Thread.sleep(10);
+            }
+
+            assertThat(results.get().get("values")).hasSize(3).allSatisfy(value -> assertThat(value.isInt()).isTrue());
+            // three runs of 1.5 s each, one at a time: never three Deno processes at once (a finished
+            // one may still be on its way out while the next starts)
+            assertThat(most.get()).isBetween(1, 2);
+        }
+    }
+
+    @Test
     void aRunThatTakesLongerSendsProgressToAClientThatAskedForIt() throws Exception {
         try (TypeScriptClient client = TypeScriptClient.start("progress", Map.of(), "--store", "memory")) {
             JsonNode result = client.await("result");
