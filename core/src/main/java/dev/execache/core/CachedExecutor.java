@@ -12,9 +12,11 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -70,7 +72,7 @@ public final class CachedExecutor {
         CompletableFuture<ExecutionOutcome> mine = new CompletableFuture<>();
         CompletableFuture<ExecutionOutcome> running = inFlight.putIfAbsent(key, mine);
         if (running != null) {
-            return awaitShared(running);
+            return awaitShared(running, request, key, versions);
         }
         try {
             ExecutionOutcome outcome = lookUpOrRun(request, key, versions);
@@ -204,19 +206,44 @@ public final class CachedExecutor {
         return store.run("store a result", () -> store.store().put(entry));
     }
 
-    private ExecutionOutcome awaitShared(CompletableFuture<ExecutionOutcome> running) {
+    /**
+     * The result of the identical run in flight. Every call answered this way is counted: a hit
+     * handed on is a hit, a run's result handed on is {@link Counter#SHARED}. When that run was
+     * cancelled (its caller went away) this call runs the request itself.
+     */
+    private ExecutionOutcome awaitShared(CompletableFuture<ExecutionOutcome> running, ExecutionRequest request,
+            String key, Map<String, String> versions) {
+        long waitStart = System.nanoTime();
         ExecutionOutcome leader;
         try {
-            leader = running.join();
-        } catch (CompletionException e) {
+            leader = running.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CancellationException("cancelled while waiting for an identical run");
+        } catch (CancellationException e) {
+            return executeOnce(request, key, versions);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof CancellationException) {
+                return executeOnce(request, key, versions);
+            }
             if (e.getCause() instanceof RuntimeException cause) {
                 throw cause;
             }
-            throw e;
+            throw new CompletionException(e.getCause());
         }
         if (leader.status() == CacheStatus.HIT) {
-            return leader;
+            Duration waited = Duration.ofNanos(System.nanoTime() - waitStart);
+            Duration saved = leader.result().executionTime().minus(waited);
+            if (saved.isNegative()) {
+                saved = Duration.ZERO;
+            }
+            Map<Counter, Long> counted = new EnumMap<>(Counter.class);
+            counted.put(Counter.HITS, 1L);
+            counted.put(Counter.SAVED_NANOS, saved.toNanos());
+            store.run("count a hit", () -> store.store().increment(counted));
+            return new ExecutionOutcome(leader.result(), CacheStatus.HIT, leader.key(), saved);
         }
+        store.run("count a shared result", () -> store.store().increment(Counter.SHARED, 1));
         return new ExecutionOutcome(leader.result(), CacheStatus.SHARED, leader.key(), Duration.ZERO);
     }
 
