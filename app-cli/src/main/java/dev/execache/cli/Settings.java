@@ -252,7 +252,9 @@ record Settings(
         }
         int warmPoolSize = env.get("EXECACHE_WARM_POOL") == null ? 0
                 : nonNegative(env.get("EXECACHE_WARM_POOL"), "EXECACHE_WARM_POOL");
-        Limits limits = Limits.DEFAULTS.withTimeout(timeout).withMemoryMb(memoryMb).withAllowRead(allowRead);
+        // relative paths in the code resolve where the command was started (run, inspect and serve alike)
+        Limits limits = Limits.DEFAULTS.withTimeout(timeout).withMemoryMb(memoryMb).withAllowRead(allowRead)
+                .withWorkingDirectory(workingDir.toAbsolutePath().normalize().toString());
         return new Settings(store, new CachePolicy(enabled, ttl, maxEntries), sqlitePath, redisUrl, requireStore,
                 limits, tools, denoPath, cacheDirectory, warmPoolSize, config.path(), sources);
     }

@@ -76,8 +76,8 @@ final class SharedResources implements Resources {
 
     @Override
     public Sandbox sandbox(DenoSandboxSettings settings) {
-        DenoSandboxSettings pooled = new DenoSandboxSettings(settings.denoExecutable(), settings.cacheDirectory(),
-                settings.npmCommand(), Math.max(settings.warmPoolSize(), WARM_POOL), settings.warmPoolLimits());
+        DenoSandboxSettings pooled = settings.toBuilder()
+                .warmPoolSize(Math.max(settings.warmPoolSize(), WARM_POOL)).build();
         synchronized (this) {
             if (closed) {
                 throw new IllegalStateException("the server is stopping");
