@@ -1,0 +1,3 @@
+const name: string = context.name ?? "world";
+console.log(`greeting ${name}`);
+return { greeting: `Hello, ${name}!`, length: name.length };
