@@ -38,18 +38,34 @@ final class ServeTools {
 
     private final CachedExecutor executor;
     private final Settings settings;
+    private final ProxiedTools proxied;
 
     ServeTools(CachedExecutor executor, Settings settings) {
+        this(executor, settings, null);
+    }
+
+    /** @param proxied the downstream servers' tools, offered beside execache's own; null for none */
+    ServeTools(CachedExecutor executor, Settings settings, ProxiedTools proxied) {
         this.executor = executor;
         this.settings = settings;
+        this.proxied = proxied;
     }
 
     List<SyncToolSpecification> specifications() {
-        return List.of(
+        List<SyncToolSpecification> all = new ArrayList<>(List.of(
                 tool(describeExecuteCode(), this::executeCode),
                 tool(describeCacheStats(), this::cacheStats),
                 tool(describeInvalidateTool(), this::invalidateTool),
-                tool(describeClearCache(), this::clearCache));
+                tool(describeClearCache(), this::clearCache)));
+        if (proxied != null) {
+            all.addAll(proxied.specifications());
+        }
+        return all;
+    }
+
+    /** The proxied tools, whose list changes while serve runs; null when there are none. */
+    ProxiedTools proxied() {
+        return proxied;
     }
 
     private Tool describeExecuteCode() {
