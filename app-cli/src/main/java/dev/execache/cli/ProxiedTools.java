@@ -10,6 +10,7 @@ import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolCacheRule;
 import dev.execache.core.ToolCatalog;
 import dev.execache.core.ToolResult;
+import dev.execache.core.ToolStats;
 import dev.execache.tools.mcp.McpToolCatalog;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.spec.McpSchema;
@@ -74,6 +75,11 @@ final class ProxiedTools {
         return new McpToolCatalog(settings.gateway().servers().stream().map(GatewayConfig.Server::settings).toList(),
                 settings.limits().timeout(), settings.gateway().rediscoverEvery(),
                 line -> downstream.log(Level.INFO, line), Clock.systemUTC()).start();
+    }
+
+    /** Hits and misses per proxied tool, counted in this process. */
+    Map<String, ToolStats> stats() {
+        return cachedTool.stats();
     }
 
     ToolCallRules rules() {

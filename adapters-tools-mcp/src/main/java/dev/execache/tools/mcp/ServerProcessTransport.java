@@ -14,6 +14,7 @@ import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -37,6 +38,8 @@ final class ServerProcessTransport implements McpClientTransport {
     private final Consumer<String> stderr;
     private final Consumer<Integer> exited;
     private volatile Process process;
+    /** The client sends initialize before the process has started; messages wait for it. */
+    private final CompletableFuture<Process> started = new CompletableFuture<>();
     private volatile boolean closing;
 
     /**
@@ -66,9 +69,13 @@ final class ServerProcessTransport implements McpClientTransport {
             try {
                 started = builder.start();
             } catch (IOException e) {
-                throw new IllegalStateException("cannot start " + String.join(" ", command) + ": " + e.getMessage(), e);
+                IllegalStateException failure = new IllegalStateException(
+                        "cannot start " + String.join(" ", command) + ": " + e.getMessage(), e);
+                this.started.completeExceptionally(failure);
+                throw failure;
             }
             process = started;
+            this.started.complete(started);
             daemon("execache-mcp-" + settings.name() + "-out", () -> readMessages(started.getInputStream(), handler));
             daemon("execache-mcp-" + settings.name() + "-err", () -> readLines(started.getErrorStream()));
             started.onExit().thenAccept(ended -> {
@@ -115,8 +122,11 @@ final class ServerProcessTransport implements McpClientTransport {
 
     @Override
     public Mono<Void> sendMessage(JSONRPCMessage message) {
-        Process current = process;
-        if (current == null || !current.isAlive()) {
+        return Mono.fromFuture(started.copy()).flatMap(current -> write(current, message));
+    }
+
+    private Mono<Void> write(Process current, JSONRPCMessage message) {
+        if (!current.isAlive()) {
             return Mono.error(new IOException("server " + settings.name() + " is not running"));
         }
         try {
@@ -140,6 +150,7 @@ final class ServerProcessTransport implements McpClientTransport {
     /** Closes stdin (the spec's shutdown signal), then SIGTERM, then SIGKILL, each after a short wait. */
     void stop() {
         closing = true;
+        started.completeExceptionally(new IOException("server " + settings.name() + " was stopped"));
         Process current = process;
         if (current == null) {
             return;
