@@ -24,7 +24,7 @@ import java.util.function.Predicate;
  * {@code execache.jar}).
  */
 final class ServeProcess implements AutoCloseable {
-    static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(60);
+    static final Duration REQUEST_TIMEOUT = Duration.ofMinutes(2);
     /** Long enough for several JVMs starting at once on a busy machine; a failure to start still shows. */
     private static final Duration STARTUP = Duration.ofMinutes(2);
 
