@@ -22,9 +22,16 @@ final class AppModule extends AbstractModule {
     private static final Duration REOPEN_EVERY = Duration.ofSeconds(10);
 
     private final Settings settings;
+    private final boolean emptyStore;
 
     AppModule(Settings settings) {
+        this(settings, false);
+    }
+
+    /** With {@code emptyStore}, an empty store in memory stands in for one that does not exist yet. */
+    AppModule(Settings settings, boolean emptyStore) {
         this.settings = settings;
+        this.emptyStore = emptyStore;
     }
 
     @Provides
@@ -37,6 +44,9 @@ final class AppModule extends AbstractModule {
     CacheStore store(Clock clock) {
         if (!settings.policy().enabled()) {
             return ReopeningStore.never("caching is off");
+        }
+        if (emptyStore) {
+            return new MemoryCacheStore(settings.policy().maxEntries(), clock);
         }
         try {
             return openStore(clock);

@@ -17,6 +17,8 @@ import java.util.TreeMap;
  * @param createdAt when it was stored
  * @param expiresAt when it stops being returned
  * @param hits how many times it has been returned
+ * @param label what a person recognises the entry by (a script's file name or first line, a tool
+ *     call's name and short arguments); empty when unknown. Not part of the key.
  */
 public record CacheEntry(
         String key,
@@ -26,7 +28,11 @@ public record CacheEntry(
         Map<String, String> toolVersions,
         Instant createdAt,
         Instant expiresAt,
-        long hits) {
+        long hits,
+        String label) {
+
+    /** The longest label kept; a longer one is cut, so a label never makes an entry big. */
+    public static final int MAX_LABEL_LENGTH = 120;
 
     public CacheEntry {
         requireText(key, "key");
@@ -45,6 +51,22 @@ public record CacheEntry(
         if (hits < 0) {
             throw new IllegalArgumentException("hits must not be negative: " + hits);
         }
+        label = label(label);
+    }
+
+    /** An entry without a label. */
+    public CacheEntry(String key, String value, String console, Duration executionTime,
+            Map<String, String> toolVersions, Instant createdAt, Instant expiresAt, long hits) {
+        this(key, value, console, executionTime, toolVersions, createdAt, expiresAt, hits, "");
+    }
+
+    /** One line of at most {@link #MAX_LABEL_LENGTH} characters, control characters as spaces. */
+    public static String label(String text) {
+        if (text == null) {
+            return "";
+        }
+        String line = text.replaceAll("\\p{Cntrl}+", " ").strip();
+        return line.length() <= MAX_LABEL_LENGTH ? line : line.substring(0, MAX_LABEL_LENGTH - 1) + "\u2026";
     }
 
     public boolean isExpiredAt(Instant now) {
@@ -52,12 +74,16 @@ public record CacheEntry(
     }
 
     public CacheEntry withHits(long newHits) {
-        return new CacheEntry(key, value, console, executionTime, toolVersions, createdAt, expiresAt, newHits);
+        return new CacheEntry(key, value, console, executionTime, toolVersions, createdAt, expiresAt, newHits, label);
+    }
+
+    public CacheEntry withLabel(String newLabel) {
+        return new CacheEntry(key, value, console, executionTime, toolVersions, createdAt, expiresAt, hits, newLabel);
     }
 
     /** A rough size in bytes of what a store keeps for this entry. */
     public long estimatedBytes() {
-        long bytes = 64L + 2L * (key.length() + value.length() + console.length());
+        long bytes = 64L + 2L * (key.length() + value.length() + console.length() + label.length());
         for (Map.Entry<String, String> tool : toolVersions.entrySet()) {
             bytes += 2L * (tool.getKey().length() + tool.getValue().length());
         }

@@ -1,6 +1,7 @@
 package dev.execache.core;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -27,6 +28,12 @@ public interface CacheStore extends AutoCloseable {
 
     /** Inserts or replaces the entry under its key, evicting the least recently used past the bound. */
     void put(CacheEntry entry);
+
+    /**
+     * Every live entry (expired ones are left out), each as {@link #peek} gives it: listing
+     * neither counts hits nor refreshes recency. At most the store's bound of them.
+     */
+    List<CacheEntry> entries();
 
     /** @return whether an entry was removed */
     boolean remove(String key);

@@ -96,6 +96,11 @@ public final class CachedExecutor {
                 "not cacheable: " + ReadFingerprint.NOT_WATCHABLE));
     }
 
+    /** Every live entry, without counting hits; empty when the store is unusable. */
+    public List<CacheEntry> entries() {
+        return store.call("list entries", () -> store.store().entries(), List.of());
+    }
+
     /** The stored entry under {@code key}, without counting a hit. */
     public Optional<CacheEntry> inspect(String key) {
         return store.call("read an entry", () -> store.store().peek(key), Optional.empty());
@@ -128,7 +133,10 @@ public final class CachedExecutor {
 
     /** Removes every entry that depended on {@code tool}; returns how many. */
     public int invalidateTool(String tool) {
-        return invalidate(tool, null, toolVersions.versions().getOrDefault(tool, "?")).removed();
+        int removed = removeEntriesOf(tool);
+        LOG.log(Level.INFO, "tool " + tool + " invalidated on request: removed " + removed
+                + (removed == 1 ? " entry" : " entries"));
+        return removed;
     }
 
     /** Removes every entry whose key matches the glob; returns how many. */
@@ -166,7 +174,7 @@ public final class CachedExecutor {
                 }
             }
             ExecutionResult result = sandbox.execute(request);
-            boolean stored = result.isSuccess() && store(key, result, versions);
+            boolean stored = result.isSuccess() && store(key, result, versions, request.labelOrFirstLine());
             boolean counted = store.run("count a miss", () -> store.store().increment(Counter.MISSES, 1));
             CacheStatus status = (storeWasDown || !counted || (result.isSuccess() && !stored))
                     ? CacheStatus.STORE_ERROR : CacheStatus.MISS;
@@ -199,10 +207,10 @@ public final class CachedExecutor {
         return new ExecutionOutcome(result, CacheStatus.HIT, key, saved);
     }
 
-    private boolean store(String key, ExecutionResult result, Map<String, String> versions) {
+    private boolean store(String key, ExecutionResult result, Map<String, String> versions, String label) {
         Instant now = clock.instant();
         CacheEntry entry = new CacheEntry(key, result.value(), result.console(), result.executionTime(),
-                versions, now, now.plus(policy.ttl()), 0);
+                versions, now, now.plus(policy.ttl()), 0, label);
         return store.run("store a result", () -> store.store().put(entry));
     }
 
@@ -280,12 +288,17 @@ public final class CachedExecutor {
     }
 
     private Invalidation invalidate(String tool, String oldVersion, String newVersion) {
+        int removed = removeEntriesOf(tool);
+        Invalidation invalidation = new Invalidation(tool, oldVersion, newVersion, removed);
+        LOG.log(Level.INFO, invalidation.toString());
+        return invalidation;
+    }
+
+    private int removeEntriesOf(String tool) {
         int removed = store.call("remove entries of a tool", () -> store.store().removeByTool(tool), 0);
         if (removed > 0) {
             store.run("count invalidations", () -> store.store().increment(Counter.INVALIDATIONS, removed));
         }
-        Invalidation invalidation = new Invalidation(tool, oldVersion, newVersion, removed);
-        LOG.log(Level.INFO, invalidation.toString());
-        return invalidation;
+        return removed;
     }
 }

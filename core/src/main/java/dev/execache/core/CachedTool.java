@@ -81,7 +81,8 @@ public final class CachedTool {
             Instant now = clock.instant();
             String version = toolVersions.versions().get(tool);
             Map<String, String> dependsOn = version == null ? Map.of() : Map.of(tool, version);
-            CacheEntry entry = new CacheEntry(key, result.json(), "", took, dependsOn, now, now.plus(rule.get().ttl()), 0);
+            CacheEntry entry = new CacheEntry(key, result.json(), "", took, dependsOn, now, now.plus(rule.get().ttl()), 0,
+                    label(tool, arguments));
             if (store.run("store a result", () -> store.store().put(entry))) {
                 touch(rule.get(), key, tool);
             }
@@ -232,5 +233,16 @@ public final class CachedTool {
         public CachedTool build() {
             return new CachedTool(this);
         }
+    }
+
+    /** The tool's name and its arguments in short, e.g. {@code read {"path":"a.txt"}}. */
+    private static String label(String tool, Map<String, Object> arguments) {
+        String args;
+        try {
+            args = CanonicalJson.write(arguments, "args");
+        } catch (IllegalArgumentException e) {
+            args = "";
+        }
+        return CacheEntry.label(tool + " " + args);
     }
 }

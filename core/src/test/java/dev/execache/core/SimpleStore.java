@@ -32,6 +32,11 @@ final class SimpleStore implements CacheStore {
         return Optional.ofNullable(entries.get(key)).filter(entry -> !entry.isExpiredAt(clock.instant()));
     }
 
+    @Override
+    public synchronized java.util.List<CacheEntry> entries() {
+        return entries.values().stream().filter(entry -> !entry.isExpiredAt(clock.instant())).toList();
+    }
+
     @Override public synchronized void put(CacheEntry entry) { entries.put(entry.key(), entry); }
     @Override public synchronized boolean remove(String key) { return entries.remove(key) != null; }
 

@@ -10,6 +10,8 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.time.Instant;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
@@ -82,6 +84,12 @@ public final class MemoryCacheStore implements CacheStore {
             return Optional.empty();
         }
         return Optional.of(entry);
+    }
+
+    @Override
+    public synchronized List<CacheEntry> entries() {
+        Instant now = clock.instant();
+        return entries.values().stream().filter(entry -> !entry.isExpiredAt(now)).toList();
     }
 
     @Override

@@ -95,9 +95,26 @@ public final class RedisCacheStore implements CacheStore {
         try {
             client = Redisson.create(config(url, settings.timeout()));
         } catch (RedisException e) {
+            if (refusedCredentials(e)) {
+                throw new IllegalStateException("Redis at " + url + " refused the credentials (check the user and"
+                        + " password in the Redis URL): " + e.getMessage(), e);
+            }
             throw new IllegalStateException("cannot reach Redis at " + url + ": " + e.getMessage(), e);
         }
         return new RedisCacheStore(client, true, settings.keyPrefix(), settings.maxEntries(), clock);
+    }
+
+    /** Redis answers a wrong or missing password with WRONGPASS or NOAUTH; Redisson wraps it. */
+    private static boolean refusedCredentials(Throwable e) {
+        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+            String message = String.valueOf(cause.getMessage());
+            if (cause instanceof org.redisson.client.RedisAuthRequiredException
+                    || message.contains("WRONGPASS") || message.contains("NOAUTH")
+                    || message.contains("invalid password") || message.contains("invalid username-password")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
@@ -138,13 +155,14 @@ public final class RedisCacheStore implements CacheStore {
     private Optional<CacheEntry> read(String key, boolean touch) {
         List<Object> fields = script.eval(RScript.Mode.READ_WRITE, Scripts.GET, RScript.ReturnType.LIST,
                 keys.getKeys(key), key, Long.toString(clock.millis()), touch ? "1" : "0");
-        if (fields.size() < Scripts.ENTRY_FIELD_COUNT) {
+        if (fields.size() < Scripts.ENTRY_FIELD_COUNT - 1) {
             if (!fields.isEmpty()) {
                 run(Scripts.EXPIRE, RScript.ReturnType.LONG, key);
             }
             return Optional.empty();
         }
-        // in the order Scripts.GET returns them: expires, hits, value, console, exec, created, tools
+        // in the order Scripts.GET returns them: expires, hits, value, console, exec, created, tools, label
+        // (an entry written before labels has none: null)
         return Optional.of(new CacheEntry(
                 key,
                 (String) fields.get(2),
@@ -153,7 +171,8 @@ public final class RedisCacheStore implements CacheStore {
                 ToolVersions.decode((String) fields.get(6)),
                 Instant.ofEpochMilli(Long.parseLong((String) fields.get(5))),
                 Instant.ofEpochMilli(Long.parseLong((String) fields.get(0))),
-                Long.parseLong((String) fields.get(1))));
+                Long.parseLong((String) fields.get(1)),
+                fields.size() < Scripts.ENTRY_FIELD_COUNT ? null : (String) fields.get(7)));
     }
 
     @Override
@@ -171,8 +190,19 @@ public final class RedisCacheStore implements CacheStore {
         args.add(Long.toString(entry.executionTime().toNanos()));
         args.add(Long.toString(entry.createdAt().toEpochMilli()));
         args.add(ToolVersions.encode(entry.toolVersions()));
+        args.add(entry.label());
         args.addAll(entry.toolVersions().keySet());
         run(Scripts.PUT, RScript.ReturnType.LONG, args.toArray());
+    }
+
+    /** Reads the keys the recency index names, each as {@link #peek}; the bound keeps that list short. */
+    @Override
+    public List<CacheEntry> entries() {
+        List<CacheEntry> live = new ArrayList<>();
+        for (String key : redisson.<String>getScoredSortedSet(keys.lru(), StringCodec.INSTANCE).readAll()) {
+            read(key, false).ifPresent(live::add);
+        }
+        return live;
     }
 
     @Override

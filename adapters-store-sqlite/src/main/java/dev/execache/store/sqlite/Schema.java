@@ -22,7 +22,7 @@ import org.sqlite.SQLiteException;
  * tool_versions, created_at, expires_at, hit_count)}, with no application id.
  */
 final class Schema {
-    static final int VERSION = 1;
+    static final int VERSION = 2;
     static final int APPLICATION_ID = 0x65786361;
 
     private static final System.Logger LOG = System.getLogger(Schema.class.getName());
@@ -31,7 +31,7 @@ final class Schema {
             Set.of("cache_key", "result", "tool_versions", "created_at", "expires_at", "hit_count");
 
     /**
-     * Version 1. Times are epoch milliseconds. {@code last_access} orders entries by their last
+     * Version 1 (later versions add to it, see {@link #MIGRATIONS}). Times are epoch milliseconds. {@code last_access} orders entries by their last
      * use, larger is more recent; it is a store-wide sequence, not a time, since many uses share
      * a millisecond. The small columns come first so that reading them skips the overflow pages
      * of a large result.
@@ -85,8 +85,12 @@ final class Schema {
                     SELECT tool.key, entry.cache_key FROM cache_entries entry, json_each(entry.tool_versions) tool""",
                     "DROP TABLE seed_cache_entries"));
 
+    /** Version 2: each entry carries a label a person recognises it by; older entries get none. */
+    private static final List<String> TO_LABELS = List.of(
+            "ALTER TABLE cache_entries ADD COLUMN label TEXT NOT NULL DEFAULT ''");
+
     /** {@code MIGRATIONS.get(v)} takes a file from version {@code v} to {@code v + 1}. */
-    private static final List<List<String>> MIGRATIONS = List.of(FROM_SEED);
+    private static final List<List<String>> MIGRATIONS = List.of(FROM_SEED, TO_LABELS);
 
     private Schema() {
     }
@@ -120,7 +124,11 @@ final class Schema {
             return;
         }
         if (from == EMPTY) {
+            // Version 1's tables, then every later step: one way to each version, new file or old.
             TABLES.forEach(handle::execute);
+            for (int version = 1; version < VERSION; version++) {
+                MIGRATIONS.get(version).forEach(handle::execute);
+            }
         } else {
             for (int version = from; version < VERSION; version++) {
                 MIGRATIONS.get(version).forEach(handle::execute);

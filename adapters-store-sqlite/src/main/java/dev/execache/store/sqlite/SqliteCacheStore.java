@@ -42,12 +42,15 @@ public final class SqliteCacheStore implements CacheStore {
     static final long MAX_PENDING_MILLIS = 1_000;
 
     private static final String SELECT_ENTRY = """
-            SELECT cache_key, created_at, expires_at, hit_count, execution_nanos, tool_versions, result, console
+            SELECT cache_key, created_at, expires_at, hit_count, execution_nanos, tool_versions, result, console, label
               FROM cache_entries WHERE cache_key = ?""";
+    private static final String SELECT_LIVE_ENTRIES = """
+            SELECT cache_key, created_at, expires_at, hit_count, execution_nanos, tool_versions, result, console, label
+              FROM cache_entries WHERE expires_at > ?""";
     private static final String INSERT_ENTRY = """
             INSERT INTO cache_entries (cache_key, created_at, expires_at, last_access, hit_count,
-                                       execution_nanos, estimated_bytes, tool_versions, result, console)
-            VALUES (?, ?, ?, (SELECT coalesce(max(last_access), 0) + 1 FROM cache_entries), ?, ?, ?, ?, ?, ?)""";
+                                       execution_nanos, estimated_bytes, tool_versions, result, console, label)
+            VALUES (?, ?, ?, (SELECT coalesce(max(last_access), 0) + 1 FROM cache_entries), ?, ?, ?, ?, ?, ?, ?)""";
     private static final String RECORD_USE = """
             UPDATE cache_entries SET hit_count = hit_count + ?, last_access = ?
              WHERE cache_key = ? AND created_at = ?""";
@@ -125,6 +128,15 @@ public final class SqliteCacheStore implements CacheStore {
         return live(key, clock.millis()).map(this::withPendingHits);
     }
 
+    @Override
+    public synchronized List<CacheEntry> entries() {
+        long now = clock.millis();
+        return jdbi.withHandle(handle -> handle.createQuery(SELECT_LIVE_ENTRIES)
+                .bind(0, now)
+                .map(SqliteCacheStore::entry)
+                .list()).stream().map(this::withPendingHits).toList();
+    }
+
     /** Also purges every expired entry, so that the file holds no dead results below the bound. */
     @Override
     public synchronized void put(CacheEntry entry) {
@@ -143,6 +155,7 @@ public final class SqliteCacheStore implements CacheStore {
                     .bind(6, ToolVersionsJson.write(entry.toolVersions()))
                     .bind(7, entry.value())
                     .bind(8, entry.console())
+                    .bind(9, entry.label())
                     .execute();
             if (!entry.toolVersions().isEmpty()) {
                 PreparedBatch tools = handle.prepareBatch("INSERT INTO entry_tools (tool, cache_key) VALUES (?, ?)");
@@ -301,7 +314,8 @@ public final class SqliteCacheStore implements CacheStore {
                 ToolVersionsJson.read(row.getString(6)),
                 Instant.ofEpochMilli(row.getLong(2)),
                 Instant.ofEpochMilli(row.getLong(3)),
-                row.getLong(4));
+                row.getLong(4),
+                row.getString(9));
     }
 
     private CacheEntry withPendingHits(CacheEntry entry) {
