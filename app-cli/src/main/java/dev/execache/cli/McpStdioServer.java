@@ -4,12 +4,14 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.server.McpServer;
+import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.server.McpSyncServer;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -44,11 +46,20 @@ final class McpStdioServer implements AutoCloseable {
                 .serverInfo("execache", version)
                 .instructions(INSTRUCTIONS)
                 .jsonMapper(mapper)
-                .capabilities(McpSchema.ServerCapabilities.builder().tools(false).logging().build())
+                .capabilities(McpSchema.ServerCapabilities.builder().tools(tools.proxied() != null).logging().build())
                 .tools(tools.specifications())
                 .build();
         this.logs = new LogNotifications(transport);
         Logger.getLogger("dev.execache").addHandler(logs);
+        if (tools.proxied() != null) {
+            tools.proxied().onChange(this::replaceTools);
+        }
+    }
+
+    /** Offers new or changed tools and withdraws others; the client hears notifications/tools/list_changed. */
+    private void replaceTools(List<SyncToolSpecification> changed, List<String> withdrawn) {
+        withdrawn.forEach(server::removeTool);
+        changed.forEach(server::addTool);
     }
 
     /** Blocks until input has ended (and every request read has been answered) or {@link #close()} was called. */

@@ -6,6 +6,7 @@ import jakarta.inject.Inject;
 import java.io.PrintStream;
 import java.lang.System.Logger.Level;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
@@ -65,7 +66,10 @@ final class ServeCommand implements Callable<Integer> {
             LOG.log(Level.INFO, configFileLine(settings));
             warmUp(session);
             serving.add(new ConfigWatcher(configFile(settings), versions, pinnedTools()).start(WATCH_INTERVAL));
-            McpStdioServer server = serving.add(new McpStdioServer(new ServeTools(session.executor(), settings),
+            ProxiedTools proxied = settings.gateway().isEmpty() ? null
+                    : new ProxiedTools(serving.add(ProxiedTools.startCatalog(settings)), session.store(), versions,
+                            settings.gateway(), settings.policy(), Clock.systemUTC());
+            McpStdioServer server = serving.add(new McpStdioServer(new ServeTools(session.executor(), settings, proxied),
                     version(), environment.stdin(), protocol, settings.limits().timeout().plus(DRAIN_MARGIN)));
             LOG.log(Level.INFO, "serving MCP on stdio (store " + settings.store() + ", "
                     + (settings.policy().enabled() ? "ttl " + settings.policy().ttl().toSeconds() + " s, "

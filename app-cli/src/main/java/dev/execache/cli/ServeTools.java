@@ -56,10 +56,17 @@ final class ServeTools {
         return thread;
     });
     private volatile BiConsumer<String, ObjectNode> notifications = (method, params) -> { };
+    private final ProxiedTools proxied;
 
     ServeTools(CachedExecutor executor, Settings settings) {
+        this(executor, settings, null);
+    }
+
+    /** @param proxied the downstream servers' tools, offered beside execache's own; null for none */
+    ServeTools(CachedExecutor executor, Settings settings, ProxiedTools proxied) {
         this.executor = executor;
         this.settings = settings;
+        this.proxied = proxied;
     }
 
     InFlightCalls calls() {
@@ -72,11 +79,20 @@ final class ServeTools {
     }
 
     List<SyncToolSpecification> specifications() {
-        return List.of(
+        List<SyncToolSpecification> all = new ArrayList<>(List.of(
                 toolWithRequest(describeExecuteCode(), this::executeCode),
                 tool(describeCacheStats(), this::cacheStats),
                 tool(describeInvalidateTool(), this::invalidateTool),
-                tool(describeClearCache(), this::clearCache));
+                tool(describeClearCache(), this::clearCache)));
+        if (proxied != null) {
+            all.addAll(proxied.specifications());
+        }
+        return all;
+    }
+
+    /** The proxied tools, whose list changes while serve runs; null when there are none. */
+    ProxiedTools proxied() {
+        return proxied;
     }
 
     private Tool describeExecuteCode() {

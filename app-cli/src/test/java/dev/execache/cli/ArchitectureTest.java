@@ -25,7 +25,8 @@ class ArchitectureTest {
     static final String CLI = "dev.execache.cli..";
     static final String THIN_CLIENT = "dev.execache.cli.client..";
     static final List<String> ADAPTERS = List.of(
-            "dev.execache.store.memory..", "dev.execache.store.sqlite..", "dev.execache.store.redis..", "dev.execache.sandbox..");
+            "dev.execache.store.memory..", "dev.execache.store.sqlite..", "dev.execache.store.redis..", "dev.execache.sandbox..",
+            "dev.execache.tools.mcp..");
 
     @ArchTest
     static final ArchRule coreDependsOnlyOnTheJdk = noClasses()

@@ -24,8 +24,9 @@ import java.util.function.Predicate;
  * {@code execache.jar}).
  */
 final class ServeProcess implements AutoCloseable {
-    static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(60);
-    private static final Duration STARTUP = Duration.ofSeconds(30);
+    static final Duration REQUEST_TIMEOUT = Duration.ofMinutes(2);
+    /** Long enough for several JVMs starting at once on a busy machine; a failure to start still shows. */
+    private static final Duration STARTUP = Duration.ofMinutes(2);
 
     private final String marker = UUID.randomUUID().toString();
     private final List<String> stderr = new CopyOnWriteArrayList<>();
@@ -48,7 +49,12 @@ final class ServeProcess implements AutoCloseable {
     /** Starts the server and initializes a session with it. */
     static ServeProcess start(Map<String, String> env, String... arguments) {
         ServeProcess server = new ServeProcess(env, List.of(arguments));
-        server.client.initialize();
+        try {
+            server.client.initialize();
+        } catch (RuntimeException e) {
+            throw new IllegalStateException("execache serve did not initialize; its stderr:\n"
+                    + String.join("\n", server.stderr), e);
+        }
         return server;
     }
 
