@@ -25,7 +25,8 @@ import java.util.function.Predicate;
  */
 final class ServeProcess implements AutoCloseable {
     static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(60);
-    private static final Duration STARTUP = Duration.ofSeconds(30);
+    /** A JVM start, bounded generously: on a loaded machine (load 40 on 2 cores) it takes over 30 s. */
+    private static final Duration STARTUP = Duration.ofMinutes(2);
 
     private final String marker = UUID.randomUUID().toString();
     private final List<String> stderr = new CopyOnWriteArrayList<>();
