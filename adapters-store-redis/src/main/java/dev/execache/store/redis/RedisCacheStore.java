@@ -424,7 +424,7 @@ public final class RedisCacheStore implements CacheStore {
                     + " (the URL's user info, e.g. redis://user:password@host)";
         }
         if (e instanceof RedisTimeoutException || e instanceof RedisResponseTimeoutException
-                || e instanceof TimeoutException) {
+                || e instanceof TimeoutException || e.getCause() instanceof TimeoutException) {
             return notAnswering();
         }
         if (e instanceof RedisConnectionException || isNetwork(e)) {
