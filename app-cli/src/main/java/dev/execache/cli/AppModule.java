@@ -76,7 +76,11 @@ final class AppModule extends AbstractModule {
         return switch (settings.store()) {
             case MEMORY -> new MemoryCacheStore(maxEntries, clock);
             case SQLITE -> new SqliteCacheStore(settings.sqlitePath(), maxEntries, clock);
-            case REDIS -> RedisCacheStore.connect(redisSettings(maxEntries), clock);
+            // Only a store required at start is waited for; otherwise Redis is connected in the
+            // background and used as soon as it answers.
+            case REDIS -> settings.requireStore()
+                    ? RedisCacheStore.connect(redisSettings(maxEntries), clock)
+                    : RedisCacheStore.open(redisSettings(maxEntries), clock);
         };
     }
 
