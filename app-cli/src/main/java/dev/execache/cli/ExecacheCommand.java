@@ -12,7 +12,7 @@ import picocli.CommandLine.ScopeType;
         description = "Runs agent code (TypeScript/JavaScript) in a locked-down Deno sandbox and caches the results:"
                 + " the same code, context and tool versions are never run twice.",
         subcommands = {RunCommand.class, StatsCommand.class, ListCommand.class, InspectCommand.class,
-            PruneCommand.class, InvalidateCommand.class, ClearCommand.class, ServeCommand.class,
+            PruneCommand.class, InvalidateCommand.class, ClearCommand.class, ServeCommand.class, ToolsCommand.class,
             ConfigCommand.class, DoctorCommand.class, CompletionCommand.class, CommandLine.HelpCommand.class},
         footer = {"", "Exit codes: 0 success, 1 the code failed (inspect: no such entry), 2 usage error, "
                 + "3 infrastructure error (Deno missing, store unusable when required)."})

@@ -26,6 +26,7 @@ record Settings(
         Path cacheDirectory,
         int warmPoolSize,
         Path configPath,
+        GatewayConfig gateway,
         Map<String, String> sources) {
 
     static final String DEFAULT_REDIS_URL = "redis://127.0.0.1:6379";
@@ -41,6 +42,7 @@ record Settings(
             throw new UsageException("warm pool size must not be negative: " + warmPoolSize);
         }
         tools = Map.copyOf(tools);
+        Objects.requireNonNull(gateway);
         sources = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(sources));
     }
 
@@ -252,9 +254,11 @@ record Settings(
         }
         int warmPoolSize = env.get("EXECACHE_WARM_POOL") == null ? 0
                 : nonNegative(env.get("EXECACHE_WARM_POOL"), "EXECACHE_WARM_POOL");
-        Limits limits = Limits.DEFAULTS.withTimeout(timeout).withMemoryMb(memoryMb).withAllowRead(allowRead);
+        // relative paths in the code resolve where the command was started (run, inspect and serve alike)
+        Limits limits = Limits.DEFAULTS.withTimeout(timeout).withMemoryMb(memoryMb).withAllowRead(allowRead)
+                .withWorkingDirectory(workingDir.toAbsolutePath().normalize().toString());
         return new Settings(store, new CachePolicy(enabled, ttl, maxEntries), sqlitePath, redisUrl, requireStore,
-                limits, tools, denoPath, cacheDirectory, warmPoolSize, config.path(), sources);
+                limits, tools, denoPath, cacheDirectory, warmPoolSize, config.path(), config.gateway(), sources);
     }
 
     private static String nonBlankPath(String path, String source) {
@@ -278,13 +282,13 @@ record Settings(
     /** The same settings for a command that manages the store: it must open, and caching is on. */
     Settings forStoreManagement() {
         return new Settings(store, policy.withEnabled(true), sqlitePath, redisUrl, true, limits, tools, denoPath,
-                cacheDirectory, warmPoolSize, configPath, sources);
+                cacheDirectory, warmPoolSize, configPath, gateway, sources);
     }
 
     /** The same settings with this many Deno runners started ahead of time (for a long-running process). */
     Settings withWarmPoolSize(int size) {
         return new Settings(store, policy, sqlitePath, redisUrl, requireStore, limits, tools, denoPath,
-                cacheDirectory, size, configPath, sources);
+                cacheDirectory, size, configPath, gateway, sources);
     }
 
     /** The names of the tools the command line declared, without versions. */

@@ -14,7 +14,8 @@ public record CacheStats(
         long invalidations,
         long storeErrors,
         long entries,
-        long estimatedBytes) {
+        long estimatedBytes,
+        long shared) {
 
     public static CacheStats from(Map<Counter, Long> counters, long entries, long estimatedBytes) {
         return new CacheStats(
@@ -26,7 +27,8 @@ public record CacheStats(
                 counters.getOrDefault(Counter.INVALIDATIONS, 0L),
                 counters.getOrDefault(Counter.STORE_ERRORS, 0L),
                 entries,
-                estimatedBytes);
+                estimatedBytes,
+                counters.getOrDefault(Counter.SHARED, 0L));
     }
 
     /** Hits over lookups, 0 when there were none. */

@@ -12,9 +12,11 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -60,8 +62,7 @@ public final class CachedExecutor {
         }
         Optional<String> key = cacheKey(request, versions);
         if (key.isEmpty()) {
-            LOG.log(Level.INFO, "not cached: the paths the code may read hold more than "
-                    + ReadFingerprint.MAX_FILES + " files, too many to tell whether they changed");
+            LOG.log(Level.INFO, "not cached: " + ReadFingerprint.NOT_WATCHABLE);
             return new ExecutionOutcome(sandbox.execute(request), CacheStatus.BYPASS, null, Duration.ZERO);
         }
         return executeOnce(request, key.get(), versions);
@@ -71,7 +72,7 @@ public final class CachedExecutor {
         CompletableFuture<ExecutionOutcome> mine = new CompletableFuture<>();
         CompletableFuture<ExecutionOutcome> running = inFlight.putIfAbsent(key, mine);
         if (running != null) {
-            return awaitShared(running);
+            return awaitShared(running, request, key, versions);
         }
         try {
             ExecutionOutcome outcome = lookUpOrRun(request, key, versions);
@@ -88,11 +89,11 @@ public final class CachedExecutor {
     /**
      * The cache key of a request, as {@link #execute} would use it.
      *
-     * @throws IllegalArgumentException if the request is not cacheable (it may read too many files)
+     * @throws IllegalArgumentException if the request is not cacheable (the files it may read cannot be watched)
      */
     public String keyFor(ExecutionRequest request) {
         return cacheKey(request, versionsFor(request)).orElseThrow(() -> new IllegalArgumentException(
-                "not cacheable: the paths the code may read hold more than " + ReadFingerprint.MAX_FILES + " files"));
+                "not cacheable: " + ReadFingerprint.NOT_WATCHABLE));
     }
 
     /** Every live entry, without counting hits; empty when the store is unusable. */
@@ -213,19 +214,44 @@ public final class CachedExecutor {
         return store.run("store a result", () -> store.store().put(entry));
     }
 
-    private ExecutionOutcome awaitShared(CompletableFuture<ExecutionOutcome> running) {
+    /**
+     * The result of the identical run in flight. Every call answered this way is counted: a hit
+     * handed on is a hit, a run's result handed on is {@link Counter#SHARED}. When that run was
+     * cancelled (its caller went away) this call runs the request itself.
+     */
+    private ExecutionOutcome awaitShared(CompletableFuture<ExecutionOutcome> running, ExecutionRequest request,
+            String key, Map<String, String> versions) {
+        long waitStart = System.nanoTime();
         ExecutionOutcome leader;
         try {
-            leader = running.join();
-        } catch (CompletionException e) {
+            leader = running.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CancellationException("cancelled while waiting for an identical run");
+        } catch (CancellationException e) {
+            return executeOnce(request, key, versions);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof CancellationException) {
+                return executeOnce(request, key, versions);
+            }
             if (e.getCause() instanceof RuntimeException cause) {
                 throw cause;
             }
-            throw e;
+            throw new CompletionException(e.getCause());
         }
         if (leader.status() == CacheStatus.HIT) {
-            return leader;
+            Duration waited = Duration.ofNanos(System.nanoTime() - waitStart);
+            Duration saved = leader.result().executionTime().minus(waited);
+            if (saved.isNegative()) {
+                saved = Duration.ZERO;
+            }
+            Map<Counter, Long> counted = new EnumMap<>(Counter.class);
+            counted.put(Counter.HITS, 1L);
+            counted.put(Counter.SAVED_NANOS, saved.toNanos());
+            store.run("count a hit", () -> store.store().increment(counted));
+            return new ExecutionOutcome(leader.result(), CacheStatus.HIT, leader.key(), saved);
         }
+        store.run("count a shared result", () -> store.store().increment(Counter.SHARED, 1));
         return new ExecutionOutcome(leader.result(), CacheStatus.SHARED, leader.key(), Duration.ZERO);
     }
 
@@ -251,7 +277,7 @@ public final class CachedExecutor {
         if (allowRead.isEmpty()) {
             return Optional.of(CacheKeys.forExecution(request.code(), request.contextJson(), versions));
         }
-        return ReadFingerprint.of(allowRead)
+        return ReadFingerprint.of(allowRead, request.limits().workingDirectory())
                 .map(reads -> CacheKeys.forExecution(request.code(), request.contextJson(), versions, reads));
     }
 

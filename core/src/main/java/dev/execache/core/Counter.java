@@ -10,5 +10,7 @@ public enum Counter {
     EXPIRATIONS,
     /** Entries removed because a tool they depended on changed. */
     INVALIDATIONS,
-    STORE_ERRORS
+    STORE_ERRORS,
+    /** Calls answered with the result of an identical run that was in flight (single flight). */
+    SHARED
 }
