@@ -1,13 +1,18 @@
 package dev.execache.sandbox;
 
+import dev.execache.core.ErrorType;
+import dev.execache.core.ExecutionError;
 import dev.execache.core.ExecutionRequest;
 import dev.execache.core.ExecutionResult;
 import dev.execache.core.Sandbox;
 import dev.execache.core.SandboxUnavailableException;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
@@ -18,6 +23,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * Runs agent code (TypeScript or JavaScript, the body of an async function) in a Deno process
  * of its own, with every permission denied but reading the paths the request allows, under the
  * request's time, memory and output limits.
+ *
+ * <p>Read access follows links: the allowed paths reach Deno as real paths, and a request whose
+ * allowed trees hold a symbolic link that leads out of them is refused with a
+ * {@code PermissionError} before any code runs (see {@link ReadAccess}).
  *
  * <p>Each process runs one request and is then ended. With a warm pool (see
  * {@link DenoSandboxSettings#warmPoolSize()}) processes are started ahead of time and wait for
@@ -34,6 +43,7 @@ public final class DenoSandbox implements Sandbox {
     private final Set<Runner> running = ConcurrentHashMap.newKeySet();
     private final AtomicLong warmRuns = new AtomicLong();
     private final Object startLock = new Object();
+    private final Semaphore runSlots;
     private volatile DenoRuntime runtime;
     private volatile WarmPool pool;
     private volatile boolean closed;
@@ -50,6 +60,7 @@ public final class DenoSandbox implements Sandbox {
         this.settings = settings;
         this.locator = locator;
         this.io = Executors.newCachedThreadPool(daemonThreads());
+        this.runSlots = new Semaphore(settings.maxConcurrentRuns(), true);
     }
 
     public DenoSandboxSettings settings() {
@@ -59,7 +70,7 @@ public final class DenoSandbox implements Sandbox {
     /**
      * @throws SandboxUnavailableException when no working Deno 2 can be found or installed
      * @throws IllegalArgumentException when a path the request allows to read holds a comma,
-     *     which Deno cannot take
+     *     which Deno cannot take, or lies in /proc
      * @throws IllegalStateException when the sandbox is closed
      * @throws java.util.concurrent.CancellationException when the calling thread is interrupted
      */
@@ -69,7 +80,27 @@ public final class DenoSandbox implements Sandbox {
         ensureOpen();
         DenoRuntime deno = runtime();
         LaunchFlags flags = LaunchFlags.of(request.limits());
+        try {
+            runSlots.acquire();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CancellationException("interrupted while waiting for a free run slot");
+        }
+        try {
+            return executeInSlot(request, deno, flags);
+        } finally {
+            runSlots.release();
+        }
+    }
+
+    private ExecutionResult executeInSlot(ExecutionRequest request, DenoRuntime deno, LaunchFlags flags) {
+        // the time limit starts now: waiting for a slot is not the code's time
         long start = System.nanoTime();
+        Optional<String> refused = ReadAccess.refusal(flags.allowRead());
+        if (refused.isPresent()) {
+            return ExecutionResult.failure(new ExecutionError(ErrorType.PERMISSION_ERROR, refused.get()), "",
+                    Duration.ofNanos(System.nanoTime() - start));
+        }
         WarmPool warm = pool;
         Runner runner = warm == null ? null : warm.take(flags);
         try {
@@ -119,6 +150,11 @@ public final class DenoSandbox implements Sandbox {
             runner.kill();
         }
         io.shutdown();
+    }
+
+    /** How many runs are going on now (at most {@link DenoSandboxSettings#maxConcurrentRuns()}). */
+    int runsInProgress() {
+        return settings.maxConcurrentRuns() - runSlots.availablePermits();
     }
 
     /** How many runs went to a runner from the warm pool. */

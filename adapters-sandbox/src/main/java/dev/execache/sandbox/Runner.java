@@ -11,11 +11,16 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -31,25 +36,42 @@ final class Runner {
     private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
     private static final long EXIT_WAIT_MILLIS = 2000;
     private static final long REAP_WAIT_MILLIS = 10_000;
-    private static final int SECRET_BYTES = 16;
+    /** Hex characters of the per-run secret; runner.js's SECRET_LENGTH (a test checks they agree). */
+    static final int SECRET_LENGTH = 32;
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final List<String> OUT_OF_MEMORY_MARKERS = List.of(
             "Fatal JavaScript out of memory", "JavaScript heap out of memory", "Fatal process out of memory");
     private static final List<String> CRASH_REPORT_STARTS = List.of("<--- Last few GCs --->", "\n#\n# Fatal");
     private static final int V8_FATAL_EXIT_CODE = 133;
+    private static final Path NEUTRAL_DIRECTORY = Path.of("/").toAbsolutePath();
+
+    /**
+     * A runner must not outlive the process that started it, whatever ended that one (SIGKILL
+     * included), and code that loops forever never yields to a check of its own: on Linux the
+     * kernel ends it (PR_SET_PDEATHSIG, set by util-linux's setpriv, which then execs Deno, so
+     * the pid stays Deno's). The signal follows the thread that started the process; every
+     * runner is started by a thread that outlives it (the caller waits for its run; the warm
+     * pool's starter lives as long as the pool).
+     */
+    private static final List<String> DIES_WITH_HOST = diesWithHost();
 
     private final Process process;
     private final DenoRuntime runtime;
+    private final LaunchFlags flags;
     private final long startedNanos = System.nanoTime();
 
-    private Runner(Process process, DenoRuntime runtime) {
+    private Runner(Process process, DenoRuntime runtime, LaunchFlags flags) {
         this.process = process;
         this.runtime = runtime;
+        this.flags = flags;
     }
 
     static Runner start(DenoRuntime runtime, LaunchFlags flags) {
-        ProcessBuilder builder = new ProcessBuilder(flags.command(runtime))
-                .directory(runtime.denoDirectory().toFile())
+        List<String> command = new ArrayList<>(DIES_WITH_HOST);
+        command.addAll(flags.command(runtime));
+        // a neutral working directory: Deno.cwd() and paths built from it say nothing of the host
+        ProcessBuilder builder = new ProcessBuilder(command)
+                .directory(NEUTRAL_DIRECTORY.toFile())
                 .redirectErrorStream(true);
         Map<String, String> environment = builder.environment();
         environment.clear();
@@ -61,11 +83,23 @@ final class Runner {
         try {
             Process process = builder.start();
             LiveProcesses.add(process);
-            return new Runner(process, runtime);
+            return new Runner(process, runtime, flags);
         } catch (IOException e) {
             throw new SandboxUnavailableException("Deno " + runtime.executable() + " could not be started: "
                     + e.getMessage() + ". To fix: check that the file is a working Deno 2 executable.", e);
         }
+    }
+
+    private static List<String> diesWithHost() {
+        if (!System.getProperty("os.name", "").toLowerCase(Locale.ROOT).contains("linux")) {
+            return List.of();
+        }
+        for (String candidate : List.of("/usr/bin/setpriv", "/bin/setpriv")) {
+            if (Files.isExecutable(Path.of(candidate))) {
+                return List.of(candidate, "--pdeathsig", "KILL", "--");
+            }
+        }
+        return List.of();
     }
 
     boolean isAlive() {
@@ -91,6 +125,10 @@ final class Runner {
         try {
             ExecutionResult result = runUnderLimits(request, io, startNanos);
             ended = true;
+            if (!result.isSuccess() && LiveProcesses.exiting()) {
+                // killed because the JVM is exiting (SIGTERM): not the code's failure
+                throw new CancellationException("the process is shutting down: the run was stopped");
+            }
             return result;
         } finally {
             if (!ended) {
@@ -102,8 +140,9 @@ final class Runner {
     private ExecutionResult runUnderLimits(ExecutionRequest request, Executor io, long startNanos) {
         Limits limits = request.limits();
         byte[] secret = HexFormat.of().formatHex(randomBytes()).getBytes(StandardCharsets.US_ASCII);
-        ModuleSource source = new ModuleSource(request.code(), runtime.runnerScript().toUri().toString());
-        byte[] payload = payload(secret, source, request);
+        ModuleSource source = new ModuleSource(request.code(), runtime.runnerUrlPrefix());
+        byte[] payload = payload(secret, source, request,
+                ReadAccess.readableWorkingDirectory(limits.workingDirectory(), flags.allowRead()));
         FrameReader reader = new FrameReader(secret, limits.maxOutputBytes(), limits.maxResultBytes());
         CompletableFuture<FrameReader.Outcome> outcome = new CompletableFuture<>();
         try {
@@ -201,7 +240,7 @@ final class Runner {
                         "the result could not be read: other output was written into it"), console, elapsed);
             case FRAME:
                 String payload = new String(outcome.payload(), StandardCharsets.UTF_8);
-                if (outcome.kind() == 'v') {
+                if (outcome.kind() == FrameReader.Kind.VALUE) {
                     if (!JsonSyntax.isValid(payload)) {
                         return ExecutionResult.failure(new ExecutionError(ErrorType.SERIALIZATION_ERROR,
                                 "the result is not valid JSON"), console, elapsed);
@@ -253,7 +292,7 @@ final class Runner {
         } catch (ExecutionException | TimeoutException e) {
             // nothing more can be read
         }
-        return new FrameReader.Outcome(FrameReader.Ending.END_OF_STREAM, true, (char) 0, new byte[0], new byte[0]);
+        return new FrameReader.Outcome(FrameReader.Ending.END_OF_STREAM, true, null, new byte[0], new byte[0]);
     }
 
     private String console(FrameReader.Outcome outcome) {
@@ -308,10 +347,18 @@ final class Runner {
         closeQuietly(process.getOutputStream());
     }
 
-    private static byte[] payload(byte[] secret, ModuleSource source, ExecutionRequest request) {
+    /**
+     * @param workingDirectory where the runner moves before the code runs, when the code may
+     *     read there; otherwise it stays in its neutral directory and is not told
+     */
+    private static byte[] payload(byte[] secret, ModuleSource source, ExecutionRequest request,
+            Optional<String> workingDirectory) {
         String json = "{\"context\":" + request.contextJson()
                 + ",\"maxResultBytes\":" + request.limits().maxResultBytes()
-                + ",\"module\":" + CanonicalJson.write(source.dataUrl(), "module") + "}";
+                + ",\"module\":" + CanonicalJson.write(source.dataUrl(), "module")
+                + workingDirectory.map(path -> ",\"workingDirectory\":" + CanonicalJson.write(path, "workingDirectory"))
+                        .orElse("")
+                + "}";
         byte[] body = json.getBytes(StandardCharsets.UTF_8);
         byte[] payload = new byte[secret.length + body.length];
         System.arraycopy(secret, 0, payload, 0, secret.length);
@@ -320,7 +367,7 @@ final class Runner {
     }
 
     private static byte[] randomBytes() {
-        byte[] bytes = new byte[SECRET_BYTES];
+        byte[] bytes = new byte[SECRET_LENGTH / 2];
         RANDOM.nextBytes(bytes);
         return bytes;
     }

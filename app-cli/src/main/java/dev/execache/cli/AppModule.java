@@ -80,13 +80,30 @@ final class AppModule extends AbstractModule {
 
     @Provides
     @Singleton
-    Sandbox sandbox() {
+    Sandbox sandbox(Environment environment) {
         return new DenoSandbox(DenoSandboxSettings.builder()
                 .denoExecutable(settings.denoPath())
                 .cacheDirectory(settings.cacheDirectory())
                 .warmPoolSize(settings.warmPoolSize())
                 .warmPoolLimits(settings.limits())
+                .maxConcurrentRuns(maxRuns(environment.variables().get("EXECACHE_MAX_RUNS")))
                 .build());
+    }
+
+    /** EXECACHE_MAX_RUNS: how many runs may go on at once; unset (0) for the sandbox's default. */
+    private static int maxRuns(String value) {
+        if (value == null || value.isBlank()) {
+            return 0;
+        }
+        try {
+            int runs = Integer.parseInt(value.strip());
+            if (runs >= 1) {
+                return runs;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new UsageException("EXECACHE_MAX_RUNS: '" + value + "' is not a whole number of one or more");
     }
 
     @Provides

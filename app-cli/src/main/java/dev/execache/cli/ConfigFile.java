@@ -4,12 +4,14 @@ import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import dev.execache.core.CachePolicy;
 import dev.execache.core.CanonicalJson;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.security.MessageDigest;
+import java.time.Duration;
 import java.security.NoSuchAlgorithmException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -34,6 +36,8 @@ import java.util.TreeMap;
  * tools:
  *   github: v1            # a version
  *   jira: {type: object}  # a JSON schema: its fingerprint is the version
+ * servers: ...            # downstream MCP servers, see GatewayConfig
+ * tool_calls: ...
  * </pre>
  */
 record ConfigFile(
@@ -48,20 +52,21 @@ record ConfigFile(
         Integer timeoutSeconds,
         Integer memoryMb,
         List<String> allowRead,
-        Map<String, String> tools) {
+        Map<String, String> tools,
+        GatewayConfig gateway) {
 
     static final String DEFAULT_NAME = "execache.yaml";
     /** Built on first use: most runs have no config file and should not pay for a YAML parser. */
     private static final class Yaml {
         static final ObjectMapper MAPPER = new ObjectMapper(new YAMLFactory());
     }
-    private static final Set<String> TOP = Set.of("code_execution", "tools");
+    private static final Set<String> TOP = Set.of("code_execution", "tools", "servers", "tool_calls");
     private static final Set<String> EXECUTION = Set.of("cache", "timeout_seconds", "memory_mb", "allow_read");
     private static final Set<String> CACHE = Set.of(
             "enabled", "max_entries", "ttl_seconds", "store", "sqlite_path", "redis_url", "require_store");
 
     static ConfigFile empty() {
-        return new ConfigFile(null, null, null, null, null, null, null, null, null, null, null, Map.of());
+        return new ConfigFile(null, null, null, null, null, null, null, null, null, null, null, Map.of(), GatewayConfig.NONE);
     }
 
     /** Reads a file the user named: it must exist. */
@@ -85,7 +90,8 @@ record ConfigFile(
             throw new UsageException(path + ": not valid YAML: " + e.getOriginalMessage());
         }
         if (root == null || root.isMissingNode() || root.isNull()) {
-            return new ConfigFile(path, null, null, null, null, null, null, null, null, null, null, Map.of());
+            return new ConfigFile(path, null, null, null, null, null, null, null, null, null, null, Map.of(),
+                    GatewayConfig.NONE);
         }
         Reader reader = new Reader(path);
         reader.requireObject(root, "(top level)", TOP);
@@ -109,7 +115,16 @@ record ConfigFile(
                 reader.positiveInt(execution, "code_execution.timeout_seconds", "timeout_seconds"),
                 reader.positiveInt(execution, "code_execution.memory_mb", "memory_mb"),
                 reader.textList(execution, "code_execution.allow_read", "allow_read"),
-                reader.tools(root.path("tools")));
+                reader.tools(root.path("tools")),
+                gateway(root, path, cache));
+    }
+
+    private static GatewayConfig gateway(JsonNode root, Path path, JsonNode cache) {
+        JsonNode ttl = cache.path("ttl_seconds");
+        JsonNode max = cache.path("max_entries");
+        return GatewayConfig.parse(root, path,
+                ttl.isIntegralNumber() && ttl.longValue() > 0 ? Duration.ofSeconds(ttl.longValue()) : CachePolicy.DEFAULT_TTL,
+                max.isIntegralNumber() && max.intValue() > 0 ? max.intValue() : CachePolicy.DEFAULT_MAX_ENTRIES);
     }
 
     /** The version of a tool described by a JSON schema: a fingerprint of its canonical form. */

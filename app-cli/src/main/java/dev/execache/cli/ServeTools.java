@@ -23,6 +23,12 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
 import java.util.function.Function;
 
 /**
@@ -36,20 +42,57 @@ final class ServeTools {
     private static final TypeReference<Map<String, Object>> OBJECT = new TypeReference<>() {
     };
 
+    /** How often a run that takes longer says it is still running, when the client asked for progress. */
+    private static final Duration PROGRESS_EVERY = Duration.ofSeconds(1);
+    static final String SHUTTING_DOWN = "the server is shutting down: the run was stopped and nothing was stored; "
+            + "call again once it is back";
+
     private final CachedExecutor executor;
     private final Settings settings;
+    private final InFlightCalls calls = new InFlightCalls();
+    private final ScheduledExecutorService progress = Executors.newSingleThreadScheduledExecutor(task -> {
+        Thread thread = new Thread(task, "execache-mcp-progress");
+        thread.setDaemon(true);
+        return thread;
+    });
+    private volatile BiConsumer<String, ObjectNode> notifications = (method, params) -> { };
+    private final ProxiedTools proxied;
 
     ServeTools(CachedExecutor executor, Settings settings) {
+        this(executor, settings, null);
+    }
+
+    /** @param proxied the downstream servers' tools, offered beside execache's own; null for none */
+    ServeTools(CachedExecutor executor, Settings settings, ProxiedTools proxied) {
         this.executor = executor;
         this.settings = settings;
+        this.proxied = proxied;
+    }
+
+    InFlightCalls calls() {
+        return calls;
+    }
+
+    /** Where progress notifications go (the transport, once there is one). */
+    void notifyWith(BiConsumer<String, ObjectNode> sink) {
+        this.notifications = sink;
     }
 
     List<SyncToolSpecification> specifications() {
-        return List.of(
-                tool(describeExecuteCode(), this::executeCode),
+        List<SyncToolSpecification> all = new ArrayList<>(List.of(
+                toolWithRequest(describeExecuteCode(), this::executeCode),
                 tool(describeCacheStats(), this::cacheStats),
                 tool(describeInvalidateTool(), this::invalidateTool),
-                tool(describeClearCache(), this::clearCache));
+                tool(describeClearCache(), this::clearCache)));
+        if (proxied != null) {
+            all.addAll(proxied.specifications());
+        }
+        return all;
+    }
+
+    /** The proxied tools, whose list changes while serve runs; null when there are none. */
+    ProxiedTools proxied() {
+        return proxied;
     }
 
     private Tool describeExecuteCode() {
@@ -75,7 +118,8 @@ final class ServeTools {
                         + "carries the value, whether it was a cache hit, the execution time, the time saved and the "
                         + "console output. A failed run is a tool error with its type (SyntaxError, RuntimeError, "
                         + "TimeoutError, MemoryError, PermissionError, SerializationError, OutputLimitError), message, "
-                        + "stack, line and column; failures are never cached.")
+                        + "stack, line and column (as JSON text); failures are never cached. An answer is at most "
+                        + StdioTransport.MAX_ANSWER_BYTES / (1024 * 1024) + " MiB: a larger one is an OutputLimitError.")
                 .outputSchema(schema("""
                         {"type": "object",
                          "properties": {
@@ -94,16 +138,22 @@ final class ServeTools {
                 .build();
     }
 
-    private CallToolResult executeCode(Map<String, Object> arguments) {
+    private CallToolResult executeCode(CallToolRequest call) {
+        Map<String, Object> arguments = call.arguments() == null ? Map.of() : call.arguments();
         ExecutionRequest request;
         try {
             request = executionRequest(arguments);
         } catch (IllegalArgumentException e) {
             return failure(e.getMessage());
         }
+        Object id = call.meta() == null ? null : call.meta().get(StdioTransport.REQUEST_ID_META);
+        ScheduledFuture<?> ticking = progressTicks(call.progressToken());
         ExecutionOutcome outcome;
         try {
-            outcome = executor.execute(request);
+            outcome = calls.run(id, () -> executor.execute(request));
+        } catch (CancellationException e) {
+            // the client cancelled it (no answer goes out) or the server is stopping
+            return shuttingDown();
         } catch (IllegalArgumentException e) {
             return failure(e.getMessage() + (e.getMessage().startsWith("unknown tool") ? knownToolsHint() : ""));
         } catch (RuntimeException e) {
@@ -113,6 +163,10 @@ final class ServeTools {
             }
             LOG.log(Level.WARNING, "the sandbox cannot run code: " + cause.getMessage());
             return failure("the sandbox cannot run code: " + cause.getMessage());
+        } finally {
+            if (ticking != null) {
+                ticking.cancel(false);
+            }
         }
         ExecutionResult result = outcome.result();
         ObjectNode node = Output.JSON.createObjectNode();
@@ -127,7 +181,47 @@ final class ServeTools {
         node.put("executionTimeMs", Output.millis(result.executionTime()));
         node.put("savedMs", Output.millis(outcome.saved()));
         node.put("console", result.console());
-        return structured(node, !result.isSuccess());
+        return result.isSuccess() ? structured(node, false) : errorResult(node);
+    }
+
+    /** notifications/progress every second while the run goes on, when the client sent a progressToken. */
+    private ScheduledFuture<?> progressTicks(Object token) {
+        if (token == null) {
+            return null;
+        }
+        long start = System.nanoTime();
+        return progress.scheduleAtFixedRate(() -> {
+            long seconds = Math.round((System.nanoTime() - start) / 1e9);
+            ObjectNode params = Output.JSON.createObjectNode();
+            params.set("progressToken", Output.JSON.valueToTree(token));
+            params.put("progress", seconds);
+            params.put("message", "running for " + seconds + " s");
+            notifications.accept("notifications/progress", params);
+        }, PROGRESS_EVERY.toMillis(), PROGRESS_EVERY.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** The answer to a call whose run was stopped because the server is stopping. */
+    static CallToolResult shuttingDown() {
+        ObjectNode node = Output.JSON.createObjectNode();
+        node.set("error", errorNode("ShutdownError", SHUTTING_DOWN));
+        return errorResult(node);
+    }
+
+    /** The answer to a call whose answer would be longer than a line may be. */
+    static CallToolResult answerTooLarge(long size, long limit) {
+        ObjectNode node = Output.JSON.createObjectNode();
+        node.set("error", errorNode(dev.execache.core.ErrorType.OUTPUT_LIMIT_ERROR.displayName(),
+                "the answer would be " + size + " bytes, over the limit of " + limit + " bytes that one MCP message may "
+                        + "have; return less (a part, a summary, or a count)"));
+        return errorResult(node);
+    }
+
+    private static ObjectNode errorNode(String type, String message) {
+        ObjectNode error = Output.JSON.createObjectNode();
+        error.put("type", type);
+        error.put("message", message);
+        error.put("stack", "");
+        return error;
     }
 
     private ExecutionRequest executionRequest(Map<String, Object> arguments) {
@@ -195,7 +289,7 @@ final class ServeTools {
                 {"type": "object", "properties": {}, "additionalProperties": false}
                 """))
                 .title("Cache statistics")
-                .description("What the cache has done: hits, misses, hit rate, latency saved (total and per hit), "
+                .description("What the cache has done: hits, misses, shared (answered by an identical run in flight), hit rate, latency saved (total and per hit), "
                         + "entries, estimated size, evictions, expirations, invalidations, store errors. On a shared "
                         + "(redis) store the figures are the whole fleet's. Changes nothing.")
                 .outputSchema(schema("""
@@ -203,13 +297,14 @@ final class ServeTools {
                          "properties": {
                            "store": {"type": "string", "description": "memory, sqlite or redis."},
                            "hits": {"type": "integer"}, "misses": {"type": "integer"},
+                           "shared": {"type": "integer", "description": "Calls answered by an identical run that was in flight."},
                            "hitRate": {"type": "number", "description": "hits / (hits + misses), 0 when there were none."},
                            "totalSavedMs": {"type": "number"}, "averageSavedMs": {"type": "number"},
                            "entries": {"type": "integer"}, "estimatedBytes": {"type": "integer"},
                            "evictions": {"type": "integer"}, "expirations": {"type": "integer"},
                            "invalidations": {"type": "integer"}, "storeErrors": {"type": "integer"}
                          },
-                         "required": ["store", "hits", "misses", "hitRate", "totalSavedMs", "averageSavedMs", "entries",
+                         "required": ["store", "hits", "misses", "shared", "hitRate", "totalSavedMs", "averageSavedMs", "entries",
                                       "estimatedBytes", "evictions", "expirations", "invalidations", "storeErrors"]}
                         """))
                 .annotations(hints("Cache statistics", true, false))
@@ -307,6 +402,13 @@ final class ServeTools {
         return structured(node, false);
     }
 
+    private static SyncToolSpecification toolWithRequest(Tool tool, Function<CallToolRequest, CallToolResult> handler) {
+        return SyncToolSpecification.builder()
+                .tool(tool)
+                .callHandler((exchange, request) -> call(tool.name(), arguments -> handler.apply(request), request))
+                .build();
+    }
+
     private static SyncToolSpecification tool(Tool tool, Function<Map<String, Object>, CallToolResult> handler) {
         return SyncToolSpecification.builder()
                 .tool(tool)
@@ -330,6 +432,18 @@ final class ServeTools {
                 .content(List.of(TextContent.builder(Output.write(node)).build()))
                 .structuredContent(node)
                 .isError(isError)
+                .build();
+    }
+
+    /**
+     * A failed run: {@code isError} with the typed error and the run's facts as JSON text, and no
+     * structured content, which is for results that match the output schema (the TypeScript SDK
+     * client validates any structured content it gets, also on errors).
+     */
+    private static CallToolResult errorResult(ObjectNode node) {
+        return CallToolResult.builder()
+                .content(new ArrayList<>(List.of(TextContent.builder(Output.write(node)).build())))
+                .isError(true)
                 .build();
     }
 

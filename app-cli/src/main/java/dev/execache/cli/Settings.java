@@ -25,7 +25,8 @@ record Settings(
         Path denoPath,
         Path cacheDirectory,
         int warmPoolSize,
-        Path configPath) {
+        Path configPath,
+        GatewayConfig gateway) {
 
     static final String DEFAULT_REDIS_URL = "redis://127.0.0.1:6379";
 
@@ -40,6 +41,7 @@ record Settings(
             throw new UsageException("warm pool size must not be negative: " + warmPoolSize);
         }
         tools = Map.copyOf(tools);
+        Objects.requireNonNull(gateway);
     }
 
     /** What the command line said; null where it said nothing. */
@@ -176,21 +178,23 @@ record Settings(
         Path denoPath = env.get("EXECACHE_DENO") == null ? null : workingDir.resolve(env.get("EXECACHE_DENO"));
         int warmPoolSize = env.get("EXECACHE_WARM_POOL") == null ? 0
                 : nonNegative(env.get("EXECACHE_WARM_POOL"), "EXECACHE_WARM_POOL");
-        Limits limits = Limits.DEFAULTS.withTimeout(timeout).withMemoryMb(memoryMb).withAllowRead(allowRead);
+        // relative paths in the code resolve where the command was started (run, inspect and serve alike)
+        Limits limits = Limits.DEFAULTS.withTimeout(timeout).withMemoryMb(memoryMb).withAllowRead(allowRead)
+                .withWorkingDirectory(workingDir.toAbsolutePath().normalize().toString());
         return new Settings(store, new CachePolicy(enabled, ttl, maxEntries), sqlitePath, redisUrl, requireStore,
-                limits, tools, denoPath, cacheDirectory, warmPoolSize, config.path());
+                limits, tools, denoPath, cacheDirectory, warmPoolSize, config.path(), config.gateway());
     }
 
     /** The same settings for a command that manages the store: it must open, and caching is on. */
     Settings forStoreManagement() {
         return new Settings(store, policy.withEnabled(true), sqlitePath, redisUrl, true, limits, tools, denoPath,
-                cacheDirectory, warmPoolSize, configPath);
+                cacheDirectory, warmPoolSize, configPath, gateway);
     }
 
     /** The same settings with this many Deno runners started ahead of time (for a long-running process). */
     Settings withWarmPoolSize(int size) {
         return new Settings(store, policy, sqlitePath, redisUrl, requireStore, limits, tools, denoPath,
-                cacheDirectory, size, configPath);
+                cacheDirectory, size, configPath, gateway);
     }
 
     /** The names of the tools the command line declared, without versions. */

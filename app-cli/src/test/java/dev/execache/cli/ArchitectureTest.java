@@ -24,7 +24,8 @@ class ArchitectureTest {
     static final String CORE = "dev.execache.core..";
     static final String CLI = "dev.execache.cli..";
     static final List<String> ADAPTERS = List.of(
-            "dev.execache.store.memory..", "dev.execache.store.sqlite..", "dev.execache.store.redis..", "dev.execache.sandbox..");
+            "dev.execache.store.memory..", "dev.execache.store.sqlite..", "dev.execache.store.redis..", "dev.execache.sandbox..",
+            "dev.execache.tools.mcp..");
 
     @ArchTest
     static final ArchRule coreDependsOnlyOnTheJdk = noClasses()

@@ -12,14 +12,18 @@ import java.util.Objects;
  * @param allowRead paths the code may read; none by default
  * @param maxOutputBytes console output kept before the run is ended
  * @param maxResultBytes size of the result JSON before the run is ended
+ * @param workingDirectory the absolute directory relative paths in the code resolve against
+ *     (reading there still needs {@code allowRead}); empty for none, then they resolve against
+ *     the root
  */
-public record Limits(Duration timeout, int memoryMb, List<String> allowRead, long maxOutputBytes, long maxResultBytes) {
+public record Limits(Duration timeout, int memoryMb, List<String> allowRead, long maxOutputBytes, long maxResultBytes,
+        String workingDirectory) {
     public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(30);
     public static final int DEFAULT_MEMORY_MB = 512;
     public static final long DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
     public static final long DEFAULT_MAX_RESULT_BYTES = 10 * 1024 * 1024;
     public static final Limits DEFAULTS = new Limits(
-            DEFAULT_TIMEOUT, DEFAULT_MEMORY_MB, List.of(), DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_RESULT_BYTES);
+            DEFAULT_TIMEOUT, DEFAULT_MEMORY_MB, List.of(), DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_RESULT_BYTES, "");
 
     public Limits {
         Objects.requireNonNull(timeout, "timeout must not be null");
@@ -41,25 +45,37 @@ public record Limits(Duration timeout, int memoryMb, List<String> allowRead, lon
         if (maxResultBytes <= 0) {
             throw new IllegalArgumentException("maxResultBytes must be positive: " + maxResultBytes);
         }
+        Objects.requireNonNull(workingDirectory, "workingDirectory must not be null (empty for none)");
+        if (!workingDirectory.isEmpty() && !java.nio.file.Path.of(workingDirectory).isAbsolute()) {
+            throw new IllegalArgumentException("workingDirectory must be an absolute path: " + workingDirectory);
+        }
+    }
+
+    public Limits(Duration timeout, int memoryMb, List<String> allowRead, long maxOutputBytes, long maxResultBytes) {
+        this(timeout, memoryMb, allowRead, maxOutputBytes, maxResultBytes, "");
     }
 
     public Limits withTimeout(Duration newTimeout) {
-        return new Limits(newTimeout, memoryMb, allowRead, maxOutputBytes, maxResultBytes);
+        return new Limits(newTimeout, memoryMb, allowRead, maxOutputBytes, maxResultBytes, workingDirectory);
     }
 
     public Limits withMemoryMb(int newMemoryMb) {
-        return new Limits(timeout, newMemoryMb, allowRead, maxOutputBytes, maxResultBytes);
+        return new Limits(timeout, newMemoryMb, allowRead, maxOutputBytes, maxResultBytes, workingDirectory);
     }
 
     public Limits withAllowRead(List<String> paths) {
-        return new Limits(timeout, memoryMb, paths, maxOutputBytes, maxResultBytes);
+        return new Limits(timeout, memoryMb, paths, maxOutputBytes, maxResultBytes, workingDirectory);
     }
 
     public Limits withMaxOutputBytes(long bytes) {
-        return new Limits(timeout, memoryMb, allowRead, bytes, maxResultBytes);
+        return new Limits(timeout, memoryMb, allowRead, bytes, maxResultBytes, workingDirectory);
     }
 
     public Limits withMaxResultBytes(long bytes) {
-        return new Limits(timeout, memoryMb, allowRead, maxOutputBytes, bytes);
+        return new Limits(timeout, memoryMb, allowRead, maxOutputBytes, bytes, workingDirectory);
+    }
+
+    public Limits withWorkingDirectory(String directory) {
+        return new Limits(timeout, memoryMb, allowRead, maxOutputBytes, maxResultBytes, directory);
     }
 }

@@ -1,0 +1,317 @@
+package dev.execache.tools.mcp;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.execache.core.CanonicalJson;
+import dev.execache.core.CatalogTool;
+import dev.execache.core.ToolResult;
+import io.modelcontextprotocol.client.McpClient;
+import io.modelcontextprotocol.client.McpSyncClient;
+import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
+import io.modelcontextprotocol.spec.McpSchema;
+import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
+import io.modelcontextprotocol.spec.McpSchema.ListToolsResult;
+import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * One downstream server: its process and client, restarted with backoff when it dies, and the
+ * tools it offered when it was last asked.
+ */
+final class DownstreamServer {
+    private static final System.Logger LOG = System.getLogger("dev.execache.tools.mcp");
+    static final String SEPARATOR = "__";
+    private static final Duration FIRST_BACKOFF = Duration.ofSeconds(1);
+    private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
+    /** A server that stayed up this long starts again from the first backoff when it dies. */
+    private static final Duration STABLE = Duration.ofSeconds(30);
+    private static final TypeReference<Map<String, Object>> OBJECT = new TypeReference<>() {
+    };
+
+    private final McpServerSettings settings;
+    private final Duration callTimeout;
+    private final ScheduledExecutorService scheduler;
+    private final Consumer<String> stderr;
+    private final Runnable toolsMayHaveChanged;
+    private final Clock clock;
+    private final ObjectMapper json = new ObjectMapper();
+    private final JacksonMcpJsonMapper mapper = new JacksonMcpJsonMapper(json);
+
+    private Connection connection;
+    private List<CatalogTool> tools = List.of();
+    private boolean closed;
+    private int failures;
+    private Instant connectedAt;
+
+    private record Connection(McpSyncClient client, ServerProcessTransport transport, McpSchema.Implementation info) {
+    }
+
+    DownstreamServer(McpServerSettings settings, Duration callTimeout, ScheduledExecutorService scheduler,
+            Consumer<String> stderr, Runnable toolsMayHaveChanged, Clock clock) {
+        this.settings = settings;
+        this.callTimeout = callTimeout;
+        this.scheduler = scheduler;
+        this.stderr = stderr;
+        this.toolsMayHaveChanged = toolsMayHaveChanged;
+        this.clock = clock;
+    }
+
+    String name() {
+        return settings.name();
+    }
+
+    synchronized List<CatalogTool> tools() {
+        return tools;
+    }
+
+    /** Starts the server and lists its tools; on failure, tries again later with backoff. Returns whether it is up. */
+    boolean connect() {
+        synchronized (this) {
+            if (closed || connection != null) {
+                return connection != null;
+            }
+        }
+        ServerProcessTransport transport = new ServerProcessTransport(settings, mapper,
+                line -> stderr.accept(settings.name() + ": " + line), this::exited);
+        McpSyncClient client = McpClient.sync(transport)
+                .requestTimeout(callTimeout)
+                .initializationTimeout(callTimeout)
+                .clientInfo(new McpSchema.Implementation("execache", "gateway"))
+                .toolsChangeConsumer(changed -> scheduler.execute(this::refreshQuietly))
+                .build();
+        try {
+            McpSchema.InitializeResult init = client.initialize();
+            Connection opened = new Connection(client, transport, init.serverInfo());
+            List<CatalogTool> listed = list(opened);
+            synchronized (this) {
+                if (closed) {
+                    client.close();
+                    transport.stop();
+                    return false;
+                }
+                connection = opened;
+                connectedAt = clock.instant();
+                tools = listed;
+            }
+            if (!transport.isAlive()) {
+                // it died after answering and before it was recorded as connected: nobody else restarts it
+                exited(-1);
+                return false;
+            }
+            LOG.log(Level.INFO, "server " + settings.name() + ": connected (" + describe(init.serverInfo()) + "), "
+                    + listed.size() + (listed.size() == 1 ? " tool" : " tools"));
+            toolsMayHaveChanged.run();
+            return true;
+        } catch (RuntimeException e) {
+            closeQuietly(client, transport);
+            Duration delay = nextBackoff();
+            LOG.log(Level.WARNING, "server " + settings.name() + ": cannot connect: " + rootMessage(e)
+                    + "; trying again in " + delay.toSeconds() + " s");
+            scheduleConnect(delay);
+            return false;
+        }
+    }
+
+    /** Lists the tools again; tells the catalog when they changed. */
+    void refresh() {
+        Connection current;
+        synchronized (this) {
+            current = connection;
+        }
+        if (current == null) {
+            return;
+        }
+        List<CatalogTool> listed = list(current);
+        boolean changed;
+        synchronized (this) {
+            if (connection != current) {
+                return;
+            }
+            changed = !listed.equals(tools);
+            tools = listed;
+        }
+        if (changed) {
+            toolsMayHaveChanged.run();
+        }
+    }
+
+    void refreshQuietly() {
+        try {
+            refresh();
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "server " + settings.name() + ": listing its tools failed: " + rootMessage(e));
+        }
+    }
+
+    ToolResult call(String tool, Map<String, Object> args) {
+        Connection current;
+        synchronized (this) {
+            current = connection;
+        }
+        if (current == null) {
+            return failure("server " + settings.name() + " is not running (it is being restarted); try again shortly");
+        }
+        try {
+            CallToolResult result = current.client().callTool(new McpSchema.CallToolRequest(tool, args));
+            return new ToolResult(json.writeValueAsString(result), Boolean.TRUE.equals(result.isError()));
+        } catch (JsonProcessingException e) {
+            return failure("the answer of " + settings.name() + SEPARATOR + tool + " cannot be written as JSON: "
+                    + e.getOriginalMessage());
+        } catch (RuntimeException e) {
+            return failure("calling " + tool + " on server " + settings.name() + " failed: " + rootMessage(e));
+        }
+    }
+
+    private List<CatalogTool> list(Connection current) {
+        List<CatalogTool> listed = new ArrayList<>();
+        String cursor = null;
+        do {
+            ListToolsResult page = current.client().listTools(cursor);
+            for (McpSchema.Tool tool : page.tools()) {
+                listed.add(catalogTool(tool, current.info()));
+            }
+            cursor = page.nextCursor();
+        } while (cursor != null && !cursor.isEmpty());
+        return List.copyOf(listed);
+    }
+
+    private CatalogTool catalogTool(McpSchema.Tool tool, McpSchema.Implementation info) {
+        Map<String, Object> definition = json.convertValue(tool, OBJECT);
+        Boolean readOnly = tool.annotations() == null ? null : tool.annotations().readOnlyHint();
+        return new CatalogTool(settings.name() + SEPARATOR + tool.name(), settings.name(),
+                digest(settings.name(), info, definition), definition, readOnly, settings.trustAnnotations());
+    }
+
+    /**
+     * The version of a tool: a digest of what defines it, in canonical JSON so that the order of
+     * keys the server happens to send does not matter.
+     */
+    static String digest(String server, McpSchema.Implementation info, Map<String, Object> definition) {
+        Map<String, Object> defining = new TreeMap<>();
+        defining.put("server", server);
+        Map<String, Object> serverInfo = new LinkedHashMap<>();
+        serverInfo.put("name", info == null ? null : info.name());
+        serverInfo.put("version", info == null ? null : info.version());
+        defining.put("serverInfo", serverInfo);
+        for (String part : List.of("name", "description", "inputSchema", "outputSchema", "annotations")) {
+            defining.put(part, definition.get(part));
+        }
+        try {
+            byte[] hash = MessageDigest.getInstance("SHA-256")
+                    .digest(CanonicalJson.write(defining, server + SEPARATOR + definition.get("name"))
+                            .getBytes(StandardCharsets.UTF_8));
+            return "mcp:" + HexFormat.of().formatHex(hash, 0, 16);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java platform must provide SHA-256", e);
+        }
+    }
+
+    private void exited(int code) {
+        Connection gone;
+        Duration delay;
+        synchronized (this) {
+            gone = connection;
+            connection = null;
+            if (closed || gone == null) {
+                return;
+            }
+            if (connectedAt != null && Duration.between(connectedAt, clock.instant()).compareTo(STABLE) >= 0) {
+                failures = 0;
+            }
+            delay = nextBackoff();
+        }
+        LOG.log(Level.WARNING, "server " + settings.name() + " exited (code " + code + "); restarting in "
+                + delay.toMillis() / 1000.0 + " s");
+        closeQuietly(gone.client(), gone.transport());
+        scheduleConnect(delay);
+    }
+
+    private synchronized Duration nextBackoff() {
+        long millis = FIRST_BACKOFF.toMillis() << Math.min(failures, 5);
+        failures++;
+        return Duration.ofMillis(Math.min(millis, MAX_BACKOFF.toMillis()));
+    }
+
+    private void scheduleConnect(Duration delay) {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+        }
+        try {
+            scheduler.schedule(this::connect, delay.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // the catalog is closing
+        }
+    }
+
+    long pid() {
+        Connection current;
+        synchronized (this) {
+            current = connection;
+        }
+        return current == null ? -1 : current.transport().pid();
+    }
+
+    void close() {
+        Connection current;
+        synchronized (this) {
+            closed = true;
+            current = connection;
+            connection = null;
+        }
+        if (current != null) {
+            closeQuietly(current.client(), current.transport());
+        }
+    }
+
+    private static void closeQuietly(McpSyncClient client, ServerProcessTransport transport) {
+        transport.stop();
+        try {
+            client.close();
+        } catch (RuntimeException e) {
+            // the process is gone already
+        }
+    }
+
+    static ToolResult failure(String message) {
+        Map<String, Object> text = new LinkedHashMap<>();
+        text.put("type", "text");
+        text.put("text", message);
+        Map<String, Object> result = new LinkedHashMap<>();
+        result.put("content", List.of(text));
+        result.put("isError", true);
+        return ToolResult.error(CanonicalJson.write(result, "error"));
+    }
+
+    private static String describe(McpSchema.Implementation info) {
+        return info == null ? "no server info" : info.name() + " " + info.version();
+    }
+
+    private static String rootMessage(Throwable e) {
+        Throwable cause = e;
+        while (cause.getCause() != null && cause.getCause() != cause) {
+            cause = cause.getCause();
+        }
+        String message = cause.getMessage();
+        if (cause instanceof java.util.concurrent.TimeoutException) {
+            return "no answer in time";
+        }
+        return message == null ? cause.getClass().getSimpleName() : message;
+    }
+}

@@ -1,0 +1,34 @@
+package dev.execache.tools.mcp;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.regex.Pattern;
+
+/**
+ * One downstream MCP server, in the shape agent hosts use for {@code mcpServers}: a command
+ * started with its arguments, environment and working directory, spoken to over stdio.
+ * (An HTTP {@code url} would be a second kind of server beside the command.)
+ *
+ * @param name how execache names the server; its tools are offered as {@code NAME__TOOL}
+ * @param env added to execache's own environment
+ * @param cwd where the command runs; null for execache's working directory
+ * @param trustAnnotations whether the server's {@code readOnlyHint} may decide what is cached
+ */
+public record McpServerSettings(String name, String command, List<String> args, Map<String, String> env, Path cwd,
+        boolean trustAnnotations) {
+    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_-]*");
+
+    public McpServerSettings {
+        if (name == null || !NAME.matcher(name).matches() || name.contains("__")) {
+            throw new IllegalArgumentException("server name '" + name + "' must be letters, digits, '-' or '_'"
+                    + " (not two underscores in a row, which separate server and tool)");
+        }
+        if (command == null || command.isBlank()) {
+            throw new IllegalArgumentException("server " + name + ": command must not be blank");
+        }
+        args = List.copyOf(Objects.requireNonNullElse(args, List.of()));
+        env = Map.copyOf(Objects.requireNonNullElse(env, Map.of()));
+    }
+}

@@ -1,0 +1,144 @@
+package dev.execache.tools.mcp;
+
+import dev.execache.core.CatalogTool;
+import dev.execache.core.ToolCatalog;
+import dev.execache.core.ToolResult;
+import java.lang.System.Logger.Level;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * The tools of the downstream MCP servers, offered as {@code SERVER__TOOL}. Each server is
+ * started with the MCP Java SDK client over stdio, restarted with backoff when it dies, and
+ * asked for its tools at start, on its {@code notifications/tools/list_changed}, after a
+ * restart and every {@code rediscoverEvery}.
+ */
+public final class McpToolCatalog implements ToolCatalog {
+    private static final System.Logger LOG = System.getLogger("dev.execache.tools.mcp");
+
+    private final Map<String, DownstreamServer> servers = new LinkedHashMap<>();
+    private final ScheduledExecutorService scheduler;
+    private final CopyOnWriteArrayList<Listener> listeners = new CopyOnWriteArrayList<>();
+    private final Duration startWait;
+    private List<CatalogTool> lastTold = List.of();
+
+    /**
+     * @param callTimeout how long a call (or a server's start) may take before it is a tool error
+     * @param rediscoverEvery how often every server is asked for its tools again
+     * @param stderr gets the downstream servers' stderr lines, each prefixed with its server's name
+     */
+    public McpToolCatalog(List<McpServerSettings> settings, Duration callTimeout, Duration rediscoverEvery,
+            Consumer<String> stderr, Clock clock) {
+        Objects.requireNonNull(settings, "settings must not be null");
+        requirePositive(callTimeout, "callTimeout");
+        requirePositive(rediscoverEvery, "rediscoverEvery");
+        this.startWait = callTimeout;
+        this.scheduler = Executors.newScheduledThreadPool(2, runnable -> {
+            Thread thread = new Thread(runnable, "execache-mcp-catalog");
+            thread.setDaemon(true);
+            return thread;
+        });
+        for (McpServerSettings server : settings) {
+            if (servers.put(server.name(), new DownstreamServer(server, callTimeout, scheduler, stderr,
+                    () -> scheduler.execute(this::tellIfChanged), clock)) != null) {
+                throw new IllegalArgumentException("server '" + server.name() + "' is configured twice");
+            }
+        }
+        scheduler.scheduleWithFixedDelay(this::refreshQuietly, rediscoverEvery.toMillis(), rediscoverEvery.toMillis(),
+                TimeUnit.MILLISECONDS);
+    }
+
+    /** Starts every server at once and waits (at most the call timeout) for each to connect or fail once. */
+    public McpToolCatalog start() {
+        List<CompletableFuture<Boolean>> starting = new ArrayList<>();
+        for (DownstreamServer server : servers.values()) {
+            starting.add(CompletableFuture.supplyAsync(server::connect, scheduler));
+        }
+        try {
+            CompletableFuture.allOf(starting.toArray(CompletableFuture[]::new))
+                    .get(startWait.toMillis() + 1_000, TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            LOG.log(Level.WARNING, "not every MCP server started in time; the others come up in the background");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return this;
+    }
+
+    @Override
+    public List<CatalogTool> tools() {
+        List<CatalogTool> all = new ArrayList<>();
+        servers.values().forEach(server -> all.addAll(server.tools()));
+        return List.copyOf(all);
+    }
+
+    @Override
+    public ToolResult call(String tool, Map<String, Object> args) {
+        int separator = tool.indexOf(DownstreamServer.SEPARATOR);
+        DownstreamServer server = separator < 0 ? null : servers.get(tool.substring(0, separator));
+        if (server == null) {
+            return DownstreamServer.failure("unknown tool '" + tool + "': no configured server offers it");
+        }
+        return server.call(tool.substring(separator + DownstreamServer.SEPARATOR.length()), args);
+    }
+
+    @Override
+    public void addListener(Listener listener) {
+        listeners.add(Objects.requireNonNull(listener, "listener must not be null"));
+    }
+
+    /** Asks every running server for its tools now, as the periodic re-discovery does. */
+    public void refresh() {
+        servers.values().forEach(DownstreamServer::refresh);
+        tellIfChanged();
+    }
+
+    /** The process id of a running server, -1 when it is not running. */
+    public long pid(String server) {
+        DownstreamServer downstream = servers.get(server);
+        return downstream == null ? -1 : downstream.pid();
+    }
+
+    private void refreshQuietly() {
+        servers.values().forEach(DownstreamServer::refreshQuietly);
+    }
+
+    private synchronized void tellIfChanged() {
+        List<CatalogTool> now = tools();
+        if (now.equals(lastTold)) {
+            return;
+        }
+        lastTold = now;
+        for (Listener listener : listeners) {
+            try {
+                listener.toolsChanged(now);
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "a listener of tool changes failed: " + e);
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        scheduler.shutdownNow();
+        servers.values().parallelStream().forEach(DownstreamServer::close);
+    }
+
+    private static void requirePositive(Duration duration, String name) {
+        Objects.requireNonNull(duration, name + " must not be null");
+        if (duration.isZero() || duration.isNegative()) {
+            throw new IllegalArgumentException(name + " must be positive: " + duration);
+        }
+    }
+}

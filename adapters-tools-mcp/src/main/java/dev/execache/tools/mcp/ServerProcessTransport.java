@@ -1,0 +1,202 @@
+package dev.execache.tools.mcp;
+
+import io.modelcontextprotocol.json.McpJsonMapper;
+import io.modelcontextprotocol.json.TypeRef;
+import io.modelcontextprotocol.spec.McpClientTransport;
+import io.modelcontextprotocol.spec.McpSchema;
+import io.modelcontextprotocol.spec.McpSchema.JSONRPCMessage;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * The client side of MCP over stdio to a server process execache starts. It replaces the
+ * SDK's {@code StdioClientTransport} (2.1.0) for three things that one cannot do: run the
+ * command in a working directory ({@code cwd}), learn that the process ended so the server is
+ * restarted and calls in flight fail at once instead of at their timeout
+ * (modelcontextprotocol/java-sdk #959), and end a process that ignores SIGTERM, with its
+ * children (java-sdk #937). Delete it when the SDK's transport does these.
+ */
+final class ServerProcessTransport implements McpClientTransport {
+    private static final System.Logger LOG = System.getLogger("dev.execache.tools.mcp");
+    private static final long STOP_WAIT_MILLIS = 2_000;
+
+    private final McpServerSettings settings;
+    private final McpJsonMapper mapper;
+    private final Consumer<String> stderr;
+    private final Consumer<Integer> exited;
+    private volatile Process process;
+    /** The client sends initialize before the process has started; messages wait for it. */
+    private final CompletableFuture<Process> started = new CompletableFuture<>();
+    private volatile boolean closing;
+
+    /**
+     * @param stderr gets each line the server writes to its stderr
+     * @param exited told the exit code when the process ends without being closed
+     */
+    ServerProcessTransport(McpServerSettings settings, McpJsonMapper mapper, Consumer<String> stderr,
+            Consumer<Integer> exited) {
+        this.settings = settings;
+        this.mapper = mapper;
+        this.stderr = stderr;
+        this.exited = exited;
+    }
+
+    @Override
+    public Mono<Void> connect(Function<Mono<JSONRPCMessage>, Mono<JSONRPCMessage>> handler) {
+        return Mono.<Void>fromRunnable(() -> {
+            List<String> command = new ArrayList<>();
+            command.add(settings.command());
+            command.addAll(settings.args());
+            ProcessBuilder builder = new ProcessBuilder(command);
+            if (settings.cwd() != null) {
+                builder.directory(settings.cwd().toFile());
+            }
+            builder.environment().putAll(settings.env());
+            Process started;
+            try {
+                started = builder.start();
+            } catch (IOException e) {
+                IllegalStateException failure = new IllegalStateException(
+                        "cannot start " + String.join(" ", command) + ": " + e.getMessage(), e);
+                this.started.completeExceptionally(failure);
+                throw failure;
+            }
+            process = started;
+            this.started.complete(started);
+            daemon("execache-mcp-" + settings.name() + "-out", () -> readMessages(started.getInputStream(), handler));
+            daemon("execache-mcp-" + settings.name() + "-err", () -> readLines(started.getErrorStream()));
+            started.onExit().thenAccept(ended -> {
+                if (!closing) {
+                    exited.accept(ended.exitValue());
+                }
+            });
+        }).subscribeOn(Schedulers.boundedElastic());
+    }
+
+    private void readMessages(InputStream in, Function<Mono<JSONRPCMessage>, Mono<JSONRPCMessage>> handler) {
+        try (BufferedReader lines = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = lines.readLine()) != null) {
+                if (line.isBlank()) {
+                    continue;
+                }
+                JSONRPCMessage message;
+                try {
+                    message = McpSchema.deserializeJsonRpcMessage(mapper, line);
+                } catch (IOException | RuntimeException e) {
+                    LOG.log(Level.WARNING, "server " + settings.name() + " sent a line that is not JSON-RPC: "
+                            + abbreviate(line));
+                    continue;
+                }
+                handler.apply(Mono.just(message)).subscribe(ignored -> {
+                }, error -> LOG.log(Level.DEBUG, "handling a message of " + settings.name() + " failed: " + error));
+            }
+        } catch (IOException e) {
+            // the process ended; onExit reports it
+        }
+    }
+
+    private void readLines(InputStream in) {
+        try (BufferedReader lines = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = lines.readLine()) != null) {
+                stderr.accept(line);
+            }
+        } catch (IOException e) {
+            // the process ended
+        }
+    }
+
+    @Override
+    public Mono<Void> sendMessage(JSONRPCMessage message) {
+        return Mono.fromFuture(started.copy()).flatMap(current -> write(current, message));
+    }
+
+    private Mono<Void> write(Process current, JSONRPCMessage message) {
+        if (!current.isAlive()) {
+            return Mono.error(new IOException("server " + settings.name() + " is not running"));
+        }
+        try {
+            byte[] line = (mapper.writeValueAsString(message) + "\n").getBytes(StandardCharsets.UTF_8);
+            OutputStream out = current.getOutputStream();
+            synchronized (this) {
+                out.write(line);
+                out.flush();
+            }
+            return Mono.empty();
+        } catch (IOException e) {
+            return Mono.error(e);
+        }
+    }
+
+    @Override
+    public Mono<Void> closeGracefully() {
+        return Mono.<Void>fromRunnable(this::stop).subscribeOn(Schedulers.boundedElastic());
+    }
+
+    /** Closes stdin (the spec's shutdown signal), then SIGTERM, then SIGKILL, each after a short wait. */
+    void stop() {
+        closing = true;
+        started.completeExceptionally(new IOException("server " + settings.name() + " was stopped"));
+        Process current = process;
+        if (current == null) {
+            return;
+        }
+        List<ProcessHandle> children = current.descendants().toList();
+        try {
+            current.getOutputStream().close();
+        } catch (IOException e) {
+            // already gone
+        }
+        try {
+            if (!current.waitFor(STOP_WAIT_MILLIS, TimeUnit.MILLISECONDS)) {
+                current.destroy();
+                if (!current.waitFor(STOP_WAIT_MILLIS, TimeUnit.MILLISECONDS)) {
+                    current.destroyForcibly();
+                }
+            }
+        } catch (InterruptedException e) {
+            current.destroyForcibly();
+            Thread.currentThread().interrupt();
+        }
+        children.forEach(ProcessHandle::destroyForcibly);
+    }
+
+    boolean isAlive() {
+        Process current = process;
+        return current != null && current.isAlive();
+    }
+
+    long pid() {
+        Process current = process;
+        return current == null ? -1 : current.pid();
+    }
+
+    @Override
+    public <T> T unmarshalFrom(Object data, TypeRef<T> typeRef) {
+        return mapper.convertValue(data, typeRef);
+    }
+
+    private static void daemon(String name, Runnable body) {
+        Thread thread = new Thread(body, name);
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    private static String abbreviate(String line) {
+        return line.length() <= 200 ? line : line.substring(0, 200) + "...";
+    }
+}

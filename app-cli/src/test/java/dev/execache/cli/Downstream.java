@@ -1,0 +1,53 @@
+package dev.execache.cli;
+
+import dev.execache.tools.mcp.McpServerSettings;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
+
+/**
+ * The real MCP servers the gateway tests start: the reference servers installed by the build,
+ * and the tests' own lab server (lab-server.mjs), which counts the calls it serves.
+ */
+final class Downstream {
+    private Downstream() {
+    }
+
+    static Path nodeModules() {
+        String property = System.getProperty("execache.testNodeModules");
+        if (property == null || !Files.isDirectory(Path.of(property))) {
+            throw new IllegalStateException("the build installs the MCP test peers and names them in the system"
+                    + " property execache.testNodeModules; it is " + property);
+        }
+        return Path.of(property);
+    }
+
+    static McpServerSettings lab(String name, boolean trustAnnotations) {
+        return new McpServerSettings(name, "node", List.of(nodeModules().resolveSibling("lab-server.mjs").toString()),
+                Map.of(), null, trustAnnotations);
+    }
+
+    static McpServerSettings memory(Path dir) {
+        return new McpServerSettings("memory", nodeModules().resolve(".bin/mcp-server-memory").toString(), List.of(),
+                Map.of("MEMORY_FILE_PATH", dir.resolve("memory.jsonl").toString()), dir, true);
+    }
+
+    static McpServerSettings filesystem(Path root) {
+        return new McpServerSettings("fs", nodeModules().resolve(".bin/mcp-server-filesystem").toString(),
+                List.of(root.toString()), Map.of(), root, true);
+    }
+
+    /** Waits for a condition, polling; fails with {@code what} when it does not come within the bound. */
+    static void await(String what, Duration bound, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + bound.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("waited " + bound.toSeconds() + " s for: " + what);
+            }
+            Thread.sleep(50);
+        }
+    }
+}

@@ -1,0 +1,117 @@
+package dev.execache.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.execache.core.CachePolicy;
+import dev.execache.core.CatalogTool;
+import dev.execache.core.ToolCacheRule;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** servers: and tool_calls: in execache.yaml, and the decisions they lead to. */
+class GatewayConfigTest {
+    @TempDir
+    Path dir;
+
+    private GatewayConfig parse(String yaml) {
+        return ConfigFile.parse(yaml, dir.resolve("execache.yaml")).gateway();
+    }
+
+    @Test
+    void serversTakeTheMcpServersShapeOfAgentHosts() {
+        GatewayConfig config = parse("""
+                servers:
+                  memory:
+                    command: npx
+                    args: [-y, "@modelcontextprotocol/server-memory"]
+                    env: {MEMORY_FILE_PATH: ./memory.jsonl}
+                    cwd: sub
+                  fs:
+                    type: stdio
+                    command: mcp-server-filesystem
+                    trust_annotations: false
+                    invalidate_on_write: none
+                tool_calls:
+                  rediscover_seconds: 5
+                  rules:
+                    - {tool: "fs__read_*", ttl_seconds: 60}
+                    - {tool: "*__search_*", ttl_seconds: 30, max_entries: 50}
+                    - {tool: "db__query", enabled: false}
+                """);
+
+        assertThat(config.servers()).hasSize(2);
+        GatewayConfig.Server memory = config.servers().get(0);
+        assertThat(memory.settings().args()).containsExactly("-y", "@modelcontextprotocol/server-memory");
+        assertThat(memory.settings().env()).containsEntry("MEMORY_FILE_PATH", "./memory.jsonl");
+        assertThat(memory.settings().cwd()).isEqualTo(dir.resolve("sub"));
+        assertThat(memory.settings().trustAnnotations()).isTrue();
+        assertThat(memory.invalidateOnWrite()).isTrue();
+        assertThat(config.servers().get(1).settings().trustAnnotations()).isFalse();
+        assertThat(config.servers().get(1).invalidateOnWrite()).isFalse();
+        assertThat(config.rediscoverEvery()).isEqualTo(Duration.ofSeconds(5));
+        assertThat(config.rules()).containsExactly(
+                ToolCacheRule.cache("fs__read_*", Duration.ofSeconds(60), CachePolicy.DEFAULT_MAX_ENTRIES),
+                ToolCacheRule.cache("*__search_*", Duration.ofSeconds(30), 50),
+                new ToolCacheRule("db__query", false, CachePolicy.DEFAULT_TTL, CachePolicy.DEFAULT_MAX_ENTRIES));
+    }
+
+    @Test
+    void mistakesAreNamedByTheirKey() {
+        assertThatThrownBy(() -> parse("servers: {a: {args: [x]}}"))
+                .isInstanceOf(UsageException.class).hasMessageContaining("servers.a.command is required");
+        assertThatThrownBy(() -> parse("servers: {a: {command: x, commnad: y}}"))
+                .hasMessageContaining("unknown key 'servers.a.commnad'");
+        assertThatThrownBy(() -> parse("servers: {a: {command: x, invalidate_on_write: all}}"))
+                .hasMessageContaining("servers.a.invalidate_on_write must be server or none");
+        assertThatThrownBy(() -> parse("servers: {a: {type: http, command: x}}"))
+                .hasMessageContaining("only stdio servers");
+        assertThatThrownBy(() -> parse("servers: {a__b: {command: x}}"))
+                .hasMessageContaining("two underscores");
+        assertThatThrownBy(() -> parse("tool_calls: {rules: [{ttl_seconds: 5}]}"))
+                .hasMessageContaining("tool_calls.rules[0].tool is required");
+        assertThatThrownBy(() -> parse("tool_calls: {rules: [{tool: a, ttl_seconds: 0}]}"))
+                .hasMessageContaining("tool_calls.rules[0].ttl_seconds must be a positive whole number");
+    }
+
+    private static CatalogTool tool(String name, Boolean readOnly, boolean trusted) {
+        return new CatalogTool(name, name.substring(0, name.indexOf("__")), "mcp:1",
+                Map.of("name", name.substring(name.indexOf("__") + 2)), readOnly, trusted);
+    }
+
+    @Test
+    void aRuleDecidesFirstThenATrustedReadOnlyHint() {
+        ToolCallRules rules = new ToolCallRules(List.of(
+                ToolCacheRule.cache("fs__read_*", Duration.ofSeconds(60), 10),
+                ToolCacheRule.never("fs__read_secret")), CachePolicy.DEFAULTS);
+
+        assertThat(rules.decide(tool("fs__read_file", true, true)))
+                .isEqualTo(new ToolCallRules.Decision(true, "rule fs__read_*", Duration.ofSeconds(60)));
+        assertThat(rules.decide(tool("fs__list_directory", true, true)))
+                .isEqualTo(new ToolCallRules.Decision(true, "annotation readOnlyHint", CachePolicy.DEFAULT_TTL));
+        assertThat(rules.decide(tool("fs__list_directory", true, false)).cached()).isFalse();
+        assertThat(rules.decide(tool("fs__list_directory", true, false)).why()).isEqualTo("untrusted annotations, no rule");
+        assertThat(rules.decide(tool("fs__read_file", null, false)).cached()).isTrue();
+        assertThat(rules.decide(tool("fs__get_info", null, true)).why()).isEqualTo("not read-only (annotations)");
+    }
+
+    @Test
+    void aWritingNameIsCachedOnlyByARuleThatNamesItExactly() {
+        ToolCallRules broad = new ToolCallRules(List.of(ToolCacheRule.cache("*", Duration.ofSeconds(60), 10)),
+                CachePolicy.DEFAULTS);
+        ToolCallRules exact = new ToolCallRules(List.of(ToolCacheRule.cache("fs__write_file", Duration.ofSeconds(9), 10)),
+                CachePolicy.DEFAULTS);
+
+        for (String name : List.of("fs__write_file", "fs__edit_file", "db__create_table", "db__update_row",
+                "db__delete_row", "fs__move_file", "ci__deploy", "sh__bash")) {
+            assertThat(broad.decide(tool(name, true, true))).extracting(ToolCallRules.Decision::cached, ToolCallRules.Decision::why)
+                    .containsExactly(false, "never-cache name");
+        }
+        assertThat(exact.decide(tool("fs__write_file", true, true)).cached()).isTrue();
+        assertThat(exact.decide(tool("fs__write_file", true, true)).ttl()).isEqualTo(Duration.ofSeconds(9));
+    }
+}

@@ -1,0 +1,78 @@
+package dev.execache.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.execache.store.redis.RedisServerProcess;
+import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
+import io.modelcontextprotocol.spec.McpSchema.TextContent;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The packaged {@code execache serve} in front of a downstream MCP server, alone and as a fleet on one Redis. */
+class GatewayIT {
+    private static RedisServerProcess redis;
+
+    @TempDir
+    Path dir;
+
+    @BeforeAll
+    static void startRedis() throws IOException {
+        redis = RedisServerProcess.start();
+    }
+
+    @AfterAll
+    static void stopRedis() {
+        redis.close();
+    }
+
+    private Path config() throws IOException {
+        return Files.writeString(dir.resolve("execache.yaml"), """
+                servers:
+                  lab:
+                    command: node
+                    args: ["%s"]
+                """.formatted(Downstream.nodeModules().resolveSibling("lab-server.mjs")));
+    }
+
+    private static String text(CallToolResult result) {
+        return ((TextContent) result.content().get(0)).text();
+    }
+
+    @Test
+    void serveSaysPerServerThatItConnectedAndPrefixesTheServersStderrWithItsName() throws Exception {
+        try (ServeProcess serve = ServeProcess.start("--store", "memory", "--config", config().toString())) {
+            serve.awaitStderr(line -> line.contains("server lab: connected (lab 1.0.0), 8 tools"), Duration.ofSeconds(30));
+            serve.awaitStderr(line -> line.contains("lab: lab server ready"), Duration.ofSeconds(30));
+
+            String first = text(serve.call("lab__get_count", Map.of()));
+            String second = text(serve.call("lab__get_count", Map.of()));
+
+            assertThat(first).contains("\"served\":1");
+            assertThat(second).isEqualTo(first);
+        }
+    }
+
+    @Test
+    void twoServeInstancesOnOneRedisShareToolCallHits() throws Exception {
+        String url = redis.url() + "/6";
+        Path config = config();
+        try (ServeProcess one = ServeProcess.start("--store", "redis", "--redis-url", url, "--config", config.toString());
+                ServeProcess two = ServeProcess.start("--store", "redis", "--redis-url", url, "--config", config.toString())) {
+            String fromOne = text(one.call("lab__get_count", Map.of("who", "fleet")));
+            String fromTwo = text(two.call("lab__get_count", Map.of("who", "fleet")));
+            String twoOwnServer = text(two.call("lab__get_count", Map.of("who", "only two")));
+
+            assertThat(fromOne).contains("\"served\":1");
+            assertThat(fromTwo).isEqualTo(fromOne);
+            assertThat(twoOwnServer).as("instance two's own lab server served its first call only now")
+                    .contains("\"served\":1");
+        }
+    }
+}

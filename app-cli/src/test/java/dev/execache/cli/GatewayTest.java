@@ -1,0 +1,227 @@
+package dev.execache.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.execache.core.CachePolicy;
+import dev.execache.core.CacheStore;
+import dev.execache.core.MutableToolVersions;
+import dev.execache.core.ToolCacheRule;
+import dev.execache.core.ToolResult;
+import dev.execache.store.memory.MemoryCacheStore;
+import dev.execache.tools.mcp.McpServerSettings;
+import dev.execache.tools.mcp.McpToolCatalog;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The gateway in process, against real downstream MCP servers started by the test. */
+class GatewayTest {
+    private static final Duration CALL_TIMEOUT = Duration.ofSeconds(20);
+
+    @TempDir
+    Path dir;
+
+    private final List<McpToolCatalog> catalogs = new ArrayList<>();
+    private final MutableToolVersions versions = new MutableToolVersions();
+    private McpToolCatalog catalog;
+
+    @AfterEach
+    void stopServers() {
+        catalogs.forEach(McpToolCatalog::close);
+    }
+
+    private ProxiedTools gateway(List<GatewayConfig.Server> servers, List<ToolCacheRule> rules, CacheStore store) {
+        catalog = new McpToolCatalog(servers.stream().map(GatewayConfig.Server::settings).toList(), CALL_TIMEOUT,
+                Duration.ofHours(1), line -> { }, Clock.systemUTC()).start();
+        catalogs.add(catalog);
+        return new ProxiedTools(catalog, store, versions, new GatewayConfig(servers, rules, Duration.ofHours(1)),
+                CachePolicy.DEFAULTS, Clock.systemUTC());
+    }
+
+    private ProxiedTools lab(boolean invalidateOnWrite) {
+        return gateway(List.of(new GatewayConfig.Server(Downstream.lab("lab", true), invalidateOnWrite)), List.of(),
+                new MemoryCacheStore(100, Clock.systemUTC()));
+    }
+
+    /** The JSON a lab tool answered in its text content. */
+    private static JsonNode answer(ToolResult result) {
+        try {
+            JsonNode text = Output.JSON.readTree(result.json()).at("/content/0/text");
+            return Output.JSON.readTree(text.textValue());
+        } catch (IOException e) {
+            throw new AssertionError("not a tool result: " + result.json(), e);
+        }
+    }
+
+    @Test
+    void discoveredToolsAreOfferedAsServerTwoUnderscoresTool() {
+        lab(true);
+
+        assertThat(catalog.tools()).extracting(tool -> tool.name())
+                .contains("lab__get_count", "lab__increment", "lab__set_description");
+        assertThat(versions.versions().get("lab__get_count")).startsWith("mcp:");
+    }
+
+    @Test
+    void readOnlyCallsAreCachedAndCounted() {
+        ProxiedTools gateway = lab(true);
+
+        JsonNode first = answer(gateway.call("lab__get_count", Map.of("who", "a")));
+        JsonNode second = answer(gateway.call("lab__get_count", Map.of("who", "a")));
+        JsonNode other = answer(gateway.call("lab__get_count", Map.of("who", "b")));
+
+        assertThat(first.get("served").intValue()).isEqualTo(1);
+        assertThat(second).isEqualTo(first);
+        assertThat(other.get("served").intValue()).isEqualTo(2);
+        assertThat(gateway.stats().get("lab__get_count").hits()).isEqualTo(1);
+        assertThat(gateway.stats().get("lab__get_count").misses()).isEqualTo(2);
+    }
+
+    @Test
+    void aMutatingCallIsNeverCachedAndMakesTheNextReadOfItsServerFresh() {
+        ProxiedTools gateway = lab(true);
+        assertThat(answer(gateway.call("lab__get_count", Map.of())).get("counter").intValue()).isZero();
+
+        JsonNode once = answer(gateway.call("lab__increment", Map.of()));
+        JsonNode twice = answer(gateway.call("lab__increment", Map.of()));
+        JsonNode read = answer(gateway.call("lab__get_count", Map.of()));
+
+        assertThat(once.get("counter").intValue()).isEqualTo(1);
+        assertThat(twice.get("counter").intValue()).isEqualTo(2);
+        assertThat(read.get("counter").intValue()).isEqualTo(2);
+        assertThat(read.get("served").intValue()).isEqualTo(2);
+    }
+
+    @Test
+    void withInvalidateOnWriteNoneAWriteLeavesTheCachedReads() {
+        ProxiedTools gateway = lab(false);
+        gateway.call("lab__get_count", Map.of());
+
+        gateway.call("lab__increment", Map.of());
+
+        assertThat(answer(gateway.call("lab__get_count", Map.of())).get("counter").intValue()).isZero();
+    }
+
+    @Test
+    void errorsAreNeverCached() {
+        ProxiedTools gateway = lab(true);
+
+        ToolResult first = gateway.call("lab__fail", Map.of());
+        ToolResult second = gateway.call("lab__fail", Map.of());
+
+        assertThat(first.isError()).isTrue();
+        assertThat(second.isError()).isTrue();
+        assertThat(answer(second).get("served").intValue()).isEqualTo(2);
+    }
+
+    @Test
+    void aSchemaChangeAnnouncedWithListChangedInvalidatesThatToolOnly() throws InterruptedException {
+        ProxiedTools gateway = lab(false);
+        String before = versions.versions().get("lab__get_count");
+        gateway.call("lab__get_count", Map.of());
+        gateway.call("lab__get_other", Map.of());
+
+        gateway.call("lab__set_description", Map.of("tool", "get_count", "description", "The counter, v2.",
+                "notify", true));
+        Downstream.await("the new digest of lab__get_count", CALL_TIMEOUT,
+                () -> !before.equals(versions.versions().get("lab__get_count")));
+
+        assertThat(answer(gateway.call("lab__get_count", Map.of())).get("served").intValue()).isEqualTo(2);
+        assertThat(answer(gateway.call("lab__get_other", Map.of())).get("served").intValue()).isEqualTo(1);
+    }
+
+    @Test
+    void aSchemaChangeWithoutListChangedIsFoundByTheNextDiscovery() {
+        ProxiedTools gateway = lab(false);
+        String before = versions.versions().get("lab__get_count");
+        String other = versions.versions().get("lab__get_other");
+        gateway.call("lab__get_count", Map.of());
+        gateway.call("lab__get_other", Map.of());
+        gateway.call("lab__set_description", Map.of("tool", "get_count", "description", "Quietly changed.",
+                "notify", false));
+
+        catalog.refresh();
+
+        assertThat(versions.versions().get("lab__get_count")).isNotEqualTo(before);
+        assertThat(versions.versions().get("lab__get_other")).isEqualTo(other);
+        assertThat(answer(gateway.call("lab__get_count", Map.of())).get("served").intValue()).isEqualTo(2);
+        assertThat(answer(gateway.call("lab__get_other", Map.of())).get("served").intValue()).isEqualTo(1);
+    }
+
+    @Test
+    void aServerKilledMidCallGivesAToolErrorAndIsRestarted() throws InterruptedException {
+        ProxiedTools gateway = lab(true);
+        long pid = catalog.pid("lab");
+
+        ToolResult crashed = gateway.call("lab__crash", Map.of());
+
+        assertThat(crashed.isError()).isTrue();
+        assertThat(crashed.json()).contains("lab");
+        Downstream.await("lab restarted", Duration.ofSeconds(60),
+                () -> catalog.pid("lab") > 0 && catalog.pid("lab") != pid);
+        assertThat(gateway.call("lab__pid", Map.of()).isError()).isFalse();
+        assertThat(answer(gateway.call("lab__pid", Map.of())).get("pid").longValue()).isEqualTo(catalog.pid("lab"));
+    }
+
+    @Test
+    void aSlowServerIsAToolErrorAfterTheCallTimeoutAndAnswersTheNextCall() {
+        catalog = new McpToolCatalog(List.of(Downstream.lab("lab", true)), Duration.ofSeconds(2), Duration.ofHours(1),
+                line -> { }, Clock.systemUTC()).start();
+        catalogs.add(catalog);
+
+        ToolResult slow = catalog.call("lab__sleep", Map.of("ms", 600_000));
+
+        assertThat(slow.isError()).isTrue();
+        assertThat(slow.json()).contains("lab").contains("no answer in time");
+        assertThat(answer(catalog.call("lab__get_other", Map.of())).get("served").intValue()).isEqualTo(1);
+    }
+
+    @Test
+    void untrustedAnnotationsCacheNothingWithoutARule() {
+        McpServerSettings untrusted = Downstream.lab("lab", false);
+        ProxiedTools gateway = gateway(List.of(new GatewayConfig.Server(untrusted, false)),
+                List.of(ToolCacheRule.cache("lab__get_o*", Duration.ofMinutes(1), 10)),
+                new MemoryCacheStore(100, Clock.systemUTC()));
+
+        gateway.call("lab__get_count", Map.of());
+        gateway.call("lab__get_other", Map.of());
+
+        assertThat(answer(gateway.call("lab__get_count", Map.of())).get("served").intValue()).isEqualTo(2);
+        assertThat(answer(gateway.call("lab__get_other", Map.of())).get("served").intValue()).isEqualTo(1);
+    }
+
+    @Test
+    void createThenReadOnTheReferenceServersNeverReturnsTheStateBeforeTheCreate() throws IOException {
+        Path root = Files.createDirectories(dir.resolve("files"));
+        Files.writeString(root.resolve("note.txt"), "first");
+        ProxiedTools gateway = gateway(List.of(new GatewayConfig.Server(Downstream.memory(dir), true),
+                new GatewayConfig.Server(Downstream.filesystem(root), true)), List.of(),
+                new MemoryCacheStore(100, Clock.systemUTC()));
+        String note = root.resolve("note.txt").toString();
+
+        String empty = gateway.call("memory__read_graph", Map.of()).json();
+        gateway.call("memory__create_entities", Map.of("entities", List.of(
+                Map.of("name", "execache", "entityType", "tool", "observations", List.of("caches")))));
+        String graph = gateway.call("memory__read_graph", Map.of()).json();
+        String before = gateway.call("fs__read_text_file", Map.of("path", note)).json();
+        gateway.call("fs__write_file", Map.of("path", note, "content", "second"));
+        String after = gateway.call("fs__read_text_file", Map.of("path", note)).json();
+
+        assertThat(empty).doesNotContain("execache");
+        assertThat(graph).contains("execache");
+        assertThat(before).contains("first");
+        assertThat(after).contains("second");
+        assertThat(gateway.stats().get("memory__read_graph").hits()).isZero();
+        gateway.call("fs__read_text_file", Map.of("path", note));
+        assertThat(gateway.stats().get("fs__read_text_file").hits()).isEqualTo(1);
+    }
+}

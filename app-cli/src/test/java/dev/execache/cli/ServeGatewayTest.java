@@ -1,0 +1,106 @@
+package dev.execache.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.execache.core.CachePolicy;
+import dev.execache.tools.mcp.McpToolCatalog;
+import java.io.IOException;
+import java.nio.channels.Channels;
+import java.nio.channels.Pipe;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** serve with a downstream server: its tools beside execache's own, called through, list changes sent on. */
+class ServeGatewayTest {
+    @TempDir
+    Path dir;
+
+    private McpToolCatalog catalog;
+    private McpStdioServer server;
+    private RawMcpClient client;
+
+    @BeforeEach
+    void start() throws IOException {
+        ServeFixture fixture = new ServeFixture(dir, Map.of());
+        GatewayConfig config = new GatewayConfig(List.of(new GatewayConfig.Server(Downstream.lab("lab", true), false)),
+                List.of(), Duration.ofHours(1));
+        catalog = new McpToolCatalog(List.of(Downstream.lab("lab", true)), Duration.ofSeconds(20), Duration.ofHours(1),
+                line -> { }, Clock.systemUTC()).start();
+        ProxiedTools proxied = new ProxiedTools(catalog, fixture.store, fixture.versions, config, CachePolicy.DEFAULTS,
+                Clock.systemUTC());
+        Pipe toServer = Pipe.open();
+        Pipe fromServer = Pipe.open();
+        server = new McpStdioServer(new ServeTools(fixture.executor, fixture.settings, proxied), "test",
+                Channels.newInputStream(toServer.source()), Channels.newOutputStream(fromServer.sink()),
+                Duration.ofSeconds(5));
+        client = new RawMcpClient(Channels.newOutputStream(toServer.sink()), Channels.newInputStream(fromServer.source()));
+    }
+
+    @AfterEach
+    void stop() {
+        server.close();
+        catalog.close();
+    }
+
+    private List<String> toolNames() {
+        List<String> names = new ArrayList<>();
+        client.request("tools/list", Map.of()).at("/result/tools").forEach(tool -> names.add(tool.get("name").textValue()));
+        return names;
+    }
+
+    @Test
+    void toolsListIsExecachesToolsAndTheProxiedOnesWithTheirAnnotations() {
+        JsonNode init = client.initialize();
+
+        assertThat(init.at("/capabilities/tools/listChanged").booleanValue()).isTrue();
+        assertThat(toolNames()).contains("execute_code", "clear_cache", "lab__get_count", "lab__increment");
+        JsonNode tools = client.request("tools/list", Map.of()).at("/result/tools");
+        for (JsonNode tool : tools) {
+            if (tool.get("name").textValue().equals("lab__get_count")) {
+                assertThat(tool.get("description").textValue()).isEqualTo("The counter.");
+                assertThat(tool.at("/annotations/readOnlyHint").booleanValue()).isTrue();
+                assertThat(tool.at("/inputSchema/properties/who/type").textValue()).isEqualTo("string");
+            }
+        }
+    }
+
+    @Test
+    void aProxiedReadIsCachedAndAnsweredAsTheServerGaveIt() {
+        client.initialize();
+
+        JsonNode first = client.callTool("lab__get_count", Map.of("who", "x"));
+        JsonNode second = client.callTool("lab__get_count", Map.of("who", "x"));
+
+        assertThat(first.at("/content/0/text").textValue()).contains("\"served\":1");
+        assertThat(second).isEqualTo(first);
+    }
+
+    @Test
+    void aDownstreamListChangeIsSentToTheClient() throws InterruptedException {
+        client.initialize();
+        toolNames();
+
+        client.callTool("lab__set_description", Map.of("tool", "get_other", "description", "Changed.", "notify", true));
+
+        Downstream.await("notifications/tools/list_changed from execache", Duration.ofSeconds(20),
+                () -> client.unclaimed().stream().anyMatch(message -> message.has("method")
+                        && message.get("method").textValue().equals("notifications/tools/list_changed")));
+        JsonNode tools = client.request("tools/list", Map.of()).at("/result/tools");
+        boolean changed = false;
+        for (JsonNode tool : tools) {
+            if (tool.get("name").textValue().equals("lab__get_other")) {
+                changed = tool.get("description").textValue().equals("Changed.");
+            }
+        }
+        assertThat(changed).isTrue();
+    }
+}

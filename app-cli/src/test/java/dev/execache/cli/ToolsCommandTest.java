@@ -1,0 +1,56 @@
+package dev.execache.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** execache tools: every discovered tool, its digest, and the rule that applies and why. */
+class ToolsCommandTest {
+    @TempDir
+    Path dir;
+
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+    private int run(String... args) {
+        return Main.run(args, Map.of("XDG_CACHE_HOME", dir.resolve("cache").toString()), dir,
+                new ByteArrayInputStream(new byte[0]),
+                new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void listsEveryToolWithWhyItIsCachedOrNot() throws IOException {
+        Files.writeString(dir.resolve("execache.yaml"), """
+                servers:
+                  lab:
+                    command: node
+                    args: ["%s"]
+                tool_calls:
+                  rules:
+                    - {tool: "lab__get_other", ttl_seconds: 7}
+                """.formatted(Downstream.nodeModules().resolveSibling("lab-server.mjs")));
+
+        assertThat(run("tools")).isEqualTo(ExitCode.OK);
+
+        String table = out.toString(StandardCharsets.UTF_8);
+        assertThat(table).containsPattern("lab\\s+lab__get_count\\s+[0-9a-f]{12}\\s+yes\\s+annotation readOnlyHint\\s+300 s");
+        assertThat(table).containsPattern("lab__get_other\\s+[0-9a-f]{12}\\s+yes\\s+rule lab__get_other\\s+7 s");
+        assertThat(table).containsPattern("lab__increment\\s+[0-9a-f]{12}\\s+no\\s+not read-only \\(annotations\\)\\s+-");
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("server lab: connected (lab 1.0.0), 8 tools");
+    }
+
+    @Test
+    void withoutServersItSaysSo() {
+        assertThat(run("tools")).isEqualTo(ExitCode.USAGE);
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("no servers: in the config file");
+    }
+}
