@@ -5,6 +5,7 @@ import dev.execache.core.CacheStore;
 import dev.execache.core.Counter;
 import dev.execache.core.FlightLease;
 import dev.execache.core.Glob;
+import dev.execache.core.GroupBound;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -17,6 +18,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -63,6 +65,9 @@ public final class RedisCacheStore implements CacheStore {
      * whatever the run's timeout, and a dead one blocks the fleet for no more than this.
      */
     static final Duration FLIGHT_LEASE = Duration.ofSeconds(6);
+
+    /** A tool's own counters are the fields {@code tool:<COUNTER>:<tool>} of the counters hash. */
+    private static final String TOOL_COUNTER_PREFIX = "tool:";
 
     private final RedissonClient redisson;
     private final boolean ownsClient;
@@ -203,7 +208,7 @@ public final class RedisCacheStore implements CacheStore {
             }
             return Optional.empty();
         }
-        // in the order Scripts.GET returns them: expires, hits, value, console, exec, created, tools, label
+        // in the order Scripts.GET returns them: expires, hits, value, console, exec, created, tools, sum, label
         // (an entry written before labels has none: null)
         return Optional.of(new CacheEntry(
                 key,
@@ -214,11 +219,17 @@ public final class RedisCacheStore implements CacheStore {
                 Instant.ofEpochMilli(Long.parseLong((String) fields.get(5))),
                 Instant.ofEpochMilli(Long.parseLong((String) fields.get(0))),
                 Long.parseLong((String) fields.get(1)),
-                fields.size() < Scripts.ENTRY_FIELD_COUNT ? null : (String) fields.get(7)));
+                fields.size() < Scripts.ENTRY_FIELD_COUNT ? null : (String) fields.get(8),
+                Long.parseLong((String) fields.get(7))));
     }
 
     @Override
     public void put(CacheEntry entry) {
+        put(entry, null);
+    }
+
+    @Override
+    public List<String> put(CacheEntry entry, GroupBound bound) {
         long expires = entry.expiresAt().toEpochMilli();
         long ttl = Math.max(1, expires - clock.millis());
         List<Object> args = new ArrayList<>(10 + entry.toolVersions().size());
@@ -231,17 +242,21 @@ public final class RedisCacheStore implements CacheStore {
         args.add(entry.console());
         args.add(Long.toString(entry.executionTime().toNanos()));
         args.add(Long.toString(entry.createdAt().toEpochMilli()));
+        args.add(bound == null ? "" : bound.group());
+        args.add(bound == null ? "0" : Integer.toString(bound.maxEntries()));
+        args.add(Long.toString(entry.checksum()));
         args.add(ToolVersions.encode(entry.toolVersions()));
         args.add(entry.label());
         args.addAll(entry.toolVersions().keySet());
-        run(Scripts.PUT, RScript.ReturnType.LONG, args.toArray());
+        List<Object> evicted = run(Scripts.PUT, RScript.ReturnType.LIST, args.toArray());
+        return evicted.stream().map(String::valueOf).toList();
     }
 
     /** Reads the keys the recency index names, each as {@link #peek}; the bound keeps that list short. */
     @Override
     public List<CacheEntry> entries() {
         List<CacheEntry> live = new ArrayList<>();
-        for (String key : redisson.<String>getScoredSortedSet(keys.lru(), StringCodec.INSTANCE).readAll()) {
+        for (String key : await(() -> redisson.<String>getScoredSortedSet(keys.lru(), StringCodec.INSTANCE).readAllAsync())) {
             read(key, false).ifPresent(live::add);
         }
         return live;
@@ -294,28 +309,52 @@ public final class RedisCacheStore implements CacheStore {
     }
 
     @Override
-    public void increment(Counter counter, long delta) {
-        run(Scripts.INCREMENT, RScript.ReturnType.LONG, counter.name(), Long.toString(delta));
-    }
-
-    @Override
-    public void increment(Map<Counter, Long> deltas) {
+    public void increment(String tool, Map<Counter, Long> deltas) {
         List<Object> args = new ArrayList<>();
         deltas.forEach((counter, delta) -> {
             args.add(counter.name());
             args.add(Long.toString(delta));
+            if (tool != null) {
+                args.add(TOOL_COUNTER_PREFIX + counter.name() + ":" + tool);
+                args.add(Long.toString(delta));
+            }
         });
-        run(Scripts.INCREMENT_ALL, RScript.ReturnType.LONG, args.toArray());
+        if (!args.isEmpty()) {
+            run(Scripts.INCREMENT_ALL, RScript.ReturnType.LONG, args.toArray());
+        }
     }
 
     @Override
     public Map<Counter, Long> counters() {
         Map<String, String> stored = await(() -> redisson.<String, String>getMap(keys.counters(), StringCodec.INSTANCE)
                 .readAllMapAsync());
-        Map<Counter, Long> counters = new EnumMap<>(Counter.class);
+        Map<Counter, Long> counters = zeroCounters();
         for (Counter counter : Counter.values()) {
             String value = stored.get(counter.name());
             counters.put(counter, value == null ? 0L : Long.parseLong(value));
+        }
+        return counters;
+    }
+
+    @Override
+    public Map<String, Map<Counter, Long>> toolCounters() {
+        Map<String, String> stored = await(() -> redisson.<String, String>getMap(keys.counters(), StringCodec.INSTANCE)
+                .readAllMapAsync());
+        Map<String, Map<Counter, Long>> byTool = new TreeMap<>();
+        stored.forEach((name, value) -> {
+            if (name.startsWith(TOOL_COUNTER_PREFIX)) {
+                int colon = name.indexOf(':', TOOL_COUNTER_PREFIX.length());
+                Counter counter = Counter.valueOf(name.substring(TOOL_COUNTER_PREFIX.length(), colon));
+                byTool.computeIfAbsent(name.substring(colon + 1), tool -> zeroCounters()).put(counter, Long.parseLong(value));
+            }
+        });
+        return byTool;
+    }
+
+    private static Map<Counter, Long> zeroCounters() {
+        Map<Counter, Long> counters = new EnumMap<>(Counter.class);
+        for (Counter counter : Counter.values()) {
+            counters.put(counter, 0L);
         }
         return counters;
     }
