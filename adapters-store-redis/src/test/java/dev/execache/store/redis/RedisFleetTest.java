@@ -119,7 +119,7 @@ class RedisFleetTest {
         while (System.nanoTime() < deadline) {
             Thread thread = caller.get();
             if (thread != null && java.util.Arrays.stream(thread.getStackTrace())
-                    .anyMatch(frame -> frame.getMethodName().equals("tryLock"))
+                    .anyMatch(frame -> frame.getMethodName().equals("acquireFlight"))
                     && thread.getState() != Thread.State.RUNNABLE) {
                 return;
             }
