@@ -231,16 +231,16 @@ final class ServeTools {
         }
         Object context = arguments.getOrDefault("context", Map.of());
         if (!(context instanceof Map)) {
-            throw new IllegalArgumentException("context: must be a JSON object, not " + jsonType(context));
+            throw new IllegalArgumentException("context: must be a JSON object, not " + Inputs.jsonType(context));
         }
         Set<String> tools = new LinkedHashSet<>();
         Object declared = arguments.getOrDefault("tools", List.of());
         if (!(declared instanceof List<?> names)) {
-            throw new IllegalArgumentException("tools: must be an array of tool names, not " + jsonType(declared));
+            throw new IllegalArgumentException("tools: must be an array of tool names, not " + Inputs.jsonType(declared));
         }
         for (Object name : names) {
             if (!(name instanceof String tool) || tool.isBlank()) {
-                throw new IllegalArgumentException("tools: every item must be a non-empty tool name, not " + jsonType(name));
+                throw new IllegalArgumentException("tools: every item must be a non-empty tool name, not " + Inputs.jsonType(name));
             }
             tools.add(tool);
         }
@@ -264,7 +264,7 @@ final class ServeTools {
 
     private static Duration timeout(Object value, Duration max) {
         if (!(value instanceof Number number)) {
-            throw new IllegalArgumentException("timeout: must be a number of seconds, not " + jsonType(value));
+            throw new IllegalArgumentException("timeout: must be a number of seconds, not " + Inputs.jsonType(value));
         }
         BigDecimal seconds = new BigDecimal(number.toString());
         Duration timeout = Duration.ofNanos(seconds.movePointRight(9).min(BigDecimal.valueOf(Long.MAX_VALUE)).longValue());
@@ -460,25 +460,6 @@ final class ServeTools {
         } catch (java.io.IOException e) {
             throw new IllegalStateException("bad schema in the code: " + e.getMessage(), e);
         }
-    }
-
-    private static String jsonType(Object value) {
-        if (value == null) {
-            return "null";
-        }
-        if (value instanceof String) {
-            return "a string";
-        }
-        if (value instanceof Number) {
-            return "a number";
-        }
-        if (value instanceof Boolean) {
-            return "a boolean";
-        }
-        if (value instanceof List) {
-            return "an array";
-        }
-        return value instanceof Map ? "an object" : value.getClass().getSimpleName();
     }
 
     private static String number(double value) {
