@@ -5,22 +5,26 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
+import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 
 /**
- * A located Deno with what every run needs beside it: the runner script and a Deno cache
- * directory of ours.
+ * A located Deno with what every run needs beside it: the runner script (as a data: URL, so
+ * that no path of ours shows in what the code sees: Deno.mainModule, stack traces) and a Deno
+ * cache directory of ours.
+ *
+ * @param launcher the command that starts Deno (see {@link #launcher})
+ * @param runnerModule the runner script as a data: URL
  */
-record DenoRuntime(Path executable, Path runnerScript, Path denoDirectory, HostPaths hostPaths) {
+record DenoRuntime(Path executable, List<String> launcher, String runnerModule, Path denoDirectory, HostPaths hostPaths) {
 
     private static final String RUNNER_RESOURCE = "runner.js";
+    private static final String DENO = "deno";
+    private static final String RUNNER_MEDIA_TYPE = "data:text/javascript;base64,";
+    /** Deno shortens long data: URLs in stack traces, keeping their start. */
+    private static final int RUNNER_URL_PREFIX = RUNNER_MEDIA_TYPE.length() + 16;
 
     /**
      * Deno keeps per-module analysis in SQLite files under DENO_DIR, keyed by module URL, and the
@@ -34,7 +38,7 @@ record DenoRuntime(Path executable, Path runnerScript, Path denoDirectory, HostP
 
     static DenoRuntime prepare(Path executable, Path cacheDirectory) {
         try {
-            Path runner = writeRunner(cacheDirectory.resolve("runner"));
+            String runner = RUNNER_MEDIA_TYPE + Base64.getEncoder().encodeToString(runnerScript());
             Path denoDirectory = prepareDenoDirectory(cacheDirectory.resolve("deno-dir"));
             Map<String, String> paths = new LinkedHashMap<>();
             paths.put(executable.toString(), "<deno>");
@@ -43,15 +47,14 @@ record DenoRuntime(Path executable, Path runnerScript, Path denoDirectory, HostP
                 paths.put(installRoot.toString(), "<deno-install>");
                 installRoot = installRoot.getParent();
             }
-            paths.put(runner.toUri().toString(), "<runner>");
-            paths.put(runner.toString(), "<runner>");
             paths.put(cacheDirectory.toUri().toString(), "<execache-cache>/");
             paths.put(cacheDirectory.toString(), "<execache-cache>");
             String home = System.getProperty("user.home", "");
             if (home.length() > 1) {
                 paths.put(home, "~");
             }
-            return new DenoRuntime(executable, runner, denoDirectory, new HostPaths(paths));
+            return new DenoRuntime(executable, launcher(executable, cacheDirectory), runner, denoDirectory,
+                    new HostPaths(paths));
         } catch (IOException e) {
             throw new SandboxUnavailableException("the sandbox cannot prepare its files under " + cacheDirectory
                     + ": " + e + ". To fix: make that directory writable or configure another cache directory"
@@ -59,27 +62,46 @@ record DenoRuntime(Path executable, Path runnerScript, Path denoDirectory, HostP
         }
     }
 
-    private static Path writeRunner(Path directory) throws IOException {
-        byte[] script;
+    /**
+     * Deno takes node:process's argv0 from its own argv[0], which Java sets to the path it
+     * starts: env, which finds {@code deno} on a PATH of ours, starts it as plain "deno".
+     */
+    private static List<String> launcher(Path executable, Path cacheDirectory) throws IOException {
+        Path env = Path.of("/usr/bin/env");
+        if (DenoSandboxSettings.isWindows() || !Files.isExecutable(env)) {
+            return List.of(executable.toString());
+        }
+        Path directory = executable.getParent();
+        if (!executable.getFileName().toString().equals(DENO)) {
+            directory = Files.createDirectories(cacheDirectory.resolve("deno-bin"));
+            Path link = directory.resolve(DENO);
+            if (!Files.isSymbolicLink(link) || !Files.readSymbolicLink(link).equals(executable)) {
+                Files.deleteIfExists(link);
+                try {
+                    Files.createSymbolicLink(link, executable);
+                } catch (java.nio.file.FileAlreadyExistsException e) {
+                    // another sandbox made it at the same moment, to the same Deno
+                }
+            }
+        }
+        if (directory.toString().indexOf(':') >= 0) {
+            return List.of(executable.toString());
+        }
+        return List.of(env.toString(), "PATH=" + directory, DENO);
+    }
+
+    /** The start of the runner's URL, as it shows in a stack trace shortened or not. */
+    String runnerUrlPrefix() {
+        return runnerModule.substring(0, Math.min(runnerModule.length(), RUNNER_URL_PREFIX));
+    }
+
+    static byte[] runnerScript() throws IOException {
         try (InputStream in = DenoRuntime.class.getResourceAsStream(RUNNER_RESOURCE)) {
             if (in == null) {
                 throw new IOException("the runner script " + RUNNER_RESOURCE + " is missing from the jar");
             }
-            script = in.readAllBytes();
+            return in.readAllBytes();
         }
-        Path target = directory.resolve("runner-" + sha256(script).substring(0, 16) + ".js");
-        if (Files.isRegularFile(target) && Files.size(target) == script.length) {
-            return target;
-        }
-        Files.createDirectories(directory);
-        Path staging = directory.resolve(target.getFileName() + ".tmp-" + UUID.randomUUID());
-        try {
-            Files.write(staging, script);
-            Files.move(staging, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        } finally {
-            Files.deleteIfExists(staging);
-        }
-        return target;
     }
 
     private static Path prepareDenoDirectory(Path directory) throws IOException {
@@ -103,11 +125,4 @@ record DenoRuntime(Path executable, Path runnerScript, Path denoDirectory, HostP
         return directory;
     }
 
-    private static String sha256(byte[] bytes) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is missing from this JDK", e);
-        }
-    }
 }

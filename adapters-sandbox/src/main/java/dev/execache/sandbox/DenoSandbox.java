@@ -1,11 +1,14 @@
 package dev.execache.sandbox;
 
+import dev.execache.core.ErrorType;
+import dev.execache.core.ExecutionError;
 import dev.execache.core.ExecutionRequest;
 import dev.execache.core.ExecutionResult;
 import dev.execache.core.Sandbox;
 import dev.execache.core.SandboxUnavailableException;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -18,6 +21,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * Runs agent code (TypeScript or JavaScript, the body of an async function) in a Deno process
  * of its own, with every permission denied but reading the paths the request allows, under the
  * request's time, memory and output limits.
+ *
+ * <p>Read access follows links: the allowed paths reach Deno as real paths, and a request whose
+ * allowed trees hold a symbolic link that leads out of them is refused with a
+ * {@code PermissionError} before any code runs (see {@link ReadAccess}).
  *
  * <p>Each process runs one request and is then ended. With a warm pool (see
  * {@link DenoSandboxSettings#warmPoolSize()}) processes are started ahead of time and wait for
@@ -59,7 +66,7 @@ public final class DenoSandbox implements Sandbox {
     /**
      * @throws SandboxUnavailableException when no working Deno 2 can be found or installed
      * @throws IllegalArgumentException when a path the request allows to read holds a comma,
-     *     which Deno cannot take
+     *     which Deno cannot take, or lies in /proc
      * @throws IllegalStateException when the sandbox is closed
      * @throws java.util.concurrent.CancellationException when the calling thread is interrupted
      */
@@ -70,6 +77,11 @@ public final class DenoSandbox implements Sandbox {
         DenoRuntime deno = runtime();
         LaunchFlags flags = LaunchFlags.of(request.limits());
         long start = System.nanoTime();
+        Optional<String> refused = ReadAccess.refusal(flags.allowRead());
+        if (refused.isPresent()) {
+            return ExecutionResult.failure(new ExecutionError(ErrorType.PERMISSION_ERROR, refused.get()), "",
+                    Duration.ofNanos(System.nanoTime() - start));
+        }
         WarmPool warm = pool;
         Runner runner = warm == null ? null : warm.take(flags);
         try {

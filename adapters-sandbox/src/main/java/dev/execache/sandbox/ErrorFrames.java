@@ -12,7 +12,14 @@ final class ErrorFrames {
     /** The code module's URL as Deno prints it, shortened or not, with line and column. */
     private static final Pattern CODE_POSITION =
             Pattern.compile("data:application/typescript;base64,[A-Za-z0-9+/=.]+:(\\d+):(\\d+)");
-    private static final Pattern PERMISSION = Pattern.compile("(Requires \\w+ access[^\\n]*?)(?:, run again with the --allow-\\w+ flag)?(?:$|\\n)");
+    private static final Pattern PERMISSION = Pattern.compile("(Requires \\w+ access[^\\n]*)");
+    /**
+     * Deno's advice to run again with one of its flags: execache has none of them but
+     * --allow-read, so the advice names that option or goes.
+     */
+    private static final Pattern DENO_FLAG_HINT =
+            Pattern.compile(",? *[Rr]un again with (?:the )?--(allow-[a-z-]+)(?:=[^\\s,]*)?(?: flag)?");
+    static final String READ_HINT = "; execache's --allow-read grants it";
     private static final String SYNTAX_PREFIX = "SyntaxError: ";
 
     private final ModuleSource source;
@@ -75,7 +82,9 @@ final class ErrorFrames {
         return new ExecutionError(ErrorType.SYNTAX_ERROR, hostPaths.scrub(text), "", position[0], position[1]);
     }
 
-    private ExecutionError thrown(String name, String message, String stack, boolean permission) {
+    private ExecutionError thrown(String name, String rawMessage, String rawStack, boolean permission) {
+        String message = withExecacheHints(rawMessage);
+        String stack = withExecacheHints(rawStack);
         Matcher permissionMessage = PERMISSION.matcher(message);
         if (permission || permissionMessage.find()) {
             String text = permissionMessage.find(0) ? permissionMessage.group(1) : message;
@@ -118,6 +127,19 @@ final class ErrorFrames {
             out.append(rewritten);
         }
         return hostPaths.scrub(out.toString());
+    }
+
+    static String withExecacheHints(String text) {
+        Matcher hint = DENO_FLAG_HINT.matcher(text);
+        if (!hint.find()) {
+            return text;
+        }
+        StringBuilder out = new StringBuilder();
+        do {
+            hint.appendReplacement(out, hint.group(1).equals("allow-read") ? READ_HINT : "");
+        } while (hint.find());
+        hint.appendTail(out);
+        return out.toString();
     }
 
     private static List<String> fields(String payload) {

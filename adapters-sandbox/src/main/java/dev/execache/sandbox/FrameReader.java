@@ -27,8 +27,33 @@ final class FrameReader {
         END_OF_STREAM
     }
 
-    /** What one run's output held. */
-    record Outcome(Ending ending, boolean acknowledged, char kind, byte[] payload, byte[] console) {
+    /** The kinds of frame; runner.js names them in its FRAME constant (a test checks they agree). */
+    enum Kind {
+        /** the runner took the request; the code is about to run */
+        ACK('a'),
+        /** the result as JSON text */
+        VALUE('v'),
+        /** an error as length-prefixed fields */
+        ERROR('e');
+
+        final char code;
+
+        Kind(char code) {
+            this.code = code;
+        }
+
+        static Kind of(byte code) {
+            for (Kind kind : values()) {
+                if (kind.code == code) {
+                    return kind;
+                }
+            }
+            return null;
+        }
+    }
+
+    /** What one run's output held; kind is null unless a frame ended the run. */
+    record Outcome(Ending ending, boolean acknowledged, Kind kind, byte[] payload, byte[] console) {
     }
 
     private final byte[] secret;
@@ -61,7 +86,7 @@ final class FrameReader {
                     if (ending != Ending.FRAME) {
                         return outcome(ending, frame);
                     }
-                    if (frame.kind == 'a') {
+                    if (frame.kind == Kind.ACK) {
                         acknowledged = true;
                         frame = null;
                         continue;
@@ -106,14 +131,14 @@ final class FrameReader {
     }
 
     private Outcome outcome(Ending ending, Frame frame) {
-        char kind = frame == null ? 0 : frame.kind;
+        Kind kind = frame == null ? null : frame.kind;
         byte[] payload = frame == null || frame.payload == null ? new byte[0] : frame.payload;
         return new Outcome(ending, acknowledged, kind, payload, console.toByteArray());
     }
 
     /** The frame after its leading secret: kind, decimal length, newline, payload, secret. */
     private final class Frame {
-        private char kind;
+        private Kind kind;
         private long length = -1;
         private int digits;
         private byte[] payload;
@@ -122,9 +147,9 @@ final class FrameReader {
 
         /** Null while the frame goes on, else how it ended. */
         Ending accept(byte b) {
-            if (kind == 0) {
-                kind = (char) b;
-                if (kind != 'a' && kind != 'v' && kind != 'e') {
+            if (kind == null) {
+                kind = Kind.of(b);
+                if (kind == null) {
                     return Ending.CORRUPT;
                 }
                 length = 0;
@@ -132,10 +157,10 @@ final class FrameReader {
             }
             if (payload == null) {
                 if (b == '\n' && digits > 0) {
-                    if (kind == 'v' && length > maxResultBytes) {
+                    if (kind == Kind.VALUE && length > maxResultBytes) {
                         return Ending.RESULT_LIMIT;
                     }
-                    if ((kind == 'a' && length != 0) || (kind == 'e' && length > MAX_ERROR_FRAME_BYTES)
+                    if ((kind == Kind.ACK && length != 0) || (kind == Kind.ERROR && length > MAX_ERROR_FRAME_BYTES)
                             || length > Integer.MAX_VALUE - 16) {
                         return Ending.CORRUPT;
                     }

@@ -10,7 +10,7 @@ import java.util.List;
  * started with one set of flags can only run requests that ask for exactly those.
  *
  * @param memoryMb V8's old-space limit
- * @param allowRead absolute paths the code may read; empty for none
+ * @param allowRead the real paths (links resolved) the code may read; empty for none
  */
 record LaunchFlags(int memoryMb, List<String> allowRead) {
 
@@ -20,23 +20,27 @@ record LaunchFlags(int memoryMb, List<String> allowRead) {
         allowRead = List.copyOf(allowRead);
     }
 
+    /**
+     * @throws IllegalArgumentException when a path holds a comma (Deno's list separator) or lies
+     *     in /proc
+     */
     static LaunchFlags of(Limits limits) {
         List<String> paths = new ArrayList<>();
-        for (String path : limits.allowRead()) {
-            String absolute = Path.of(path).toAbsolutePath().normalize().toString();
-            if (absolute.indexOf(',') >= 0) {
-                throw new IllegalArgumentException("allowRead paths must not contain a comma (Deno's list separator): " + path);
+        for (Path root : ReadAccess.realRoots(limits.allowRead())) {
+            String real = root.toString();
+            if (real.indexOf(',') >= 0) {
+                throw new IllegalArgumentException("allowRead paths must not contain a comma (Deno's list separator): " + real);
             }
-            if (!paths.contains(absolute)) {
-                paths.add(absolute);
+            if (!paths.contains(real)) {
+                paths.add(real);
             }
         }
         return new LaunchFlags(limits.memoryMb(), paths);
     }
 
     List<String> command(DenoRuntime runtime) {
-        List<String> command = new ArrayList<>(List.of(
-                runtime.executable().toString(), "run",
+        List<String> command = new ArrayList<>(runtime.launcher());
+        command.addAll(List.of("run",
                 "--quiet",
                 // no code from anywhere but the data: URL the runner imports; Deno 2 would
                 // otherwise fetch from jsr.io, deno.land, esm.sh and npm even under --deny-net
@@ -52,12 +56,12 @@ record LaunchFlags(int memoryMb, List<String> allowRead) {
             command.add("--deny-read");
         } else {
             command.add("--allow-read=" + String.join(",", allowRead));
-            if (allowRead.stream().anyMatch(path -> Path.of("/proc").startsWith(path))) {
+            if (allowRead.stream().anyMatch(path -> ReadAccess.PROC.startsWith(path))) {
                 // the runner's memory (/proc/self/mem) holds the per-run secret
-                command.add("--deny-read=/proc");
+                command.add("--deny-read=" + ReadAccess.PROC);
             }
         }
-        command.add(runtime.runnerScript().toString());
+        command.add(runtime.runnerModule());
         return command;
     }
 }

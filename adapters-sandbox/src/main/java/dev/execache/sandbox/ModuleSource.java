@@ -13,6 +13,7 @@ final class ModuleSource {
     private static final int HEADER_LINES = 1;
 
     private final String code;
+    /** The start of the runner's URL, enough to know its frames in a stack trace. */
     private final String runnerUrl;
     private final int codeLines;
 

@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.HexFormat;
@@ -31,12 +32,14 @@ final class Runner {
     private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
     private static final long EXIT_WAIT_MILLIS = 2000;
     private static final long REAP_WAIT_MILLIS = 10_000;
-    private static final int SECRET_BYTES = 16;
+    /** Hex characters of the per-run secret; runner.js's SECRET_LENGTH (a test checks they agree). */
+    static final int SECRET_LENGTH = 32;
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final List<String> OUT_OF_MEMORY_MARKERS = List.of(
             "Fatal JavaScript out of memory", "JavaScript heap out of memory", "Fatal process out of memory");
     private static final List<String> CRASH_REPORT_STARTS = List.of("<--- Last few GCs --->", "\n#\n# Fatal");
     private static final int V8_FATAL_EXIT_CODE = 133;
+    private static final Path NEUTRAL_DIRECTORY = Path.of("/").toAbsolutePath();
 
     private final Process process;
     private final DenoRuntime runtime;
@@ -48,8 +51,9 @@ final class Runner {
     }
 
     static Runner start(DenoRuntime runtime, LaunchFlags flags) {
+        // a neutral working directory: Deno.cwd() and paths built from it say nothing of the host
         ProcessBuilder builder = new ProcessBuilder(flags.command(runtime))
-                .directory(runtime.denoDirectory().toFile())
+                .directory(NEUTRAL_DIRECTORY.toFile())
                 .redirectErrorStream(true);
         Map<String, String> environment = builder.environment();
         environment.clear();
@@ -102,7 +106,7 @@ final class Runner {
     private ExecutionResult runUnderLimits(ExecutionRequest request, Executor io, long startNanos) {
         Limits limits = request.limits();
         byte[] secret = HexFormat.of().formatHex(randomBytes()).getBytes(StandardCharsets.US_ASCII);
-        ModuleSource source = new ModuleSource(request.code(), runtime.runnerScript().toUri().toString());
+        ModuleSource source = new ModuleSource(request.code(), runtime.runnerUrlPrefix());
         byte[] payload = payload(secret, source, request);
         FrameReader reader = new FrameReader(secret, limits.maxOutputBytes(), limits.maxResultBytes());
         CompletableFuture<FrameReader.Outcome> outcome = new CompletableFuture<>();
@@ -201,7 +205,7 @@ final class Runner {
                         "the result could not be read: other output was written into it"), console, elapsed);
             case FRAME:
                 String payload = new String(outcome.payload(), StandardCharsets.UTF_8);
-                if (outcome.kind() == 'v') {
+                if (outcome.kind() == FrameReader.Kind.VALUE) {
                     if (!JsonSyntax.isValid(payload)) {
                         return ExecutionResult.failure(new ExecutionError(ErrorType.SERIALIZATION_ERROR,
                                 "the result is not valid JSON"), console, elapsed);
@@ -253,7 +257,7 @@ final class Runner {
         } catch (ExecutionException | TimeoutException e) {
             // nothing more can be read
         }
-        return new FrameReader.Outcome(FrameReader.Ending.END_OF_STREAM, true, (char) 0, new byte[0], new byte[0]);
+        return new FrameReader.Outcome(FrameReader.Ending.END_OF_STREAM, true, null, new byte[0], new byte[0]);
     }
 
     private String console(FrameReader.Outcome outcome) {
@@ -320,7 +324,7 @@ final class Runner {
     }
 
     private static byte[] randomBytes() {
-        byte[] bytes = new byte[SECRET_BYTES];
+        byte[] bytes = new byte[SECRET_LENGTH / 2];
         RANDOM.nextBytes(bytes);
         return bytes;
     }

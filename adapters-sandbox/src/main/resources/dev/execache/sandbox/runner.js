@@ -1,5 +1,6 @@
 // The execache runner: the main module of one Deno process, which runs exactly one piece of
-// agent code and then exits.
+// agent code and then exits. It is started as a data: URL from a neutral working directory, so
+// nothing about it names a host path.
 //
 // The host writes to stdin 32 ASCII bytes of a per-run secret, then a JSON object
 // {module, context, maxResultBytes} (module is a data: URL, so the code needs no read
@@ -8,21 +9,36 @@
 //
 //   secret, kind (1 byte), payload length (decimal), "\n", payload, secret
 //
-// Kinds: "a" acknowledges the request before the code runs, "v" carries the result as JSON
-// text, "e" an error as length-prefixed fields. Everything else on stdout and stderr is the
-// code's console output.
+// Kinds (FRAME below; FrameReader.Kind on the host, a test checks they agree): "a" acknowledges
+// the request before the code runs, "v" carries the result as JSON text, "e" an error as
+// length-prefixed fields. Everything else on stdout and stderr is the code's console output.
 //
-// The code runs in this isolate, after this module has taken everything it needs from the
-// globals, so replacing JSON.stringify, typed array methods or Deno.stdout afterwards changes
-// nothing here. The secret is only ever held in typed arrays, never in a string: a heap
-// snapshot (node:v8, which needs no permission) shows every string but no typed array bytes.
+// The rule that keeps frames unforgeable. The code runs in this isolate and can run as early
+// as its module is evaluated, so everything this script uses after that was captured before,
+// in a form that consults nothing the code can change:
+// - functions are captured once and called through `uncurry`, never looked up at call time;
+// - byte views are made with the captured constructor, `new U8(buffer, offset, length)`,
+//   never with subarray, slice or map, which ask the array's constructor and Symbol.species
+//   for the class of the new array (and so would hand it the frame's buffer);
+// - no promise of this script is chained after the code started (then() asks the promise's
+//   constructor and Symbol.species); the code's result is taken with `await`;
+// - objects of this script get their properties by definition, never by assignment (which
+//   runs a setter the code put on Object.prototype); values are tested with a captured
+//   isPrototypeOf, never instanceof (which asks Symbol.hasInstance); event fields are read
+//   with captured getters;
+// - nothing of this script reaches the code but the context (parsed from JSON) and the
+//   neutral stand-ins for APIs that would name host paths; values the code hands back (its
+//   result, what it throws, their names, messages and stacks) are only read as data.
+// The secret is only ever held in typed arrays, never in a string: a heap snapshot (node:v8,
+// which needs no permission) shows every string but no typed array bytes.
 
 const uncurry = Function.prototype.bind.bind(Function.prototype.call);
 const U8 = Uint8Array;
 const typedArrayPrototype = Object.getPrototypeOf(U8.prototype);
 const u8Length = uncurry(Object.getOwnPropertyDescriptor(typedArrayPrototype, "length").get);
+const u8Buffer = uncurry(Object.getOwnPropertyDescriptor(typedArrayPrototype, "buffer").get);
+const u8Offset = uncurry(Object.getOwnPropertyDescriptor(typedArrayPrototype, "byteOffset").get);
 const u8Set = uncurry(typedArrayPrototype.set);
-const u8Subarray = uncurry(typedArrayPrototype.subarray);
 const u8Fill = uncurry(typedArrayPrototype.fill);
 const encoder = new TextEncoder();
 const encode = uncurry(TextEncoder.prototype.encode);
@@ -36,21 +52,33 @@ const exit = Deno.exit;
 const stringify = JSON.stringify;
 const parseJson = JSON.parse;
 const isArray = Array.isArray;
+const defineProperty = Object.defineProperty;
+const isPrototypeOf = uncurry(Object.prototype.isPrototypeOf);
 const MapType = Map;
 const mapGet = uncurry(Map.prototype.get);
 const mapSet = uncurry(Map.prototype.set);
 const then = uncurry(Promise.prototype.then);
-const PromiseResolve = Promise.resolve.bind(Promise);
 const stringSlice = uncurry(String.prototype.slice);
 const addListener = uncurry(EventTarget.prototype.addEventListener);
 const preventDefault = uncurry(Event.prototype.preventDefault);
-const ErrorType = Error;
+const errorOfEvent = uncurry(Object.getOwnPropertyDescriptor(ErrorEvent.prototype, "error").get);
+const reasonOfEvent = uncurry(Object.getOwnPropertyDescriptor(PromiseRejectionEvent.prototype, "reason").get);
+const ErrorPrototype = Error.prototype;
 const NotCapable = Deno.errors.NotCapable;
-const PermissionDenied = Deno.errors.PermissionDenied;
+const NotCapablePrototype = NotCapable.prototype;
+const PermissionDeniedPrototype = Deno.errors.PermissionDenied.prototype;
+const queryPermission = uncurry(Deno.permissions.querySync);
+const permissions = Deno.permissions;
+const realCwd = Deno.cwd;
 const global = globalThis;
 
 const SECRET_LENGTH = 32;
 const MAX_TEXT = 65536;
+const FRAME = { ACK: "a", VALUE: "v", ERROR: "e" };
+
+function view(bytes, from, to) {
+  return new U8(u8Buffer(bytes), u8Offset(bytes) + from, to - from);
+}
 
 function readRequest() {
   let buffer = new U8(65536);
@@ -61,7 +89,7 @@ function readRequest() {
       u8Set(bigger, buffer);
       buffer = bigger;
     }
-    const n = readSync(stdin, u8Subarray(buffer, length));
+    const n = readSync(stdin, view(buffer, length, u8Length(buffer)));
     if (n === null) break;
     length += n;
   }
@@ -70,20 +98,54 @@ function readRequest() {
     exit(0);
   }
   const secret = new U8(SECRET_LENGTH);
-  u8Set(secret, u8Subarray(buffer, 0, SECRET_LENGTH));
-  const request = parseJson(decode(decoder, u8Subarray(buffer, SECRET_LENGTH, length)));
+  u8Set(secret, view(buffer, 0, SECRET_LENGTH));
+  const request = parseJson(decode(decoder, view(buffer, SECRET_LENGTH, length)));
   u8Fill(buffer, 0);
-  return { secret, request };
+  return [secret, request];
 }
 
-const { secret, request } = readRequest();
+const [secret, request] = readRequest();
+const codeModule = request.module;
+const context = request.context;
+const maxResultBytes = request.maxResultBytes;
 let settled = false;
+
+// What the code sees of the process says nothing about the host: Deno's executable, this
+// script and the working directory are replaced before the code is imported. The working
+// directory is only shown to code that may read it.
+function cwd() {
+  if (queryPermission(permissions, { name: "read", path: "." }).state === "granted") {
+    return realCwd();
+  }
+  throw new NotCapable('Requires read access to "."');
+}
+function execPath() {
+  return "deno";
+}
+function neutralize(target, name, value) {
+  defineProperty(target, name, { value, writable: true, enumerable: true, configurable: true });
+}
+// node:process is set up on first use, from Deno.cwd() among others: first, then.
+const nodeProcess = global.process;
+neutralize(Deno, "cwd", cwd);
+neutralize(Deno, "execPath", execPath);
+neutralize(Deno, "mainModule", codeModule);
+nodeProcess.execPath = "deno";
+nodeProcess.title = "deno";
+nodeProcess.argv0 = "deno";
+neutralize(nodeProcess, "argv", ["deno", "code"]);
+neutralize(nodeProcess, "cwd", cwd);
+// The Cache API names its storage directory (in our cache folder) in its errors, and has
+// nowhere to keep anything anyway (see DenoRuntime): the code does not get it.
+delete global.caches;
+delete global.CacheStorage;
+delete global.Cache;
 
 function writeAll(bytes) {
   const total = u8Length(bytes);
   let offset = 0;
   while (offset < total) {
-    offset += writeSync(stdout, u8Subarray(bytes, offset));
+    offset += writeSync(stdout, view(bytes, offset, total));
   }
 }
 
@@ -116,6 +178,10 @@ function field(value) {
   return value.length + ":" + value;
 }
 
+function isObject(value) {
+  return (typeof value === "object" && value !== null) || typeof value === "function";
+}
+
 // phase: import | run | uncaught | pending | serialize | result-limit
 function fail(phase, error, fallbackMessage) {
   let name = "";
@@ -124,10 +190,10 @@ function fail(phase, error, fallbackMessage) {
   let permission = false;
   let isError = false;
   try {
-    isError = error instanceof ErrorType;
-    permission = error instanceof NotCapable || error instanceof PermissionDenied;
+    isError = isObject(error) && isPrototypeOf(ErrorPrototype, error);
+    permission = isError && (isPrototypeOf(NotCapablePrototype, error) || isPrototypeOf(PermissionDeniedPrototype, error));
   } catch {
-    // an odd value; described below as well as it can be
+    // an odd value (a proxy that throws); described below as well as it can be
   }
   if (isError) {
     try { name = text(error.name); } catch { /* keep empty */ }
@@ -145,13 +211,17 @@ function fail(phase, error, fallbackMessage) {
       try { message = text("" + error); } catch { message = "a value that cannot be shown"; }
     }
   }
-  finish("e", encode(encoder,
+  finish(FRAME.ERROR, encode(encoder,
       field(phase) + field(name) + field(message) + field(stack) + field(permission ? "1" : "0")));
 }
 
 class SerializationProblem {
+  #message;
   constructor(message) {
-    this.message = message;
+    this.#message = message;
+  }
+  static messageOf(problem) {
+    return #message in problem ? problem.#message : undefined;
   }
 }
 
@@ -189,46 +259,52 @@ function succeed(value) {
   try {
     json = serialize(value);
   } catch (problem) {
-    if (problem instanceof SerializationProblem) {
-      return fail("serialize", undefined, problem.message);
+    const known = isObject(problem) ? SerializationProblem.messageOf(problem) : undefined;
+    if (known !== undefined) {
+      return fail("serialize", undefined, known);
     }
     let message = "";
-    try { message = text(problem.message); } catch { /* keep empty */ }
+    try { message = isObject(problem) ? text(problem.message) : ""; } catch { /* keep empty */ }
     return fail("serialize", undefined, "the result cannot be turned into JSON: " + message);
   }
-  const limit = request.maxResultBytes;
-  if (json.length > limit) {
-    return fail("result-limit", undefined, "the result is over the limit of " + limit + " bytes");
+  if (json.length > maxResultBytes) {
+    return fail("result-limit", undefined, "the result is over the limit of " + maxResultBytes + " bytes");
   }
   const bytes = encode(encoder, json);
-  if (u8Length(bytes) > limit) {
+  if (u8Length(bytes) > maxResultBytes) {
     return fail("result-limit", undefined,
-        "the result is " + u8Length(bytes) + " bytes, over the limit of " + limit + " bytes");
+        "the result is " + u8Length(bytes) + " bytes, over the limit of " + maxResultBytes + " bytes");
   }
-  finish("v", bytes);
+  finish(FRAME.VALUE, bytes);
 }
 
 addListener(global, "error", (event) => {
   preventDefault(event);
-  fail("uncaught", event.error);
+  fail("uncaught", errorOfEvent(event));
 });
 addListener(global, "unhandledrejection", (event) => {
   preventDefault(event);
-  fail("uncaught", event.reason);
+  fail("uncaught", reasonOfEvent(event));
 });
 // Deno dispatches beforeunload when nothing is left to run: the code's promise can never settle.
 addListener(global, "beforeunload", () => {
   if (!settled) fail("pending", undefined, "the code's promise never settled and nothing was left to wait for");
 });
 
-frame("a", new U8(0));
-then(import(request.module), (module) => {
+async function run(module) {
   const code = module.default;
   if (typeof code !== "function") {
     return fail("run", undefined, "the code's module has no default function");
   }
-  // The promise job calls the code itself, so no frame of this script (and no host path) is on
-  // the code's stack.
-  const returned = then(PromiseResolve(request.context), code);
-  then(returned, succeed, (error) => fail("run", error));
-}, (error) => fail("import", error));
+  let value;
+  try {
+    value = await code(context);
+  } catch (error) {
+    return fail("run", error);
+  }
+  succeed(value);
+}
+
+frame(FRAME.ACK, new U8(0));
+// Chained now, before the code's module is evaluated: nothing of it can have changed yet.
+then(import(codeModule), (module) => { run(module); }, (error) => fail("import", error));

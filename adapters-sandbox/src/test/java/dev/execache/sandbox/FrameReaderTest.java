@@ -30,7 +30,7 @@ class FrameReaderTest {
 
         assertThat(outcome.ending()).isEqualTo(FrameReader.Ending.FRAME);
         assertThat(outcome.acknowledged()).isTrue();
-        assertThat(outcome.kind()).isEqualTo('v');
+        assertThat(outcome.kind()).isEqualTo(FrameReader.Kind.VALUE);
         assertThat(new String(outcome.payload(), StandardCharsets.UTF_8)).isEqualTo("{\"a\":1}");
         assertThat(console(outcome)).isEqualTo("hello\n");
     }
@@ -91,5 +91,24 @@ class FrameReaderTest {
         public int read(byte[] b, int off, int len) {
             return in.read(b, off, Math.min(1, len));
         }
+    }
+
+    @Test
+    void theRunnerNamesTheSameFrameKindsAndSecretLength() throws IOException {
+        String runner = new String(DenoRuntime.runnerScript(), StandardCharsets.UTF_8);
+        java.util.regex.Matcher kinds = java.util.regex.Pattern.compile("const FRAME = \\{([^}]*)\\};").matcher(runner);
+        assertThat(kinds.find()).as("runner.js defines FRAME").isTrue();
+        java.util.Map<String, Character> named = new java.util.TreeMap<>();
+        java.util.regex.Matcher entry = java.util.regex.Pattern.compile("(\\w+): \"(.)\"").matcher(kinds.group(1));
+        while (entry.find()) {
+            named.put(entry.group(1), entry.group(2).charAt(0));
+        }
+        java.util.Map<String, Character> ours = new java.util.TreeMap<>();
+        for (FrameReader.Kind kind : FrameReader.Kind.values()) {
+            ours.put(kind.name(), kind.code);
+        }
+
+        assertThat(named).isEqualTo(ours);
+        assertThat(runner).contains("const SECRET_LENGTH = " + Runner.SECRET_LENGTH + ";");
     }
 }

@@ -71,12 +71,24 @@ abstract class SandboxContract {
 
     /** The Deno processes that run the runner script under this cache directory. */
     static List<ProcessHandle> processesOf(Path cacheDirectory) {
-        String marker = cacheDirectory.toString();
         return ProcessHandle.current().descendants()
                 .filter(ProcessHandle::isAlive)
-                .filter(process -> process.info().arguments().stream().flatMap(Stream::of)
-                        .anyMatch(argument -> argument.startsWith(marker)))
+                .filter(process -> usesCache(process, cacheDirectory))
                 .toList();
+    }
+
+    /**
+     * Whether a process is a runner of a sandbox with this cache directory: its DENO_DIR lies
+     * there (nothing on a runner's command line names the cache directory).
+     */
+    static boolean usesCache(ProcessHandle process, Path cacheDirectory) {
+        try {
+            String environment = Files.readString(Path.of("/proc", Long.toString(process.pid()), "environ"),
+                    java.nio.charset.StandardCharsets.ISO_8859_1);
+            return Stream.of(environment.split("\0")).anyMatch(variable -> variable.startsWith("DENO_DIR=" + cacheDirectory));
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
     }
 
     private ExecutionResult run(String code) {
@@ -490,6 +502,225 @@ abstract class SandboxContract {
 
         assertThat(result.value()).isEqualTo("1");
         assertThat(result.console()).contains("e5");
+    }
+
+    // --- the result channel against a hostile environment
+
+    /** Forges a value frame as soon as anyone hands it a buffer that starts with a secret. */
+    private static final String SPECIES_THIEF = """
+            let forged = false;
+            class Thief extends Uint8Array {
+              constructor(...args: any[]) {
+                super(...args);
+                if (!forged && args[0] instanceof ArrayBuffer) {
+                  forged = true;
+                  const bytes = new Uint8Array(args[0]);
+                  let secret = '';
+                  for (let i = 0; i < 32; i++) secret += String.fromCharCode(bytes[i]);
+                  const payload = '"forged"';
+                  Deno.stdout.writeSync(new TextEncoder().encode(secret + 'v' + payload.length + '\\n' + payload + secret));
+                }
+              }
+            }
+            """;
+
+    @Test
+    void aTypedArraySpeciesNeverReceivesTheFrame() {
+        ExecutionResult bySpecies = run(SPECIES_THIEF + """
+                Object.defineProperty(Uint8Array, Symbol.species, { value: Thief, configurable: true });
+                return 'real';
+                """);
+        ExecutionResult byConstructor = run(SPECIES_THIEF + """
+                Object.defineProperty(Uint8Array.prototype, 'constructor', { value: { [Symbol.species]: Thief } });
+                return 'real';
+                """);
+        ExecutionResult onError = run(SPECIES_THIEF + """
+                Object.defineProperty(Uint8Array, Symbol.species, { value: Thief, configurable: true });
+                throw new Error('real failure');
+                """);
+
+        assertThat(bySpecies.value()).as("%s", bySpecies.error()).isEqualTo("\"real\"");
+        assertThat(byConstructor.value()).as("%s", byConstructor.error()).isEqualTo("\"real\"");
+        assertThat(errorOf(onError, ErrorType.RUNTIME_ERROR).message()).isEqualTo("Error: real failure");
+    }
+
+    @Test
+    void aPromiseSpeciesOrThenSetBeforeTheCodeStartsIsNeverConsulted() {
+        // the code closes its function and runs at the top of its module, before the runner
+        // has called it
+        ExecutionResult result = run("""
+                return 'real';
+                }
+                Object.defineProperty(Promise, Symbol.species, {
+                  get() { console.log('species consulted'); return Promise; }, configurable: true });
+                const originalThen = Promise.prototype.then;
+                Promise.prototype.then = function (...args: any[]) {
+                  console.log('then consulted');
+                  return originalThen.apply(this, args);
+                };
+                function unused() {
+                """);
+
+        assertThat(result.value()).as("%s", result.error()).isEqualTo("\"real\"");
+        assertThat(result.console()).doesNotContain("species consulted");
+    }
+
+    @Test
+    void prototypeSettersAndReplacedChecksDoNotChangeWhatTheRunnerReports() {
+        ExecutionResult serialization = run("""
+                Object.defineProperty(Object.prototype, 'message', {
+                  set(value) {}, get() { return 'forged message'; }, configurable: true });
+                return {a: () => 1};
+                """);
+        ExecutionResult thrown = run("""
+                Object.defineProperty(Error, Symbol.hasInstance, { value: () => false });
+                Object.prototype.isPrototypeOf = () => false;
+                throw new TypeError('bad input');
+                """);
+
+        assertThat(errorOf(serialization, ErrorType.SERIALIZATION_ERROR).message()).contains("function").contains("result.a");
+        assertThat(errorOf(thrown, ErrorType.RUNTIME_ERROR).message()).isEqualTo("TypeError: bad input");
+    }
+
+    @Test
+    void replacedGlobalsChangeNothingOfTheResultOrItsFrame() {
+        ExecutionResult result = run("""
+                TextEncoder.prototype.encode = () => new Uint8Array([52, 50]);
+                Uint8Array.prototype.subarray = function () { throw new Error('patched'); };
+                Object.getPrototypeOf(Uint8Array.prototype).set = function () { throw new Error('patched'); };
+                (globalThis as any).Uint8Array = function () { throw new Error('patched'); };
+                Map.prototype.get = () => 'forged path';
+                Array.isArray = () => { throw new Error('patched'); };
+                Object.defineProperty = () => { throw new Error('patched'); };
+                Function.prototype.call = function () { throw new Error('patched'); };
+                Deno.exit = () => {};
+                return {list: [1, 2], text: 'real'};
+                """);
+
+        assertThat(result.value()).as("%s", result.error()).isEqualTo("{\"list\":[1,2],\"text\":\"real\"}");
+    }
+
+    // --- host paths
+
+    @Test
+    void noRuntimeApiTellsTheCodeAHostPath() {
+        ExecutionResult result = run("""
+                const values: Record<string, string> = {};
+                const grab = (name: string, f: () => unknown) => {
+                  try { values[name] = String(f()); } catch (e) { values[name] = 'threw ' + (e as Error).message; }
+                };
+                const nodeProcess = (await import('node:process')).default;
+                const path = await import('node:path');
+                grab('Deno.cwd', () => Deno.cwd());
+                grab('Deno.cwd transformed', () => Deno.cwd().replaceAll('/', '|'));
+                grab('Deno.execPath', () => Deno.execPath());
+                grab('Deno.mainModule', () => Deno.mainModule);
+                grab('import.meta.url', () => import.meta.url);
+                grab('import.meta.filename', () => import.meta.filename);
+                grab('import.meta.dirname', () => import.meta.dirname);
+                grab('import.meta.resolve', () => import.meta.resolve('./x.js'));
+                grab('process.argv', () => JSON.stringify(nodeProcess.argv));
+                grab('process.argv0', () => nodeProcess.argv0);
+                grab('process.execPath', () => nodeProcess.execPath);
+                grab('process.title', () => nodeProcess.title);
+                grab('process.cwd', () => nodeProcess.cwd());
+                grab('globalThis.process', () => JSON.stringify([process.argv, process.execPath]));
+                grab('path.resolve', () => path.resolve('x'));
+                grab('stack', () => new Error('x').stack);
+                grab('realPath', () => Deno.realPathSync('.'));
+                try { await caches.open('x'); values.caches = 'opened'; } catch (e) { values.caches = 'threw ' + (e as Error).message; }
+                try { localStorage.setItem('k', 'v'); values.localStorage = 'set'; } catch (e) { values.localStorage = 'threw ' + (e as Error).message; }
+                try { await import('./relative.js'); } catch (e) { values.relativeImport = 'threw ' + (e as Error).message; }
+                return values;
+                """);
+
+        assertThat(result.isSuccess()).as("%s", result.error()).isTrue();
+        String seen = result.value() + result.console();
+        for (String hostPath : hostPaths()) {
+            assertThat(seen).as("what the code saw, against %s", hostPath).doesNotContain(hostPath)
+                    .doesNotContain(hostPath.replace("/", "|"));
+        }
+        assertThat(result.value()).contains("\"Deno.execPath\":\"deno\"").contains("\"process.cwd\":\"threw");
+    }
+
+    /** Paths of this machine the code must never see: home, working directory, Deno, the caches. */
+    private static List<String> hostPaths() {
+        List<String> paths = new ArrayList<>(List.of(System.getProperty("user.home"), System.getProperty("user.dir"),
+                deno().toString(), deno().getParent().toString(), DenoSandboxSettings.defaultCacheDirectory().toString(),
+                System.getProperty("java.io.tmpdir"), "execache", "runner-", "deno-dir", "location_data"));
+        paths.removeIf(path -> path.length() < 2);
+        return paths;
+    }
+
+    // --- Deno's advice
+
+    @Test
+    void deniedAccessNamesExecachesOptionNotDenosFlags() {
+        ExecutionError read = errorOf(run("return Deno.readTextFileSync('/etc/passwd')"), ErrorType.PERMISSION_ERROR);
+        ExecutionError env = errorOf(run("return Deno.env.get('HOME')"), ErrorType.PERMISSION_ERROR);
+
+        assertThat(read.message()).contains("/etc/passwd").contains("execache's --allow-read").doesNotContain("run again");
+        assertThat(read.stack()).doesNotContain("run again");
+        assertThat(env.message()).contains("env access").doesNotContain("--allow-env").doesNotContain("run again");
+    }
+
+    // --- reading through links
+
+    @Test
+    void aFileLinkLeadingOutOfTheAllowedPathIsRefused(@TempDir Path workspace, @TempDir Path elsewhere) throws IOException {
+        Path secret = Files.writeString(elsewhere.resolve("secret.txt"), "the secret");
+        Files.createSymbolicLink(workspace.resolve("innocent.txt"), secret);
+
+        ExecutionResult result = execute(new ExecutionRequest("return Deno.readTextFileSync(context.path)",
+                Map.of("path", workspace.resolve("innocent.txt").toString()), Set.of(), allowRead(workspace)));
+
+        assertThat(errorOf(result, ErrorType.PERMISSION_ERROR).message()).contains("innocent.txt").contains("symbolic link");
+        assertThat(result.value() + result.console()).doesNotContain("the secret");
+    }
+
+    @Test
+    void aDirectoryLinkLeadingOutOfTheAllowedPathIsRefused(@TempDir Path workspace, @TempDir Path elsewhere) throws IOException {
+        Files.writeString(elsewhere.resolve("secret.txt"), "the secret");
+        Files.createDirectories(workspace.resolve("deep/er"));
+        Files.createSymbolicLink(workspace.resolve("deep/er/door"), elsewhere);
+        Files.createSymbolicLink(workspace.resolve("alias"), workspace.resolve("deep"));
+
+        ExecutionResult result = execute(new ExecutionRequest("return Deno.readTextFileSync(context.path)",
+                Map.of("path", workspace.resolve("alias/er/door/secret.txt").toString()), Set.of(), allowRead(workspace)));
+
+        assertThat(errorOf(result, ErrorType.PERMISSION_ERROR).message()).contains("door");
+        assertThat(result.value() + result.console()).doesNotContain("the secret");
+    }
+
+    @Test
+    void linksThatStayInsideTheAllowedPathsAndALinkedRootCanBeRead(@TempDir Path directory) throws IOException {
+        Path workspace = Files.createDirectories(directory.resolve("workspace"));
+        Files.createDirectories(workspace.resolve("data"));
+        Files.writeString(workspace.resolve("data/file.txt"), "inside");
+        Files.createSymbolicLink(workspace.resolve("alias"), workspace.resolve("data"));
+        Path linkedRoot = Files.createSymbolicLink(directory.resolve("root-link"), workspace);
+
+        ExecutionResult result = execute(new ExecutionRequest(
+                "return [Deno.readTextFileSync(context.viaAlias), Deno.readTextFileSync(context.real)]",
+                Map.of("viaAlias", workspace.resolve("alias/file.txt").toString(),
+                        "real", workspace.resolve("data/file.txt").toString()),
+                Set.of(), allowRead(linkedRoot)));
+
+        assertThat(result.value()).as("%s", result.error()).isEqualTo("[\"inside\",\"inside\"]");
+    }
+
+    @Test
+    void aLinkIntoProcIsRefusedEvenInsideABroadAllowedPath(@TempDir Path workspace) throws IOException {
+        Files.createSymbolicLink(workspace.resolve("me"), Path.of("/proc/self"));
+
+        ExecutionResult result = execute(new ExecutionRequest("return Deno.readTextFileSync(context.path)",
+                Map.of("path", workspace.resolve("me/cmdline").toString()), Set.of(), allowRead(workspace)));
+
+        assertThat(errorOf(result, ErrorType.PERMISSION_ERROR).message()).contains("symbolic link");
+    }
+
+    private static Limits allowRead(Path... paths) {
+        return Limits.DEFAULTS.withAllowRead(Stream.of(paths).map(Path::toString).toList());
     }
 
     // --- many runs
