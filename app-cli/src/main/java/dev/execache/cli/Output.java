@@ -61,6 +61,15 @@ final class Output {
         node.put("invalidations", stats.invalidations());
         node.put("storeErrors", stats.storeErrors());
         node.put("estimatedBytes", stats.estimatedBytes());
+        ObjectNode tools = node.putObject("tools");
+        stats.tools().forEach((tool, counted) -> {
+            ObjectNode one = tools.putObject(tool);
+            one.put("hits", counted.hits());
+            one.put("misses", counted.misses());
+            one.put("hitRate", counted.hitRate());
+            one.put("savedMs", millis(counted.saved()));
+            one.put("invalidations", counted.invalidations());
+        });
         return node;
     }
 

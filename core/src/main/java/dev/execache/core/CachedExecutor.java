@@ -5,16 +5,12 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -28,19 +24,26 @@ public final class CachedExecutor {
     private static final Duration FLIGHT_MARGIN = Duration.ofSeconds(5);
 
     private final Sandbox sandbox;
+    private final PolicyLoop loop;
     private final StoreGuard store;
     private final ToolVersionSource toolVersions;
     private final CachePolicy policy;
     private final Clock clock;
-    private final ConcurrentHashMap<String, CompletableFuture<ExecutionOutcome>> inFlight = new ConcurrentHashMap<>();
     private final AtomicBoolean versionsSynchronized = new AtomicBoolean();
 
     public CachedExecutor(Sandbox sandbox, CacheStore store, ToolVersionSource toolVersions, CachePolicy policy, Clock clock) {
+        this(sandbox, store, toolVersions, policy, clock, Ticker.SYSTEM);
+    }
+
+    /** @param ticker measures the latency a hit saves (the clock gives times of day: creation, expiry) */
+    public CachedExecutor(Sandbox sandbox, CacheStore store, ToolVersionSource toolVersions, CachePolicy policy,
+            Clock clock, Ticker ticker) {
         this.sandbox = Objects.requireNonNull(sandbox, "sandbox must not be null");
         this.store = new StoreGuard(Objects.requireNonNull(store, "store must not be null"));
         this.toolVersions = Objects.requireNonNull(toolVersions, "toolVersions must not be null");
         this.policy = Objects.requireNonNull(policy, "policy must not be null");
         this.clock = Objects.requireNonNull(clock, "clock must not be null");
+        this.loop = new PolicyLoop(this.store, clock, Objects.requireNonNull(ticker, "ticker must not be null"));
         toolVersions.addListener(this::toolChanged);
     }
 
@@ -64,25 +67,8 @@ public final class CachedExecutor {
                     + ReadFingerprint.MAX_FILES + " files, too many to tell whether they changed");
             return new ExecutionOutcome(sandbox.execute(request), CacheStatus.BYPASS, null, Duration.ZERO);
         }
-        return executeOnce(request, key.get(), versions);
-    }
-
-    private ExecutionOutcome executeOnce(ExecutionRequest request, String key, Map<String, String> versions) {
-        CompletableFuture<ExecutionOutcome> mine = new CompletableFuture<>();
-        CompletableFuture<ExecutionOutcome> running = inFlight.putIfAbsent(key, mine);
-        if (running != null) {
-            return awaitShared(running);
-        }
-        try {
-            ExecutionOutcome outcome = lookUpOrRun(request, key, versions);
-            mine.complete(outcome);
-            return outcome;
-        } catch (RuntimeException | Error e) {
-            mine.completeExceptionally(e);
-            throw e;
-        } finally {
-            inFlight.remove(key, mine);
-        }
+        PolicyLoop.Outcome<ExecutionResult> outcome = loop.serve(new Execution(request, key.get(), versions));
+        return new ExecutionOutcome(outcome.result(), outcome.status(), key.get(), outcome.saved());
     }
 
     /**
@@ -97,7 +83,7 @@ public final class CachedExecutor {
 
     /** The stored entry under {@code key}, without counting a hit. */
     public Optional<CacheEntry> inspect(String key) {
-        return store.call("read an entry", () -> store.store().peek(key), Optional.empty());
+        return store.peek(key);
     }
 
     /**
@@ -107,8 +93,7 @@ public final class CachedExecutor {
      */
     public List<Invalidation> synchronizeToolVersions() {
         Map<String, String> current = toolVersions.versions();
-        Optional<Map<String, String>> lastSeen = store.call("read tool versions",
-                () -> Optional.of(store.store().lastSeenVersions()), Optional.empty());
+        Optional<Map<String, String>> lastSeen = store.lastSeenVersions();
         if (lastSeen.isEmpty()) {
             return List.of();
         }
@@ -116,10 +101,10 @@ public final class CachedExecutor {
         for (Map.Entry<String, String> tool : new TreeMap<>(current).entrySet()) {
             String previous = lastSeen.get().get(tool.getKey());
             if (previous != null && !previous.equals(tool.getValue())) {
-                invalidations.add(invalidate(tool.getKey(), previous, tool.getValue()));
+                invalidations.add(loop.invalidate(tool.getKey(), previous, tool.getValue()));
             }
         }
-        if (store.run("record tool versions", () -> store.store().recordVersions(current))) {
+        if (store.recordVersions(current)) {
             versionsSynchronized.set(true);
         }
         return invalidations;
@@ -127,98 +112,21 @@ public final class CachedExecutor {
 
     /** Removes every entry that depended on {@code tool}; returns how many. */
     public int invalidateTool(String tool) {
-        return invalidate(tool, null, toolVersions.versions().getOrDefault(tool, "?")).removed();
+        return loop.invalidate(tool, null, toolVersions.versions().getOrDefault(tool, "?")).removed();
     }
 
     /** Removes every entry whose key matches the glob; returns how many. */
     public int clear(String keyGlob) {
         Glob.of(keyGlob);
-        return store.call("clear entries", () -> store.store().removeByPattern(keyGlob), 0);
+        return store.removeByPattern(keyGlob);
     }
 
     public CacheStats stats() {
-        Map<Counter, Long> counters = store.counters();
-        int entries = store.call("count entries", () -> store.store().size(), 0);
-        long bytes = store.call("estimate size", () -> store.store().estimatedBytes(), 0L);
-        return CacheStats.from(counters, entries, bytes);
+        return CacheStats.from(store.counters(), store.toolCounters(), store.size(), store.estimatedBytes());
     }
 
     public CachePolicy policy() {
         return policy;
-    }
-
-    private ExecutionOutcome lookUpOrRun(ExecutionRequest request, String key, Map<String, String> versions) {
-        long lookupStart = System.nanoTime();
-        Optional<CacheEntry> hit = store.call("read an entry", () -> store.store().get(key), Optional.empty());
-        if (hit.isPresent()) {
-            return hitOutcome(hit.get(), key, lookupStart);
-        }
-        boolean storeWasDown = store.isDown();
-        Duration maxHold = request.limits().timeout().plus(FLIGHT_MARGIN);
-        FlightLease lease = store.call("take the flight", () -> acquireFlight(key, maxHold), FlightLease.LOCAL);
-        try {
-            if (lease != FlightLease.LOCAL) {
-                long recheckStart = System.nanoTime();
-                Optional<CacheEntry> computedElsewhere = store.call("read an entry", () -> store.store().get(key), Optional.empty());
-                if (computedElsewhere.isPresent()) {
-                    return hitOutcome(computedElsewhere.get(), key, recheckStart);
-                }
-            }
-            ExecutionResult result = sandbox.execute(request);
-            boolean stored = result.isSuccess() && store(key, result, versions);
-            boolean counted = store.run("count a miss", () -> store.store().increment(Counter.MISSES, 1));
-            CacheStatus status = (storeWasDown || !counted || (result.isSuccess() && !stored))
-                    ? CacheStatus.STORE_ERROR : CacheStatus.MISS;
-            return new ExecutionOutcome(result, status, key, Duration.ZERO);
-        } finally {
-            lease.close();
-        }
-    }
-
-    private FlightLease acquireFlight(String key, Duration maxHold) {
-        try {
-            return store.store().acquireFlight(key, maxHold);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return FlightLease.LOCAL;
-        }
-    }
-
-    private ExecutionOutcome hitOutcome(CacheEntry entry, String key, long lookupStartNanos) {
-        Duration lookup = Duration.ofNanos(System.nanoTime() - lookupStartNanos);
-        Duration saved = entry.executionTime().minus(lookup);
-        if (saved.isNegative()) {
-            saved = Duration.ZERO;
-        }
-        Map<Counter, Long> counted = new EnumMap<>(Counter.class);
-        counted.put(Counter.HITS, 1L);
-        counted.put(Counter.SAVED_NANOS, saved.toNanos());
-        store.run("count a hit", () -> store.store().increment(counted));
-        ExecutionResult result = ExecutionResult.success(entry.value(), entry.console(), entry.executionTime());
-        return new ExecutionOutcome(result, CacheStatus.HIT, key, saved);
-    }
-
-    private boolean store(String key, ExecutionResult result, Map<String, String> versions) {
-        Instant now = clock.instant();
-        CacheEntry entry = new CacheEntry(key, result.value(), result.console(), result.executionTime(),
-                versions, now, now.plus(policy.ttl()), 0);
-        return store.run("store a result", () -> store.store().put(entry));
-    }
-
-    private ExecutionOutcome awaitShared(CompletableFuture<ExecutionOutcome> running) {
-        ExecutionOutcome leader;
-        try {
-            leader = running.join();
-        } catch (CompletionException e) {
-            if (e.getCause() instanceof RuntimeException cause) {
-                throw cause;
-            }
-            throw e;
-        }
-        if (leader.status() == CacheStatus.HIT) {
-            return leader;
-        }
-        return new ExecutionOutcome(leader.result(), CacheStatus.SHARED, leader.key(), Duration.ZERO);
     }
 
     private Map<String, String> versionsFor(ExecutionRequest request) {
@@ -248,18 +156,43 @@ public final class CachedExecutor {
     }
 
     private void toolChanged(String tool, String newVersion) {
-        String previous = store.call("read tool versions", () -> store.store().lastSeenVersions().get(tool), null);
-        invalidate(tool, previous, newVersion);
-        store.run("record tool versions", () -> store.store().recordVersions(Map.of(tool, newVersion)));
+        String previous = store.lastSeenVersions().map(seen -> seen.get(tool)).orElse(null);
+        loop.invalidate(tool, previous, newVersion);
+        store.recordVersions(Map.of(tool, newVersion));
     }
 
-    private Invalidation invalidate(String tool, String oldVersion, String newVersion) {
-        int removed = store.call("remove entries of a tool", () -> store.store().removeByTool(tool), 0);
-        if (removed > 0) {
-            store.run("count invalidations", () -> store.store().increment(Counter.INVALIDATIONS, removed));
+    /** A code execution as the policy loop sees it. */
+    private final class Execution implements PolicyLoop.Call<ExecutionResult> {
+        private final ExecutionRequest request;
+        private final String key;
+        private final Map<String, String> versions;
+
+        Execution(ExecutionRequest request, String key, Map<String, String> versions) {
+            this.request = request;
+            this.key = key;
+            this.versions = versions;
         }
-        Invalidation invalidation = new Invalidation(tool, oldVersion, newVersion, removed);
-        LOG.log(Level.INFO, invalidation.toString());
-        return invalidation;
+
+        @Override public String key() { return key; }
+        @Override public String tool() { return null; }
+        @Override public Duration maxHold() { return request.limits().timeout().plus(FLIGHT_MARGIN); }
+        @Override public GroupBound bound() { return null; }
+        @Override public ExecutionResult run() { return sandbox.execute(request); }
+
+        /** The sandbox's own execution time is what a hit saves, not the time spent around it. */
+        @Override
+        public Optional<CacheEntry> entryFor(ExecutionResult result, Duration took) {
+            if (!result.isSuccess()) {
+                return Optional.empty();
+            }
+            Instant now = clock.instant();
+            return Optional.of(new CacheEntry(key, result.value(), result.console(), result.executionTime(),
+                    versions, now, now.plus(policy.ttl()), 0));
+        }
+
+        @Override
+        public ExecutionResult fromEntry(CacheEntry entry) {
+            return ExecutionResult.success(entry.value(), entry.console(), entry.executionTime());
+        }
     }
 }

@@ -1,16 +1,20 @@
 package dev.execache.core;
 
 import java.lang.System.Logger.Level;
+import java.time.Duration;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /**
- * Calls the store so that its failure never fails a run: a failing call returns the
- * fallback, is counted, and is logged once per outage. Errors counted while the store was
- * down are added to its counter once it answers again.
+ * The store as the policy uses it: every method returns a fallback instead of failing, so a
+ * store's failure never fails a run. A failing call is counted and logged once per outage;
+ * errors counted while the store was down are added to its counter once it answers again.
  */
 final class StoreGuard {
     private static final System.Logger LOG = System.getLogger("dev.execache.core");
@@ -23,27 +27,71 @@ final class StoreGuard {
         this.store = store;
     }
 
-    CacheStore store() {
-        return store;
+    Optional<CacheEntry> get(String key) {
+        return call("read an entry", () -> store.get(key), Optional.empty());
     }
 
-    <T> T call(String what, Supplier<T> action, T fallback) {
-        try {
-            T value = action.get();
-            recovered();
-            return value;
-        } catch (RuntimeException e) {
-            failed(what, e);
-            return fallback;
-        }
+    Optional<CacheEntry> peek(String key) {
+        return call("read an entry", () -> store.peek(key), Optional.empty());
     }
 
-    /** @return whether the action succeeded */
-    boolean run(String what, Runnable action) {
-        return call(what, () -> {
-            action.run();
-            return Boolean.TRUE;
-        }, Boolean.FALSE);
+    /** @return the keys evicted to keep the group's bound, or empty if the store failed */
+    Optional<List<String>> put(CacheEntry entry, GroupBound bound) {
+        return call("store a result", () -> Optional.of(bound == null ? putPlain(entry) : store.put(entry, bound)),
+                Optional.empty());
+    }
+
+    private List<String> putPlain(CacheEntry entry) {
+        store.put(entry);
+        return List.of();
+    }
+
+    /** @return whether the counters were added */
+    boolean count(String tool, Map<Counter, Long> deltas) {
+        return call("count", () -> {
+            store.increment(tool, deltas);
+            return true;
+        }, false);
+    }
+
+    int removeByTool(String tool) {
+        return call("remove entries of a tool", () -> store.removeByTool(tool), 0);
+    }
+
+    int removeByPattern(String keyGlob) {
+        return call("clear entries", () -> store.removeByPattern(keyGlob), 0);
+    }
+
+    int size() {
+        return call("count entries", store::size, 0);
+    }
+
+    long estimatedBytes() {
+        return call("estimate size", store::estimatedBytes, 0L);
+    }
+
+    Optional<Map<String, String>> lastSeenVersions() {
+        return call("read tool versions", () -> Optional.of(store.lastSeenVersions()), Optional.empty());
+    }
+
+    /** @return whether the versions were recorded */
+    boolean recordVersions(Map<String, String> versions) {
+        return call("record tool versions", () -> {
+            store.recordVersions(versions);
+            return true;
+        }, false);
+    }
+
+    /** The fleet-wide flight of {@code key}, or {@link FlightLease#LOCAL} if the store cannot give one. */
+    FlightLease acquireFlight(String key, Duration maxHold) {
+        return call("take the flight", () -> {
+            try {
+                return store.acquireFlight(key, maxHold);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return FlightLease.LOCAL;
+            }
+        }, FlightLease.LOCAL);
     }
 
     boolean isDown() {
@@ -59,6 +107,21 @@ final class StoreGuard {
         }
         merged.merge(Counter.STORE_ERRORS, unreportedErrors.get(), Long::sum);
         return merged;
+    }
+
+    Map<String, Map<Counter, Long>> toolCounters() {
+        return call("read counters", store::toolCounters, new TreeMap<>());
+    }
+
+    private <T> T call(String what, Supplier<T> action, T fallback) {
+        try {
+            T value = action.get();
+            recovered();
+            return value;
+        } catch (RuntimeException e) {
+            failed(what, e);
+            return fallback;
+        }
     }
 
     private void failed(String what, RuntimeException e) {

@@ -1,6 +1,7 @@
 package dev.execache.core;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -45,9 +46,10 @@ public final class SwitchableStore implements CacheStore {
     @Override public int size() { return target().size(); }
     @Override public long estimatedBytes() { return target().estimatedBytes(); }
     @Override public int purgeExpired() { return target().purgeExpired(); }
-    @Override public void increment(Counter counter, long delta) { target().increment(counter, delta); }
-    @Override public void increment(Map<Counter, Long> deltas) { target().increment(deltas); }
+    @Override public List<String> put(CacheEntry entry, GroupBound bound) { return target().put(entry, bound); }
+    @Override public void increment(String tool, Map<Counter, Long> deltas) { target().increment(tool, deltas); }
     @Override public Map<Counter, Long> counters() { return target().counters(); }
+    @Override public Map<String, Map<Counter, Long>> toolCounters() { return target().toolCounters(); }
     @Override public Map<String, String> lastSeenVersions() { return target().lastSeenVersions(); }
     @Override public void recordVersions(Map<String, String> versions) { target().recordVersions(versions); }
 

@@ -5,6 +5,7 @@ import dev.execache.core.CacheStore;
 import dev.execache.core.Counter;
 import dev.execache.core.FlightLease;
 import dev.execache.core.Glob;
+import dev.execache.core.GroupBound;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -14,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.redisson.Redisson;
@@ -42,6 +44,9 @@ import org.redisson.config.EqualJitterDelay;
  */
 public final class RedisCacheStore implements CacheStore {
     private static final System.Logger LOG = System.getLogger(RedisCacheStore.class.getName());
+
+    /** A tool's own counters are the fields {@code tool:<COUNTER>:<tool>} of the counters hash. */
+    private static final String TOOL_COUNTER_PREFIX = "tool:";
 
     private final RedissonClient redisson;
     private final boolean ownsClient;
@@ -158,6 +163,11 @@ public final class RedisCacheStore implements CacheStore {
 
     @Override
     public void put(CacheEntry entry) {
+        put(entry, null);
+    }
+
+    @Override
+    public List<String> put(CacheEntry entry, GroupBound bound) {
         long expires = entry.expiresAt().toEpochMilli();
         long ttl = Math.max(1, expires - clock.millis());
         List<Object> args = new ArrayList<>(10 + entry.toolVersions().size());
@@ -170,9 +180,12 @@ public final class RedisCacheStore implements CacheStore {
         args.add(entry.console());
         args.add(Long.toString(entry.executionTime().toNanos()));
         args.add(Long.toString(entry.createdAt().toEpochMilli()));
+        args.add(bound == null ? "" : bound.group());
+        args.add(bound == null ? "0" : Integer.toString(bound.maxEntries()));
         args.add(ToolVersions.encode(entry.toolVersions()));
         args.addAll(entry.toolVersions().keySet());
-        run(Scripts.PUT, RScript.ReturnType.LONG, args.toArray());
+        List<Object> evicted = run(Scripts.PUT, RScript.ReturnType.LIST, args.toArray());
+        return evicted.stream().map(String::valueOf).toList();
     }
 
     @Override
@@ -221,27 +234,50 @@ public final class RedisCacheStore implements CacheStore {
     }
 
     @Override
-    public void increment(Counter counter, long delta) {
-        run(Scripts.INCREMENT, RScript.ReturnType.LONG, counter.name(), Long.toString(delta));
-    }
-
-    @Override
-    public void increment(Map<Counter, Long> deltas) {
+    public void increment(String tool, Map<Counter, Long> deltas) {
         List<Object> args = new ArrayList<>();
         deltas.forEach((counter, delta) -> {
             args.add(counter.name());
             args.add(Long.toString(delta));
+            if (tool != null) {
+                args.add(TOOL_COUNTER_PREFIX + counter.name() + ":" + tool);
+                args.add(Long.toString(delta));
+            }
         });
-        run(Scripts.INCREMENT_ALL, RScript.ReturnType.LONG, args.toArray());
+        if (!args.isEmpty()) {
+            run(Scripts.INCREMENT_ALL, RScript.ReturnType.LONG, args.toArray());
+        }
     }
 
     @Override
     public Map<Counter, Long> counters() {
         Map<String, String> stored = redisson.<String, String>getMap(keys.counters(), StringCodec.INSTANCE).readAllMap();
-        Map<Counter, Long> counters = new EnumMap<>(Counter.class);
+        Map<Counter, Long> counters = zeroCounters();
         for (Counter counter : Counter.values()) {
             String value = stored.get(counter.name());
             counters.put(counter, value == null ? 0L : Long.parseLong(value));
+        }
+        return counters;
+    }
+
+    @Override
+    public Map<String, Map<Counter, Long>> toolCounters() {
+        Map<String, String> stored = redisson.<String, String>getMap(keys.counters(), StringCodec.INSTANCE).readAllMap();
+        Map<String, Map<Counter, Long>> byTool = new TreeMap<>();
+        stored.forEach((name, value) -> {
+            if (name.startsWith(TOOL_COUNTER_PREFIX)) {
+                int colon = name.indexOf(':', TOOL_COUNTER_PREFIX.length());
+                Counter counter = Counter.valueOf(name.substring(TOOL_COUNTER_PREFIX.length(), colon));
+                byTool.computeIfAbsent(name.substring(colon + 1), tool -> zeroCounters()).put(counter, Long.parseLong(value));
+            }
+        });
+        return byTool;
+    }
+
+    private static Map<Counter, Long> zeroCounters() {
+        Map<Counter, Long> counters = new EnumMap<>(Counter.class);
+        for (Counter counter : Counter.values()) {
+            counters.put(counter, 0L);
         }
         return counters;
     }

@@ -22,7 +22,7 @@ import org.sqlite.SQLiteException;
  * tool_versions, created_at, expires_at, hit_count)}, with no application id.
  */
 final class Schema {
-    static final int VERSION = 1;
+    static final int VERSION = 2;
     static final int APPLICATION_ID = 0x65786361;
 
     private static final System.Logger LOG = System.getLogger(Schema.class.getName());
@@ -31,7 +31,7 @@ final class Schema {
             Set.of("cache_key", "result", "tool_versions", "created_at", "expires_at", "hit_count");
 
     /**
-     * Version 1. Times are epoch milliseconds. {@code last_access} orders entries by their last
+     * Version 1 (a new file is created at version 1, then migrated). Times are epoch milliseconds. {@code last_access} orders entries by their last
      * use, larger is more recent; it is a store-wide sequence, not a time, since many uses share
      * a millisecond. The small columns come first so that reading them skips the overflow pages
      * of a large result.
@@ -85,8 +85,16 @@ final class Schema {
                     SELECT tool.key, entry.cache_key FROM cache_entries entry, json_each(entry.tool_versions) tool""",
                     "DROP TABLE seed_cache_entries"));
 
+    /**
+     * Version 2: an entry may belong to a bound group (a tool rule), whose bound the store keeps
+     * (see {@code CacheStore#put(CacheEntry, GroupBound)}).
+     */
+    private static final List<String> GROUPS = List.of(
+            "ALTER TABLE cache_entries ADD COLUMN bound_group TEXT",
+            "CREATE INDEX cache_entries_by_group ON cache_entries (bound_group, last_access) WHERE bound_group IS NOT NULL");
+
     /** {@code MIGRATIONS.get(v)} takes a file from version {@code v} to {@code v + 1}. */
-    private static final List<List<String>> MIGRATIONS = List.of(FROM_SEED);
+    private static final List<List<String>> MIGRATIONS = List.of(FROM_SEED, GROUPS);
 
     private Schema() {
     }
@@ -119,12 +127,15 @@ final class Schema {
         if (from == VERSION) {
             return;
         }
-        if (from == EMPTY) {
+        boolean created = from == EMPTY;
+        if (created) {
             TABLES.forEach(handle::execute);
-        } else {
-            for (int version = from; version < VERSION; version++) {
-                MIGRATIONS.get(version).forEach(handle::execute);
-            }
+            from = 1;
+        }
+        for (int version = from; version < VERSION; version++) {
+            MIGRATIONS.get(version).forEach(handle::execute);
+        }
+        if (!created) {
             LOG.log(Level.INFO, "migrated SQLite cache {0} from schema version {1} to {2}", file, from, VERSION);
         }
         handle.execute("PRAGMA application_id = " + APPLICATION_ID);
