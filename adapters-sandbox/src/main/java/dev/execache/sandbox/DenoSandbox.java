@@ -5,6 +5,7 @@ import dev.execache.core.ExecutionError;
 import dev.execache.core.ExecutionRequest;
 import dev.execache.core.ExecutionResult;
 import dev.execache.core.Sandbox;
+import dev.execache.core.SandboxTools;
 import dev.execache.core.SandboxUnavailableException;
 import java.time.Duration;
 import java.util.Objects;
@@ -72,7 +73,17 @@ public final class DenoSandbox implements Sandbox {
      */
     @Override
     public ExecutionResult execute(ExecutionRequest request) {
+        return execute(request, SandboxTools.NONE);
+    }
+
+    /**
+     * Runs the request; the code's {@code tools.SERVER.TOOL(args)} calls go to {@code tools}, on
+     * the runner's authenticated channel, one at a time. They count against the run's timeout.
+     */
+    @Override
+    public ExecutionResult execute(ExecutionRequest request, SandboxTools tools) {
         Objects.requireNonNull(request, "request must not be null");
+        Objects.requireNonNull(tools, "tools must not be null");
         ensureOpen();
         DenoRuntime deno = runtime();
         LaunchFlags flags = LaunchFlags.of(request.limits());
@@ -87,7 +98,7 @@ public final class DenoSandbox implements Sandbox {
         try {
             if (runner != null) {
                 try {
-                    ExecutionResult result = runOn(runner, request, start);
+                    ExecutionResult result = runOn(runner, request, tools, start);
                     warmRuns.incrementAndGet();
                     return result;
                 } catch (SandboxUnavailableException e) {
@@ -95,7 +106,7 @@ public final class DenoSandbox implements Sandbox {
                     // whether Deno itself is broken
                 }
             }
-            return runOn(Runner.start(deno, flags), request, start);
+            return runOn(Runner.start(deno, flags), request, tools, start);
         } finally {
             if (warm != null) {
                 warm.refill();
@@ -103,7 +114,7 @@ public final class DenoSandbox implements Sandbox {
         }
     }
 
-    private ExecutionResult runOn(Runner runner, ExecutionRequest request, long start) {
+    private ExecutionResult runOn(Runner runner, ExecutionRequest request, SandboxTools tools, long start) {
         // until its process is gone, not only until its result is in: close() waits for it
         running.add(runner);
         runner.process().onExit().thenRun(() -> running.remove(runner));
@@ -111,7 +122,7 @@ public final class DenoSandbox implements Sandbox {
             runner.kill();
             throw new IllegalStateException("the sandbox is closed");
         }
-        return runner.run(request, io, start);
+        return runner.run(request, tools, io, start);
     }
 
     /**

@@ -12,14 +12,24 @@ import java.util.Objects;
  * @param allowRead paths the code may read; none by default
  * @param maxOutputBytes console output kept before the run is ended
  * @param maxResultBytes size of the result JSON before the run is ended
+ * @param maxToolCalls tool calls the code may make; one more is an error in the code
+ * @param maxToolBytes bytes the code's tool calls may return in all; past it a call is an error
  */
-public record Limits(Duration timeout, int memoryMb, List<String> allowRead, long maxOutputBytes, long maxResultBytes) {
+public record Limits(Duration timeout, int memoryMb, List<String> allowRead, long maxOutputBytes, long maxResultBytes,
+        int maxToolCalls, long maxToolBytes) {
     public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(30);
     public static final int DEFAULT_MEMORY_MB = 512;
     public static final long DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
     public static final long DEFAULT_MAX_RESULT_BYTES = 10 * 1024 * 1024;
+    public static final int DEFAULT_MAX_TOOL_CALLS = 1000;
+    public static final long DEFAULT_MAX_TOOL_BYTES = 64L * 1024 * 1024;
     public static final Limits DEFAULTS = new Limits(
             DEFAULT_TIMEOUT, DEFAULT_MEMORY_MB, List.of(), DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_RESULT_BYTES);
+
+    public Limits(Duration timeout, int memoryMb, List<String> allowRead, long maxOutputBytes, long maxResultBytes) {
+        this(timeout, memoryMb, allowRead, maxOutputBytes, maxResultBytes, DEFAULT_MAX_TOOL_CALLS,
+                DEFAULT_MAX_TOOL_BYTES);
+    }
 
     public Limits {
         Objects.requireNonNull(timeout, "timeout must not be null");
@@ -41,25 +51,39 @@ public record Limits(Duration timeout, int memoryMb, List<String> allowRead, lon
         if (maxResultBytes <= 0) {
             throw new IllegalArgumentException("maxResultBytes must be positive: " + maxResultBytes);
         }
+        if (maxToolCalls < 0) {
+            throw new IllegalArgumentException("maxToolCalls must not be negative: " + maxToolCalls);
+        }
+        if (maxToolBytes <= 0) {
+            throw new IllegalArgumentException("maxToolBytes must be positive: " + maxToolBytes);
+        }
     }
 
     public Limits withTimeout(Duration newTimeout) {
-        return new Limits(newTimeout, memoryMb, allowRead, maxOutputBytes, maxResultBytes);
+        return new Limits(newTimeout, memoryMb, allowRead, maxOutputBytes, maxResultBytes, maxToolCalls, maxToolBytes);
     }
 
     public Limits withMemoryMb(int newMemoryMb) {
-        return new Limits(timeout, newMemoryMb, allowRead, maxOutputBytes, maxResultBytes);
+        return new Limits(timeout, newMemoryMb, allowRead, maxOutputBytes, maxResultBytes, maxToolCalls, maxToolBytes);
     }
 
     public Limits withAllowRead(List<String> paths) {
-        return new Limits(timeout, memoryMb, paths, maxOutputBytes, maxResultBytes);
+        return new Limits(timeout, memoryMb, paths, maxOutputBytes, maxResultBytes, maxToolCalls, maxToolBytes);
     }
 
     public Limits withMaxOutputBytes(long bytes) {
-        return new Limits(timeout, memoryMb, allowRead, bytes, maxResultBytes);
+        return new Limits(timeout, memoryMb, allowRead, bytes, maxResultBytes, maxToolCalls, maxToolBytes);
     }
 
     public Limits withMaxResultBytes(long bytes) {
-        return new Limits(timeout, memoryMb, allowRead, maxOutputBytes, bytes);
+        return new Limits(timeout, memoryMb, allowRead, maxOutputBytes, bytes, maxToolCalls, maxToolBytes);
+    }
+
+    public Limits withMaxToolCalls(int calls) {
+        return new Limits(timeout, memoryMb, allowRead, maxOutputBytes, maxResultBytes, calls, maxToolBytes);
+    }
+
+    public Limits withMaxToolBytes(long bytes) {
+        return new Limits(timeout, memoryMb, allowRead, maxOutputBytes, maxResultBytes, maxToolCalls, bytes);
     }
 }

@@ -12,6 +12,15 @@ public interface Sandbox extends AutoCloseable {
      */
     ExecutionResult execute(ExecutionRequest request);
 
+    /**
+     * Runs the request with tools the code may call ({@code tools.SERVER.TOOL(args)}); each call
+     * goes to {@code tools} and its answer back to the code. A sandbox that cannot offer tools
+     * runs the request without them.
+     */
+    default ExecutionResult execute(ExecutionRequest request, SandboxTools tools) {
+        return execute(request);
+    }
+
     @Override
     default void close() {
     }

@@ -54,6 +54,10 @@ final class StoreGuard {
         }, false);
     }
 
+    boolean remove(String key) {
+        return call("remove an entry", () -> store.remove(key), false);
+    }
+
     int removeByTool(String tool) {
         return call("remove entries of a tool", () -> store.removeByTool(tool), 0);
     }
