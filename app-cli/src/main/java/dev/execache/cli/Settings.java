@@ -178,8 +178,11 @@ record Settings(
         Path denoPath = env.get("EXECACHE_DENO") == null ? null : workingDir.resolve(env.get("EXECACHE_DENO"));
         int warmPoolSize = env.get("EXECACHE_WARM_POOL") == null ? 0
                 : nonNegative(env.get("EXECACHE_WARM_POOL"), "EXECACHE_WARM_POOL");
-        Limits limits = Limits.DEFAULTS.withTimeout(timeout).withMemoryMb(memoryMb).withAllowRead(allowRead);
-        return new Settings(store, new CachePolicy(enabled, ttl, maxEntries), sqlitePath, redisUrl, requireStore,
+        Limits limits = Limits.DEFAULTS.withTimeout(timeout).withMemoryMb(memoryMb).withAllowRead(allowRead)
+                .withMaxToolCalls(config.gateway().maxCallsPerRun()).withMaxToolBytes(config.gateway().maxBytesPerRun());
+        boolean cacheNondeterministic = config.cacheNondeterministic() == null || config.cacheNondeterministic();
+        return new Settings(store, new CachePolicy(enabled, ttl, maxEntries, cacheNondeterministic), sqlitePath,
+                redisUrl, requireStore,
                 limits, tools, denoPath, cacheDirectory, warmPoolSize, config.path(), config.gateway());
     }
 
