@@ -14,6 +14,7 @@ const tools = {
   fail: { description: "Always fails.", inputSchema: object(), annotations: readOnly },
   crash: { description: "Dies in the middle of the call.", inputSchema: object(), annotations: readOnly },
   pid: { description: "This process's id.", inputSchema: object() },
+  sleep: { description: "Answers after ms milliseconds.", inputSchema: object({ ms: { type: "number" } }), annotations: readOnly },
   set_description: {
     description: "Changes a tool's description; notify: send tools/list_changed.",
     inputSchema: object({ tool: { type: "string" }, description: { type: "string" }, notify: { type: "boolean" } }),
@@ -45,6 +46,9 @@ server.setRequestHandler(CallToolRequestSchema, async (request) => {
     case "crash":
       process.kill(process.pid, "SIGKILL");
       return new Promise(() => {});
+    case "sleep":
+      await new Promise((resolve) => setTimeout(resolve, args.ms));
+      return text({ slept: args.ms });
     case "pid":
       return text({ pid: process.pid });
     case "set_description":

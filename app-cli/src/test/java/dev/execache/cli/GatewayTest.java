@@ -173,6 +173,19 @@ class GatewayTest {
     }
 
     @Test
+    void aSlowServerIsAToolErrorAfterTheCallTimeoutAndAnswersTheNextCall() {
+        catalog = new McpToolCatalog(List.of(Downstream.lab("lab", true)), Duration.ofSeconds(2), Duration.ofHours(1),
+                line -> { }, Clock.systemUTC()).start();
+        catalogs.add(catalog);
+
+        ToolResult slow = catalog.call("lab__sleep", Map.of("ms", 600_000));
+
+        assertThat(slow.isError()).isTrue();
+        assertThat(slow.json()).contains("lab").contains("no answer in time");
+        assertThat(answer(catalog.call("lab__get_other", Map.of())).get("served").intValue()).isEqualTo(1);
+    }
+
+    @Test
     void untrustedAnnotationsCacheNothingWithoutARule() {
         McpServerSettings untrusted = Downstream.lab("lab", false);
         ProxiedTools gateway = gateway(List.of(new GatewayConfig.Server(untrusted, false)),

@@ -108,6 +108,11 @@ final class DownstreamServer {
                 connectedAt = clock.instant();
                 tools = listed;
             }
+            if (!transport.isAlive()) {
+                // it died after answering and before it was recorded as connected: nobody else restarts it
+                exited(-1);
+                return false;
+            }
             LOG.log(Level.INFO, "server " + settings.name() + ": connected (" + describe(init.serverInfo()) + "), "
                     + listed.size() + (listed.size() == 1 ? " tool" : " tools"));
             toolsMayHaveChanged.run();

@@ -175,6 +175,11 @@ final class ServerProcessTransport implements McpClientTransport {
         children.forEach(ProcessHandle::destroyForcibly);
     }
 
+    boolean isAlive() {
+        Process current = process;
+        return current != null && current.isAlive();
+    }
+
     long pid() {
         Process current = process;
         return current == null ? -1 : current.pid();
