@@ -19,7 +19,9 @@ import java.util.Optional;
  * run whose allowed trees hold a link that leads out of them (or into /proc) is refused before
  * anything starts. A link that stays inside is fine: every path the code can name then ends
  * inside the trees (Deno removes {@code ..} before it opens a path, so no path climbs out
- * through a link either).
+ * through a link either). The code itself cannot make links (no write permission); a link
+ * that another program makes while a run is in progress is not seen, nor is a hard link,
+ * which is the file itself to every check.
  */
 final class ReadAccess {
     /** Past this many entries the trees are too broad to check on every run. */
@@ -101,6 +103,28 @@ final class ReadAccess {
             if (entries[0] > MAX_ENTRIES) {
                 return Optional.of("the paths allowed to read hold more than " + MAX_ENTRIES
                         + " entries, too many to check for symbolic links that lead out of them; allow narrower paths");
+            }
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * The real path of the working directory when the code may read it (it lies in an allowed
+     * tree); otherwise empty, and the code is not told where it is.
+     */
+    static Optional<String> readableWorkingDirectory(String workingDirectory, List<String> realRoots) {
+        if (workingDirectory.isEmpty()) {
+            return Optional.empty();
+        }
+        Path real;
+        try {
+            real = Path.of(workingDirectory).toRealPath();
+        } catch (IOException e) {
+            return Optional.empty();
+        }
+        for (String root : realRoots) {
+            if (real.startsWith(root) && !real.startsWith(PROC)) {
+                return Optional.of(real.toString());
             }
         }
         return Optional.empty();

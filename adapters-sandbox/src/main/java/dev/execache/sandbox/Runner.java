@@ -20,6 +20,7 @@ import java.util.HexFormat;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -47,11 +48,13 @@ final class Runner {
 
     private final Process process;
     private final DenoRuntime runtime;
+    private final LaunchFlags flags;
     private final long startedNanos = System.nanoTime();
 
-    private Runner(Process process, DenoRuntime runtime) {
+    private Runner(Process process, DenoRuntime runtime, LaunchFlags flags) {
         this.process = process;
         this.runtime = runtime;
+        this.flags = flags;
     }
 
     static Runner start(DenoRuntime runtime, LaunchFlags flags) {
@@ -69,7 +72,7 @@ final class Runner {
         try {
             Process process = builder.start();
             LiveProcesses.add(process);
-            return new Runner(process, runtime);
+            return new Runner(process, runtime, flags);
         } catch (IOException e) {
             throw new SandboxUnavailableException("Deno " + runtime.executable() + " could not be started: "
                     + e.getMessage() + ". To fix: check that the file is a working Deno 2 executable.", e);
@@ -112,7 +115,8 @@ final class Runner {
         byte[] secret = HexFormat.of().formatHex(randomBytes()).getBytes(StandardCharsets.US_ASCII);
         ModuleSource source = new ModuleSource(request.code(), runtime.runnerUrlPrefix());
         Map<String, List<String>> reachable = tools.reachable();
-        byte[] payload = payload(secret, source, request, reachable);
+        byte[] payload = payload(secret, source, request,
+                ReadAccess.readableWorkingDirectory(limits.workingDirectory(), flags.allowRead()), reachable);
         OutputStream stdin = process.getOutputStream();
         FrameReader.Calls calls = reachable.isEmpty() ? null : new ToolCalls(tools, stdin);
         FrameReader reader = new FrameReader(secret, limits.maxOutputBytes(), limits.maxResultBytes(), calls);
@@ -398,12 +402,20 @@ final class Runner {
         closeQuietly(process.getOutputStream());
     }
 
+    /**
+     * @param workingDirectory where the runner moves before the code runs, when the code may
+     *     read there; otherwise it stays in its neutral directory and is not told
+     * @param tools each server's name and the names of its tools the code may call
+     */
     private static byte[] payload(byte[] secret, ModuleSource source, ExecutionRequest request,
-            Map<String, List<String>> tools) {
+            Optional<String> workingDirectory, Map<String, List<String>> tools) {
         String json = "{\"context\":" + request.contextJson()
                 + ",\"maxResultBytes\":" + request.limits().maxResultBytes()
                 + ",\"module\":" + CanonicalJson.write(source.dataUrl(), "module")
-                + ",\"tools\":" + CanonicalJson.write(tools, "tools") + "}";
+                + ",\"tools\":" + CanonicalJson.write(tools, "tools")
+                + workingDirectory.map(path -> ",\"workingDirectory\":" + CanonicalJson.write(path, "workingDirectory"))
+                        .orElse("")
+                + "}";
         byte[] body = json.getBytes(StandardCharsets.UTF_8);
         byte[] header = (body.length + "\n").getBytes(StandardCharsets.US_ASCII);
         byte[] payload = new byte[secret.length + header.length + body.length];

@@ -3,9 +3,10 @@
 // nothing about it names a host path.
 //
 // The host writes to stdin 32 ASCII bytes of a per-run secret, then the decimal length of a JSON
-// object {module, context, maxResultBytes, tools} and a newline, then the object (module is a
-// data: URL, so the code needs no read permission). The runner answers on stdout, which it shares
-// with the code, in frames the code cannot forge because it never learns the secret:
+// object {module, context, maxResultBytes, tools, workingDirectory?} and a newline, then the
+// object (module is a data: URL, so the code needs no read permission; workingDirectory only when
+// the code may read it). The runner answers on stdout, which it shares with the code, in frames
+// the code cannot forge because it never learns the secret:
 //
 //   secret, kind (1 byte), payload length (decimal), "\n", payload, secret
 //
@@ -207,6 +208,15 @@ function execPath() {
 function neutralize(target, name, value) {
   defineProperty(target, name, { value, writable: true, enumerable: true, configurable: true });
 }
+// Relative paths in the code resolve against the directory the caller ran from, when the code
+// may read it; otherwise against the neutral directory the runner was started in.
+if (typeof request.workingDirectory === "string") {
+  try {
+    Deno.chdir(request.workingDirectory);
+  } catch {
+    // no longer there or not readable: relative paths stay where they were
+  }
+}
 // node:process is set up on first use, from Deno.cwd() among others: first, then.
 const nodeProcess = global.process;
 neutralize(Deno, "cwd", cwd);
@@ -214,8 +224,12 @@ neutralize(Deno, "execPath", execPath);
 neutralize(Deno, "mainModule", codeModule);
 nodeProcess.execPath = "deno";
 nodeProcess.title = "deno";
-nodeProcess.argv0 = "deno";
-neutralize(nodeProcess, "argv", ["deno", "code"]);
+// in place: node:process keeps the array it made, with Deno's path in it, and a heap snapshot
+// would show it
+const argv = nodeProcess.argv;
+argv.length = 0;
+argv[0] = "deno";
+argv[1] = "code";
 neutralize(nodeProcess, "cwd", cwd);
 // The Cache API names its storage directory (in our cache folder) in its errors, and has
 // nowhere to keep anything anyway (see DenoRuntime): the code does not get it.

@@ -643,6 +643,30 @@ abstract class SandboxContract {
         assertThat(result.value()).contains("\"Deno.execPath\":\"deno\"").contains("\"process.cwd\":\"threw");
     }
 
+    @Test
+    void aHeapSnapshotHoldsNoHostPath() {
+        // the paths come in halves and are joined only after the snapshot, so that the
+        // snapshot cannot find them in the context
+        List<List<String>> halves = new ArrayList<>();
+        for (String path : List.of(deno().toString(), DenoSandboxSettings.defaultCacheDirectory().toString(),
+                System.getProperty("user.dir"))) {
+            halves.add(List.of(path.substring(0, path.length() / 2), path.substring(path.length() / 2)));
+        }
+
+        ExecutionResult result = run("""
+                const v8 = await import('node:v8');
+                const chunks: string[] = [];
+                for await (const chunk of v8.getHeapSnapshot()) {
+                  chunks.push(typeof chunk === 'string' ? chunk : new TextDecoder().decode(chunk));
+                }
+                const snapshot = chunks.join('');
+                return context.filter((pair: string[]) => snapshot.includes(pair[0] + pair[1]))
+                    .map((pair: string[]) => pair[0] + pair[1]);
+                """, halves);
+
+        assertThat(result.value()).as("%s", result.error()).isEqualTo("[]");
+    }
+
     /** Paths of this machine the code must never see: home, working directory, Deno, the caches. */
     private static List<String> hostPaths() {
         List<String> paths = new ArrayList<>(List.of(System.getProperty("user.home"), System.getProperty("user.dir"),
@@ -717,6 +741,27 @@ abstract class SandboxContract {
                 Map.of("path", workspace.resolve("me/cmdline").toString()), Set.of(), allowRead(workspace)));
 
         assertThat(errorOf(result, ErrorType.PERMISSION_ERROR).message()).contains("symbolic link");
+    }
+
+    @Test
+    void relativePathsResolveInTheCallersDirectoryOnlyAsFarAsReadingIsAllowed(@TempDir Path directory)
+            throws IOException {
+        Path workspace = Files.createDirectories(directory.resolve("workspace"));
+        Files.writeString(workspace.resolve("data.txt"), "relative content");
+        String code = "return [Deno.readTextFileSync('data.txt'), Deno.cwd() === context.real]";
+        Map<String, Object> context = Map.of("real", workspace.toRealPath().toString());
+
+        ExecutionResult allowed = execute(new ExecutionRequest(code, context, Set.of(),
+                allowRead(workspace).withWorkingDirectory(workspace.toString())));
+        ExecutionResult notAllowed = execute(new ExecutionRequest("return Deno.readTextFileSync('data.txt')", null,
+                Set.of(), Limits.DEFAULTS.withWorkingDirectory(workspace.toString())));
+        ExecutionResult cwdNotAllowed = execute(new ExecutionRequest("return Deno.cwd()", null,
+                Set.of(), Limits.DEFAULTS.withWorkingDirectory(workspace.toString())));
+
+        assertThat(allowed.value()).as("%s", allowed.error()).isEqualTo("[\"relative content\",true]");
+        assertThat(errorOf(notAllowed, ErrorType.PERMISSION_ERROR).message()).contains("data.txt")
+                .doesNotContain(workspace.toString());
+        assertThat(errorOf(cwdNotAllowed, ErrorType.PERMISSION_ERROR).message()).doesNotContain(workspace.toString());
     }
 
     private static Limits allowRead(Path... paths) {

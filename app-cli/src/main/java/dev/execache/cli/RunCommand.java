@@ -105,19 +105,20 @@ final class RunCommand implements Callable<Integer> {
             Output.runDetails(node, outcome);
             out.println(Output.write(node));
         } else {
+            // for a person: what the code wrote is shown, never acted on by the terminal
             if (!result.console().isEmpty()) {
-                err.print(result.console());
+                err.print(TerminalText.escape(result.console()));
                 if (!result.console().endsWith("\n")) {
                     err.println();
                 }
             }
             if (result.isSuccess()) {
-                out.println(result.value());
+                out.println(TerminalText.escapeJson(result.value()));
             } else {
                 ExecutionError error = result.error();
-                err.println("execache: " + error);
+                err.println("execache: " + TerminalText.escape(error.toString()));
                 if (!error.stack().isEmpty()) {
-                    err.println(error.stack());
+                    err.println(TerminalText.escape(error.stack()));
                 }
             }
             err.println("execache: " + describe(outcome));

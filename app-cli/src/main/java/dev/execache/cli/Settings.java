@@ -178,12 +178,14 @@ record Settings(
         Path denoPath = env.get("EXECACHE_DENO") == null ? null : workingDir.resolve(env.get("EXECACHE_DENO"));
         int warmPoolSize = env.get("EXECACHE_WARM_POOL") == null ? 0
                 : nonNegative(env.get("EXECACHE_WARM_POOL"), "EXECACHE_WARM_POOL");
+        // relative paths in the code resolve where the command was started (run, inspect and serve alike)
         Limits limits = Limits.DEFAULTS.withTimeout(timeout).withMemoryMb(memoryMb).withAllowRead(allowRead)
+                .withWorkingDirectory(workingDir.toAbsolutePath().normalize().toString())
                 .withMaxToolCalls(config.gateway().maxCallsPerRun()).withMaxToolBytes(config.gateway().maxBytesPerRun());
         boolean cacheNondeterministic = config.cacheNondeterministic() == null || config.cacheNondeterministic();
         return new Settings(store, new CachePolicy(enabled, ttl, maxEntries, cacheNondeterministic), sqlitePath,
-                redisUrl, requireStore,
-                limits, tools, denoPath, cacheDirectory, warmPoolSize, config.path(), config.gateway());
+                redisUrl, requireStore, limits, tools, denoPath, cacheDirectory, warmPoolSize, config.path(),
+                config.gateway());
     }
 
     /** The same settings for a command that manages the store: it must open, and caching is on. */

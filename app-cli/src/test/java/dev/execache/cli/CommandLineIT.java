@@ -49,6 +49,46 @@ class CommandLineIT {
     }
 
     @Test
+    void controlCharactersFromTheCodeAreShownEscapedLiveAndFromTheCacheButKeptExactInJson() throws Exception {
+        Files.writeString(dir.resolve("terminal.ts"), """
+                console.log('copy \\u001b]52;c;SGVsbG8=\\u0007 clear \\u001b[2J\\tend');
+                return 'hidden \\u001b[8m \\u009b2J';
+                """);
+        Files.writeString(dir.resolve("terminal-fails.ts"), "throw new Error('bad \\u001b[2J \\u001b]0;title\\u0007')");
+
+        var live = cli.run("run", "terminal.ts", "--db", db.toString());
+        var replayed = cli.run("run", "terminal.ts", "--db", db.toString());
+        var failed = cli.run("run", "terminal-fails.ts", "--db", db.toString());
+        var json = cli.run("run", "terminal.ts", "--db", db.toString(), "--json");
+
+        for (CliProcess.Result result : java.util.List.of(live, replayed, failed)) {
+            assertThat(result.stdout() + result.stderr()).as(result.toString())
+                    .doesNotContain("\u001b").doesNotContain("\u0007").doesNotContain("\u009b");
+        }
+        assertThat(live.stderr()).contains("copy \\x1b]52;c;SGVsbG8=\\x07 clear \\x1b[2J\tend").contains("cache miss");
+        assertThat(replayed.stderr()).contains("copy \\x1b]52;c;SGVsbG8=\\x07 clear \\x1b[2J\tend").contains("cache hit");
+        assertThat(Output.JSON.readTree(replayed.stdout())).isEqualTo(Output.JSON.readTree("\"hidden \\u001b[8m \\u009b2J\""));
+        assertThat(failed.stderr()).contains("bad \\x1b[2J \\x1b]0;title\\x07");
+        assertThat(json(json).get("console").asText()).isEqualTo("copy \u001b]52;c;SGVsbG8=\u0007 clear \u001b[2J\tend\n");
+        assertThat(json(json).get("result").asText()).isEqualTo("hidden \u001b[8m \u009b2J");
+    }
+
+    @Test
+    void relativePathsReadFromTheDirectoryTheCommandRanInWhenAllowed() throws Exception {
+        Files.writeString(dir.resolve("notes.txt"), "from the working directory");
+        Files.writeString(dir.resolve("relative.ts"), "return Deno.readTextFileSync('notes.txt');");
+
+        var allowed = cli.run("run", "relative.ts", "--db", db.toString(), "--allow-read", ".");
+        var denied = cli.run("run", "relative.ts", "--db", db.toString());
+
+        assertThat(allowed.exitCode()).as(allowed.toString()).isZero();
+        assertThat(allowed.stdout().trim()).isEqualTo("\"from the working directory\"");
+        assertThat(denied.exitCode()).as(denied.toString()).isEqualTo(1);
+        assertThat(denied.stderr()).contains("PermissionError").contains("notes.txt")
+                .contains("execache's --allow-read").doesNotContain("run again with");
+    }
+
+    @Test
     void contextKeyOrderDoesNotMatter() throws Exception {
         cli.run("run", "shape.ts", "--db", db.toString(), "--context", "{\"items\":[1,2],\"user\":\"ada\"}");
 

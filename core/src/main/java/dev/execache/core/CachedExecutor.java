@@ -67,8 +67,7 @@ public final class CachedExecutor {
         }
         Optional<String> key = cacheKey(request, versions);
         if (key.isEmpty()) {
-            LOG.log(Level.INFO, "not cached: the paths the code may read hold more than "
-                    + ReadFingerprint.MAX_FILES + " files, too many to tell whether they changed");
+            LOG.log(Level.INFO, "not cached: " + ReadFingerprint.NOT_WATCHABLE);
             return bypass(request, tools);
         }
         PolicyLoop.Outcome<Ran> outcome = loop.serve(new Execution(request, key.get(), versions, tools));
@@ -94,11 +93,11 @@ public final class CachedExecutor {
     /**
      * The cache key of a request, as {@link #execute} would use it.
      *
-     * @throws IllegalArgumentException if the request is not cacheable (it may read too many files)
+     * @throws IllegalArgumentException if the request is not cacheable (the files it may read cannot be watched)
      */
     public String keyFor(ExecutionRequest request) {
         return cacheKey(request, versionsFor(request, codeTools)).orElseThrow(() -> new IllegalArgumentException(
-                "not cacheable: the paths the code may read hold more than " + ReadFingerprint.MAX_FILES + " files"));
+                "not cacheable: " + ReadFingerprint.NOT_WATCHABLE));
     }
 
     /** The stored entry under {@code key}, without counting a hit. */
@@ -177,7 +176,7 @@ public final class CachedExecutor {
         if (allowRead.isEmpty()) {
             return Optional.of(CacheKeys.forExecution(request.code(), request.contextJson(), versions));
         }
-        return ReadFingerprint.of(allowRead)
+        return ReadFingerprint.of(allowRead, request.limits().workingDirectory())
                 .map(reads -> CacheKeys.forExecution(request.code(), request.contextJson(), versions, reads));
     }
 
