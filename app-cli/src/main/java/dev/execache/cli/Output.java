@@ -60,6 +60,7 @@ final class Output {
         node.put("expirations", stats.expirations());
         node.put("invalidations", stats.invalidations());
         node.put("storeErrors", stats.storeErrors());
+        node.put("damaged", stats.damaged());
         node.put("estimatedBytes", stats.estimatedBytes());
         ObjectNode tools = node.putObject("tools");
         stats.tools().forEach((tool, counted) -> {

@@ -18,6 +18,7 @@ public record CacheStats(
         long expirations,
         long invalidations,
         long storeErrors,
+        long damaged,
         long entries,
         long estimatedBytes,
         Map<String, ToolStats> tools) {
@@ -38,6 +39,7 @@ public record CacheStats(
                 counters.getOrDefault(Counter.EXPIRATIONS, 0L),
                 counters.getOrDefault(Counter.INVALIDATIONS, 0L),
                 counters.getOrDefault(Counter.STORE_ERRORS, 0L),
+                counters.getOrDefault(Counter.DAMAGED, 0L),
                 entries,
                 estimatedBytes,
                 tools);

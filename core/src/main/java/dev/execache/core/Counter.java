@@ -10,5 +10,7 @@ public enum Counter {
     EXPIRATIONS,
     /** Entries removed because a tool they depended on changed. */
     INVALIDATIONS,
-    STORE_ERRORS
+    STORE_ERRORS,
+    /** Entries whose value failed its checksum when read: removed, never served. */
+    DAMAGED
 }

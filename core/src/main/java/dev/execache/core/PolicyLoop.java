@@ -109,9 +109,22 @@ final class PolicyLoop {
         return invalidation;
     }
 
+    /** The live, intact entry under {@code key}; a damaged one is removed, counted and logged, never served. */
+    private Optional<CacheEntry> intact(String key, String tool) {
+        Optional<CacheEntry> found = store.get(key);
+        if (found.isEmpty() || found.get().isIntact()) {
+            return found;
+        }
+        store.remove(key);
+        store.count(tool, Map.of(Counter.DAMAGED, 1L));
+        LOG.log(Level.WARNING, "cache entry " + key + " was damaged in the store (its value fails its checksum);"
+                + " removed it and running instead");
+        return Optional.empty();
+    }
+
     private <R> Outcome<R> lookUpOrRun(Call<R> call) {
         long lookupStart = ticker.read();
-        Optional<CacheEntry> hit = current(call, store.get(call.key()));
+        Optional<CacheEntry> hit = current(call, intact(call.key(), call.tool()));
         if (hit.isPresent()) {
             return hit(call, hit.get(), lookupStart);
         }
@@ -119,7 +132,7 @@ final class PolicyLoop {
         try (FlightLease lease = store.acquireFlight(call.key(), call.maxHold())) {
             if (lease != FlightLease.LOCAL) {
                 long recheckStart = ticker.read();
-                Optional<CacheEntry> computedElsewhere = current(call, store.get(call.key()));
+                Optional<CacheEntry> computedElsewhere = current(call, intact(call.key(), call.tool()));
                 if (computedElsewhere.isPresent()) {
                     return hit(call, computedElsewhere.get(), recheckStart);
                 }

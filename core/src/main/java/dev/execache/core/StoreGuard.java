@@ -13,14 +13,23 @@ import java.util.function.Supplier;
 
 /**
  * The store as the policy uses it: every method returns a fallback instead of failing, so a
- * store's failure never fails a run. A failing call is counted and logged once per outage;
- * errors counted while the store was down are added to its counter once it answers again.
+ * store's failure never fails a run. A failing call is counted and logged once per outage of
+ * its kind (reads, writes): a store that still reads but cannot write (a full disk, Redis out
+ * of memory) logs one warning, not one per call. Errors counted while the store was down are
+ * added to its counter once it answers again.
  */
 final class StoreGuard {
     private static final System.Logger LOG = System.getLogger("dev.execache.core");
 
     private final CacheStore store;
-    private final AtomicBoolean down = new AtomicBoolean();
+    /** Calls fail by kind: a full store still reads, and may still hand out flights, or not. */
+    private enum Kind { READ, WRITE, FLIGHT }
+
+    private final AtomicBoolean readsDown = new AtomicBoolean();
+    private final AtomicBoolean writesDown = new AtomicBoolean();
+    private final AtomicBoolean flightsDown = new AtomicBoolean();
+    /** Whether this write outage was logged: it is not while reads are down too (one outage, one line). */
+    private volatile boolean writeOutageLogged;
     private final AtomicLong unreportedErrors = new AtomicLong();
 
     StoreGuard(CacheStore store) {
@@ -28,16 +37,16 @@ final class StoreGuard {
     }
 
     Optional<CacheEntry> get(String key) {
-        return call("read an entry", () -> store.get(key), Optional.empty());
+        return call(Kind.READ, "read an entry", () -> store.get(key), Optional.empty());
     }
 
     Optional<CacheEntry> peek(String key) {
-        return call("read an entry", () -> store.peek(key), Optional.empty());
+        return call(Kind.READ, "read an entry", () -> store.peek(key), Optional.empty());
     }
 
     /** @return the keys evicted to keep the group's bound, or empty if the store failed */
     Optional<List<String>> put(CacheEntry entry, GroupBound bound) {
-        return call("store a result", () -> Optional.of(bound == null ? putPlain(entry) : store.put(entry, bound)),
+        return call(Kind.WRITE, "store a result", () -> Optional.of(bound == null ? putPlain(entry) : store.put(entry, bound)),
                 Optional.empty());
     }
 
@@ -48,39 +57,39 @@ final class StoreGuard {
 
     /** @return whether the counters were added */
     boolean count(String tool, Map<Counter, Long> deltas) {
-        return call("count", () -> {
+        return call(Kind.WRITE, "count", () -> {
             store.increment(tool, deltas);
             return true;
         }, false);
     }
 
     boolean remove(String key) {
-        return call("remove an entry", () -> store.remove(key), false);
+        return call(Kind.WRITE, "remove an entry", () -> store.remove(key), false);
     }
 
     int removeByTool(String tool) {
-        return call("remove entries of a tool", () -> store.removeByTool(tool), 0);
+        return call(Kind.WRITE, "remove entries of a tool", () -> store.removeByTool(tool), 0);
     }
 
     int removeByPattern(String keyGlob) {
-        return call("clear entries", () -> store.removeByPattern(keyGlob), 0);
+        return call(Kind.WRITE, "clear entries", () -> store.removeByPattern(keyGlob), 0);
     }
 
     int size() {
-        return call("count entries", store::size, 0);
+        return call(Kind.READ, "count entries", store::size, 0);
     }
 
     long estimatedBytes() {
-        return call("estimate size", store::estimatedBytes, 0L);
+        return call(Kind.READ, "estimate size", store::estimatedBytes, 0L);
     }
 
     Optional<Map<String, String>> lastSeenVersions() {
-        return call("read tool versions", () -> Optional.of(store.lastSeenVersions()), Optional.empty());
+        return call(Kind.READ, "read tool versions", () -> Optional.of(store.lastSeenVersions()), Optional.empty());
     }
 
     /** @return whether the versions were recorded */
     boolean recordVersions(Map<String, String> versions) {
-        return call("record tool versions", () -> {
+        return call(Kind.WRITE, "record tool versions", () -> {
             store.recordVersions(versions);
             return true;
         }, false);
@@ -88,7 +97,7 @@ final class StoreGuard {
 
     /** The fleet-wide flight of {@code key}, or {@link FlightLease#LOCAL} if the store cannot give one. */
     FlightLease acquireFlight(String key, Duration maxHold) {
-        return call("take the flight", () -> {
+        return call(Kind.FLIGHT, "take the flight", () -> {
             try {
                 return store.acquireFlight(key, maxHold);
             } catch (InterruptedException e) {
@@ -99,12 +108,12 @@ final class StoreGuard {
     }
 
     boolean isDown() {
-        return down.get();
+        return readsDown.get() || writesDown.get() || flightsDown.get();
     }
 
     /** The store's counters plus errors it has not been told of yet; only local errors if it is down. */
     Map<Counter, Long> counters() {
-        Map<Counter, Long> counters = call("read counters", store::counters, new EnumMap<>(Counter.class));
+        Map<Counter, Long> counters = call(Kind.READ, "read counters", store::counters, new EnumMap<>(Counter.class));
         Map<Counter, Long> merged = new EnumMap<>(Counter.class);
         for (Counter counter : Counter.values()) {
             merged.put(counter, counters.getOrDefault(counter, 0L));
@@ -114,24 +123,42 @@ final class StoreGuard {
     }
 
     Map<String, Map<Counter, Long>> toolCounters() {
-        return call("read counters", store::toolCounters, new TreeMap<>());
+        return call(Kind.READ, "read counters", store::toolCounters, new TreeMap<>());
     }
 
-    private <T> T call(String what, Supplier<T> action, T fallback) {
+    private <T> T call(Kind kind, String what, Supplier<T> action, T fallback) {
         try {
             T value = action.get();
-            recovered();
+            recovered(kind);
             return value;
         } catch (RuntimeException e) {
-            failed(what, e);
+            failed(kind, what, e);
             return fallback;
         }
     }
 
-    private void failed(String what, RuntimeException e) {
+    private AtomicBoolean down(Kind kind) {
+        return switch (kind) {
+            case READ -> readsDown;
+            case WRITE -> writesDown;
+            case FLIGHT -> flightsDown;
+        };
+    }
+
+    private void failed(Kind kind, String what, RuntimeException e) {
         unreportedErrors.incrementAndGet();
-        if (down.compareAndSet(false, true)) {
+        if (!down(kind).compareAndSet(false, true)) {
+            return;
+        }
+        if (kind == Kind.READ) {
             LOG.log(Level.WARNING, "cache store failed to " + what + "; running uncached until it answers again: " + reason(e));
+        } else if (kind == Kind.WRITE && !readsDown.get()) {
+            writeOutageLogged = true;
+            LOG.log(Level.WARNING, "cache store failed to " + what + "; it still reads, but stores and counts nothing"
+                    + " until it can write again: " + reason(e));
+        } else if (kind == Kind.FLIGHT && !readsDown.get()) {
+            LOG.log(Level.WARNING, "cache store failed to " + what + "; identical runs in other processes may run at"
+                    + " the same time until it answers again: " + reason(e));
         }
     }
 
@@ -145,13 +172,17 @@ final class StoreGuard {
         if (root == e || (root.getMessage() != null && message.contains(root.getMessage()))) {
             return message;
         }
-        return message + " (" + root + ")";
+        return message + " (" + (root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage()) + ")";
     }
 
-    private void recovered() {
+    private void recovered(Kind kind) {
+        AtomicBoolean down = down(kind);
         if (down.get() && down.compareAndSet(true, false)) {
             long errors = unreportedErrors.getAndSet(0);
-            LOG.log(Level.INFO, "cache store answers again after " + errors + " failed calls; caching resumed");
+            if (kind == Kind.READ || writeOutageLogged) {
+                writeOutageLogged = false;
+                LOG.log(Level.INFO, "cache store answers again after " + errors + " failed calls; caching resumed");
+            }
             try {
                 store.increment(Counter.STORE_ERRORS, errors);
             } catch (RuntimeException e) {

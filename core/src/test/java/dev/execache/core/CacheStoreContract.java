@@ -35,6 +35,12 @@ public abstract class CacheStoreContract {
      */
     protected abstract CacheStore createStore(int maxEntries, MutableClock clock) throws Exception;
 
+    /**
+     * Changes the bytes of the value stored under {@code key} in {@link #store}'s backend, the
+     * way a disk or a stray writer would, leaving everything else (the checksum too) as it was.
+     */
+    protected abstract void damageValue(String key, String newValue) throws Exception;
+
     @BeforeEach
     void openStore() throws Exception {
         clock = new MutableClock(Instant.now());
@@ -77,6 +83,45 @@ public abstract class CacheStoreContract {
         assertThat(got.toolVersions()).isEqualTo(Map.of("github", "v1"));
         assertThat(got.createdAt().toEpochMilli()).isEqualTo(stored.createdAt().toEpochMilli());
         assertThat(got.expiresAt().toEpochMilli()).isEqualTo(stored.expiresAt().toEpochMilli());
+    }
+
+    @Test
+    void anEntryKeepsTheChecksumOfItsValue() {
+        CacheEntry stored = entry("v1:a", "{\"text\":\"é ✓\"}", Map.of());
+        store.put(stored);
+
+        assertThat(store.get("v1:a")).hasValueSatisfying(got -> {
+            assertThat(got.checksum()).isEqualTo(stored.checksum());
+            assertThat(got.isIntact()).isTrue();
+        });
+    }
+
+    @Test
+    void aValueDamagedInStorageFailsItsCheck() throws Exception {
+        store.put(entry("v1:a", "{\"n\":1}", Map.of()));
+
+        damageValue("v1:a", "{\"n\":2}");
+
+        assertThat(store.get("v1:a")).hasValueSatisfying(got -> assertThat(got.isIntact()).isFalse());
+    }
+
+    @Test
+    void aDamagedValueIsNeverServedItIsRemovedCountedAndRunAgain() throws Exception {
+        ScriptedSandbox sandbox = ScriptedSandbox.echo();
+        CachedExecutor executor = new CachedExecutor(sandbox, store, Map::of, CachePolicy.DEFAULTS, clock);
+        ExecutionRequest request = ExecutionRequest.of("return 1", Map.of());
+        String key = executor.execute(request).key();
+
+        damageValue(key, "\"forged\"");
+        ExecutionOutcome afterDamage = executor.execute(request);
+
+        assertThat(afterDamage.status()).isEqualTo(CacheStatus.MISS);
+        assertThat(afterDamage.result().value()).isEqualTo("\"return 1\"");
+        assertThat(sandbox.executions()).isEqualTo(2);
+        assertThat(store.counters()).containsEntry(Counter.DAMAGED, 1L);
+        ExecutionOutcome next = executor.execute(request);
+        assertThat(next.status()).isEqualTo(CacheStatus.HIT);
+        assertThat(next.result().value()).isEqualTo("\"return 1\"");
     }
 
     @Test

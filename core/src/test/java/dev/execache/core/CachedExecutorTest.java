@@ -318,6 +318,40 @@ class CachedExecutorTest {
     }
 
     @Test
+    void aStoreThatReadsButCannotWriteIsLoggedOnceNotOnEveryRun() {
+        java.util.logging.Logger logger = java.util.logging.Logger.getLogger("dev.execache.core");
+        List<java.util.logging.LogRecord> records = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.logging.Handler capture = new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord record) {
+                records.add(record);
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        logger.addHandler(capture);
+        try {
+            executor.execute(request("a"));
+            store.failWrites(true);
+            for (String code : List.of("a", "b", "c", "a", "d")) {
+                assertThat(executor.execute(request(code)).result().value()).isEqualTo("\"" + code + "\"");
+            }
+        } finally {
+            logger.removeHandler(capture);
+        }
+
+        assertThat(records).filteredOn(record -> record.getLevel() == java.util.logging.Level.WARNING).hasSize(1)
+                .allSatisfy(record -> assertThat(record.getMessage()).contains("it still reads"));
+        assertThat(records).filteredOn(record -> record.getMessage().contains("caching resumed")).isEmpty();
+    }
+
+    @Test
     void storeThatIsDownFromTheStartStillRuns() {
         store.fail(true);
         CachedExecutor fresh = new CachedExecutor(sandbox, store, tools, CachePolicy.DEFAULTS, clock);

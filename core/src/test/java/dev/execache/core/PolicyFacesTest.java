@@ -152,6 +152,23 @@ class PolicyFacesTest {
 
     @ParameterizedTest
     @MethodSource("faces")
+    void aValueDamagedInTheStoreIsNeverServedButRemovedCountedAndRunAgain(Function<PolicyFacesTest, Face> faceOf) {
+        Face face = faceOf.apply(this);
+        face.call("a");
+        String key = simpleStore.onlyKey();
+
+        simpleStore.damage(key, "\"forged\"");
+
+        assertThat(face.call("a")).isEqualTo("\"a\"");
+        assertThat(runs).hasValue(2);
+        assertThat(simpleStore.counters()).containsEntry(Counter.DAMAGED, 1L);
+        assertThat(simpleStore.counters().getOrDefault(Counter.HITS, 0L)).as("the damaged read is no hit").isZero();
+        assertThat(face.call("a")).isEqualTo("\"a\"");
+        assertThat(runs).as("the fresh result is served again").hasValue(2);
+    }
+
+    @ParameterizedTest
+    @MethodSource("faces")
     void aFailureIsNeverStored(Function<PolicyFacesTest, Face> faceOf) {
         Face face = faceOf.apply(this);
         failing = true;

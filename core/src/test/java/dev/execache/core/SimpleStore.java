@@ -34,6 +34,13 @@ final class SimpleStore implements CacheStore {
         this.onGet = action;
     }
 
+    /** Swaps the value under {@code key} for another, keeping the checksum, as damage in storage would. */
+    synchronized void damage(String key, String newValue) {
+        CacheEntry entry = entries.get(key);
+        entries.put(key, new CacheEntry(key, newValue, entry.console(), entry.executionTime(), entry.toolVersions(),
+                entry.createdAt(), entry.expiresAt(), entry.hits(), entry.checksum()));
+    }
+
     @Override
     public synchronized Optional<CacheEntry> get(String key) {
         onGet.run();
@@ -93,6 +100,13 @@ final class SimpleStore implements CacheStore {
     }
 
     @Override public synchronized int size() { return entries.size(); }
+
+    synchronized String onlyKey() {
+        if (entries.size() != 1) {
+            throw new AssertionError("expected one entry, found " + entries.keySet());
+        }
+        return entries.keySet().iterator().next();
+    }
     @Override public synchronized long estimatedBytes() { return 0; }
     @Override public synchronized int purgeExpired() { return 0; }
 

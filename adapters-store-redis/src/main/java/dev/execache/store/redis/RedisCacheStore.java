@@ -149,7 +149,7 @@ public final class RedisCacheStore implements CacheStore {
             }
             return Optional.empty();
         }
-        // in the order Scripts.GET returns them: expires, hits, value, console, exec, created, tools
+        // in the order Scripts.GET returns them: expires, hits, value, console, exec, created, tools, sum
         return Optional.of(new CacheEntry(
                 key,
                 (String) fields.get(2),
@@ -158,7 +158,8 @@ public final class RedisCacheStore implements CacheStore {
                 ToolVersions.decode((String) fields.get(6)),
                 Instant.ofEpochMilli(Long.parseLong((String) fields.get(5))),
                 Instant.ofEpochMilli(Long.parseLong((String) fields.get(0))),
-                Long.parseLong((String) fields.get(1))));
+                Long.parseLong((String) fields.get(1)),
+                Long.parseLong((String) fields.get(7))));
     }
 
     @Override
@@ -182,6 +183,7 @@ public final class RedisCacheStore implements CacheStore {
         args.add(Long.toString(entry.createdAt().toEpochMilli()));
         args.add(bound == null ? "" : bound.group());
         args.add(bound == null ? "0" : Integer.toString(bound.maxEntries()));
+        args.add(Long.toString(entry.checksum()));
         args.add(ToolVersions.encode(entry.toolVersions()));
         args.addAll(entry.toolVersions().keySet());
         List<Object> evicted = run(Scripts.PUT, RScript.ReturnType.LIST, args.toArray());

@@ -4,9 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.execache.core.CacheEntry;
+import dev.execache.core.CachedTool;
 import dev.execache.core.Counter;
 import dev.execache.core.FlightLease;
 import dev.execache.core.MutableClock;
+import dev.execache.core.ToolInvoker;
+import dev.execache.core.ToolResult;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -17,6 +20,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -65,6 +70,62 @@ class RedisFleetTest {
         assertThat(second.lastSeenVersions()).isEqualTo(Map.of("github", "v1"));
         assertThat(second.removeByTool("github")).isEqualTo(1);
         assertThat(first.peek("v1:a")).isEmpty();
+    }
+
+    @Test
+    void aToolCallMadeOnTwoInstancesAtOnceCallsTheToolOnceInTheFleet() throws Exception {
+        AtomicInteger toolCalls = new AtomicInteger();
+        AtomicReference<Thread> secondCaller = new AtomicReference<>();
+        ToolInvoker slowRead = (tool, args) -> {
+            toolCalls.incrementAndGet();
+            awaitWaitingOnTheFlight(secondCaller);
+            return ToolResult.ok("{\"text\":\"hello\"}");
+        };
+        ToolInvoker neverCalled = (tool, args) -> {
+            toolCalls.incrementAndGet();
+            return ToolResult.ok("{\"text\":\"second\"}");
+        };
+        CachedTool onFirst = CachedTool.builder(slowRead, first).clock(clock).build();
+        CachedTool onSecond = CachedTool.builder(neverCalled, second).clock(clock).build();
+
+        CompletableFuture<ToolResult> firstCall = CompletableFuture.supplyAsync(() -> onFirst.call("read", Map.of("path", "a")));
+        awaitHeld(toolCalls);
+        CompletableFuture<ToolResult> secondCall = CompletableFuture.supplyAsync(() -> {
+            secondCaller.set(Thread.currentThread());
+            return onSecond.call("read", Map.of("path", "a"));
+        }, other);
+
+        assertThat(firstCall.get(30, TimeUnit.SECONDS).json()).isEqualTo("{\"text\":\"hello\"}");
+        assertThat(secondCall.get(30, TimeUnit.SECONDS).json()).as("the second waited and got the first's answer")
+                .isEqualTo("{\"text\":\"hello\"}");
+        assertThat(toolCalls).hasValue(1);
+        assertThat(onSecond.stats().get("read")).as("counted fleet-wide, per tool")
+                .satisfies(read -> {
+                    assertThat(read.hits()).isEqualTo(1);
+                    assertThat(read.misses()).isEqualTo(1);
+                });
+    }
+
+    private static void awaitHeld(AtomicInteger toolCalls) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (toolCalls.get() == 0 && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
+    }
+
+    /** Until the second caller waits for the fleet's flight (inside Redisson's tryLock). */
+    private static void awaitWaitingOnTheFlight(AtomicReference<Thread> caller) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() < deadline) {
+            Thread thread = caller.get();
+            if (thread != null && java.util.Arrays.stream(thread.getStackTrace())
+                    .anyMatch(frame -> frame.getMethodName().equals("tryLock"))
+                    && thread.getState() != Thread.State.RUNNABLE) {
+                return;
+            }
+            Thread.onSpinWait();
+        }
+        throw new AssertionError("the second instance never waited for the flight");
     }
 
     @Test

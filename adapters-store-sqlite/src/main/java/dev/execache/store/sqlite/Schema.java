@@ -1,7 +1,11 @@
 package dev.execache.store.sqlite;
 
 import java.lang.System.Logger.Level;
+import dev.execache.core.CacheEntry;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
@@ -10,6 +14,7 @@ import java.util.stream.Stream;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.JdbiException;
+import org.jdbi.v3.core.statement.PreparedBatch;
 import org.sqlite.SQLiteErrorCode;
 import org.sqlite.SQLiteException;
 
@@ -87,14 +92,17 @@ final class Schema {
 
     /**
      * Version 2: an entry may belong to a bound group (a tool rule), whose bound the store keeps
-     * (see {@code CacheStore#put(CacheEntry, GroupBound)}).
+     * (see {@code CacheStore#put(CacheEntry, GroupBound)}), and carries the checksum of its
+     * value ({@code CacheEntry#checksum}); the checksums of entries already there are made by
+     * {@link #fillChecksums} in the same transaction.
      */
-    private static final List<String> GROUPS = List.of(
+    private static final List<String> GROUPS_AND_CHECKSUMS = List.of(
             "ALTER TABLE cache_entries ADD COLUMN bound_group TEXT",
+            "ALTER TABLE cache_entries ADD COLUMN checksum INTEGER NOT NULL DEFAULT 0",
             "CREATE INDEX cache_entries_by_group ON cache_entries (bound_group, last_access) WHERE bound_group IS NOT NULL");
 
     /** {@code MIGRATIONS.get(v)} takes a file from version {@code v} to {@code v + 1}. */
-    private static final List<List<String>> MIGRATIONS = List.of(FROM_SEED, GROUPS);
+    private static final List<List<String>> MIGRATIONS = List.of(FROM_SEED, GROUPS_AND_CHECKSUMS);
 
     private Schema() {
     }
@@ -135,11 +143,27 @@ final class Schema {
         for (int version = from; version < VERSION; version++) {
             MIGRATIONS.get(version).forEach(handle::execute);
         }
+        if (from < 2) {
+            fillChecksums(handle);
+        }
         if (!created) {
             LOG.log(Level.INFO, "migrated SQLite cache {0} from schema version {1} to {2}", file, from, VERSION);
         }
         handle.execute("PRAGMA application_id = " + APPLICATION_ID);
         handle.execute("PRAGMA user_version = " + VERSION);
+    }
+
+    /** The checksum is CRC32C, which SQLite cannot compute: entries from before version 2 get theirs here. */
+    private static void fillChecksums(Handle handle) {
+        List<CacheEntry> entries = handle.createQuery("SELECT cache_key, result, console FROM cache_entries")
+                .map((row, context) -> new CacheEntry(row.getString(1), row.getString(2), row.getString(3),
+                        Duration.ZERO, Map.of(), Instant.EPOCH, Instant.EPOCH, 0))
+                .list();
+        if (!entries.isEmpty()) {
+            PreparedBatch update = handle.prepareBatch("UPDATE cache_entries SET checksum = ? WHERE cache_key = ?");
+            entries.forEach(entry -> update.add(entry.checksum(), entry.key()));
+            update.execute();
+        }
     }
 
     private static int startingVersion(State state, Path file) {

@@ -44,12 +44,13 @@ public final class SqliteCacheStore implements CacheStore {
     static final long MAX_PENDING_MILLIS = 1_000;
 
     private static final String SELECT_ENTRY = """
-            SELECT cache_key, created_at, expires_at, hit_count, execution_nanos, tool_versions, result, console
+            SELECT cache_key, created_at, expires_at, hit_count, execution_nanos, tool_versions, result, console, checksum
               FROM cache_entries WHERE cache_key = ?""";
     private static final String INSERT_ENTRY = """
             INSERT INTO cache_entries (cache_key, created_at, expires_at, last_access, hit_count,
-                                       execution_nanos, estimated_bytes, tool_versions, result, console, bound_group)
-            VALUES (?, ?, ?, (SELECT coalesce(max(last_access), 0) + 1 FROM cache_entries), ?, ?, ?, ?, ?, ?, ?)""";
+                                       execution_nanos, estimated_bytes, tool_versions, result, console, bound_group,
+                                       checksum)
+            VALUES (?, ?, ?, (SELECT coalesce(max(last_access), 0) + 1 FROM cache_entries), ?, ?, ?, ?, ?, ?, ?, ?)""";
     /** Counter rows of one tool are named {@code tool:<COUNTER>:<tool>}; totals by the counter's name alone. */
     private static final String TOOL_COUNTER_PREFIX = "tool:";
     private static final String RECORD_USE = """
@@ -154,6 +155,7 @@ public final class SqliteCacheStore implements CacheStore {
                     .bind(7, entry.value())
                     .bind(8, entry.console())
                     .bind(9, bound == null ? null : bound.group())
+                    .bind(10, entry.checksum())
                     .execute();
             if (!entry.toolVersions().isEmpty()) {
                 PreparedBatch tools = handle.prepareBatch("INSERT INTO entry_tools (tool, cache_key) VALUES (?, ?)");
@@ -344,7 +346,8 @@ public final class SqliteCacheStore implements CacheStore {
                 ToolVersionsJson.read(row.getString(6)),
                 Instant.ofEpochMilli(row.getLong(2)),
                 Instant.ofEpochMilli(row.getLong(3)),
-                row.getLong(4));
+                row.getLong(4),
+                row.getLong(9));
     }
 
     private CacheEntry withPendingHits(CacheEntry entry) {
