@@ -95,12 +95,8 @@ const preventDefault = uncurry(Event.prototype.preventDefault);
 const errorOfEvent = uncurry(Object.getOwnPropertyDescriptor(ErrorEvent.prototype, "error").get);
 const reasonOfEvent = uncurry(Object.getOwnPropertyDescriptor(PromiseRejectionEvent.prototype, "reason").get);
 const ErrorPrototype = Error.prototype;
-const NotCapable = Deno.errors.NotCapable;
-const NotCapablePrototype = NotCapable.prototype;
+const NotCapablePrototype = Deno.errors.NotCapable.prototype;
 const PermissionDeniedPrototype = Deno.errors.PermissionDenied.prototype;
-const queryPermission = uncurry(Deno.permissions.querySync);
-const permissions = Deno.permissions;
-const realCwd = Deno.cwd;
 const global = globalThis;
 
 const SECRET_LENGTH = 32;
@@ -183,6 +179,23 @@ function readRequest() {
   return [secret, request];
 }
 
+// What the code sees of the process says nothing about the host. Done while a pooled runner
+// still waits for its request, so it costs a request nothing. node:process is set up only if
+// the code uses it, from Deno.execPath() and Deno.cwd() as they are then: its execPath, argv
+// and title say "deno" too (and Java starts Deno as plain "deno", for its argv0). The working
+// directory is / or, when the code may read it, the caller's (below). The Cache API names its
+// storage directory (in our cache folder) in its errors and has nowhere to keep anything
+// anyway (see DenoRuntime): the code does not get it.
+function neutralize(target, name, value) {
+  defineProperty(target, name, { value, writable: true, enumerable: true, configurable: true });
+}
+neutralize(Deno, "execPath", function execPath() {
+  return "deno";
+});
+delete global.caches;
+delete global.CacheStorage;
+delete global.Cache;
+
 const [secret, request] = readRequest();
 const codeModule = request.module;
 const context = request.context;
@@ -193,21 +206,6 @@ let calls = 0;
 const used = createObject(null);
 let anyUsed = false;
 
-// What the code sees of the process says nothing about the host: Deno's executable, this
-// script and the working directory are replaced before the code is imported. The working
-// directory is only shown to code that may read it.
-function cwd() {
-  if (queryPermission(permissions, { name: "read", path: "." }).state === "granted") {
-    return realCwd();
-  }
-  throw new NotCapable('Requires read access to "."');
-}
-function execPath() {
-  return "deno";
-}
-function neutralize(target, name, value) {
-  defineProperty(target, name, { value, writable: true, enumerable: true, configurable: true });
-}
 // Relative paths in the code resolve against the directory the caller ran from, when the code
 // may read it; otherwise against the neutral directory the runner was started in.
 if (typeof request.workingDirectory === "string") {
@@ -217,25 +215,7 @@ if (typeof request.workingDirectory === "string") {
     // no longer there or not readable: relative paths stay where they were
   }
 }
-// node:process is set up on first use, from Deno.cwd() among others: first, then.
-const nodeProcess = global.process;
-neutralize(Deno, "cwd", cwd);
-neutralize(Deno, "execPath", execPath);
 neutralize(Deno, "mainModule", codeModule);
-nodeProcess.execPath = "deno";
-nodeProcess.title = "deno";
-// in place: node:process keeps the array it made, with Deno's path in it, and a heap snapshot
-// would show it
-const argv = nodeProcess.argv;
-argv.length = 0;
-argv[0] = "deno";
-argv[1] = "code";
-neutralize(nodeProcess, "cwd", cwd);
-// The Cache API names its storage directory (in our cache folder) in its errors, and has
-// nowhere to keep anything anyway (see DenoRuntime): the code does not get it.
-delete global.caches;
-delete global.CacheStorage;
-delete global.Cache;
 
 function writeAll(bytes) {
   const total = u8Length(bytes);
