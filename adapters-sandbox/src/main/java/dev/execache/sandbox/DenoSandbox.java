@@ -71,11 +71,6 @@ public final class DenoSandbox implements Sandbox {
      * @throws IllegalStateException when the sandbox is closed
      * @throws java.util.concurrent.CancellationException when the calling thread is interrupted
      */
-    @Override
-    public ExecutionResult execute(ExecutionRequest request) {
-        return execute(request, SandboxTools.NONE);
-    }
-
     /**
      * Runs the request; the code's {@code tools.SERVER.TOOL(args)} calls go to {@code tools}, on
      * the runner's authenticated channel, one at a time. They count against the run's timeout.

@@ -150,7 +150,7 @@ class CachedExecutorTest {
             workers.add(thread);
             return thread;
         });
-        Sandbox holdsUntilOthersWait = request -> {
+        Sandbox holdsUntilOthersWait = (request, tools) -> {
             awaitOthersParked(workers);
             return sandbox.execute(request);
         };

@@ -53,11 +53,6 @@ class CodeToolsPolicyTest {
     /** Makes the calls its code lists, returns how many answers were values; "random;" marks Math.random. */
     private final Sandbox sandbox = new Sandbox() {
         @Override
-        public ExecutionResult execute(ExecutionRequest request) {
-            return execute(request, SandboxTools.NONE);
-        }
-
-        @Override
         public ExecutionResult execute(ExecutionRequest request, SandboxTools tools) {
             int values = 0;
             boolean random = false;
