@@ -29,6 +29,7 @@ import java.util.stream.Stream;
  * version from the npm registry, installed into the cache directory on first use.
  */
 final class DenoLocator {
+    private static final System.Logger LOG = System.getLogger(DenoLocator.class.getName());
     private static final Pattern VERSION = Pattern.compile("deno (\\d+)\\.(\\d+)\\.(\\d+)");
     private static final long VERSION_CHECK_SECONDS = 60;
     private static final long INSTALL_MINUTES = 10;
@@ -54,7 +55,7 @@ final class DenoLocator {
             String problem = problemWith(configured);
             if (problem != null) {
                 throw unavailable("the configured Deno " + configured + " " + problem,
-                        "fix or remove the configured Deno path (DenoSandboxSettings.denoExecutable)");
+                        "fix or remove the configured Deno path");
             }
             return configured;
         }
@@ -128,6 +129,11 @@ final class DenoLocator {
                     "--no-save", "--no-package-lock", "--ignore-scripts", "--include=optional",
                     "--no-audit", "--no-fund", "--loglevel=error",
                     "--prefix", staging.toString(), "deno@" + DenoSandboxSettings.DENO_VERSION);
+            // Said before and after: a first run waits on this for seconds, and a person (or an MCP
+            // host's log) should see why.
+            LOG.log(System.Logger.Level.INFO, "installing Deno " + DenoSandboxSettings.DENO_VERSION
+                    + " from the npm registry into " + target + " (once, on first use)...");
+            long started = System.nanoTime();
             String failure = runNpm(command, staging);
             if (failure != null) {
                 tried.add("installing Deno " + DenoSandboxSettings.DENO_VERSION + " with npm failed: " + failure);
@@ -148,6 +154,8 @@ final class DenoLocator {
                 deleteTree(target);
             }
             Files.move(staging, target, StandardCopyOption.ATOMIC_MOVE);
+            LOG.log(System.Logger.Level.INFO, "installed Deno " + DenoSandboxSettings.DENO_VERSION + " in "
+                    + TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started) + " s");
             return binaryIn(target).orElseThrow(() -> new IOException("Deno vanished from " + target));
         } finally {
             if (Files.exists(staging)) {
@@ -268,7 +276,7 @@ final class DenoLocator {
         String howToFix = fix != null ? fix
                 : "install Node.js with npm so that execache can install Deno " + DenoSandboxSettings.DENO_VERSION
                         + " itself into " + installDirectory() + ", or install Deno 2 and put `deno` on the PATH,"
-                        + " or configure the path of a Deno 2 executable (DenoSandboxSettings.denoExecutable)";
+                        + " or configure the path of a Deno 2 executable";
         return new SandboxUnavailableException("Deno cannot be used to run code: " + what + ". To fix: " + howToFix + ".");
     }
 

@@ -11,7 +11,9 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
@@ -42,6 +44,7 @@ public final class DenoSandbox implements Sandbox {
     private final Set<Runner> running = ConcurrentHashMap.newKeySet();
     private final AtomicLong warmRuns = new AtomicLong();
     private final Object startLock = new Object();
+    private final Semaphore runSlots;
     private volatile DenoRuntime runtime;
     private volatile WarmPool pool;
     private volatile boolean closed;
@@ -58,6 +61,7 @@ public final class DenoSandbox implements Sandbox {
         this.settings = settings;
         this.locator = locator;
         this.io = Executors.newCachedThreadPool(daemonThreads());
+        this.runSlots = new Semaphore(settings.maxConcurrentRuns(), true);
     }
 
     public DenoSandboxSettings settings() {
@@ -82,6 +86,22 @@ public final class DenoSandbox implements Sandbox {
         ensureOpen();
         DenoRuntime deno = runtime();
         LaunchFlags flags = LaunchFlags.of(request.limits());
+        try {
+            runSlots.acquire();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CancellationException("interrupted while waiting for a free run slot");
+        }
+        try {
+            return executeInSlot(request, tools, deno, flags);
+        } finally {
+            runSlots.release();
+        }
+    }
+
+    private ExecutionResult executeInSlot(ExecutionRequest request, SandboxTools tools, DenoRuntime deno,
+            LaunchFlags flags) {
+        // the time limit starts now: waiting for a slot is not the code's time
         long start = System.nanoTime();
         Optional<String> refused = ReadAccess.refusal(flags.allowRead());
         if (refused.isPresent()) {
@@ -137,6 +157,11 @@ public final class DenoSandbox implements Sandbox {
             runner.kill();
         }
         io.shutdown();
+    }
+
+    /** How many runs are going on now (at most {@link DenoSandboxSettings#maxConcurrentRuns()}). */
+    int runsInProgress() {
+        return settings.maxConcurrentRuns() - runSlots.availablePermits();
     }
 
     /** How many runs went to a runner from the warm pool. */

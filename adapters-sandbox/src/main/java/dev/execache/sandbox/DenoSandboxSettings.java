@@ -17,9 +17,12 @@ import java.util.Objects;
  * @param warmPoolLimits the memory limit and read paths pooled runners are started with; a
  *     request that asks for other ones gets a process of its own (its timeout and output
  *     bounds do not matter here)
+ * @param maxConcurrentRuns how many runs may go on at once in this sandbox; more wait their turn,
+ *     and the wait does not count against their time limit. Default: {@link #defaultMaxConcurrentRuns}
  */
 public record DenoSandboxSettings(
-        Path denoExecutable, Path cacheDirectory, String npmCommand, int warmPoolSize, Limits warmPoolLimits) {
+        Path denoExecutable, Path cacheDirectory, String npmCommand, int warmPoolSize, Limits warmPoolLimits,
+        int maxConcurrentRuns) {
 
     /** The Deno version installed from the npm registry when no Deno is configured or on the PATH. */
     public static final String DENO_VERSION = "2.9.6";
@@ -39,6 +42,9 @@ public record DenoSandboxSettings(
         if (warmPoolSize < 0 || warmPoolSize > MAX_WARM_POOL_SIZE) {
             throw new IllegalArgumentException(
                     "warmPoolSize must be between 0 and " + MAX_WARM_POOL_SIZE + ": " + warmPoolSize);
+        }
+        if (maxConcurrentRuns < 1) {
+            throw new IllegalArgumentException("maxConcurrentRuns must be at least 1: " + maxConcurrentRuns);
         }
         try {
             LaunchFlags.of(Objects.requireNonNull(warmPoolLimits, "warmPoolLimits must not be null"));
@@ -73,13 +79,36 @@ public record DenoSandboxSettings(
         return Math.min(4, Runtime.getRuntime().availableProcessors());
     }
 
+    /**
+     * Two runs per processor (a run often waits), and no more than half the machine's memory can
+     * hold at the memory limit each (plus Deno's own share); at least one.
+     */
+    public static int defaultMaxConcurrentRuns(int memoryMb) {
+        int byCores = 2 * Runtime.getRuntime().availableProcessors();
+        long totalMb = physicalMemoryMb();
+        if (totalMb <= 0) {
+            return byCores;
+        }
+        long byMemory = (totalMb / 2) / (memoryMb + 64L);
+        return (int) Math.max(1, Math.min(byCores, byMemory));
+    }
+
+    private static long physicalMemoryMb() {
+        if (java.lang.management.ManagementFactory.getOperatingSystemMXBean()
+                instanceof com.sun.management.OperatingSystemMXBean os) {
+            return os.getTotalMemorySize() / (1024 * 1024);
+        }
+        return -1;
+    }
+
     public Builder toBuilder() {
         return new Builder()
                 .denoExecutable(denoExecutable)
                 .cacheDirectory(cacheDirectory)
                 .npmCommand(npmCommand)
                 .warmPoolSize(warmPoolSize)
-                .warmPoolLimits(warmPoolLimits);
+                .warmPoolLimits(warmPoolLimits)
+                .maxConcurrentRuns(maxConcurrentRuns);
     }
 
     public static final class Builder {
@@ -88,6 +117,7 @@ public record DenoSandboxSettings(
         private String npmCommand = isWindows() ? "npm.cmd" : "npm";
         private int warmPoolSize = defaultWarmPoolSize();
         private Limits warmPoolLimits = Limits.DEFAULTS;
+        private int maxConcurrentRuns;
 
         private Builder() {
         }
@@ -117,8 +147,16 @@ public record DenoSandboxSettings(
             return this;
         }
 
+        /** 0 (the default) for {@link #defaultMaxConcurrentRuns} at the warm pool's memory limit. */
+        public Builder maxConcurrentRuns(int runs) {
+            this.maxConcurrentRuns = runs;
+            return this;
+        }
+
         public DenoSandboxSettings build() {
-            return new DenoSandboxSettings(denoExecutable, cacheDirectory, npmCommand, warmPoolSize, warmPoolLimits);
+            int runs = maxConcurrentRuns != 0 ? maxConcurrentRuns
+                    : defaultMaxConcurrentRuns(warmPoolLimits == null ? Limits.DEFAULTS.memoryMb() : warmPoolLimits.memoryMb());
+            return new DenoSandboxSettings(denoExecutable, cacheDirectory, npmCommand, warmPoolSize, warmPoolLimits, runs);
         }
     }
 

@@ -28,6 +28,11 @@ final class LiveProcesses {
         }
     }
 
+    /** Whether the JVM is exiting, so that a run that failed was stopped by the exit, not by its code. */
+    static boolean exiting() {
+        return exiting;
+    }
+
     static void remove(Process process) {
         PROCESSES.remove(process);
     }

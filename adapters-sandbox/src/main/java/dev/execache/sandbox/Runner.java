@@ -13,12 +13,15 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -46,6 +49,16 @@ final class Runner {
     private static final int V8_FATAL_EXIT_CODE = 133;
     private static final Path NEUTRAL_DIRECTORY = Path.of("/").toAbsolutePath();
 
+    /**
+     * A runner must not outlive the process that started it, whatever ended that one (SIGKILL
+     * included), and code that loops forever never yields to a check of its own: on Linux the
+     * kernel ends it (PR_SET_PDEATHSIG, set by util-linux's setpriv, which then execs Deno, so
+     * the pid stays Deno's). The signal follows the thread that started the process; every
+     * runner is started by a thread that outlives it (the caller waits for its run; the warm
+     * pool's starter lives as long as the pool).
+     */
+    private static final List<String> DIES_WITH_HOST = diesWithHost();
+
     private final Process process;
     private final DenoRuntime runtime;
     private final LaunchFlags flags;
@@ -58,8 +71,10 @@ final class Runner {
     }
 
     static Runner start(DenoRuntime runtime, LaunchFlags flags) {
+        List<String> command = new ArrayList<>(DIES_WITH_HOST);
+        command.addAll(flags.command(runtime));
         // a neutral working directory: Deno.cwd() and paths built from it say nothing of the host
-        ProcessBuilder builder = new ProcessBuilder(flags.command(runtime))
+        ProcessBuilder builder = new ProcessBuilder(command)
                 .directory(NEUTRAL_DIRECTORY.toFile())
                 .redirectErrorStream(true);
         Map<String, String> environment = builder.environment();
@@ -77,6 +92,18 @@ final class Runner {
             throw new SandboxUnavailableException("Deno " + runtime.executable() + " could not be started: "
                     + e.getMessage() + ". To fix: check that the file is a working Deno 2 executable.", e);
         }
+    }
+
+    private static List<String> diesWithHost() {
+        if (!System.getProperty("os.name", "").toLowerCase(Locale.ROOT).contains("linux")) {
+            return List.of();
+        }
+        for (String candidate : List.of("/usr/bin/setpriv", "/bin/setpriv")) {
+            if (Files.isExecutable(Path.of(candidate))) {
+                return List.of(candidate, "--pdeathsig", "KILL", "--");
+            }
+        }
+        return List.of();
     }
 
     boolean isAlive() {
@@ -102,6 +129,10 @@ final class Runner {
         try {
             ExecutionResult result = runUnderLimits(request, tools, io, startNanos);
             ended = true;
+            if (!result.isSuccess() && LiveProcesses.exiting()) {
+                // killed because the JVM is exiting (SIGTERM): not the code's failure
+                throw new CancellationException("the process is shutting down: the run was stopped");
+            }
             return result;
         } finally {
             if (!ended) {

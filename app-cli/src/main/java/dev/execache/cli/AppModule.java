@@ -22,9 +22,16 @@ final class AppModule extends AbstractModule {
     private static final Duration REOPEN_EVERY = Duration.ofSeconds(10);
 
     private final Settings settings;
+    private final boolean emptyStore;
 
     AppModule(Settings settings) {
+        this(settings, false);
+    }
+
+    /** With {@code emptyStore}, an empty store in memory stands in for one that does not exist yet. */
+    AppModule(Settings settings, boolean emptyStore) {
         this.settings = settings;
+        this.emptyStore = emptyStore;
     }
 
     @Provides
@@ -37,6 +44,9 @@ final class AppModule extends AbstractModule {
     CacheStore store(Clock clock) {
         if (!settings.policy().enabled()) {
             return ReopeningStore.never("caching is off");
+        }
+        if (emptyStore) {
+            return new MemoryCacheStore(settings.policy().maxEntries(), clock);
         }
         try {
             return openStore(clock);
@@ -66,7 +76,11 @@ final class AppModule extends AbstractModule {
         return switch (settings.store()) {
             case MEMORY -> new MemoryCacheStore(maxEntries, clock);
             case SQLITE -> new SqliteCacheStore(settings.sqlitePath(), maxEntries, clock);
-            case REDIS -> RedisCacheStore.connect(redisSettings(maxEntries), clock);
+            // Only a store required at start is waited for; otherwise Redis is connected in the
+            // background and used as soon as it answers.
+            case REDIS -> settings.requireStore()
+                    ? RedisCacheStore.connect(redisSettings(maxEntries), clock)
+                    : RedisCacheStore.open(redisSettings(maxEntries), clock);
         };
     }
 
@@ -80,13 +94,30 @@ final class AppModule extends AbstractModule {
 
     @Provides
     @Singleton
-    Sandbox sandbox() {
+    Sandbox sandbox(Environment environment) {
         return new DenoSandbox(DenoSandboxSettings.builder()
                 .denoExecutable(settings.denoPath())
                 .cacheDirectory(settings.cacheDirectory())
                 .warmPoolSize(settings.warmPoolSize())
                 .warmPoolLimits(settings.limits())
+                .maxConcurrentRuns(maxRuns(environment.variables().get("EXECACHE_MAX_RUNS")))
                 .build());
+    }
+
+    /** EXECACHE_MAX_RUNS: how many runs may go on at once; unset (0) for the sandbox's default. */
+    private static int maxRuns(String value) {
+        if (value == null || value.isBlank()) {
+            return 0;
+        }
+        try {
+            int runs = Integer.parseInt(value.strip());
+            if (runs >= 1) {
+                return runs;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new UsageException("EXECACHE_MAX_RUNS: '" + value + "' is not a whole number of one or more");
     }
 
     @Provides

@@ -7,9 +7,16 @@ import java.time.Clock;
 /** What every command shares: the process's environment and the clock. */
 final class BaseModule extends AbstractModule {
     private final Environment environment;
+    private final Console console;
 
-    BaseModule(Environment environment) {
+    BaseModule(Environment environment, Console console) {
         this.environment = environment;
+        this.console = console;
+    }
+
+    @Provides
+    Console console() {
+        return console;
     }
 
     @Provides

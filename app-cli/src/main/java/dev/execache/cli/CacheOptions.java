@@ -7,8 +7,10 @@ import picocli.CommandLine.Option;
 /** Where the cache is and how it behaves; shared by every command that uses the store. */
 final class CacheOptions {
     @Option(names = "--config", paramLabel = "FILE",
-            description = "Config file in the code_execution.cache.* shape, plus tools:. "
-                    + "Default: ./execache.yaml if present (env EXECACHE_CONFIG).")
+            description = "Config file in the code_execution.cache.* shape, plus tools:. Default (env "
+                    + "EXECACHE_CONFIG): the nearest execache.yaml in this directory or a parent, else "
+                    + "$XDG_CONFIG_HOME/execache/config.yaml (~/.config/execache/config.yaml). `execache config` "
+                    + "shows which.")
     Path config;
 
     @Option(names = "--store", paramLabel = "memory|sqlite|redis",

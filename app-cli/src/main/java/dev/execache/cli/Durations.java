@@ -8,6 +8,9 @@ import java.util.regex.Pattern;
 final class Durations {
     private static final Pattern DURATION = Pattern.compile("(\\d+)\\s*(ms|s|m|h|d)?");
 
+    /** The longest duration taken: a hundred years is "forever" for a cache, and keeps time arithmetic in range. */
+    static final long MAX_DAYS = 36_500;
+
     private Durations() {
     }
 
@@ -20,18 +23,27 @@ final class Durations {
         try {
             amount = Long.parseLong(matcher.group(1));
         } catch (NumberFormatException e) {
-            throw new UsageException(source + ": '" + text + "' is too large");
+            throw new UsageException(source + ": '" + text + "' is too large (at most " + MAX_DAYS + "d)");
         }
         String unit = matcher.group(2) == null ? "s" : matcher.group(2);
-        Duration duration = switch (unit) {
-            case "ms" -> Duration.ofMillis(amount);
-            case "m" -> Duration.ofMinutes(amount);
-            case "h" -> Duration.ofHours(amount);
-            case "d" -> Duration.ofDays(amount);
-            default -> Duration.ofSeconds(amount);
-        };
+        Duration duration;
+        try {
+            duration = switch (unit) {
+                case "ms" -> Duration.ofMillis(amount);
+                case "m" -> Duration.ofMinutes(amount);
+                case "h" -> Duration.ofHours(amount);
+                case "d" -> Duration.ofDays(amount);
+                default -> Duration.ofSeconds(amount);
+            };
+        } catch (ArithmeticException e) {
+            throw new UsageException(source + ": '" + text + "' is too large (at most " + MAX_DAYS + "d)");
+        }
         if (duration.isZero()) {
             throw new UsageException(source + ": '" + text + "' must be more than zero");
+        }
+        if (duration.compareTo(Duration.ofDays(MAX_DAYS)) > 0) {
+            // Instants and nanosecond counts further on overflow past about 292 years.
+            throw new UsageException(source + ": '" + text + "' is too large (at most " + MAX_DAYS + "d)");
         }
         return duration;
     }
@@ -46,5 +58,24 @@ final class Durations {
             // reported below
         }
         throw new UsageException(source + ": '" + text + "' is not a positive whole number");
+    }
+
+    /** The duration as {@link #parse} reads it back, in the largest unit that is exact: {@code 5m}, {@code 90s}. */
+    static String format(Duration duration) {
+        long millis = duration.toMillis();
+        if (millis % 1000 != 0) {
+            return millis + "ms";
+        }
+        long seconds = millis / 1000;
+        if (seconds % 86_400 == 0) {
+            return seconds / 86_400 + "d";
+        }
+        if (seconds % 3600 == 0) {
+            return seconds / 3600 + "h";
+        }
+        if (seconds % 60 == 0) {
+            return seconds / 60 + "m";
+        }
+        return seconds + "s";
     }
 }

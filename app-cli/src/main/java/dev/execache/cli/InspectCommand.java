@@ -2,15 +2,15 @@ package dev.execache.cli;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.core.CacheEntry;
-import dev.execache.core.CacheStats;
 import dev.execache.core.ExecutionRequest;
 import jakarta.inject.Inject;
 import java.io.PrintWriter;
-import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.Callable;
@@ -23,8 +23,9 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 @Command(name = "inspect", mixinStandardHelpOptions = true,
-        description = {"Shows one cached result without counting a hit: age, TTL left, hits, the tools it depends on.",
-            "Name it by KEY, or by --file (with the --context and --tool it runs with) to compute the key."})
+        description = {"Shows one cached result without counting a hit: label, age, TTL left, hits, size, tools.",
+            "Name it by KEY (as `run --json` and `list` print it), or by --file (with the --context and --tool it "
+                    + "runs with) to compute the key. Exits 1 when there is no such entry."})
 final class InspectCommand implements Callable<Integer> {
     private final SessionFactory sessions;
     private final Environment environment;
@@ -37,21 +38,25 @@ final class InspectCommand implements Callable<Integer> {
     Target target;
 
     static final class Target {
-        @Parameters(paramLabel = "KEY", description = "A cache key, as `run --json` prints it.")
+        @Parameters(paramLabel = "KEY", description = "A cache key, as `run --json` and `list` print it.")
         String key;
 
         @Option(names = "--file", paramLabel = "FILE", description = "Code whose entry to show.")
-        Path file;
+        String file;
     }
 
-    @Option(names = "--context", paramLabel = "JSON|@FILE", description = "With --file: the context. Default: {}")
+    @Option(names = "--context", paramLabel = "JSON|@FILE|@-", description = "With --file: the context. Default: {}")
     String context;
+
+    @Option(names = "--tool", paramLabel = "NAME[=VERSION]",
+            description = "With --file: a tool the code depends on, as given to run (repeatable).")
+    List<String> tools = new ArrayList<>();
 
     @Option(names = "--json", description = "Print the entry as one JSON object. Default: false.")
     boolean json;
 
     @Mixin
-    RunOptions options = new RunOptions();
+    CacheOptions cache = new CacheOptions();
 
     @Inject
     InspectCommand(SessionFactory sessions, Environment environment, Clock clock) {
@@ -62,9 +67,16 @@ final class InspectCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        try (Session session = sessions.openForStoreManagement(options.flags())) {
-            Settings settings = session.settings();
-            String key = target.key != null ? target.key : keyOf(session, settings);
+        if (target.key != null && (context != null || !tools.isEmpty())) {
+            throw new UsageException((context != null ? "--context" : "--tool") + ": only with --file (a KEY already"
+                    + " names the entry)");
+        }
+        if (target.key != null && target.key.isBlank()) {
+            throw new UsageException("KEY: must not be empty");
+        }
+        Settings.Flags flags = cache.flags().withTools(tools);
+        try (Session session = sessions.openForStoreManagement(flags)) {
+            String key = target.key != null ? target.key : keyOf(session, flags);
             Optional<CacheEntry> entry = session.executor().inspect(key);
             PrintWriter out = spec.commandLine().getOut();
             if (entry.isEmpty()) {
@@ -74,10 +86,10 @@ final class InspectCommand implements Callable<Integer> {
                     node.put("cached", false);
                     out.println(Output.write(node));
                 } else {
-                    out.println("not cached: " + key);
+                    spec.commandLine().getErr().println("execache: not cached: " + key);
                 }
                 out.flush();
-                return ExitCode.OK;
+                return ExitCode.NOT_FOUND;
             }
             print(out, entry.get(), clock.instant());
             out.flush();
@@ -85,40 +97,41 @@ final class InspectCommand implements Callable<Integer> {
         }
     }
 
-    private String keyOf(Session session, Settings settings) {
-        String code = Inputs.readFile(environment.workingDir(), target.file.toString(), "--file");
-        Object contextValue = Inputs.context(context, environment.workingDir());
+    private String keyOf(Session session, Settings.Flags flags) {
+        String code = Inputs.code(target.file, environment, "--file");
+        Object contextValue = Inputs.context(context, environment);
         try {
             return session.executor().keyFor(new ExecutionRequest(code, contextValue,
-                    new LinkedHashSet<>(Settings.declaredTools(options.flags())), settings.limits()));
+                    new LinkedHashSet<>(Settings.declaredTools(flags)), session.settings().limits()));
         } catch (IllegalArgumentException e) {
             throw new UsageException(e.getMessage(), e);
         }
     }
 
     private void print(PrintWriter out, CacheEntry entry, Instant now) {
-        Duration age = Duration.between(entry.createdAt(), now);
-        Duration ttlLeft = Duration.between(now, entry.expiresAt());
         if (json) {
-            ObjectNode node = Output.JSON.createObjectNode();
-            node.put("key", entry.key());
+            ObjectNode node = Entries.json(entry, now);
             node.put("cached", true);
-            node.put("ageMs", age.toMillis());
-            node.put("ttlLeftMs", ttlLeft.toMillis());
-            node.put("hits", entry.hits());
-            node.put("executionTimeMs", Output.millis(entry.executionTime()));
-            node.set("tools", Output.JSON.valueToTree(entry.toolVersions()));
             node.set("result", Output.rawJson(entry.value()));
+            node.put("console", entry.console());
             out.println(Output.write(node));
             return;
         }
-        out.printf(Locale.ROOT, "%-15s %s%n", "key", entry.key());
-        out.printf(Locale.ROOT, "%-15s %s (stored %s)%n", "age", CacheStats.human(age), entry.createdAt());
-        out.printf(Locale.ROOT, "%-15s %s%n", "ttl left", CacheStats.human(ttlLeft));
-        out.printf(Locale.ROOT, "%-15s %d%n", "hits", entry.hits());
-        out.printf(Locale.ROOT, "%-15s %s%n", "ran in", CacheStats.human(entry.executionTime()));
-        out.printf(Locale.ROOT, "%-15s %s%n", "tools", entry.toolVersions().isEmpty() ? "none" : entry.toolVersions());
-        out.printf(Locale.ROOT, "%-15s %d bytes%n", "result", entry.value().length());
+        Duration age = Duration.between(entry.createdAt(), now);
+        Duration ttlLeft = Duration.between(now, entry.expiresAt());
+        row(out, "key", entry.key());
+        row(out, "label", entry.label().isEmpty() ? "(none)" : entry.label());
+        row(out, "stored", entry.createdAt() + " (" + Entries.age(age) + " ago)");
+        row(out, "ttl left", Entries.age(ttlLeft) + " (until " + entry.expiresAt() + ")");
+        row(out, "hits", Long.toString(entry.hits()));
+        row(out, "ran in", dev.execache.core.CacheStats.human(entry.executionTime()));
+        row(out, "tools", Entries.tools(entry.toolVersions()));
+        row(out, "size", Entries.size(entry.estimatedBytes()));
+        String result = entry.value().length() <= 200 ? entry.value() : entry.value().substring(0, 199) + "…";
+        row(out, "result", result);
     }
 
+    private static void row(PrintWriter out, String name, String value) {
+        out.printf(Locale.ROOT, "%-10s %s%n", name, value);
+    }
 }

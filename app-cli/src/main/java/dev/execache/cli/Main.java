@@ -31,28 +31,31 @@ public final class Main {
 
     /** Runs one command line and returns its exit code; logs go to {@code err}. */
     static int run(String[] args, Map<String, String> env, Path workingDir, InputStream stdin, PrintStream out, PrintStream err) {
-        configureLogging(err);
+        Console console = new Console();
+        configureLogging(err, console);
         Environment environment = new Environment(env, workingDir, stdin);
         CommandLine commandLine = new CommandLine(ExecacheCommand.class,
-                new GuiceFactory(Guice.createInjector(new BaseModule(environment))));
+                new GuiceFactory(Guice.createInjector(new BaseModule(environment, console))));
         commandLine.setOut(new PrintWriter(out, true, StandardCharsets.UTF_8));
         commandLine.setErr(new PrintWriter(err, true, StandardCharsets.UTF_8));
         // @FILE is ours (--context @file), not picocli's argument files.
         commandLine.setExpandAtFiles(false);
         commandLine.setParameterExceptionHandler((e, ignored) -> {
-            PrintWriter errors = e.getCommandLine().getErr();
-            errors.println("execache: " + e.getMessage());
-            errors.println("Try '" + e.getCommandLine().getCommandSpec().qualifiedName() + " --help' for the options.");
+            usage(e.getCommandLine(), e.getMessage());
             return ExitCode.USAGE;
         });
         commandLine.setExecutionExceptionHandler((e, cmd, parseResult) -> {
             PrintWriter errors = cmd.getErr();
             if (e instanceof UsageException) {
-                errors.println("execache: " + e.getMessage());
-                errors.println("Try '" + cmd.getCommandSpec().qualifiedName() + " --help' for the options.");
+                usage(cmd, e.getMessage());
                 return ExitCode.USAGE;
             }
-            if (e instanceof InfrastructureException || e instanceof SandboxUnavailableException) {
+            if (e instanceof SandboxUnavailableException) {
+                errors.println("execache: " + e.getMessage());
+                errors.println("execache: to use a Deno of your own: EXECACHE_DENO=/path/to/deno");
+                return ExitCode.INFRASTRUCTURE;
+            }
+            if (e instanceof InfrastructureException) {
                 errors.println("execache: " + e.getMessage());
                 return ExitCode.INFRASTRUCTURE;
             }
@@ -63,8 +66,15 @@ public final class Main {
         return commandLine.execute(args);
     }
 
+    /** A usage error is one line: what was wrong, and where the options are described. */
+    private static void usage(CommandLine command, String message) {
+        command.getErr().println("execache: " + message + " (see '" + command.getCommandSpec().qualifiedName()
+                + " --help')");
+        command.getErr().flush();
+    }
+
     /** One line per message on stderr; execache's own notes at INFO, libraries' only from WARNING. */
-    private static void configureLogging(PrintStream err) {
+    private static void configureLogging(PrintStream err, Console console) {
         LogManager.getLogManager().reset();
         Logger root = Logger.getLogger("");
         StreamHandler handler = new StreamHandler(err, new Formatter() {
@@ -76,6 +86,9 @@ public final class Main {
         }) {
             @Override
             public synchronized void publish(LogRecord record) {
+                if (console.quiet() && record.getLevel().intValue() < Level.WARNING.intValue()) {
+                    return;
+                }
                 super.publish(record);
                 flush();
             }

@@ -16,6 +16,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 
 /**
  * An MCP server on a pair of streams (the process's stdin and stdout), offering
@@ -32,18 +35,22 @@ final class McpStdioServer implements AutoCloseable {
 
     private final McpSyncServer server;
     private final StdioTransport transport;
+    private final LogNotifications logs;
     private final CompletableFuture<Void> stopped = new CompletableFuture<>();
 
     McpStdioServer(ServeTools tools, String version, InputStream in, OutputStream out, Duration drainLimit) {
         McpJsonMapper mapper = new JacksonMcpJsonMapper(new ObjectMapper());
-        this.transport = new StdioTransport(in, out, mapper, drainLimit);
+        this.transport = new StdioTransport(in, out, mapper, drainLimit, tools.calls());
+        tools.notifyWith(transport::notify);
         this.server = McpServer.sync(transport)
                 .serverInfo("execache", version)
                 .instructions(INSTRUCTIONS)
                 .jsonMapper(mapper)
-                .capabilities(McpSchema.ServerCapabilities.builder().tools(tools.proxied() != null).build())
+                .capabilities(McpSchema.ServerCapabilities.builder().tools(tools.proxied() != null).logging().build())
                 .tools(tools.specifications())
                 .build();
+        this.logs = new LogNotifications(transport);
+        Logger.getLogger("dev.execache").addHandler(logs);
         if (tools.proxied() != null) {
             tools.proxied().onChange(this::replaceTools);
         }
@@ -69,6 +76,8 @@ final class McpStdioServer implements AutoCloseable {
         if (!stopped.complete(null)) {
             return;
         }
+        Logger.getLogger("dev.execache").removeHandler(logs);
+        transport.shutDown();
         CompletableFuture<Void> closing = CompletableFuture.runAsync(server::closeGracefully);
         try {
             closing.get(CLOSE_LIMIT.toMillis(), TimeUnit.MILLISECONDS);
@@ -78,6 +87,51 @@ final class McpStdioServer implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             server.close();
+        }
+    }
+
+    /**
+     * What execache logs (store outages, invalidations, Deno being installed...) also goes to the
+     * client as notifications/message, at the level the client set with logging/setLevel.
+     */
+    private static final class LogNotifications extends Handler {
+        private final StdioTransport transport;
+
+        LogNotifications(StdioTransport transport) {
+            this.transport = transport;
+        }
+
+        @Override
+        public void publish(LogRecord record) {
+            McpSchema.LoggingLevel level = level(record.getLevel());
+            if (!transport.logs(level)) {
+                return;
+            }
+            com.fasterxml.jackson.databind.node.ObjectNode params = Output.JSON.createObjectNode();
+            params.put("level", level.name().toLowerCase(java.util.Locale.ROOT));
+            params.put("logger", "execache");
+            params.put("data", record.getMessage());
+            transport.notify("notifications/message", params);
+        }
+
+        private static McpSchema.LoggingLevel level(java.util.logging.Level level) {
+            int value = level.intValue();
+            if (value >= java.util.logging.Level.SEVERE.intValue()) {
+                return McpSchema.LoggingLevel.ERROR;
+            }
+            if (value >= java.util.logging.Level.WARNING.intValue()) {
+                return McpSchema.LoggingLevel.WARNING;
+            }
+            return value >= java.util.logging.Level.INFO.intValue() ? McpSchema.LoggingLevel.INFO
+                    : McpSchema.LoggingLevel.DEBUG;
+        }
+
+        @Override
+        public void flush() {
+        }
+
+        @Override
+        public void close() {
         }
     }
 }

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.util.RawValue;
 import dev.execache.core.CacheStats;
 import dev.execache.core.ExecutionError;
 import java.time.Duration;
@@ -28,12 +29,13 @@ final class Output {
         }
     }
 
+    /**
+     * A result as the sandbox produced it, written out verbatim: never parsed, so every nesting
+     * depth and every escape (a lone surrogate stays {@code \\ud800}) reaches the reader as it was,
+     * identically through {@code run --json} and {@code serve}. The sandbox checked it is JSON.
+     */
     static JsonNode rawJson(String json) {
-        try {
-            return JSON.readTree(json);
-        } catch (JsonProcessingException e) {
-            return JSON.getNodeFactory().textNode(json);
-        }
+        return JSON.getNodeFactory().rawValueNode(new RawValue(json));
     }
 
     static ObjectNode error(ExecutionError error) {
@@ -52,6 +54,7 @@ final class Output {
         ObjectNode node = JSON.createObjectNode();
         node.put("hits", stats.hits());
         node.put("misses", stats.misses());
+        node.put("shared", stats.shared());
         node.put("hitRate", stats.hitRate());
         node.put("totalSavedMs", millis(stats.totalSaved()));
         node.put("averageSavedMs", millis(stats.averageSaved()));

@@ -57,6 +57,7 @@ final class ReopeningStore implements CacheStore {
 
     @Override public Optional<CacheEntry> get(String key) { return store().get(key); }
     @Override public Optional<CacheEntry> peek(String key) { return store().peek(key); }
+    @Override public java.util.List<CacheEntry> entries() { return store().entries(); }
     @Override public void put(CacheEntry entry) { store().put(entry); }
     @Override public boolean remove(String key) { return store().remove(key); }
     @Override public int removeByTool(String tool) { return store().removeByTool(tool); }

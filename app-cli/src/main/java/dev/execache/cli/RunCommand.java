@@ -7,9 +7,7 @@ import dev.execache.core.ExecutionOutcome;
 import dev.execache.core.ExecutionRequest;
 import dev.execache.core.ExecutionResult;
 import jakarta.inject.Inject;
-import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashSet;
 import java.util.Locale;
 import java.util.concurrent.Callable;
@@ -28,15 +26,19 @@ import picocli.CommandLine.Spec;
 final class RunCommand implements Callable<Integer> {
     private final SessionFactory sessions;
     private final Environment environment;
+    private final Console console;
 
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "FILE|-", description = "The code: a .ts or .js file, or - to read standard input.")
+    @Parameters(index = "0", paramLabel = "FILE|-",
+            description = "The code: a .ts or .js file, or - to read standard input. A first line starting with #! "
+                    + "is ignored, so a script can start with #!/usr/bin/env -S execache run.")
     String file;
 
     @Option(names = "--context", paramLabel = "JSON|@FILE",
-            description = "The context the code sees as `context`: JSON text, or @FILE to read it from a file. Default: {}")
+            description = "The context the code sees as `context`: a JSON object, @FILE to read it from a file, "
+                    + "or @- to read it from standard input. Default: {}")
     String context;
 
     @Option(names = "--json",
@@ -48,20 +50,26 @@ final class RunCommand implements Callable<Integer> {
     RunOptions options = new RunOptions();
 
     @Inject
-    RunCommand(SessionFactory sessions, Environment environment) {
+    RunCommand(SessionFactory sessions, Environment environment, Console console) {
         this.sessions = sessions;
         this.environment = environment;
+        this.console = console;
     }
 
     @Override
     public Integer call() {
-        Settings settings = Settings.resolve(options.flags(), environment.variables(), environment.workingDir());
-        String code = readCode();
-        Object contextValue = Inputs.context(context, environment.workingDir());
+        Settings settings = Settings.resolve(options.flags(), environment);
+        if (file.equals("-") && "@-".equals(context)) {
+            throw new UsageException("--context @-: standard input already holds the code (FILE is -); "
+                    + "give the context as JSON or @FILE");
+        }
+        String code = Inputs.code(file, environment, "FILE");
+        Object contextValue = Inputs.context(context, environment);
         ExecutionRequest request;
         try {
             request = new ExecutionRequest(code, contextValue,
-                    new LinkedHashSet<>(Settings.declaredTools(options.flags())), settings.limits());
+                    new LinkedHashSet<>(Settings.declaredTools(options.flags())), settings.limits())
+                    .withLabel(file.equals("-") ? "" : java.nio.file.Path.of(file).getFileName().toString());
         } catch (IllegalArgumentException e) {
             throw new UsageException(e.getMessage(), e);
         }
@@ -121,7 +129,9 @@ final class RunCommand implements Callable<Integer> {
                     err.println(TerminalText.escape(error.stack()));
                 }
             }
-            err.println("execache: " + describe(outcome));
+            if (!console.quiet()) {
+                err.println("execache: " + describe(outcome));
+            }
         }
         out.flush();
         err.flush();
@@ -148,16 +158,5 @@ final class RunCommand implements Callable<Integer> {
         long hits = outcome.toolCalls().stream().filter(call -> call.status() == dev.execache.core.CacheStatus.HIT).count();
         return "; " + outcome.toolCalls().size() + " tool " + (outcome.toolCalls().size() == 1 ? "call" : "calls")
                 + " (" + hits + " from the tool cache)";
-    }
-
-    private String readCode() {
-        if (file.equals("-")) {
-            try {
-                return new String(environment.stdin().readAllBytes(), StandardCharsets.UTF_8);
-            } catch (IOException e) {
-                throw new UsageException("cannot read the code from standard input: " + e.getMessage());
-            }
-        }
-        return Inputs.readFile(environment.workingDir(), file, "FILE");
     }
 }

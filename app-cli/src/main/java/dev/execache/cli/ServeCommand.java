@@ -21,7 +21,12 @@ import picocli.CommandLine.Mixin;
         description = {"Serves the cache to agents over the Model Context Protocol (MCP), on stdin and stdout.",
             "Tools: execute_code, cache_stats, invalidate_tool, clear_cache. Takes every setting of run.",
             "While it runs, a change to tools: in the config file invalidates the changed tools' results.",
-            "Logs go to stderr. It ends when stdin ends (after answering what it has read) or on SIGTERM.",
+            "Logs go to stderr (and to the client as MCP log messages, at the level it sets). It ends when stdin ends "
+                + "(after answering what it has read) or on SIGTERM (calls still running are told the server is "
+                + "shutting down).",
+            "One answer is at most 9 MiB, which every mainstream client reads; a larger result is an OutputLimitError.",
+            "Runs at once are bounded (EXECACHE_MAX_RUNS; default two per core, and no more than half the memory "
+                + "holds at --memory-mb each); more wait their turn, and the wait does not count against their timeout.",
             "Run several with --store redis on one Redis and they behave as one cache."})
 final class ServeCommand implements Callable<Integer> {
     private static final System.Logger LOG = System.getLogger("dev.execache.cli");
@@ -58,6 +63,7 @@ final class ServeCommand implements Callable<Integer> {
                 throw new IllegalStateException("serve needs tool versions it can change, not "
                         + session.toolVersions().getClass().getName());
             }
+            LOG.log(Level.INFO, configFileLine(settings));
             warmUp(session);
             serving.add(new ConfigWatcher(configFile(settings), versions, pinnedTools()).start(WATCH_INTERVAL));
             ProxiedTools proxied = settings.gateway().isEmpty() ? null
@@ -103,6 +109,13 @@ final class ServeCommand implements Callable<Integer> {
     private Path configFile(Settings settings) {
         return settings.configPath() != null ? settings.configPath()
                 : environment.workingDir().resolve(ConfigFile.DEFAULT_NAME);
+    }
+
+    private String configFileLine(Settings settings) {
+        Path file = configFile(settings);
+        return settings.configPath() != null || java.nio.file.Files.isRegularFile(file)
+                ? "config file: " + file
+                : "no config file (none at " + file + "); settings come from flags, environment and defaults";
     }
 
     private Set<String> pinnedTools() {

@@ -23,6 +23,12 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
 import java.util.function.Function;
 
 /**
@@ -36,8 +42,20 @@ final class ServeTools {
     private static final TypeReference<Map<String, Object>> OBJECT = new TypeReference<>() {
     };
 
+    /** How often a run that takes longer says it is still running, when the client asked for progress. */
+    private static final Duration PROGRESS_EVERY = Duration.ofSeconds(1);
+    static final String SHUTTING_DOWN = "the server is shutting down: the run was stopped and nothing was stored; "
+            + "call again once it is back";
+
     private final CachedExecutor executor;
     private final Settings settings;
+    private final InFlightCalls calls = new InFlightCalls();
+    private final ScheduledExecutorService progress = Executors.newSingleThreadScheduledExecutor(task -> {
+        Thread thread = new Thread(task, "execache-mcp-progress");
+        thread.setDaemon(true);
+        return thread;
+    });
+    private volatile BiConsumer<String, ObjectNode> notifications = (method, params) -> { };
     private final ProxiedTools proxied;
 
     ServeTools(CachedExecutor executor, Settings settings) {
@@ -51,9 +69,18 @@ final class ServeTools {
         this.proxied = proxied;
     }
 
+    InFlightCalls calls() {
+        return calls;
+    }
+
+    /** Where progress notifications go (the transport, once there is one). */
+    void notifyWith(BiConsumer<String, ObjectNode> sink) {
+        this.notifications = sink;
+    }
+
     List<SyncToolSpecification> specifications() {
         List<SyncToolSpecification> all = new ArrayList<>(List.of(
-                tool(describeExecuteCode(), this::executeCode),
+                toolWithRequest(describeExecuteCode(), this::executeCode),
                 tool(describeCacheStats(), this::cacheStats),
                 tool(describeInvalidateTool(), this::invalidateTool),
                 tool(describeClearCache(), this::clearCache)));
@@ -92,7 +119,8 @@ final class ServeTools {
                         + "carries the value, whether it was a cache hit, the execution time, the time saved and the "
                         + "console output. A failed run is a tool error with its type (SyntaxError, RuntimeError, "
                         + "TimeoutError, MemoryError, PermissionError, SerializationError, OutputLimitError), message, "
-                        + "stack, line and column; failures are never cached.")
+                        + "stack, line and column (as JSON text); failures are never cached. An answer is at most "
+                        + StdioTransport.MAX_ANSWER_BYTES / (1024 * 1024) + " MiB: a larger one is an OutputLimitError.")
                 .outputSchema(schema("""
                         {"type": "object",
                          "properties": {
@@ -147,16 +175,22 @@ final class ServeTools {
                 .build();
     }
 
-    private CallToolResult executeCode(Map<String, Object> arguments) {
+    private CallToolResult executeCode(CallToolRequest call) {
+        Map<String, Object> arguments = call.arguments() == null ? Map.of() : call.arguments();
         ExecutionRequest request;
         try {
             request = executionRequest(arguments);
         } catch (IllegalArgumentException e) {
             return failure(e.getMessage());
         }
+        Object id = call.meta() == null ? null : call.meta().get(StdioTransport.REQUEST_ID_META);
+        ScheduledFuture<?> ticking = progressTicks(call.progressToken());
         ExecutionOutcome outcome;
         try {
-            outcome = executor.execute(request);
+            outcome = calls.run(id, () -> executor.execute(request));
+        } catch (CancellationException e) {
+            // the client cancelled it (no answer goes out) or the server is stopping
+            return shuttingDown();
         } catch (IllegalArgumentException e) {
             return failure(e.getMessage() + (e.getMessage().startsWith("unknown tool") ? knownToolsHint() : ""));
         } catch (RuntimeException e) {
@@ -166,6 +200,10 @@ final class ServeTools {
             }
             LOG.log(Level.WARNING, "the sandbox cannot run code: " + cause.getMessage());
             return failure("the sandbox cannot run code: " + cause.getMessage());
+        } finally {
+            if (ticking != null) {
+                ticking.cancel(false);
+            }
         }
         ExecutionResult result = outcome.result();
         ObjectNode node = Output.JSON.createObjectNode();
@@ -181,7 +219,47 @@ final class ServeTools {
         node.put("savedMs", Output.millis(outcome.saved()));
         node.put("console", result.console());
         Output.runDetails(node, outcome);
-        return structured(node, !result.isSuccess());
+        return result.isSuccess() ? structured(node, false) : errorResult(node);
+    }
+
+    /** notifications/progress every second while the run goes on, when the client sent a progressToken. */
+    private ScheduledFuture<?> progressTicks(Object token) {
+        if (token == null) {
+            return null;
+        }
+        long start = System.nanoTime();
+        return progress.scheduleAtFixedRate(() -> {
+            long seconds = Math.round((System.nanoTime() - start) / 1e9);
+            ObjectNode params = Output.JSON.createObjectNode();
+            params.set("progressToken", Output.JSON.valueToTree(token));
+            params.put("progress", seconds);
+            params.put("message", "running for " + seconds + " s");
+            notifications.accept("notifications/progress", params);
+        }, PROGRESS_EVERY.toMillis(), PROGRESS_EVERY.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** The answer to a call whose run was stopped because the server is stopping. */
+    static CallToolResult shuttingDown() {
+        ObjectNode node = Output.JSON.createObjectNode();
+        node.set("error", errorNode("ShutdownError", SHUTTING_DOWN));
+        return errorResult(node);
+    }
+
+    /** The answer to a call whose answer would be longer than a line may be. */
+    static CallToolResult answerTooLarge(long size, long limit) {
+        ObjectNode node = Output.JSON.createObjectNode();
+        node.set("error", errorNode(dev.execache.core.ErrorType.OUTPUT_LIMIT_ERROR.displayName(),
+                "the answer would be " + size + " bytes, over the limit of " + limit + " bytes that one MCP message may "
+                        + "have; return less (a part, a summary, or a count)"));
+        return errorResult(node);
+    }
+
+    private static ObjectNode errorNode(String type, String message) {
+        ObjectNode error = Output.JSON.createObjectNode();
+        error.put("type", type);
+        error.put("message", message);
+        error.put("stack", "");
+        return error;
     }
 
     private ExecutionRequest executionRequest(Map<String, Object> arguments) {
@@ -191,16 +269,16 @@ final class ServeTools {
         }
         Object context = arguments.getOrDefault("context", Map.of());
         if (!(context instanceof Map)) {
-            throw new IllegalArgumentException("context: must be a JSON object, not " + jsonType(context));
+            throw new IllegalArgumentException("context: must be a JSON object, not " + Inputs.jsonType(context));
         }
         Set<String> tools = new LinkedHashSet<>();
         Object declared = arguments.getOrDefault("tools", List.of());
         if (!(declared instanceof List<?> names)) {
-            throw new IllegalArgumentException("tools: must be an array of tool names, not " + jsonType(declared));
+            throw new IllegalArgumentException("tools: must be an array of tool names, not " + Inputs.jsonType(declared));
         }
         for (Object name : names) {
             if (!(name instanceof String tool) || tool.isBlank()) {
-                throw new IllegalArgumentException("tools: every item must be a non-empty tool name, not " + jsonType(name));
+                throw new IllegalArgumentException("tools: every item must be a non-empty tool name, not " + Inputs.jsonType(name));
             }
             tools.add(tool);
         }
@@ -224,7 +302,7 @@ final class ServeTools {
 
     private static Duration timeout(Object value, Duration max) {
         if (!(value instanceof Number number)) {
-            throw new IllegalArgumentException("timeout: must be a number of seconds, not " + jsonType(value));
+            throw new IllegalArgumentException("timeout: must be a number of seconds, not " + Inputs.jsonType(value));
         }
         BigDecimal seconds = new BigDecimal(number.toString());
         Duration timeout = Duration.ofNanos(seconds.movePointRight(9).min(BigDecimal.valueOf(Long.MAX_VALUE)).longValue());
@@ -249,7 +327,7 @@ final class ServeTools {
                 {"type": "object", "properties": {}, "additionalProperties": false}
                 """))
                 .title("Cache statistics")
-                .description("What the cache has done: hits, misses, hit rate, latency saved (total and per hit), "
+                .description("What the cache has done: hits, misses, shared (answered by an identical run in flight), hit rate, latency saved (total and per hit), "
                         + "entries, estimated size, evictions, expirations, invalidations, store errors. On a shared "
                         + "(redis) store the figures are the whole fleet's. Changes nothing.")
                 .outputSchema(schema("""
@@ -257,13 +335,14 @@ final class ServeTools {
                          "properties": {
                            "store": {"type": "string", "description": "memory, sqlite or redis."},
                            "hits": {"type": "integer"}, "misses": {"type": "integer"},
+                           "shared": {"type": "integer", "description": "Calls answered by an identical run that was in flight."},
                            "hitRate": {"type": "number", "description": "hits / (hits + misses), 0 when there were none."},
                            "totalSavedMs": {"type": "number"}, "averageSavedMs": {"type": "number"},
                            "entries": {"type": "integer"}, "estimatedBytes": {"type": "integer"},
                            "evictions": {"type": "integer"}, "expirations": {"type": "integer"},
                            "invalidations": {"type": "integer"}, "storeErrors": {"type": "integer"}
                          },
-                         "required": ["store", "hits", "misses", "hitRate", "totalSavedMs", "averageSavedMs", "entries",
+                         "required": ["store", "hits", "misses", "shared", "hitRate", "totalSavedMs", "averageSavedMs", "entries",
                                       "estimatedBytes", "evictions", "expirations", "invalidations", "storeErrors"]}
                         """))
                 .annotations(hints("Cache statistics", true, false))
@@ -361,6 +440,13 @@ final class ServeTools {
         return structured(node, false);
     }
 
+    private static SyncToolSpecification toolWithRequest(Tool tool, Function<CallToolRequest, CallToolResult> handler) {
+        return SyncToolSpecification.builder()
+                .tool(tool)
+                .callHandler((exchange, request) -> call(tool.name(), arguments -> handler.apply(request), request))
+                .build();
+    }
+
     private static SyncToolSpecification tool(Tool tool, Function<Map<String, Object>, CallToolResult> handler) {
         return SyncToolSpecification.builder()
                 .tool(tool)
@@ -387,6 +473,18 @@ final class ServeTools {
                 .build();
     }
 
+    /**
+     * A failed run: {@code isError} with the typed error and the run's facts as JSON text, and no
+     * structured content, which is for results that match the output schema (the TypeScript SDK
+     * client validates any structured content it gets, also on errors).
+     */
+    private static CallToolResult errorResult(ObjectNode node) {
+        return CallToolResult.builder()
+                .content(new ArrayList<>(List.of(TextContent.builder(Output.write(node)).build())))
+                .isError(true)
+                .build();
+    }
+
     private static CallToolResult failure(String message) {
         return CallToolResult.builder()
                 .content(new ArrayList<>(List.of(TextContent.builder(message).build())))
@@ -400,25 +498,6 @@ final class ServeTools {
         } catch (java.io.IOException e) {
             throw new IllegalStateException("bad schema in the code: " + e.getMessage(), e);
         }
-    }
-
-    private static String jsonType(Object value) {
-        if (value == null) {
-            return "null";
-        }
-        if (value instanceof String) {
-            return "a string";
-        }
-        if (value instanceof Number) {
-            return "a number";
-        }
-        if (value instanceof Boolean) {
-            return "a boolean";
-        }
-        if (value instanceof List) {
-            return "an array";
-        }
-        return value instanceof Map ? "an object" : value.getClass().getSimpleName();
     }
 
     private static String number(double value) {

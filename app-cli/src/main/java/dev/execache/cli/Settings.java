@@ -26,7 +26,8 @@ record Settings(
         Path cacheDirectory,
         int warmPoolSize,
         Path configPath,
-        GatewayConfig gateway) {
+        GatewayConfig gateway,
+        Map<String, String> sources) {
 
     static final String DEFAULT_REDIS_URL = "redis://127.0.0.1:6379";
 
@@ -42,7 +43,11 @@ record Settings(
         }
         tools = Map.copyOf(tools);
         Objects.requireNonNull(gateway);
+        sources = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(sources));
     }
+
+    /** Where the config file is looked for when neither --config nor EXECACHE_CONFIG names one. */
+    static final String USER_CONFIG = "execache/config.yaml";
 
     /** What the command line said; null where it said nothing. */
     record Flags(
@@ -59,102 +64,167 @@ record Settings(
             List<String> allowRead,
             List<String> tools) {
 
+        Flags withTools(List<String> newTools) {
+            return new Flags(config, store, redisUrl, db, noCache, ttl, maxEntries, requireStore, timeout, memoryMb,
+                    allowRead, newTools);
+        }
+
         static Flags none() {
             return new Flags(null, null, null, null, false, null, null, null, null, null, List.of(), List.of());
         }
     }
 
+    static Settings resolve(Flags flags, Environment environment) {
+        return resolve(flags, environment.variables(), environment.workingDir());
+    }
+
     static Settings resolve(Flags flags, Map<String, String> env, Path workingDir) {
-        ConfigFile config = loadConfig(flags, env, workingDir);
+        Map<String, String> sources = new java.util.LinkedHashMap<>();
+        ConfigFile config = loadConfig(flags, env, workingDir, sources);
         String configName = config.path() == null ? "config" : config.path().toString();
+        String fromConfig = "config " + configName;
+        // Paths in a config file are relative to the file, which may be in a parent directory.
+        Path configDir = config.path() == null ? workingDir : config.path().toAbsolutePath().getParent();
 
         StoreKind store = StoreKind.SQLITE;
+        sources.put("store", "default");
         if (config.store() != null) {
             store = StoreKind.parse(config.store(), configName + ": code_execution.cache.store");
+            sources.put("store", fromConfig);
         }
         if (env.get("EXECACHE_STORE") != null) {
             store = StoreKind.parse(env.get("EXECACHE_STORE"), "EXECACHE_STORE");
+            sources.put("store", "env EXECACHE_STORE");
         }
         if (flags.store() != null) {
             store = StoreKind.parse(flags.store(), "--store");
+            sources.put("store", "flag --store");
         }
 
         boolean enabled = config.enabled() == null || config.enabled();
+        sources.put("enabled", config.enabled() == null ? "default" : fromConfig);
         String noCacheEnv = env.get("EXECACHE_NO_CACHE");
         if (noCacheEnv != null && !noCacheEnv.isBlank() && !noCacheEnv.equals("0") && !noCacheEnv.equalsIgnoreCase("false")) {
             enabled = false;
+            sources.put("enabled", "env EXECACHE_NO_CACHE");
         }
         if (flags.noCache()) {
             enabled = false;
+            sources.put("enabled", "flag --no-cache");
         }
 
         Duration ttl = config.ttlSeconds() == null ? CachePolicy.DEFAULT_TTL : Duration.ofSeconds(config.ttlSeconds());
+        sources.put("ttl", config.ttlSeconds() == null ? "default" : fromConfig);
         if (env.get("EXECACHE_TTL") != null) {
             ttl = Durations.parse(env.get("EXECACHE_TTL"), "EXECACHE_TTL");
+            sources.put("ttl", "env EXECACHE_TTL");
         }
         if (flags.ttl() != null) {
             ttl = Durations.parse(flags.ttl(), "--ttl");
+            sources.put("ttl", "flag --ttl");
         }
 
         int maxEntries = config.maxEntries() == null ? CachePolicy.DEFAULT_MAX_ENTRIES : config.maxEntries();
+        sources.put("max_entries", config.maxEntries() == null ? "default" : fromConfig);
         if (env.get("EXECACHE_MAX_ENTRIES") != null) {
             maxEntries = Durations.positiveInt(env.get("EXECACHE_MAX_ENTRIES"), "EXECACHE_MAX_ENTRIES");
+            sources.put("max_entries", "env EXECACHE_MAX_ENTRIES");
         }
         if (flags.maxEntries() != null) {
             if (flags.maxEntries() < 1) {
                 throw new UsageException("--max-entries: must be at least 1, not " + flags.maxEntries());
             }
             maxEntries = flags.maxEntries();
+            sources.put("max_entries", "flag --max-entries");
         }
 
         Path cacheDirectory = cacheDirectory(env);
         Path sqlitePath = cacheDirectory.resolve("cache.db");
+        sources.put("sqlite_path", env.get("XDG_CACHE_HOME") == null ? "default (~/.cache)" : "default ($XDG_CACHE_HOME)");
         if (config.sqlitePath() != null) {
-            sqlitePath = workingDir.resolve(config.sqlitePath());
+            sqlitePath = configDir.resolve(config.sqlitePath());
+            sources.put("sqlite_path", fromConfig);
         }
         if (env.get("EXECACHE_SQLITE_PATH") != null) {
-            sqlitePath = workingDir.resolve(env.get("EXECACHE_SQLITE_PATH"));
+            sqlitePath = workingDir.resolve(nonBlankPath(env.get("EXECACHE_SQLITE_PATH"), "EXECACHE_SQLITE_PATH"));
+            sources.put("sqlite_path", "env EXECACHE_SQLITE_PATH");
         }
         if (flags.db() != null) {
-            sqlitePath = workingDir.resolve(flags.db());
+            sqlitePath = workingDir.resolve(nonBlankPath(flags.db().toString(), "--db"));
+            sources.put("sqlite_path", "flag --db");
         }
 
-        String redisUrl = first(flags.redisUrl(), env.get("EXECACHE_REDIS_URL"), config.redisUrl(), DEFAULT_REDIS_URL);
+        String redisUrl = DEFAULT_REDIS_URL;
+        String redisSource = "default";
+        if (config.redisUrl() != null) {
+            redisUrl = config.redisUrl();
+            redisSource = fromConfig;
+        }
+        if (env.get("EXECACHE_REDIS_URL") != null) {
+            redisUrl = env.get("EXECACHE_REDIS_URL");
+            redisSource = "env EXECACHE_REDIS_URL";
+        }
+        if (flags.redisUrl() != null) {
+            redisUrl = flags.redisUrl();
+            redisSource = "flag --redis-url";
+        }
+        sources.put("redis_url", redisSource);
+        if (store == StoreKind.REDIS) {
+            checkRedisUrl(redisUrl, redisSource);
+        }
 
         boolean requireStore = Boolean.TRUE.equals(config.requireStore());
+        sources.put("require_store", config.requireStore() == null ? "default" : fromConfig);
         if ("1".equals(env.get("EXECACHE_REQUIRE_STORE"))) {
             requireStore = true;
+            sources.put("require_store", "env EXECACHE_REQUIRE_STORE");
         }
         if (flags.requireStore() != null) {
             requireStore = flags.requireStore();
+            sources.put("require_store", "flag --require-store");
         }
 
         Duration timeout = config.timeoutSeconds() == null ? Limits.DEFAULT_TIMEOUT : Duration.ofSeconds(config.timeoutSeconds());
+        sources.put("timeout", config.timeoutSeconds() == null ? "default" : fromConfig);
         if (env.get("EXECACHE_TIMEOUT") != null) {
             timeout = Durations.parse(env.get("EXECACHE_TIMEOUT"), "EXECACHE_TIMEOUT");
+            sources.put("timeout", "env EXECACHE_TIMEOUT");
         }
         if (flags.timeout() != null) {
             timeout = Durations.parse(flags.timeout(), "--timeout");
+            sources.put("timeout", "flag --timeout");
         }
 
         int memoryMb = config.memoryMb() == null ? Limits.DEFAULT_MEMORY_MB : config.memoryMb();
+        sources.put("memory_mb", config.memoryMb() == null ? "default" : fromConfig);
+        String memorySource = "code_execution.memory_mb in " + configName;
         if (env.get("EXECACHE_MEMORY_MB") != null) {
             memoryMb = Durations.positiveInt(env.get("EXECACHE_MEMORY_MB"), "EXECACHE_MEMORY_MB");
+            sources.put("memory_mb", "env EXECACHE_MEMORY_MB");
+            memorySource = "EXECACHE_MEMORY_MB";
         }
         if (flags.memoryMb() != null) {
             memoryMb = flags.memoryMb();
+            sources.put("memory_mb", "flag --memory-mb");
+            memorySource = "--memory-mb";
         }
         if (memoryMb < 16) {
-            throw new UsageException("--memory-mb: must be at least 16, not " + memoryMb);
+            throw new UsageException(memorySource + ": must be at least 16, not " + memoryMb);
         }
 
-        List<String> allowRead = config.allowRead() == null ? List.of() : config.allowRead();
+        List<String> allowRead = config.allowRead() == null ? List.of()
+                : config.allowRead().stream().map(path -> configDir.resolve(path).normalize().toString()).toList();
+        sources.put("allow_read", config.allowRead() == null ? "default" : fromConfig);
         if (!flags.allowRead().isEmpty()) {
-            allowRead = flags.allowRead();
+            for (String path : flags.allowRead()) {
+                nonBlankPath(path, "--allow-read");
+            }
+            allowRead = flags.allowRead().stream().map(path -> workingDir.resolve(path).normalize().toString()).toList();
+            sources.put("allow_read", "flag --allow-read");
         }
-        allowRead = allowRead.stream().map(path -> workingDir.resolve(path).normalize().toString()).toList();
 
         Map<String, String> tools = new TreeMap<>(config.tools());
+        sources.put("tools", config.tools().isEmpty() ? "default" : fromConfig);
         for (String tool : flags.tools()) {
             if (tool.isBlank()) {
                 throw new UsageException("--tool: the tool name must not be blank (write NAME or NAME=VERSION)");
@@ -172,10 +242,16 @@ record Settings(
                     throw new UsageException("--tool " + tool + ": write NAME=VERSION, both non-empty");
                 }
                 tools.put(name, version);
+                sources.put("tools", "flag --tool" + (config.tools().isEmpty() ? "" : " and " + fromConfig));
             }
         }
 
-        Path denoPath = env.get("EXECACHE_DENO") == null ? null : workingDir.resolve(env.get("EXECACHE_DENO"));
+        Path denoPath = null;
+        sources.put("deno", "default (deno on the PATH, else installed into " + cacheDirectory + ")");
+        if (env.get("EXECACHE_DENO") != null) {
+            denoPath = workingDir.resolve(nonBlankPath(env.get("EXECACHE_DENO"), "EXECACHE_DENO"));
+            sources.put("deno", "env EXECACHE_DENO");
+        }
         int warmPoolSize = env.get("EXECACHE_WARM_POOL") == null ? 0
                 : nonNegative(env.get("EXECACHE_WARM_POOL"), "EXECACHE_WARM_POOL");
         // relative paths in the code resolve where the command was started (run, inspect and serve alike)
@@ -184,20 +260,38 @@ record Settings(
                 .withMaxToolCalls(config.gateway().maxCallsPerRun()).withMaxToolBytes(config.gateway().maxBytesPerRun());
         boolean cacheNondeterministic = config.cacheNondeterministic() == null || config.cacheNondeterministic();
         return new Settings(store, new CachePolicy(enabled, ttl, maxEntries, cacheNondeterministic), sqlitePath,
-                redisUrl, requireStore, limits, tools, denoPath, cacheDirectory, warmPoolSize, config.path(),
-                config.gateway());
+                redisUrl, requireStore,
+                limits, tools, denoPath, cacheDirectory, warmPoolSize, config.path(), config.gateway(), sources);
+    }
+
+    private static String nonBlankPath(String path, String source) {
+        if (path.isBlank()) {
+            throw new UsageException(source + ": the path must not be empty");
+        }
+        return path;
+    }
+
+    /** A Redis URL is a usage error when it is wrong, not a store that merely cannot be reached. */
+    private static void checkRedisUrl(String url, String source) {
+        try {
+            dev.execache.store.redis.RedisStoreSettings.of(url);
+        } catch (IllegalArgumentException e) {
+            String name = source.startsWith("flag ") ? source.substring(5)
+                    : source.startsWith("env ") ? source.substring(4) : source;
+            throw new UsageException(name + ": " + e.getMessage(), e);
+        }
     }
 
     /** The same settings for a command that manages the store: it must open, and caching is on. */
     Settings forStoreManagement() {
         return new Settings(store, policy.withEnabled(true), sqlitePath, redisUrl, true, limits, tools, denoPath,
-                cacheDirectory, warmPoolSize, configPath, gateway);
+                cacheDirectory, warmPoolSize, configPath, gateway, sources);
     }
 
     /** The same settings with this many Deno runners started ahead of time (for a long-running process). */
     Settings withWarmPoolSize(int size) {
         return new Settings(store, policy, sqlitePath, redisUrl, requireStore, limits, tools, denoPath,
-                cacheDirectory, size, configPath, gateway);
+                cacheDirectory, size, configPath, gateway, sources);
     }
 
     /** The names of the tools the command line declared, without versions. */
@@ -226,23 +320,47 @@ record Settings(
         throw new UsageException(source + ": '" + text + "' is not a whole number of zero or more");
     }
 
-    private static ConfigFile loadConfig(Flags flags, Map<String, String> env, Path workingDir) {
+    /**
+     * The config file, looked for as git and deno look for theirs: --config, then
+     * EXECACHE_CONFIG, then the nearest execache.yaml in the working directory or a parent,
+     * then the user's ($XDG_CONFIG_HOME/execache/config.yaml, else ~/.config/...). A file named
+     * by a flag or variable must exist; one found by looking need not.
+     */
+    private static ConfigFile loadConfig(Flags flags, Map<String, String> env, Path workingDir, Map<String, String> sources) {
         if (flags.config() != null) {
-            return ConfigFile.read(workingDir.resolve(flags.config()));
+            sources.put("config", "flag --config");
+            return ConfigFile.read(workingDir.resolve(nonBlankPath(flags.config().toString(), "--config")));
         }
         if (env.get("EXECACHE_CONFIG") != null) {
-            return ConfigFile.read(workingDir.resolve(env.get("EXECACHE_CONFIG")));
+            sources.put("config", "env EXECACHE_CONFIG");
+            return ConfigFile.read(workingDir.resolve(nonBlankPath(env.get("EXECACHE_CONFIG"), "EXECACHE_CONFIG")));
         }
-        Path local = workingDir.resolve(ConfigFile.DEFAULT_NAME);
-        return Files.isRegularFile(local) ? ConfigFile.read(local) : ConfigFile.empty();
-    }
-
-    private static String first(String... values) {
-        for (String value : values) {
-            if (value != null && !value.isBlank()) {
-                return value;
+        for (Path dir = workingDir; dir != null; dir = dir.getParent()) {
+            Path candidate = dir.resolve(ConfigFile.DEFAULT_NAME);
+            if (Files.isRegularFile(candidate)) {
+                sources.put("config", dir.equals(workingDir) ? "found in the working directory"
+                        : "found in a parent of the working directory");
+                return ConfigFile.read(candidate);
             }
         }
-        return null;
+        Path user = configHome(env) == null ? null : configHome(env).resolve(USER_CONFIG);
+        if (user != null && Files.isRegularFile(user)) {
+            sources.put("config", "the user's config");
+            return ConfigFile.read(user);
+        }
+        sources.put("config", "none found (looked for " + ConfigFile.DEFAULT_NAME + " in " + workingDir
+                + " and its parents" + (user == null ? "" : ", and " + user) + ")");
+        return ConfigFile.empty();
     }
+
+    /** {@code $XDG_CONFIG_HOME}, else {@code $HOME/.config}; null when the environment names neither. */
+    static Path configHome(Map<String, String> env) {
+        String xdg = env.get("XDG_CONFIG_HOME");
+        if (xdg != null && !xdg.isBlank() && Path.of(xdg).isAbsolute()) {
+            return Path.of(xdg);
+        }
+        String home = env.get("HOME");
+        return home == null || home.isBlank() ? null : Path.of(home, ".config");
+    }
+
 }

@@ -12,7 +12,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 @Command(name = "stats", mixinStandardHelpOptions = true,
-        description = "Shows what the cache has done: hits, misses, hit rate, latency saved, entries, evictions, "
+        description = "Shows what the cache has done: hits, misses, shared (answered by an identical run in flight), hit rate, latency saved, entries, evictions, "
                 + "expirations, invalidations, store errors. On a shared store, for the whole fleet.")
 final class StatsCommand implements Callable<Integer> {
     private final SessionFactory sessions;
@@ -45,6 +45,7 @@ final class StatsCommand implements Callable<Integer> {
                 row(out, "store", settings.store() + where(settings));
                 row(out, "hits", Long.toString(stats.hits()));
                 row(out, "misses", Long.toString(stats.misses()));
+                row(out, "shared", Long.toString(stats.shared()));
                 row(out, "hit rate", String.format(Locale.ROOT, "%.1f%%", stats.hitRate() * 100));
                 row(out, "saved, total", CacheStats.human(stats.totalSaved()));
                 row(out, "saved, per hit", CacheStats.human(stats.averageSaved()));

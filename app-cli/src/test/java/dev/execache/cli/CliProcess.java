@@ -10,13 +10,56 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
-/** Runs the packaged {@code execache} jar as a separate process, as a person at a terminal would. */
+/**
+ * Runs the packaged {@code execache} through its launcher script, as a separate process, as a
+ * person at a terminal would.
+ */
 final class CliProcess {
     private final Path workingDir;
     private final Map<String, String> env = new HashMap<>();
+    private Path launcher = launcher();
+    private boolean minimal;
 
     CliProcess(Path workingDir) {
         this.workingDir = workingDir;
+    }
+
+    /** The launcher script at the root of the checkout, which runs the packaged jar. */
+    static Path launcher() {
+        String launcher = System.getProperty("execache.launcher");
+        if (launcher == null || !Files.isExecutable(Path.of(launcher))) {
+            throw new IllegalStateException("system property execache.launcher must name the launcher script (run with failsafe)");
+        }
+        return Path.of(launcher);
+    }
+
+    /** Runs the launcher through this path instead (a symbolic link to it, say). */
+    CliProcess through(Path path) {
+        this.launcher = path;
+        return this;
+    }
+
+    /**
+     * Starts from an empty environment, as {@code env -i} does, with only HOME, PATH=/usr/bin:/bin,
+     * JAVA_HOME and what {@link #env} adds, as a GUI agent host may start a server.
+     */
+    CliProcess minimalEnvironment(Path home) {
+        this.minimal = true;
+        env.put("HOME", home.toString());
+        env.put("PATH", "/usr/bin:/bin");
+        env.put("JAVA_HOME", System.getProperty("java.home"));
+        return this;
+    }
+
+    /** The Deno the tests use (as the launcher would find it for the user running the build). */
+    static Path deno() throws IOException {
+        String home = System.getProperty("user.home");
+        String xdg = System.getenv("XDG_CACHE_HOME");
+        Path cache = (xdg == null || xdg.isBlank() ? Path.of(home, ".cache") : Path.of(xdg)).resolve("execache");
+        try (var found = Files.find(cache, 6, (path, attributes) -> path.getFileName().toString().equals("deno")
+                && attributes.isRegularFile())) {
+            return found.findFirst().orElseThrow(() -> new IllegalStateException("no Deno under " + cache));
+        }
     }
 
     CliProcess env(String name, String value) {
@@ -33,19 +76,29 @@ final class CliProcess {
     }
 
     Result run(String... args) throws IOException, InterruptedException {
-        return runWithInput(null, args);
+        return runWithInput((byte[]) null, args);
     }
 
     Result runWithInput(String stdin, String... args) throws IOException, InterruptedException {
-        List<String> command = new ArrayList<>(List.of(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-jar", jar().toString()));
+        return runWithInput(stdin == null ? null : stdin.getBytes(StandardCharsets.UTF_8), args);
+    }
+
+    Result runWithInput(byte[] stdin, String... args) throws IOException, InterruptedException {
+        List<String> command = new ArrayList<>(List.of(launcher.toString()));
         command.addAll(List.of(args));
         Path out = Files.createTempFile(workingDir, "stdout", ".txt");
         Path err = Files.createTempFile(workingDir, "stderr", ".txt");
         ProcessBuilder builder = new ProcessBuilder(command).directory(workingDir.toFile())
                 .redirectOutput(out.toFile()).redirectError(err.toFile());
+        if (minimal) {
+            builder.environment().clear();
+        }
         builder.environment().remove("EXECACHE_STORE");
         builder.environment().remove("EXECACHE_NO_CACHE");
+        builder.environment().remove("EXECACHE_CONFIG");
+        if (!minimal) {
+            builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
+        }
         builder.environment().putAll(env);
         if (stdin == null) {
             builder.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
@@ -53,7 +106,7 @@ final class CliProcess {
         Process process = builder.start();
         if (stdin != null) {
             try (var in = process.getOutputStream()) {
-                in.write(stdin.getBytes(StandardCharsets.UTF_8));
+                in.write(stdin);
             }
         }
         if (!process.waitFor(2, TimeUnit.MINUTES)) {

@@ -237,7 +237,8 @@ class CommandLineIT {
         assertThat(json(byKey).get("tools").get("github").asText()).isEqualTo("v1");
         assertThat(byFile.stdout()).as(byFile.toString()).contains(key).contains("ttl left");
         assertThat(invalidate.stdout()).isEqualTo("removed 1 entry that depended on github\n");
-        assertThat(gone.stdout()).startsWith("not cached: ");
+        assertThat(gone.exitCode()).isEqualTo(1);
+        assertThat(gone.stderr()).startsWith("execache: not cached: ");
         assertThat(clear.stdout()).isEqualTo("removed 1 entry\n");
     }
 

@@ -94,7 +94,7 @@ class CommandLineUsageTest {
     @Test
     void unknownFlag() {
         assertThat(run("run", "ok.ts", "--colour")).isEqualTo(ExitCode.USAGE);
-        assertThat(errors()).contains("Unknown option: '--colour'").contains("Try 'execache run --help'");
+        assertThat(errors()).contains("Unknown option: '--colour'").contains("(see 'execache run --help')");
         assertThat(out.toString(StandardCharsets.UTF_8)).as("no wall of help for one typo").isEmpty();
     }
 
@@ -119,5 +119,37 @@ class CommandLineUsageTest {
         assertThat(help).contains("--store=memory|sqlite|redis").contains("Default: sqlite")
                 .contains("--ttl=DURATION").contains("Default: 5m")
                 .contains("--timeout=DURATION").contains("Default: 30s");
+    }
+
+    @Test
+    void librariesLogThroughSlf4jInExecachesOneFormat() {
+        run("--version");
+
+        org.slf4j.LoggerFactory.getLogger("io.modelcontextprotocol.client.McpAsyncClient").warn("server went away");
+
+        assertThat(errors()).isEqualTo("execache: warning: server went away\n");
+    }
+
+    @Test
+    void quietLeavesWarningsButDropsNotes() {
+        run("-q", "--version");
+
+        java.util.logging.Logger.getLogger("dev.execache.cli").info("a note");
+        java.util.logging.Logger.getLogger("dev.execache.cli").warning("a warning");
+
+        assertThat(errors()).isEqualTo("execache: warning: a warning\n");
+    }
+
+    @Test
+    void usageErrorsAreOneLine() {
+        assertThat(run("run", "ok.ts", "--context", "\"text\"")).isEqualTo(ExitCode.USAGE);
+        assertThat(errors()).isEqualTo("execache: --context: must be a JSON object such as {\"limit\": 10}, not a string"
+                + " (see 'execache run --help')\n");
+    }
+
+    @Test
+    void helpNamesACommand() {
+        assertThat(run("help", "prune")).isEqualTo(ExitCode.OK);
+        assertThat(out.toString(StandardCharsets.UTF_8)).startsWith("Usage: execache prune").contains("--older-than");
     }
 }

@@ -89,10 +89,19 @@ final class RawMcpClient implements AutoCloseable {
     /** The response with this id; other messages wait for their turn. */
     JsonNode response(Object id) {
         JsonNode wanted = Output.JSON.valueToTree(id);
+        return next(message -> wanted.equals(message.get("id")), "a response with id " + id);
+    }
+
+    /** The answer to a batch: an array of responses. */
+    JsonNode batchResponse() {
+        return next(JsonNode::isArray, "a batch response");
+    }
+
+    private JsonNode next(java.util.function.Predicate<JsonNode> matches, String what) {
         long deadline = System.nanoTime() + WAIT.toNanos();
         synchronized (unclaimed) {
             for (JsonNode message : unclaimed) {
-                if (wanted.equals(message.get("id"))) {
+                if (matches.test(message)) {
                     unclaimed.remove(message);
                     return message;
                 }
@@ -109,14 +118,14 @@ final class RawMcpClient implements AutoCloseable {
             if (message == null) {
                 break;
             }
-            if (wanted.equals(message.get("id"))) {
+            if (matches.test(message)) {
                 return message;
             }
             synchronized (unclaimed) {
                 unclaimed.add(message);
             }
         }
-        throw new AssertionError("no response with id " + id + " within " + WAIT);
+        throw new AssertionError("no " + what + " within " + WAIT);
     }
 
     /** Messages received that no {@link #response} call has asked for. */

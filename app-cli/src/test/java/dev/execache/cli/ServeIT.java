@@ -36,6 +36,16 @@ class ServeIT {
         return ((TextContent) result.content().get(0)).text();
     }
 
+    /** A tool error's facts: JSON text, with no structured content (that is for results matching the schema). */
+    static JsonNode errorFacts(CallToolResult result) {
+        assertThat(result.structuredContent()).isNull();
+        try {
+            return Output.JSON.readTree(text(result));
+        } catch (IOException e) {
+            throw new AssertionError(e);
+        }
+    }
+
     @Test
     void itInitializesAndListsTheFourToolsWithSchemasAndTruthfulAnnotations() {
         try (ServeProcess server = ServeProcess.start("--store", "memory")) {
@@ -110,7 +120,7 @@ class ServeIT {
     }
 
     @Test
-    void aFailedRunIsAToolErrorWithTheStructuredErrorAndIsNotCached() {
+    void aFailedRunIsAToolErrorWithTheTypedErrorAndIsNotCached() {
         try (ServeProcess server = ServeProcess.start("--store", "memory")) {
             String code = "const x = 1;\nthrow new Error('boom');";
 
@@ -120,15 +130,15 @@ class ServeIT {
             CallToolResult timeout = server.call("execute_code", Map.of("code", "while (true) {}", "timeout", 1));
 
             assertThat(first.isError()).isTrue();
-            JsonNode error = structured(first).get("error");
+            JsonNode error = errorFacts(first).get("error");
             assertThat(error.get("type").textValue()).isEqualTo("RuntimeError");
             assertThat(error.get("message").textValue()).contains("boom");
             assertThat(error.get("stack").textValue()).contains("boom");
             assertThat(error.get("line").intValue()).isEqualTo(2);
             assertThat(error.get("column").intValue()).isPositive();
-            assertThat(structured(second).get("cache").textValue()).isEqualTo("miss");
-            assertThat(structured(syntax).at("/error/type").textValue()).isEqualTo("SyntaxError");
-            assertThat(structured(timeout).at("/error/type").textValue()).isEqualTo("TimeoutError");
+            assertThat(errorFacts(second).get("cache").textValue()).isEqualTo("miss");
+            assertThat(errorFacts(syntax).at("/error/type").textValue()).isEqualTo("SyntaxError");
+            assertThat(errorFacts(timeout).at("/error/type").textValue()).isEqualTo("TimeoutError");
             assertThat(structured(server.call("cache_stats", Map.of())).get("entries").intValue()).isZero();
         }
     }
@@ -229,6 +239,105 @@ class ServeIT {
             assertThat(runners).isNotEmpty();
             assertNoneAlive(runners);
         }
+    }
+
+    @Test
+    void sigkillOfTheServerLeavesNoRunnerEvenOneRunningALoop() throws Exception {
+        ServeProcess server = ServeProcess.start("--store", "memory");
+        Thread looping = new Thread(() -> {
+            try {
+                server.call("execute_code", Map.of("code", "while (true) {}", "timeout", 25));
+            } catch (RuntimeException e) {
+                // the server is killed under it
+            }
+        });
+        looping.setDaemon(true);
+        looping.start();
+        ProcessHandle serve = server.process();
+        ServeWithTypeScriptClientIT.awaitCondition(() -> serve.descendants()
+                .anyMatch(process -> process.info().totalCpuDuration().map(cpu -> cpu.toMillis() > 500).orElse(false)));
+        List<ProcessHandle> runners = serve.descendants().toList();
+
+        serve.destroyForcibly();
+
+        assertThat(runners).isNotEmpty();
+        assertNoneAlive(runners);
+        try {
+            server.close();
+        } catch (RuntimeException e) {
+            // the client notices that its server is gone
+        }
+    }
+
+    @Test
+    void sigtermAnswersACallInFlightThatTheServerIsShuttingDown() throws Exception {
+        ProcessBuilder builder = new ProcessBuilder(commandLine("--store", "memory"));
+        builder.environment().put("EXECACHE_WARM_POOL", "0");
+        Process process = builder.start();
+        StringBuilder stderr = new StringBuilder();
+        drain(process, stderr);
+        try (RawMcpClient client = new RawMcpClient(process.getOutputStream(), process.getInputStream())) {
+            client.initialize();
+            int id = client.sendRequest("tools/call", Map.of("name", "execute_code",
+                    "arguments", Map.of("code", "while (true) {}", "timeout", 25)));
+            ServeWithTypeScriptClientIT.awaitCondition(() -> !ServeWithTypeScriptClientIT.denoUnder(process.toHandle()).isEmpty());
+            List<ProcessHandle> runners = ServeWithTypeScriptClientIT.denoUnder(process.toHandle());
+
+            // SIGTERM through the handle: Process.destroy() would also close the pipes we read the answer from
+            process.toHandle().destroy();
+
+            JsonNode answer;
+            try {
+                answer = client.response(id);
+            } catch (AssertionError e) {
+                throw new AssertionError(e.getMessage() + "; unclaimed " + client.unclaimed() + "; stderr:\n" + stderr, e);
+            }
+            assertThat(answer.at("/result/isError").booleanValue()).isTrue();
+            String text = answer.at("/result/content/0/text").textValue();
+            assertThat(Output.JSON.readTree(text).at("/error/message").textValue()).contains("shutting down");
+            assertThat(text).doesNotContain("exit code").doesNotContain("RuntimeError");
+            assertThat(process.waitFor(20, TimeUnit.SECONDS)).isTrue();
+            assertThat(process.exitValue()).isEqualTo(143);
+            assertNoneAlive(runners);
+        }
+    }
+
+    @Test
+    void protocolDetailsAreAnsweredAtOnceWithTheRightErrors() throws Exception {
+        Process process = new ProcessBuilder(commandLine("--store", "memory")).start();
+        StringBuilder stderr = new StringBuilder();
+        Thread errors = drain(process, stderr);
+        try (RawMcpClient client = new RawMcpClient(process.getOutputStream(), process.getInputStream())) {
+            JsonNode earlyPing = client.request("ping", null);
+            JsonNode earlyList = client.request("tools/list", Map.of());
+            JsonNode discover = client.request("server/discover", Map.of());
+            JsonNode init = client.request("initialize", Map.of("protocolVersion", "2025-03-26",
+                    "capabilities", Map.of(), "clientInfo", Map.of("name", "raw", "version", "1")));
+            client.send("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+            client.send("[{\"jsonrpc\":\"2.0\",\"id\":\"b1\",\"method\":\"ping\"},"
+                    + "{\"jsonrpc\":\"2.0\",\"id\":\"b2\",\"method\":\"tools/list\",\"params\":{}}]");
+            JsonNode batch = client.batchResponse();
+            JsonNode badArguments = client.request("tools/call", Map.of("name", "execute_code", "arguments", "return 1"));
+            JsonNode badName = client.request("tools/call", Map.of("arguments", Map.of()));
+            JsonNode badLevel = client.request("logging/setLevel", Map.of("level", "loud"));
+
+            assertThat(earlyPing.get("result").isObject()).isTrue();
+            assertThat(earlyList.at("/error/code").intValue()).isEqualTo(-32600);
+            assertThat(earlyList.at("/error/message").textValue()).contains("not initialized");
+            assertThat(discover.at("/error/code").intValue()).isEqualTo(-32601);
+            assertThat(init.at("/result/protocolVersion").textValue()).isEqualTo("2025-03-26");
+            assertThat(batch.isArray()).as(batch.toString()).isTrue();
+            assertThat(batch).hasSize(2);
+            assertThat(badArguments.at("/error/code").intValue()).isEqualTo(-32602);
+            assertThat(badArguments.at("/error/message").textValue()).contains("params.arguments");
+            assertThat(badName.at("/error/message").textValue()).contains("params.name");
+            assertThat(badLevel.at("/error/code").intValue()).isEqualTo(-32602);
+        }
+        assertThat(process.waitFor(20, TimeUnit.SECONDS)).isTrue();
+        errors.join();
+        assertThat(stderr.toString().lines().filter(line -> line.contains("params.arguments"))).hasSize(1);
+        assertThat(stderr).doesNotContain("Exception").doesNotContain("\tat ");
+        assertThat(stderr.toString().lines().findFirst().orElse("")).contains("config file");
     }
 
     private static void assertNoneAlive(List<ProcessHandle> processes) throws InterruptedException {

@@ -24,8 +24,12 @@ import java.util.function.Predicate;
  * {@code execache.jar}).
  */
 final class ServeProcess implements AutoCloseable {
-    static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(60);
-    private static final Duration STARTUP = Duration.ofSeconds(30);
+    /**
+     * A bound on waiting, not a speed check: at load 46 on 2 cores one serve took 21.5 s to
+     * answer initialize, and three starting together with their Deno pools took over 60 s.
+     */
+    static final Duration REQUEST_TIMEOUT = Duration.ofMinutes(3);
+    private static final Duration STARTUP = REQUEST_TIMEOUT;
 
     private final String marker = UUID.randomUUID().toString();
     private final List<String> stderr = new CopyOnWriteArrayList<>();
@@ -48,7 +52,12 @@ final class ServeProcess implements AutoCloseable {
     /** Starts the server and initializes a session with it. */
     static ServeProcess start(Map<String, String> env, String... arguments) {
         ServeProcess server = new ServeProcess(env, List.of(arguments));
-        server.client.initialize();
+        try {
+            server.client.initialize();
+        } catch (RuntimeException e) {
+            throw new IllegalStateException("execache serve did not initialize; its stderr:\n"
+                    + String.join("\n", server.stderr), e);
+        }
         return server;
     }
 

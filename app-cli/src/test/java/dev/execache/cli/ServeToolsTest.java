@@ -38,8 +38,23 @@ class ServeToolsTest {
                 CallToolRequest.builder(tool).arguments(arguments).build());
     }
 
+    /** The structured content as a client reads it: written and read back (a result travels as raw JSON). */
     private static JsonNode structured(CallToolResult result) {
-        return Output.JSON.valueToTree(result.structuredContent());
+        try {
+            return Output.JSON.readTree(Output.JSON.writeValueAsString(result.structuredContent()));
+        } catch (java.io.IOException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    /** A tool error's facts, which travel as JSON text (no structured content: that is for results). */
+    private static JsonNode errorFacts(CallToolResult result) {
+        assertThat(result.structuredContent()).isNull();
+        try {
+            return Output.JSON.readTree(text(result));
+        } catch (java.io.IOException e) {
+            throw new AssertionError(e);
+        }
     }
 
     private static String text(CallToolResult result) {
@@ -93,20 +108,20 @@ class ServeToolsTest {
     }
 
     @Test
-    void aFailedRunIsAToolErrorWithTheStructuredErrorAndIsNotCached() {
+    void aFailedRunIsAToolErrorWithTheTypedErrorAsTextAndIsNotCached() {
         CallToolResult first = call("execute_code", Map.of("code", ServeFixture.BOOM));
         CallToolResult second = call("execute_code", Map.of("code", ServeFixture.BOOM));
 
         assertThat(first.isError()).isTrue();
-        JsonNode error = structured(first).get("error");
+        JsonNode error = errorFacts(first).get("error");
         assertThat(error.get("type").textValue()).isEqualTo("RuntimeError");
         assertThat(error.get("message").textValue()).isEqualTo("boom");
         assertThat(error.get("stack").textValue()).contains("<code>:1:7");
         assertThat(error.get("line").intValue()).isEqualTo(1);
         assertThat(error.get("column").intValue()).isEqualTo(7);
-        assertThat(structured(first).get("console").textValue()).isEqualTo("about to fail\n");
-        assertThat(structured(first).has("result")).isFalse();
-        assertThat(structured(second).get("cache").textValue()).isEqualTo("miss");
+        assertThat(errorFacts(first).get("console").textValue()).isEqualTo("about to fail\n");
+        assertThat(errorFacts(first).has("result")).isFalse();
+        assertThat(errorFacts(second).get("cache").textValue()).isEqualTo("miss");
         assertThat(fixture.sandbox.executions()).isEqualTo(2);
     }
 

@@ -147,4 +147,62 @@ class SettingsTest {
         assertThat(Redaction.redactUrl("rediss://user:pw@host:6380")).isEqualTo("rediss://user:***@host:6380");
         assertThat(Redaction.redactUrl("redis://host:6379")).isEqualTo("redis://host:6379");
     }
+
+    @Test
+    void theNearestConfigInAParentIsUsedAndItsPathsAreRelativeToIt() throws IOException {
+        Files.writeString(dir.resolve("execache.yaml"), """
+                code_execution:
+                  cache: {sqlite_path: cache/project.db}
+                  allow_read: [data]
+                tools: {github: v1}
+                """);
+        Path deep = Files.createDirectories(dir.resolve("a/b"));
+
+        Settings settings = Settings.resolve(Settings.Flags.none(), Map.of(), deep);
+
+        assertThat(settings.configPath()).isEqualTo(dir.resolve("execache.yaml"));
+        assertThat(settings.sqlitePath()).isEqualTo(dir.resolve("cache/project.db"));
+        assertThat(settings.limits().allowRead()).containsExactly(dir.resolve("data").toString());
+        assertThat(settings.tools()).containsEntry("github", "v1");
+        assertThat(settings.sources()).containsEntry("config", "found in a parent of the working directory")
+                .containsEntry("sqlite_path", "config " + dir.resolve("execache.yaml"));
+    }
+
+    @Test
+    void aProjectConfigWinsOverTheUsersWhichIsUsedWhenThereIsNone() throws IOException {
+        Path xdg = Files.createDirectories(dir.resolve("xdg/execache"));
+        Files.writeString(xdg.resolve("config.yaml"), "tools: {jira: v2}\n");
+        Path project = Files.createDirectories(dir.resolve("project"));
+        Map<String, String> env = Map.of("XDG_CONFIG_HOME", dir.resolve("xdg").toString());
+
+        Settings users = Settings.resolve(Settings.Flags.none(), env, project);
+        Files.writeString(project.resolve("execache.yaml"), "tools: {sql: v3}\n");
+        Settings projects = Settings.resolve(Settings.Flags.none(), env, project);
+
+        assertThat(users.tools()).isEqualTo(Map.of("jira", "v2"));
+        assertThat(users.sources()).containsEntry("config", "the user's config");
+        assertThat(projects.tools()).isEqualTo(Map.of("sql", "v3"));
+        assertThat(projects.sources()).containsEntry("config", "found in the working directory");
+    }
+
+    @Test
+    void everySettingSaysWhereItCameFrom() {
+        Settings settings = Settings.resolve(flags(null, "90s", List.of("gh=v1")), Map.of("EXECACHE_TIMEOUT", "10s"), dir);
+
+        assertThat(settings.sources()).containsEntry("ttl", "flag --ttl").containsEntry("timeout", "env EXECACHE_TIMEOUT")
+                .containsEntry("store", "default").containsEntry("tools", "flag --tool");
+    }
+
+    @Test
+    void emptyPathsRedisPortsAndHugeDurationsNameTheirSource() {
+        assertThatThrownBy(() -> Settings.resolve(Settings.Flags.none(), Map.of("EXECACHE_SQLITE_PATH", " "), dir))
+                .hasMessage("EXECACHE_SQLITE_PATH: the path must not be empty");
+        assertThatThrownBy(() -> Settings.resolve(flags("redis", null, List.of()),
+                Map.of("EXECACHE_REDIS_URL", "redis://h:70000"), dir))
+                .hasMessageStartingWith("EXECACHE_REDIS_URL: malformed Redis URL");
+        assertThatThrownBy(() -> Settings.resolve(flags(null, "9999999999999999d", List.of()), Map.of(), dir))
+                .hasMessageStartingWith("--ttl: '9999999999999999d' is too large");
+        assertThatThrownBy(() -> Settings.resolve(flags(null, "36501d", List.of()), Map.of(), dir))
+                .hasMessageStartingWith("--ttl: '36501d' is too large");
+    }
 }

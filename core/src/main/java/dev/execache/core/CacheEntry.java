@@ -19,6 +19,8 @@ import java.util.zip.CRC32C;
  * @param createdAt when it was stored
  * @param expiresAt when it stops being returned
  * @param hits how many times it has been returned
+ * @param label what a person recognises the entry by (a script's file name or first line, a tool
+ *     call's name and short arguments); empty when unknown. Not part of the key.
  * @param checksum the CRC32C of the value and console as UTF-8, made when the result was
  *     stored and kept by the store beside it; a value damaged in storage fails {@link #isIntact()}
  */
@@ -31,14 +33,11 @@ public record CacheEntry(
         Instant createdAt,
         Instant expiresAt,
         long hits,
+        String label,
         long checksum) {
 
-    /** A new entry: its checksum is made from its value and console. */
-    public CacheEntry(String key, String value, String console, Duration executionTime, Map<String, String> toolVersions,
-            Instant createdAt, Instant expiresAt, long hits) {
-        this(key, value, console, executionTime, toolVersions, createdAt, expiresAt, hits,
-                checksumOf(Objects.requireNonNull(value, "value must not be null"), console == null ? "" : console));
-    }
+    /** The longest label kept; a longer one is cut, so a label never makes an entry big. */
+    public static final int MAX_LABEL_LENGTH = 120;
 
     public CacheEntry {
         requireText(key, "key");
@@ -57,6 +56,29 @@ public record CacheEntry(
         if (hits < 0) {
             throw new IllegalArgumentException("hits must not be negative: " + hits);
         }
+        label = label(label);
+    }
+
+    /** A new entry with a label: its checksum is made from its value and console. */
+    public CacheEntry(String key, String value, String console, Duration executionTime,
+            Map<String, String> toolVersions, Instant createdAt, Instant expiresAt, long hits, String label) {
+        this(key, value, console, executionTime, toolVersions, createdAt, expiresAt, hits, label,
+                checksumOf(Objects.requireNonNull(value, "value must not be null"), console == null ? "" : console));
+    }
+
+    /** A new entry without a label: its checksum is made from its value and console. */
+    public CacheEntry(String key, String value, String console, Duration executionTime,
+            Map<String, String> toolVersions, Instant createdAt, Instant expiresAt, long hits) {
+        this(key, value, console, executionTime, toolVersions, createdAt, expiresAt, hits, "");
+    }
+
+    /** One line of at most {@link #MAX_LABEL_LENGTH} characters, control characters as spaces. */
+    public static String label(String text) {
+        if (text == null) {
+            return "";
+        }
+        String line = text.replaceAll("\\p{Cntrl}+", " ").strip();
+        return line.length() <= MAX_LABEL_LENGTH ? line : line.substring(0, MAX_LABEL_LENGTH - 1) + "\u2026";
     }
 
     public boolean isExpiredAt(Instant now) {
@@ -64,7 +86,13 @@ public record CacheEntry(
     }
 
     public CacheEntry withHits(long newHits) {
-        return new CacheEntry(key, value, console, executionTime, toolVersions, createdAt, expiresAt, newHits, checksum);
+        return new CacheEntry(key, value, console, executionTime, toolVersions, createdAt, expiresAt, newHits, label,
+                checksum);
+    }
+
+    public CacheEntry withLabel(String newLabel) {
+        return new CacheEntry(key, value, console, executionTime, toolVersions, createdAt, expiresAt, hits, newLabel,
+                checksum);
     }
 
     /** Whether the value and console are those the checksum was made from. */
@@ -86,7 +114,7 @@ public record CacheEntry(
 
     /** A rough size in bytes of what a store keeps for this entry. */
     public long estimatedBytes() {
-        long bytes = 64L + 2L * (key.length() + value.length() + console.length());
+        long bytes = 64L + 2L * (key.length() + value.length() + console.length() + label.length());
         for (Map.Entry<String, String> tool : toolVersions.entrySet()) {
             bytes += 2L * (tool.getKey().length() + tool.getValue().length());
         }

@@ -21,6 +21,7 @@ public record CacheStats(
         long damaged,
         long entries,
         long estimatedBytes,
+        long shared,
         Map<String, ToolStats> tools) {
 
     public CacheStats {
@@ -42,6 +43,7 @@ public record CacheStats(
                 counters.getOrDefault(Counter.DAMAGED, 0L),
                 entries,
                 estimatedBytes,
+                counters.getOrDefault(Counter.SHARED, 0L),
                 tools);
     }
 

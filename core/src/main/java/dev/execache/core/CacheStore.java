@@ -30,6 +30,12 @@ public interface CacheStore extends AutoCloseable {
     void put(CacheEntry entry);
 
     /**
+     * Every live entry (expired ones are left out), each as {@link #peek} gives it: listing
+     * neither counts hits nor refreshes recency. At most the store's bound of them.
+     */
+    List<CacheEntry> entries();
+
+    /**
      * Like {@link #put(CacheEntry)}, and the entry joins {@code bound}'s group: past the group's
      * own bound, the group's least recently used entries are evicted (and counted as evictions).
      * An entry leaves its group whenever it leaves the store (removed, cleared, invalidated,

@@ -100,6 +100,11 @@ public final class CachedExecutor {
                 "not cacheable: " + ReadFingerprint.NOT_WATCHABLE));
     }
 
+    /** Every live entry, without counting hits; empty when the store is unusable. */
+    public List<CacheEntry> entries() {
+        return store.entries();
+    }
+
     /** The stored entry under {@code key}, without counting a hit. */
     public Optional<CacheEntry> inspect(String key) {
         return store.peek(key);
@@ -131,7 +136,7 @@ public final class CachedExecutor {
 
     /** Removes every entry that depended on {@code tool}; returns how many. */
     public int invalidateTool(String tool) {
-        return loop.invalidate(tool, null, toolVersions.versions().getOrDefault(tool, "?")).removed();
+        return loop.invalidate(tool, null, null).removed();
     }
 
     /** Removes every entry whose key matches the glob; returns how many. */
@@ -312,7 +317,7 @@ public final class CachedExecutor {
             }
             Instant now = clock.instant();
             return Optional.of(new CacheEntry(key, result.value(), result.console(), result.executionTime(),
-                    ran.dependsOn(), now, now.plus(policy.ttl()), 0));
+                    ran.dependsOn(), now, now.plus(policy.ttl()), 0, request.labelOrFirstLine()));
         }
 
         @Override

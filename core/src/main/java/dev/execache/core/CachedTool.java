@@ -132,7 +132,7 @@ public final class CachedTool {
 
     /** Removes every cached call made with {@code tool}, as a version change does; returns how many. */
     public int invalidateTool(String tool) {
-        return invalidate(tool, null, toolVersions.versions().get(tool)).removed();
+        return invalidate(tool, null, null).removed();
     }
 
     /** What the cache holds for this call, without counting a hit. */
@@ -213,7 +213,8 @@ public final class CachedTool {
             Instant now = clock.instant();
             String version = toolVersions.versions().get(tool);
             Map<String, String> dependsOn = version == null ? Map.of() : Map.of(tool, version);
-            return Optional.of(new CacheEntry(key, result.json(), "", took, dependsOn, now, now.plus(rule.ttl()), 0));
+            return Optional.of(new CacheEntry(key, result.json(), "", took, dependsOn, now, now.plus(rule.ttl()), 0,
+                    label(tool, arguments)));
         }
     }
 
@@ -296,5 +297,16 @@ public final class CachedTool {
         public CachedTool build() {
             return new CachedTool(this);
         }
+    }
+
+    /** The tool's name and its arguments in short, e.g. {@code read {"path":"a.txt"}}. */
+    private static String label(String tool, Map<String, Object> arguments) {
+        String args;
+        try {
+            args = CanonicalJson.write(arguments, "args");
+        } catch (IllegalArgumentException e) {
+            args = "";
+        }
+        return CacheEntry.label(tool + " " + args);
     }
 }

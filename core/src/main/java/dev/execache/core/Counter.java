@@ -12,5 +12,7 @@ public enum Counter {
     INVALIDATIONS,
     STORE_ERRORS,
     /** Entries whose value failed its checksum when read: removed, never served. */
-    DAMAGED
+    DAMAGED,
+    /** Calls answered with the result of an identical run that was in flight (single flight). */
+    SHARED
 }

@@ -12,8 +12,10 @@ import java.util.TreeSet;
  *     {@code context}
  * @param tools the tools the code depends on; their versions are part of the cache key
  * @param limits what the run may use
+ * @param label what a person recognises the run by (a file name, the code's first line); stored with
+ *     its result, never part of the key; empty when not given
  */
-public record ExecutionRequest(String code, Object context, Set<String> tools, Limits limits) {
+public record ExecutionRequest(String code, Object context, Set<String> tools, Limits limits, String label) {
 
     public ExecutionRequest {
         Objects.requireNonNull(code, "code must not be null");
@@ -25,6 +27,11 @@ public record ExecutionRequest(String code, Object context, Set<String> tools, L
             }
         }
         Objects.requireNonNull(limits, "limits must not be null");
+        label = CacheEntry.label(label);
+    }
+
+    public ExecutionRequest(String code, Object context, Set<String> tools, Limits limits) {
+        this(code, context, tools, limits, "");
     }
 
     public static ExecutionRequest of(String code, Object context) {
@@ -37,10 +44,22 @@ public record ExecutionRequest(String code, Object context, Set<String> tools, L
     }
 
     public ExecutionRequest withTools(Set<String> newTools) {
-        return new ExecutionRequest(code, context, newTools, limits);
+        return new ExecutionRequest(code, context, newTools, limits, label);
     }
 
     public ExecutionRequest withLimits(Limits newLimits) {
-        return new ExecutionRequest(code, context, tools, newLimits);
+        return new ExecutionRequest(code, context, tools, newLimits, label);
+    }
+
+    public ExecutionRequest withLabel(String newLabel) {
+        return new ExecutionRequest(code, context, tools, limits, newLabel);
+    }
+
+    /** The label a person would give this code when no one gave one: its first non-blank line. */
+    public String labelOrFirstLine() {
+        if (!label.isEmpty()) {
+            return label;
+        }
+        return code.lines().map(String::strip).filter(line -> !line.isEmpty()).findFirst().orElse("");
     }
 }

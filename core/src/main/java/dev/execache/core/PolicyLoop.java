@@ -7,9 +7,11 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 
 /**
  * The one caching policy both faces use ({@link CachedExecutor} for code, {@link CachedTool}
@@ -84,7 +86,7 @@ final class PolicyLoop {
         CompletableFuture<Outcome<?>> mine = new CompletableFuture<>();
         CompletableFuture<Outcome<?>> running = inFlight.putIfAbsent(call.key(), mine);
         if (running != null) {
-            return awaitShared((CompletableFuture<Outcome<R>>) (CompletableFuture<?>) running);
+            return awaitShared((CompletableFuture<Outcome<R>>) (CompletableFuture<?>) running, call);
         }
         try {
             Outcome<R> outcome = lookUpOrRun(call);
@@ -169,22 +171,45 @@ final class PolicyLoop {
         return new Outcome<>(call.fromEntry(entry), CacheStatus.HIT, saved, List.of());
     }
 
-    private static <R> Outcome<R> awaitShared(CompletableFuture<Outcome<R>> running) {
+    /**
+     * The result of the identical call in flight. Every call answered this way is counted: a hit
+     * handed on is a hit, a run's result handed on is {@link Counter#SHARED}. When that call was
+     * cancelled (its caller went away) this one runs itself.
+     */
+    private <R> Outcome<R> awaitShared(CompletableFuture<Outcome<R>> running, Call<R> call) {
+        long waitStart = ticker.read();
         Outcome<R> leader;
         try {
-            leader = running.join();
-        } catch (CompletionException e) {
+            leader = running.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CancellationException("cancelled while waiting for an identical run");
+        } catch (CancellationException e) {
+            return serve(call);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof CancellationException) {
+                return serve(call);
+            }
             if (e.getCause() instanceof RuntimeException cause) {
                 throw cause;
             }
             if (e.getCause() instanceof Error cause) {
                 throw cause;
             }
-            throw e;
+            throw new CompletionException(e.getCause());
         }
         if (leader.status() == CacheStatus.HIT) {
-            return leader;
+            Duration saved = leader.saved().minus(Duration.ofNanos(ticker.read() - waitStart));
+            if (saved.isNegative()) {
+                saved = Duration.ZERO;
+            }
+            Map<Counter, Long> counted = new EnumMap<>(Counter.class);
+            counted.put(Counter.HITS, 1L);
+            counted.put(Counter.SAVED_NANOS, saved.toNanos());
+            store.count(call.tool(), counted);
+            return new Outcome<>(leader.result(), CacheStatus.HIT, saved, List.of());
         }
+        store.count(call.tool(), Map.of(Counter.SHARED, 1L));
         return new Outcome<>(leader.result(), CacheStatus.SHARED, Duration.ZERO, List.of());
     }
 }

@@ -75,6 +75,10 @@ final class StoreGuard {
         return call(Kind.WRITE, "clear entries", () -> store.removeByPattern(keyGlob), 0);
     }
 
+    List<CacheEntry> entries() {
+        return call(Kind.READ, "list entries", store::entries, List.of());
+    }
+
     int size() {
         return call(Kind.READ, "count entries", store::size, 0);
     }

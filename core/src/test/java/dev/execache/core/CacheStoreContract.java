@@ -86,6 +86,58 @@ public abstract class CacheStoreContract {
     }
 
     @Test
+    void labelAndCreationTimeAreKeptAsStored() {
+        Instant made = clock.instant();
+        store.put(entry("v1:labelled").withLabel("report.ts"));
+        clock.advance(Duration.ofSeconds(7));
+
+        CacheEntry read = store.peek("v1:labelled").orElseThrow();
+
+        assertThat(read.label()).isEqualTo("report.ts");
+        assertThat(read.createdAt().toEpochMilli()).isEqualTo(made.toEpochMilli());
+        assertThat(store.get("v1:labelled").orElseThrow().label()).isEqualTo("report.ts");
+    }
+
+    @Test
+    void anEntryWithoutALabelReadsBackWithAnEmptyOne() {
+        store.put(entry("v1:plain"));
+
+        assertThat(store.peek("v1:plain").orElseThrow().label()).isEmpty();
+    }
+
+    @Test
+    void entriesListsEveryLiveEntryWithoutCountingHitsOrRefreshingRecency() {
+        store.put(entry("v1:a").withLabel("first"));
+        store.put(entry("v1:b").withLabel("second"));
+        store.get("v1:b");
+        clock.advance(Duration.ofMinutes(1));
+        store.put(entry("v1:c").withLabel("third"));
+
+        List<CacheEntry> listed = store.entries();
+
+        assertThat(listed).extracting(CacheEntry::key).containsExactlyInAnyOrder("v1:a", "v1:b", "v1:c");
+        assertThat(listed).filteredOn(e -> e.key().equals("v1:b")).singleElement()
+                .satisfies(e -> assertThat(e.hits()).isEqualTo(1)).satisfies(e -> assertThat(e.label()).isEqualTo("second"));
+        assertThat(store.peek("v1:a").orElseThrow().hits()).isZero();
+        // listing is not a use: "v1:a" is still the least recently used and goes first
+        for (int i = 0; i < BOUND - 2; i++) {
+            store.put(entry("v1:more" + i));
+        }
+        assertThat(store.peek("v1:a")).isEmpty();
+        assertThat(store.peek("v1:b")).isPresent();
+    }
+
+    @Test
+    void entriesLeavesOutExpiredOnes() {
+        store.put(entry("v1:old"));
+        clock.advance(TTL.minusSeconds(1));
+        store.put(entry("v1:new"));
+        clock.advance(Duration.ofSeconds(2));
+
+        assertThat(store.entries()).extracting(CacheEntry::key).containsExactly("v1:new");
+    }
+
+    @Test
     void anEntryKeepsTheChecksumOfItsValue() {
         CacheEntry stored = entry("v1:a", "{\"text\":\"é ✓\"}", Map.of());
         store.put(stored);

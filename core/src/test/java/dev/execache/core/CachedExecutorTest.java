@@ -137,6 +137,71 @@ class CachedExecutorTest {
         assertThat(executor.stats().entries()).isZero();
     }
 
+    @Test
+    void everyCallOfAConcurrentBurstIsCountedAsAHitAMissOrShared() throws Exception {
+        List<ExecutionOutcome> outcomes = runTogether(20, () -> sandbox.answer(request ->
+                ExecutionResult.success("42", "", Duration.ofMillis(100))));
+
+        CacheStats stats = executor.stats();
+        assertThat(stats.misses()).isEqualTo(1);
+        assertThat(stats.shared()).isEqualTo(19);
+        assertThat(stats.hits() + stats.misses() + stats.shared()).isEqualTo(outcomes.size());
+    }
+
+    @Test
+    void callsWaitingOnARunThatIsCancelledRunTheRequestThemselves() throws Exception {
+        CountDownLatch leaderRunning = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicInteger runs = new java.util.concurrent.atomic.AtomicInteger();
+        Sandbox firstIsCancelled = (request, tools) -> {
+            if (runs.incrementAndGet() == 1) {
+                leaderRunning.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                throw new java.util.concurrent.CancellationException("the caller went away");
+            }
+            return ExecutionResult.success("7", "", Duration.ofMillis(5));
+        };
+        CachedExecutor cancelling = new CachedExecutor(firstIsCancelled, store, tools, CachePolicy.DEFAULTS, clock);
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            Future<ExecutionOutcome> leader = pool.submit(() -> cancelling.execute(request("return 7")));
+            leaderRunning.await();
+            Future<ExecutionOutcome> waiter = pool.submit(() -> cancelling.execute(request("return 7")));
+            awaitWaiting(waiter, pool);
+            release.countDown();
+
+            assertThat(org.junit.jupiter.api.Assertions.assertThrows(java.util.concurrent.ExecutionException.class,
+                    () -> leader.get(1, TimeUnit.MINUTES)).getCause())
+                    .isInstanceOf(java.util.concurrent.CancellationException.class);
+            ExecutionOutcome outcome = waiter.get(1, TimeUnit.MINUTES);
+            assertThat(outcome.result().value()).isEqualTo("7");
+            assertThat(outcome.status()).isEqualTo(CacheStatus.MISS);
+            assertThat(runs.get()).isEqualTo(2);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /** Waits until the pool's second thread is parked in awaitShared. */
+    private static void awaitWaiting(Future<?> waiter, ExecutorService pool) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() < deadline && !waiter.isDone()) {
+            boolean parked = Thread.getAllStackTraces().entrySet().stream()
+                    .anyMatch(entry -> entry.getKey().getState() == State.WAITING
+                            && java.util.Arrays.stream(entry.getValue())
+                                    .anyMatch(frame -> frame.getMethodName().equals("awaitShared")));
+            if (parked) {
+                return;
+            }
+            Thread.onSpinWait();
+        }
+        throw new AssertionError("the second call never waited for the first");
+    }
+
     /**
      * Sends {@code threads} identical requests at once. The one execution holds until every
      * other thread is parked waiting for it, so none can arrive after it finished.

@@ -38,7 +38,7 @@ final class SimpleStore implements CacheStore {
     synchronized void damage(String key, String newValue) {
         CacheEntry entry = entries.get(key);
         entries.put(key, new CacheEntry(key, newValue, entry.console(), entry.executionTime(), entry.toolVersions(),
-                entry.createdAt(), entry.expiresAt(), entry.hits(), entry.checksum()));
+                entry.createdAt(), entry.expiresAt(), entry.hits(), entry.label(), entry.checksum()));
     }
 
     @Override
@@ -53,6 +53,11 @@ final class SimpleStore implements CacheStore {
     public synchronized Optional<CacheEntry> peek(String key) {
         CacheEntry entry = entries.get(key);
         return Optional.ofNullable(entry).filter(found -> !found.isExpiredAt(clock.instant()));
+    }
+
+    @Override
+    public synchronized java.util.List<CacheEntry> entries() {
+        return entries.values().stream().filter(entry -> !entry.isExpiredAt(clock.instant())).toList();
     }
 
     @Override

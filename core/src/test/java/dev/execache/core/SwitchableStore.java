@@ -52,6 +52,7 @@ public final class SwitchableStore implements CacheStore {
 
     @Override public Optional<CacheEntry> get(String key) { return target().get(key); }
     @Override public Optional<CacheEntry> peek(String key) { return target().peek(key); }
+    @Override public java.util.List<CacheEntry> entries() { return target().entries(); }
     @Override public void put(CacheEntry entry) { writeTarget().put(entry); }
     @Override public boolean remove(String key) { return writeTarget().remove(key); }
     @Override public int removeByTool(String tool) { return writeTarget().removeByTool(tool); }

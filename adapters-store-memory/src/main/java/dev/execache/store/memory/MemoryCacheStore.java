@@ -13,6 +13,8 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.time.Instant;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
@@ -24,11 +26,18 @@ import java.util.function.Predicate;
  * An in-process LRU {@link CacheStore} under one lock: the entries by key, and their keys
  * in a {@link LinkedHashMap} in access order for recency (kept apart so that {@link #peek}
  * can read without counting as a use). Entries live as long as the process.
+ *
+ * <p>Bounded twice: at most {@code maxEntries} entries and at most {@code maxBytes} bytes
+ * (estimated), so a few huge results cannot take the heap. One more evicts the least recently
+ * used; an entry larger than the whole byte bound is not kept.
  */
 public final class MemoryCacheStore implements CacheStore {
     public static final int DEFAULT_MAX_ENTRIES = 100;
+    /** 64 MiB: well under the JVM's default heap on any machine execache runs on. */
+    public static final long DEFAULT_MAX_BYTES = 64L * 1024 * 1024;
 
     private final int maxEntries;
+    private final long maxBytes;
     private final Clock clock;
     private final Map<String, CacheEntry> entries = new HashMap<>();
     private final LinkedHashMap<String, Boolean> recency = new LinkedHashMap<>(16, 0.75f, true);
@@ -41,10 +50,18 @@ public final class MemoryCacheStore implements CacheStore {
     private long bytes;
 
     public MemoryCacheStore(int maxEntries, Clock clock) {
+        this(maxEntries, DEFAULT_MAX_BYTES, clock);
+    }
+
+    public MemoryCacheStore(int maxEntries, long maxBytes, Clock clock) {
         if (maxEntries < 1) {
             throw new IllegalArgumentException("maxEntries must be at least 1: " + maxEntries);
         }
+        if (maxBytes < 1) {
+            throw new IllegalArgumentException("maxBytes must be at least 1: " + maxBytes);
+        }
         this.maxEntries = maxEntries;
+        this.maxBytes = maxBytes;
         this.clock = Objects.requireNonNull(clock, "clock must not be null");
         for (Counter counter : Counter.values()) {
             counters.put(counter, new AtomicLong());
@@ -77,13 +94,25 @@ public final class MemoryCacheStore implements CacheStore {
     }
 
     @Override
+    public synchronized List<CacheEntry> entries() {
+        Instant now = clock.instant();
+        return entries.values().stream().filter(entry -> !entry.isExpiredAt(now)).toList();
+    }
+
+    @Override
     public synchronized void put(CacheEntry entry) {
+        if (tooLarge(entry)) {
+            return;
+        }
         insert(entry);
         evictPastBound();
     }
 
     @Override
     public synchronized List<String> put(CacheEntry entry, GroupBound bound) {
+        if (tooLarge(entry)) {
+            return List.of();
+        }
         insert(entry);
         groupOf.put(entry.key(), bound.group());
         int size = groupSizes.merge(bound.group(), 1, Integer::sum);
@@ -102,6 +131,16 @@ public final class MemoryCacheStore implements CacheStore {
         return evicted;
     }
 
+    /** An entry larger than the whole byte bound is not kept (and replaces nothing): counted as evicted. */
+    private boolean tooLarge(CacheEntry entry) {
+        if (entry.estimatedBytes() <= maxBytes) {
+            return false;
+        }
+        drop(entry.key());
+        counters.get(Counter.EVICTIONS).incrementAndGet();
+        return true;
+    }
+
     private void insert(CacheEntry entry) {
         drop(entry.key());
         entries.put(entry.key(), entry);
@@ -111,7 +150,7 @@ public final class MemoryCacheStore implements CacheStore {
 
     private void evictPastBound() {
         Iterator<String> eldestFirst = recency.keySet().iterator();
-        while (entries.size() > maxEntries) {
+        while (entries.size() > maxEntries || bytes > maxBytes) {
             String eldest = eldestFirst.next();
             eldestFirst.remove();
             count(drop(eldest));

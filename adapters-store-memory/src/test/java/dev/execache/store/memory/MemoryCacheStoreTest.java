@@ -1,10 +1,17 @@
 package dev.execache.store.memory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
 import dev.execache.core.CacheEntry;
 import dev.execache.core.CacheStore;
 import dev.execache.core.CacheStoreContract;
+import dev.execache.core.Counter;
 import dev.execache.core.MutableClock;
 import java.lang.reflect.Field;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.Map;
+import org.junit.jupiter.api.Test;
 
 class MemoryCacheStoreTest extends CacheStoreContract {
     @Override
@@ -22,7 +29,50 @@ class MemoryCacheStoreTest extends CacheStoreContract {
         synchronized (store) {
             CacheEntry entry = entries.get(key);
             entries.put(key, new CacheEntry(key, newValue, entry.console(), entry.executionTime(), entry.toolVersions(),
-                    entry.createdAt(), entry.expiresAt(), entry.hits(), entry.checksum()));
+                    entry.createdAt(), entry.expiresAt(), entry.hits(), entry.label(), entry.checksum()));
         }
+    }
+
+    private static CacheEntry sized(String key, int valueChars) {
+        Instant now = Instant.parse("2026-01-01T00:00:00Z");
+        return new CacheEntry(key, "\"" + "x".repeat(valueChars) + "\"", "", Duration.ofMillis(10), Map.of(), now,
+                now.plus(Duration.ofMinutes(5)), 0);
+    }
+
+    @Test
+    void bytesAreBoundedAsWellAsEntriesAndTheLeastRecentlyUsedGoFirst() {
+        CacheEntry probe = sized("v1:probe", 10_000);
+        long oneEntry = probe.estimatedBytes();
+        MemoryCacheStore store = new MemoryCacheStore(100, oneEntry * 3, new MutableClock(Instant.parse("2026-01-01T00:00:00Z")));
+        store.put(sized("v1:a", 10_000));
+        store.put(sized("v1:b", 10_000));
+        store.put(sized("v1:c", 10_000));
+        store.get("v1:a");
+
+        store.put(sized("v1:d", 10_000));
+
+        assertThat(store.estimatedBytes()).isLessThanOrEqualTo(oneEntry * 3);
+        assertThat(store.peek("v1:b")).isEmpty();
+        assertThat(store.peek("v1:a")).isPresent();
+        assertThat(store.peek("v1:d")).isPresent();
+        assertThat(store.counters().get(Counter.EVICTIONS)).isEqualTo(1);
+    }
+
+    @Test
+    void anEntryLargerThanTheWholeByteBoundIsNotKeptAndEvictsNothing() {
+        MemoryCacheStore store = new MemoryCacheStore(100, 50_000, new MutableClock(Instant.parse("2026-01-01T00:00:00Z")));
+        store.put(sized("v1:small", 100));
+
+        store.put(sized("v1:huge", 100_000));
+
+        assertThat(store.peek("v1:huge")).isEmpty();
+        assertThat(store.peek("v1:small")).isPresent();
+        assertThat(store.estimatedBytes()).isLessThanOrEqualTo(50_000);
+    }
+
+    @Test
+    void aByteBoundBelowOneIsRefusedByName() {
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new MemoryCacheStore(10, 0, java.time.Clock.systemUTC()))
+                .hasMessageContaining("maxBytes");
     }
 }

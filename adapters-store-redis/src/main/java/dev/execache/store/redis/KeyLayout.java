@@ -7,7 +7,7 @@ import java.util.List;
  *
  * <ul>
  *   <li>{@code P e:<key>}: one hash per entry (value, console, exec, created, expires, hits,
- *       tools), with a Redis TTL at its expiry;
+ *       tools, label), with a Redis TTL at its expiry;
  *   <li>{@code P lru}: sorted set of keys scored by a sequence number taken at each use, for recency;
  *   <li>{@code P exp}: sorted set of keys scored by expiry (epoch ms), to purge in order;
  *   <li>{@code P meta}: hash of key to its estimated bytes and tool names, so that an entry which

@@ -32,6 +32,9 @@ record RedisUrl(boolean tls, String host, int port, String username, String pass
         if (uri.getHost() == null) {
             throw malformed(url, "it names no host");
         }
+        if (uri.getPort() != -1 && (uri.getPort() < 1 || uri.getPort() > 65535)) {
+            throw malformed(url, "the port must be between 1 and 65535, not " + uri.getPort());
+        }
         if (uri.getRawQuery() != null || uri.getRawFragment() != null) {
             throw malformed(url, "it has a query or fragment, which execache does not read");
         }

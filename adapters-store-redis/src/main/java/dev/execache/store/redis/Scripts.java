@@ -81,12 +81,14 @@ final class Scripts {
     /**
      * The hit path, kept apart from the others so that it stays small: KEYS are the entry's
      * hash, {@code lru}, {@code seq} and {@code meta}; ARGV[1] key, [2] now, [3] '1' to count a
-     * hit and refresh recency. Returns expires, hits, value, console, exec, created, tools and sum, or empty
+     * hit and refresh recency. Returns expires, hits, value, console, exec, created, tools, sum and label
+     * (null for an entry written before labels), or empty
      * if there is no live entry, or {'stale'} if there is an expired or Redis-dropped one
      * still indexed, for the caller to run {@link #EXPIRE}.
      */
     static final String GET = """
-            local fields = redis.call('HMGET', KEYS[1], 'expires', 'hits', 'value', 'console', 'exec', 'created', 'tools', 'sum')
+            local fields = redis.call('HMGET', KEYS[1], 'expires', 'hits', 'value', 'console', 'exec', 'created', 'tools',
+                                      'sum', 'label')
             local expires = tonumber(fields[1])
             if not expires or expires <= tonumber(ARGV[2]) then
                 if redis.call('HEXISTS', KEYS[4], ARGV[1]) == 1 then
@@ -102,7 +104,7 @@ final class Scripts {
             """;
 
     /** How many fields {@link #GET} returns for a live entry. */
-    static final int ENTRY_FIELD_COUNT = 8;
+    static final int ENTRY_FIELD_COUNT = 9;
 
     /** ARGV[3] key. Removes the entry if it is expired or gone, counting an expiration; a fresh one stays. */
     static final String EXPIRE = COMMON + """
@@ -122,7 +124,7 @@ final class Scripts {
      * ARGV[3] key, [4] Redis TTL ms, [5] expires (epoch ms), [6] estimated bytes, [7] bound,
      * [8] value, [9] console, [10] execution nanos, [11] created (epoch ms), [12] the bound
      * group ('' for none), [13] the group's bound, [14] the value's checksum, [15] the tool
-     * versions as one field (see {@link ToolVersions}), then the tool names. Purges a batch of expired entries, evicts the
+     * versions as one field (see {@link ToolVersions}), [16] the label, then the tool names. Purges a batch of expired entries, evicts the
      * group's least recently used past the group's bound, then the store's past the store's.
      * Returns the keys evicted for the group's bound, eldest first.
      */
@@ -131,12 +133,12 @@ final class Scripts {
             drop(key)
             local entry = entryKey(key)
             local info = {tonumber(ARGV[6])}
-            for i = 16, #ARGV do
+            for i = 17, #ARGV do
                 info[#info + 1] = ARGV[i]
                 redis.call('SADD', toolKey(ARGV[i]), key)
             end
             redis.call('HSET', entry, 'value', ARGV[8], 'console', ARGV[9], 'exec', ARGV[10], 'created', ARGV[11],
-                       'expires', ARGV[5], 'hits', '0', 'sum', ARGV[14], 'tools', ARGV[15])
+                       'expires', ARGV[5], 'hits', '0', 'sum', ARGV[14], 'tools', ARGV[15], 'label', ARGV[16])
             redis.call('PEXPIRE', entry, ARGV[4])
             redis.call('HSET', meta, key, cjson.encode(info))
             redis.call('INCRBY', bytes, ARGV[6])

@@ -53,12 +53,22 @@ class RedisConnectionTest {
     }
 
     @Test
-    void aWrongPasswordIsAClearErrorThatDoesNotShowIt() {
+    void aWrongPasswordIsAClearErrorThatSaysSoAndDoesNotShowIt() {
         String url = "redis://:wrong-password@127.0.0.1:" + server.port();
 
         assertThatThrownBy(() -> RedisCacheStore.connect(RedisStoreSettings.of(url), clock))
                 .isInstanceOf(IllegalStateException.class)
-                .hasMessageStartingWith("cannot reach Redis at redis://127.0.0.1:" + server.port())
+                .hasMessage("Redis at redis://127.0.0.1:" + server.port() + " refused the credentials: wrong user name"
+                        + " or password (the URL's user info, e.g. redis://user:password@host)")
                 .message().doesNotContain("wrong-password");
+    }
+
+    @Test
+    void aMissingPasswordIsReportedAsRefusedCredentials() {
+        String url = "redis://127.0.0.1:" + server.port();
+
+        assertThatThrownBy(() -> RedisCacheStore.connect(RedisStoreSettings.of(url), clock))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageStartingWith("Redis at redis://127.0.0.1:" + server.port() + " refused the credentials");
     }
 }

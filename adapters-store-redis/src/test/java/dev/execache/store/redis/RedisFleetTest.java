@@ -119,7 +119,7 @@ class RedisFleetTest {
         while (System.nanoTime() < deadline) {
             Thread thread = caller.get();
             if (thread != null && java.util.Arrays.stream(thread.getStackTrace())
-                    .anyMatch(frame -> frame.getMethodName().equals("tryLock"))
+                    .anyMatch(frame -> frame.getMethodName().equals("acquireFlight"))
                     && thread.getState() != Thread.State.RUNNABLE) {
                 return;
             }
@@ -146,8 +146,9 @@ class RedisFleetTest {
 
     @Test
     void aLeaseThatLapsedDoesNotReleaseTheNextHoldersFlight() throws Exception {
-        FlightLease lapsed = first.acquireFlight("v1:x", Duration.ofMillis(300));
-        FlightLease next = acquireElsewhere(second, "v1:x", Duration.ofSeconds(30)).get(10, TimeUnit.SECONDS);
+        FlightLease lapsed = first.acquireFlight("v1:x", Duration.ofSeconds(30));
+        deleteFlightKey("v1:x");
+        FlightLease next = acquireElsewhere(second, "v1:x", Duration.ofSeconds(30)).get(30, TimeUnit.SECONDS);
         assertThat(next).isNotSameAs(FlightLease.LOCAL);
 
         lapsed.close();
@@ -159,8 +160,25 @@ class RedisFleetTest {
     }
 
     @Test
+    void aLiveHolderRenewsItsFlightForAsLongAsItRuns() throws Exception {
+        FlightLease held = first.acquireFlight("v1:x", Duration.ofMillis(100));
+        long lowest = flightMillisLeft("v1:x");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        for (long left = lowest; left <= lowest + 500; left = flightMillisLeft("v1:x")) {
+            assertThat(left).as("still held").isPositive();
+            assertThat(System.nanoTime()).as("the lease was renewed within 30 s").isLessThan(deadline);
+            lowest = Math.min(lowest, left);
+            Thread.sleep(20);
+        }
+        held.close();
+        assertThat(flightMillisLeft("v1:x")).as("released, no longer renewed").isNegative();
+    }
+
+    @Test
     void whenTheHolderDiesItsLeaseLapsesAndTheOtherProceeds() throws Exception {
-        first.acquireFlight("v1:x", Duration.ofSeconds(1));
+        first.acquireFlight("v1:x", Duration.ofHours(1));
+        assertThat(flightMillisLeft("v1:x")).as("a dead holder's flight lapses within the lease, whatever the run's bound")
+                .isPositive().isLessThanOrEqualTo(RedisCacheStore.FLIGHT_LEASE.toMillis());
         first.close();
 
         FlightLease next = second.acquireFlight("v1:x", Duration.ofSeconds(20));
@@ -184,7 +202,7 @@ class RedisFleetTest {
     void waitingLongerThanMaxHoldFallsBackToALocalRun() throws Exception {
         FlightLease held = first.acquireFlight("v1:x", Duration.ofSeconds(30));
 
-        FlightLease gaveUp = acquireElsewhere(second, "v1:x", Duration.ofMillis(300)).get(10, TimeUnit.SECONDS);
+        FlightLease gaveUp = acquireElsewhere(second, "v1:x", Duration.ofMillis(300)).get(60, TimeUnit.SECONDS);
 
         assertThat(gaveUp).isSameAs(FlightLease.LOCAL);
         held.close();
@@ -213,6 +231,25 @@ class RedisFleetTest {
             assertThat(first.counters()).containsEntry(Counter.HITS, 1L);
         } finally {
             shared.shutdown();
+        }
+    }
+
+    /** The flight lock's time to live in Redis, negative if there is none. */
+    private long flightMillisLeft(String key) {
+        RedissonClient admin = redis.client();
+        try {
+            return admin.getKeys().remainTimeToLive(prefix + "f:" + key);
+        } finally {
+            admin.shutdown();
+        }
+    }
+
+    private void deleteFlightKey(String key) {
+        RedissonClient admin = redis.client();
+        try {
+            admin.getKeys().delete(prefix + "f:" + key);
+        } finally {
+            admin.shutdown();
         }
     }
 

@@ -45,6 +45,8 @@ class RedisUrlTest {
         "localhost:6379",
         "redis://",
         "redis://localhost:port",
+        "redis://localhost:99999",
+        "redis://localhost:0",
         "redis://localhost/db2",
         "redis://localhost/2?timeout=5",
         "redis://user:s3cret@local host",

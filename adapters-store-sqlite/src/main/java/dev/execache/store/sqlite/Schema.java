@@ -27,7 +27,7 @@ import org.sqlite.SQLiteException;
  * tool_versions, created_at, expires_at, hit_count)}, with no application id.
  */
 final class Schema {
-    static final int VERSION = 2;
+    static final int VERSION = 3;
     static final int APPLICATION_ID = 0x65786361;
 
     private static final System.Logger LOG = System.getLogger(Schema.class.getName());
@@ -36,7 +36,7 @@ final class Schema {
             Set.of("cache_key", "result", "tool_versions", "created_at", "expires_at", "hit_count");
 
     /**
-     * Version 1 (a new file is created at version 1, then migrated). Times are epoch milliseconds. {@code last_access} orders entries by their last
+     * Version 1 (a new file is created at version 1, then migrated); times are epoch milliseconds. {@code last_access} orders entries by their last
      * use, larger is more recent; it is a store-wide sequence, not a time, since many uses share
      * a millisecond. The small columns come first so that reading them skips the overflow pages
      * of a large result.
@@ -90,8 +90,12 @@ final class Schema {
                     SELECT tool.key, entry.cache_key FROM cache_entries entry, json_each(entry.tool_versions) tool""",
                     "DROP TABLE seed_cache_entries"));
 
+    /** Version 2: each entry carries a label a person recognises it by; older entries get none. */
+    private static final List<String> TO_LABELS = List.of(
+            "ALTER TABLE cache_entries ADD COLUMN label TEXT NOT NULL DEFAULT ''");
+
     /**
-     * Version 2: an entry may belong to a bound group (a tool rule), whose bound the store keeps
+     * Version 3: an entry may belong to a bound group (a tool rule), whose bound the store keeps
      * (see {@code CacheStore#put(CacheEntry, GroupBound)}), and carries the checksum of its
      * value ({@code CacheEntry#checksum}); the checksums of entries already there are made by
      * {@link #fillChecksums} in the same transaction.
@@ -102,7 +106,7 @@ final class Schema {
             "CREATE INDEX cache_entries_by_group ON cache_entries (bound_group, last_access) WHERE bound_group IS NOT NULL");
 
     /** {@code MIGRATIONS.get(v)} takes a file from version {@code v} to {@code v + 1}. */
-    private static final List<List<String>> MIGRATIONS = List.of(FROM_SEED, GROUPS_AND_CHECKSUMS);
+    private static final List<List<String>> MIGRATIONS = List.of(FROM_SEED, TO_LABELS, GROUPS_AND_CHECKSUMS);
 
     private Schema() {
     }
@@ -143,7 +147,7 @@ final class Schema {
         for (int version = from; version < VERSION; version++) {
             MIGRATIONS.get(version).forEach(handle::execute);
         }
-        if (from < 2) {
+        if (from < 3) {
             fillChecksums(handle);
         }
         if (!created) {
@@ -153,7 +157,7 @@ final class Schema {
         handle.execute("PRAGMA user_version = " + VERSION);
     }
 
-    /** The checksum is CRC32C, which SQLite cannot compute: entries from before version 2 get theirs here. */
+    /** The checksum is CRC32C, which SQLite cannot compute: entries from before version 3 get theirs here. */
     private static void fillChecksums(Handle handle) {
         List<CacheEntry> entries = handle.createQuery("SELECT cache_key, result, console FROM cache_entries")
                 .map((row, context) -> new CacheEntry(row.getString(1), row.getString(2), row.getString(3),

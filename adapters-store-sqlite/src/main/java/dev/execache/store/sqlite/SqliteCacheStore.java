@@ -44,13 +44,18 @@ public final class SqliteCacheStore implements CacheStore {
     static final long MAX_PENDING_MILLIS = 1_000;
 
     private static final String SELECT_ENTRY = """
-            SELECT cache_key, created_at, expires_at, hit_count, execution_nanos, tool_versions, result, console, checksum
+            SELECT cache_key, created_at, expires_at, hit_count, execution_nanos, tool_versions, result, console, label,
+                   checksum
               FROM cache_entries WHERE cache_key = ?""";
+    private static final String SELECT_LIVE_ENTRIES = """
+            SELECT cache_key, created_at, expires_at, hit_count, execution_nanos, tool_versions, result, console, label,
+                   checksum
+              FROM cache_entries WHERE expires_at > ?""";
     private static final String INSERT_ENTRY = """
             INSERT INTO cache_entries (cache_key, created_at, expires_at, last_access, hit_count,
-                                       execution_nanos, estimated_bytes, tool_versions, result, console, bound_group,
-                                       checksum)
-            VALUES (?, ?, ?, (SELECT coalesce(max(last_access), 0) + 1 FROM cache_entries), ?, ?, ?, ?, ?, ?, ?, ?)""";
+                                       execution_nanos, estimated_bytes, tool_versions, result, console, label,
+                                       bound_group, checksum)
+            VALUES (?, ?, ?, (SELECT coalesce(max(last_access), 0) + 1 FROM cache_entries), ?, ?, ?, ?, ?, ?, ?, ?, ?)""";
     /** Counter rows of one tool are named {@code tool:<COUNTER>:<tool>}; totals by the counter's name alone. */
     private static final String TOOL_COUNTER_PREFIX = "tool:";
     private static final String RECORD_USE = """
@@ -131,6 +136,15 @@ public final class SqliteCacheStore implements CacheStore {
         return live(key, clock.millis()).map(this::withPendingHits);
     }
 
+    @Override
+    public synchronized List<CacheEntry> entries() {
+        long now = clock.millis();
+        return jdbi.withHandle(handle -> handle.createQuery(SELECT_LIVE_ENTRIES)
+                .bind(0, now)
+                .map(SqliteCacheStore::entry)
+                .list()).stream().map(this::withPendingHits).toList();
+    }
+
     /** Also purges every expired entry, so that the file holds no dead results below the bound. */
     @Override
     public synchronized void put(CacheEntry entry) {
@@ -154,8 +168,9 @@ public final class SqliteCacheStore implements CacheStore {
                     .bind(6, ToolVersionsJson.write(entry.toolVersions()))
                     .bind(7, entry.value())
                     .bind(8, entry.console())
-                    .bind(9, bound == null ? null : bound.group())
-                    .bind(10, entry.checksum())
+                    .bind(9, entry.label())
+                    .bind(10, bound == null ? null : bound.group())
+                    .bind(11, entry.checksum())
                     .execute();
             if (!entry.toolVersions().isEmpty()) {
                 PreparedBatch tools = handle.prepareBatch("INSERT INTO entry_tools (tool, cache_key) VALUES (?, ?)");
@@ -347,7 +362,8 @@ public final class SqliteCacheStore implements CacheStore {
                 Instant.ofEpochMilli(row.getLong(2)),
                 Instant.ofEpochMilli(row.getLong(3)),
                 row.getLong(4),
-                row.getLong(9));
+                row.getString(9),
+                row.getLong(10));
     }
 
     private CacheEntry withPendingHits(CacheEntry entry) {

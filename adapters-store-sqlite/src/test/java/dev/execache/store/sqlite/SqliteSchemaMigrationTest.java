@@ -72,6 +72,46 @@ class SqliteSchemaMigrationTest {
                 "SELECT count(*) FROM sqlite_schema WHERE name IN ('seed_cache_entries', 'idx_expires')")).isZero();
     }
 
+    /** A file as schema version 1 left it: entries without labels. */
+    @Test
+    void aVersionOneFileGainsLabelsAndKeepsItsEntries() throws Exception {
+        Path file = directory.resolve("v1.db");
+        long created = NOW.toEpochMilli();
+        long expires = NOW.plusSeconds(300).toEpochMilli();
+        SqliteFiles.execute(file,
+                """
+                CREATE TABLE cache_entries (
+                    cache_key TEXT NOT NULL PRIMARY KEY, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL,
+                    last_access INTEGER NOT NULL, hit_count INTEGER NOT NULL DEFAULT 0,
+                    execution_nanos INTEGER NOT NULL, estimated_bytes INTEGER NOT NULL,
+                    tool_versions TEXT NOT NULL, result TEXT NOT NULL, console TEXT NOT NULL)""",
+                "CREATE INDEX cache_entries_by_expiry ON cache_entries (expires_at)",
+                "CREATE INDEX cache_entries_by_last_access ON cache_entries (last_access)",
+                """
+                CREATE TABLE entry_tools (tool TEXT NOT NULL,
+                    cache_key TEXT NOT NULL REFERENCES cache_entries (cache_key) ON DELETE CASCADE,
+                    PRIMARY KEY (tool, cache_key)) WITHOUT ROWID""",
+                "CREATE INDEX entry_tools_by_key ON entry_tools (cache_key)",
+                "CREATE TABLE counters (name TEXT NOT NULL PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID",
+                "CREATE TABLE last_seen_versions (tool TEXT NOT NULL PRIMARY KEY, version TEXT NOT NULL) WITHOUT ROWID",
+                "INSERT INTO cache_entries VALUES ('v1:old', %d, %d, 1, 2, 5000, 100, '{\"gh\":\"v1\"}', '7', 'hi')"
+                        .formatted(created, expires),
+                "INSERT INTO entry_tools VALUES ('gh', 'v1:old')",
+                "PRAGMA application_id = " + Schema.APPLICATION_ID,
+                "PRAGMA user_version = 1");
+
+        try (SqliteCacheStore store = new SqliteCacheStore(file, 100, clock)) {
+            CacheEntry old = store.peek("v1:old").orElseThrow();
+            assertThat(old.label()).isEmpty();
+            assertThat(old.value()).isEqualTo("7");
+            assertThat(old.hits()).isEqualTo(2);
+            assertThat(old.toolVersions()).isEqualTo(Map.of("gh", "v1"));
+            store.put(new CacheEntry("v1:new", "1", "", Duration.ZERO, Map.of(), NOW, NOW.plusSeconds(60), 0, "new.ts"));
+            assertThat(store.peek("v1:new")).map(CacheEntry::label).contains("new.ts");
+        }
+        assertThat(SqliteFiles.queryLong(file, "PRAGMA user_version")).isEqualTo(Schema.VERSION);
+    }
+
     @Test
     void aSeedFileKeepsTheOrderOfItsEntriesForEviction() throws Exception {
         Path file = seedFile();
