@@ -88,4 +88,22 @@ final class Output {
             throw new IllegalStateException(e);
         }
     }
+
+    /**
+     * What a run did besides its result: the tool calls it made (tool, cache status, ms), why it
+     * was not stored, and the sources of non-determinism its code used.
+     */
+    static void runDetails(ObjectNode node, dev.execache.core.ExecutionOutcome outcome) {
+        com.fasterxml.jackson.databind.node.ArrayNode calls = node.putArray("toolCalls");
+        for (dev.execache.core.ToolCallRecord call : outcome.toolCalls()) {
+            ObjectNode one = calls.addObject();
+            one.put("tool", call.tool());
+            one.put("cache", call.status().name().toLowerCase(java.util.Locale.ROOT));
+            one.put("ms", millis(call.time()));
+            one.put("error", call.error());
+        }
+        node.put("notStored", outcome.notStoredBecause());
+        com.fasterxml.jackson.databind.node.ArrayNode sources = node.putArray("nondeterminism");
+        outcome.result().nondeterminism().forEach(sources::add);
+    }
 }

@@ -29,7 +29,9 @@ public final class CachedExecutor {
     private final ToolVersionSource toolVersions;
     private final CachePolicy policy;
     private final Clock clock;
+    private final Ticker ticker;
     private final AtomicBoolean versionsSynchronized = new AtomicBoolean();
+    private volatile CodeTools codeTools = CodeTools.NONE;
 
     public CachedExecutor(Sandbox sandbox, CacheStore store, ToolVersionSource toolVersions, CachePolicy policy, Clock clock) {
         this(sandbox, store, toolVersions, policy, clock, Ticker.SYSTEM);
@@ -43,7 +45,8 @@ public final class CachedExecutor {
         this.toolVersions = Objects.requireNonNull(toolVersions, "toolVersions must not be null");
         this.policy = Objects.requireNonNull(policy, "policy must not be null");
         this.clock = Objects.requireNonNull(clock, "clock must not be null");
-        this.loop = new PolicyLoop(this.store, clock, Objects.requireNonNull(ticker, "ticker must not be null"));
+        this.ticker = Objects.requireNonNull(ticker, "ticker must not be null");
+        this.loop = new PolicyLoop(this.store, clock, ticker);
         toolVersions.addListener(this::toolChanged);
     }
 
@@ -54,9 +57,10 @@ public final class CachedExecutor {
      * @throws SandboxUnavailableException if the sandbox cannot run anything
      */
     public ExecutionOutcome execute(ExecutionRequest request) {
-        Map<String, String> versions = versionsFor(request);
+        CodeTools tools = codeTools;
+        Map<String, String> versions = versionsFor(request, tools);
         if (!policy.enabled()) {
-            return new ExecutionOutcome(sandbox.execute(request), CacheStatus.BYPASS, null, Duration.ZERO);
+            return bypass(request, tools);
         }
         if (!versionsSynchronized.get()) {
             synchronizeToolVersions();
@@ -64,10 +68,26 @@ public final class CachedExecutor {
         Optional<String> key = cacheKey(request, versions);
         if (key.isEmpty()) {
             LOG.log(Level.INFO, "not cached: " + ReadFingerprint.NOT_WATCHABLE);
-            return new ExecutionOutcome(sandbox.execute(request), CacheStatus.BYPASS, null, Duration.ZERO);
+            return bypass(request, tools);
         }
-        PolicyLoop.Outcome<ExecutionResult> outcome = loop.serve(new Execution(request, key.get(), versions));
-        return new ExecutionOutcome(outcome.result(), outcome.status(), key.get(), outcome.saved());
+        PolicyLoop.Outcome<Ran> outcome = loop.serve(new Execution(request, key.get(), versions, tools));
+        Ran ran = outcome.result();
+        return new ExecutionOutcome(ran.result(), outcome.status(), key.get(), outcome.saved(), ran.calls(),
+                ran.notStoredBecause());
+    }
+
+    /**
+     * The tools code may call from now on ({@code tools.SERVER.TOOL(args)}): every call goes
+     * through them, and a run depends on the tools it called, not on every tool they offer.
+     */
+    public void useCodeTools(CodeTools tools) {
+        this.codeTools = Objects.requireNonNull(tools, "tools must not be null");
+    }
+
+    private ExecutionOutcome bypass(ExecutionRequest request, CodeTools tools) {
+        RunTools runTools = new RunTools(tools, request.limits());
+        ExecutionResult result = sandbox.execute(request, runTools);
+        return new ExecutionOutcome(result, CacheStatus.BYPASS, null, Duration.ZERO, runTools.calls(), null);
     }
 
     /**
@@ -76,7 +96,7 @@ public final class CachedExecutor {
      * @throws IllegalArgumentException if the request is not cacheable (the files it may read cannot be watched)
      */
     public String keyFor(ExecutionRequest request) {
-        return cacheKey(request, versionsFor(request)).orElseThrow(() -> new IllegalArgumentException(
+        return cacheKey(request, versionsFor(request, codeTools)).orElseThrow(() -> new IllegalArgumentException(
                 "not cacheable: " + ReadFingerprint.NOT_WATCHABLE));
     }
 
@@ -133,10 +153,16 @@ public final class CachedExecutor {
         return policy;
     }
 
-    private Map<String, String> versionsFor(ExecutionRequest request) {
+    /**
+     * The versions in the key: those of the tools the request declares, or else of every known
+     * tool but those code can call (a run depends on those it called, recorded as it runs).
+     */
+    private Map<String, String> versionsFor(ExecutionRequest request, CodeTools tools) {
         Map<String, String> known = toolVersions.versions();
         if (request.tools().isEmpty()) {
-            return new TreeMap<>(known);
+            Map<String, String> all = new TreeMap<>(known);
+            all.keySet().removeAll(tools.names());
+            return all;
         }
         Map<String, String> used = new TreeMap<>();
         for (String tool : request.tools()) {
@@ -165,38 +191,151 @@ public final class CachedExecutor {
         store.recordVersions(Map.of(tool, newVersion));
     }
 
+    /** What one run gave: its result, the tool calls it made and why it may not be stored. */
+    private record Ran(ExecutionResult result, List<ToolCallRecord> calls, String notStoredBecause,
+            Map<String, String> dependsOn) {
+    }
+
+    /**
+     * The tools of one run: every call goes to the {@link CodeTools} under the run's limits, and
+     * is recorded, with the version of the tool it reached and whether its answer may be reused.
+     */
+    private final class RunTools implements SandboxTools {
+        private final CodeTools tools;
+        private final Limits limits;
+        private final List<ToolCallRecord> calls = new ArrayList<>();
+        private final Map<String, String> called = new TreeMap<>();
+        private int count;
+        private long bytes;
+        private String notStoredBecause;
+
+        RunTools(CodeTools tools, Limits limits) {
+            this.tools = tools;
+            this.limits = limits;
+        }
+
+        @Override
+        public Map<String, List<String>> reachable() {
+            return tools.reachable();
+        }
+
+        @Override
+        public ToolAnswer call(String server, String tool, String argumentsJson) {
+            synchronized (this) {
+                if (count >= limits.maxToolCalls()) {
+                    String problem = "the run made more tool calls than its limit of " + limits.maxToolCalls();
+                    notStored(problem);
+                    return ToolAnswer.error(problem);
+                }
+                count++;
+            }
+            long start = ticker.read();
+            CodeToolCall call = tools.call(server, tool, argumentsJson);
+            Duration took = Duration.ofNanos(ticker.read() - start);
+            synchronized (this) {
+                calls.add(new ToolCallRecord(call.tool(), call.status(), took, call.answer().isError()));
+                if (call.version() != null) {
+                    called.put(call.tool(), call.version());
+                }
+                if (!call.cacheable()) {
+                    notStored(call.answer().isError() ? "the call of " + call.tool() + " failed"
+                            : call.tool() + " is not cached (it may change something), so neither is the run");
+                }
+                bytes += call.bytes();
+                if (bytes > limits.maxToolBytes()) {
+                    String problem = "the run's tool calls returned more than its limit of " + limits.maxToolBytes()
+                            + " bytes";
+                    notStored(problem);
+                    return ToolAnswer.error(problem);
+                }
+            }
+            return call.answer();
+        }
+
+        private void notStored(String reason) {
+            if (notStoredBecause == null) {
+                notStoredBecause = reason;
+            }
+        }
+
+        synchronized List<ToolCallRecord> calls() {
+            return List.copyOf(calls);
+        }
+
+        synchronized Map<String, String> called() {
+            return Map.copyOf(called);
+        }
+
+        synchronized String notStoredBecause() {
+            return notStoredBecause;
+        }
+    }
+
     /** A code execution as the policy loop sees it. */
-    private final class Execution implements PolicyLoop.Call<ExecutionResult> {
+    private final class Execution implements PolicyLoop.Call<Ran> {
         private final ExecutionRequest request;
         private final String key;
         private final Map<String, String> versions;
+        private final CodeTools tools;
 
-        Execution(ExecutionRequest request, String key, Map<String, String> versions) {
+        Execution(ExecutionRequest request, String key, Map<String, String> versions, CodeTools tools) {
             this.request = request;
             this.key = key;
             this.versions = versions;
+            this.tools = tools;
         }
 
         @Override public String key() { return key; }
         @Override public String tool() { return null; }
         @Override public Duration maxHold() { return request.limits().timeout().plus(FLIGHT_MARGIN); }
         @Override public GroupBound bound() { return null; }
-        @Override public ExecutionResult run() { return sandbox.execute(request); }
+
+        @Override
+        public Ran run() {
+            RunTools runTools = new RunTools(tools, request.limits());
+            ExecutionResult result = sandbox.execute(request, runTools);
+            String notStored = runTools.notStoredBecause();
+            if (notStored == null && result.isSuccess() && !result.nondeterminism().isEmpty()
+                    && !policy.cacheNondeterministic()) {
+                notStored = "the code used " + String.join(", ", result.nondeterminism())
+                        + " and cache_nondeterministic is false";
+            }
+            Map<String, String> dependsOn = new TreeMap<>(versions);
+            dependsOn.putAll(runTools.called());
+            return new Ran(result, runTools.calls(), notStored, dependsOn);
+        }
 
         /** The sandbox's own execution time is what a hit saves, not the time spent around it. */
         @Override
-        public Optional<CacheEntry> entryFor(ExecutionResult result, Duration took) {
-            if (!result.isSuccess()) {
+        public Optional<CacheEntry> entryFor(Ran ran, Duration took) {
+            ExecutionResult result = ran.result();
+            if (!result.isSuccess() || ran.notStoredBecause() != null) {
+                if (ran.notStoredBecause() != null) {
+                    LOG.log(Level.INFO, "not stored: " + ran.notStoredBecause());
+                }
                 return Optional.empty();
             }
             Instant now = clock.instant();
             return Optional.of(new CacheEntry(key, result.value(), result.console(), result.executionTime(),
-                    versions, now, now.plus(policy.ttl()), 0, request.labelOrFirstLine()));
+                    ran.dependsOn(), now, now.plus(policy.ttl()), 0, request.labelOrFirstLine()));
         }
 
         @Override
-        public ExecutionResult fromEntry(CacheEntry entry) {
-            return ExecutionResult.success(entry.value(), entry.console(), entry.executionTime());
+        public Ran fromEntry(CacheEntry entry) {
+            return new Ran(ExecutionResult.success(entry.value(), entry.console(), entry.executionTime()), List.of(),
+                    null, entry.toolVersions());
+        }
+
+        /** An entry whose tools have a new version here, before their removal reached the store, is stale. */
+        @Override
+        public boolean accepts(CacheEntry entry) {
+            Map<String, String> current = toolVersions.versions();
+            for (Map.Entry<String, String> tool : entry.toolVersions().entrySet()) {
+                if (!tool.getValue().equals(current.get(tool.getKey()))) {
+                    return false;
+                }
+            }
+            return true;
         }
     }
 }

@@ -83,10 +83,15 @@ public final class CachedTool {
      * @throws IllegalArgumentException if the tool name is blank or the arguments are not JSON-like
      */
     public ToolResult call(String tool, Map<String, ?> args) {
+        return callWithStatus(tool, args).result();
+    }
+
+    /** As {@link #call}, and says how the answer came: hit, miss, shared, or bypass for a tool that is not cached. */
+    public ToolCallOutcome callWithStatus(String tool, Map<String, ?> args) {
         Optional<ToolCacheRule> rule = ruleFor(tool);
-        Map<String, Object> arguments = args == null ? Map.of() : Map.copyOf(args);
+        Map<String, Object> arguments = args == null ? Map.of() : java.util.Collections.unmodifiableMap(new LinkedHashMap<>(args));
         if (rule.isEmpty()) {
-            return invoker.invoke(tool, arguments);
+            return new ToolCallOutcome(invoker.invoke(tool, arguments), CacheStatus.BYPASS);
         }
         String key = keyFor(tool, arguments);
         PolicyLoop.Outcome<ToolResult> outcome = loop.serve(new Call(tool, arguments, key, rule.get()));
@@ -98,7 +103,20 @@ public final class CachedTool {
         for (String evicted : outcome.evicted()) {
             listeners.forEach(listener -> listener.onEviction(rule.get().toolGlob(), evicted));
         }
-        return outcome.result();
+        return new ToolCallOutcome(outcome.result(), outcome.status());
+    }
+
+    /**
+     * Removes every entry that depended on any of {@code tools} (cached calls, and runs of code
+     * that called them), without counting them as invalidations: a write made them stale, not a
+     * new version. Returns how many.
+     */
+    public int removeDependents(Iterable<String> tools) {
+        int removed = 0;
+        for (String tool : tools) {
+            removed += store.removeByTool(tool);
+        }
+        return removed;
     }
 
     /** Whether calls of {@code tool} are cached. */
@@ -119,7 +137,7 @@ public final class CachedTool {
 
     /** What the cache holds for this call, without counting a hit. */
     public Optional<ToolCallInfo> inspect(String tool, Map<String, ?> args) {
-        String key = keyFor(tool, args == null ? Map.of() : Map.copyOf(args));
+        String key = keyFor(tool, args == null ? Map.of() : java.util.Collections.unmodifiableMap(new LinkedHashMap<>(args)));
         Instant now = clock.instant();
         return store.peek(key)
                 .map(entry -> new ToolCallInfo(key, Duration.between(entry.createdAt(), now),

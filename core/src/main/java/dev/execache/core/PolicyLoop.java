@@ -45,6 +45,14 @@ final class PolicyLoop {
         Optional<CacheEntry> entryFor(R result, Duration took);
 
         R fromEntry(CacheEntry entry);
+
+        /**
+         * Whether a stored entry may still be served: false when something it depended on has
+         * changed since and its removal has not reached this store yet. It is then removed.
+         */
+        default boolean accepts(CacheEntry entry) {
+            return true;
+        }
     }
 
     /**
@@ -118,7 +126,7 @@ final class PolicyLoop {
 
     private <R> Outcome<R> lookUpOrRun(Call<R> call) {
         long lookupStart = ticker.read();
-        Optional<CacheEntry> hit = intact(call.key(), call.tool());
+        Optional<CacheEntry> hit = current(call, intact(call.key(), call.tool()));
         if (hit.isPresent()) {
             return hit(call, hit.get(), lookupStart);
         }
@@ -126,7 +134,7 @@ final class PolicyLoop {
         try (FlightLease lease = store.acquireFlight(call.key(), call.maxHold())) {
             if (lease != FlightLease.LOCAL) {
                 long recheckStart = ticker.read();
-                Optional<CacheEntry> computedElsewhere = intact(call.key(), call.tool());
+                Optional<CacheEntry> computedElsewhere = current(call, intact(call.key(), call.tool()));
                 if (computedElsewhere.isPresent()) {
                     return hit(call, computedElsewhere.get(), recheckStart);
                 }
@@ -140,6 +148,14 @@ final class PolicyLoop {
             CacheStatus status = storeWasDown || !counted || evicted.isEmpty() ? CacheStatus.STORE_ERROR : CacheStatus.MISS;
             return new Outcome<>(result, status, Duration.ZERO, evicted.orElse(List.of()));
         }
+    }
+
+    private Optional<CacheEntry> current(Call<?> call, Optional<CacheEntry> entry) {
+        if (entry.isPresent() && !call.accepts(entry.get())) {
+            store.remove(entry.get().key());
+            return Optional.empty();
+        }
+        return entry;
     }
 
     private <R> Outcome<R> hit(Call<R> call, CacheEntry entry, long lookupStart) {

@@ -153,7 +153,7 @@ class CachedExecutorTest {
         CountDownLatch leaderRunning = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
         java.util.concurrent.atomic.AtomicInteger runs = new java.util.concurrent.atomic.AtomicInteger();
-        Sandbox firstIsCancelled = request -> {
+        Sandbox firstIsCancelled = (request, tools) -> {
             if (runs.incrementAndGet() == 1) {
                 leaderRunning.countDown();
                 try {
@@ -215,7 +215,7 @@ class CachedExecutorTest {
             workers.add(thread);
             return thread;
         });
-        Sandbox holdsUntilOthersWait = request -> {
+        Sandbox holdsUntilOthersWait = (request, tools) -> {
             awaitOthersParked(workers);
             return sandbox.execute(request);
         };

@@ -61,7 +61,7 @@ class PolicyFacesTest {
     }
 
     Face codeFace() {
-        Sandbox sandbox = request -> {
+        Sandbox sandbox = (request, tools) -> {
             String answer = work((String) ((Map<?, ?>) request.context()).get("input"));
             return answer == null
                     ? ExecutionResult.failure(new ExecutionError(ErrorType.RUNTIME_ERROR, "failed"), "", WORK)
