@@ -130,7 +130,6 @@ final class PolicyLoop {
         if (hit.isPresent()) {
             return hit(call, hit.get(), lookupStart);
         }
-        boolean storeWasDown = store.isDown();
         try (FlightLease lease = store.acquireFlight(call.key(), call.maxHold())) {
             if (lease != FlightLease.LOCAL) {
                 long recheckStart = ticker.read();
@@ -145,7 +144,8 @@ final class PolicyLoop {
             Optional<CacheEntry> entry = call.entryFor(result, took);
             Optional<List<String>> evicted = entry.isPresent() ? store.put(entry.get(), call.bound()) : Optional.of(List.of());
             boolean counted = store.count(call.tool(), Map.of(Counter.MISSES, 1L));
-            CacheStatus status = storeWasDown || !counted || evicted.isEmpty() ? CacheStatus.STORE_ERROR : CacheStatus.MISS;
+            // judged after this call's own store operations: one that succeeded ends the outage of its kind
+            CacheStatus status = store.isDown() || !counted || evicted.isEmpty() ? CacheStatus.STORE_ERROR : CacheStatus.MISS;
             return new Outcome<>(result, status, Duration.ZERO, evicted.orElse(List.of()));
         }
     }
