@@ -5,6 +5,7 @@ import dev.execache.core.ExecutionError;
 import dev.execache.core.ExecutionRequest;
 import dev.execache.core.ExecutionResult;
 import dev.execache.core.Sandbox;
+import dev.execache.core.SandboxTools;
 import dev.execache.core.SandboxUnavailableException;
 import java.time.Duration;
 import java.util.Objects;
@@ -74,9 +75,14 @@ public final class DenoSandbox implements Sandbox {
      * @throws IllegalStateException when the sandbox is closed
      * @throws java.util.concurrent.CancellationException when the calling thread is interrupted
      */
+    /**
+     * Runs the request; the code's {@code tools.SERVER.TOOL(args)} calls go to {@code tools}, on
+     * the runner's authenticated channel, one at a time. They count against the run's timeout.
+     */
     @Override
-    public ExecutionResult execute(ExecutionRequest request) {
+    public ExecutionResult execute(ExecutionRequest request, SandboxTools tools) {
         Objects.requireNonNull(request, "request must not be null");
+        Objects.requireNonNull(tools, "tools must not be null");
         ensureOpen();
         DenoRuntime deno = runtime();
         LaunchFlags flags = LaunchFlags.of(request.limits());
@@ -87,13 +93,14 @@ public final class DenoSandbox implements Sandbox {
             throw new CancellationException("interrupted while waiting for a free run slot");
         }
         try {
-            return executeInSlot(request, deno, flags);
+            return executeInSlot(request, tools, deno, flags);
         } finally {
             runSlots.release();
         }
     }
 
-    private ExecutionResult executeInSlot(ExecutionRequest request, DenoRuntime deno, LaunchFlags flags) {
+    private ExecutionResult executeInSlot(ExecutionRequest request, SandboxTools tools, DenoRuntime deno,
+            LaunchFlags flags) {
         // the time limit starts now: waiting for a slot is not the code's time
         long start = System.nanoTime();
         Optional<String> refused = ReadAccess.refusal(flags.allowRead());
@@ -106,7 +113,7 @@ public final class DenoSandbox implements Sandbox {
         try {
             if (runner != null) {
                 try {
-                    ExecutionResult result = runOn(runner, request, start);
+                    ExecutionResult result = runOn(runner, request, tools, start);
                     warmRuns.incrementAndGet();
                     return result;
                 } catch (SandboxUnavailableException e) {
@@ -114,7 +121,7 @@ public final class DenoSandbox implements Sandbox {
                     // whether Deno itself is broken
                 }
             }
-            return runOn(Runner.start(deno, flags), request, start);
+            return runOn(Runner.start(deno, flags), request, tools, start);
         } finally {
             if (warm != null) {
                 warm.refill();
@@ -122,7 +129,7 @@ public final class DenoSandbox implements Sandbox {
         }
     }
 
-    private ExecutionResult runOn(Runner runner, ExecutionRequest request, long start) {
+    private ExecutionResult runOn(Runner runner, ExecutionRequest request, SandboxTools tools, long start) {
         // until its process is gone, not only until its result is in: close() waits for it
         running.add(runner);
         runner.process().onExit().thenRun(() -> running.remove(runner));
@@ -130,7 +137,7 @@ public final class DenoSandbox implements Sandbox {
             runner.kill();
             throw new IllegalStateException("the sandbox is closed");
         }
-        return runner.run(request, io, start);
+        return runner.run(request, tools, io, start);
     }
 
     /**

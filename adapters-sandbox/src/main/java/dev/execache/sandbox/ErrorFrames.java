@@ -40,6 +40,7 @@ final class ErrorFrames {
         boolean permission = fields.get(4).equals("1");
         switch (phase) {
             case "pending":
+            case "tool":
                 return new ExecutionError(ErrorType.RUNTIME_ERROR, message);
             case "serialize":
                 return new ExecutionError(ErrorType.SERIALIZATION_ERROR, hostPaths.scrub(message));

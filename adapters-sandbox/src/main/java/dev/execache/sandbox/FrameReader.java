@@ -34,7 +34,11 @@ final class FrameReader {
         /** the result as JSON text */
         VALUE('v'),
         /** an error as length-prefixed fields */
-        ERROR('e');
+        ERROR('e'),
+        /** the sources of non-determinism the code used, comma-separated; just before VALUE or ERROR */
+        NONDETERMINISM('n'),
+        /** a tool call: the server's and the tool's names as length-prefixed fields, then the arguments */
+        CALL('c');
 
         final char code;
 
@@ -52,8 +56,34 @@ final class FrameReader {
         }
     }
 
-    /** What one run's output held; kind is null unless a frame ended the run. */
-    record Outcome(Ending ending, boolean acknowledged, Kind kind, byte[] payload, byte[] console) {
+    /** The kinds of the host's answers to tool calls, on the runner's stdin; runner.js's ANSWER. */
+    enum Answer {
+        VALUE('v'),
+        ERROR('e');
+
+        final char code;
+
+        Answer(char code) {
+            this.code = code;
+        }
+    }
+
+    /** Where CALL frames go, as they arrive; the run goes on while it answers. */
+    @FunctionalInterface
+    interface Calls {
+        void call(byte[] payload) throws IOException;
+    }
+
+    /**
+     * What one run's output held; kind is null unless a frame ended the run.
+     *
+     * @param nondeterminism the payload of the NONDETERMINISM frame, empty if none came
+     */
+    record Outcome(Ending ending, boolean acknowledged, Kind kind, byte[] payload, byte[] console,
+            String nondeterminism) {
+        Outcome(Ending ending, boolean acknowledged, Kind kind, byte[] payload, byte[] console) {
+            this(ending, acknowledged, kind, payload, console, "");
+        }
     }
 
     private final byte[] secret;
@@ -61,9 +91,17 @@ final class FrameReader {
     private final long maxConsoleBytes;
     private final long maxResultBytes;
     private final ByteArrayOutputStream console = new ByteArrayOutputStream();
+    private final Calls calls;
     private boolean acknowledged;
+    private String nondeterminism = "";
 
     FrameReader(byte[] secret, long maxConsoleBytes, long maxResultBytes) {
+        this(secret, maxConsoleBytes, maxResultBytes, null);
+    }
+
+    /** @param calls where tool calls go; null when the run has no tools (a CALL frame then ends it as CORRUPT) */
+    FrameReader(byte[] secret, long maxConsoleBytes, long maxResultBytes, Calls calls) {
+        this.calls = calls;
         this.secret = secret.clone();
         this.failure = failureFunction(this.secret);
         this.maxConsoleBytes = maxConsoleBytes;
@@ -88,6 +126,19 @@ final class FrameReader {
                     }
                     if (frame.kind == Kind.ACK) {
                         acknowledged = true;
+                        frame = null;
+                        continue;
+                    }
+                    if (frame.kind == Kind.NONDETERMINISM) {
+                        nondeterminism = new String(frame.payload, java.nio.charset.StandardCharsets.UTF_8);
+                        frame = null;
+                        continue;
+                    }
+                    if (frame.kind == Kind.CALL) {
+                        if (calls == null) {
+                            return outcome(Ending.CORRUPT, frame);
+                        }
+                        calls.call(frame.payload);
                         frame = null;
                         continue;
                     }
@@ -133,7 +184,7 @@ final class FrameReader {
     private Outcome outcome(Ending ending, Frame frame) {
         Kind kind = frame == null ? null : frame.kind;
         byte[] payload = frame == null || frame.payload == null ? new byte[0] : frame.payload;
-        return new Outcome(ending, acknowledged, kind, payload, console.toByteArray());
+        return new Outcome(ending, acknowledged, kind, payload, console.toByteArray(), nondeterminism);
     }
 
     /** The frame after its leading secret: kind, decimal length, newline, payload, secret. */
@@ -160,7 +211,9 @@ final class FrameReader {
                     if (kind == Kind.VALUE && length > maxResultBytes) {
                         return Ending.RESULT_LIMIT;
                     }
-                    if ((kind == Kind.ACK && length != 0) || (kind == Kind.ERROR && length > MAX_ERROR_FRAME_BYTES)
+                    if ((kind == Kind.ACK && length != 0)
+                            || ((kind == Kind.ERROR || kind == Kind.NONDETERMINISM) && length > MAX_ERROR_FRAME_BYTES)
+                            || (kind == Kind.CALL && length > Math.max(maxResultBytes, MAX_ERROR_FRAME_BYTES))
                             || length > Integer.MAX_VALUE - 16) {
                         return Ending.CORRUPT;
                     }

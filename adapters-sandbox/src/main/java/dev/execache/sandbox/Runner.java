@@ -6,7 +6,9 @@ import dev.execache.core.ExecutionError;
 import dev.execache.core.ExecutionRequest;
 import dev.execache.core.ExecutionResult;
 import dev.execache.core.Limits;
+import dev.execache.core.SandboxTools;
 import dev.execache.core.SandboxUnavailableException;
+import dev.execache.core.ToolAnswer;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -17,10 +19,12 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -120,10 +124,10 @@ final class Runner {
      *
      * @param startNanos when the caller started to wait, for the execution time
      */
-    ExecutionResult run(ExecutionRequest request, Executor io, long startNanos) {
+    ExecutionResult run(ExecutionRequest request, SandboxTools tools, Executor io, long startNanos) {
         boolean ended = false;
         try {
-            ExecutionResult result = runUnderLimits(request, io, startNanos);
+            ExecutionResult result = runUnderLimits(request, tools, io, startNanos);
             ended = true;
             if (!result.isSuccess() && LiveProcesses.exiting()) {
                 // killed because the JVM is exiting (SIGTERM): not the code's failure
@@ -137,33 +141,104 @@ final class Runner {
         }
     }
 
-    private ExecutionResult runUnderLimits(ExecutionRequest request, Executor io, long startNanos) {
+    private ExecutionResult runUnderLimits(ExecutionRequest request, SandboxTools tools, Executor io, long startNanos) {
         Limits limits = request.limits();
         byte[] secret = HexFormat.of().formatHex(randomBytes()).getBytes(StandardCharsets.US_ASCII);
         ModuleSource source = new ModuleSource(request.code(), runtime.runnerUrlPrefix());
+        Map<String, List<String>> reachable = tools.reachable();
         byte[] payload = payload(secret, source, request,
-                ReadAccess.readableWorkingDirectory(limits.workingDirectory(), flags.allowRead()));
-        FrameReader reader = new FrameReader(secret, limits.maxOutputBytes(), limits.maxResultBytes());
+                ReadAccess.readableWorkingDirectory(limits.workingDirectory(), flags.allowRead()), reachable);
+        OutputStream stdin = process.getOutputStream();
+        FrameReader.Calls calls = reachable.isEmpty() ? null : new ToolCalls(tools, stdin);
+        FrameReader reader = new FrameReader(secret, limits.maxOutputBytes(), limits.maxResultBytes(), calls);
         CompletableFuture<FrameReader.Outcome> outcome = new CompletableFuture<>();
         try {
-            io.execute(() -> read(payload, reader, outcome));
+            io.execute(() -> read(payload, stdin, calls != null, reader, outcome));
         } catch (RejectedExecutionException e) {
             throw new IllegalStateException("the sandbox is closed", e);
         }
         return awaitOutcome(outcome, source, limits, startNanos);
     }
 
-    /** Hands the request over on stdin, then reads stdout (with stderr) to its end or the run's. */
-    private void read(byte[] payload, FrameReader reader, CompletableFuture<FrameReader.Outcome> outcome) {
-        try (OutputStream stdin = process.getOutputStream()) {
+    /**
+     * Hands the request over on stdin, then reads stdout (with stderr) to its end or the run's.
+     * With tools, stdin stays open for the answers to the code's calls until the run ends.
+     */
+    private void read(byte[] payload, OutputStream stdin, boolean keepStdin, FrameReader reader,
+            CompletableFuture<FrameReader.Outcome> outcome) {
+        try {
             stdin.write(payload);
+            stdin.flush();
         } catch (IOException e) {
             // the process is already gone; its output tells why
+        }
+        if (!keepStdin) {
+            closeQuietly(stdin);
         }
         try (InputStream stdout = process.getInputStream()) {
             outcome.complete(reader.read(stdout));
         } catch (Throwable e) {
             outcome.completeExceptionally(e);
+        } finally {
+            closeQuietly(stdin);
+        }
+    }
+
+    /**
+     * Answers the code's tool calls, one at a time as the runner makes them: each CALL frame's
+     * server, tool and arguments go to the run's tools, the answer back on stdin (see runner.js).
+     */
+    private static final class ToolCalls implements FrameReader.Calls {
+        private final SandboxTools tools;
+        private final OutputStream stdin;
+        private long number;
+
+        ToolCalls(SandboxTools tools, OutputStream stdin) {
+            this.tools = tools;
+            this.stdin = stdin;
+        }
+
+        @Override
+        public void call(byte[] payload) throws IOException {
+            number++;
+            String text = new String(payload, StandardCharsets.UTF_8);
+            ToolAnswer answer;
+            int[] at = {0};
+            String server = field(text, at);
+            String tool = server == null ? null : field(text, at);
+            if (tool == null) {
+                answer = ToolAnswer.error("the tool call could not be read");
+            } else {
+                answer = tools.call(server, tool, text.substring(at[0]));
+            }
+            FrameReader.Answer kind = answer.isError() ? FrameReader.Answer.ERROR : FrameReader.Answer.VALUE;
+            byte[] body = (answer.isError() ? answer.errorMessage() : answer.valueJson()).getBytes(StandardCharsets.UTF_8);
+            byte[] header = (kind.code + Long.toString(number) + ":" + body.length + "\n").getBytes(StandardCharsets.US_ASCII);
+            try {
+                stdin.write(header);
+                stdin.write(body);
+                stdin.flush();
+            } catch (IOException e) {
+                // the run ended while the tool worked: nobody waits for the answer
+            }
+        }
+
+        /** One length-prefixed field ("5:hello") at at[0], moving at[0] past it; null when malformed. */
+        private static String field(String text, int[] at) {
+            int colon = text.indexOf(':', at[0]);
+            if (colon < 0) {
+                return null;
+            }
+            try {
+                int length = Integer.parseInt(text.substring(at[0], colon));
+                if (length < 0 || colon + 1 + length > text.length()) {
+                    return null;
+                }
+                at[0] = colon + 1 + length;
+                return text.substring(colon + 1, colon + 1 + length);
+            } catch (NumberFormatException e) {
+                return null;
+            }
         }
     }
 
@@ -222,7 +297,18 @@ final class Runner {
                     "the code used more memory than its limit of " + limits.memoryMb() + " MB (the process reached "
                             + residentKib / 1024 + " MB resident)"), withoutCrashReport(console), elapsed);
         }
-        return fromOutcome(finished, source, limits, console, exitCode, elapsed);
+        return fromOutcome(finished, source, limits, console, exitCode, elapsed)
+                .withNondeterminism(nondeterminism(finished));
+    }
+
+    private static Set<String> nondeterminism(FrameReader.Outcome outcome) {
+        Set<String> sources = new LinkedHashSet<>();
+        for (String source : outcome.nondeterminism().split(",")) {
+            if (!source.isBlank()) {
+                sources.add(source);
+            }
+        }
+        return sources;
     }
 
     private ExecutionResult fromOutcome(FrameReader.Outcome outcome, ModuleSource source, Limits limits,
@@ -350,19 +436,23 @@ final class Runner {
     /**
      * @param workingDirectory where the runner moves before the code runs, when the code may
      *     read there; otherwise it stays in its neutral directory and is not told
+     * @param tools each server's name and the names of its tools the code may call
      */
     private static byte[] payload(byte[] secret, ModuleSource source, ExecutionRequest request,
-            Optional<String> workingDirectory) {
+            Optional<String> workingDirectory, Map<String, List<String>> tools) {
         String json = "{\"context\":" + request.contextJson()
                 + ",\"maxResultBytes\":" + request.limits().maxResultBytes()
                 + ",\"module\":" + CanonicalJson.write(source.dataUrl(), "module")
+                + ",\"tools\":" + CanonicalJson.write(tools, "tools")
                 + workingDirectory.map(path -> ",\"workingDirectory\":" + CanonicalJson.write(path, "workingDirectory"))
                         .orElse("")
                 + "}";
         byte[] body = json.getBytes(StandardCharsets.UTF_8);
-        byte[] payload = new byte[secret.length + body.length];
+        byte[] header = (body.length + "\n").getBytes(StandardCharsets.US_ASCII);
+        byte[] payload = new byte[secret.length + header.length + body.length];
         System.arraycopy(secret, 0, payload, 0, secret.length);
-        System.arraycopy(body, 0, payload, secret.length, body.length);
+        System.arraycopy(header, 0, payload, secret.length, header.length);
+        System.arraycopy(body, 0, payload, secret.length + header.length, body.length);
         return payload;
     }
 

@@ -2,16 +2,30 @@
 // agent code and then exits. It is started as a data: URL from a neutral working directory, so
 // nothing about it names a host path.
 //
-// The host writes to stdin 32 ASCII bytes of a per-run secret, then a JSON object
-// {module, context, maxResultBytes, workingDirectory?} (module is a data: URL, so the code needs
-// no read permission; workingDirectory only when the code may read it), then closes stdin. The runner answers on stdout, which it shares with the code,
-// in frames the code cannot forge because it never learns the secret:
+// The host writes to stdin 32 ASCII bytes of a per-run secret, then the decimal length of a JSON
+// object {module, context, maxResultBytes, tools, workingDirectory?} and a newline, then the
+// object (module is a data: URL, so the code needs no read permission; workingDirectory only when
+// the code may read it). The runner answers on stdout, which it shares with the code, in frames
+// the code cannot forge because it never learns the secret:
 //
 //   secret, kind (1 byte), payload length (decimal), "\n", payload, secret
 //
 // Kinds (FRAME below; FrameReader.Kind on the host, a test checks they agree): "a" acknowledges
 // the request before the code runs, "v" carries the result as JSON text, "e" an error as
-// length-prefixed fields. Everything else on stdout and stderr is the code's console output.
+// length-prefixed fields, "n" the sources of non-determinism the code used (sent just before
+// "v" or "e"), and "c" a tool call of the code: the server's and the tool's names as
+// length-prefixed fields, then the arguments as JSON text. Everything else on stdout and stderr
+// is the code's console output.
+//
+// Tool calls. `tools` (from the request: each server's name and its tools' names) is the only
+// way the code reaches a tool. A call is made at once: the runner writes a "c" frame and reads
+// the host's answer from stdin, which the host keeps open while the code runs, as
+//
+//   kind (1 byte: ANSWER below, FrameReader.Answer on the host), call number (decimal), ":",
+//   payload length (decimal), "\n", payload
+//
+// "v" carries the tool's value as JSON text, "e" the message of its error. The code waits for
+// its tools one call at a time; the promise it gets is settled when it gets it.
 //
 // The rule that keeps frames unforgeable. The code runs in this isolate and can run as early
 // as its module is evaluated, so everything this script uses after that was captured before,
@@ -53,12 +67,29 @@ const stringify = JSON.stringify;
 const parseJson = JSON.parse;
 const isArray = Array.isArray;
 const defineProperty = Object.defineProperty;
+const createObject = Object.create;
+const freeze = Object.freeze;
+const hasOwn = Object.hasOwn;
+const keysOf = Object.keys;
+const ProxyType = Proxy;
+const PromiseType = Promise;
+const ErrorType = Error;
+const TypeErrorType = TypeError;
+const reflectApply = Reflect.apply;
+const reflectConstruct = Reflect.construct;
+const OriginalDate = Date;
+const dateNow = Date.now;
+const mathRandom = Math.random;
+const performanceNow = uncurry(Performance.prototype.now);
+const cryptoGetRandomValues = uncurry(Crypto.prototype.getRandomValues);
+const cryptoRandomUUID = uncurry(Crypto.prototype.randomUUID);
 const isPrototypeOf = uncurry(Object.prototype.isPrototypeOf);
 const MapType = Map;
 const mapGet = uncurry(Map.prototype.get);
 const mapSet = uncurry(Map.prototype.set);
 const then = uncurry(Promise.prototype.then);
 const stringSlice = uncurry(String.prototype.slice);
+const stringIndexOf = uncurry(String.prototype.indexOf);
 const addListener = uncurry(EventTarget.prototype.addEventListener);
 const preventDefault = uncurry(Event.prototype.preventDefault);
 const errorOfEvent = uncurry(Object.getOwnPropertyDescriptor(ErrorEvent.prototype, "error").get);
@@ -70,33 +101,81 @@ const global = globalThis;
 
 const SECRET_LENGTH = 32;
 const MAX_TEXT = 65536;
-const FRAME = { ACK: "a", VALUE: "v", ERROR: "e" };
+const FRAME = { ACK: "a", VALUE: "v", ERROR: "e", NONDETERMINISM: "n", CALL: "c" };
+const ANSWER = { VALUE: "v", ERROR: "e" };
+const MAX_HEADER = 64;
+const NONDETERMINISM_SOURCES = freeze(["Date.now", "new Date()", "Date()", "Math.random", "crypto.getRandomValues",
+  "crypto.randomUUID", "performance.now"]);
 
 function view(bytes, from, to) {
   return new U8(u8Buffer(bytes), u8Offset(bytes) + from, to - from);
 }
 
-function readRequest() {
-  let buffer = new U8(65536);
-  let length = 0;
-  for (;;) {
-    if (length === u8Length(buffer)) {
-      const bigger = new U8(length * 2);
-      u8Set(bigger, buffer);
-      buffer = bigger;
-    }
-    const n = readSync(stdin, view(buffer, length, u8Length(buffer)));
-    if (n === null) break;
-    length += n;
+// What has been read from stdin and not yet taken: inBuffer[inStart, inEnd).
+let inBuffer = new U8(65536);
+let inStart = 0;
+let inEnd = 0;
+
+/** Reads more of stdin; false at its end. */
+function fill() {
+  if (inStart === inEnd) {
+    inStart = 0;
+    inEnd = 0;
+  } else if (inEnd === u8Length(inBuffer) && inStart > 0) {
+    u8Set(inBuffer, view(inBuffer, inStart, inEnd), 0);
+    inEnd -= inStart;
+    inStart = 0;
   }
-  if (length <= SECRET_LENGTH) {
+  if (inEnd === u8Length(inBuffer)) {
+    const bigger = new U8(inEnd * 2);
+    u8Set(bigger, inBuffer);
+    u8Fill(inBuffer, 0);
+    inBuffer = bigger;
+  }
+  const n = readSync(stdin, view(inBuffer, inEnd, u8Length(inBuffer)));
+  if (n === null || n === 0) return false;
+  inEnd += n;
+  return true;
+}
+
+/** The next n bytes of stdin, or undefined if it ends first. */
+function takeBytes(n) {
+  while (inEnd - inStart < n) {
+    if (!fill()) return undefined;
+  }
+  const bytes = new U8(n);
+  u8Set(bytes, view(inBuffer, inStart, inStart + n));
+  u8Fill(inBuffer, 0, inStart, inStart + n);
+  inStart += n;
+  return bytes;
+}
+
+/** The next line of stdin (a short ASCII header), or undefined if it ends first or runs too long. */
+function takeLine() {
+  let line = "";
+  for (;;) {
+    while (inStart < inEnd) {
+      const b = inBuffer[inStart];
+      inStart++;
+      if (b === 10) return line;
+      if (line.length >= MAX_HEADER) return undefined;
+      line += decode(decoder, new U8(u8Buffer(inBuffer), u8Offset(inBuffer) + inStart - 1, 1));
+    }
+    if (!fill()) return undefined;
+  }
+}
+
+function readRequest() {
+  const secret = takeBytes(SECRET_LENGTH);
+  const length = secret === undefined ? undefined : takeLine();
+  if (length === undefined) {
     // The host went away without handing over any code (a pooled runner it no longer needs).
     exit(0);
   }
-  const secret = new U8(SECRET_LENGTH);
-  u8Set(secret, view(buffer, 0, SECRET_LENGTH));
-  const request = parseJson(decode(decoder, view(buffer, SECRET_LENGTH, length)));
-  u8Fill(buffer, 0);
+  const body = takeBytes(+length);
+  if (body === undefined) exit(0);
+  const request = parseJson(decode(decoder, body));
+  u8Fill(body, 0);
   return [secret, request];
 }
 
@@ -121,7 +200,11 @@ const [secret, request] = readRequest();
 const codeModule = request.module;
 const context = request.context;
 const maxResultBytes = request.maxResultBytes;
+const reachable = request.tools;
 let settled = false;
+let calls = 0;
+const used = createObject(null);
+let anyUsed = false;
 
 // Relative paths in the code resolve against the directory the caller ran from, when the code
 // may read it; otherwise against the neutral directory the runner was started in.
@@ -157,6 +240,14 @@ function frame(kind, payload) {
 function finish(kind, payload) {
   if (settled) return;
   settled = true;
+  if (anyUsed) {
+    let names = "";
+    for (let i = 0; i < NONDETERMINISM_SOURCES.length; i++) {
+      const name = NONDETERMINISM_SOURCES[i];
+      if (used[name] === true) names = names === "" ? name : names + "," + name;
+    }
+    frame(FRAME.NONDETERMINISM, encode(encoder, names));
+  }
   frame(kind, payload);
   // Exit at once: a pending timer or interval of the code must not delay the result.
   exit(0);
@@ -270,6 +361,129 @@ function succeed(value) {
   }
   finish(FRAME.VALUE, bytes);
 }
+
+// Sources of non-determinism are marked when the code uses them, and only then: the runner
+// never calls them itself, and Deno's own code uses its own copies.
+function mark(name) {
+  used[name] = true;
+  anyUsed = true;
+}
+function replace(target, name, value) {
+  defineProperty(target, name, { value, writable: true, enumerable: false, configurable: true });
+}
+replace(OriginalDate, "now", function now() {
+  mark("Date.now");
+  return dateNow();
+});
+const DateWatched = new ProxyType(OriginalDate, {
+  __proto__: null,
+  construct(target, args, newTarget) {
+    if (args.length === 0) mark("new Date()");
+    return reflectConstruct(target, args, newTarget);
+  },
+  apply(target, self, args) {
+    mark("Date()");
+    return reflectApply(target, self, args);
+  },
+});
+replace(OriginalDate.prototype, "constructor", DateWatched);
+replace(global, "Date", DateWatched);
+replace(Math, "random", function random() {
+  mark("Math.random");
+  return mathRandom();
+});
+replace(Performance.prototype, "now", function now() {
+  mark("performance.now");
+  return performanceNow(this);
+});
+replace(Crypto.prototype, "getRandomValues", function getRandomValues(array) {
+  mark("crypto.getRandomValues");
+  return cryptoGetRandomValues(this, array);
+});
+replace(Crypto.prototype, "randomUUID", function randomUUID() {
+  mark("crypto.randomUUID");
+  return cryptoRandomUUID(this);
+});
+
+/** The host's answer to call number n: [kind, text], or undefined when it cannot be read. */
+function readAnswer(n) {
+  const header = takeLine();
+  if (header === undefined || header.length < 4) return undefined;
+  const kind = header[0];
+  const colon = stringIndexOf(header, ":");
+  if ((kind !== ANSWER.VALUE && kind !== ANSWER.ERROR) || colon < 0) return undefined;
+  if (stringSlice(header, 1, colon) !== "" + n) return undefined;
+  const body = takeBytes(+stringSlice(header, colon + 1));
+  return body === undefined ? undefined : [kind, decode(decoder, body)];
+}
+
+function settledPromise(ok, value) {
+  return new PromiseType((resolve, reject) => (ok ? resolve(value) : reject(value)));
+}
+
+function callTool(server, name, args) {
+  if (settled) return new PromiseType(() => {});
+  let json;
+  try {
+    json = args === undefined ? "{}" : stringify(args);
+  } catch {
+    json = undefined;
+  }
+  if (typeof json !== "string" || json[0] !== "{") {
+    return settledPromise(false, new TypeErrorType("tools." + server + "." + name
+        + ": the arguments must be an object that can be turned into JSON"));
+  }
+  calls++;
+  frame(FRAME.CALL, encode(encoder, field(server) + field(name) + json));
+  const answer = readAnswer(calls);
+  if (answer === undefined) {
+    fail("tool", undefined, "the answer to the call of tools." + server + "." + name + " could not be read");
+    return new PromiseType(() => {});
+  }
+  if (answer[0] === ANSWER.ERROR) return settledPromise(false, new ErrorType(answer[1]));
+  return settledPromise(true, parseJson(answer[1]));
+}
+
+function describe(names) {
+  return names.length === 0 ? "none" : names.join(", ");
+}
+
+// tools.SERVER.TOOL(args): frozen objects without prototypes, behind proxies whose handlers have
+// no prototype either, so a name that does not exist is a clear error and nothing the code
+// changes on Object.prototype is consulted.
+function serverTools(server, names) {
+  const target = createObject(null);
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i];
+    defineProperty(target, name, { value: (args) => callTool(server, name, args), enumerable: true });
+  }
+  freeze(target);
+  const known = describe(keysOf(target));
+  return new ProxyType(target, {
+    __proto__: null,
+    get(t, key) {
+      if (typeof key !== "string" || hasOwn(t, key)) return t[key];
+      if (key === "then" || key === "toJSON" || key === "constructor") return undefined;
+      throw new ErrorType("tools." + server + " has no tool '" + key + "' that code can call (its tools: "
+          + known + ")");
+    },
+  });
+}
+const toolsTarget = createObject(null);
+const servers = keysOf(reachable === undefined || reachable === null ? {} : reachable);
+for (let i = 0; i < servers.length; i++) {
+  defineProperty(toolsTarget, servers[i], { value: serverTools(servers[i], reachable[servers[i]]), enumerable: true });
+}
+freeze(toolsTarget);
+const knownServers = describe(servers);
+replace(global, "tools", new ProxyType(toolsTarget, {
+  __proto__: null,
+  get(t, key) {
+    if (typeof key !== "string" || hasOwn(t, key)) return t[key];
+    if (key === "then" || key === "toJSON" || key === "constructor") return undefined;
+    throw new ErrorType("no server '" + key + "' can be called from code (servers: " + knownServers + ")");
+  },
+}));
 
 addListener(global, "error", (event) => {
   preventDefault(event);

@@ -94,7 +94,7 @@ class FrameReaderTest {
     }
 
     @Test
-    void theRunnerNamesTheSameFrameKindsAndSecretLength() throws IOException {
+    void theRunnerNamesTheSameFrameKindsAnswerKindsAndSecretLength() throws IOException {
         String runner = new String(DenoRuntime.runnerScript(), StandardCharsets.UTF_8);
         java.util.regex.Matcher kinds = java.util.regex.Pattern.compile("const FRAME = \\{([^}]*)\\};").matcher(runner);
         assertThat(kinds.find()).as("runner.js defines FRAME").isTrue();
@@ -110,5 +110,18 @@ class FrameReaderTest {
 
         assertThat(named).isEqualTo(ours);
         assertThat(runner).contains("const SECRET_LENGTH = " + Runner.SECRET_LENGTH + ";");
+
+        java.util.regex.Matcher answers = java.util.regex.Pattern.compile("const ANSWER = \\{([^}]*)\\};").matcher(runner);
+        assertThat(answers.find()).as("runner.js defines ANSWER").isTrue();
+        java.util.Map<String, Character> namedAnswers = new java.util.TreeMap<>();
+        java.util.regex.Matcher answer = java.util.regex.Pattern.compile("(\\w+): \"(.)\"").matcher(answers.group(1));
+        while (answer.find()) {
+            namedAnswers.put(answer.group(1), answer.group(2).charAt(0));
+        }
+        java.util.Map<String, Character> ourAnswers = new java.util.TreeMap<>();
+        for (FrameReader.Answer kind : FrameReader.Answer.values()) {
+            ourAnswers.put(kind.name(), kind.code);
+        }
+        assertThat(namedAnswers).isEqualTo(ourAnswers);
     }
 }

@@ -81,9 +81,15 @@ class RunBoundTest {
             try {
                 Future<ExecutionResult> looping = callers.submit(() -> sandbox.execute(
                         ExecutionRequest.of("while (true) {}", Map.of())));
-                awaitCondition(() -> deno(ProcessHandle.current()) == 1);
-                List<ProcessHandle> runners = ProcessHandle.current().descendants()
-                        .filter(RunBoundTest::isDeno).toList();
+                // the runner is found once it is Deno itself (it starts as setpriv and env, then execs Deno)
+                List<List<ProcessHandle>> seen = new java.util.ArrayList<>();
+                awaitCondition(() -> {
+                    List<ProcessHandle> running = ProcessHandle.current().descendants()
+                            .filter(RunBoundTest::isDeno).filter(ProcessHandle::isAlive).toList();
+                    seen.add(running);
+                    return running.size() == 1;
+                });
+                List<ProcessHandle> runners = seen.get(seen.size() - 1);
 
                 looping.cancel(true);
 

@@ -78,8 +78,10 @@ final class AppModule extends AbstractModule {
                     settings.sqlitePath(), () -> new SqliteCacheStore(settings.sqlitePath(), maxEntries, clock));
             case REDIS -> {
                 RedisStoreSettings redis = redisSettings(maxEntries);
-                yield resources.store("redis " + settings.redisUrl()
-                        + ", at most " + maxEntries + " entries", null, () -> RedisCacheStore.connect(redis, clock));
+                // Only a store required at start is waited for; otherwise Redis is connected in the
+                // background and used as soon as it answers.
+                yield resources.store("redis " + settings.redisUrl() + ", at most " + maxEntries + " entries", null,
+                        () -> settings.requireStore() ? RedisCacheStore.connect(redis, clock) : RedisCacheStore.open(redis, clock));
             }
         };
     }

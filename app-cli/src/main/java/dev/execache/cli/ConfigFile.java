@@ -29,7 +29,8 @@ import java.util.TreeMap;
  * <pre>
  * code_execution:
  *   cache: {enabled: true, max_entries: 100, ttl_seconds: 300, store: sqlite,
- *           sqlite_path: ..., redis_url: ..., require_store: false}
+ *           sqlite_path: ..., redis_url: ..., require_store: false,
+ *           cache_nondeterministic: true}   # store runs that used Date.now, Math.random, ...
  *   timeout_seconds: 30
  *   memory_mb: 512
  *   allow_read: [./data]
@@ -53,7 +54,8 @@ record ConfigFile(
         Integer memoryMb,
         List<String> allowRead,
         Map<String, String> tools,
-        GatewayConfig gateway) {
+        GatewayConfig gateway,
+        Boolean cacheNondeterministic) {
 
     static final String DEFAULT_NAME = "execache.yaml";
     /** Built on first use: most runs have no config file and should not pay for a YAML parser. */
@@ -63,10 +65,11 @@ record ConfigFile(
     private static final Set<String> TOP = Set.of("code_execution", "tools", "servers", "tool_calls");
     private static final Set<String> EXECUTION = Set.of("cache", "timeout_seconds", "memory_mb", "allow_read");
     private static final Set<String> CACHE = Set.of(
-            "enabled", "max_entries", "ttl_seconds", "store", "sqlite_path", "redis_url", "require_store");
+            "enabled", "max_entries", "ttl_seconds", "store", "sqlite_path", "redis_url", "require_store",
+            "cache_nondeterministic");
 
     static ConfigFile empty() {
-        return new ConfigFile(null, null, null, null, null, null, null, null, null, null, null, Map.of(), GatewayConfig.NONE);
+        return new ConfigFile(null, null, null, null, null, null, null, null, null, null, null, Map.of(), GatewayConfig.NONE, null);
     }
 
     /** Reads a file the user named: it must exist. */
@@ -91,7 +94,7 @@ record ConfigFile(
         }
         if (root == null || root.isMissingNode() || root.isNull()) {
             return new ConfigFile(path, null, null, null, null, null, null, null, null, null, null, Map.of(),
-                    GatewayConfig.NONE);
+                    GatewayConfig.NONE, null);
         }
         Reader reader = new Reader(path);
         reader.requireObject(root, "(top level)", TOP);
@@ -116,7 +119,8 @@ record ConfigFile(
                 reader.positiveInt(execution, "code_execution.memory_mb", "memory_mb"),
                 reader.textList(execution, "code_execution.allow_read", "allow_read"),
                 reader.tools(root.path("tools")),
-                gateway(root, path, cache));
+                gateway(root, path, cache),
+                reader.bool(cache, "code_execution.cache.cache_nondeterministic", "cache_nondeterministic"));
     }
 
     private static GatewayConfig gateway(JsonNode root, Path path, JsonNode cache) {

@@ -1,6 +1,7 @@
 package dev.execache.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.execache.core.Limits;
 import dev.execache.core.ToolCacheRule;
 import dev.execache.tools.mcp.McpServerSettings;
 import java.nio.file.Path;
@@ -25,29 +26,44 @@ import java.util.TreeSet;
  *     cwd: .                 # relative to the config file
  *     trust_annotations: true     # readOnlyHint decides what is cached (default true)
  *     invalidate_on_write: server # a call that may write drops the server's cached reads; none: keep them
+ *     code_access: true           # code may call its tools as tools.SERVER.TOOL(args) (default true)
  * tool_calls:
  *   rediscover_seconds: 60
+ *   max_per_run: 1000        # tool calls one run of code may make
+ *   max_bytes_per_run: 67108864  # bytes those calls may return in all
  *   rules:                   # globs on SERVER__TOOL, first match wins
  *     - {tool: "fs__read_*", ttl_seconds: 60}
  *     - {tool: "*__search_*", ttl_seconds: 30, max_entries: 50}
  *     - {tool: "db__query", enabled: false}
  * </pre>
  */
-record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Duration rediscoverEvery) {
+record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Duration rediscoverEvery, int maxCallsPerRun,
+        long maxBytesPerRun) {
     static final Duration DEFAULT_REDISCOVER = Duration.ofSeconds(60);
     static final GatewayConfig NONE = new GatewayConfig(List.of(), List.of(), DEFAULT_REDISCOVER);
     private static final Set<String> SERVER_KEYS = Set.of(
-            "command", "args", "env", "cwd", "type", "trust_annotations", "invalidate_on_write");
-    private static final Set<String> TOOL_CALL_KEYS = Set.of("rediscover_seconds", "rules");
+            "command", "args", "env", "cwd", "type", "trust_annotations", "invalidate_on_write", "code_access");
+    private static final Set<String> TOOL_CALL_KEYS = Set.of("rediscover_seconds", "rules", "max_per_run",
+            "max_bytes_per_run");
     private static final Set<String> RULE_KEYS = Set.of("tool", "enabled", "ttl_seconds", "max_entries");
 
-    /** One server and what a call to it that may write does to its cached reads. */
-    record Server(McpServerSettings settings, boolean invalidateOnWrite) {
+    /**
+     * One server, what a call to it that may write does to its cached reads, and whether code
+     * may call its tools.
+     */
+    record Server(McpServerSettings settings, boolean invalidateOnWrite, boolean codeAccess) {
+        Server(McpServerSettings settings, boolean invalidateOnWrite) {
+            this(settings, invalidateOnWrite, true);
+        }
     }
 
     GatewayConfig {
         servers = List.copyOf(servers);
         rules = List.copyOf(rules);
+    }
+
+    GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Duration rediscoverEvery) {
+        this(servers, rules, rediscoverEvery, Limits.DEFAULT_MAX_TOOL_CALLS, Limits.DEFAULT_MAX_TOOL_BYTES);
     }
 
     boolean isEmpty() {
@@ -78,8 +94,16 @@ record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Duration r
         JsonNode toolCalls = root.path("tool_calls");
         List<ToolCacheRule> rules = new ArrayList<>();
         Duration rediscover = DEFAULT_REDISCOVER;
+        int maxCalls = Limits.DEFAULT_MAX_TOOL_CALLS;
+        long maxBytes = Limits.DEFAULT_MAX_TOOL_BYTES;
         if (!toolCalls.isMissingNode() && !toolCalls.isNull()) {
             requireKeys(toolCalls, "tool_calls", TOOL_CALL_KEYS, file);
+            if (!toolCalls.path("max_per_run").isMissingNode()) {
+                maxCalls = (int) positive(toolCalls.path("max_per_run"), "tool_calls.max_per_run", file);
+            }
+            if (!toolCalls.path("max_bytes_per_run").isMissingNode()) {
+                maxBytes = positive(toolCalls.path("max_bytes_per_run"), "tool_calls.max_bytes_per_run", file);
+            }
             JsonNode seconds = toolCalls.path("rediscover_seconds");
             if (!seconds.isMissingNode()) {
                 rediscover = Duration.ofSeconds(positive(seconds, "tool_calls.rediscover_seconds", file));
@@ -101,7 +125,7 @@ record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Duration r
                 }
             }
         }
-        return new GatewayConfig(servers, rules, rediscover);
+        return new GatewayConfig(servers, rules, rediscover, maxCalls, maxBytes);
     }
 
     private static Server server(String name, JsonNode node, Path file, Path base) {
@@ -153,9 +177,10 @@ record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Duration r
             }
             invalidateOnWrite = value.equals("server");
         }
+        boolean codeAccess = bool(node.path("code_access"), where + ".code_access", file, true);
         try {
             return new Server(new McpServerSettings(name, command, args, env, cwd == null ? null : base.resolve(cwd),
-                    trust), invalidateOnWrite);
+                    trust), invalidateOnWrite, codeAccess);
         } catch (IllegalArgumentException e) {
             throw new UsageException(file + ": " + where + ": " + e.getMessage());
         }

@@ -3,6 +3,7 @@ package dev.execache.cli;
 import dev.execache.core.ExecutionRequest;
 import dev.execache.core.ExecutionResult;
 import dev.execache.core.Sandbox;
+import dev.execache.core.SandboxTools;
 import jakarta.inject.Provider;
 
 /** Starts the real sandbox on the first execution, and closes it only if it was started. */
@@ -16,8 +17,8 @@ final class LazySandbox implements Sandbox {
     }
 
     @Override
-    public ExecutionResult execute(ExecutionRequest request) {
-        return start().execute(request);
+    public ExecutionResult execute(ExecutionRequest request, SandboxTools tools) {
+        return start().execute(request, tools);
     }
 
     /** Starts the real sandbox now, if it is not started yet. */

@@ -63,7 +63,17 @@ final class Output {
         node.put("expirations", stats.expirations());
         node.put("invalidations", stats.invalidations());
         node.put("storeErrors", stats.storeErrors());
+        node.put("damaged", stats.damaged());
         node.put("estimatedBytes", stats.estimatedBytes());
+        ObjectNode tools = node.putObject("tools");
+        stats.tools().forEach((tool, counted) -> {
+            ObjectNode one = tools.putObject(tool);
+            one.put("hits", counted.hits());
+            one.put("misses", counted.misses());
+            one.put("hitRate", counted.hitRate());
+            one.put("savedMs", millis(counted.saved()));
+            one.put("invalidations", counted.invalidations());
+        });
         return node;
     }
 
@@ -77,5 +87,23 @@ final class Output {
         } catch (JsonProcessingException e) {
             throw new IllegalStateException(e);
         }
+    }
+
+    /**
+     * What a run did besides its result: the tool calls it made (tool, cache status, ms), why it
+     * was not stored, and the sources of non-determinism its code used.
+     */
+    static void runDetails(ObjectNode node, dev.execache.core.ExecutionOutcome outcome) {
+        com.fasterxml.jackson.databind.node.ArrayNode calls = node.putArray("toolCalls");
+        for (dev.execache.core.ToolCallRecord call : outcome.toolCalls()) {
+            ObjectNode one = calls.addObject();
+            one.put("tool", call.tool());
+            one.put("cache", call.status().name().toLowerCase(java.util.Locale.ROOT));
+            one.put("ms", millis(call.time()));
+            one.put("error", call.error());
+        }
+        node.put("notStored", outcome.notStoredBecause());
+        com.fasterxml.jackson.databind.node.ArrayNode sources = node.putArray("nondeterminism");
+        outcome.result().nondeterminism().forEach(sources::add);
     }
 }

@@ -1,6 +1,13 @@
 package dev.execache.cli;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.execache.core.CacheStatus;
+import dev.execache.core.CodeToolCall;
+import dev.execache.core.CodeTools;
+import dev.execache.core.ToolAnswer;
+import dev.execache.core.ToolCallOutcome;
 import dev.execache.core.CacheListener;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CacheStore;
@@ -22,6 +29,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.function.BiConsumer;
 import java.util.stream.Collectors;
 
@@ -30,14 +38,24 @@ import java.util.stream.Collectors;
  * called through {@link CachedTool} when {@link ToolCallRules} says so. A call that may write
  * drops the cached reads of its server (unless the server says {@code invalidate_on_write: none}).
  * Each tool's version is its digest; a new digest drops that tool's entries.
+ *
+ * <p>They are also the tools code calls ({@code tools.SERVER.TOOL(args)}, see {@link CodeTools}):
+ * the same calls through the same cache. A write to server S also drops the cached runs of code
+ * that called S's tools.
  */
-final class ProxiedTools {
+final class ProxiedTools implements CodeTools {
+    private static final TypeReference<Map<String, Object>> OBJECT = new TypeReference<>() {
+    };
+    /** Text is JSON only when all of it is: "true story" is text, not true. */
+    private static final com.fasterxml.jackson.databind.ObjectReader STRICT = Output.JSON.reader()
+            .with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
     private static final System.Logger LOG = System.getLogger("dev.execache.cli");
 
     private final ToolCatalog catalog;
     private final MutableToolVersions versions;
     private final ToolCallRules rules;
     private final Set<String> invalidatedOnWrite;
+    private final Set<String> codeAccess;
     private final CachedTool cachedTool;
     private Map<String, CatalogTool> current = Map.of();
     private Map<String, CatalogTool> offered = Map.of();
@@ -49,6 +67,8 @@ final class ProxiedTools {
         this.versions = versions;
         this.rules = new ToolCallRules(config.rules(), policy);
         this.invalidatedOnWrite = config.servers().stream().filter(GatewayConfig.Server::invalidateOnWrite)
+                .map(server -> server.settings().name()).collect(Collectors.toSet());
+        this.codeAccess = config.servers().stream().filter(GatewayConfig.Server::codeAccess)
                 .map(server -> server.settings().name()).collect(Collectors.toSet());
         CachedTool.Builder builder = CachedTool.builder(catalog::call, store)
                 .defaultRule(policy.enabled(), policy.ttl(), policy.maxEntries())
@@ -99,27 +119,143 @@ final class ProxiedTools {
     }
 
     ToolResult call(String name, Map<String, Object> args) {
+        return callWithStatus(name, args).result();
+    }
+
+    private ToolCallOutcome callWithStatus(String name, Map<String, Object> args) {
         CatalogTool tool;
         synchronized (this) {
             tool = current.get(name);
         }
         if (tool == null) {
-            return catalog.call(name, args);
+            return new ToolCallOutcome(catalog.call(name, args), CacheStatus.BYPASS);
         }
         if (rules.decide(tool).cached()) {
-            return cachedTool.call(name, args);
+            return cachedTool.callWithStatus(name, args);
         }
         try {
-            return catalog.call(name, args);
+            return new ToolCallOutcome(catalog.call(name, args), CacheStatus.BYPASS);
         } finally {
             if (invalidatedOnWrite.contains(tool.server())) {
-                int removed = cachedTool.clear(tool.server() + "__*");
-                if (removed > 0) {
-                    LOG.log(Level.INFO, name + " may have changed server " + tool.server() + ": removed " + removed
-                            + (removed == 1 ? " cached call" : " cached calls") + " of its tools");
+                dropReadsOf(tool.server(), name);
+            }
+        }
+    }
+
+    /** After a call that may have changed the server: its cached calls, and cached runs that called its tools. */
+    private void dropReadsOf(String server, String writer) {
+        List<String> itsTools;
+        synchronized (this) {
+            itsTools = current.values().stream().filter(tool -> tool.server().equals(server))
+                    .map(CatalogTool::name).toList();
+        }
+        int removed = cachedTool.clear(server + "__*") + cachedTool.removeDependents(itsTools);
+        if (removed > 0) {
+            LOG.log(Level.INFO, writer + " may have changed server " + server + ": removed " + removed
+                    + " cached " + (removed == 1 ? "result" : "results") + " that read it");
+        }
+    }
+
+    @Override
+    public synchronized Map<String, List<String>> reachable() {
+        Map<String, List<String>> reachable = new TreeMap<>();
+        for (CatalogTool tool : current.values()) {
+            if (codeAccess.contains(tool.server())) {
+                reachable.computeIfAbsent(tool.server(), server -> new ArrayList<>()).add(tool.serverToolName());
+            }
+        }
+        return reachable;
+    }
+
+    /** TypeScript declarations of the tools code can call now. */
+    synchronized String typescript() {
+        return TypeScriptDeclarations.of(current.values(), codeAccess);
+    }
+
+    @Override
+    public synchronized Set<String> names() {
+        return Set.copyOf(current.keySet());
+    }
+
+    /** What code gets: see {@link #answerOf}. */
+    @Override
+    public CodeToolCall call(String server, String tool, String argumentsJson) {
+        CatalogTool found = null;
+        synchronized (this) {
+            for (CatalogTool candidate : current.values()) {
+                if (candidate.server().equals(server) && candidate.serverToolName().equals(tool)) {
+                    found = candidate;
                 }
             }
         }
+        if (found == null || !codeAccess.contains(server)) {
+            return CodeToolCall.refused(server, tool, "tools." + server + "." + tool + " cannot be called from code: "
+                    + (found == null ? "no such tool was discovered" : "server " + server + " has code_access: false"));
+        }
+        Map<String, Object> args;
+        try {
+            args = Output.JSON.readValue(argumentsJson, OBJECT);
+        } catch (JsonProcessingException e) {
+            return CodeToolCall.refused(server, tool, "tools." + server + "." + tool + ": the arguments are not a JSON"
+                    + " object");
+        }
+        String version = versions.versions().get(found.name());
+        ToolCallOutcome outcome;
+        try {
+            outcome = callWithStatus(found.name(), args);
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "the call of " + found.name() + " from code failed", e);
+            ToolAnswer failed = ToolAnswer.error("the call of " + found.name() + " failed: " + e.getMessage());
+            return new CodeToolCall(found.name(), version, failed, false, CacheStatus.BYPASS, 0);
+        }
+        ToolAnswer answer = answerOf(outcome.result());
+        boolean cacheable = !answer.isError() && outcome.status() != CacheStatus.BYPASS
+                && rules.decide(found).cached();
+        String text = answer.isError() ? answer.errorMessage() : answer.valueJson();
+        return new CodeToolCall(found.name(), version, answer, cacheable, outcome.status(),
+                text.getBytes(java.nio.charset.StandardCharsets.UTF_8).length);
+    }
+
+    /**
+     * A tool's result as code sees it: its structured content when it has one, else its text
+     * (parsed when it is JSON), else its content array. An error is its text.
+     */
+    static ToolAnswer answerOf(ToolResult result) {
+        JsonNode node;
+        try {
+            node = Output.JSON.readTree(result.json());
+        } catch (JsonProcessingException e) {
+            return ToolAnswer.error("the tool's answer is not a tool result");
+        }
+        JsonNode content = node.path("content");
+        StringBuilder text = new StringBuilder();
+        boolean onlyText = content.isArray() && !content.isEmpty();
+        for (JsonNode item : content) {
+            if ("text".equals(item.path("type").asText()) && item.path("text").isTextual()) {
+                text.append(text.isEmpty() ? "" : "\n").append(item.path("text").textValue());
+            } else {
+                onlyText = false;
+            }
+        }
+        if (result.isError() || node.path("isError").asBoolean(false)) {
+            return ToolAnswer.error(text.isEmpty() ? "the tool failed without a message" : text.toString());
+        }
+        JsonNode structured = node.path("structuredContent");
+        if (!structured.isMissingNode() && !structured.isNull()) {
+            return ToolAnswer.value(Output.write(structured));
+        }
+        if (onlyText) {
+            try {
+                JsonNode parsed = STRICT.readTree(text.toString());
+                if (parsed == null || parsed.isMissingNode()) {
+                    throw new com.fasterxml.jackson.core.JsonParseException(null, "empty");
+                }
+                return ToolAnswer.value(Output.write(parsed));
+            } catch (java.io.IOException e) {
+                return ToolAnswer.value(Output.write(Output.JSON.getNodeFactory().textNode(text.toString())));
+            }
+        }
+        return ToolAnswer.value(Output.write(content.isMissingNode() ? Output.JSON.createArrayNode() : content));
     }
 
     private void toolsChanged(List<CatalogTool> tools) {

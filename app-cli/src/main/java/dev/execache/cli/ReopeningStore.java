@@ -4,9 +4,11 @@ import dev.execache.core.CacheEntry;
 import dev.execache.core.CacheStore;
 import dev.execache.core.Counter;
 import dev.execache.core.FlightLease;
+import dev.execache.core.GroupBound;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Supplier;
@@ -64,9 +66,10 @@ final class ReopeningStore implements CacheStore {
     @Override public int size() { return store().size(); }
     @Override public long estimatedBytes() { return store().estimatedBytes(); }
     @Override public int purgeExpired() { return store().purgeExpired(); }
-    @Override public void increment(Counter counter, long delta) { store().increment(counter, delta); }
-    @Override public void increment(Map<Counter, Long> deltas) { store().increment(deltas); }
+    @Override public List<String> put(CacheEntry entry, GroupBound bound) { return store().put(entry, bound); }
+    @Override public void increment(String tool, Map<Counter, Long> deltas) { store().increment(tool, deltas); }
     @Override public Map<Counter, Long> counters() { return store().counters(); }
+    @Override public Map<String, Map<Counter, Long>> toolCounters() { return store().toolCounters(); }
     @Override public Map<String, String> lastSeenVersions() { return store().lastSeenVersions(); }
     @Override public void recordVersions(Map<String, String> versions) { store().recordVersions(versions); }
 

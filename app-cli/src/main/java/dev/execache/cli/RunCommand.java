@@ -73,7 +73,8 @@ final class RunCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new UsageException(e.getMessage(), e);
         }
-        try (Session session = sessions.open(settings)) {
+        try (Session session = sessions.open(settings);
+                dev.execache.core.ToolCatalog catalog = codeTools(session, settings)) {
             ExecutionOutcome outcome;
             try {
                 outcome = session.executor().execute(request);
@@ -82,6 +83,18 @@ final class RunCommand implements Callable<Integer> {
             }
             return report(outcome);
         }
+    }
+
+    /** With servers in the config, the code may call their tools: starts them for this run; null without. */
+    private static dev.execache.core.ToolCatalog codeTools(Session session, Settings settings) {
+        if (settings.gateway().isEmpty()
+                || !(session.toolVersions() instanceof dev.execache.core.MutableToolVersions versions)) {
+            return null;
+        }
+        dev.execache.tools.mcp.McpToolCatalog catalog = ProxiedTools.startCatalog(settings);
+        session.executor().useCodeTools(new ProxiedTools(catalog, session.store(), versions, settings.gateway(),
+                settings.policy(), java.time.Clock.systemUTC()));
+        return catalog;
     }
 
     private int report(ExecutionOutcome outcome) {
@@ -97,6 +110,7 @@ final class RunCommand implements Callable<Integer> {
             node.put("savedMs", Output.millis(outcome.saved()));
             node.put("console", result.console());
             node.set("error", result.isSuccess() ? null : Output.error(result.error()));
+            Output.runDetails(node, outcome);
             out.println(Output.write(node));
         } else {
             // for a person: what the code wrote is shown, never acted on by the terminal
@@ -129,10 +143,20 @@ final class RunCommand implements Callable<Integer> {
         return switch (outcome.status()) {
             case HIT -> "cache hit, saved " + CacheStats.human(outcome.saved()) + " (key " + outcome.key() + ")";
             case SHARED -> "cache miss, shared the result of an identical run (" + ran + ")";
-            case MISS -> "cache miss, ran in " + ran + (outcome.result().isSuccess() ? ", stored" : ", not stored (failed)")
-                    + " (key " + outcome.key() + ")";
+            case MISS -> "cache miss, ran in " + ran + (!outcome.result().isSuccess() ? ", not stored (failed)"
+                    : outcome.notStoredBecause() != null ? ", not stored: " + outcome.notStoredBecause() : ", stored")
+                    + " (key " + outcome.key() + ")" + toolCalls(outcome);
             case BYPASS -> "cache off, ran in " + ran;
             case STORE_ERROR -> "cache store unavailable, ran uncached in " + ran;
         };
+    }
+
+    private static String toolCalls(ExecutionOutcome outcome) {
+        if (outcome.toolCalls().isEmpty()) {
+            return "";
+        }
+        long hits = outcome.toolCalls().stream().filter(call -> call.status() == dev.execache.core.CacheStatus.HIT).count();
+        return "; " + outcome.toolCalls().size() + " tool " + (outcome.toolCalls().size() == 1 ? "call" : "calls")
+                + " (" + hits + " from the tool cache)";
     }
 }

@@ -69,6 +69,9 @@ final class ServeCommand implements Callable<Integer> {
             ProxiedTools proxied = settings.gateway().isEmpty() ? null
                     : new ProxiedTools(serving.add(ProxiedTools.startCatalog(settings)), session.store(), versions,
                             settings.gateway(), settings.policy(), Clock.systemUTC());
+            if (proxied != null) {
+                session.executor().useCodeTools(proxied);
+            }
             McpStdioServer server = serving.add(new McpStdioServer(new ServeTools(session.executor(), settings, proxied),
                     version(), environment.stdin(), protocol, settings.limits().timeout().plus(DRAIN_MARGIN)));
             LOG.log(Level.INFO, "serving MCP on stdio (store " + settings.store() + ", "

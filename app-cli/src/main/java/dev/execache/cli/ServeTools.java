@@ -85,6 +85,7 @@ final class ServeTools {
                 tool(describeInvalidateTool(), this::invalidateTool),
                 tool(describeClearCache(), this::clearCache)));
         if (proxied != null) {
+            all.add(tool(describeDescribeTools(), this::describeTools));
             all.addAll(proxied.specifications());
         }
         return all;
@@ -101,7 +102,7 @@ final class ServeTools {
                 {"type": "object",
                  "properties": {
                    "code": {"type": "string", "minLength": 1,
-                     "description": "TypeScript or JavaScript: the body of an async function. `return` gives the result (JSON; undefined becomes null), `context` holds the context, `await` works. Runs in a Deno sandbox with no network, no writes, no environment, no subprocesses."},
+                     "description": "TypeScript or JavaScript: the body of an async function. `return` gives the result (JSON; undefined becomes null), `context` holds the context, `await` works. `await tools.SERVER.TOOL(args)` calls a tool of the servers execache fronts, through its tool cache (describe_tools gives their TypeScript declarations). Runs in a Deno sandbox with no network, no writes, no environment, no subprocesses."},
                    "context": {"type": "object",
                      "description": "The JSON object the code sees as `context`. Part of the cache key (key order does not matter). Default: {}."},
                    "tools": {"type": "array", "items": {"type": "string", "minLength": 1}, "uniqueItems": true,
@@ -130,11 +131,47 @@ final class ServeTools {
                            "key": {"type": ["string", "null"], "description": "The cache key; null when caching is off."},
                            "executionTimeMs": {"type": "number", "description": "How long the code ran, in ms (for a hit: the run that was stored)."},
                            "savedMs": {"type": "number", "description": "Time this call saved by not running, in ms."},
-                           "console": {"type": "string", "description": "What the code printed (console.log and friends)."}
+                           "console": {"type": "string", "description": "What the code printed (console.log and friends)."},
+                           "toolCalls": {"type": "array", "description": "The tool calls the run made, in order (none for a hit: nothing ran).",
+                             "items": {"type": "object", "properties": {
+                               "tool": {"type": "string", "description": "SERVER__TOOL"},
+                               "cache": {"type": "string", "description": "hit, miss or shared: through the tool cache; bypass: the tool is not cached."},
+                               "ms": {"type": "number"}, "error": {"type": "boolean"}}}},
+                           "notStored": {"type": ["string", "null"], "description": "Why a successful run was not stored (it called a tool that may change something, a call failed, ...); null otherwise."},
+                           "nondeterminism": {"type": "array", "items": {"type": "string"}, "description": "Sources of non-determinism the code used (Date.now, Math.random, ...)."}
                          },
                          "required": ["result", "hit", "cache", "key", "executionTimeMs", "savedMs", "console"]}
                         """))
                 .annotations(hints("Execute code (cached)", false, false))
+                .build();
+    }
+
+    private Tool describeDescribeTools() {
+        return Tool.builder("describe_tools", schema("""
+                {"type": "object", "properties": {}, "additionalProperties": false}
+                """))
+                .title("Describe the tools code can call")
+                .description("TypeScript declarations of the tools that code run by execute_code can call, as "
+                        + "`await tools.SERVER.TOOL(args)`: `declare const tools: { SERVER: { TOOL(args: {...}): "
+                        + "Promise<...> } }`, from each tool's input and output schemas, with its description as a doc "
+                        + "comment. A tool gives its structured content, else its text (parsed when it is JSON), else "
+                        + "its content array; a tool error rejects with an Error carrying the tool's message.")
+                .outputSchema(schema("""
+                        {"type": "object",
+                         "properties": {"typescript": {"type": "string"}},
+                         "required": ["typescript"]}
+                        """))
+                .annotations(hints("Describe the tools code can call", true, false))
+                .build();
+    }
+
+    private CallToolResult describeTools(Map<String, Object> arguments) {
+        ObjectNode node = Output.JSON.createObjectNode();
+        node.put("typescript", proxied.typescript());
+        return CallToolResult.builder()
+                .content(List.of(TextContent.builder(proxied.typescript()).build()))
+                .structuredContent(node)
+                .isError(false)
                 .build();
     }
 
@@ -181,6 +218,7 @@ final class ServeTools {
         node.put("executionTimeMs", Output.millis(result.executionTime()));
         node.put("savedMs", Output.millis(outcome.saved()));
         node.put("console", result.console());
+        Output.runDetails(node, outcome);
         return result.isSuccess() ? structured(node, false) : errorResult(node);
     }
 
@@ -231,16 +269,16 @@ final class ServeTools {
         }
         Object context = arguments.getOrDefault("context", Map.of());
         if (!(context instanceof Map)) {
-            throw new IllegalArgumentException("context: must be a JSON object, not " + jsonType(context));
+            throw new IllegalArgumentException("context: must be a JSON object, not " + Inputs.jsonType(context));
         }
         Set<String> tools = new LinkedHashSet<>();
         Object declared = arguments.getOrDefault("tools", List.of());
         if (!(declared instanceof List<?> names)) {
-            throw new IllegalArgumentException("tools: must be an array of tool names, not " + jsonType(declared));
+            throw new IllegalArgumentException("tools: must be an array of tool names, not " + Inputs.jsonType(declared));
         }
         for (Object name : names) {
             if (!(name instanceof String tool) || tool.isBlank()) {
-                throw new IllegalArgumentException("tools: every item must be a non-empty tool name, not " + jsonType(name));
+                throw new IllegalArgumentException("tools: every item must be a non-empty tool name, not " + Inputs.jsonType(name));
             }
             tools.add(tool);
         }
@@ -264,7 +302,7 @@ final class ServeTools {
 
     private static Duration timeout(Object value, Duration max) {
         if (!(value instanceof Number number)) {
-            throw new IllegalArgumentException("timeout: must be a number of seconds, not " + jsonType(value));
+            throw new IllegalArgumentException("timeout: must be a number of seconds, not " + Inputs.jsonType(value));
         }
         BigDecimal seconds = new BigDecimal(number.toString());
         Duration timeout = Duration.ofNanos(seconds.movePointRight(9).min(BigDecimal.valueOf(Long.MAX_VALUE)).longValue());
@@ -460,25 +498,6 @@ final class ServeTools {
         } catch (java.io.IOException e) {
             throw new IllegalStateException("bad schema in the code: " + e.getMessage(), e);
         }
-    }
-
-    private static String jsonType(Object value) {
-        if (value == null) {
-            return "null";
-        }
-        if (value instanceof String) {
-            return "a string";
-        }
-        if (value instanceof Number) {
-            return "a number";
-        }
-        if (value instanceof Boolean) {
-            return "a boolean";
-        }
-        if (value instanceof List) {
-            return "an array";
-        }
-        return value instanceof Map ? "an object" : value.getClass().getSimpleName();
     }
 
     private static String number(double value) {

@@ -13,6 +13,8 @@ import jakarta.inject.Provider;
  */
 final class Session implements AutoCloseable {
     private final Settings settings;
+    private static final System.Logger LOG = System.getLogger("dev.execache.cli");
+
     private final CacheStore store;
     private final LazySandbox sandbox;
     private final CachedExecutor executor;
@@ -51,12 +53,29 @@ final class Session implements AutoCloseable {
         sandbox.start();
     }
 
+    /**
+     * A store that cannot write what it kept pending (a full disk) must not turn a run that
+     * succeeded into a failure: its error is logged, never thrown.
+     */
     @Override
     public void close() {
         try {
             sandbox.close();
         } finally {
-            resources.release(store);
+            try {
+                resources.release(store);
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "cache store could not save its last counts and hit times on close"
+                        + " (results are unaffected): " + rootMessage(e));
+            }
         }
+    }
+
+    private static String rootMessage(Throwable e) {
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        return root.getMessage() == null ? e.getMessage() : root.getMessage();
     }
 }

@@ -256,8 +256,11 @@ record Settings(
                 : nonNegative(env.get("EXECACHE_WARM_POOL"), "EXECACHE_WARM_POOL");
         // relative paths in the code resolve where the command was started (run, inspect and serve alike)
         Limits limits = Limits.DEFAULTS.withTimeout(timeout).withMemoryMb(memoryMb).withAllowRead(allowRead)
-                .withWorkingDirectory(workingDir.toAbsolutePath().normalize().toString());
-        return new Settings(store, new CachePolicy(enabled, ttl, maxEntries), sqlitePath, redisUrl, requireStore,
+                .withWorkingDirectory(workingDir.toAbsolutePath().normalize().toString())
+                .withMaxToolCalls(config.gateway().maxCallsPerRun()).withMaxToolBytes(config.gateway().maxBytesPerRun());
+        boolean cacheNondeterministic = config.cacheNondeterministic() == null || config.cacheNondeterministic();
+        return new Settings(store, new CachePolicy(enabled, ttl, maxEntries, cacheNondeterministic), sqlitePath,
+                redisUrl, requireStore,
                 limits, tools, denoPath, cacheDirectory, warmPoolSize, config.path(), config.gateway(), sources);
     }
 

@@ -1,9 +1,11 @@
 package dev.execache.cli;
 
 import dev.execache.core.CacheStore;
+import dev.execache.core.Counter;
 import dev.execache.core.ExecutionRequest;
 import dev.execache.core.ExecutionResult;
 import dev.execache.core.Sandbox;
+import dev.execache.core.SandboxTools;
 import dev.execache.sandbox.DenoSandbox;
 import dev.execache.sandbox.DenoSandboxSettings;
 import java.io.IOException;
@@ -101,8 +103,9 @@ final class SharedResources implements Resources {
             CacheStore open = store.getValue().store();
             String counters;
             try {
-                var stats = dev.execache.core.CacheStats.from(open.counters(), open.size(), open.estimatedBytes());
-                counters = stats.hits() + " hits, " + stats.misses() + " misses, " + stats.entries() + " entries";
+                var counted = open.counters();
+                counters = counted.getOrDefault(Counter.HITS, 0L) + " hits, " + counted.getOrDefault(Counter.MISSES, 0L)
+                        + " misses, " + open.size() + " entries";
             } catch (RuntimeException e) {
                 counters = "unreadable: " + e.getMessage();
             }
@@ -141,8 +144,8 @@ final class SharedResources implements Resources {
     /** A shared sandbox a command uses and does not close. */
     private record KeptOpen(Sandbox sandbox) implements Sandbox {
         @Override
-        public ExecutionResult execute(ExecutionRequest request) {
-            return sandbox.execute(request);
+        public ExecutionResult execute(ExecutionRequest request, SandboxTools tools) {
+            return sandbox.execute(request, tools);
         }
 
         @Override

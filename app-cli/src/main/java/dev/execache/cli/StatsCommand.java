@@ -54,6 +54,13 @@ final class StatsCommand implements Callable<Integer> {
                 row(out, "expirations", Long.toString(stats.expirations()));
                 row(out, "invalidations", Long.toString(stats.invalidations()));
                 row(out, "store errors", Long.toString(stats.storeErrors()));
+                row(out, "damaged", stats.damaged() + " (failed their checksum; removed, never served)");
+                if (!stats.tools().isEmpty()) {
+                    out.println("tool calls (included above):");
+                    stats.tools().forEach((tool, counted) -> out.printf(Locale.ROOT,
+                            "  %-14s %d hits, %d misses, hit rate %.1f%%, saved %s%n", tool, counted.hits(),
+                            counted.misses(), counted.hitRate() * 100, CacheStats.human(counted.saved())));
+                }
             }
             out.flush();
             return ExitCode.OK;

@@ -32,6 +32,10 @@ final class ToolsCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print one JSON object per tool, in an array. Default: false.")
     boolean json;
 
+    @Option(names = "--typescript", description = "Print TypeScript declarations of the tools code can call "
+            + "(declare const tools: {...}), from their schemas, for `deno check` or an agent. Default: false.")
+    boolean typescript;
+
     @Inject
     ToolsCommand(Environment environment) {
         this.environment = environment;
@@ -51,7 +55,11 @@ final class ToolsCommand implements Callable<Integer> {
         ToolCallRules rules = new ToolCallRules(settings.gateway().rules(), settings.policy());
         try (McpToolCatalog catalog = ProxiedTools.startCatalog(settings)) {
             List<CatalogTool> tools = catalog.tools();
-            if (json) {
+            if (typescript) {
+                out.print(TypeScriptDeclarations.of(tools, settings.gateway().servers().stream()
+                        .filter(GatewayConfig.Server::codeAccess).map(server -> server.settings().name())
+                        .collect(java.util.stream.Collectors.toSet())));
+            } else if (json) {
                 ArrayNode array = Output.JSON.createArrayNode();
                 for (CatalogTool tool : tools) {
                     ToolCallRules.Decision decision = rules.decide(tool);

@@ -180,8 +180,8 @@ class FleetIT {
     }
 
     /**
-     * The killed server may have held the fleet's flight for some scripts: the others wait for
-     * its lease to lapse (the run timeout plus a margin), then run them themselves.
+     * The killed server may have held the fleet's flight for some scripts: its lease lapses
+     * within seconds once it stops renewing it, and the others then run them themselves.
      */
     @Test
     void killingOneServerMidRunLosesNothingForTheOthers() throws Exception {
@@ -238,16 +238,30 @@ class FleetIT {
         assertThat(structured(downSecond).get("cache").textValue()).isEqualTo("store_error");
 
         redis.restart();
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        String status;
-        int attempt = 0;
-        do {
-            status = status(first, "return 'after " + attempt++ + "'");
-        } while (!status.equals("miss") && System.nanoTime() < deadline);
+        for (ServeProcess server : servers) {
+            assertThat(server.awaitStderr(line -> line.contains("answers again"), Duration.ofSeconds(60))).isNotEmpty();
+        }
 
-        assertThat(status).isEqualTo("miss");
-        assertThat(status(second, "return 'after " + (attempt - 1) + "'")).isEqualTo("hit");
+        // Redisson re-establishes its pooled connections one by one after Redis is back, so a call
+        // may still meet a dead one; what is promised is that caching comes back, not on which call.
+        String after = null;
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        for (int attempt = 0; after == null && System.nanoTime() < deadline; attempt++) {
+            String code = "return 'after " + attempt + "'";
+            String status = status(first, code);
+            assertThat(status).isIn("miss", "store_error");
+            if (status.equals("miss")) {
+                after = code;
+            } else {
+                Thread.sleep(250);
+            }
+        }
+        assertThat(after).as("a run on the first server was cached again once Redis was back").isNotNull();
+        assertThat(status(second, after)).isEqualTo("hit");
         assertThat(first.awaitStderr(line -> line.contains("caching resumed"), Duration.ofSeconds(5))).isNotEmpty();
+        assertThat(first.stderr()).as("warnings are one line each, without client internals")
+                .filteredOn(line -> line.contains("warning")).isNotEmpty()
+                .allSatisfy(line -> assertThat(line).doesNotContain("redis.call", "org.redisson", "Exception"));
     }
 
     private static String status(ServeProcess server, String code) {

@@ -103,4 +103,31 @@ class ServeGatewayTest {
         }
         assertThat(changed).isTrue();
     }
+
+    @Test
+    void describeToolsGivesTypeScriptDeclarationsOfTheToolsCodeCanCall() {
+        client.initialize();
+
+        assertThat(toolNames()).contains("describe_tools");
+        JsonNode result = client.callTool("describe_tools", Map.of());
+
+        String typescript = result.at("/structuredContent/typescript").textValue();
+        assertThat(typescript).startsWith("/** The tools code can call through execache")
+                .contains("declare const tools: {\n  lab: {\n")
+                .contains("    /**\n     * The counter.\n     */\n    get_count(args?: {\n")
+                .contains("      who?: string;\n");
+        assertThat(result.at("/content/0/text").textValue()).isEqualTo(typescript);
+    }
+
+    @Test
+    void executeCodeSaysWhichToolCallsTheRunMadeAndWhyItWasNotStored() {
+        client.initialize();
+
+        JsonNode result = client.callTool("execute_code", Map.of("code", ServeFixture.TWO));
+
+        assertThat(result.at("/structuredContent/toolCalls").isArray()).isTrue();
+        assertThat(result.at("/structuredContent/toolCalls")).isEmpty();
+        assertThat(result.at("/structuredContent/notStored").isNull()).isTrue();
+        assertThat(result.at("/structuredContent/nondeterminism")).isEmpty();
+    }
 }

@@ -24,9 +24,12 @@ import java.util.function.Predicate;
  * {@code execache.jar}).
  */
 final class ServeProcess implements AutoCloseable {
-    static final Duration REQUEST_TIMEOUT = Duration.ofMinutes(2);
-    /** Long enough for several JVMs starting at once on a busy machine; a failure to start still shows. */
-    private static final Duration STARTUP = Duration.ofMinutes(2);
+    /**
+     * A bound on waiting, not a speed check: at load 46 on 2 cores one serve took 21.5 s to
+     * answer initialize, and three starting together with their Deno pools took over 60 s.
+     */
+    static final Duration REQUEST_TIMEOUT = Duration.ofMinutes(3);
+    private static final Duration STARTUP = REQUEST_TIMEOUT;
 
     private final String marker = UUID.randomUUID().toString();
     private final List<String> stderr = new CopyOnWriteArrayList<>();

@@ -102,7 +102,7 @@ public final class ServeRoundTrip {
     }
 
     /** The Deno execache uses: EXECACHE_DENO, deno on the PATH, else the copy it installed. */
-    private static Path deno() throws IOException {
+    static Path deno() throws IOException {
         String configured = System.getenv("EXECACHE_DENO");
         if (configured != null) {
             return Path.of(configured);
@@ -116,8 +116,9 @@ public final class ServeRoundTrip {
         String xdg = System.getenv("XDG_CACHE_HOME");
         Path cache = xdg != null && !xdg.isBlank() ? Path.of(xdg, "execache") : Path.of(System.getProperty("user.home"), ".cache", "execache");
         try (Stream<Path> files = Files.walk(cache, 6)) {
-            return files.filter(path -> path.getFileName().toString().equals("deno") && Files.isRegularFile(path)
-                    && Files.isExecutable(path)).findFirst()
+            // the executable itself, not npm's launcher script linked from node_modules/.bin
+            return files.filter(path -> path.getFileName().toString().equals("deno") && !Files.isSymbolicLink(path)
+                    && Files.isRegularFile(path) && Files.isExecutable(path)).findFirst()
                     .orElseThrow(() -> new IllegalStateException("no deno found; set EXECACHE_DENO"));
         }
     }

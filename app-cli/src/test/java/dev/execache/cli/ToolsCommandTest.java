@@ -22,7 +22,13 @@ class ToolsCommandTest {
     private final ByteArrayOutputStream err = new ByteArrayOutputStream();
 
     private int run(String... args) {
-        return Main.run(args, Map.of("XDG_CACHE_HOME", dir.resolve("cache").toString()), dir,
+        String deno;
+        try {
+            deno = ServeRoundTrip.deno().toString();
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+        return Main.run(args, Map.of("XDG_CACHE_HOME", dir.resolve("cache").toString(), "EXECACHE_DENO", deno), dir,
                 new ByteArrayInputStream(new byte[0]),
                 new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
     }
@@ -52,5 +58,35 @@ class ToolsCommandTest {
     void withoutServersItSaysSo() {
         assertThat(run("tools")).isEqualTo(ExitCode.USAGE);
         assertThat(err.toString(StandardCharsets.UTF_8)).contains("no servers: in the config file");
+    }
+
+    private void labConfig() throws IOException {
+        Files.writeString(dir.resolve("execache.yaml"), """
+                servers:
+                  lab:
+                    command: node
+                    args: ["%s"]
+                """.formatted(Downstream.nodeModules().resolveSibling("lab-server.mjs")));
+    }
+
+    @Test
+    void typescriptDeclaresTheToolsCodeCanCall() throws IOException {
+        labConfig();
+
+        assertThat(run("tools", "--typescript")).isEqualTo(ExitCode.OK);
+
+        assertThat(out.toString(StandardCharsets.UTF_8)).contains("declare const tools: {\n  lab: {\n")
+                .contains("    get_count(args?: {\n      who?: string;\n    }): Promise<unknown>;\n");
+    }
+
+    @Test
+    void runGivesTheCodeTheConfiguredServersTools() throws IOException {
+        labConfig();
+        Files.writeString(dir.resolve("code.js"), "return (await tools.lab.get_other({})).served");
+
+        assertThat(run("run", "code.js", "--store", "memory", "--json")).isEqualTo(ExitCode.OK);
+
+        String json = out.toString(StandardCharsets.UTF_8);
+        assertThat(json).contains("\"result\":1").contains("\"toolCalls\":[{\"tool\":\"lab__get_other\",\"cache\":\"miss\"");
     }
 }

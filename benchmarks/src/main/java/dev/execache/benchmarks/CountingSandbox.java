@@ -3,6 +3,7 @@ package dev.execache.benchmarks;
 import dev.execache.core.ExecutionRequest;
 import dev.execache.core.ExecutionResult;
 import dev.execache.core.Sandbox;
+import dev.execache.core.SandboxTools;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /** Counts the executions that reach the sandbox it wraps (which its owner closes). */
@@ -15,9 +16,9 @@ final class CountingSandbox implements Sandbox {
     }
 
     @Override
-    public ExecutionResult execute(ExecutionRequest request) {
+    public ExecutionResult execute(ExecutionRequest request, SandboxTools tools) {
         executions.incrementAndGet();
-        return delegate.execute(request);
+        return delegate.execute(request, tools);
     }
 
     int executions() {

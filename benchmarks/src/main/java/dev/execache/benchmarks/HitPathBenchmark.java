@@ -59,7 +59,7 @@ public class HitPathBenchmark {
         request = ExecutionRequest.of(code, Map.of("limit", 10, "user", "ada", "tags", java.util.List.of("a", "b")));
         store = new MemoryCacheStore(100, Clock.systemUTC());
         executor = new CachedExecutor(
-                r -> ExecutionResult.success("{\"answer\":42}", "", Duration.ofMillis(40)),
+                (r, tools) -> ExecutionResult.success("{\"answer\":42}", "", Duration.ofMillis(40)),
                 store, new MutableToolVersions(Map.of("github", "v1")), CachePolicy.DEFAULTS.withTtl(Duration.ofDays(1)),
                 Clock.systemUTC());
         ExecutionOutcome first = executor.execute(request);

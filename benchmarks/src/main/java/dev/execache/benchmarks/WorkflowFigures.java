@@ -128,7 +128,7 @@ final class WorkflowFigures {
 
     /** Which requests repeat an earlier one exactly, i.e. have the key of an earlier one. */
     private static boolean[] repeats(List<ExecutionRequest> requests) {
-        CachedExecutor keys = new CachedExecutor(request -> {
+        CachedExecutor keys = new CachedExecutor((request, tools) -> {
             throw new UnsupportedOperationException("only computes keys");
         }, new MemoryCacheStore(), new MutableToolVersions(Map.of()), POLICY, Clock.systemUTC());
         Set<String> seen = new HashSet<>();

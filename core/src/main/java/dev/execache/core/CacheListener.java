@@ -8,8 +8,12 @@ public interface CacheListener {
     default void onMiss(String tool, String key) {
     }
 
-    /** An entry was removed to keep a rule's bound. */
-    default void onEviction(String tool, String key) {
+    /** An identical call was running already; this one got its answer. */
+    default void onShared(String tool, String key) {
+    }
+
+    /** An entry was removed to keep the bound of the rule with glob {@code toolGlob}. */
+    default void onEviction(String toolGlob, String key) {
     }
 
     /** Entries of a tool were removed because its version changed. */

@@ -35,6 +35,16 @@ public interface CacheStore extends AutoCloseable {
      */
     List<CacheEntry> entries();
 
+    /**
+     * Like {@link #put(CacheEntry)}, and the entry joins {@code bound}'s group: past the group's
+     * own bound, the group's least recently used entries are evicted (and counted as evictions).
+     * An entry leaves its group whenever it leaves the store (removed, cleared, invalidated,
+     * expired, evicted), so the group's count is always exact.
+     *
+     * @return the keys evicted to keep the group's bound, eldest first
+     */
+    List<String> put(CacheEntry entry, GroupBound bound);
+
     /** @return whether an entry was removed */
     boolean remove(String key);
 
@@ -56,15 +66,25 @@ public interface CacheStore extends AutoCloseable {
     /** Removes every expired entry; returns how many. */
     int purgeExpired();
 
-    void increment(Counter counter, long delta);
-
-    /** Adds to several counters at once; a store over the network does it in one round trip. */
-    default void increment(Map<Counter, Long> deltas) {
-        deltas.forEach(this::increment);
+    default void increment(Counter counter, long delta) {
+        increment(null, Map.of(counter, delta));
     }
 
-    /** Every counter, zero for those never incremented. */
+    default void increment(Map<Counter, Long> deltas) {
+        increment(null, deltas);
+    }
+
+    /**
+     * Adds to several counters at once (a store over the network does it in one round trip):
+     * to the totals and, unless {@code tool} is null, to that tool's own counters too.
+     */
+    void increment(String tool, Map<Counter, Long> deltas);
+
+    /** Every counter in total, zero for those never incremented. */
     Map<Counter, Long> counters();
+
+    /** The counters of each tool that was ever counted, by tool name (sorted). */
+    Map<String, Map<Counter, Long>> toolCounters();
 
     /** The version of each tool as last recorded by any user of this store. */
     Map<String, String> lastSeenVersions();

@@ -5,18 +5,12 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.concurrent.CancellationException;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -30,19 +24,29 @@ public final class CachedExecutor {
     private static final Duration FLIGHT_MARGIN = Duration.ofSeconds(5);
 
     private final Sandbox sandbox;
+    private final PolicyLoop loop;
     private final StoreGuard store;
     private final ToolVersionSource toolVersions;
     private final CachePolicy policy;
     private final Clock clock;
-    private final ConcurrentHashMap<String, CompletableFuture<ExecutionOutcome>> inFlight = new ConcurrentHashMap<>();
+    private final Ticker ticker;
     private final AtomicBoolean versionsSynchronized = new AtomicBoolean();
+    private volatile CodeTools codeTools = CodeTools.NONE;
 
     public CachedExecutor(Sandbox sandbox, CacheStore store, ToolVersionSource toolVersions, CachePolicy policy, Clock clock) {
+        this(sandbox, store, toolVersions, policy, clock, Ticker.SYSTEM);
+    }
+
+    /** @param ticker measures the latency a hit saves (the clock gives times of day: creation, expiry) */
+    public CachedExecutor(Sandbox sandbox, CacheStore store, ToolVersionSource toolVersions, CachePolicy policy,
+            Clock clock, Ticker ticker) {
         this.sandbox = Objects.requireNonNull(sandbox, "sandbox must not be null");
         this.store = new StoreGuard(Objects.requireNonNull(store, "store must not be null"));
         this.toolVersions = Objects.requireNonNull(toolVersions, "toolVersions must not be null");
         this.policy = Objects.requireNonNull(policy, "policy must not be null");
         this.clock = Objects.requireNonNull(clock, "clock must not be null");
+        this.ticker = Objects.requireNonNull(ticker, "ticker must not be null");
+        this.loop = new PolicyLoop(this.store, clock, ticker);
         toolVersions.addListener(this::toolChanged);
     }
 
@@ -53,9 +57,10 @@ public final class CachedExecutor {
      * @throws SandboxUnavailableException if the sandbox cannot run anything
      */
     public ExecutionOutcome execute(ExecutionRequest request) {
-        Map<String, String> versions = versionsFor(request);
+        CodeTools tools = codeTools;
+        Map<String, String> versions = versionsFor(request, tools);
         if (!policy.enabled()) {
-            return new ExecutionOutcome(sandbox.execute(request), CacheStatus.BYPASS, null, Duration.ZERO);
+            return bypass(request, tools);
         }
         if (!versionsSynchronized.get()) {
             synchronizeToolVersions();
@@ -63,27 +68,26 @@ public final class CachedExecutor {
         Optional<String> key = cacheKey(request, versions);
         if (key.isEmpty()) {
             LOG.log(Level.INFO, "not cached: " + ReadFingerprint.NOT_WATCHABLE);
-            return new ExecutionOutcome(sandbox.execute(request), CacheStatus.BYPASS, null, Duration.ZERO);
+            return bypass(request, tools);
         }
-        return executeOnce(request, key.get(), versions);
+        PolicyLoop.Outcome<Ran> outcome = loop.serve(new Execution(request, key.get(), versions, tools));
+        Ran ran = outcome.result();
+        return new ExecutionOutcome(ran.result(), outcome.status(), key.get(), outcome.saved(), ran.calls(),
+                ran.notStoredBecause());
     }
 
-    private ExecutionOutcome executeOnce(ExecutionRequest request, String key, Map<String, String> versions) {
-        CompletableFuture<ExecutionOutcome> mine = new CompletableFuture<>();
-        CompletableFuture<ExecutionOutcome> running = inFlight.putIfAbsent(key, mine);
-        if (running != null) {
-            return awaitShared(running, request, key, versions);
-        }
-        try {
-            ExecutionOutcome outcome = lookUpOrRun(request, key, versions);
-            mine.complete(outcome);
-            return outcome;
-        } catch (RuntimeException | Error e) {
-            mine.completeExceptionally(e);
-            throw e;
-        } finally {
-            inFlight.remove(key, mine);
-        }
+    /**
+     * The tools code may call from now on ({@code tools.SERVER.TOOL(args)}): every call goes
+     * through them, and a run depends on the tools it called, not on every tool they offer.
+     */
+    public void useCodeTools(CodeTools tools) {
+        this.codeTools = Objects.requireNonNull(tools, "tools must not be null");
+    }
+
+    private ExecutionOutcome bypass(ExecutionRequest request, CodeTools tools) {
+        RunTools runTools = new RunTools(tools, request.limits());
+        ExecutionResult result = sandbox.execute(request, runTools);
+        return new ExecutionOutcome(result, CacheStatus.BYPASS, null, Duration.ZERO, runTools.calls(), null);
     }
 
     /**
@@ -92,18 +96,18 @@ public final class CachedExecutor {
      * @throws IllegalArgumentException if the request is not cacheable (the files it may read cannot be watched)
      */
     public String keyFor(ExecutionRequest request) {
-        return cacheKey(request, versionsFor(request)).orElseThrow(() -> new IllegalArgumentException(
+        return cacheKey(request, versionsFor(request, codeTools)).orElseThrow(() -> new IllegalArgumentException(
                 "not cacheable: " + ReadFingerprint.NOT_WATCHABLE));
     }
 
     /** Every live entry, without counting hits; empty when the store is unusable. */
     public List<CacheEntry> entries() {
-        return store.call("list entries", () -> store.store().entries(), List.of());
+        return store.entries();
     }
 
     /** The stored entry under {@code key}, without counting a hit. */
     public Optional<CacheEntry> inspect(String key) {
-        return store.call("read an entry", () -> store.store().peek(key), Optional.empty());
+        return store.peek(key);
     }
 
     /**
@@ -113,8 +117,7 @@ public final class CachedExecutor {
      */
     public List<Invalidation> synchronizeToolVersions() {
         Map<String, String> current = toolVersions.versions();
-        Optional<Map<String, String>> lastSeen = store.call("read tool versions",
-                () -> Optional.of(store.store().lastSeenVersions()), Optional.empty());
+        Optional<Map<String, String>> lastSeen = store.lastSeenVersions();
         if (lastSeen.isEmpty()) {
             return List.of();
         }
@@ -122,10 +125,10 @@ public final class CachedExecutor {
         for (Map.Entry<String, String> tool : new TreeMap<>(current).entrySet()) {
             String previous = lastSeen.get().get(tool.getKey());
             if (previous != null && !previous.equals(tool.getValue())) {
-                invalidations.add(invalidate(tool.getKey(), previous, tool.getValue()));
+                invalidations.add(loop.invalidate(tool.getKey(), previous, tool.getValue()));
             }
         }
-        if (store.run("record tool versions", () -> store.store().recordVersions(current))) {
+        if (store.recordVersions(current)) {
             versionsSynchronized.set(true);
         }
         return invalidations;
@@ -133,132 +136,33 @@ public final class CachedExecutor {
 
     /** Removes every entry that depended on {@code tool}; returns how many. */
     public int invalidateTool(String tool) {
-        int removed = removeEntriesOf(tool);
-        LOG.log(Level.INFO, "tool " + tool + " invalidated on request: removed " + removed
-                + (removed == 1 ? " entry" : " entries"));
-        return removed;
+        return loop.invalidate(tool, null, null).removed();
     }
 
     /** Removes every entry whose key matches the glob; returns how many. */
     public int clear(String keyGlob) {
         Glob.of(keyGlob);
-        return store.call("clear entries", () -> store.store().removeByPattern(keyGlob), 0);
+        return store.removeByPattern(keyGlob);
     }
 
     public CacheStats stats() {
-        Map<Counter, Long> counters = store.counters();
-        int entries = store.call("count entries", () -> store.store().size(), 0);
-        long bytes = store.call("estimate size", () -> store.store().estimatedBytes(), 0L);
-        return CacheStats.from(counters, entries, bytes);
+        return CacheStats.from(store.counters(), store.toolCounters(), store.size(), store.estimatedBytes());
     }
 
     public CachePolicy policy() {
         return policy;
     }
 
-    private ExecutionOutcome lookUpOrRun(ExecutionRequest request, String key, Map<String, String> versions) {
-        long lookupStart = System.nanoTime();
-        Optional<CacheEntry> hit = store.call("read an entry", () -> store.store().get(key), Optional.empty());
-        if (hit.isPresent()) {
-            return hitOutcome(hit.get(), key, lookupStart);
-        }
-        boolean storeWasDown = store.isDown();
-        Duration maxHold = request.limits().timeout().plus(FLIGHT_MARGIN);
-        FlightLease lease = store.call("take the flight", () -> acquireFlight(key, maxHold), FlightLease.LOCAL);
-        try {
-            if (lease != FlightLease.LOCAL) {
-                long recheckStart = System.nanoTime();
-                Optional<CacheEntry> computedElsewhere = store.call("read an entry", () -> store.store().get(key), Optional.empty());
-                if (computedElsewhere.isPresent()) {
-                    return hitOutcome(computedElsewhere.get(), key, recheckStart);
-                }
-            }
-            ExecutionResult result = sandbox.execute(request);
-            boolean stored = result.isSuccess() && store(key, result, versions, request.labelOrFirstLine());
-            boolean counted = store.run("count a miss", () -> store.store().increment(Counter.MISSES, 1));
-            CacheStatus status = (storeWasDown || !counted || (result.isSuccess() && !stored))
-                    ? CacheStatus.STORE_ERROR : CacheStatus.MISS;
-            return new ExecutionOutcome(result, status, key, Duration.ZERO);
-        } finally {
-            lease.close();
-        }
-    }
-
-    private FlightLease acquireFlight(String key, Duration maxHold) {
-        try {
-            return store.store().acquireFlight(key, maxHold);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return FlightLease.LOCAL;
-        }
-    }
-
-    private ExecutionOutcome hitOutcome(CacheEntry entry, String key, long lookupStartNanos) {
-        Duration lookup = Duration.ofNanos(System.nanoTime() - lookupStartNanos);
-        Duration saved = entry.executionTime().minus(lookup);
-        if (saved.isNegative()) {
-            saved = Duration.ZERO;
-        }
-        Map<Counter, Long> counted = new EnumMap<>(Counter.class);
-        counted.put(Counter.HITS, 1L);
-        counted.put(Counter.SAVED_NANOS, saved.toNanos());
-        store.run("count a hit", () -> store.store().increment(counted));
-        ExecutionResult result = ExecutionResult.success(entry.value(), entry.console(), entry.executionTime());
-        return new ExecutionOutcome(result, CacheStatus.HIT, key, saved);
-    }
-
-    private boolean store(String key, ExecutionResult result, Map<String, String> versions, String label) {
-        Instant now = clock.instant();
-        CacheEntry entry = new CacheEntry(key, result.value(), result.console(), result.executionTime(),
-                versions, now, now.plus(policy.ttl()), 0, label);
-        return store.run("store a result", () -> store.store().put(entry));
-    }
-
     /**
-     * The result of the identical run in flight. Every call answered this way is counted: a hit
-     * handed on is a hit, a run's result handed on is {@link Counter#SHARED}. When that run was
-     * cancelled (its caller went away) this call runs the request itself.
+     * The versions in the key: those of the tools the request declares, or else of every known
+     * tool but those code can call (a run depends on those it called, recorded as it runs).
      */
-    private ExecutionOutcome awaitShared(CompletableFuture<ExecutionOutcome> running, ExecutionRequest request,
-            String key, Map<String, String> versions) {
-        long waitStart = System.nanoTime();
-        ExecutionOutcome leader;
-        try {
-            leader = running.get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new CancellationException("cancelled while waiting for an identical run");
-        } catch (CancellationException e) {
-            return executeOnce(request, key, versions);
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof CancellationException) {
-                return executeOnce(request, key, versions);
-            }
-            if (e.getCause() instanceof RuntimeException cause) {
-                throw cause;
-            }
-            throw new CompletionException(e.getCause());
-        }
-        if (leader.status() == CacheStatus.HIT) {
-            Duration waited = Duration.ofNanos(System.nanoTime() - waitStart);
-            Duration saved = leader.result().executionTime().minus(waited);
-            if (saved.isNegative()) {
-                saved = Duration.ZERO;
-            }
-            Map<Counter, Long> counted = new EnumMap<>(Counter.class);
-            counted.put(Counter.HITS, 1L);
-            counted.put(Counter.SAVED_NANOS, saved.toNanos());
-            store.run("count a hit", () -> store.store().increment(counted));
-            return new ExecutionOutcome(leader.result(), CacheStatus.HIT, leader.key(), saved);
-        }
-        store.run("count a shared result", () -> store.store().increment(Counter.SHARED, 1));
-        return new ExecutionOutcome(leader.result(), CacheStatus.SHARED, leader.key(), Duration.ZERO);
-    }
-
-    private Map<String, String> versionsFor(ExecutionRequest request) {
+    private Map<String, String> versionsFor(ExecutionRequest request, CodeTools tools) {
         Map<String, String> known = toolVersions.versions();
         if (request.tools().isEmpty()) {
-            return new TreeMap<>(known);
+            Map<String, String> all = new TreeMap<>(known);
+            all.keySet().removeAll(tools.names());
+            return all;
         }
         Map<String, String> used = new TreeMap<>();
         for (String tool : request.tools()) {
@@ -282,23 +186,156 @@ public final class CachedExecutor {
     }
 
     private void toolChanged(String tool, String newVersion) {
-        String previous = store.call("read tool versions", () -> store.store().lastSeenVersions().get(tool), null);
-        invalidate(tool, previous, newVersion);
-        store.run("record tool versions", () -> store.store().recordVersions(Map.of(tool, newVersion)));
+        String previous = store.lastSeenVersions().map(seen -> seen.get(tool)).orElse(null);
+        loop.invalidate(tool, previous, newVersion);
+        store.recordVersions(Map.of(tool, newVersion));
     }
 
-    private Invalidation invalidate(String tool, String oldVersion, String newVersion) {
-        int removed = removeEntriesOf(tool);
-        Invalidation invalidation = new Invalidation(tool, oldVersion, newVersion, removed);
-        LOG.log(Level.INFO, invalidation.toString());
-        return invalidation;
+    /** What one run gave: its result, the tool calls it made and why it may not be stored. */
+    private record Ran(ExecutionResult result, List<ToolCallRecord> calls, String notStoredBecause,
+            Map<String, String> dependsOn) {
     }
 
-    private int removeEntriesOf(String tool) {
-        int removed = store.call("remove entries of a tool", () -> store.store().removeByTool(tool), 0);
-        if (removed > 0) {
-            store.run("count invalidations", () -> store.store().increment(Counter.INVALIDATIONS, removed));
+    /**
+     * The tools of one run: every call goes to the {@link CodeTools} under the run's limits, and
+     * is recorded, with the version of the tool it reached and whether its answer may be reused.
+     */
+    private final class RunTools implements SandboxTools {
+        private final CodeTools tools;
+        private final Limits limits;
+        private final List<ToolCallRecord> calls = new ArrayList<>();
+        private final Map<String, String> called = new TreeMap<>();
+        private int count;
+        private long bytes;
+        private String notStoredBecause;
+
+        RunTools(CodeTools tools, Limits limits) {
+            this.tools = tools;
+            this.limits = limits;
         }
-        return removed;
+
+        @Override
+        public Map<String, List<String>> reachable() {
+            return tools.reachable();
+        }
+
+        @Override
+        public ToolAnswer call(String server, String tool, String argumentsJson) {
+            synchronized (this) {
+                if (count >= limits.maxToolCalls()) {
+                    String problem = "the run made more tool calls than its limit of " + limits.maxToolCalls();
+                    notStored(problem);
+                    return ToolAnswer.error(problem);
+                }
+                count++;
+            }
+            long start = ticker.read();
+            CodeToolCall call = tools.call(server, tool, argumentsJson);
+            Duration took = Duration.ofNanos(ticker.read() - start);
+            synchronized (this) {
+                calls.add(new ToolCallRecord(call.tool(), call.status(), took, call.answer().isError()));
+                if (call.version() != null) {
+                    called.put(call.tool(), call.version());
+                }
+                if (!call.cacheable()) {
+                    notStored(call.answer().isError() ? "the call of " + call.tool() + " failed"
+                            : call.tool() + " is not cached (it may change something), so neither is the run");
+                }
+                bytes += call.bytes();
+                if (bytes > limits.maxToolBytes()) {
+                    String problem = "the run's tool calls returned more than its limit of " + limits.maxToolBytes()
+                            + " bytes";
+                    notStored(problem);
+                    return ToolAnswer.error(problem);
+                }
+            }
+            return call.answer();
+        }
+
+        private void notStored(String reason) {
+            if (notStoredBecause == null) {
+                notStoredBecause = reason;
+            }
+        }
+
+        synchronized List<ToolCallRecord> calls() {
+            return List.copyOf(calls);
+        }
+
+        synchronized Map<String, String> called() {
+            return Map.copyOf(called);
+        }
+
+        synchronized String notStoredBecause() {
+            return notStoredBecause;
+        }
+    }
+
+    /** A code execution as the policy loop sees it. */
+    private final class Execution implements PolicyLoop.Call<Ran> {
+        private final ExecutionRequest request;
+        private final String key;
+        private final Map<String, String> versions;
+        private final CodeTools tools;
+
+        Execution(ExecutionRequest request, String key, Map<String, String> versions, CodeTools tools) {
+            this.request = request;
+            this.key = key;
+            this.versions = versions;
+            this.tools = tools;
+        }
+
+        @Override public String key() { return key; }
+        @Override public String tool() { return null; }
+        @Override public Duration maxHold() { return request.limits().timeout().plus(FLIGHT_MARGIN); }
+        @Override public GroupBound bound() { return null; }
+
+        @Override
+        public Ran run() {
+            RunTools runTools = new RunTools(tools, request.limits());
+            ExecutionResult result = sandbox.execute(request, runTools);
+            String notStored = runTools.notStoredBecause();
+            if (notStored == null && result.isSuccess() && !result.nondeterminism().isEmpty()
+                    && !policy.cacheNondeterministic()) {
+                notStored = "the code used " + String.join(", ", result.nondeterminism())
+                        + " and cache_nondeterministic is false";
+            }
+            Map<String, String> dependsOn = new TreeMap<>(versions);
+            dependsOn.putAll(runTools.called());
+            return new Ran(result, runTools.calls(), notStored, dependsOn);
+        }
+
+        /** The sandbox's own execution time is what a hit saves, not the time spent around it. */
+        @Override
+        public Optional<CacheEntry> entryFor(Ran ran, Duration took) {
+            ExecutionResult result = ran.result();
+            if (!result.isSuccess() || ran.notStoredBecause() != null) {
+                if (ran.notStoredBecause() != null) {
+                    LOG.log(Level.INFO, "not stored: " + ran.notStoredBecause());
+                }
+                return Optional.empty();
+            }
+            Instant now = clock.instant();
+            return Optional.of(new CacheEntry(key, result.value(), result.console(), result.executionTime(),
+                    ran.dependsOn(), now, now.plus(policy.ttl()), 0, request.labelOrFirstLine()));
+        }
+
+        @Override
+        public Ran fromEntry(CacheEntry entry) {
+            return new Ran(ExecutionResult.success(entry.value(), entry.console(), entry.executionTime()), List.of(),
+                    null, entry.toolVersions());
+        }
+
+        /** An entry whose tools have a new version here, before their removal reached the store, is stale. */
+        @Override
+        public boolean accepts(CacheEntry entry) {
+            Map<String, String> current = toolVersions.versions();
+            for (Map.Entry<String, String> tool : entry.toolVersions().entrySet()) {
+                if (!tool.getValue().equals(current.get(tool.getKey()))) {
+                    return false;
+                }
+            }
+            return true;
+        }
     }
 }

@@ -4,8 +4,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.IdentityHashMap;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -14,20 +12,40 @@ import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.LongAdder;
 
 /**
- * Caches agent tool calls by the same policy as code: read-only tools are cached, mutating
- * ones never (unless a rule names them exactly), failures never. Rules are chosen by glob
- * on the tool name, first match wins; tools no rule matches get the default rule.
+ * Caches agent tool calls by the same policy as code ({@link CachedExecutor}); both run one
+ * policy loop: look up, single flight, call, store only a success, count.
+ *
+ * <ul>
+ *   <li><b>Rules</b> are chosen by glob on the tool name, first match wins; tools no rule
+ *       matches get the default rule (cached, 5 minutes, 100 entries). Mutating tools
+ *       ({@link #MUTATING_TOOLS}) are never cached unless an enabled rule names one exactly;
+ *       a failed call ({@link ToolResult#isError()}) or a tool's exception is never cached.
+ *   <li><b>Single flight</b>: identical calls made at once call the tool once; the others get
+ *       its answer. On a store that coordinates a fleet (Redis), across processes too.
+ *   <li><b>Bounds</b>: each rule's {@code maxEntries} is a group bound kept by the store, so it
+ *       holds after {@link #clear}, invalidation or another process's calls.
+ *   <li><b>Counters</b> live in the store, per tool and in total: {@link #stats()} here,
+ *       {@code execache stats} and every process sharing the store see the same figures.
+ *   <li><b>Invalidation</b>: when the {@link ToolVersionSource} reports a tool's new version,
+ *       every entry made with that tool is removed ({@link #invalidateTool} does it by hand).
+ *   <li><b>Time</b>: a {@link java.time.Clock} for ages and expiry, a {@link Ticker} for how
+ *       long a call took and how much a hit saved.
+ * </ul>
+ *
+ * A failing store never fails a call: the call goes to the tool uncached.
  */
 public final class CachedTool {
     /** Tools that change the world; never cached unless a rule names one exactly. */
     public static final List<String> MUTATING_TOOLS =
             List.of("write*", "edit*", "bash", "*create*", "*update*", "*delete*", "*deploy*");
+    /** How long a fleet-wide flight of one call may be held unless the builder says otherwise. */
+    public static final Duration DEFAULT_FLIGHT_HOLD = Duration.ofSeconds(60);
 
     private final ToolInvoker invoker;
     private final StoreGuard store;
+    private final PolicyLoop loop;
     /** The rules in order, each with its glob compiled once. */
     private final Map<ToolCacheRule, Glob> rules = new LinkedHashMap<>();
     /** Which rule applies to a tool never changes after building: decided once per tool name. */
@@ -36,58 +54,69 @@ public final class CachedTool {
     private final ToolCallKeyGenerator keyGenerator;
     private final ToolVersionSource toolVersions;
     private final Clock clock;
+    private final Duration flightHold;
     private final List<CacheListener> listeners;
     private final List<Glob> mutating = MUTATING_TOOLS.stream().map(Glob::of).toList();
-    private final Map<ToolCacheRule, LinkedHashMap<String, String>> keysByRule = new IdentityHashMap<>();
-    private final Map<String, LongAdder[]> statsByTool = new ConcurrentHashMap<>();
 
     private CachedTool(Builder builder) {
         this.invoker = builder.invoker;
         this.store = new StoreGuard(builder.store);
+        this.loop = new PolicyLoop(store, builder.clock, builder.ticker);
         builder.rules.forEach(rule -> rules.put(rule, Glob.of(rule.toolGlob())));
         this.defaultRule = builder.defaultRule;
         this.keyGenerator = builder.keyGenerator;
         this.toolVersions = builder.toolVersions;
         this.clock = builder.clock;
+        this.flightHold = builder.flightHold;
         this.listeners = new CopyOnWriteArrayList<>(builder.listeners);
-        toolVersions.addListener((tool, version) -> invalidate(tool));
+        toolVersions.addListener((tool, version) -> invalidate(tool, null, version));
     }
 
     public static Builder builder(ToolInvoker invoker, CacheStore store) {
         return new Builder(invoker, store);
     }
 
-    /** Calls the tool, or returns its cached answer. Exceptions of the tool pass through, uncached. */
+    /**
+     * Calls the tool, or returns its cached answer. Exceptions of the tool pass through,
+     * uncached, to this caller and to every identical call that waited on it.
+     *
+     * @throws IllegalArgumentException if the tool name is blank or the arguments are not JSON-like
+     */
     public ToolResult call(String tool, Map<String, ?> args) {
+        return callWithStatus(tool, args).result();
+    }
+
+    /** As {@link #call}, and says how the answer came: hit, miss, shared, or bypass for a tool that is not cached. */
+    public ToolCallOutcome callWithStatus(String tool, Map<String, ?> args) {
         Optional<ToolCacheRule> rule = ruleFor(tool);
-        Map<String, Object> arguments = args == null ? Map.of() : Map.copyOf(args);
+        Map<String, Object> arguments = args == null ? Map.of() : java.util.Collections.unmodifiableMap(new LinkedHashMap<>(args));
         if (rule.isEmpty()) {
-            return invoker.invoke(tool, arguments);
+            return new ToolCallOutcome(invoker.invoke(tool, arguments), CacheStatus.BYPASS);
         }
         String key = keyFor(tool, arguments);
-        Optional<CacheEntry> hit = store.call("read an entry", () -> store.store().get(key), Optional.empty());
-        if (hit.isPresent()) {
-            count(tool, 0);
-            touch(rule.get(), key, tool);
-            listeners.forEach(listener -> listener.onHit(tool, key));
-            return ToolResult.ok(hit.get().value());
+        PolicyLoop.Outcome<ToolResult> outcome = loop.serve(new Call(tool, arguments, key, rule.get()));
+        switch (outcome.status()) {
+            case HIT -> listeners.forEach(listener -> listener.onHit(tool, key));
+            case SHARED -> listeners.forEach(listener -> listener.onShared(tool, key));
+            default -> listeners.forEach(listener -> listener.onMiss(tool, key));
         }
-        count(tool, 1);
-        listeners.forEach(listener -> listener.onMiss(tool, key));
-        long start = System.nanoTime();
-        ToolResult result = invoker.invoke(tool, arguments);
-        Duration took = Duration.ofNanos(System.nanoTime() - start);
-        if (!result.isError()) {
-            Instant now = clock.instant();
-            String version = toolVersions.versions().get(tool);
-            Map<String, String> dependsOn = version == null ? Map.of() : Map.of(tool, version);
-            CacheEntry entry = new CacheEntry(key, result.json(), "", took, dependsOn, now, now.plus(rule.get().ttl()), 0,
-                    label(tool, arguments));
-            if (store.run("store a result", () -> store.store().put(entry))) {
-                touch(rule.get(), key, tool);
-            }
+        for (String evicted : outcome.evicted()) {
+            listeners.forEach(listener -> listener.onEviction(rule.get().toolGlob(), evicted));
         }
-        return result;
+        return new ToolCallOutcome(outcome.result(), outcome.status());
+    }
+
+    /**
+     * Removes every entry that depended on any of {@code tools} (cached calls, and runs of code
+     * that called them), without counting them as invalidations: a write made them stale, not a
+     * new version. Returns how many.
+     */
+    public int removeDependents(Iterable<String> tools) {
+        int removed = 0;
+        for (String tool : tools) {
+            removed += store.removeByTool(tool);
+        }
+        return removed;
     }
 
     /** Whether calls of {@code tool} are cached. */
@@ -98,27 +127,38 @@ public final class CachedTool {
     /** Removes the cached calls of every tool matching {@code toolGlob}; returns how many. */
     public int clear(String toolGlob) {
         Glob.of(toolGlob);
-        return store.call("clear entries", () -> store.store().removeByPattern(keyGenerator.pattern(toolGlob)), 0);
+        return store.removeByPattern(keyGenerator.pattern(toolGlob));
+    }
+
+    /** Removes every cached call made with {@code tool}, as a version change does; returns how many. */
+    public int invalidateTool(String tool) {
+        return invalidate(tool, null, null).removed();
     }
 
     /** What the cache holds for this call, without counting a hit. */
     public Optional<ToolCallInfo> inspect(String tool, Map<String, ?> args) {
-        String key = keyFor(tool, args == null ? Map.of() : Map.copyOf(args));
+        String key = keyFor(tool, args == null ? Map.of() : java.util.Collections.unmodifiableMap(new LinkedHashMap<>(args)));
         Instant now = clock.instant();
-        return store.call("read an entry", () -> store.store().peek(key), Optional.<CacheEntry>empty())
+        return store.peek(key)
                 .map(entry -> new ToolCallInfo(key, Duration.between(entry.createdAt(), now),
                         Duration.between(now, entry.expiresAt()), entry.hits(), entry.toolVersions()));
     }
 
-    /** Hits and misses per tool, counted in this process. */
+    /** Hits, misses, latency saved and invalidations per tool, as the store counted them (fleet-wide on Redis). */
     public Map<String, ToolStats> stats() {
         Map<String, ToolStats> stats = new TreeMap<>();
-        statsByTool.forEach((tool, counts) -> stats.put(tool, new ToolStats(counts[0].sum(), counts[1].sum())));
+        store.toolCounters().forEach((tool, counters) -> stats.put(tool, ToolStats.from(counters)));
         return stats;
     }
 
     public void addListener(CacheListener listener) {
         listeners.add(Objects.requireNonNull(listener, "listener must not be null"));
+    }
+
+    private Invalidation invalidate(String tool, String oldVersion, String newVersion) {
+        Invalidation invalidation = loop.invalidate(tool, oldVersion, newVersion);
+        listeners.forEach(listener -> listener.onInvalidation(tool, invalidation.removed()));
+        return invalidation;
     }
 
     private Optional<ToolCacheRule> ruleFor(String tool) {
@@ -144,35 +184,38 @@ public final class CachedTool {
         return keyGenerator.key(tool, CanonicalJson.write(args, tool + ".args"), toolVersions.versions().get(tool));
     }
 
-    private void count(String tool, int index) {
-        statsByTool.computeIfAbsent(tool, name -> new LongAdder[] {new LongAdder(), new LongAdder()})[index].increment();
-    }
+    /** One tool call as the policy loop sees it. */
+    private final class Call implements PolicyLoop.Call<ToolResult> {
+        private final String tool;
+        private final Map<String, Object> arguments;
+        private final String key;
+        private final ToolCacheRule rule;
 
-    /** Keeps each rule's own bound: the least recently used call of a rule past its bound is removed. */
-    private void touch(ToolCacheRule rule, String key, String tool) {
-        List<Map.Entry<String, String>> evicted = new ArrayList<>();
-        synchronized (keysByRule) {
-            LinkedHashMap<String, String> keys = keysByRule.computeIfAbsent(rule, r -> new LinkedHashMap<>(16, 0.75f, true));
-            keys.put(key, tool);
-            Iterator<Map.Entry<String, String>> eldestFirst = keys.entrySet().iterator();
-            while (keys.size() > rule.maxEntries()) {
-                Map.Entry<String, String> eldest = eldestFirst.next();
-                evicted.add(Map.entry(eldest.getKey(), eldest.getValue()));
-                eldestFirst.remove();
+        Call(String tool, Map<String, Object> arguments, String key, ToolCacheRule rule) {
+            this.tool = tool;
+            this.arguments = arguments;
+            this.key = key;
+            this.rule = rule;
+        }
+
+        @Override public String key() { return key; }
+        @Override public String tool() { return tool; }
+        @Override public Duration maxHold() { return flightHold; }
+        @Override public GroupBound bound() { return new GroupBound("tool:" + rule.toolGlob(), rule.maxEntries()); }
+        @Override public ToolResult run() { return invoker.invoke(tool, arguments); }
+        @Override public ToolResult fromEntry(CacheEntry entry) { return ToolResult.ok(entry.value()); }
+
+        @Override
+        public Optional<CacheEntry> entryFor(ToolResult result, Duration took) {
+            if (result.isError()) {
+                return Optional.empty();
             }
+            Instant now = clock.instant();
+            String version = toolVersions.versions().get(tool);
+            Map<String, String> dependsOn = version == null ? Map.of() : Map.of(tool, version);
+            return Optional.of(new CacheEntry(key, result.json(), "", took, dependsOn, now, now.plus(rule.ttl()), 0,
+                    label(tool, arguments)));
         }
-        for (Map.Entry<String, String> eldest : evicted) {
-            store.run("evict an entry", () -> store.store().remove(eldest.getKey()));
-            listeners.forEach(listener -> listener.onEviction(eldest.getValue(), eldest.getKey()));
-        }
-    }
-
-    private void invalidate(String tool) {
-        int removed = store.call("remove entries of a tool", () -> store.store().removeByTool(tool), 0);
-        if (removed > 0) {
-            store.run("count invalidations", () -> store.store().increment(Counter.INVALIDATIONS, removed));
-        }
-        listeners.forEach(listener -> listener.onInvalidation(tool, removed));
     }
 
     /** Builds a {@link CachedTool}; every setting is checked when it is set. */
@@ -184,6 +227,8 @@ public final class CachedTool {
         private ToolCallKeyGenerator keyGenerator = ToolCallKeyGenerator.DEFAULT;
         private ToolVersionSource toolVersions = Map::of;
         private Clock clock = Clock.systemUTC();
+        private Ticker ticker = Ticker.SYSTEM;
+        private Duration flightHold = DEFAULT_FLIGHT_HOLD;
         private final List<CacheListener> listeners = new ArrayList<>();
 
         private Builder(ToolInvoker invoker, CacheStore store) {
@@ -222,6 +267,25 @@ public final class CachedTool {
 
         public Builder clock(Clock newClock) {
             this.clock = Objects.requireNonNull(newClock, "clock must not be null");
+            return this;
+        }
+
+        /** Measures how long a call took and how much a hit saved (default: {@link System#nanoTime()}). */
+        public Builder ticker(Ticker newTicker) {
+            this.ticker = Objects.requireNonNull(newTicker, "ticker must not be null");
+            return this;
+        }
+
+        /**
+         * How long one process may hold a call's fleet-wide flight before others give up
+         * waiting and call the tool themselves (default 60 s); it should outlast the slowest call.
+         */
+        public Builder flightHold(Duration hold) {
+            Objects.requireNonNull(hold, "flightHold must not be null");
+            if (hold.isZero() || hold.isNegative()) {
+                throw new IllegalArgumentException("flightHold must be positive: " + hold);
+            }
+            this.flightHold = hold;
             return this;
         }
 

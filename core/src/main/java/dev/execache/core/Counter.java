@@ -11,6 +11,8 @@ public enum Counter {
     /** Entries removed because a tool they depended on changed. */
     INVALIDATIONS,
     STORE_ERRORS,
+    /** Entries whose value failed its checksum when read: removed, never served. */
+    DAMAGED,
     /** Calls answered with the result of an identical run that was in flight (single flight). */
     SHARED
 }

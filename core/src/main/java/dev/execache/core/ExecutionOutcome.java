@@ -1,6 +1,7 @@
 package dev.execache.core;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -10,12 +11,20 @@ import java.util.Objects;
  * @param status hit, miss, ...
  * @param key the cache key, null when caching was bypassed
  * @param saved latency saved by not running (zero unless a hit or shared)
+ * @param toolCalls the tool calls the run made, in order (none for a hit: nothing ran)
+ * @param notStoredBecause why a successful run was not stored, or null
  */
-public record ExecutionOutcome(ExecutionResult result, CacheStatus status, String key, Duration saved) {
+public record ExecutionOutcome(ExecutionResult result, CacheStatus status, String key, Duration saved,
+        List<ToolCallRecord> toolCalls, String notStoredBecause) {
     public ExecutionOutcome {
         Objects.requireNonNull(result, "result must not be null");
         Objects.requireNonNull(status, "status must not be null");
         Objects.requireNonNull(saved, "saved must not be null");
+        toolCalls = toolCalls == null ? List.of() : List.copyOf(toolCalls);
+    }
+
+    public ExecutionOutcome(ExecutionResult result, CacheStatus status, String key, Duration saved) {
+        this(result, status, key, saved, List.of(), null);
     }
 
     public boolean isHit() {

@@ -7,7 +7,7 @@ import java.util.Objects;
 /**
  * The limits one run executes under.
  *
- * @param timeout wall-clock time after which the run is killed
+ * @param timeout wall-clock time after which the run is killed; the code's tool calls count
  * @param memoryMb memory the run may use, in MiB
  * @param allowRead paths the code may read; none by default
  * @param maxOutputBytes console output kept before the run is ended
@@ -15,13 +15,17 @@ import java.util.Objects;
  * @param workingDirectory the absolute directory relative paths in the code resolve against
  *     (reading there still needs {@code allowRead}); empty for none, then they resolve against
  *     the root
+ * @param maxToolCalls tool calls the code may make; one more is an error in the code
+ * @param maxToolBytes bytes the code's tool calls may return in all; past it a call is an error
  */
 public record Limits(Duration timeout, int memoryMb, List<String> allowRead, long maxOutputBytes, long maxResultBytes,
-        String workingDirectory) {
+        String workingDirectory, int maxToolCalls, long maxToolBytes) {
     public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(30);
     public static final int DEFAULT_MEMORY_MB = 512;
     public static final long DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
     public static final long DEFAULT_MAX_RESULT_BYTES = 10 * 1024 * 1024;
+    public static final int DEFAULT_MAX_TOOL_CALLS = 1000;
+    public static final long DEFAULT_MAX_TOOL_BYTES = 64L * 1024 * 1024;
     public static final Limits DEFAULTS = new Limits(
             DEFAULT_TIMEOUT, DEFAULT_MEMORY_MB, List.of(), DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_RESULT_BYTES, "");
 
@@ -49,6 +53,18 @@ public record Limits(Duration timeout, int memoryMb, List<String> allowRead, lon
         if (!workingDirectory.isEmpty() && !java.nio.file.Path.of(workingDirectory).isAbsolute()) {
             throw new IllegalArgumentException("workingDirectory must be an absolute path: " + workingDirectory);
         }
+        if (maxToolCalls < 0) {
+            throw new IllegalArgumentException("maxToolCalls must not be negative: " + maxToolCalls);
+        }
+        if (maxToolBytes <= 0) {
+            throw new IllegalArgumentException("maxToolBytes must be positive: " + maxToolBytes);
+        }
+    }
+
+    public Limits(Duration timeout, int memoryMb, List<String> allowRead, long maxOutputBytes, long maxResultBytes,
+            String workingDirectory) {
+        this(timeout, memoryMb, allowRead, maxOutputBytes, maxResultBytes, workingDirectory, DEFAULT_MAX_TOOL_CALLS,
+                DEFAULT_MAX_TOOL_BYTES);
     }
 
     public Limits(Duration timeout, int memoryMb, List<String> allowRead, long maxOutputBytes, long maxResultBytes) {
@@ -56,26 +72,42 @@ public record Limits(Duration timeout, int memoryMb, List<String> allowRead, lon
     }
 
     public Limits withTimeout(Duration newTimeout) {
-        return new Limits(newTimeout, memoryMb, allowRead, maxOutputBytes, maxResultBytes, workingDirectory);
+        return new Limits(newTimeout, memoryMb, allowRead, maxOutputBytes, maxResultBytes, workingDirectory,
+                maxToolCalls, maxToolBytes);
     }
 
     public Limits withMemoryMb(int newMemoryMb) {
-        return new Limits(timeout, newMemoryMb, allowRead, maxOutputBytes, maxResultBytes, workingDirectory);
+        return new Limits(timeout, newMemoryMb, allowRead, maxOutputBytes, maxResultBytes, workingDirectory,
+                maxToolCalls, maxToolBytes);
     }
 
     public Limits withAllowRead(List<String> paths) {
-        return new Limits(timeout, memoryMb, paths, maxOutputBytes, maxResultBytes, workingDirectory);
+        return new Limits(timeout, memoryMb, paths, maxOutputBytes, maxResultBytes, workingDirectory, maxToolCalls,
+                maxToolBytes);
     }
 
     public Limits withMaxOutputBytes(long bytes) {
-        return new Limits(timeout, memoryMb, allowRead, bytes, maxResultBytes, workingDirectory);
+        return new Limits(timeout, memoryMb, allowRead, bytes, maxResultBytes, workingDirectory, maxToolCalls,
+                maxToolBytes);
     }
 
     public Limits withMaxResultBytes(long bytes) {
-        return new Limits(timeout, memoryMb, allowRead, maxOutputBytes, bytes, workingDirectory);
+        return new Limits(timeout, memoryMb, allowRead, maxOutputBytes, bytes, workingDirectory, maxToolCalls,
+                maxToolBytes);
     }
 
     public Limits withWorkingDirectory(String directory) {
-        return new Limits(timeout, memoryMb, allowRead, maxOutputBytes, maxResultBytes, directory);
+        return new Limits(timeout, memoryMb, allowRead, maxOutputBytes, maxResultBytes, directory, maxToolCalls,
+                maxToolBytes);
+    }
+
+    public Limits withMaxToolCalls(int calls) {
+        return new Limits(timeout, memoryMb, allowRead, maxOutputBytes, maxResultBytes, workingDirectory, calls,
+                maxToolBytes);
+    }
+
+    public Limits withMaxToolBytes(long bytes) {
+        return new Limits(timeout, memoryMb, allowRead, maxOutputBytes, maxResultBytes, workingDirectory, maxToolCalls,
+                bytes);
     }
 }

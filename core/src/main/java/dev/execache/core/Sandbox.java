@@ -10,7 +10,18 @@ public interface Sandbox extends AutoCloseable {
      *
      * @throws SandboxUnavailableException when the sandbox itself cannot run anything
      */
-    ExecutionResult execute(ExecutionRequest request);
+    default ExecutionResult execute(ExecutionRequest request) {
+        return execute(request, SandboxTools.NONE);
+    }
+
+    /**
+     * Runs the request with tools the code may call ({@code tools.SERVER.TOOL(args)}); each call
+     * goes to {@code tools} and its answer back to the code. The one method to implement, so a
+     * sandbox that wraps another cannot drop the tools by forgetting an overload.
+     *
+     * @throws SandboxUnavailableException when the sandbox itself cannot run anything
+     */
+    ExecutionResult execute(ExecutionRequest request, SandboxTools tools);
 
     @Override
     default void close() {

@@ -35,6 +35,12 @@ public abstract class CacheStoreContract {
      */
     protected abstract CacheStore createStore(int maxEntries, MutableClock clock) throws Exception;
 
+    /**
+     * Changes the bytes of the value stored under {@code key} in {@link #store}'s backend, the
+     * way a disk or a stray writer would, leaving everything else (the checksum too) as it was.
+     */
+    protected abstract void damageValue(String key, String newValue) throws Exception;
+
     @BeforeEach
     void openStore() throws Exception {
         clock = new MutableClock(Instant.now());
@@ -129,6 +135,45 @@ public abstract class CacheStoreContract {
         clock.advance(Duration.ofSeconds(2));
 
         assertThat(store.entries()).extracting(CacheEntry::key).containsExactly("v1:new");
+    }
+
+    @Test
+    void anEntryKeepsTheChecksumOfItsValue() {
+        CacheEntry stored = entry("v1:a", "{\"text\":\"é ✓\"}", Map.of());
+        store.put(stored);
+
+        assertThat(store.get("v1:a")).hasValueSatisfying(got -> {
+            assertThat(got.checksum()).isEqualTo(stored.checksum());
+            assertThat(got.isIntact()).isTrue();
+        });
+    }
+
+    @Test
+    void aValueDamagedInStorageFailsItsCheck() throws Exception {
+        store.put(entry("v1:a", "{\"n\":1}", Map.of()));
+
+        damageValue("v1:a", "{\"n\":2}");
+
+        assertThat(store.get("v1:a")).hasValueSatisfying(got -> assertThat(got.isIntact()).isFalse());
+    }
+
+    @Test
+    void aDamagedValueIsNeverServedItIsRemovedCountedAndRunAgain() throws Exception {
+        ScriptedSandbox sandbox = ScriptedSandbox.echo();
+        CachedExecutor executor = new CachedExecutor(sandbox, store, Map::of, CachePolicy.DEFAULTS, clock);
+        ExecutionRequest request = ExecutionRequest.of("return 1", Map.of());
+        String key = executor.execute(request).key();
+
+        damageValue(key, "\"forged\"");
+        ExecutionOutcome afterDamage = executor.execute(request);
+
+        assertThat(afterDamage.status()).isEqualTo(CacheStatus.MISS);
+        assertThat(afterDamage.result().value()).isEqualTo("\"return 1\"");
+        assertThat(sandbox.executions()).isEqualTo(2);
+        assertThat(store.counters()).containsEntry(Counter.DAMAGED, 1L);
+        ExecutionOutcome next = executor.execute(request);
+        assertThat(next.status()).isEqualTo(CacheStatus.HIT);
+        assertThat(next.result().value()).isEqualTo("\"return 1\"");
     }
 
     @Test
@@ -343,6 +388,64 @@ public abstract class CacheStoreContract {
 
         assertThat(store.counters().get(Counter.HITS)).isEqualTo(3L);
         assertThat(store.counters().get(Counter.SAVED_NANOS)).isEqualTo(7L);
+    }
+
+    @Test
+    void aToolsCountersAddToItsOwnAndToTheTotals() {
+        assertThat(store.toolCounters()).isEmpty();
+
+        store.increment("read", Map.of(Counter.HITS, 1L, Counter.SAVED_NANOS, 30L));
+        store.increment("read", Map.of(Counter.MISSES, 1L));
+        store.increment("mcp__db__query:users", Map.of(Counter.MISSES, 2L));
+        store.increment(null, Map.of(Counter.HITS, 4L));
+
+        assertThat(store.counters()).containsEntry(Counter.HITS, 5L).containsEntry(Counter.MISSES, 3L)
+                .containsEntry(Counter.SAVED_NANOS, 30L);
+        assertThat(store.toolCounters()).containsOnlyKeys("read", "mcp__db__query:users");
+        assertThat(store.toolCounters().get("read")).containsEntry(Counter.HITS, 1L).containsEntry(Counter.MISSES, 1L)
+                .containsEntry(Counter.SAVED_NANOS, 30L).containsEntry(Counter.EVICTIONS, 0L);
+        assertThat(store.toolCounters().get("mcp__db__query:users")).containsEntry(Counter.MISSES, 2L);
+    }
+
+    @Test
+    void aGroupHoldsAtMostItsBoundEvictingItsOwnLeastRecentlyUsed() {
+        GroupBound reads = new GroupBound("tool:read", 2);
+        store.put(entry("v1:other"));
+        assertThat(store.put(entry("v1:a"), reads)).isEmpty();
+        clock.advance(Duration.ofMillis(10));
+        assertThat(store.put(entry("v1:b"), reads)).isEmpty();
+        store.get("v1:a");
+
+        List<String> evicted = store.put(entry("v1:c"), reads);
+
+        assertThat(evicted).containsExactly("v1:b");
+        assertThat(store.peek("v1:b")).isEmpty();
+        assertThat(store.peek("v1:a")).isPresent();
+        assertThat(store.peek("v1:c")).isPresent();
+        assertThat(store.peek("v1:other")).as("entries outside the group are not the group's to evict").isPresent();
+        assertThat(store.counters().get(Counter.EVICTIONS)).isEqualTo(1L);
+    }
+
+    @Test
+    void aGroupsCountIsExactAfterRemoveInvalidationPatternAndClear() {
+        GroupBound reads = new GroupBound("tool:read", 2);
+        store.put(entry("v1:a", "1", Map.of("read", "1")), reads);
+        store.put(entry("v1:b", "2", Map.of()), reads);
+        store.removeByTool("read");
+        store.remove("v1:b");
+        assertThat(store.put(entry("v1:c"), reads)).isEmpty();
+        assertThat(store.put(entry("v1:d"), reads)).isEmpty();
+
+        store.removeByPattern("v1:?");
+        assertThat(store.put(entry("v1:e"), reads)).isEmpty();
+        assertThat(store.put(entry("v1:f"), reads)).isEmpty();
+
+        store.clear();
+        assertThat(store.put(entry("v1:g"), reads)).isEmpty();
+        assertThat(store.put(entry("v1:h"), reads)).isEmpty();
+        assertThat(store.put(entry("v1:g"), reads)).as("replacing an entry does not count it twice").isEmpty();
+        assertThat(store.put(entry("v1:i"), reads)).hasSize(1);
+        assertThat(store.counters().get(Counter.EVICTIONS)).isEqualTo(1L);
     }
 
     @Test

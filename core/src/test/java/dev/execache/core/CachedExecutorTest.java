@@ -153,7 +153,7 @@ class CachedExecutorTest {
         CountDownLatch leaderRunning = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
         java.util.concurrent.atomic.AtomicInteger runs = new java.util.concurrent.atomic.AtomicInteger();
-        Sandbox firstIsCancelled = request -> {
+        Sandbox firstIsCancelled = (request, tools) -> {
             if (runs.incrementAndGet() == 1) {
                 leaderRunning.countDown();
                 try {
@@ -215,7 +215,7 @@ class CachedExecutorTest {
             workers.add(thread);
             return thread;
         });
-        Sandbox holdsUntilOthersWait = request -> {
+        Sandbox holdsUntilOthersWait = (request, tools) -> {
             awaitOthersParked(workers);
             return sandbox.execute(request);
         };
@@ -380,6 +380,40 @@ class CachedExecutorTest {
 
         assertThat(records).filteredOn(record -> record.getMessage().contains("running uncached")).hasSize(1);
         assertThat(records).filteredOn(record -> record.getMessage().contains("caching resumed")).hasSize(1);
+    }
+
+    @Test
+    void aStoreThatReadsButCannotWriteIsLoggedOnceNotOnEveryRun() {
+        java.util.logging.Logger logger = java.util.logging.Logger.getLogger("dev.execache.core");
+        List<java.util.logging.LogRecord> records = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.logging.Handler capture = new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord record) {
+                records.add(record);
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        logger.addHandler(capture);
+        try {
+            executor.execute(request("a"));
+            store.failWrites(true);
+            for (String code : List.of("a", "b", "c", "a", "d")) {
+                assertThat(executor.execute(request(code)).result().value()).isEqualTo("\"" + code + "\"");
+            }
+        } finally {
+            logger.removeHandler(capture);
+        }
+
+        assertThat(records).filteredOn(record -> record.getLevel() == java.util.logging.Level.WARNING).hasSize(1)
+                .allSatisfy(record -> assertThat(record.getMessage()).contains("it still reads"));
+        assertThat(records).filteredOn(record -> record.getMessage().contains("caching resumed")).isEmpty();
     }
 
     @Test

@@ -139,6 +139,40 @@ class CachedToolTest {
     }
 
     @Test
+    void ruleBoundIsKeptByTheStoreAndExactAfterClearAndInvalidation() {
+        CachedTool cached = builder().rule(ToolCacheRule.cache("read", Duration.ofMinutes(5), 2)).build();
+        cached.call("read", Map.of("path", "a"));
+        cached.call("read", Map.of("path", "b"));
+        cached.clear("read");
+        cached.call("read", Map.of("path", "c"));
+        cached.call("read", Map.of("path", "d"));
+        assertThat(events).as("c and d fill the bound a and b left").doesNotContain("evict read");
+
+        versions.set("read", "2");
+        cached.call("read", Map.of("path", "e"));
+        cached.call("read", Map.of("path", "f"));
+        assertThat(events).as("invalidation emptied the rule too").doesNotContain("evict read");
+
+        cached.call("read", Map.of("path", "g"));
+        assertThat(events).containsOnlyOnce("evict read");
+        assertThat(cached.inspect("read", Map.of("path", "e"))).isEmpty();
+        assertThat(store.counters()).containsEntry(Counter.EVICTIONS, 1L);
+    }
+
+    @Test
+    void aToolsExceptionReachesTheCallerAndNothingIsStored() {
+        CachedTool cached = CachedTool.builder((tool, args) -> {
+            calls.incrementAndGet();
+            throw new IllegalStateException("server gone");
+        }, store).build();
+
+        assertThatThrownBy(() -> cached.call("read", Map.of())).hasMessage("server gone");
+        assertThatThrownBy(() -> cached.call("read", Map.of())).hasMessage("server gone");
+        assertThat(calls).hasValue(2);
+        assertThat(store.size()).isZero();
+    }
+
+    @Test
     void clearRemovesTheCallsOfToolsMatchingAGlob() {
         CachedTool cached = builder().build();
         cached.call("read", Map.of("path", "a"));
@@ -202,13 +236,22 @@ class CachedToolTest {
     }
 
     @Test
-    void statsArePerTool() {
-        CachedTool cached = builder().build();
+    void statsArePerToolAndComeFromTheStore() {
+        MutableTicker ticker = new MutableTicker();
+        ToolInvoker slow = (tool, args) -> {
+            ticker.advance(Duration.ofMillis(30));
+            return ToolResult.ok("{}");
+        };
+        CachedTool cached = CachedTool.builder(slow, store).clock(clock).ticker(ticker).build();
         cached.call("read", Map.of());
         cached.call("read", Map.of());
         cached.call("query", Map.of());
 
-        assertThat(cached.stats()).containsEntry("read", new ToolStats(1, 1)).containsEntry("query", new ToolStats(0, 1));
+        assertThat(cached.stats())
+                .containsEntry("read", new ToolStats(1, 1, Duration.ofMillis(30), 0))
+                .containsEntry("query", new ToolStats(0, 1, Duration.ZERO, 0));
+        CachedTool another = CachedTool.builder(slow, store).build();
+        assertThat(another.stats()).as("another user of the store sees the same figures").isEqualTo(cached.stats());
     }
 
     @Test

@@ -28,7 +28,7 @@ public final class ScriptedSandbox implements Sandbox {
     }
 
     @Override
-    public ExecutionResult execute(ExecutionRequest request) {
+    public ExecutionResult execute(ExecutionRequest request, SandboxTools tools) {
         executions.incrementAndGet();
         return script.apply(request);
     }

@@ -1,27 +1,49 @@
 package dev.execache.core;
 
 import java.time.Clock;
+import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 
 /**
  * An unbounded map store for the policy's own tests, where the store is not what is under
- * test (the real stores live in adapter modules, which depend on core).
+ * test (the real stores live in adapter modules, which depend on core). It keeps group
+ * bounds, the simplest way: the eldest by insertion or use of the group goes.
  */
 final class SimpleStore implements CacheStore {
     private final Clock clock;
-    private final Map<String, CacheEntry> entries = new HashMap<>();
+    private final LinkedHashMap<String, CacheEntry> entries = new LinkedHashMap<>(16, 0.75f, true);
+    private final Map<String, String> groupOf = new HashMap<>();
     private final Map<Counter, Long> counters = new EnumMap<>(Counter.class);
+    private final Map<String, Map<Counter, Long>> toolCounters = new TreeMap<>();
     private final Map<String, String> versions = new HashMap<>();
+
+    private volatile Runnable onGet = () -> { };
 
     SimpleStore(Clock clock) {
         this.clock = clock;
     }
 
+    /** Runs {@code action} on every {@link #get}, as if the lookup took time (advance a ticker in it). */
+    void onGet(Runnable action) {
+        this.onGet = action;
+    }
+
+    /** Swaps the value under {@code key} for another, keeping the checksum, as damage in storage would. */
+    synchronized void damage(String key, String newValue) {
+        CacheEntry entry = entries.get(key);
+        entries.put(key, new CacheEntry(key, newValue, entry.console(), entry.executionTime(), entry.toolVersions(),
+                entry.createdAt(), entry.expiresAt(), entry.hits(), entry.label(), entry.checksum()));
+    }
+
     @Override
     public synchronized Optional<CacheEntry> get(String key) {
+        onGet.run();
         Optional<CacheEntry> found = peek(key).map(entry -> entry.withHits(entry.hits() + 1));
         found.ifPresent(entry -> entries.put(key, entry));
         return found;
@@ -29,7 +51,8 @@ final class SimpleStore implements CacheStore {
 
     @Override
     public synchronized Optional<CacheEntry> peek(String key) {
-        return Optional.ofNullable(entries.get(key)).filter(entry -> !entry.isExpiredAt(clock.instant()));
+        CacheEntry entry = entries.get(key);
+        return Optional.ofNullable(entry).filter(found -> !found.isExpiredAt(clock.instant()));
     }
 
     @Override
@@ -37,29 +60,79 @@ final class SimpleStore implements CacheStore {
         return entries.values().stream().filter(entry -> !entry.isExpiredAt(clock.instant())).toList();
     }
 
-    @Override public synchronized void put(CacheEntry entry) { entries.put(entry.key(), entry); }
-    @Override public synchronized boolean remove(String key) { return entries.remove(key) != null; }
+    @Override
+    public synchronized void put(CacheEntry entry) {
+        entries.remove(entry.key());
+        entries.put(entry.key(), entry);
+    }
+
+    @Override
+    public synchronized List<String> put(CacheEntry entry, GroupBound bound) {
+        put(entry);
+        groupOf.put(entry.key(), bound.group());
+        List<String> members = entries.keySet().stream().filter(key -> bound.group().equals(groupOf.get(key))).toList();
+        List<String> evicted = new ArrayList<>(members.subList(0, Math.max(0, members.size() - bound.maxEntries())));
+        evicted.forEach(this::remove);
+        counters.merge(Counter.EVICTIONS, (long) evicted.size(), Long::sum);
+        return evicted;
+    }
+
+    @Override
+    public synchronized boolean remove(String key) {
+        groupOf.remove(key);
+        return entries.remove(key) != null;
+    }
 
     @Override
     public synchronized int removeByTool(String tool) {
-        int before = entries.size();
-        entries.values().removeIf(entry -> entry.toolVersions().containsKey(tool));
-        return before - entries.size();
+        List<String> keys = entries.values().stream().filter(e -> e.toolVersions().containsKey(tool)).map(CacheEntry::key).toList();
+        keys.forEach(this::remove);
+        return keys.size();
     }
 
     @Override
     public synchronized int removeByPattern(String keyGlob) {
-        int before = entries.size();
-        entries.keySet().removeIf(Glob.of(keyGlob)::matches);
-        return before - entries.size();
+        Glob glob = Glob.of(keyGlob);
+        List<String> keys = entries.keySet().stream().filter(glob::matches).toList();
+        keys.forEach(this::remove);
+        return keys.size();
     }
 
-    @Override public synchronized void clear() { entries.clear(); }
+    @Override
+    public synchronized void clear() {
+        entries.clear();
+        groupOf.clear();
+    }
+
     @Override public synchronized int size() { return entries.size(); }
+
+    synchronized String onlyKey() {
+        if (entries.size() != 1) {
+            throw new AssertionError("expected one entry, found " + entries.keySet());
+        }
+        return entries.keySet().iterator().next();
+    }
     @Override public synchronized long estimatedBytes() { return 0; }
     @Override public synchronized int purgeExpired() { return 0; }
-    @Override public synchronized void increment(Counter counter, long delta) { counters.merge(counter, delta, Long::sum); }
+
+    @Override
+    public synchronized void increment(String tool, Map<Counter, Long> deltas) {
+        deltas.forEach((counter, delta) -> counters.merge(counter, delta, Long::sum));
+        if (tool != null) {
+            Map<Counter, Long> own = toolCounters.computeIfAbsent(tool, name -> new EnumMap<>(Counter.class));
+            deltas.forEach((counter, delta) -> own.merge(counter, delta, Long::sum));
+        }
+    }
+
     @Override public synchronized Map<Counter, Long> counters() { return new EnumMap<>(counters); }
+
+    @Override
+    public synchronized Map<String, Map<Counter, Long>> toolCounters() {
+        Map<String, Map<Counter, Long>> copy = new TreeMap<>();
+        toolCounters.forEach((tool, counted) -> copy.put(tool, new EnumMap<>(counted)));
+        return copy;
+    }
+
     @Override public synchronized Map<String, String> lastSeenVersions() { return Map.copyOf(versions); }
     @Override public synchronized void recordVersions(Map<String, String> newVersions) { versions.putAll(newVersions); }
 }

@@ -1,6 +1,7 @@
 package dev.execache.core;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -13,6 +14,7 @@ public final class SwitchableStore implements CacheStore {
     private final CacheStore delegate;
     private final AtomicInteger calls = new AtomicInteger();
     private volatile boolean failing;
+    private volatile boolean failingWrites;
 
     public SwitchableStore(CacheStore delegate) {
         this.delegate = delegate;
@@ -20,6 +22,19 @@ public final class SwitchableStore implements CacheStore {
 
     public void fail(boolean fail) {
         this.failing = fail;
+    }
+
+    /** Reads work, every write fails: a full disk, Redis out of memory. */
+    public void failWrites(boolean fail) {
+        this.failingWrites = fail;
+    }
+
+    private CacheStore writeTarget() {
+        CacheStore target = target();
+        if (failingWrites) {
+            throw new IllegalStateException("store is full (test)");
+        }
+        return target;
     }
 
     /** Calls that reached the store, failing or not. */
@@ -38,19 +53,20 @@ public final class SwitchableStore implements CacheStore {
     @Override public Optional<CacheEntry> get(String key) { return target().get(key); }
     @Override public Optional<CacheEntry> peek(String key) { return target().peek(key); }
     @Override public java.util.List<CacheEntry> entries() { return target().entries(); }
-    @Override public void put(CacheEntry entry) { target().put(entry); }
-    @Override public boolean remove(String key) { return target().remove(key); }
-    @Override public int removeByTool(String tool) { return target().removeByTool(tool); }
-    @Override public int removeByPattern(String keyGlob) { return target().removeByPattern(keyGlob); }
-    @Override public void clear() { target().clear(); }
+    @Override public void put(CacheEntry entry) { writeTarget().put(entry); }
+    @Override public boolean remove(String key) { return writeTarget().remove(key); }
+    @Override public int removeByTool(String tool) { return writeTarget().removeByTool(tool); }
+    @Override public int removeByPattern(String keyGlob) { return writeTarget().removeByPattern(keyGlob); }
+    @Override public void clear() { writeTarget().clear(); }
     @Override public int size() { return target().size(); }
     @Override public long estimatedBytes() { return target().estimatedBytes(); }
     @Override public int purgeExpired() { return target().purgeExpired(); }
-    @Override public void increment(Counter counter, long delta) { target().increment(counter, delta); }
-    @Override public void increment(Map<Counter, Long> deltas) { target().increment(deltas); }
+    @Override public List<String> put(CacheEntry entry, GroupBound bound) { return writeTarget().put(entry, bound); }
+    @Override public void increment(String tool, Map<Counter, Long> deltas) { writeTarget().increment(tool, deltas); }
     @Override public Map<Counter, Long> counters() { return target().counters(); }
+    @Override public Map<String, Map<Counter, Long>> toolCounters() { return target().toolCounters(); }
     @Override public Map<String, String> lastSeenVersions() { return target().lastSeenVersions(); }
-    @Override public void recordVersions(Map<String, String> versions) { target().recordVersions(versions); }
+    @Override public void recordVersions(Map<String, String> versions) { writeTarget().recordVersions(versions); }
 
     @Override
     public FlightLease acquireFlight(String key, Duration maxHold) throws InterruptedException {

@@ -4,7 +4,10 @@ import dev.execache.core.CacheEntry;
 import dev.execache.core.CacheStore;
 import dev.execache.core.Counter;
 import dev.execache.core.Glob;
+import dev.execache.core.GroupBound;
 import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -39,6 +42,10 @@ public final class MemoryCacheStore implements CacheStore {
     private final Map<String, CacheEntry> entries = new HashMap<>();
     private final LinkedHashMap<String, Boolean> recency = new LinkedHashMap<>(16, 0.75f, true);
     private final Map<Counter, AtomicLong> counters = new EnumMap<>(Counter.class);
+    private final Map<String, Map<Counter, AtomicLong>> toolCounters = new ConcurrentHashMap<>();
+    /** The group of each entry that joined one, and how many entries each group has. */
+    private final Map<String, String> groupOf = new HashMap<>();
+    private final Map<String, Integer> groupSizes = new HashMap<>();
     private final Map<String, String> lastSeenVersions = new ConcurrentHashMap<>();
     private long bytes;
 
@@ -94,34 +101,83 @@ public final class MemoryCacheStore implements CacheStore {
 
     @Override
     public synchronized void put(CacheEntry entry) {
-        if (entry.estimatedBytes() > maxBytes) {
-            remove(entry.key());
-            counters.get(Counter.EVICTIONS).incrementAndGet();
+        if (tooLarge(entry)) {
             return;
         }
-        CacheEntry previous = entries.put(entry.key(), entry);
-        recency.put(entry.key(), Boolean.TRUE);
-        if (previous != null) {
-            bytes -= previous.estimatedBytes();
+        insert(entry);
+        evictPastBound();
+    }
+
+    @Override
+    public synchronized List<String> put(CacheEntry entry, GroupBound bound) {
+        if (tooLarge(entry)) {
+            return List.of();
         }
+        insert(entry);
+        groupOf.put(entry.key(), bound.group());
+        int size = groupSizes.merge(bound.group(), 1, Integer::sum);
+        List<String> evicted = new ArrayList<>();
+        Iterator<String> eldestFirst = recency.keySet().iterator();
+        while (size > bound.maxEntries()) {
+            String eldest = eldestFirst.next();
+            if (bound.group().equals(groupOf.get(eldest))) {
+                eldestFirst.remove();
+                count(drop(eldest));
+                evicted.add(eldest);
+                size--;
+            }
+        }
+        evictPastBound();
+        return evicted;
+    }
+
+    /** An entry larger than the whole byte bound is not kept (and replaces nothing): counted as evicted. */
+    private boolean tooLarge(CacheEntry entry) {
+        if (entry.estimatedBytes() <= maxBytes) {
+            return false;
+        }
+        drop(entry.key());
+        counters.get(Counter.EVICTIONS).incrementAndGet();
+        return true;
+    }
+
+    private void insert(CacheEntry entry) {
+        drop(entry.key());
+        entries.put(entry.key(), entry);
+        recency.put(entry.key(), Boolean.TRUE);
         bytes += entry.estimatedBytes();
+    }
+
+    private void evictPastBound() {
         Iterator<String> eldestFirst = recency.keySet().iterator();
         while (entries.size() > maxEntries || bytes > maxBytes) {
-            CacheEntry eldest = entries.remove(eldestFirst.next());
+            String eldest = eldestFirst.next();
             eldestFirst.remove();
-            bytes -= eldest.estimatedBytes();
-            counters.get(eldest.isExpiredAt(clock.instant()) ? Counter.EXPIRATIONS : Counter.EVICTIONS).incrementAndGet();
+            count(drop(eldest));
         }
+    }
+
+    private void count(CacheEntry evicted) {
+        counters.get(evicted.isExpiredAt(clock.instant()) ? Counter.EXPIRATIONS : Counter.EVICTIONS).incrementAndGet();
+    }
+
+    /** Takes an entry out of every index (the caller takes it out of {@code recency} if it iterates it). */
+    private CacheEntry drop(String key) {
+        CacheEntry removed = entries.remove(key);
+        recency.remove(key);
+        String group = groupOf.remove(key);
+        if (group != null) {
+            groupSizes.computeIfPresent(group, (name, size) -> size == 1 ? null : size - 1);
+        }
+        if (removed != null) {
+            bytes -= removed.estimatedBytes();
+        }
+        return removed;
     }
 
     @Override
     public synchronized boolean remove(String key) {
-        CacheEntry removed = entries.remove(key);
-        recency.remove(key);
-        if (removed != null) {
-            bytes -= removed.estimatedBytes();
-        }
-        return removed != null;
+        return drop(key) != null;
     }
 
     @Override
@@ -139,6 +195,8 @@ public final class MemoryCacheStore implements CacheStore {
     public synchronized void clear() {
         entries.clear();
         recency.clear();
+        groupOf.clear();
+        groupSizes.clear();
         bytes = 0;
     }
 
@@ -162,14 +220,35 @@ public final class MemoryCacheStore implements CacheStore {
     }
 
     @Override
-    public void increment(Counter counter, long delta) {
-        counters.get(counter).addAndGet(delta);
+    public void increment(String tool, Map<Counter, Long> deltas) {
+        deltas.forEach((counter, delta) -> counters.get(counter).addAndGet(delta));
+        if (tool != null) {
+            Map<Counter, AtomicLong> own = toolCounters.computeIfAbsent(tool, name -> {
+                Map<Counter, AtomicLong> created = new EnumMap<>(Counter.class);
+                for (Counter counter : Counter.values()) {
+                    created.put(counter, new AtomicLong());
+                }
+                return created;
+            });
+            deltas.forEach((counter, delta) -> own.get(counter).addAndGet(delta));
+        }
     }
 
     @Override
     public Map<Counter, Long> counters() {
+        return snapshot(counters);
+    }
+
+    @Override
+    public Map<String, Map<Counter, Long>> toolCounters() {
+        Map<String, Map<Counter, Long>> snapshot = new TreeMap<>();
+        toolCounters.forEach((tool, counted) -> snapshot.put(tool, snapshot(counted)));
+        return snapshot;
+    }
+
+    private static Map<Counter, Long> snapshot(Map<Counter, AtomicLong> counted) {
         Map<Counter, Long> snapshot = new EnumMap<>(Counter.class);
-        counters.forEach((counter, value) -> snapshot.put(counter, value.get()));
+        counted.forEach((counter, value) -> snapshot.put(counter, value.get()));
         return snapshot;
     }
 
@@ -187,25 +266,14 @@ public final class MemoryCacheStore implements CacheStore {
         if (!entry.isExpiredAt(clock.instant())) {
             return false;
         }
-        entries.remove(entry.key());
-        recency.remove(entry.key());
-        bytes -= entry.estimatedBytes();
+        drop(entry.key());
         counters.get(Counter.EXPIRATIONS).incrementAndGet();
         return true;
     }
 
     private int removeIf(Predicate<CacheEntry> condition) {
-        int removed = 0;
-        Iterator<CacheEntry> iterator = entries.values().iterator();
-        while (iterator.hasNext()) {
-            CacheEntry entry = iterator.next();
-            if (condition.test(entry)) {
-                iterator.remove();
-                recency.remove(entry.key());
-                bytes -= entry.estimatedBytes();
-                removed++;
-            }
-        }
-        return removed;
+        List<String> matching = entries.values().stream().filter(condition).map(CacheEntry::key).toList();
+        matching.forEach(this::drop);
+        return matching.size();
     }
 }

@@ -14,7 +14,10 @@ import java.util.List;
  *       Redis has already expired can still be taken out of every index;
  *   <li>{@code P t:<tool>}: set of the keys that depend on a tool;
  *   <li>{@code P bytes}, {@code P seq}: the estimated bytes of all entries, the recency sequence;
- *   <li>{@code P counters}, {@code P versions}: hashes of counters and last-seen tool versions;
+ *   <li>{@code P counters}, {@code P versions}: hashes of counters (a tool's own under
+ *       {@code tool:<COUNTER>:<tool>}) and last-seen tool versions;
+ *   <li>{@code P groups}, {@code P gsizes}: hashes of key to its bound group, and of group to
+ *       how many entries it has (see {@code CacheStore#put(CacheEntry, GroupBound)});
  *   <li>{@code P f:<key>}: the flight lock of a key (a Redisson {@code RLock}).
  * </ul>
  *
@@ -53,7 +56,7 @@ record KeyLayout(String prefix) {
 
     /** The keys every script but {@link Scripts#GET} gets, in the order they read them. */
     List<Object> scriptKeys() {
-        return List.of(lru(), prefix + "exp", meta(), bytes(), seq(), counters());
+        return List.of(lru(), prefix + "exp", meta(), bytes(), seq(), counters(), prefix + "groups", prefix + "gsizes");
     }
 
     /** The keys {@link Scripts#GET} gets for {@code key}. */

@@ -5,6 +5,7 @@ import dev.execache.core.CacheStore;
 import dev.execache.core.Counter;
 import dev.execache.core.FlightLease;
 import dev.execache.core.Glob;
+import dev.execache.core.GroupBound;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -14,13 +15,24 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 import org.redisson.Redisson;
 import org.redisson.api.RLock;
 import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
+import org.redisson.client.RedisAuthRequiredException;
+import org.redisson.client.RedisConnectionException;
 import org.redisson.client.RedisException;
+import org.redisson.client.RedisResponseTimeoutException;
+import org.redisson.client.RedisTimeoutException;
+import org.redisson.client.RedisWrongPasswordException;
 import org.redisson.client.codec.StringCodec;
 import org.redisson.config.Config;
 import org.redisson.config.EqualJitterDelay;
@@ -37,11 +49,25 @@ import org.redisson.config.EqualJitterDelay;
  * last-access set can grow past the map, and it can neither read without refreshing recency
  * nor find the entries of a tool without reading them all.
  *
- * <p>When Redis cannot be reached, every method throws a {@link RedisException} within about
- * the configured timeout; the same instance works again once the server is back.
+ * <p>Every operation waits at most the configured timeout (its budget) for Redis. When Redis
+ * does not answer in time or cannot be reached, the operation throws a {@link RedisException}
+ * with a one-line message, and a circuit breaker makes every later operation throw at once,
+ * until a check in the background finds Redis answering again: a slow or absent Redis costs
+ * a caller one timeout per outage, not one per operation. The same instance works again once
+ * the server is back.
  */
 public final class RedisCacheStore implements CacheStore {
     private static final System.Logger LOG = System.getLogger(RedisCacheStore.class.getName());
+
+    /**
+     * How long a flight lapses after its holder stops renewing it (it died, or lost Redis): the
+     * holder renews it every third of that for as long as it runs, so a live holder keeps it
+     * whatever the run's timeout, and a dead one blocks the fleet for no more than this.
+     */
+    static final Duration FLIGHT_LEASE = Duration.ofSeconds(6);
+
+    /** A tool's own counters are the fields {@code tool:<COUNTER>:<tool>} of the counters hash. */
+    private static final String TOOL_COUNTER_PREFIX = "tool:";
 
     private final RedissonClient redisson;
     private final boolean ownsClient;
@@ -50,6 +76,9 @@ public final class RedisCacheStore implements CacheStore {
     private final int maxEntries;
     private final Clock clock;
     private final RScript script;
+    private final String server;
+    private final Duration timeout;
+    private final Breaker breaker;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     /**
@@ -57,10 +86,11 @@ public final class RedisCacheStore implements CacheStore {
      * application keeps one {@link RedissonClient} for everything.
      */
     public RedisCacheStore(RedissonClient redisson, String keyPrefix, int maxEntries, Clock clock) {
-        this(redisson, false, keyPrefix, maxEntries, clock);
+        this(redisson, false, "Redis", keyPrefix, maxEntries, RedisStoreSettings.DEFAULT_TIMEOUT, clock);
     }
 
-    private RedisCacheStore(RedissonClient redisson, boolean ownsClient, String keyPrefix, int maxEntries, Clock clock) {
+    private RedisCacheStore(RedissonClient redisson, boolean ownsClient, String server, String keyPrefix, int maxEntries,
+            Duration timeout, Clock clock) {
         this.redisson = Objects.requireNonNull(redisson, "redisson must not be null");
         if (keyPrefix == null || keyPrefix.isEmpty()) {
             throw new IllegalArgumentException("keyPrefix must not be empty");
@@ -74,58 +104,70 @@ public final class RedisCacheStore implements CacheStore {
         this.maxEntries = maxEntries;
         this.clock = Objects.requireNonNull(clock, "clock must not be null");
         this.script = redisson.getScript(StringCodec.INSTANCE);
+        this.server = server;
+        this.timeout = timeout;
+        this.breaker = new Breaker(server, this::check, timeout);
     }
 
-    /** Connects with the default prefix, bound and timeout, on the system clock. */
+    /** Connects with the default prefix, bound and timeout, on the system clock; see {@link #connect(RedisStoreSettings, Clock)}. */
     public static RedisCacheStore connect(String url) {
         return connect(RedisStoreSettings.of(url), Clock.systemUTC());
     }
 
     /**
-     * Connects its own client, shut down on {@link #close()}.
+     * Connects its own client, shut down on {@link #close()}, and checks that Redis answers.
      *
      * @throws IllegalArgumentException if the URL is malformed
-     * @throws IllegalStateException if Redis cannot be reached (or refuses the credentials) now;
-     *     the message names the server, never the password
+     * @throws IllegalStateException if Redis cannot be used now: it cannot be reached, does not
+     *     answer within the timeout, or refuses the credentials; the message says which, names
+     *     the server, and never shows the password
      */
     public static RedisCacheStore connect(RedisStoreSettings settings, Clock clock) {
-        Objects.requireNonNull(clock, "clock must not be null");
-        RedisUrl url = RedisUrl.parse(settings.url());
-        RedissonClient client;
+        RedisCacheStore store = create(settings, clock);
         try {
-            client = Redisson.create(config(url, settings.timeout()));
+            store.await(store::check);
         } catch (RedisException e) {
-            if (refusedCredentials(e)) {
-                throw new IllegalStateException("Redis at " + url + " refused the credentials (check the user and"
-                        + " password in the Redis URL): " + e.getMessage(), e);
-            }
-            throw new IllegalStateException("cannot reach Redis at " + url + ": " + e.getMessage(), e);
+            store.close();
+            throw new IllegalStateException(e.getMessage(), e);
         }
-        return new RedisCacheStore(client, true, settings.keyPrefix(), settings.maxEntries(), clock);
+        return store;
     }
 
-    /** Redis answers a wrong or missing password with WRONGPASS or NOAUTH; Redisson wraps it. */
-    private static boolean refusedCredentials(Throwable e) {
-        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
-            String message = String.valueOf(cause.getMessage());
-            if (cause instanceof org.redisson.client.RedisAuthRequiredException
-                    || message.contains("WRONGPASS") || message.contains("NOAUTH")
-                    || message.contains("invalid password") || message.contains("invalid username-password")) {
-                return true;
-            }
-        }
-        return false;
+    /**
+     * Connects its own client, shut down on {@link #close()}, without waiting for Redis: the
+     * connection is made in the background. A long-running process starts this way, so that a slow or absent Redis at start
+     * neither delays it nor keeps it uncached longer than the outage.
+     *
+     * @throws IllegalArgumentException if the URL is malformed
+     */
+    public static RedisCacheStore open(RedisStoreSettings settings, Clock clock) {
+        RedisCacheStore store = create(settings, clock);
+        // Only to make the connection now rather than on the first call; a failure here is
+        // left for the first call to meet, which says what went wrong.
+        store.check();
+        return store;
+    }
+
+    private static RedisCacheStore create(RedisStoreSettings settings, Clock clock) {
+        Objects.requireNonNull(clock, "clock must not be null");
+        RedisUrl url = RedisUrl.parse(settings.url());
+        RedissonClient client = Redisson.create(config(url, settings.timeout()));
+        return new RedisCacheStore(client, true, url.toString(), settings.keyPrefix(),
+                settings.maxEntries(), settings.timeout(), clock);
     }
 
     /**
      * Fails after one timeout, with no retry: on a store error the caller runs uncached, so a
-     * retry would only add latency (and could count a hit twice). Reconnection goes on in the
-     * background, backing off to at most two seconds between attempts.
+     * retry would only add latency (and could count a hit twice). The client connects lazily,
+     * in the background, and reconnects the same way, backing off to at most two seconds
+     * between attempts.
      */
     static Config config(RedisUrl url, Duration timeout) {
         int millis = (int) timeout.toMillis();
         Config config = new Config();
         config.setUseScriptCache(true);
+        config.setLazyInitialization(true);
+        config.setLockWatchdogTimeout(FLIGHT_LEASE.toMillis());
         config.setUsername(url.username());
         config.setPassword(url.password());
         config.useSingleServer()
@@ -142,6 +184,11 @@ public final class RedisCacheStore implements CacheStore {
         return config;
     }
 
+    /** One cheap command, to learn whether Redis answers. */
+    private CompletableFuture<?> check() {
+        return redisson.getBucket(keys.counters(), StringCodec.INSTANCE).isExistsAsync().toCompletableFuture();
+    }
+
     @Override
     public Optional<CacheEntry> get(String key) {
         return read(key, true);
@@ -153,15 +200,15 @@ public final class RedisCacheStore implements CacheStore {
     }
 
     private Optional<CacheEntry> read(String key, boolean touch) {
-        List<Object> fields = script.eval(RScript.Mode.READ_WRITE, Scripts.GET, RScript.ReturnType.LIST,
-                keys.getKeys(key), key, Long.toString(clock.millis()), touch ? "1" : "0");
+        List<Object> fields = await(() -> script.evalAsync(RScript.Mode.READ_WRITE, Scripts.GET, RScript.ReturnType.LIST,
+                keys.getKeys(key), key, Long.toString(clock.millis()), touch ? "1" : "0"));
         if (fields.size() < Scripts.ENTRY_FIELD_COUNT - 1) {
             if (!fields.isEmpty()) {
                 run(Scripts.EXPIRE, RScript.ReturnType.LONG, key);
             }
             return Optional.empty();
         }
-        // in the order Scripts.GET returns them: expires, hits, value, console, exec, created, tools, label
+        // in the order Scripts.GET returns them: expires, hits, value, console, exec, created, tools, sum, label
         // (an entry written before labels has none: null)
         return Optional.of(new CacheEntry(
                 key,
@@ -172,11 +219,17 @@ public final class RedisCacheStore implements CacheStore {
                 Instant.ofEpochMilli(Long.parseLong((String) fields.get(5))),
                 Instant.ofEpochMilli(Long.parseLong((String) fields.get(0))),
                 Long.parseLong((String) fields.get(1)),
-                fields.size() < Scripts.ENTRY_FIELD_COUNT ? null : (String) fields.get(7)));
+                fields.size() < Scripts.ENTRY_FIELD_COUNT ? null : (String) fields.get(8),
+                Long.parseLong((String) fields.get(7))));
     }
 
     @Override
     public void put(CacheEntry entry) {
+        put(entry, null);
+    }
+
+    @Override
+    public List<String> put(CacheEntry entry, GroupBound bound) {
         long expires = entry.expiresAt().toEpochMilli();
         long ttl = Math.max(1, expires - clock.millis());
         List<Object> args = new ArrayList<>(10 + entry.toolVersions().size());
@@ -189,17 +242,21 @@ public final class RedisCacheStore implements CacheStore {
         args.add(entry.console());
         args.add(Long.toString(entry.executionTime().toNanos()));
         args.add(Long.toString(entry.createdAt().toEpochMilli()));
+        args.add(bound == null ? "" : bound.group());
+        args.add(bound == null ? "0" : Integer.toString(bound.maxEntries()));
+        args.add(Long.toString(entry.checksum()));
         args.add(ToolVersions.encode(entry.toolVersions()));
         args.add(entry.label());
         args.addAll(entry.toolVersions().keySet());
-        run(Scripts.PUT, RScript.ReturnType.LONG, args.toArray());
+        List<Object> evicted = run(Scripts.PUT, RScript.ReturnType.LIST, args.toArray());
+        return evicted.stream().map(String::valueOf).toList();
     }
 
     /** Reads the keys the recency index names, each as {@link #peek}; the bound keeps that list short. */
     @Override
     public List<CacheEntry> entries() {
         List<CacheEntry> live = new ArrayList<>();
-        for (String key : redisson.<String>getScoredSortedSet(keys.lru(), StringCodec.INSTANCE).readAll()) {
+        for (String key : await(() -> redisson.<String>getScoredSortedSet(keys.lru(), StringCodec.INSTANCE).readAllAsync())) {
             read(key, false).ifPresent(live::add);
         }
         return live;
@@ -219,7 +276,8 @@ public final class RedisCacheStore implements CacheStore {
     @Override
     public int removeByPattern(String keyGlob) {
         Glob glob = Glob.of(keyGlob);
-        Object[] matching = redisson.<String>getScoredSortedSet(keys.lru(), StringCodec.INSTANCE).readAll().stream()
+        Object[] matching = await(() -> redisson.<String>getScoredSortedSet(keys.lru(), StringCodec.INSTANCE).readAllAsync())
+                .stream()
                 .filter(glob::matches)
                 .toArray();
         if (matching.length == 0) {
@@ -241,7 +299,7 @@ public final class RedisCacheStore implements CacheStore {
 
     @Override
     public long estimatedBytes() {
-        return redisson.getAtomicLong(keys.bytes()).get();
+        return await(() -> redisson.getAtomicLong(keys.bytes()).getAsync());
     }
 
     @Override
@@ -251,24 +309,26 @@ public final class RedisCacheStore implements CacheStore {
     }
 
     @Override
-    public void increment(Counter counter, long delta) {
-        run(Scripts.INCREMENT, RScript.ReturnType.LONG, counter.name(), Long.toString(delta));
-    }
-
-    @Override
-    public void increment(Map<Counter, Long> deltas) {
+    public void increment(String tool, Map<Counter, Long> deltas) {
         List<Object> args = new ArrayList<>();
         deltas.forEach((counter, delta) -> {
             args.add(counter.name());
             args.add(Long.toString(delta));
+            if (tool != null) {
+                args.add(TOOL_COUNTER_PREFIX + counter.name() + ":" + tool);
+                args.add(Long.toString(delta));
+            }
         });
-        run(Scripts.INCREMENT_ALL, RScript.ReturnType.LONG, args.toArray());
+        if (!args.isEmpty()) {
+            run(Scripts.INCREMENT_ALL, RScript.ReturnType.LONG, args.toArray());
+        }
     }
 
     @Override
     public Map<Counter, Long> counters() {
-        Map<String, String> stored = redisson.<String, String>getMap(keys.counters(), StringCodec.INSTANCE).readAllMap();
-        Map<Counter, Long> counters = new EnumMap<>(Counter.class);
+        Map<String, String> stored = await(() -> redisson.<String, String>getMap(keys.counters(), StringCodec.INSTANCE)
+                .readAllMapAsync());
+        Map<Counter, Long> counters = zeroCounters();
         for (Counter counter : Counter.values()) {
             String value = stored.get(counter.name());
             counters.put(counter, value == null ? 0L : Long.parseLong(value));
@@ -277,42 +337,80 @@ public final class RedisCacheStore implements CacheStore {
     }
 
     @Override
+    public Map<String, Map<Counter, Long>> toolCounters() {
+        Map<String, String> stored = await(() -> redisson.<String, String>getMap(keys.counters(), StringCodec.INSTANCE)
+                .readAllMapAsync());
+        Map<String, Map<Counter, Long>> byTool = new TreeMap<>();
+        stored.forEach((name, value) -> {
+            if (name.startsWith(TOOL_COUNTER_PREFIX)) {
+                int colon = name.indexOf(':', TOOL_COUNTER_PREFIX.length());
+                Counter counter = Counter.valueOf(name.substring(TOOL_COUNTER_PREFIX.length(), colon));
+                byTool.computeIfAbsent(name.substring(colon + 1), tool -> zeroCounters()).put(counter, Long.parseLong(value));
+            }
+        });
+        return byTool;
+    }
+
+    private static Map<Counter, Long> zeroCounters() {
+        Map<Counter, Long> counters = new EnumMap<>(Counter.class);
+        for (Counter counter : Counter.values()) {
+            counters.put(counter, 0L);
+        }
+        return counters;
+    }
+
+    @Override
     public Map<String, String> lastSeenVersions() {
-        return Map.copyOf(redisson.<String, String>getMap(keys.versions(), StringCodec.INSTANCE).readAllMap());
+        return Map.copyOf(await(() -> redisson.<String, String>getMap(keys.versions(), StringCodec.INSTANCE).readAllMapAsync()));
     }
 
     @Override
     public void recordVersions(Map<String, String> versions) {
         if (!versions.isEmpty()) {
-            redisson.<String, String>getMap(keys.versions(), StringCodec.INSTANCE).putAll(versions);
+            await(() -> redisson.<String, String>getMap(keys.versions(), StringCodec.INSTANCE).putAllAsync(versions));
         }
     }
 
     /**
-     * Takes the fleet-wide lock of {@code key}, a Redisson {@link RLock} whose lease lapses
-     * after {@code maxHold}, so a holder that dies blocks the others no longer than that. The
-     * lease releases the lock only while this lease still holds it; it never forces an unlock.
+     * Takes the fleet-wide lock of {@code key}, a Redisson {@link RLock} that this process
+     * renews while it holds it and that lapses {@link #FLIGHT_LEASE} after a holder died. A
+     * waiter waits for as long as a live holder may run ({@code maxHold}) plus one lease, then
+     * gives up and gets {@link FlightLease#LOCAL}. The lease releases the lock only while this
+     * lease still holds it; it never forces an unlock.
      */
     @Override
     public FlightLease acquireFlight(String key, Duration maxHold) throws InterruptedException {
         if (maxHold.isNegative() || maxHold.isZero()) {
             throw new IllegalArgumentException("maxHold must be positive: " + maxHold);
         }
+        breaker.admit();
         RLock lock = redisson.getLock(keys.flight(key));
-        long millis = maxHold.toMillis();
-        // Waiting twice the lease outlasts a holder that died, so one waiter takes over (and
-        // finds the entry or runs) instead of every waiter giving up at once and running.
-        if (!lock.tryLock(2 * millis, millis, TimeUnit.MILLISECONDS)) {
-            return FlightLease.LOCAL;
+        long thread = Thread.currentThread().getId();
+        long waitMillis = maxHold.plus(FLIGHT_LEASE).toMillis();
+        // No lease time: Redisson's watchdog renews the lock until it is unlocked.
+        CompletableFuture<Boolean> taken = lock.tryLockAsync(waitMillis, -1, TimeUnit.MILLISECONDS, thread)
+                .toCompletableFuture();
+        try {
+            if (!taken.get(waitMillis + timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                return FlightLease.LOCAL;
+            }
+        } catch (TimeoutException e) {
+            taken.cancel(false);
+            throw new RedisStoreException(notAnswering());
+        } catch (ExecutionException e) {
+            throw failed(e.getCause());
         }
-        return new HeldFlight(lock, Thread.currentThread().getId());
+        return new HeldFlight(lock, thread, timeout);
     }
 
     /** Shuts the client down if this store connected it. */
     @Override
     public void close() {
-        if (ownsClient && closed.compareAndSet(false, true)) {
-            redisson.shutdown();
+        if (closed.compareAndSet(false, true)) {
+            breaker.close();
+            if (ownsClient) {
+                redisson.shutdown();
+            }
         }
     }
 
@@ -326,22 +424,144 @@ public final class RedisCacheStore implements CacheStore {
         values[0] = keys.prefix();
         values[1] = Long.toString(clock.millis());
         System.arraycopy(args, 0, values, 2, args.length);
-        return script.eval(RScript.Mode.READ_WRITE, lua, returnType, scriptKeys, values);
+        return await(() -> script.evalAsync(RScript.Mode.READ_WRITE, lua, returnType, scriptKeys, values));
+    }
+
+    /**
+     * Runs one operation within the budget, unless the breaker says Redis is being skipped. A
+     * failure for want of Redis opens the breaker.
+     */
+    private <R> R await(Supplier<? extends java.util.concurrent.CompletionStage<R>> operation) {
+        breaker.admit();
+        CompletableFuture<R> reply;
+        try {
+            reply = operation.get().toCompletableFuture();
+        } catch (RuntimeException e) {
+            throw failed(e);
+        }
+        try {
+            return reply.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            reply.cancel(false);
+            String because = notAnswering();
+            breaker.open(because);
+            throw new RedisStoreException(because);
+        } catch (ExecutionException e) {
+            throw failed(e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new RedisStoreException("interrupted while waiting for Redis at " + server);
+        }
+    }
+
+    private String notAnswering() {
+        return "Redis at " + server + " did not answer within " + timeout.toMillis() + " ms";
+    }
+
+    /** Opens the breaker unless Redis answered (with an error about the command itself). */
+    private RedisStoreException failed(Throwable error) {
+        String because = describe(error);
+        if (!(unwrap(error) instanceof RedisException e) || isOutage(e)) {
+            breaker.open(because);
+        }
+        return new RedisStoreException(because, unwrap(error));
+    }
+
+    /** One line for people, naming the server; never the password, client internals or a script. */
+    String describe(Throwable error) {
+        Throwable e = unwrap(error);
+        String text = String.valueOf(e.getMessage());
+        if (isAuthFailure(e)) {
+            return "Redis at " + server + " refused the credentials: wrong user name or password"
+                    + " (the URL's user info, e.g. redis://user:password@host)";
+        }
+        if (e instanceof RedisTimeoutException || e instanceof RedisResponseTimeoutException
+                || e instanceof TimeoutException || e.getCause() instanceof TimeoutException) {
+            return notAnswering();
+        }
+        if (e instanceof RedisConnectionException || isNetwork(e)) {
+            return "cannot reach Redis at " + server + ": " + networkReason(e);
+        }
+        return "Redis at " + server + " failed a command: " + firstLine(text);
+    }
+
+    private static boolean isAuthFailure(Throwable e) {
+        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+            String text = String.valueOf(cause.getMessage());
+            if (cause instanceof RedisWrongPasswordException || cause instanceof RedisAuthRequiredException
+                    || text.contains("WRONGPASS") || text.contains("NOAUTH") || text.contains("invalid password")
+                    || text.contains("invalid username-password")) {
+                return true;
+            }
+            if (cause.getCause() == cause) {
+                break;
+            }
+        }
+        return false;
+    }
+
+    private static boolean isOutage(RedisException e) {
+        String text = String.valueOf(e.getMessage());
+        return !(text.startsWith("ERR") || text.contains("user_script") || text.startsWith("WRONGTYPE"));
+    }
+
+    private static boolean isNetwork(Throwable e) {
+        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+            if (cause instanceof java.io.IOException || cause instanceof RedisConnectionException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The innermost message, e.g. "Connection refused", without client class names. */
+    private static String networkReason(Throwable e) {
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        String text = root.getMessage() == null ? "the connection failed" : firstLine(root.getMessage());
+        for (String noise : List.of(": /", ". channel:", ".. channel:")) {
+            int at = text.indexOf(noise);
+            if (at > 0) {
+                text = text.substring(0, at);
+            }
+        }
+        return text.toLowerCase(java.util.Locale.ROOT);
+    }
+
+    private static String firstLine(String text) {
+        String line = text.lines().findFirst().orElse("").strip();
+        int script = line.indexOf(" script: ");
+        if (script > 0) {
+            line = line.substring(0, script);
+        }
+        return line.length() > 200 ? line.substring(0, 200) + "..." : line;
+    }
+
+    private static Throwable unwrap(Throwable error) {
+        Throwable e = error;
+        while ((e instanceof CompletionException || e instanceof ExecutionException) && e.getCause() != null) {
+            e = e.getCause();
+        }
+        return e;
     }
 
     private static int toInt(Object reply) {
         return Integer.parseInt(String.valueOf(reply));
     }
 
-    /** Closable from any thread: the unlock names the thread that took the lock. */
+    /** Closable from any thread: the unlock names the thread that took the lock, and stops its renewal. */
     private static final class HeldFlight implements FlightLease {
         private final RLock lock;
         private final long ownerThread;
+        private final Duration timeout;
         private final AtomicBoolean closed = new AtomicBoolean();
 
-        HeldFlight(RLock lock, long ownerThread) {
+        HeldFlight(RLock lock, long ownerThread, Duration timeout) {
             this.lock = lock;
             this.ownerThread = ownerThread;
+            this.timeout = timeout;
         }
 
         @Override
@@ -350,12 +570,12 @@ public final class RedisCacheStore implements CacheStore {
                 return;
             }
             try {
-                if (lock.isHeldByThread(ownerThread)) {
-                    lock.unlockAsync(ownerThread).toCompletableFuture().join();
-                }
-            } catch (RuntimeException e) {
+                lock.unlockAsync(ownerThread).toCompletableFuture().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (ExecutionException | TimeoutException | RuntimeException e) {
                 LOG.log(System.Logger.Level.DEBUG, () -> "flight " + lock.getName()
-                        + " not released (it lapses at its lease time): " + e.getMessage());
+                        + " not released (it lapses within " + FLIGHT_LEASE.toSeconds() + " s): " + e.getMessage());
             }
         }
     }

@@ -9,13 +9,17 @@ import java.util.Objects;
  * @param url {@code redis://[[user:]password@]host[:port][/database]}, or {@code rediss://} for TLS
  * @param keyPrefix put before every key, so that several deployments can share one server
  * @param maxEntries the fleet-wide bound; one more evicts the least recently used
- * @param timeout how long one command or connection attempt may take before the call fails;
- *     short, because a store error only means a run goes on uncached
+ * @param timeout how long one store operation may wait for Redis before it fails and Redis is
+ *     skipped until it answers again (a store error only means a run goes on uncached)
  */
 public record RedisStoreSettings(String url, String keyPrefix, int maxEntries, Duration timeout) {
     public static final String DEFAULT_KEY_PREFIX = "execache:";
     public static final int DEFAULT_MAX_ENTRIES = 100;
-    public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(1);
+    /**
+     * Long enough that a busy machine (a client or server starved of CPU for a while) does not
+     * pass for a dead Redis; a slow Redis costs a call this once per outage, see the breaker.
+     */
+    public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(2);
 
     /** @throws IllegalArgumentException naming the field that is wrong, and why */
     public RedisStoreSettings {

@@ -10,6 +10,7 @@ package dev.execache.store.redis;
 final class Scripts {
     private static final String COMMON = """
             local lru, exp, meta, bytes, seq, counters = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+            local groups, groupSizes = KEYS[7], KEYS[8]
             local prefix, now = ARGV[1], tonumber(ARGV[2])
 
             local function entryKey(key)
@@ -34,6 +35,13 @@ final class Scripts {
                     return nil
                 end
                 info = cjson.decode(info)
+                local group = redis.call('HGET', groups, key)
+                if group then
+                    redis.call('HDEL', groups, key)
+                    if redis.call('HINCRBY', groupSizes, group, -1) <= 0 then
+                        redis.call('HDEL', groupSizes, group)
+                    end
+                end
                 for i = 2, #info do
                     redis.call('SREM', toolKey(info[i]), key)
                 end
@@ -73,13 +81,14 @@ final class Scripts {
     /**
      * The hit path, kept apart from the others so that it stays small: KEYS are the entry's
      * hash, {@code lru}, {@code seq} and {@code meta}; ARGV[1] key, [2] now, [3] '1' to count a
-     * hit and refresh recency. Returns expires, hits, value, console, exec, created, tools and label, or empty
+     * hit and refresh recency. Returns expires, hits, value, console, exec, created, tools, sum and label
+     * (null for an entry written before labels), or empty
      * if there is no live entry, or {'stale'} if there is an expired or Redis-dropped one
      * still indexed, for the caller to run {@link #EXPIRE}.
      */
     static final String GET = """
             local fields = redis.call('HMGET', KEYS[1], 'expires', 'hits', 'value', 'console', 'exec', 'created', 'tools',
-                                      'label')
+                                      'sum', 'label')
             local expires = tonumber(fields[1])
             if not expires or expires <= tonumber(ARGV[2]) then
                 if redis.call('HEXISTS', KEYS[4], ARGV[1]) == 1 then
@@ -95,7 +104,7 @@ final class Scripts {
             """;
 
     /** How many fields {@link #GET} returns for a live entry. */
-    static final int ENTRY_FIELD_COUNT = 8;
+    static final int ENTRY_FIELD_COUNT = 9;
 
     /** ARGV[3] key. Removes the entry if it is expired or gone, counting an expiration; a fresh one stays. */
     static final String EXPIRE = COMMON + """
@@ -113,31 +122,53 @@ final class Scripts {
 
     /**
      * ARGV[3] key, [4] Redis TTL ms, [5] expires (epoch ms), [6] estimated bytes, [7] bound,
-     * [8] value, [9] console, [10] execution nanos, [11] created (epoch ms), [12] the tool
-     * versions as one field (see {@link ToolVersions}), [13] the label, then the tool names.
-     * Purges a batch of expired entries, then evicts the least recently used past the bound.
+     * [8] value, [9] console, [10] execution nanos, [11] created (epoch ms), [12] the bound
+     * group ('' for none), [13] the group's bound, [14] the value's checksum, [15] the tool
+     * versions as one field (see {@link ToolVersions}), [16] the label, then the tool names. Purges a batch of expired entries, evicts the
+     * group's least recently used past the group's bound, then the store's past the store's.
+     * Returns the keys evicted for the group's bound, eldest first.
      */
     static final String PUT = COMMON + """
-            local key = ARGV[3]
+            local key, group = ARGV[3], ARGV[12]
             drop(key)
             local entry = entryKey(key)
             local info = {tonumber(ARGV[6])}
-            for i = 14, #ARGV do
+            for i = 17, #ARGV do
                 info[#info + 1] = ARGV[i]
                 redis.call('SADD', toolKey(ARGV[i]), key)
             end
             redis.call('HSET', entry, 'value', ARGV[8], 'console', ARGV[9], 'exec', ARGV[10], 'created', ARGV[11],
-                       'expires', ARGV[5], 'hits', '0', 'tools', ARGV[12], 'label', ARGV[13])
+                       'expires', ARGV[5], 'hits', '0', 'sum', ARGV[14], 'tools', ARGV[15], 'label', ARGV[16])
             redis.call('PEXPIRE', entry, ARGV[4])
             redis.call('HSET', meta, key, cjson.encode(info))
             redis.call('INCRBY', bytes, ARGV[6])
             redis.call('ZADD', lru, redis.call('INCR', seq), key)
             redis.call('ZADD', exp, ARGV[5], key)
 
-            local expirations, evictions = 0, 0
+            local expirations, evictions, groupEvicted = 0, 0, {}
             for _, expired in ipairs(redis.call('ZRANGEBYSCORE', exp, '-inf', ARGV[2], 'LIMIT', 0, 100)) do
                 if drop(expired) then
                     expirations = expirations + 1
+                end
+            end
+            if group ~= '' then
+                redis.call('HSET', groups, key, group)
+                local excess = redis.call('HINCRBY', groupSizes, group, 1) - tonumber(ARGV[13])
+                if excess > 0 then
+                    for _, eldest in ipairs(redis.call('ZRANGE', lru, 0, -1)) do
+                        if excess == 0 then
+                            break
+                        end
+                        if redis.call('HGET', groups, eldest) == group then
+                            if drop(eldest) == 'live' then
+                                evictions = evictions + 1
+                            else
+                                expirations = expirations + 1
+                            end
+                            groupEvicted[#groupEvicted + 1] = eldest
+                            excess = excess - 1
+                        end
+                    end
                 end
             end
             local excess = redis.call('ZCARD', lru) - tonumber(ARGV[7])
@@ -152,7 +183,7 @@ final class Scripts {
             end
             count('EXPIRATIONS', expirations)
             count('EVICTIONS', evictions)
-            return evictions
+            return groupEvicted
             """;
 
     /** ARGV[3..] keys. Returns how many entries were removed. */
@@ -185,16 +216,11 @@ final class Scripts {
             for _, key in ipairs(keys) do
                 drop(key)
             end
-            redis.call('DEL', lru, exp, meta, bytes)
+            redis.call('DEL', lru, exp, meta, bytes, groups, groupSizes)
             return #keys
             """;
 
-    /** ARGV[3] counter, ARGV[4] delta. */
-    static final String INCREMENT = """
-            return redis.call('HINCRBY', KEYS[6], ARGV[3], ARGV[4])
-            """;
-
-    /** ARGV[3..]: counter, delta, counter, delta, ... */
+    /** ARGV[3..]: counter field, delta, counter field, delta, ... */
     static final String INCREMENT_ALL = """
             for i = 3, #ARGV, 2 do
               redis.call('HINCRBY', KEYS[6], ARGV[i], ARGV[i + 1])

@@ -8,6 +8,7 @@ import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.redisson.api.RedissonClient;
+import org.redisson.client.codec.StringCodec;
 
 @ExtendWith(TestRedis.class)
 class RedisCacheStoreTest extends CacheStoreContract {
@@ -23,6 +24,17 @@ class RedisCacheStoreTest extends CacheStoreContract {
         String prefix = TestRedis.freshPrefix();
         prefixes.add(prefix);
         return RedisCacheStore.connect(RedisStoreSettings.of(redis.url()).withKeyPrefix(prefix).withMaxEntries(maxEntries), clock);
+    }
+
+    /** A stray writer changes the value field of the entry's hash; the checksum field stays. */
+    @Override
+    protected void damageValue(String key, String newValue) {
+        RedissonClient admin = redis.client();
+        try {
+            admin.<String, String>getMap(new KeyLayout(prefixes.get(0)).entry(key), StringCodec.INSTANCE).put("value", newValue);
+        } finally {
+            admin.shutdown();
+        }
     }
 
     @AfterEach

@@ -58,7 +58,8 @@ class RedisConnectionTest {
 
         assertThatThrownBy(() -> RedisCacheStore.connect(RedisStoreSettings.of(url), clock))
                 .isInstanceOf(IllegalStateException.class)
-                .hasMessageStartingWith("Redis at redis://127.0.0.1:" + server.port() + " refused the credentials")
+                .hasMessage("Redis at redis://127.0.0.1:" + server.port() + " refused the credentials: wrong user name"
+                        + " or password (the URL's user info, e.g. redis://user:password@host)")
                 .message().doesNotContain("wrong-password");
     }
 

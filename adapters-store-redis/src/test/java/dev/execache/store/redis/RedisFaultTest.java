@@ -1,13 +1,18 @@
 package dev.execache.store.redis;
 
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.execache.core.CacheEntry;
+import dev.execache.core.Counter;
 import dev.execache.core.MutableClock;
 import java.net.ServerSocket;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
@@ -15,8 +20,8 @@ import org.redisson.client.RedisException;
 
 /** A redis-server of the test's own, killed and restarted on the same port. */
 class RedisFaultTest {
-    /** Far above the one-second timeout: the check is "fails fast", not a benchmark. */
-    private static final Duration FAST = Duration.ofSeconds(5);
+    /** Far above the two-second timeout: the check is "fails fast", not a benchmark. */
+    private static final Duration FAST = Duration.ofSeconds(10);
 
     private final MutableClock clock = new MutableClock(Instant.now());
 
@@ -52,10 +57,35 @@ class RedisFaultTest {
             server.pause();
             try {
                 assertFailsFast(() -> store.get("v1:a"));
-                assertFailsFast(() -> store.put(entry("v1:b")));
+                assertThatThrownBy(() -> store.put(entry("v1:b"))).hasMessageContaining("skipped");
             } finally {
                 server.resume();
             }
+
+            awaitWorking(store);
+            assertThat(store.get("v1:a")).isPresent();
+        }
+    }
+
+    @Test
+    void aPausedRedisCostsOneTimeoutPerOutageAndTheWarningsAreOneLine() throws Exception {
+        try (RedisServerProcess server = RedisServerProcess.start();
+                RedisCacheStore store = RedisCacheStore.connect(RedisStoreSettings.of(server.url()), clock)) {
+            store.put(entry("v1:a"));
+
+            server.pauseClients(Duration.ofSeconds(4));
+            List<String> failures = new ArrayList<>();
+            for (Executable call : List.<Executable>of(() -> store.get("v1:a"), () -> store.put(entry("v1:b")),
+                    store::counters, () -> store.increment(Counter.MISSES, 1),
+                    () -> store.acquireFlight("v1:a", Duration.ofSeconds(30)))) {
+                failures.add(catchThrowableOfType(RedisException.class, call::execute).getMessage());
+            }
+
+            assertThat(failures.get(0)).isEqualTo("Redis at " + RedisUrl.parse(server.url())
+                    + " did not answer within " + RedisStoreSettings.DEFAULT_TIMEOUT.toMillis() + " ms");
+            assertThat(failures.subList(1, failures.size())).as("not sent at all: skipped while the first one's outage lasts")
+                    .allSatisfy(message -> assertThat(message).contains("skipped"));
+            assertThat(failures).allSatisfy(message -> assertThat(message).doesNotContain("\n", "redis.call", "org.redisson"));
 
             awaitWorking(store);
             assertThat(store.get("v1:a")).isPresent();

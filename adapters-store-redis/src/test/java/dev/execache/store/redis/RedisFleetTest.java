@@ -4,9 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.execache.core.CacheEntry;
+import dev.execache.core.CachedTool;
 import dev.execache.core.Counter;
 import dev.execache.core.FlightLease;
 import dev.execache.core.MutableClock;
+import dev.execache.core.ToolInvoker;
+import dev.execache.core.ToolResult;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -17,6 +20,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -68,6 +73,62 @@ class RedisFleetTest {
     }
 
     @Test
+    void aToolCallMadeOnTwoInstancesAtOnceCallsTheToolOnceInTheFleet() throws Exception {
+        AtomicInteger toolCalls = new AtomicInteger();
+        AtomicReference<Thread> secondCaller = new AtomicReference<>();
+        ToolInvoker slowRead = (tool, args) -> {
+            toolCalls.incrementAndGet();
+            awaitWaitingOnTheFlight(secondCaller);
+            return ToolResult.ok("{\"text\":\"hello\"}");
+        };
+        ToolInvoker neverCalled = (tool, args) -> {
+            toolCalls.incrementAndGet();
+            return ToolResult.ok("{\"text\":\"second\"}");
+        };
+        CachedTool onFirst = CachedTool.builder(slowRead, first).clock(clock).build();
+        CachedTool onSecond = CachedTool.builder(neverCalled, second).clock(clock).build();
+
+        CompletableFuture<ToolResult> firstCall = CompletableFuture.supplyAsync(() -> onFirst.call("read", Map.of("path", "a")));
+        awaitHeld(toolCalls);
+        CompletableFuture<ToolResult> secondCall = CompletableFuture.supplyAsync(() -> {
+            secondCaller.set(Thread.currentThread());
+            return onSecond.call("read", Map.of("path", "a"));
+        }, other);
+
+        assertThat(firstCall.get(30, TimeUnit.SECONDS).json()).isEqualTo("{\"text\":\"hello\"}");
+        assertThat(secondCall.get(30, TimeUnit.SECONDS).json()).as("the second waited and got the first's answer")
+                .isEqualTo("{\"text\":\"hello\"}");
+        assertThat(toolCalls).hasValue(1);
+        assertThat(onSecond.stats().get("read")).as("counted fleet-wide, per tool")
+                .satisfies(read -> {
+                    assertThat(read.hits()).isEqualTo(1);
+                    assertThat(read.misses()).isEqualTo(1);
+                });
+    }
+
+    private static void awaitHeld(AtomicInteger toolCalls) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (toolCalls.get() == 0 && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
+    }
+
+    /** Until the second caller waits for the fleet's flight (inside Redisson's tryLock). */
+    private static void awaitWaitingOnTheFlight(AtomicReference<Thread> caller) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() < deadline) {
+            Thread thread = caller.get();
+            if (thread != null && java.util.Arrays.stream(thread.getStackTrace())
+                    .anyMatch(frame -> frame.getMethodName().equals("acquireFlight"))
+                    && thread.getState() != Thread.State.RUNNABLE) {
+                return;
+            }
+            Thread.onSpinWait();
+        }
+        throw new AssertionError("the second instance never waited for the flight");
+    }
+
+    @Test
     void theSecondInstanceWaitsUntilTheFirstClosesItsLease() throws Exception {
         FlightLease held = first.acquireFlight("v1:x", Duration.ofSeconds(30));
         CompletableFuture<FlightLease> waiting = acquireElsewhere(second, "v1:x", Duration.ofSeconds(30));
@@ -85,8 +146,9 @@ class RedisFleetTest {
 
     @Test
     void aLeaseThatLapsedDoesNotReleaseTheNextHoldersFlight() throws Exception {
-        FlightLease lapsed = first.acquireFlight("v1:x", Duration.ofMillis(300));
-        FlightLease next = acquireElsewhere(second, "v1:x", Duration.ofSeconds(30)).get(10, TimeUnit.SECONDS);
+        FlightLease lapsed = first.acquireFlight("v1:x", Duration.ofSeconds(30));
+        deleteFlightKey("v1:x");
+        FlightLease next = acquireElsewhere(second, "v1:x", Duration.ofSeconds(30)).get(30, TimeUnit.SECONDS);
         assertThat(next).isNotSameAs(FlightLease.LOCAL);
 
         lapsed.close();
@@ -98,8 +160,25 @@ class RedisFleetTest {
     }
 
     @Test
+    void aLiveHolderRenewsItsFlightForAsLongAsItRuns() throws Exception {
+        FlightLease held = first.acquireFlight("v1:x", Duration.ofMillis(100));
+        long lowest = flightMillisLeft("v1:x");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        for (long left = lowest; left <= lowest + 500; left = flightMillisLeft("v1:x")) {
+            assertThat(left).as("still held").isPositive();
+            assertThat(System.nanoTime()).as("the lease was renewed within 30 s").isLessThan(deadline);
+            lowest = Math.min(lowest, left);
+            Thread.sleep(20);
+        }
+        held.close();
+        assertThat(flightMillisLeft("v1:x")).as("released, no longer renewed").isNegative();
+    }
+
+    @Test
     void whenTheHolderDiesItsLeaseLapsesAndTheOtherProceeds() throws Exception {
-        first.acquireFlight("v1:x", Duration.ofSeconds(1));
+        first.acquireFlight("v1:x", Duration.ofHours(1));
+        assertThat(flightMillisLeft("v1:x")).as("a dead holder's flight lapses within the lease, whatever the run's bound")
+                .isPositive().isLessThanOrEqualTo(RedisCacheStore.FLIGHT_LEASE.toMillis());
         first.close();
 
         FlightLease next = second.acquireFlight("v1:x", Duration.ofSeconds(20));
@@ -123,7 +202,7 @@ class RedisFleetTest {
     void waitingLongerThanMaxHoldFallsBackToALocalRun() throws Exception {
         FlightLease held = first.acquireFlight("v1:x", Duration.ofSeconds(30));
 
-        FlightLease gaveUp = acquireElsewhere(second, "v1:x", Duration.ofMillis(300)).get(10, TimeUnit.SECONDS);
+        FlightLease gaveUp = acquireElsewhere(second, "v1:x", Duration.ofMillis(300)).get(60, TimeUnit.SECONDS);
 
         assertThat(gaveUp).isSameAs(FlightLease.LOCAL);
         held.close();
@@ -152,6 +231,25 @@ class RedisFleetTest {
             assertThat(first.counters()).containsEntry(Counter.HITS, 1L);
         } finally {
             shared.shutdown();
+        }
+    }
+
+    /** The flight lock's time to live in Redis, negative if there is none. */
+    private long flightMillisLeft(String key) {
+        RedissonClient admin = redis.client();
+        try {
+            return admin.getKeys().remainTimeToLive(prefix + "f:" + key);
+        } finally {
+            admin.shutdown();
+        }
+    }
+
+    private void deleteFlightKey(String key) {
+        RedissonClient admin = redis.client();
+        try {
+            admin.getKeys().delete(prefix + "f:" + key);
+        } finally {
+            admin.shutdown();
         }
     }
 

@@ -25,17 +25,28 @@ public final class RedisServerProcess implements AutoCloseable {
     private final int port;
     private final List<String> extraArgs;
     private final Path dir;
+    private final boolean tls;
     private Process process;
 
-    private RedisServerProcess(int port, List<String> extraArgs) throws IOException {
+    private RedisServerProcess(int port, List<String> extraArgs, boolean tls) throws IOException {
         this.port = port;
         this.extraArgs = List.copyOf(extraArgs);
         this.dir = Files.createTempDirectory("execache-redis-");
+        this.tls = tls;
     }
 
     /** Starts a server; {@code extraArgs} are redis-server options such as {@code --requirepass x}. */
     public static RedisServerProcess start(String... extraArgs) throws IOException {
-        RedisServerProcess server = new RedisServerProcess(freePort(), List.of(extraArgs));
+        RedisServerProcess server = new RedisServerProcess(freePort(), List.of(extraArgs), false);
+        server.launch();
+        return server;
+    }
+
+    /** Starts a server that speaks TLS only, with this certificate and key (PEM files). */
+    public static RedisServerProcess startTls(Path certificate, Path key) throws IOException {
+        RedisServerProcess server = new RedisServerProcess(freePort(), List.of(
+                "--tls-cert-file", certificate.toString(), "--tls-key-file", key.toString(),
+                "--tls-ca-cert-file", certificate.toString(), "--tls-auth-clients", "no"), true);
         server.launch();
         return server;
     }
@@ -45,7 +56,7 @@ public final class RedisServerProcess implements AutoCloseable {
     }
 
     public String url() {
-        return "redis://127.0.0.1:" + port;
+        return (tls ? "rediss" : "redis") + "://127.0.0.1:" + port;
     }
 
     /** Kills the server at once (SIGKILL), as a crash would. */
@@ -66,6 +77,24 @@ public final class RedisServerProcess implements AutoCloseable {
 
     public void resume() throws IOException, InterruptedException {
         signal("-CONT");
+    }
+
+    /**
+     * Sends {@code CLIENT PAUSE} on a connection of its own: the server holds every client's
+     * commands for that long, as a Redis busy with a slow command or a failover would.
+     */
+    public void pauseClients(java.time.Duration pause) throws IOException {
+        String millis = Long.toString(pause.toMillis());
+        String command = "*3\r\n$6\r\nCLIENT\r\n$5\r\nPAUSE\r\n$" + millis.length() + "\r\n" + millis + "\r\n";
+        try (Socket socket = new Socket("127.0.0.1", port)) {
+            socket.getOutputStream().write(command.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            byte[] reply = new byte[5];
+            int read = socket.getInputStream().readNBytes(reply, 0, reply.length);
+            String answer = new String(reply, 0, read, java.nio.charset.StandardCharsets.US_ASCII);
+            if (!answer.startsWith("+OK")) {
+                throw new IOException("CLIENT PAUSE answered " + answer);
+            }
+        }
     }
 
     /** Starts a fresh, empty server on the same port. */
@@ -97,12 +126,15 @@ public final class RedisServerProcess implements AutoCloseable {
 
     private void launch() throws IOException {
         List<String> command = new ArrayList<>(List.of(executable().getAbsolutePath(),
-                "--port", Integer.toString(port),
+                "--port", tls ? "0" : Integer.toString(port),
                 "--bind", "127.0.0.1",
                 "--dir", dir.toString(),
                 "--save", "",
                 "--appendonly", "no",
                 "--daemonize", "no"));
+        if (tls) {
+            command.addAll(List.of("--tls-port", Integer.toString(port)));
+        }
         command.addAll(extraArgs);
         File log = dir.resolve("redis.log").toFile();
         process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log).start();

@@ -1,6 +1,7 @@
 package dev.execache.store.redis;
 
 import java.io.IOException;
+import java.time.Duration;
 import java.util.UUID;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.ParameterContext;
@@ -41,8 +42,12 @@ final class TestRedis implements ParameterResolver {
         return client(url);
     }
 
+    /**
+     * The tests' own client waits longer than a store's default second: on a loaded CI machine
+     * connecting can take longer, and this client only looks at what a store wrote.
+     */
     static RedissonClient client(String url) {
-        return Redisson.create(RedisCacheStore.config(RedisUrl.parse(url), RedisStoreSettings.DEFAULT_TIMEOUT));
+        return Redisson.create(RedisCacheStore.config(RedisUrl.parse(url), Duration.ofSeconds(10)));
     }
 
     /** A prefix no other test uses, so that a store on it starts empty. */

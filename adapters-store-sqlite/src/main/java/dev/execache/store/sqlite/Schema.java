@@ -1,7 +1,11 @@
 package dev.execache.store.sqlite;
 
 import java.lang.System.Logger.Level;
+import dev.execache.core.CacheEntry;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
@@ -10,6 +14,7 @@ import java.util.stream.Stream;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.JdbiException;
+import org.jdbi.v3.core.statement.PreparedBatch;
 import org.sqlite.SQLiteErrorCode;
 import org.sqlite.SQLiteException;
 
@@ -22,7 +27,7 @@ import org.sqlite.SQLiteException;
  * tool_versions, created_at, expires_at, hit_count)}, with no application id.
  */
 final class Schema {
-    static final int VERSION = 2;
+    static final int VERSION = 3;
     static final int APPLICATION_ID = 0x65786361;
 
     private static final System.Logger LOG = System.getLogger(Schema.class.getName());
@@ -31,7 +36,7 @@ final class Schema {
             Set.of("cache_key", "result", "tool_versions", "created_at", "expires_at", "hit_count");
 
     /**
-     * Version 1 (later versions add to it, see {@link #MIGRATIONS}). Times are epoch milliseconds. {@code last_access} orders entries by their last
+     * Version 1 (a new file is created at version 1, then migrated); times are epoch milliseconds. {@code last_access} orders entries by their last
      * use, larger is more recent; it is a store-wide sequence, not a time, since many uses share
      * a millisecond. The small columns come first so that reading them skips the overflow pages
      * of a large result.
@@ -89,8 +94,19 @@ final class Schema {
     private static final List<String> TO_LABELS = List.of(
             "ALTER TABLE cache_entries ADD COLUMN label TEXT NOT NULL DEFAULT ''");
 
+    /**
+     * Version 3: an entry may belong to a bound group (a tool rule), whose bound the store keeps
+     * (see {@code CacheStore#put(CacheEntry, GroupBound)}), and carries the checksum of its
+     * value ({@code CacheEntry#checksum}); the checksums of entries already there are made by
+     * {@link #fillChecksums} in the same transaction.
+     */
+    private static final List<String> GROUPS_AND_CHECKSUMS = List.of(
+            "ALTER TABLE cache_entries ADD COLUMN bound_group TEXT",
+            "ALTER TABLE cache_entries ADD COLUMN checksum INTEGER NOT NULL DEFAULT 0",
+            "CREATE INDEX cache_entries_by_group ON cache_entries (bound_group, last_access) WHERE bound_group IS NOT NULL");
+
     /** {@code MIGRATIONS.get(v)} takes a file from version {@code v} to {@code v + 1}. */
-    private static final List<List<String>> MIGRATIONS = List.of(FROM_SEED, TO_LABELS);
+    private static final List<List<String>> MIGRATIONS = List.of(FROM_SEED, TO_LABELS, GROUPS_AND_CHECKSUMS);
 
     private Schema() {
     }
@@ -123,20 +139,35 @@ final class Schema {
         if (from == VERSION) {
             return;
         }
-        if (from == EMPTY) {
-            // Version 1's tables, then every later step: one way to each version, new file or old.
+        boolean created = from == EMPTY;
+        if (created) {
             TABLES.forEach(handle::execute);
-            for (int version = 1; version < VERSION; version++) {
-                MIGRATIONS.get(version).forEach(handle::execute);
-            }
-        } else {
-            for (int version = from; version < VERSION; version++) {
-                MIGRATIONS.get(version).forEach(handle::execute);
-            }
+            from = 1;
+        }
+        for (int version = from; version < VERSION; version++) {
+            MIGRATIONS.get(version).forEach(handle::execute);
+        }
+        if (from < 3) {
+            fillChecksums(handle);
+        }
+        if (!created) {
             LOG.log(Level.INFO, "migrated SQLite cache {0} from schema version {1} to {2}", file, from, VERSION);
         }
         handle.execute("PRAGMA application_id = " + APPLICATION_ID);
         handle.execute("PRAGMA user_version = " + VERSION);
+    }
+
+    /** The checksum is CRC32C, which SQLite cannot compute: entries from before version 3 get theirs here. */
+    private static void fillChecksums(Handle handle) {
+        List<CacheEntry> entries = handle.createQuery("SELECT cache_key, result, console FROM cache_entries")
+                .map((row, context) -> new CacheEntry(row.getString(1), row.getString(2), row.getString(3),
+                        Duration.ZERO, Map.of(), Instant.EPOCH, Instant.EPOCH, 0))
+                .list();
+        if (!entries.isEmpty()) {
+            PreparedBatch update = handle.prepareBatch("UPDATE cache_entries SET checksum = ? WHERE cache_key = ?");
+            entries.forEach(entry -> update.add(entry.checksum(), entry.key()));
+            update.execute();
+        }
     }
 
     private static int startingVersion(State state, Path file) {

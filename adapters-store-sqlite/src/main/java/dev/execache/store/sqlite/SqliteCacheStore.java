@@ -4,6 +4,7 @@ import dev.execache.core.CacheEntry;
 import dev.execache.core.CacheStore;
 import dev.execache.core.Counter;
 import dev.execache.core.Glob;
+import dev.execache.core.GroupBound;
 import java.nio.file.Path;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -16,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.stream.Collectors;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.HandleCallback;
@@ -42,15 +44,20 @@ public final class SqliteCacheStore implements CacheStore {
     static final long MAX_PENDING_MILLIS = 1_000;
 
     private static final String SELECT_ENTRY = """
-            SELECT cache_key, created_at, expires_at, hit_count, execution_nanos, tool_versions, result, console, label
+            SELECT cache_key, created_at, expires_at, hit_count, execution_nanos, tool_versions, result, console, label,
+                   checksum
               FROM cache_entries WHERE cache_key = ?""";
     private static final String SELECT_LIVE_ENTRIES = """
-            SELECT cache_key, created_at, expires_at, hit_count, execution_nanos, tool_versions, result, console, label
+            SELECT cache_key, created_at, expires_at, hit_count, execution_nanos, tool_versions, result, console, label,
+                   checksum
               FROM cache_entries WHERE expires_at > ?""";
     private static final String INSERT_ENTRY = """
             INSERT INTO cache_entries (cache_key, created_at, expires_at, last_access, hit_count,
-                                       execution_nanos, estimated_bytes, tool_versions, result, console, label)
-            VALUES (?, ?, ?, (SELECT coalesce(max(last_access), 0) + 1 FROM cache_entries), ?, ?, ?, ?, ?, ?, ?)""";
+                                       execution_nanos, estimated_bytes, tool_versions, result, console, label,
+                                       bound_group, checksum)
+            VALUES (?, ?, ?, (SELECT coalesce(max(last_access), 0) + 1 FROM cache_entries), ?, ?, ?, ?, ?, ?, ?, ?, ?)""";
+    /** Counter rows of one tool are named {@code tool:<COUNTER>:<tool>}; totals by the counter's name alone. */
+    private static final String TOOL_COUNTER_PREFIX = "tool:";
     private static final String RECORD_USE = """
             UPDATE cache_entries SET hit_count = hit_count + ?, last_access = ?
              WHERE cache_key = ? AND created_at = ?""";
@@ -68,7 +75,8 @@ public final class SqliteCacheStore implements CacheStore {
     private final Jdbi jdbi;
     /** In order of use, the oldest first. */
     private final LinkedHashMap<String, PendingUse> pendingUses = new LinkedHashMap<>();
-    private final Map<Counter, Long> pendingCounts = new EnumMap<>(Counter.class);
+    /** By counter row name. */
+    private final Map<String, Long> pendingCounts = new LinkedHashMap<>();
     private long firstPendingAt;
     private boolean closed;
 
@@ -140,9 +148,14 @@ public final class SqliteCacheStore implements CacheStore {
     /** Also purges every expired entry, so that the file holds no dead results below the bound. */
     @Override
     public synchronized void put(CacheEntry entry) {
+        put(entry, (GroupBound) null);
+    }
+
+    @Override
+    public synchronized List<String> put(CacheEntry entry, GroupBound bound) {
         pendingUses.remove(entry.key());
         long now = clock.millis();
-        write(handle -> {
+        return write(handle -> {
             handle.execute("DELETE FROM cache_entries WHERE cache_key = ?", entry.key());
             deleteExpired(handle, now);
             handle.createUpdate(INSERT_ENTRY)
@@ -156,14 +169,17 @@ public final class SqliteCacheStore implements CacheStore {
                     .bind(7, entry.value())
                     .bind(8, entry.console())
                     .bind(9, entry.label())
+                    .bind(10, bound == null ? null : bound.group())
+                    .bind(11, entry.checksum())
                     .execute();
             if (!entry.toolVersions().isEmpty()) {
                 PreparedBatch tools = handle.prepareBatch("INSERT INTO entry_tools (tool, cache_key) VALUES (?, ?)");
                 entry.toolVersions().keySet().forEach(tool -> tools.add(tool, entry.key()));
                 tools.execute();
             }
+            List<String> evicted = bound == null ? List.of() : evictPastGroupBound(handle, bound);
             evictLeastRecentlyUsed(handle);
-            return null;
+            return evicted;
         });
     }
 
@@ -230,25 +246,56 @@ public final class SqliteCacheStore implements CacheStore {
     }
 
     @Override
-    public synchronized void increment(Counter counter, long delta) {
-        Objects.requireNonNull(counter, "counter must not be null");
-        if (delta == 0) {
-            return;
-        }
+    public synchronized void increment(String tool, Map<Counter, Long> deltas) {
         long now = clock.millis();
-        notePending(now);
-        pendingCounts.merge(counter, delta, Long::sum);
+        deltas.forEach((counter, delta) -> {
+            if (delta != 0) {
+                notePending(now);
+                pendingCounts.merge(counter.name(), delta, Long::sum);
+                if (tool != null) {
+                    pendingCounts.merge(TOOL_COUNTER_PREFIX + counter.name() + ":" + tool, delta, Long::sum);
+                }
+            }
+        });
         writeIfDue(now);
     }
 
     @Override
     public synchronized Map<Counter, Long> counters() {
+        Map<String, Long> stored = storedCounters();
+        Map<Counter, Long> counters = new EnumMap<>(Counter.class);
+        for (Counter counter : Counter.values()) {
+            counters.put(counter, stored.getOrDefault(counter.name(), 0L));
+        }
+        return counters;
+    }
+
+    @Override
+    public synchronized Map<String, Map<Counter, Long>> toolCounters() {
+        Map<String, Map<Counter, Long>> byTool = new TreeMap<>();
+        storedCounters().forEach((name, value) -> {
+            if (name.startsWith(TOOL_COUNTER_PREFIX)) {
+                int colon = name.indexOf(':', TOOL_COUNTER_PREFIX.length());
+                Counter counter = Counter.valueOf(name.substring(TOOL_COUNTER_PREFIX.length(), colon));
+                byTool.computeIfAbsent(name.substring(colon + 1), tool -> zeroCounters()).put(counter, value);
+            }
+        });
+        return byTool;
+    }
+
+    /** Every counter row, with what is pending added. */
+    private Map<String, Long> storedCounters() {
         Map<String, Long> stored = jdbi.withHandle(handle -> handle.createQuery("SELECT name, value FROM counters")
                 .map((row, context) -> Map.entry(row.getString(1), row.getLong(2)))
                 .collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue)));
+        pendingCounts.forEach((name, delta) -> stored.merge(name, delta, Long::sum));
+        return stored;
+    }
+
+    private static Map<Counter, Long> zeroCounters() {
         Map<Counter, Long> counters = new EnumMap<>(Counter.class);
         for (Counter counter : Counter.values()) {
-            counters.put(counter, stored.getOrDefault(counter.name(), 0L) + pendingCounts.getOrDefault(counter, 0L));
+            counters.put(counter, 0L);
         }
         return counters;
     }
@@ -315,7 +362,8 @@ public final class SqliteCacheStore implements CacheStore {
                 Instant.ofEpochMilli(row.getLong(2)),
                 Instant.ofEpochMilli(row.getLong(3)),
                 row.getLong(4),
-                row.getString(9));
+                row.getString(9),
+                row.getLong(10));
     }
 
     private CacheEntry withPendingHits(CacheEntry entry) {
@@ -370,7 +418,24 @@ public final class SqliteCacheStore implements CacheStore {
             }
             uses.execute();
         }
-        pendingCounts.forEach((counter, delta) -> addToCounter(handle, counter, delta));
+        pendingCounts.forEach((name, delta) -> handle.execute(ADD_TO_COUNTER, name, delta));
+    }
+
+    /** Evicts the group's least recently used entries past its bound; returns their keys, eldest first. */
+    private static List<String> evictPastGroupBound(Handle handle, GroupBound bound) {
+        int excess = handle.createQuery("SELECT count(*) FROM cache_entries WHERE bound_group = ?")
+                .bind(0, bound.group()).mapTo(Integer.class).one() - bound.maxEntries();
+        if (excess <= 0) {
+            return List.of();
+        }
+        List<String> eldest = handle.createQuery(
+                        "SELECT cache_key FROM cache_entries WHERE bound_group = ? ORDER BY last_access LIMIT ?")
+                .bind(0, bound.group()).bind(1, excess).mapTo(String.class).list();
+        PreparedBatch delete = handle.prepareBatch("DELETE FROM cache_entries WHERE cache_key = ?");
+        eldest.forEach(delete::add);
+        delete.execute();
+        addToCounter(handle, Counter.EVICTIONS, eldest.size());
+        return eldest;
     }
 
     private void evictLeastRecentlyUsed(Handle handle) {

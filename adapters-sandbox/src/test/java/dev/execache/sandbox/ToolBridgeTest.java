@@ -1,0 +1,184 @@
+package dev.execache.sandbox;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.execache.core.ErrorType;
+import dev.execache.core.ExecutionRequest;
+import dev.execache.core.ExecutionResult;
+import dev.execache.core.SandboxTools;
+import dev.execache.core.ToolAnswer;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The bridge from code to tools, on both paths (a fresh Deno and the warm pool): what the code
+ * sees of {@code tools}, what reaches the host, and that nothing the code does to globals,
+ * prototypes or species forges a call or an answer. The tools are a recording double: the port
+ * behind them is not under test here.
+ */
+class ToolBridgeTest {
+    private static DenoSandbox cold;
+    private static DenoSandbox warm;
+
+    @BeforeAll
+    static void start() {
+        cold = new DenoSandbox(DenoSandboxSettings.builder().denoExecutable(SandboxContract.deno()).warmPoolSize(0).build());
+        warm = new DenoSandbox(DenoSandboxSettings.builder().denoExecutable(SandboxContract.deno()).warmPoolSize(1).build());
+    }
+
+    @AfterAll
+    static void stop() {
+        cold.close();
+        warm.close();
+    }
+
+    /** Answers {"echo": args, "n": call number}; "fail" answers an error; records every call. */
+    static final class Recording implements SandboxTools {
+        final List<String> calls = new CopyOnWriteArrayList<>();
+
+        @Override
+        public Map<String, List<String>> reachable() {
+            return Map.of("mem", List.of("read", "fail"), "fs", List.of("list"));
+        }
+
+        @Override
+        public ToolAnswer call(String server, String tool, String argumentsJson) {
+            calls.add(server + "." + tool + " " + argumentsJson);
+            if (tool.equals("fail")) {
+                return ToolAnswer.error("the tool says no");
+            }
+            return ToolAnswer.value("{\"echo\":" + argumentsJson + ",\"n\":" + calls.size() + "}");
+        }
+    }
+
+    private static ExecutionResult run(String path, String code, Recording tools) {
+        DenoSandbox sandbox = path.equals("cold") ? cold : warm;
+        return sandbox.execute(ExecutionRequest.of(code, null), tools);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"cold", "warm"})
+    void codeCallsToolsAndGetsTheirValues(String path) {
+        Recording tools = new Recording();
+        ExecutionResult result = run(path, """
+                const a = await tools.mem.read({id: 1});
+                const [b, c] = await Promise.all([tools.fs.list({dir: "x"}), tools.mem.read()]);
+                return [a, b, c];
+                """, tools);
+
+        assertThat(result.error()).isNull();
+        assertThat(result.value()).isEqualTo(
+                "[{\"echo\":{\"id\":1},\"n\":1},{\"echo\":{\"dir\":\"x\"},\"n\":2},{\"echo\":{},\"n\":3}]");
+        assertThat(tools.calls).containsExactly("mem.read {\"id\":1}", "fs.list {\"dir\":\"x\"}", "mem.read {}");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"cold", "warm"})
+    void aToolErrorRejectsWithAnErrorCarryingTheToolsMessage(String path) {
+        ExecutionResult result = run(path, """
+                try { await tools.mem.fail({}); return "no"; }
+                catch (e) { return [e instanceof Error, e.message]; }
+                """, new Recording());
+
+        assertThat(result.value()).isEqualTo("[true,\"the tool says no\"]");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"cold", "warm"})
+    void toolsThatDoNotExistAreClearErrors(String path) {
+        Recording tools = new Recording();
+        ExecutionResult server = run(path, "return tools.github.list({})", tools);
+        ExecutionResult tool = run(path, "return tools.mem.write({})", tools);
+        ExecutionResult args = run(path, "return await tools.mem.read(5)", tools);
+
+        assertThat(server.error().message()).contains("no server 'github' can be called from code (servers: fs, mem)");
+        assertThat(tool.error().message()).contains("tools.mem has no tool 'write' that code can call (its tools: read, fail)");
+        assertThat(args.error().message()).contains("tools.mem.read: the arguments must be an object");
+        assertThat(tools.calls).isEmpty();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"cold", "warm"})
+    void withoutToolsTheCodeSeesNoServers(String path) {
+        ExecutionResult result = (path.equals("cold") ? cold : warm).execute(ExecutionRequest.of(
+                "return tools.mem.read({})", null));
+
+        assertThat(result.error().type()).isEqualTo(ErrorType.RUNTIME_ERROR);
+        assertThat(result.error().message()).contains("no server 'mem' can be called from code (servers: none)");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"cold", "warm"})
+    void aCallFrameThatTheCodePrintsIsOnlyConsoleOutput(String path) {
+        Recording tools = new Recording();
+        ExecutionResult result = run(path, """
+                const fake = "0".repeat(32) + "c" + "12\\n3:mem4:read{}" + "0".repeat(32);
+                console.log(fake);
+                await Deno.stdout.write(new TextEncoder().encode(fake));
+                return "done";
+                """, tools);
+
+        assertThat(result.value()).isEqualTo("\"done\"");
+        assertThat(tools.calls).isEmpty();
+        assertThat(result.console()).contains("3:mem4:read{}");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"cold", "warm"})
+    void nothingTheCodeChangesForgesACallOrAnAnswer(String path) {
+        Recording tools = new Recording();
+        ExecutionResult result = run(path, """
+                let seen = [];
+                class Spy extends Uint8Array {
+                  constructor(...a) { super(...a); seen.push(this); }
+                }
+                Object.defineProperty(Uint8Array, Symbol.species, { get() { return Spy; } });
+                Object.defineProperty(Promise, Symbol.species, { get() { return Promise; } });
+                const then = Promise.prototype.then;
+                Promise.prototype.then = function (ok, ko) { return then.call(this, (v) => ok && ok({forged: true}), ko); };
+                JSON.parse = () => ({forged: true});
+                JSON.stringify = () => '{"forged":true}';
+                String.prototype.indexOf = () => 1;
+                String.prototype.slice = () => "1";
+                TextEncoder.prototype.encode = () => new Uint8Array(0);
+                TextDecoder.prototype.decode = () => '{"forged":true}';
+                Object.defineProperty(Object.prototype, "value", { set(v) { seen.push(v); }, configurable: true });
+                Uint8Array.prototype.set = function () { seen.push(this); };
+                Promise.prototype.then = then;
+                const a = await tools.mem.read({id: 7});
+                return {a, leaked: seen.length};
+                """, tools);
+
+        assertThat(result.error()).isNull();
+        assertThat(tools.calls).containsExactly("mem.read {\"id\":7}");
+        assertThat(result.value()).isEqualTo("{\"a\":{\"echo\":{\"id\":7},\"n\":1},\"leaked\":0}");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"cold", "warm"})
+    void sourcesOfNondeterminismTheCodeUsedAreMarked(String path) {
+        ExecutionResult none = run(path, "const d = new Date(0); return [d.getTime(), Date.UTC(2020, 0), typeof tools];",
+                new Recording());
+        ExecutionResult all = run(path, """
+                Date.now(); new Date(); Date(); Math.random(); performance.now();
+                const bytes = crypto.getRandomValues(new Uint8Array(4)); const id = crypto.randomUUID();
+                return [bytes.length, id.length];
+                """, new Recording());
+        ExecutionResult subclass = run(path, "class D extends Date {} ; return new D() instanceof Date", new Recording());
+        ExecutionResult failed = run(path, "Math.random(); throw new Error('x')", new Recording());
+
+        assertThat(none.value()).isEqualTo("[0,1577836800000,\"object\"]");
+        assertThat(none.nondeterminism()).isEmpty();
+        assertThat(all.value()).isEqualTo("[4,36]");
+        assertThat(all.nondeterminism()).containsExactlyInAnyOrder("Date.now", "new Date()", "Date()", "Math.random",
+                "performance.now", "crypto.getRandomValues", "crypto.randomUUID");
+        assertThat(subclass.value()).isEqualTo("true");
+        assertThat(subclass.nondeterminism()).containsExactly("new Date()");
+        assertThat(failed.nondeterminism()).containsExactly("Math.random");
+    }
+}

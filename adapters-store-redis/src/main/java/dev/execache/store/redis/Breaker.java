@@ -1,0 +1,104 @@
+package dev.execache.store.redis;
+
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * A circuit breaker in front of one Redis: after a call fails for want of an answer, every
+ * call fails at once (the caller runs uncached) until a check run in the background finds
+ * Redis answering again. The checks come after a short pause that doubles after each failed
+ * check, up to {@link #MAX_PAUSE}, so a slow or absent Redis costs a caller one timeout per
+ * outage, not one per operation, and is not hammered while it is down.
+ */
+final class Breaker implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(Breaker.class.getName());
+    static final Duration FIRST_PAUSE = Duration.ofMillis(200);
+    static final Duration MAX_PAUSE = Duration.ofSeconds(3);
+
+    private final String server;
+    private final Supplier<CompletableFuture<?>> check;
+    private final Duration budget;
+    private final ScheduledExecutorService checker;
+    /** Why Redis is skipped, or null while it is used. */
+    private volatile String openBecause;
+    private Duration pause = FIRST_PAUSE;
+
+    /**
+     * @param server how messages name Redis (never with credentials)
+     * @param check one cheap command; its success closes the breaker
+     * @param budget how long the check may take
+     */
+    Breaker(String server, Supplier<CompletableFuture<?>> check, Duration budget) {
+        this.server = server;
+        this.check = check;
+        this.budget = budget;
+        ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, runnable -> {
+            Thread thread = new Thread(runnable, "execache-redis-check");
+            thread.setDaemon(true);
+            return thread;
+        });
+        executor.setRemoveOnCancelPolicy(true);
+        this.checker = executor;
+    }
+
+    /** @throws RedisStoreException at once while Redis is skipped */
+    void admit() {
+        String because = openBecause;
+        if (because != null) {
+            throw new RedisStoreException(because + "; skipped until a check in the background finds it answering");
+        }
+    }
+
+    boolean isOpen() {
+        return openBecause != null;
+    }
+
+    /** Skips Redis from now on, until a background check succeeds. */
+    synchronized void open(String because) {
+        if (openBecause != null || checker.isShutdown()) {
+            return;
+        }
+        openBecause = because;
+        pause = FIRST_PAUSE;
+        scheduleCheck();
+    }
+
+    private void scheduleCheck() {
+        checker.schedule(this::runCheck, pause.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    private void runCheck() {
+        boolean answered;
+        try {
+            check.get().get(budget.toMillis(), TimeUnit.MILLISECONDS);
+            answered = true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        } catch (Exception e) {
+            answered = false;
+        }
+        synchronized (this) {
+            if (checker.isShutdown()) {
+                return;
+            }
+            if (answered) {
+                openBecause = null;
+                LOG.log(Level.INFO, "Redis at " + server + " answers again");
+            } else {
+                pause = pause.multipliedBy(2).compareTo(MAX_PAUSE) > 0 ? MAX_PAUSE : pause.multipliedBy(2);
+                scheduleCheck();
+            }
+        }
+    }
+
+    @Override
+    public synchronized void close() {
+        checker.shutdownNow();
+    }
+}

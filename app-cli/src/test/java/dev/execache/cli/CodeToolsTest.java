@@ -1,0 +1,324 @@
+package dev.execache.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.execache.core.CachePolicy;
+import dev.execache.core.CacheStatus;
+import dev.execache.core.CachedExecutor;
+import dev.execache.core.ErrorType;
+import dev.execache.core.ExecutionOutcome;
+import dev.execache.core.ExecutionRequest;
+import dev.execache.core.Limits;
+import dev.execache.core.MutableToolVersions;
+import dev.execache.core.ToolCallRecord;
+import dev.execache.sandbox.DenoSandbox;
+import dev.execache.sandbox.DenoSandboxSettings;
+import dev.execache.store.memory.MemoryCacheStore;
+import dev.execache.tools.mcp.McpToolCatalog;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Code that calls tools, end to end in one process: a real Deno sandbox, the policy over a real
+ * store, and the real downstream servers (the memory and filesystem reference servers and the
+ * tests' lab server) behind the same {@link ProxiedTools} serve uses.
+ */
+class CodeToolsTest {
+    private static final Duration CALL_TIMEOUT = Duration.ofSeconds(20);
+    private static DenoSandbox sandbox;
+
+    @TempDir
+    Path dir;
+
+    private McpToolCatalog catalog;
+    private final MutableToolVersions versions = new MutableToolVersions();
+    private MemoryCacheStore store;
+    private ProxiedTools gateway;
+    private CachedExecutor executor;
+
+    @BeforeAll
+    static void startSandbox() throws IOException {
+        sandbox = new DenoSandbox(DenoSandboxSettings.builder().denoExecutable(ServeRoundTrip.deno()).warmPoolSize(1)
+                .build());
+    }
+
+    @AfterAll
+    static void closeSandbox() {
+        sandbox.close();
+    }
+
+    @AfterEach
+    void stopServers() {
+        if (catalog != null) {
+            catalog.close();
+        }
+    }
+
+    private void start(List<GatewayConfig.Server> servers, CachePolicy policy) {
+        catalog = new McpToolCatalog(servers.stream().map(GatewayConfig.Server::settings).toList(), CALL_TIMEOUT,
+                Duration.ofHours(1), line -> { }, Clock.systemUTC()).start();
+        store = new MemoryCacheStore(100, Clock.systemUTC());
+        gateway = new ProxiedTools(catalog, store, versions, new GatewayConfig(servers, List.of(), Duration.ofHours(1)),
+                policy, Clock.systemUTC());
+        executor = new CachedExecutor(sandbox, store, versions, policy, Clock.systemUTC());
+        executor.useCodeTools(gateway);
+    }
+
+    private Path referenceServers() throws IOException {
+        Path root = Files.createDirectories(dir.resolve("files")).toRealPath();
+        Files.writeString(root.resolve("note.txt"), "first");
+        start(List.of(new GatewayConfig.Server(Downstream.memory(dir), true),
+                new GatewayConfig.Server(Downstream.filesystem(root), true)), CachePolicy.DEFAULTS);
+        return root;
+    }
+
+    private void lab() {
+        start(List.of(new GatewayConfig.Server(Downstream.lab("lab", true), true)), CachePolicy.DEFAULTS);
+    }
+
+    /** The lab with invalidate_on_write: none, so changing a tool's description drops nothing by itself. */
+    private void labKeepingReadsOnWrite() {
+        start(List.of(new GatewayConfig.Server(Downstream.lab("lab", true), false)), CachePolicy.DEFAULTS);
+    }
+
+    private ExecutionOutcome run(String code, Object context) {
+        return executor.execute(new ExecutionRequest(code, context, Set.of(), Limits.DEFAULTS));
+    }
+
+    private static JsonNode value(ExecutionOutcome outcome) throws IOException {
+        assertThat(outcome.result().error()).isNull();
+        return Output.JSON.readTree(outcome.result().value());
+    }
+
+    private static List<String> tools(ExecutionOutcome outcome) {
+        return outcome.toolCalls().stream().map(ToolCallRecord::tool).toList();
+    }
+
+    @Test
+    void codeThatReadsThroughFsAndMemoryIsCachedAndItsEntryNamesTheToolsItCalled() throws IOException {
+        Path root = referenceServers();
+        String code = """
+                const note = await tools.fs.read_text_file({path: context.path});
+                const graph = await tools.memory.read_graph({});
+                return {note: typeof note === "string" ? note : note.content, entities: graph.entities.length};
+                """;
+        Map<String, Object> context = Map.of("path", root.resolve("note.txt").toString());
+
+        ExecutionOutcome first = run(code, context);
+        ExecutionOutcome second = run(code, context);
+
+        assertThat(value(first).get("note").asText()).isEqualTo("first");
+        assertThat(value(first).get("entities").intValue()).isZero();
+        assertThat(first.status()).isEqualTo(CacheStatus.MISS);
+        assertThat(first.notStoredBecause()).isNull();
+        assertThat(tools(first)).containsExactly("fs__read_text_file", "memory__read_graph");
+        assertThat(first.toolCalls()).extracting(ToolCallRecord::status).containsOnly(CacheStatus.MISS);
+        assertThat(executor.inspect(first.key()).orElseThrow().toolVersions())
+                .containsEntry("fs__read_text_file", versions.versions().get("fs__read_text_file"))
+                .containsEntry("memory__read_graph", versions.versions().get("memory__read_graph"))
+                .doesNotContainKeys("memory__create_entities", "fs__write_file", "fs__list_directory");
+        assertThat(second.status()).isEqualTo(CacheStatus.HIT);
+        assertThat(second.result().value()).isEqualTo(first.result().value());
+        assertThat(second.toolCalls()).isEmpty();
+    }
+
+    @Test
+    void aReadAlreadyInTheToolCacheIsAHitInsideTheRun() throws IOException {
+        lab();
+        gateway.call("lab__get_other", Map.of());
+
+        ExecutionOutcome outcome = run("return await tools.lab.get_other({})", null);
+
+        assertThat(value(outcome).get("served").intValue()).isEqualTo(1);
+        assertThat(outcome.toolCalls()).extracting(ToolCallRecord::status).containsExactly(CacheStatus.HIT);
+    }
+
+    @Test
+    void codeThatCallsAMutatingToolRunsEveryTimeAndSaysWhy() throws IOException {
+        lab();
+        String code = "const r = await tools.lab.increment({}); return r.counter;";
+
+        ExecutionOutcome first = run(code, null);
+        ExecutionOutcome second = run(code, null);
+
+        assertThat(first.result().value()).isEqualTo("1");
+        assertThat(second.result().value()).isEqualTo("2");
+        assertThat(second.status()).isEqualTo(CacheStatus.MISS);
+        assertThat(first.notStoredBecause()).contains("lab__increment").contains("not cached");
+        assertThat(first.toolCalls()).extracting(ToolCallRecord::status).containsExactly(CacheStatus.BYPASS);
+        assertThat(store.size()).isZero();
+    }
+
+    @Test
+    void aToolErrorRejectsWithTheToolsMessageAndTheRunIsNotStored() throws IOException {
+        lab();
+        String code = "try { await tools.lab.fail({}); return 'no'; } catch (e) { return e.message; }";
+
+        ExecutionOutcome first = run(code, null);
+        ExecutionOutcome second = run(code, null);
+
+        assertThat(value(first).asText()).isEqualTo("{\"served\":1}");
+        assertThat(value(second).asText()).isEqualTo("{\"served\":2}");
+        assertThat(first.notStoredBecause()).contains("lab__fail failed");
+    }
+
+    @Test
+    void aSchemaChangeInvalidatesExactlyTheRunsThatCalledThatTool() throws Exception {
+        labKeepingReadsOnWrite();
+        String readsCount = "return (await tools.lab.get_count({who: 'a'})).served";
+        String readsOther = "return (await tools.lab.get_other({})).served";
+        run(readsCount, null);
+        run(readsOther, null);
+        String before = versions.versions().get("lab__get_count");
+
+        gateway.call("lab__set_description", Map.of("tool", "get_count", "description", "v2", "notify", true));
+        Downstream.await("the new digest of lab__get_count", CALL_TIMEOUT,
+                () -> !before.equals(versions.versions().get("lab__get_count")));
+
+        ExecutionOutcome count = run(readsCount, null);
+        ExecutionOutcome other = run(readsOther, null);
+        assertThat(count.status()).isEqualTo(CacheStatus.MISS);
+        assertThat(count.result().value()).isEqualTo("2");
+        assertThat(other.status()).isEqualTo(CacheStatus.HIT);
+        assertThat(other.result().value()).isEqualTo("1");
+    }
+
+    @Test
+    void aWriteThroughExecacheMakesACachedRunThatReadTheSameServerRunAgain() throws IOException {
+        Path root = referenceServers();
+        String readsMemory = "return (await tools.memory.read_graph({})).entities.map((e) => e.name)";
+        String readsFs = "return await tools.fs.list_allowed_directories({})";
+        ExecutionOutcome empty = run(readsMemory, null);
+        run(readsFs, null);
+
+        gateway.call("memory__create_entities", Map.of("entities", List.of(
+                Map.of("name", "execache", "entityType", "tool", "observations", List.of("caches")))));
+
+        ExecutionOutcome after = run(readsMemory, null);
+        assertThat(empty.result().value()).isEqualTo("[]");
+        assertThat(after.status()).isEqualTo(CacheStatus.MISS);
+        assertThat(after.result().value()).isEqualTo("[\"execache\"]");
+        assertThat(run(readsFs, null).status()).isEqualTo(CacheStatus.HIT);
+        assertThat(root).exists();
+    }
+
+    @Test
+    void aWriteFromCodeRunsAgainEveryTimeAndItsSideEffectIsVisibleTwice() throws IOException {
+        referenceServers();
+        String code = """
+                await tools.memory.add_observations({observations: [{entityName: "e", contents: [crypto.randomUUID()]}]});
+                return (await tools.memory.read_graph({})).entities.length;
+                """;
+        gateway.call("memory__create_entities", Map.of("entities", List.of(
+                Map.of("name", "e", "entityType", "t", "observations", List.of()))));
+
+        ExecutionOutcome first = run(code, null);
+        ExecutionOutcome second = run(code, null);
+
+        JsonNode graph = Output.JSON.readTree(ProxiedTools.answerOf(gateway.call("memory__read_graph", Map.of()))
+                .valueJson());
+        assertThat(graph.at("/entities/0/observations")).hasSize(2);
+        assertThat(second.status()).isEqualTo(CacheStatus.MISS);
+        assertThat(first.notStoredBecause()).contains("memory__add_observations");
+    }
+
+    @Test
+    void theCallCapEndsTheCodesCallsAndTheRunIsNotStored() throws IOException {
+        lab();
+        ExecutionOutcome outcome = executor.execute(new ExecutionRequest("""
+                let made = 0;
+                try { for (;;) { await tools.lab.get_other({}); made++; } }
+                catch (e) { return [made, e.message]; }
+                """, null, Set.of(), Limits.DEFAULTS.withMaxToolCalls(3)));
+
+        assertThat(value(outcome).get(0).intValue()).isEqualTo(3);
+        assertThat(value(outcome).get(1).asText()).contains("limit of 3");
+        assertThat(outcome.notStoredBecause()).contains("limit of 3");
+    }
+
+    @Test
+    void toolCallsCountAgainstTheRunsTimeout() {
+        lab();
+        ExecutionOutcome outcome = executor.execute(new ExecutionRequest(
+                "for (;;) { await tools.lab.get_other({}); }", null, Set.of(),
+                Limits.DEFAULTS.withTimeout(Duration.ofSeconds(2)).withMaxToolCalls(Integer.MAX_VALUE)));
+
+        assertThat(outcome.result().error().type()).isEqualTo(ErrorType.TIMEOUT_ERROR);
+        assertThat(outcome.toolCalls()).isNotEmpty();
+    }
+
+    @Test
+    void onlyServersWithCodeAccessAreReachable() {
+        start(List.of(new GatewayConfig.Server(Downstream.lab("lab", true), true, false)), CachePolicy.DEFAULTS);
+
+        ExecutionOutcome outcome = run("return await tools.lab.get_other({})", null);
+
+        assertThat(outcome.result().error().message()).contains("no server 'lab' can be called from code");
+        assertThat(gateway.reachable()).isEmpty();
+    }
+
+    @Test
+    void withCacheNondeterministicFalseARunThatUsedMathRandomIsNotStored() {
+        start(List.of(new GatewayConfig.Server(Downstream.lab("lab", true), true)),
+                CachePolicy.DEFAULTS.withCacheNondeterministic(false));
+
+        ExecutionOutcome random = run("return Math.random() >= 0", null);
+        ExecutionOutcome plain = run("return 1", null);
+
+        assertThat(random.result().nondeterminism()).containsExactly("Math.random");
+        assertThat(random.notStoredBecause()).contains("Math.random");
+        assertThat(plain.result().nondeterminism()).isEmpty();
+        assertThat(run("return 1", null).status()).isEqualTo(CacheStatus.HIT);
+        assertThat(run("return Math.random() >= 0", null).status()).isEqualTo(CacheStatus.MISS);
+    }
+
+    @Test
+    void describeToolsOutputCompilesWithDenoCheckAgainstAScriptThatUsesIt() throws Exception {
+        referenceServers();
+        Path declarations = dir.resolve("tools.d.ts");
+        Files.writeString(declarations, gateway.typescript());
+        Path script = dir.resolve("script.ts");
+        Files.writeString(script, """
+                /// <reference path="./tools.d.ts" />
+                const graph = await tools.memory.read_graph({});
+                const found = await tools.memory.search_nodes({ query: "x" });
+                const text = await tools.fs.read_text_file({ path: "/x", head: 3 });
+                export const all = [graph, found, text];
+                """);
+        Path wrong = dir.resolve("wrong.ts");
+        Files.writeString(wrong, """
+                /// <reference path="./tools.d.ts" />
+                await tools.memory.search_nodes({ query: 5 });
+                """);
+
+        assertThat(gateway.typescript()).contains("declare const tools: {").contains("read_graph(");
+        assertThat(denoCheck(script)).as("deno check of a script using the declarations").isEqualTo("");
+        assertThat(denoCheck(wrong)).contains("TS2322");
+    }
+
+    /** Empty when deno check passes, else its output. */
+    private String denoCheck(Path file) throws Exception {
+        ProcessBuilder builder = new ProcessBuilder(ServeRoundTrip.deno().toString(), "check", "--quiet",
+                file.toString()).directory(dir.toFile()).redirectErrorStream(true);
+        builder.environment().put("DENO_DIR", dir.resolve("deno-dir").toString());
+        builder.environment().put("NO_COLOR", "1");
+        Process process = builder.start();
+        String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(process.waitFor(120, TimeUnit.SECONDS)).isTrue();
+        return process.exitValue() == 0 ? "" : out;
+    }
+}

@@ -1,0 +1,112 @@
+package dev.execache.benchmarks;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.modelcontextprotocol.client.McpClient;
+import io.modelcontextprotocol.client.McpSyncClient;
+import io.modelcontextprotocol.client.transport.ServerParameters;
+import io.modelcontextprotocol.client.transport.StdioClientTransport;
+import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
+import io.modelcontextprotocol.spec.McpSchema;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The bridge's per-call cost: one {@code execute_code} run making 100 calls to a cached
+ * read-only tool ({@code tools.lab.get_other}), against the same 100 calls made by the agent
+ * one MCP round trip at a time through {@code execache serve} (each a hit of the tool cache),
+ * and against 100 calls made directly to the server, with the same client, in one run. Each
+ * round's code differs by a comment, so every run is a miss of the execution cache; a run that
+ * makes no call is measured alike, to take the run's own cost out of the per-call figure.
+ *
+ * <p>{@code java -cp benchmarks.jar dev.execache.benchmarks.BridgeFigures EXECACHE_JAR LAB_SERVER_MJS [ROUNDS]}
+ */
+public final class BridgeFigures {
+    private static final int CALLS = 100;
+
+    private BridgeFigures() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Path jar = Path.of(args[0]);
+        Path lab = Path.of(args[1]);
+        int rounds = args.length > 2 ? Integer.parseInt(args[2]) : 21;
+        Path dir = Files.createTempDirectory("execache-bridge-bench");
+        Path config = Files.writeString(dir.resolve("execache.yaml"),
+                "servers:\n  lab:\n    command: node\n    args: [\"" + lab + "\"]\n");
+        String java = ProcessHandle.current().info().command().orElse("java");
+        try (McpSyncClient direct = client("node", List.of(lab.toString()));
+                McpSyncClient serve = client(java, List.of("-jar", jar.toString(), "serve", "--store", "memory",
+                        "--config", config.toString()))) {
+            for (int i = 0; i < 5; i++) {
+                run(serve, "// warm " + i + "\nfor (let k = 0; k < " + CALLS + "; k++) await tools.lab.get_other({});"
+                        + " return 1;");
+                hundred(serve, "lab__get_other");
+                hundred(direct, "get_other");
+            }
+            long[] bridge = new long[rounds];
+            long[] empty = new long[rounds];
+            long[] agent = new long[rounds];
+            long[] straight = new long[rounds];
+            for (int i = 0; i < rounds; i++) {
+                empty[i] = run(serve, "// round " + i + "\nreturn 1;");
+                bridge[i] = run(serve, "// round " + i + "\nfor (let k = 0; k < " + CALLS
+                        + "; k++) await tools.lab.get_other({}); return 1;");
+                agent[i] = hundred(serve, "lab__get_other");
+                straight[i] = hundred(direct, "get_other");
+            }
+            double bridgeMs = Samples.medianMicros(bridge) / 1000;
+            double emptyMs = Samples.medianMicros(empty) / 1000;
+            double agentMs = Samples.medianMicros(agent) / 1000;
+            double straightMs = Samples.medianMicros(straight) / 1000;
+            System.out.printf(Locale.ROOT, "rounds: %d, interleaved; medians of %d calls each%n", rounds, CALLS);
+            System.out.printf(Locale.ROOT, "execute_code, no call (the run itself):          %8.2f ms%n", emptyMs);
+            System.out.printf(Locale.ROOT, "execute_code, %d bridge calls (cached tool):    %8.2f ms  (%.3f ms per call"
+                    + " after the run's own cost)%n", CALLS, bridgeMs, (bridgeMs - emptyMs) / CALLS);
+            System.out.printf(Locale.ROOT, "agent, %d MCP round trips through serve (hits): %8.2f ms  (%.3f ms per call)%n",
+                    CALLS, agentMs, agentMs / CALLS);
+            System.out.printf(Locale.ROOT, "agent, %d MCP round trips to the server:        %8.2f ms  (%.3f ms per call)%n",
+                    CALLS, straightMs, straightMs / CALLS);
+            System.out.printf(Locale.ROOT, "one execute_code instead of %d round trips: %.1fx less wall time than through"
+                    + " serve; the agent reads one result instead of %d%n", CALLS, agentMs / bridgeMs, CALLS);
+        }
+    }
+
+    private static long hundred(McpSyncClient client, String tool) {
+        long start = System.nanoTime();
+        for (int k = 0; k < CALLS; k++) {
+            McpSchema.CallToolResult result = client.callTool(new McpSchema.CallToolRequest(tool, Map.of()));
+            if (Boolean.TRUE.equals(result.isError())) {
+                throw new IllegalStateException(tool + " failed: " + result.content());
+            }
+        }
+        return System.nanoTime() - start;
+    }
+
+    private static long run(McpSyncClient serve, String code) {
+        long start = System.nanoTime();
+        McpSchema.CallToolResult result = serve.callTool(new McpSchema.CallToolRequest("execute_code",
+                Map.of("code", code)));
+        long took = System.nanoTime() - start;
+        if (Boolean.TRUE.equals(result.isError())) {
+            throw new IllegalStateException("execute_code failed: " + result.content());
+        }
+        return took;
+    }
+
+    private static McpSyncClient client(String command, List<String> args) {
+        StdioClientTransport transport = new StdioClientTransport(
+                ServerParameters.builder(command).args(args).build(), new JacksonMcpJsonMapper(new ObjectMapper()));
+        transport.setStdErrorHandler(line -> { });
+        McpSyncClient client = McpClient.sync(transport)
+                .requestTimeout(Duration.ofSeconds(60))
+                .initializationTimeout(Duration.ofSeconds(60))
+                .clientInfo(new McpSchema.Implementation("execache-bench", "1"))
+                .build();
+        client.initialize();
+        return client;
+    }
+}

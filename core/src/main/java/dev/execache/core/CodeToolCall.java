@@ -1,0 +1,30 @@
+package dev.execache.core;
+
+import java.util.Objects;
+
+/**
+ * One tool call made by code, as the host answered it.
+ *
+ * @param tool the tool's name ({@code SERVER__TOOL}), or {@code SERVER.TOOL} as the code named it
+ *     when there is no such tool
+ * @param version the tool's version when it was called; null when it has none (a refused call)
+ * @param answer what the code gets
+ * @param cacheable whether the call's answer may be reused: the tool is cached as read-only and
+ *     the call succeeded. A run that made a call that is not cacheable is not stored.
+ * @param status how the tool cache answered it (bypass for a tool that is not cached)
+ * @param bytes the size of the answer the code gets
+ */
+public record CodeToolCall(String tool, String version, ToolAnswer answer, boolean cacheable, CacheStatus status,
+        long bytes) {
+    public CodeToolCall {
+        Objects.requireNonNull(tool, "tool must not be null");
+        Objects.requireNonNull(answer, "answer must not be null");
+        Objects.requireNonNull(status, "status must not be null");
+    }
+
+    /** A call that never reached a tool (no such tool, or one code may not call). */
+    public static CodeToolCall refused(String server, String tool, String message) {
+        return new CodeToolCall(server + "." + tool, null, ToolAnswer.error(message), false, CacheStatus.BYPASS,
+                message.length());
+    }
+}

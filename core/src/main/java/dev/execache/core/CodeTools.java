@@ -1,0 +1,41 @@
+package dev.execache.core;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The tools code may call, as the host offers them (the downstream servers' tools behind the
+ * tool cache). {@link CachedExecutor} routes every call of a run through it, records what the
+ * run called, and decides from that whether the run may be stored.
+ */
+public interface CodeTools {
+    CodeTools NONE = new CodeTools() {
+        @Override
+        public Map<String, List<String>> reachable() {
+            return Map.of();
+        }
+
+        @Override
+        public Set<String> names() {
+            return Set.of();
+        }
+
+        @Override
+        public CodeToolCall call(String server, String tool, String argumentsJson) {
+            return CodeToolCall.refused(server, tool, "no tools are reachable from code");
+        }
+    };
+
+    /** Each server's name and the names (its own) of its tools that code may call. */
+    Map<String, List<String>> reachable();
+
+    /**
+     * The names ({@code SERVER__TOOL}) of every tool this offers, reachable or not. A run depends
+     * on those it called, not on all of them.
+     */
+    Set<String> names();
+
+    /** Calls a tool through the tool cache; never throws for what the tool does. */
+    CodeToolCall call(String server, String tool, String argumentsJson);
+}

@@ -1,0 +1,215 @@
+package dev.execache.core;
+
+import java.lang.System.Logger.Level;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+
+/**
+ * The one caching policy both faces use ({@link CachedExecutor} for code, {@link CachedTool}
+ * for tool calls): look up; on a miss take the single flight (in this process, and across the
+ * fleet when the store coordinates one); run; store only a success; count, in the store, in
+ * total and per tool.
+ */
+final class PolicyLoop {
+    private static final System.Logger LOG = System.getLogger("dev.execache.core");
+
+    /** One call through the policy: what to run and how its result is stored and served. */
+    interface Call<R> {
+        String key();
+
+        /** The tool whose own counters also count this call; null for code executions. */
+        String tool();
+
+        /** How long a fleet-wide flight may be held before it lapses. */
+        Duration maxHold();
+
+        /** The group bound the entry joins, or null for the store's bound alone. */
+        GroupBound bound();
+
+        R run();
+
+        /**
+         * The entry to store for {@code result}, or empty if it is not a success.
+         *
+         * @param took how long {@link #run} took by the loop's ticker
+         */
+        Optional<CacheEntry> entryFor(R result, Duration took);
+
+        R fromEntry(CacheEntry entry);
+
+        /**
+         * Whether a stored entry may still be served: false when something it depended on has
+         * changed since and its removal has not reached this store yet. It is then removed.
+         */
+        default boolean accepts(CacheEntry entry) {
+            return true;
+        }
+    }
+
+    /**
+     * @param evicted keys evicted from the call's group to make room for its entry
+     */
+    record Outcome<R>(R result, CacheStatus status, Duration saved, List<String> evicted) {
+    }
+
+    private final StoreGuard store;
+    private final Clock clock;
+    private final Ticker ticker;
+    private final ConcurrentHashMap<String, CompletableFuture<Outcome<?>>> inFlight = new ConcurrentHashMap<>();
+
+    PolicyLoop(StoreGuard store, Clock clock, Ticker ticker) {
+        this.store = store;
+        this.clock = clock;
+        this.ticker = ticker;
+    }
+
+    StoreGuard store() {
+        return store;
+    }
+
+    Clock clock() {
+        return clock;
+    }
+
+    /** Runs the call through the cache; an exception of {@link Call#run} reaches every caller waiting on it. */
+    @SuppressWarnings("unchecked")
+    <R> Outcome<R> serve(Call<R> call) {
+        CompletableFuture<Outcome<?>> mine = new CompletableFuture<>();
+        CompletableFuture<Outcome<?>> running = inFlight.putIfAbsent(call.key(), mine);
+        if (running != null) {
+            return awaitShared((CompletableFuture<Outcome<R>>) (CompletableFuture<?>) running, call);
+        }
+        try {
+            Outcome<R> outcome = lookUpOrRun(call);
+            mine.complete(outcome);
+            return outcome;
+        } catch (RuntimeException | Error e) {
+            mine.completeExceptionally(e);
+            throw e;
+        } finally {
+            inFlight.remove(call.key(), mine);
+        }
+    }
+
+    /** Removes every entry that depended on {@code tool}, counts and logs it. */
+    Invalidation invalidate(String tool, String oldVersion, String newVersion) {
+        int removed = store.removeByTool(tool);
+        if (removed > 0) {
+            store.count(tool, Map.of(Counter.INVALIDATIONS, (long) removed));
+        }
+        Invalidation invalidation = new Invalidation(tool, oldVersion, newVersion, removed);
+        LOG.log(Level.INFO, invalidation.toString());
+        return invalidation;
+    }
+
+    /** The live, intact entry under {@code key}; a damaged one is removed, counted and logged, never served. */
+    private Optional<CacheEntry> intact(String key, String tool) {
+        Optional<CacheEntry> found = store.get(key);
+        if (found.isEmpty() || found.get().isIntact()) {
+            return found;
+        }
+        store.remove(key);
+        store.count(tool, Map.of(Counter.DAMAGED, 1L));
+        LOG.log(Level.WARNING, "cache entry " + key + " was damaged in the store (its value fails its checksum);"
+                + " removed it and running instead");
+        return Optional.empty();
+    }
+
+    private <R> Outcome<R> lookUpOrRun(Call<R> call) {
+        long lookupStart = ticker.read();
+        Optional<CacheEntry> hit = current(call, intact(call.key(), call.tool()));
+        if (hit.isPresent()) {
+            return hit(call, hit.get(), lookupStart);
+        }
+        try (FlightLease lease = store.acquireFlight(call.key(), call.maxHold())) {
+            if (lease != FlightLease.LOCAL) {
+                long recheckStart = ticker.read();
+                Optional<CacheEntry> computedElsewhere = current(call, intact(call.key(), call.tool()));
+                if (computedElsewhere.isPresent()) {
+                    return hit(call, computedElsewhere.get(), recheckStart);
+                }
+            }
+            long runStart = ticker.read();
+            R result = call.run();
+            Duration took = Duration.ofNanos(ticker.read() - runStart);
+            Optional<CacheEntry> entry = call.entryFor(result, took);
+            Optional<List<String>> evicted = entry.isPresent() ? store.put(entry.get(), call.bound()) : Optional.of(List.of());
+            boolean counted = store.count(call.tool(), Map.of(Counter.MISSES, 1L));
+            // judged after this call's own store operations: one that succeeded ends the outage of its kind
+            CacheStatus status = store.isDown() || !counted || evicted.isEmpty() ? CacheStatus.STORE_ERROR : CacheStatus.MISS;
+            return new Outcome<>(result, status, Duration.ZERO, evicted.orElse(List.of()));
+        }
+    }
+
+    private Optional<CacheEntry> current(Call<?> call, Optional<CacheEntry> entry) {
+        if (entry.isPresent() && !call.accepts(entry.get())) {
+            store.remove(entry.get().key());
+            return Optional.empty();
+        }
+        return entry;
+    }
+
+    private <R> Outcome<R> hit(Call<R> call, CacheEntry entry, long lookupStart) {
+        Duration lookup = Duration.ofNanos(ticker.read() - lookupStart);
+        Duration saved = entry.executionTime().minus(lookup);
+        if (saved.isNegative()) {
+            saved = Duration.ZERO;
+        }
+        Map<Counter, Long> counted = new EnumMap<>(Counter.class);
+        counted.put(Counter.HITS, 1L);
+        counted.put(Counter.SAVED_NANOS, saved.toNanos());
+        store.count(call.tool(), counted);
+        return new Outcome<>(call.fromEntry(entry), CacheStatus.HIT, saved, List.of());
+    }
+
+    /**
+     * The result of the identical call in flight. Every call answered this way is counted: a hit
+     * handed on is a hit, a run's result handed on is {@link Counter#SHARED}. When that call was
+     * cancelled (its caller went away) this one runs itself.
+     */
+    private <R> Outcome<R> awaitShared(CompletableFuture<Outcome<R>> running, Call<R> call) {
+        long waitStart = ticker.read();
+        Outcome<R> leader;
+        try {
+            leader = running.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CancellationException("cancelled while waiting for an identical run");
+        } catch (CancellationException e) {
+            return serve(call);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof CancellationException) {
+                return serve(call);
+            }
+            if (e.getCause() instanceof RuntimeException cause) {
+                throw cause;
+            }
+            if (e.getCause() instanceof Error cause) {
+                throw cause;
+            }
+            throw new CompletionException(e.getCause());
+        }
+        if (leader.status() == CacheStatus.HIT) {
+            Duration saved = leader.saved().minus(Duration.ofNanos(ticker.read() - waitStart));
+            if (saved.isNegative()) {
+                saved = Duration.ZERO;
+            }
+            Map<Counter, Long> counted = new EnumMap<>(Counter.class);
+            counted.put(Counter.HITS, 1L);
+            counted.put(Counter.SAVED_NANOS, saved.toNanos());
+            store.count(call.tool(), counted);
+            return new Outcome<>(leader.result(), CacheStatus.HIT, saved, List.of());
+        }
+        store.count(call.tool(), Map.of(Counter.SHARED, 1L));
+        return new Outcome<>(leader.result(), CacheStatus.SHARED, Duration.ZERO, List.of());
+    }
+}

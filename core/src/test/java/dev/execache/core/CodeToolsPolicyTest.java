@@ -1,0 +1,175 @@
+package dev.execache.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What the policy keeps about a run of code that calls tools: the tools it really called and
+ * their versions, exact invalidation, and the runs it never stores. The sandbox is a double that
+ * makes the calls its "code" lists ({@code "a.read;b.read"}); the tools are a double too.
+ */
+class CodeToolsPolicyTest {
+    private final MutableClock clock = new MutableClock();
+    private final SimpleStore store = new SimpleStore(clock);
+    private final Map<String, String> current = new HashMap<>(Map.of("a__read", "1", "a__write", "1", "b__read", "1",
+            "pinned", "p1"));
+    private final List<String> calls = new ArrayList<>();
+
+    /** Versions that change without telling anyone: as a removal that has not reached this store yet. */
+    private final ToolVersionSource quietVersions = () -> Map.copyOf(current);
+
+    private final CodeTools tools = new CodeTools() {
+        @Override
+        public Map<String, List<String>> reachable() {
+            return Map.of("a", List.of("read", "write"), "b", List.of("read"));
+        }
+
+        @Override
+        public Set<String> names() {
+            return Set.of("a__read", "a__write", "b__read");
+        }
+
+        @Override
+        public CodeToolCall call(String server, String tool, String argumentsJson) {
+            calls.add(server + "." + tool);
+            String name = server + "__" + tool;
+            if (tool.equals("fail")) {
+                return new CodeToolCall(name, current.get(name), ToolAnswer.error("no"), false, CacheStatus.MISS, 2);
+            }
+            boolean reads = tool.equals("read");
+            return new CodeToolCall(name, current.get(name), ToolAnswer.value("\"" + "x".repeat(10) + "\""), reads,
+                    reads ? CacheStatus.MISS : CacheStatus.BYPASS, 12);
+        }
+    };
+
+    /** Makes the calls its code lists, returns how many answers were values; "random;" marks Math.random. */
+    private final Sandbox sandbox = new Sandbox() {
+        @Override
+        public ExecutionResult execute(ExecutionRequest request, SandboxTools tools) {
+            int values = 0;
+            boolean random = false;
+            for (String call : request.code().split(";")) {
+                if (call.equals("random")) {
+                    random = true;
+                } else if (!call.isBlank()) {
+                    String[] parts = call.split("\\.");
+                    values += tools.call(parts[0], parts[1], "{}").isError() ? 0 : 1;
+                }
+            }
+            ExecutionResult result = ExecutionResult.success(Integer.toString(values), "", Duration.ofMillis(5));
+            return random ? result.withNondeterminism(Set.of("Math.random")) : result;
+        }
+    };
+
+    private CachedExecutor executor(ToolVersionSource versions, CachePolicy policy) {
+        CachedExecutor executor = new CachedExecutor(sandbox, store, versions, policy, clock);
+        executor.useCodeTools(tools);
+        return executor;
+    }
+
+    private static ExecutionRequest code(String code) {
+        return new ExecutionRequest(code, null, Set.of(), Limits.DEFAULTS);
+    }
+
+    @Test
+    void aRunDependsOnTheToolsItCalledAndOnHandWrittenVersionsNotOnEveryToolOffered() {
+        MutableToolVersions versions = new MutableToolVersions(current);
+        CachedExecutor executor = executor(versions, CachePolicy.DEFAULTS);
+
+        ExecutionOutcome first = executor.execute(code("a.read"));
+
+        assertThat(first.status()).isEqualTo(CacheStatus.MISS);
+        assertThat(store.peek(first.key()).orElseThrow().toolVersions()).isEqualTo(new TreeMap<>(Map.of("a__read", "1",
+                "pinned", "p1")));
+        versions.set("b__read", "2");
+        assertThat(executor.execute(code("a.read")).status()).isEqualTo(CacheStatus.HIT);
+        versions.set("a__read", "2");
+        assertThat(executor.execute(code("a.read")).status()).isEqualTo(CacheStatus.MISS);
+        assertThat(calls).containsExactly("a.read", "a.read");
+    }
+
+    @Test
+    void anEntryWhoseCalledToolHasANewVersionIsNotServedEvenBeforeItsRemovalArrives() {
+        CachedExecutor executor = executor(quietVersions, CachePolicy.DEFAULTS);
+        executor.execute(code("b.read"));
+
+        current.put("b__read", "2");
+        ExecutionOutcome again = executor.execute(code("b.read"));
+
+        assertThat(again.status()).isEqualTo(CacheStatus.MISS);
+        assertThat(store.peek(again.key()).orElseThrow().toolVersions()).containsEntry("b__read", "2");
+    }
+
+    @Test
+    void aRunThatCalledANonCacheableToolIsNotStoredAndSaysWhy() {
+        CachedExecutor executor = executor(quietVersions, CachePolicy.DEFAULTS);
+
+        ExecutionOutcome first = executor.execute(code("a.read;a.write"));
+        ExecutionOutcome second = executor.execute(code("a.read;a.write"));
+
+        assertThat(first.notStoredBecause()).isEqualTo("a__write is not cached (it may change something), so neither is the run");
+        assertThat(second.status()).isEqualTo(CacheStatus.MISS);
+        assertThat(first.toolCalls()).extracting(ToolCallRecord::tool, ToolCallRecord::status)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple("a__read", CacheStatus.MISS),
+                        org.assertj.core.groups.Tuple.tuple("a__write", CacheStatus.BYPASS));
+        assertThat(store.size()).isZero();
+        assertThat(calls).hasSize(4);
+    }
+
+    @Test
+    void aRunWhoseCallFailedIsNotStored() {
+        ExecutionOutcome outcome = executor(quietVersions, CachePolicy.DEFAULTS).execute(code("a.fail"));
+
+        assertThat(outcome.notStoredBecause()).isEqualTo("the call of a__fail failed");
+        assertThat(store.size()).isZero();
+    }
+
+    @Test
+    void callsPastTheCapAreErrorsAndTheRunIsNotStored() {
+        ExecutionOutcome outcome = executor(quietVersions, CachePolicy.DEFAULTS).execute(new ExecutionRequest(
+                "a.read;a.read;a.read;a.read", null, Set.of(), Limits.DEFAULTS.withMaxToolCalls(2)));
+
+        assertThat(outcome.result().value()).isEqualTo("2");
+        assertThat(calls).hasSize(2);
+        assertThat(outcome.notStoredBecause()).isEqualTo("the run made more tool calls than its limit of 2");
+    }
+
+    @Test
+    void answersPastTheByteCapAreErrorsAndTheRunIsNotStored() {
+        ExecutionOutcome outcome = executor(quietVersions, CachePolicy.DEFAULTS).execute(new ExecutionRequest(
+                "a.read;a.read;a.read", null, Set.of(), Limits.DEFAULTS.withMaxToolBytes(30)));
+
+        assertThat(outcome.result().value()).isEqualTo("2");
+        assertThat(outcome.notStoredBecause()).isEqualTo("the run's tool calls returned more than its limit of 30 bytes");
+    }
+
+    @Test
+    void nondeterministicRunsAreStoredByDefaultAndNotWhenThePolicySaysSo() {
+        ExecutionOutcome stored = executor(quietVersions, CachePolicy.DEFAULTS).execute(code("random;a.read"));
+        ExecutionOutcome kept = executor(quietVersions, CachePolicy.DEFAULTS.withCacheNondeterministic(false))
+                .execute(code("random;b.read"));
+
+        assertThat(stored.notStoredBecause()).isNull();
+        assertThat(store.peek(stored.key())).isPresent();
+        assertThat(kept.result().nondeterminism()).containsExactly("Math.random");
+        assertThat(kept.notStoredBecause()).isEqualTo("the code used Math.random and cache_nondeterministic is false");
+        assertThat(store.peek(kept.key())).isEmpty();
+    }
+
+    @Test
+    void withoutCachingCallsStillGoThroughAndAreListed() {
+        ExecutionOutcome outcome = executor(quietVersions, CachePolicy.DEFAULTS.withEnabled(false))
+                .execute(code("a.read"));
+
+        assertThat(outcome.status()).isEqualTo(CacheStatus.BYPASS);
+        assertThat(outcome.toolCalls()).extracting(ToolCallRecord::tool).containsExactly("a__read");
+    }
+}
