@@ -20,12 +20,12 @@ class ExecacheCommand {
     /**
      * The subcommands by name. A command line that names one gets a model of that one only:
      * building picocli's model of every command was most of a warm server's time for a cache hit,
-     * and picocli builds all subcommands it is given (remkop/picocli#690).
+     * and picocli builds all subcommands it is given (remkop/picocli#690). Not here: {@code help} and
+     * {@code completion}, which describe every command.
      */
     static final Map<String, Class<?>> SUBCOMMANDS = subcommands(RunCommand.class, StatsCommand.class,
             ListCommand.class, InspectCommand.class, PruneCommand.class, InvalidateCommand.class, ClearCommand.class,
-            ServeCommand.class, ToolsCommand.class, ConfigCommand.class, DoctorCommand.class, ServerCommand.class,
-            CompletionCommand.class);
+            ServeCommand.class, ToolsCommand.class, ConfigCommand.class, DoctorCommand.class, ServerCommand.class);
 
     private final Console console;
 

@@ -45,9 +45,19 @@ class CommandLineUsageTest {
             shown.add(command);
         }
         shown.remove(picocli.CommandLine.HelpCommand.class);
+        shown.remove(CompletionCommand.class);
 
         assertThat(new java.util.HashSet<>(ExecacheCommand.SUBCOMMANDS.values())).isEqualTo(shown);
         assertThat(ExecacheCommand.SUBCOMMANDS).containsKeys("run", "list", "ls", "server");
+    }
+
+    @Test
+    void completionAndHelpKnowEveryCommand() {
+        assertThat(run("completion", "bash")).isEqualTo(ExitCode.OK);
+        assertThat(out.toString(StandardCharsets.UTF_8)).contains("inspect").contains("--older-than").contains("server");
+        out.reset();
+        assertThat(run("help")).isEqualTo(ExitCode.OK);
+        assertThat(out.toString(StandardCharsets.UTF_8)).contains("inspect").contains("prune").contains("server");
     }
 
     @Test
