@@ -24,6 +24,9 @@ public final class ServerControl {
     private ServerControl() {
     }
 
+    private static final String CLIENT_JAR = "execache-client.jar";
+    private static final String FULL_JAR = "execache.jar";
+
     /**
      * What this build is: the jar's size and modification time (rewritten by every build), so a
      * client never talks to a server of another build.
@@ -31,6 +34,10 @@ public final class ServerControl {
     public static String build() {
         String classPath = System.getProperty("java.class.path", "");
         Path jar = Path.of(classPath);
+        // The client jar is rewritten only when the client changes; the jar beside it, with everything, by every build.
+        if (jar.getFileName() != null && jar.getFileName().toString().equals(CLIENT_JAR)) {
+            jar = jar.resolveSibling(FULL_JAR);
+        }
         if (!classPath.contains(File.pathSeparator) && classPath.endsWith(".jar")) {
             try {
                 return "1:" + Files.size(jar) + ":" + Files.getLastModifiedTime(jar).toMillis();
