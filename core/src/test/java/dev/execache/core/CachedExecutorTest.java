@@ -367,7 +367,6 @@ class CachedExecutorTest {
         assertThat(stats.entries()).isEqualTo(2);
         assertThat(stats.totalSaved()).isPositive().isLessThanOrEqualTo(Duration.ofMillis(500));
         assertThat(stats.averageSaved()).isEqualTo(stats.totalSaved().dividedBy(2));
-        assertThat(stats.summary()).startsWith("hit rate 50.0% (2 hits, 2 misses), saved ").endsWith("2 entries");
     }
 
     @Test
