@@ -2,7 +2,6 @@ package dev.execache.sandbox;
 
 import dev.execache.core.ErrorType;
 import dev.execache.core.ExecutionError;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -32,7 +31,7 @@ final class ErrorFrames {
 
     /** @throws IllegalArgumentException when the payload is not five length-prefixed fields */
     ExecutionError parse(String payload) {
-        List<String> fields = fields(payload);
+        List<String> fields = Fields.read(payload, 5, "error");
         String phase = fields.get(0);
         String name = fields.get(1);
         String message = fields.get(2);
@@ -141,24 +140,5 @@ final class ErrorFrames {
         } while (hint.find());
         hint.appendTail(out);
         return out.toString();
-    }
-
-    private static List<String> fields(String payload) {
-        List<String> fields = new ArrayList<>(5);
-        int pos = 0;
-        while (fields.size() < 5) {
-            int colon = payload.indexOf(':', pos);
-            if (colon < 0) {
-                throw new IllegalArgumentException("malformed error frame");
-            }
-            int length = Integer.parseInt(payload.substring(pos, colon));
-            int end = colon + 1 + length;
-            if (length < 0 || end > payload.length()) {
-                throw new IllegalArgumentException("malformed error frame");
-            }
-            fields.add(payload.substring(colon + 1, end));
-            pos = end;
-        }
-        return fields;
     }
 }

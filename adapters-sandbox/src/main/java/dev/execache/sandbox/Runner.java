@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -202,15 +203,9 @@ final class Runner {
         public void call(byte[] payload) throws IOException {
             number++;
             String text = new String(payload, StandardCharsets.UTF_8);
-            ToolAnswer answer;
-            int[] at = {0};
-            String server = field(text, at);
-            String tool = server == null ? null : field(text, at);
-            if (tool == null) {
-                answer = ToolAnswer.error("the tool call could not be read");
-            } else {
-                answer = tools.call(server, tool, text.substring(at[0]));
-            }
+            List<String> fields = serverToolAndArguments(text);
+            ToolAnswer answer = fields == null ? ToolAnswer.error("the tool call could not be read")
+                    : tools.call(fields.get(0), fields.get(1), fields.get(2));
             FrameReader.Answer kind = answer.isError() ? FrameReader.Answer.ERROR : FrameReader.Answer.VALUE;
             byte[] body = (answer.isError() ? answer.errorMessage() : answer.valueJson()).getBytes(StandardCharsets.UTF_8);
             byte[] header = (kind.code + Long.toString(number) + ":" + body.length + "\n").getBytes(StandardCharsets.US_ASCII);
@@ -223,20 +218,10 @@ final class Runner {
             }
         }
 
-        /** One length-prefixed field ("5:hello") at at[0], moving at[0] past it; null when malformed. */
-        private static String field(String text, int[] at) {
-            int colon = text.indexOf(':', at[0]);
-            if (colon < 0) {
-                return null;
-            }
+        private static List<String> serverToolAndArguments(String text) {
             try {
-                int length = Integer.parseInt(text.substring(at[0], colon));
-                if (length < 0 || colon + 1 + length > text.length()) {
-                    return null;
-                }
-                at[0] = colon + 1 + length;
-                return text.substring(colon + 1, colon + 1 + length);
-            } catch (NumberFormatException e) {
+                return Fields.read(text, 2, "tool call");
+            } catch (IllegalArgumentException e) {
                 return null;
             }
         }
@@ -440,13 +425,13 @@ final class Runner {
      */
     private static byte[] payload(byte[] secret, ModuleSource source, ExecutionRequest request,
             Optional<String> workingDirectory, Map<String, List<String>> tools) {
-        String json = "{\"context\":" + request.contextJson()
-                + ",\"maxResultBytes\":" + request.limits().maxResultBytes()
-                + ",\"module\":" + CanonicalJson.write(source.dataUrl(), "module")
-                + ",\"tools\":" + CanonicalJson.write(tools, "tools")
-                + workingDirectory.map(path -> ",\"workingDirectory\":" + CanonicalJson.write(path, "workingDirectory"))
-                        .orElse("")
-                + "}";
+        Map<String, Object> start = new TreeMap<>();
+        start.put("context", request.context());
+        start.put("maxResultBytes", request.limits().maxResultBytes());
+        start.put("module", source.dataUrl());
+        start.put("tools", tools);
+        workingDirectory.ifPresent(path -> start.put("workingDirectory", path));
+        String json = CanonicalJson.write(start, "start");
         byte[] body = json.getBytes(StandardCharsets.UTF_8);
         byte[] header = (body.length + "\n").getBytes(StandardCharsets.US_ASCII);
         byte[] payload = new byte[secret.length + header.length + body.length];

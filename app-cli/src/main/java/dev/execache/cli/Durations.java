@@ -1,6 +1,7 @@
 package dev.execache.cli;
 
 import java.time.Duration;
+import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -12,6 +13,21 @@ final class Durations {
     static final long MAX_DAYS = 36_500;
 
     private Durations() {
+    }
+
+    /** A duration as a person reads it: {@code 850 µs}, {@code 12.3 ms}, {@code 4.56 s}, {@code 7.5 min}. */
+    static String human(Duration duration) {
+        long nanos = duration.toNanos();
+        if (nanos < 1_000_000) {
+            return String.format(Locale.ROOT, "%d µs", nanos / 1_000);
+        }
+        if (nanos < 1_000_000_000) {
+            return String.format(Locale.ROOT, "%.1f ms", nanos / 1e6);
+        }
+        if (nanos < 60_000_000_000L) {
+            return String.format(Locale.ROOT, "%.2f s", nanos / 1e9);
+        }
+        return String.format(Locale.ROOT, "%.1f min", nanos / 6e10);
     }
 
     static Duration parse(String text, String source) {

@@ -124,7 +124,7 @@ final class InspectCommand implements Callable<Integer> {
         row(out, "stored", entry.createdAt() + " (" + Entries.age(age) + " ago)");
         row(out, "ttl left", Entries.age(ttlLeft) + " (until " + entry.expiresAt() + ")");
         row(out, "hits", Long.toString(entry.hits()));
-        row(out, "ran in", dev.execache.core.CacheStats.human(entry.executionTime()));
+        row(out, "ran in", Durations.human(entry.executionTime()));
         row(out, "tools", Entries.tools(entry.toolVersions()));
         row(out, "size", Entries.size(entry.estimatedBytes()));
         String result = entry.value().length() <= 200 ? entry.value() : entry.value().substring(0, 199) + "…";

@@ -49,6 +49,6 @@ final class InvalidateCommand implements Callable<Integer> {
 
     private boolean known(Session session) {
         return session.settings().tools().containsKey(tool)
-                || session.store().lastSeenVersions().containsKey(tool);
+                || session.store().lastSeenVersions(session.versionScope()).containsKey(tool);
     }
 }

@@ -61,6 +61,7 @@ final class ReopeningStore implements CacheStore {
     @Override public void put(CacheEntry entry) { store().put(entry); }
     @Override public boolean remove(String key) { return store().remove(key); }
     @Override public int removeByTool(String tool) { return store().removeByTool(tool); }
+    @Override public int removeByTool(String tool, String version) { return store().removeByTool(tool, version); }
     @Override public int removeByPattern(String keyGlob) { return store().removeByPattern(keyGlob); }
     @Override public void clear() { store().clear(); }
     @Override public int size() { return store().size(); }
@@ -70,8 +71,10 @@ final class ReopeningStore implements CacheStore {
     @Override public void increment(String tool, Map<Counter, Long> deltas) { store().increment(tool, deltas); }
     @Override public Map<Counter, Long> counters() { return store().counters(); }
     @Override public Map<String, Map<Counter, Long>> toolCounters() { return store().toolCounters(); }
-    @Override public Map<String, String> lastSeenVersions() { return store().lastSeenVersions(); }
-    @Override public void recordVersions(Map<String, String> versions) { store().recordVersions(versions); }
+    @Override public Map<String, String> lastSeenVersions(String scope) { return store().lastSeenVersions(scope); }
+    @Override public void recordVersions(String scope, Map<String, String> versions) {
+        store().recordVersions(scope, versions);
+    }
 
     @Override
     public FlightLease acquireFlight(String key, Duration maxHold) throws InterruptedException {

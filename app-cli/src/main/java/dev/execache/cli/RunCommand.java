@@ -1,7 +1,6 @@
 package dev.execache.cli;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.execache.core.CacheStats;
 import dev.execache.core.ExecutionError;
 import dev.execache.core.ExecutionOutcome;
 import dev.execache.core.ExecutionRequest;
@@ -139,9 +138,9 @@ final class RunCommand implements Callable<Integer> {
     }
 
     private static String describe(ExecutionOutcome outcome) {
-        String ran = CacheStats.human(outcome.result().executionTime());
+        String ran = Durations.human(outcome.result().executionTime());
         return switch (outcome.status()) {
-            case HIT -> "cache hit, saved " + CacheStats.human(outcome.saved()) + " (key " + outcome.key() + ")";
+            case HIT -> "cache hit, saved " + Durations.human(outcome.saved()) + " (key " + outcome.key() + ")";
             case SHARED -> "cache miss, shared the result of an identical run (" + ran + ")";
             case MISS -> "cache miss, ran in " + ran + (!outcome.result().isSuccess() ? ", not stored (failed)"
                     : outcome.notStoredBecause() != null ? ", not stored: " + outcome.notStoredBecause() : ", stored")

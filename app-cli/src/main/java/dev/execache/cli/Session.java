@@ -20,6 +20,7 @@ final class Session implements AutoCloseable {
     private final CachedExecutor executor;
     private final ToolVersionSource toolVersions;
     private final Resources resources;
+    private final String versionScope;
 
     @Inject
     Session(Settings settings, CacheStore store, Provider<Sandbox> sandboxes, CachedExecutorFactory executors,
@@ -30,6 +31,12 @@ final class Session implements AutoCloseable {
         this.toolVersions = toolVersions;
         this.sandbox = new LazySandbox(sandboxes);
         this.executor = executors.create(sandbox);
+        this.versionScope = executors.versionScope();
+    }
+
+    /** Whose last-seen tool versions this session's runs compare against (see {@link CachedExecutorFactory}). */
+    String versionScope() {
+        return versionScope;
     }
 
     Settings settings() {

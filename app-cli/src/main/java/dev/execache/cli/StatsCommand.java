@@ -47,8 +47,8 @@ final class StatsCommand implements Callable<Integer> {
                 row(out, "misses", Long.toString(stats.misses()));
                 row(out, "shared", Long.toString(stats.shared()));
                 row(out, "hit rate", String.format(Locale.ROOT, "%.1f%%", stats.hitRate() * 100));
-                row(out, "saved, total", CacheStats.human(stats.totalSaved()));
-                row(out, "saved, per hit", CacheStats.human(stats.averageSaved()));
+                row(out, "saved, total", Durations.human(stats.totalSaved()));
+                row(out, "saved, per hit", Durations.human(stats.averageSaved()));
                 row(out, "entries", stats.entries() + " (about " + kib(stats.estimatedBytes()) + ")");
                 row(out, "evictions", Long.toString(stats.evictions()));
                 row(out, "expirations", Long.toString(stats.expirations()));
@@ -59,7 +59,7 @@ final class StatsCommand implements Callable<Integer> {
                     out.println("tool calls (included above):");
                     stats.tools().forEach((tool, counted) -> out.printf(Locale.ROOT,
                             "  %-14s %d hits, %d misses, hit rate %.1f%%, saved %s%n", tool, counted.hits(),
-                            counted.misses(), counted.hitRate() * 100, CacheStats.human(counted.saved())));
+                            counted.misses(), counted.hitRate() * 100, Durations.human(counted.saved())));
                 }
             }
             out.flush();

@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
 import dev.execache.cli.client.archfixture.ClientUsingJackson;
+import dev.execache.core.PublicHelperOfCore;
 import dev.execache.core.archfixture.CoreUsingPicocli;
 import dev.execache.store.memory.archfixture.AdapterUsingTheCli;
 import org.junit.jupiter.api.Test;
@@ -12,7 +14,8 @@ import org.junit.jupiter.api.Test;
 /** Each architecture rule turns red on classes that break it: none passes vacuously. */
 class ArchitectureRulesCanFailTest {
     private final JavaClasses violators = new ClassFileImporter()
-            .importClasses(CoreUsingPicocli.class, AdapterUsingTheCli.class, Main.class, ClientUsingJackson.class);
+            .importClasses(CoreUsingPicocli.class, AdapterUsingTheCli.class, Main.class, ClientUsingJackson.class,
+                    PublicHelperOfCore.class);
 
     @Test
     void coreRuleFailsWhenCoreUsesALibrary() {
@@ -27,6 +30,22 @@ class ArchitectureRulesCanFailTest {
     @Test
     void wiringRuleFailsWhenPicocliIsUsedOutsideTheCli() {
         assertThat(ArchitectureTest.onlyTheCliKnowsGuiceAndPicocli.evaluate(violators).hasViolation()).isTrue();
+    }
+
+    @Test
+    void surfaceRuleFailsOnANewPublicTypeInCore() {
+        assertThat(ArchitectureTest.coreExportsOnlyItsLibrarySurface.evaluate(violators).hasViolation()).isTrue();
+    }
+
+    @Test
+    void surfaceRuleHoldsForEveryTypeItNames() {
+        JavaClasses core = new ClassFileImporter()
+                .withImportOption(new ImportOption.DoNotIncludeTests())
+                .withImportOption(new ArchitectureTest.DoNotIncludeTestJars())
+                .importPackages("dev.execache.core");
+        assertThat(ArchitectureTest.coreExportsOnlyItsLibrarySurface.evaluate(core).hasViolation()).isFalse();
+        assertThat(ArchitectureTest.CORE_SURFACE).allSatisfy(name ->
+                assertThat(core.contain("dev.execache.core." + name)).as(name + " exists").isTrue());
     }
 
     @Test

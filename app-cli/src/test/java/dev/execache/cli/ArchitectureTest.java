@@ -50,6 +50,31 @@ class ArchitectureTest {
             .because("the command a person types must start in tens of milliseconds: no Guice, picocli, Jackson or Jdbi"
                     + " on its path (the in-process mode is reached by name)");
 
+    /**
+     * What a library user of core needs, and nothing more: the ports and what crosses them, the
+     * two faces of the policy, requests, results and outcomes, settings. A new public type in
+     * core is a decision: add it here, and to the README's list, or keep it package-private.
+     */
+    static final List<String> CORE_SURFACE = List.of(
+            // ports, and what a store, sandbox or catalog implementation gets and gives
+            "CacheStore", "CacheEntry", "Counter", "GroupBound", "FlightLease", "Glob",
+            "Sandbox", "SandboxTools", "SandboxUnavailableException", "ToolAnswer",
+            "ToolVersionSource", "ToolCatalog", "CatalogTool", "ToolInvoker", "ToolCallKeyGenerator", "CacheListener",
+            "CodeTools", "CodeToolCall",
+            // the two faces, and what they are built with
+            "CachedExecutor", "CachedTool", "MutableToolVersions", "Ticker", "CachePolicy", "Limits", "ToolCacheRule",
+            // requests, results, outcomes, figures
+            "ExecutionRequest", "ExecutionResult", "ExecutionError", "ErrorType", "ExecutionOutcome", "CacheStatus",
+            "ToolResult", "ToolCallOutcome", "ToolCallRecord", "ToolCallInfo", "Invalidation", "CacheStats", "ToolStats",
+            // the canonical JSON every module keys and fingerprints with (RFC 8785)
+            "CanonicalJson");
+
+    @ArchTest
+    static final ArchRule coreExportsOnlyItsLibrarySurface = classes()
+            .that().resideInAPackage("dev.execache.core").and().arePublic().and().areTopLevelClasses()
+            .should().haveNameMatching("dev\\.execache\\.core\\.(" + String.join("|", CORE_SURFACE) + ")")
+            .because("core's public types are its library surface (README: As a library); helpers stay package-private");
+
     @ArchTest
     static final ArchRule noPackageCycles = slices().matching("dev.execache.(**)").should().beFreeOfCycles();
 

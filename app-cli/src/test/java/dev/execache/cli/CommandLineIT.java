@@ -188,6 +188,41 @@ class CommandLineIT {
     }
 
     @Test
+    void twoProjectsWithDifferentVersionsOfAToolShareOneCacheFileWithoutInvalidatingEachOther() throws Exception {
+        Path one = Files.createDirectories(dir.resolve("one"));
+        Path two = Files.createDirectories(dir.resolve("two"));
+        Files.writeString(one.resolve("execache.yaml"), "tools:\n  github: v1\n");
+        Files.writeString(two.resolve("execache.yaml"), "tools:\n  github: v2\n");
+        for (Path project : java.util.List.of(one, two)) {
+            Files.copy(dir.resolve("shape.ts"), project.resolve("shape.ts"));
+        }
+        String[] run = {"run", "shape.ts", "--db", db.toString(), "--json", "--tool", "github",
+                "--context", "{\"items\":[7]}"};
+
+        for (int round = 0; round < 3; round++) {
+            for (Path project : java.util.List.of(one, two)) {
+                var result = new CliProcess(project).run(run);
+
+                assertThat(result.exitCode()).as(result.toString()).isZero();
+                assertThat(json(result).get("cache").asText()).as("round %d in %s: %s", round, project.getFileName(), result)
+                        .isEqualTo(round == 0 ? "miss" : "hit");
+                assertThat(result.stderr()).as(result.toString()).doesNotContain("removed").doesNotContain("changed");
+            }
+        }
+        var stats = json(cli.run("stats", "--db", db.toString(), "--json"));
+        assertThat(stats.get("hits").asLong()).isEqualTo(4);
+        assertThat(stats.get("invalidations").asLong()).isZero();
+
+        Files.writeString(one.resolve("execache.yaml"), "tools:\n  github: v3\n");
+        var upgraded = new CliProcess(one).run(run);
+        var other = new CliProcess(two).run(run);
+
+        assertThat(upgraded.stderr()).as(upgraded.toString()).contains("tool github changed (v1 -> v3): removed 1 entry");
+        assertThat(json(other).get("cache").asText()).as("made with v2, which project two still uses: %s", other)
+                .isEqualTo("hit");
+    }
+
+    @Test
     void missOnOneProcessIsAHitForAnotherOnRedis() throws Exception {
         try (RedisServerProcess redis = RedisServerProcess.start()) {
             var first = cli.run("run", "shape.ts", "--store", "redis", "--redis-url", redis.url(), "--json",

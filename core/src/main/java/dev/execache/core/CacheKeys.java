@@ -19,18 +19,18 @@ import java.util.TreeMap;
  *       cleared by glob) and 128 bits of the SHA-256 of its version and canonical args.
  * </ul>
  */
-public final class CacheKeys {
-    public static final String PREFIX = "v1:";
+final class CacheKeys {
+    static final String PREFIX = "v1:";
     private static final int HEX_CHARS_KEPT = 32;
 
     private CacheKeys() {
     }
 
-    public static String forExecution(String code, String canonicalContext, Map<String, String> toolVersions) {
+    static String forExecution(String code, String canonicalContext, Map<String, String> toolVersions) {
         return PREFIX + sha256(code) + "_" + sha256(canonicalContext) + "_" + sha256(canonicalTools(toolVersions));
     }
 
-    public static String forToolCall(String tool, String canonicalArgs, String toolVersion) {
+    static String forToolCall(String tool, String canonicalArgs, String toolVersion) {
         return PREFIX + tool + ":" + sha256((toolVersion == null ? "" : toolVersion) + "\n" + canonicalArgs);
     }
 
@@ -40,7 +40,7 @@ public final class CacheKeys {
         return forExecution(code, canonicalContext, toolVersions) + "_" + readFingerprint;
     }
 
-    public static String toolCallPattern(String toolGlob) {
+    static String toolCallPattern(String toolGlob) {
         return PREFIX + toolGlob + ":*";
     }
 

@@ -1,7 +1,6 @@
 package dev.execache.core;
 
 import java.time.Duration;
-import java.util.Locale;
 import java.util.Collections;
 import java.util.Map;
 import java.util.TreeMap;
@@ -56,27 +55,5 @@ public record CacheStats(
     /** Latency saved per hit, zero when there were none. */
     public Duration averageSaved() {
         return hits == 0 ? Duration.ZERO : totalSaved.dividedBy(hits);
-    }
-
-    /** One line for logs: {@code hit rate 66.7% (2 hits, 1 miss), saved 1.20 s (avg 600 ms per hit), 3 entries}. */
-    public String summary() {
-        return String.format(Locale.ROOT, "hit rate %.1f%% (%d %s, %d %s), saved %s (avg %s per hit), %d %s",
-                hitRate() * 100, hits, hits == 1 ? "hit" : "hits", misses, misses == 1 ? "miss" : "misses",
-                human(totalSaved), human(averageSaved()), entries, entries == 1 ? "entry" : "entries");
-    }
-
-    /** A duration as a person reads it: {@code 850 µs}, {@code 12.3 ms}, {@code 4.56 s}, {@code 7.5 min}. */
-    public static String human(Duration duration) {
-        long nanos = duration.toNanos();
-        if (nanos < 1_000_000) {
-            return String.format(Locale.ROOT, "%d µs", nanos / 1_000);
-        }
-        if (nanos < 1_000_000_000) {
-            return String.format(Locale.ROOT, "%.1f ms", nanos / 1e6);
-        }
-        if (nanos < 60_000_000_000L) {
-            return String.format(Locale.ROOT, "%.2f s", nanos / 1e9);
-        }
-        return String.format(Locale.ROOT, "%.1f min", nanos / 6e10);
     }
 }

@@ -48,8 +48,14 @@ public interface CacheStore extends AutoCloseable {
     /** @return whether an entry was removed */
     boolean remove(String key);
 
-    /** Removes every entry whose tool versions name {@code tool}; returns how many. */
+    /** Removes every entry whose tool versions name {@code tool}, whatever its version; returns how many. */
     int removeByTool(String tool);
+
+    /**
+     * Removes every entry made with {@code version} of {@code tool} (its tool versions map the tool
+     * to that version); entries made with any other version of it stay. Returns how many.
+     */
+    int removeByTool(String tool, String version);
 
     /** Removes every entry whose key matches the {@link Glob} {@code keyGlob}; returns how many. */
     int removeByPattern(String keyGlob);
@@ -86,11 +92,19 @@ public interface CacheStore extends AutoCloseable {
     /** The counters of each tool that was ever counted, by tool name (sorted). */
     Map<String, Map<Counter, Long>> toolCounters();
 
-    /** The version of each tool as last recorded by any user of this store. */
-    Map<String, String> lastSeenVersions();
+    /**
+     * The version of each tool as last recorded in {@code scope}. A scope is one project's view
+     * of its tools (the CLI uses the config file's real path): projects that share a store with
+     * different versions of a tool each compare against their own, so they never invalidate each
+     * other. {@link #DEFAULT_SCOPE} is the scope of a caller that names none.
+     */
+    Map<String, String> lastSeenVersions(String scope);
 
-    /** Records these tools' versions, keeping those of other tools. */
-    void recordVersions(Map<String, String> versions);
+    /** Records these tools' versions in {@code scope}, keeping those of other tools and of other scopes. */
+    void recordVersions(String scope, Map<String, String> versions);
+
+    /** The scope of a caller that names none (and of versions recorded before scopes existed). */
+    String DEFAULT_SCOPE = "";
 
     /**
      * Waits until no one else in the fleet holds the flight for {@code key} and takes it,

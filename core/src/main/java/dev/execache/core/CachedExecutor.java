@@ -30,6 +30,7 @@ public final class CachedExecutor {
     private final CachePolicy policy;
     private final Clock clock;
     private final Ticker ticker;
+    private final String versionScope;
     private final AtomicBoolean versionsSynchronized = new AtomicBoolean();
     private volatile CodeTools codeTools = CodeTools.NONE;
 
@@ -40,12 +41,23 @@ public final class CachedExecutor {
     /** @param ticker measures the latency a hit saves (the clock gives times of day: creation, expiry) */
     public CachedExecutor(Sandbox sandbox, CacheStore store, ToolVersionSource toolVersions, CachePolicy policy,
             Clock clock, Ticker ticker) {
+        this(sandbox, store, toolVersions, policy, clock, ticker, CacheStore.DEFAULT_SCOPE);
+    }
+
+    /**
+     * @param versionScope whose last-seen tool versions {@link #synchronizeToolVersions} compares
+     *     against (see {@link CacheStore#lastSeenVersions(String)}): one per project, so that
+     *     projects sharing a store with different versions of a tool never invalidate each other
+     */
+    public CachedExecutor(Sandbox sandbox, CacheStore store, ToolVersionSource toolVersions, CachePolicy policy,
+            Clock clock, Ticker ticker, String versionScope) {
         this.sandbox = Objects.requireNonNull(sandbox, "sandbox must not be null");
         this.store = new StoreGuard(Objects.requireNonNull(store, "store must not be null"));
         this.toolVersions = Objects.requireNonNull(toolVersions, "toolVersions must not be null");
         this.policy = Objects.requireNonNull(policy, "policy must not be null");
         this.clock = Objects.requireNonNull(clock, "clock must not be null");
         this.ticker = Objects.requireNonNull(ticker, "ticker must not be null");
+        this.versionScope = Objects.requireNonNull(versionScope, "versionScope must not be null");
         this.loop = new PolicyLoop(this.store, clock, ticker);
         toolVersions.addListener(this::toolChanged);
     }
@@ -111,13 +123,13 @@ public final class CachedExecutor {
     }
 
     /**
-     * Compares the current tool versions with those the store saw last and removes every
-     * entry of each tool that changed. A one-shot process calls this (execute does, once)
-     * to notice changes made since the last run.
+     * Compares the current tool versions with those this executor's scope saw last and, for each
+     * tool that changed, removes the entries made with its old version. A one-shot process calls
+     * this (execute does, once) to notice changes made since the last run.
      */
     public List<Invalidation> synchronizeToolVersions() {
         Map<String, String> current = toolVersions.versions();
-        Optional<Map<String, String>> lastSeen = store.lastSeenVersions();
+        Optional<Map<String, String>> lastSeen = store.lastSeenVersions(versionScope);
         if (lastSeen.isEmpty()) {
             return List.of();
         }
@@ -128,13 +140,13 @@ public final class CachedExecutor {
                 invalidations.add(loop.invalidate(tool.getKey(), previous, tool.getValue()));
             }
         }
-        if (store.recordVersions(current)) {
+        if (store.recordVersions(versionScope, current)) {
             versionsSynchronized.set(true);
         }
         return invalidations;
     }
 
-    /** Removes every entry that depended on {@code tool}; returns how many. */
+    /** Removes every entry that depended on {@code tool}, whatever its version; returns how many. */
     public int invalidateTool(String tool) {
         return loop.invalidate(tool, null, null).removed();
     }
@@ -185,10 +197,9 @@ public final class CachedExecutor {
                 .map(reads -> CacheKeys.forExecution(request.code(), request.contextJson(), versions, reads));
     }
 
-    private void toolChanged(String tool, String newVersion) {
-        String previous = store.lastSeenVersions().map(seen -> seen.get(tool)).orElse(null);
-        loop.invalidate(tool, previous, newVersion);
-        store.recordVersions(Map.of(tool, newVersion));
+    private void toolChanged(String tool, String oldVersion, String newVersion) {
+        loop.invalidate(tool, oldVersion, newVersion);
+        store.recordVersions(versionScope, Map.of(tool, newVersion));
     }
 
     /** What one run gave: its result, the tool calls it made and why it may not be stored. */

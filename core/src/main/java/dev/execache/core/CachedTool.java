@@ -29,7 +29,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
  *   <li><b>Counters</b> live in the store, per tool and in total: {@link #stats()} here,
  *       {@code execache stats} and every process sharing the store see the same figures.
  *   <li><b>Invalidation</b>: when the {@link ToolVersionSource} reports a tool's new version,
- *       every entry made with that tool is removed ({@link #invalidateTool} does it by hand).
+ *       every entry made with its old version is removed; those made with another version (by
+ *       another project on the same store) stay. {@link #invalidateTool} removes every version's.
  *   <li><b>Time</b>: a {@link java.time.Clock} for ages and expiry, a {@link Ticker} for how
  *       long a call took and how much a hit saved.
  * </ul>
@@ -69,7 +70,7 @@ public final class CachedTool {
         this.clock = builder.clock;
         this.flightHold = builder.flightHold;
         this.listeners = new CopyOnWriteArrayList<>(builder.listeners);
-        toolVersions.addListener((tool, version) -> invalidate(tool, null, version));
+        toolVersions.addListener(this::invalidate);
     }
 
     public static Builder builder(ToolInvoker invoker, CacheStore store) {

@@ -3,6 +3,7 @@ package dev.execache.core;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.math.MathContext;
+import java.math.RoundingMode;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -132,13 +133,24 @@ public final class CanonicalJson {
         return formatDouble(d);
     }
 
-    /** ECMAScript Number.prototype.toString for a finite double, as RFC 8785 requires. */
+    /** Integers up to this magnitude are exact doubles with no more digits than their shortest form. */
+    private static final double EXACT_INTEGERS = 0x1p53;
+
+    /**
+     * ECMAScript Number.prototype.toString for a finite double (ECMA-262, Number::toString), as
+     * RFC 8785 requires: the shortest digits that read back as {@code d} (of those, the nearest
+     * to it), placed as plain digits, a decimal fraction or an exponent by their magnitude.
+     *
+     * <p>Hand-written because {@link Double#toString(double)} is not always the shortest before
+     * JDK 19 (JDK-4511638: {@code 2.0E-3} as {@code 0.0020}, some powers of two with 17 digits)
+     * and this project targets Java 17; no JDK-only library does it.
+     */
     static String formatDouble(double d) {
         if (d == 0) {
             return "0";
         }
-        if (d == Math.rint(d) && Math.abs(d) < 1e21) {
-            return new BigDecimal(d).toBigInteger().toString();
+        if (d == Math.rint(d) && Math.abs(d) <= EXACT_INTEGERS) {
+            return Long.toString((long) d);
         }
         String sign = d < 0 ? "-" : "";
         BigDecimal shortest = shortest(Math.abs(d));
@@ -163,15 +175,34 @@ public final class CanonicalJson {
         return out.toString();
     }
 
-    /** The decimal with the fewest significant digits that reads back as exactly {@code d}. */
+    /**
+     * The decimal with the fewest significant digits that reads back as exactly {@code d}; of two
+     * with as few, the nearer to {@code d}, and of two as near, the one whose last digit is even.
+     * Both neighbours of {@code d} at each precision are tried: the interval of decimals that read
+     * back as a power of two is narrower below it than above, so the nearer one may not read back
+     * while the other does.
+     */
     private static BigDecimal shortest(double d) {
         BigDecimal exact = new BigDecimal(d);
         for (int precision = 1; precision <= 17; precision++) {
-            BigDecimal candidate = exact.round(new MathContext(precision));
-            if (candidate.doubleValue() == d) {
-                return candidate.stripTrailingZeros();
+            BigDecimal below = exact.round(new MathContext(precision, RoundingMode.FLOOR));
+            BigDecimal above = exact.round(new MathContext(precision, RoundingMode.CEILING));
+            boolean belowReadsBack = below.doubleValue() == d;
+            boolean aboveReadsBack = above.doubleValue() == d;
+            if (belowReadsBack && aboveReadsBack) {
+                int nearer = exact.subtract(below).compareTo(above.subtract(exact));
+                if (nearer == 0) {
+                    nearer = below.unscaledValue().testBit(0) ? 1 : -1;
+                }
+                return (nearer <= 0 ? below : above).stripTrailingZeros();
+            }
+            if (belowReadsBack) {
+                return below.stripTrailingZeros();
+            }
+            if (aboveReadsBack) {
+                return above.stripTrailingZeros();
             }
         }
-        return new BigDecimal(Double.toString(d)).stripTrailingZeros();
+        throw new IllegalStateException("no decimal of at most 17 digits reads back as " + d);
     }
 }

@@ -24,7 +24,7 @@ public final class MutableToolVersions implements ToolVersionSource {
         String previous = versions.put(tool, version);
         if (previous != null && !previous.equals(version)) {
             for (Listener listener : listeners) {
-                listener.versionChanged(tool, version);
+                listener.versionChanged(tool, previous, version);
             }
         }
     }

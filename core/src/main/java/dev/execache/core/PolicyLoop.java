@@ -101,8 +101,13 @@ final class PolicyLoop {
     }
 
     /** Removes every entry that depended on {@code tool}, counts and logs it. */
+    /**
+     * Removes the entries made with {@code oldVersion} of {@code tool}, or with any version of it
+     * when that is null (on request). Entries made with another version stay: another project on
+     * the same store may use it.
+     */
     Invalidation invalidate(String tool, String oldVersion, String newVersion) {
-        int removed = store.removeByTool(tool);
+        int removed = oldVersion == null ? store.removeByTool(tool) : store.removeByTool(tool, oldVersion);
         if (removed > 0) {
             store.count(tool, Map.of(Counter.INVALIDATIONS, (long) removed));
         }

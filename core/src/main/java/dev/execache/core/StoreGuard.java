@@ -71,6 +71,10 @@ final class StoreGuard {
         return call(Kind.WRITE, "remove entries of a tool", () -> store.removeByTool(tool), 0);
     }
 
+    int removeByTool(String tool, String version) {
+        return call(Kind.WRITE, "remove entries of a tool", () -> store.removeByTool(tool, version), 0);
+    }
+
     int removeByPattern(String keyGlob) {
         return call(Kind.WRITE, "clear entries", () -> store.removeByPattern(keyGlob), 0);
     }
@@ -87,14 +91,14 @@ final class StoreGuard {
         return call(Kind.READ, "estimate size", store::estimatedBytes, 0L);
     }
 
-    Optional<Map<String, String>> lastSeenVersions() {
-        return call(Kind.READ, "read tool versions", () -> Optional.of(store.lastSeenVersions()), Optional.empty());
+    Optional<Map<String, String>> lastSeenVersions(String scope) {
+        return call(Kind.READ, "read tool versions", () -> Optional.of(store.lastSeenVersions(scope)), Optional.empty());
     }
 
     /** @return whether the versions were recorded */
-    boolean recordVersions(Map<String, String> versions) {
+    boolean recordVersions(String scope, Map<String, String> versions) {
         return call(Kind.WRITE, "record tool versions", () -> {
-            store.recordVersions(versions);
+            store.recordVersions(scope, versions);
             return true;
         }, false);
     }

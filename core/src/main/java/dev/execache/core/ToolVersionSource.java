@@ -18,6 +18,7 @@ public interface ToolVersionSource {
 
     @FunctionalInterface
     interface Listener {
-        void versionChanged(String tool, String newVersion);
+        /** @param oldVersion the version it had until now: entries made with it are stale */
+        void versionChanged(String tool, String oldVersion, String newVersion);
     }
 }

@@ -316,6 +316,36 @@ public abstract class CacheStoreContract {
     }
 
     @Test
+    void removingByToolVersionRemovesOnlyEntriesMadeWithThatVersion() {
+        store.put(entry("v1:old", "1", Map.of("github", "v1")));
+        store.put(entry("v1:oldWithSql", "2", Map.of("github", "v1", "sql", "3")));
+        store.put(entry("v1:new", "3", Map.of("github", "v2")));
+        store.put(entry("v1:sql", "4", Map.of("sql", "v1")));
+        store.put(entry("v1:odd", "5", Map.of("github", "v1\u00e9 \"x\":1")));
+
+        assertThat(store.removeByTool("github", "v1")).isEqualTo(2);
+
+        assertThat(store.peek("v1:old")).isEmpty();
+        assertThat(store.peek("v1:oldWithSql")).isEmpty();
+        assertThat(store.peek("v1:new")).as("made with the version another project uses").isPresent();
+        assertThat(store.peek("v1:sql")).as("another tool with the same version string").isPresent();
+        assertThat(store.peek("v1:odd")).isPresent();
+        assertThat(store.removeByTool("github", "v1")).isZero();
+        assertThat(store.removeByTool("github", "v1\u00e9 \"x\":1")).isEqualTo(1);
+        assertThat(store.removeByTool("github")).isEqualTo(1);
+        assertThat(store.size()).isEqualTo(1);
+    }
+
+    @Test
+    void replacingAnEntryForgetsItsOldToolVersions() {
+        store.put(entry("v1:a", "1", Map.of("github", "v1")));
+        store.put(entry("v1:a", "2", Map.of("github", "v2")));
+
+        assertThat(store.removeByTool("github", "v1")).isZero();
+        assertThat(store.removeByTool("github", "v2")).isEqualTo(1);
+    }
+
+    @Test
     void replacingAnEntryForgetsItsOldTools() {
         store.put(entry("v1:a", "1", Map.of("github", "v1")));
         store.put(entry("v1:a", "2", Map.of("sql", "3")));
@@ -353,7 +383,7 @@ public abstract class CacheStoreContract {
         store.put(entry("v1:a", "1", Map.of("github", "v1")));
         store.put(entry("v1:b"));
         store.increment(Counter.HITS, 2);
-        store.recordVersions(Map.of("github", "v1"));
+        store.recordVersions(CacheStore.DEFAULT_SCOPE, Map.of("github", "v1"));
 
         store.clear();
 
@@ -361,7 +391,7 @@ public abstract class CacheStoreContract {
         assertThat(store.get("v1:a")).isEmpty();
         assertThat(store.removeByTool("github")).isZero();
         assertThat(store.counters().get(Counter.HITS)).isEqualTo(2L);
-        assertThat(store.lastSeenVersions()).isEqualTo(Map.of("github", "v1"));
+        assertThat(store.lastSeenVersions(CacheStore.DEFAULT_SCOPE)).isEqualTo(Map.of("github", "v1"));
     }
 
     @Test
@@ -450,12 +480,26 @@ public abstract class CacheStoreContract {
 
     @Test
     void lastSeenVersionsAreMergedPerTool() {
-        assertThat(store.lastSeenVersions()).isEmpty();
+        assertThat(store.lastSeenVersions(CacheStore.DEFAULT_SCOPE)).isEmpty();
 
-        store.recordVersions(Map.of("github", "v1", "sql", "3"));
-        store.recordVersions(Map.of("github", "v2"));
+        store.recordVersions(CacheStore.DEFAULT_SCOPE, Map.of("github", "v1", "sql", "3"));
+        store.recordVersions(CacheStore.DEFAULT_SCOPE, Map.of("github", "v2"));
 
-        assertThat(store.lastSeenVersions()).isEqualTo(Map.of("github", "v2", "sql", "3"));
+        assertThat(store.lastSeenVersions(CacheStore.DEFAULT_SCOPE)).isEqualTo(Map.of("github", "v2", "sql", "3"));
+    }
+
+    @Test
+    void lastSeenVersionsAreKeptPerScope() {
+        String here = "/home/ada/one/execache.yaml";
+        String there = "/home/ada/two:\u00e9/execache.yaml";
+        store.recordVersions(here, Map.of("github", "v1", "sql", "3"));
+        store.recordVersions(there, Map.of("github", "v2"));
+        store.recordVersions(CacheStore.DEFAULT_SCOPE, Map.of("github", "v0"));
+
+        assertThat(store.lastSeenVersions(here)).isEqualTo(Map.of("github", "v1", "sql", "3"));
+        assertThat(store.lastSeenVersions(there)).isEqualTo(Map.of("github", "v2"));
+        assertThat(store.lastSeenVersions(CacheStore.DEFAULT_SCOPE)).isEqualTo(Map.of("github", "v0"));
+        assertThat(store.lastSeenVersions("/nowhere")).isEmpty();
     }
 
     @Test

@@ -21,7 +21,7 @@ final class SimpleStore implements CacheStore {
     private final Map<String, String> groupOf = new HashMap<>();
     private final Map<Counter, Long> counters = new EnumMap<>(Counter.class);
     private final Map<String, Map<Counter, Long>> toolCounters = new TreeMap<>();
-    private final Map<String, String> versions = new HashMap<>();
+    private final Map<String, Map<String, String>> versions = new HashMap<>();
 
     private volatile Runnable onGet = () -> { };
 
@@ -91,6 +91,14 @@ final class SimpleStore implements CacheStore {
     }
 
     @Override
+    public synchronized int removeByTool(String tool, String version) {
+        List<String> keys = entries.values().stream().filter(e -> version.equals(e.toolVersions().get(tool)))
+                .map(CacheEntry::key).toList();
+        keys.forEach(this::remove);
+        return keys.size();
+    }
+
+    @Override
     public synchronized int removeByPattern(String keyGlob) {
         Glob glob = Glob.of(keyGlob);
         List<String> keys = entries.keySet().stream().filter(glob::matches).toList();
@@ -133,6 +141,10 @@ final class SimpleStore implements CacheStore {
         return copy;
     }
 
-    @Override public synchronized Map<String, String> lastSeenVersions() { return Map.copyOf(versions); }
-    @Override public synchronized void recordVersions(Map<String, String> newVersions) { versions.putAll(newVersions); }
+    @Override public synchronized Map<String, String> lastSeenVersions(String scope) {
+        return Map.copyOf(versions.getOrDefault(scope, Map.of()));
+    }
+    @Override public synchronized void recordVersions(String scope, Map<String, String> newVersions) {
+        versions.computeIfAbsent(scope, any -> new HashMap<>()).putAll(newVersions);
+    }
 }

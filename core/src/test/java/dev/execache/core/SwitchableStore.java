@@ -56,6 +56,7 @@ public final class SwitchableStore implements CacheStore {
     @Override public void put(CacheEntry entry) { writeTarget().put(entry); }
     @Override public boolean remove(String key) { return writeTarget().remove(key); }
     @Override public int removeByTool(String tool) { return writeTarget().removeByTool(tool); }
+    @Override public int removeByTool(String tool, String version) { return writeTarget().removeByTool(tool, version); }
     @Override public int removeByPattern(String keyGlob) { return writeTarget().removeByPattern(keyGlob); }
     @Override public void clear() { writeTarget().clear(); }
     @Override public int size() { return target().size(); }
@@ -65,8 +66,10 @@ public final class SwitchableStore implements CacheStore {
     @Override public void increment(String tool, Map<Counter, Long> deltas) { writeTarget().increment(tool, deltas); }
     @Override public Map<Counter, Long> counters() { return target().counters(); }
     @Override public Map<String, Map<Counter, Long>> toolCounters() { return target().toolCounters(); }
-    @Override public Map<String, String> lastSeenVersions() { return target().lastSeenVersions(); }
-    @Override public void recordVersions(Map<String, String> versions) { writeTarget().recordVersions(versions); }
+    @Override public Map<String, String> lastSeenVersions(String scope) { return target().lastSeenVersions(scope); }
+    @Override public void recordVersions(String scope, Map<String, String> versions) {
+        writeTarget().recordVersions(scope, versions);
+    }
 
     @Override
     public FlightLease acquireFlight(String key, Duration maxHold) throws InterruptedException {

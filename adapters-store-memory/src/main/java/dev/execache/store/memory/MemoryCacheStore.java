@@ -46,7 +46,7 @@ public final class MemoryCacheStore implements CacheStore {
     /** The group of each entry that joined one, and how many entries each group has. */
     private final Map<String, String> groupOf = new HashMap<>();
     private final Map<String, Integer> groupSizes = new HashMap<>();
-    private final Map<String, String> lastSeenVersions = new ConcurrentHashMap<>();
+    private final Map<String, Map<String, String>> lastSeenVersions = new ConcurrentHashMap<>();
     private long bytes;
 
     public MemoryCacheStore(int maxEntries, Clock clock) {
@@ -186,6 +186,11 @@ public final class MemoryCacheStore implements CacheStore {
     }
 
     @Override
+    public synchronized int removeByTool(String tool, String version) {
+        return removeIf(entry -> version.equals(entry.toolVersions().get(tool)));
+    }
+
+    @Override
     public synchronized int removeByPattern(String keyGlob) {
         Glob glob = Glob.of(keyGlob);
         return removeIf(entry -> glob.matches(entry.key()));
@@ -253,13 +258,13 @@ public final class MemoryCacheStore implements CacheStore {
     }
 
     @Override
-    public Map<String, String> lastSeenVersions() {
-        return Map.copyOf(new TreeMap<>(lastSeenVersions));
+    public Map<String, String> lastSeenVersions(String scope) {
+        return Map.copyOf(new TreeMap<>(lastSeenVersions.getOrDefault(scope, Map.of())));
     }
 
     @Override
-    public void recordVersions(Map<String, String> versions) {
-        lastSeenVersions.putAll(versions);
+    public void recordVersions(String scope, Map<String, String> versions) {
+        lastSeenVersions.computeIfAbsent(scope, any -> new ConcurrentHashMap<>()).putAll(versions);
     }
 
     private boolean expire(CacheEntry entry) {

@@ -14,8 +14,9 @@ import java.util.List;
  *       Redis has already expired can still be taken out of every index;
  *   <li>{@code P t:<tool>}: set of the keys that depend on a tool;
  *   <li>{@code P bytes}, {@code P seq}: the estimated bytes of all entries, the recency sequence;
- *   <li>{@code P counters}, {@code P versions}: hashes of counters (a tool's own under
- *       {@code tool:<COUNTER>:<tool>}) and last-seen tool versions;
+ *   <li>{@code P counters}: hash of counters (a tool's own under {@code tool:<COUNTER>:<tool>});
+ *   <li>{@code P versions}, {@code P versions:<scope>}: hashes of the last-seen tool versions of
+ *       the default scope (and of every version recorded before scopes existed) and of each other;
  *   <li>{@code P groups}, {@code P gsizes}: hashes of key to its bound group, and of group to
  *       how many entries it has (see {@code CacheStore#put(CacheEntry, GroupBound)});
  *   <li>{@code P f:<key>}: the flight lock of a key (a Redisson {@code RLock}).
@@ -38,8 +39,8 @@ record KeyLayout(String prefix) {
         return prefix + "counters";
     }
 
-    String versions() {
-        return prefix + "versions";
+    String versions(String scope) {
+        return scope.isEmpty() ? prefix + "versions" : prefix + "versions:" + scope;
     }
 
     String entry(String key) {

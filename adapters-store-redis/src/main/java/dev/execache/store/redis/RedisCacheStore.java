@@ -272,6 +272,12 @@ public final class RedisCacheStore implements CacheStore {
         return this.<Long>run(Scripts.REMOVE_BY_TOOL, RScript.ReturnType.LONG, tool).intValue();
     }
 
+    @Override
+    public int removeByTool(String tool, String version) {
+        Objects.requireNonNull(version, "version must not be null");
+        return this.<Long>run(Scripts.REMOVE_BY_TOOL, RScript.ReturnType.LONG, tool, version).intValue();
+    }
+
     /** Matches the keys in this process with core's {@link Glob}; the bound keeps that list short. */
     @Override
     public int removeByPattern(String keyGlob) {
@@ -360,14 +366,15 @@ public final class RedisCacheStore implements CacheStore {
     }
 
     @Override
-    public Map<String, String> lastSeenVersions() {
-        return Map.copyOf(await(() -> redisson.<String, String>getMap(keys.versions(), StringCodec.INSTANCE).readAllMapAsync()));
+    public Map<String, String> lastSeenVersions(String scope) {
+        return Map.copyOf(await(() -> redisson.<String, String>getMap(keys.versions(scope), StringCodec.INSTANCE)
+                .readAllMapAsync()));
     }
 
     @Override
-    public void recordVersions(Map<String, String> versions) {
+    public void recordVersions(String scope, Map<String, String> versions) {
         if (!versions.isEmpty()) {
-            await(() -> redisson.<String, String>getMap(keys.versions(), StringCodec.INSTANCE).putAllAsync(versions));
+            await(() -> redisson.<String, String>getMap(keys.versions(scope), StringCodec.INSTANCE).putAllAsync(versions));
         }
     }
 

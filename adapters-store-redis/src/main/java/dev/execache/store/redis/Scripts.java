@@ -124,7 +124,7 @@ final class Scripts {
      * ARGV[3] key, [4] Redis TTL ms, [5] expires (epoch ms), [6] estimated bytes, [7] bound,
      * [8] value, [9] console, [10] execution nanos, [11] created (epoch ms), [12] the bound
      * group ('' for none), [13] the group's bound, [14] the value's checksum, [15] the tool
-     * versions as one field (see {@link ToolVersions}), [16] the label, then the tool names. Purges a batch of expired entries, evicts the
+     * versions as one JSON object (see {@link ToolVersions}), [16] the label, then the tool names. Purges a batch of expired entries, evicts the
      * group's least recently used past the group's bound, then the store's past the store's.
      * Returns the keys evicted for the group's bound, eldest first.
      */
@@ -195,9 +195,27 @@ final class Scripts {
             return dropAll(keys)
             """;
 
-    /** ARGV[3] tool. Returns how many entries were removed. */
+    /**
+     * ARGV[3] tool, and ARGV[4] a version or nothing. Removes the entries that depend on the tool
+     * and, given a version, were made with that one (an entry whose hash Redis already dropped,
+     * or whose tools field is in the form before JSON, goes whatever its version). Returns how
+     * many entries were removed.
+     */
     static final String REMOVE_BY_TOOL = COMMON + """
-            return dropAll(redis.call('SMEMBERS', toolKey(ARGV[3])))
+            local tool, version = ARGV[3], ARGV[4]
+            local keys = redis.call('SMEMBERS', toolKey(tool))
+            if version == nil then
+                return dropAll(keys)
+            end
+            local matching = {}
+            for _, key in ipairs(keys) do
+                local tools = redis.call('HGET', entryKey(key), 'tools')
+                local ok, decoded = pcall(cjson.decode, tools or '')
+                if not tools or not ok or type(decoded) ~= 'table' or decoded[tool] == version then
+                    matching[#matching + 1] = key
+                end
+            end
+            return dropAll(matching)
             """;
 
     /** Returns {purged, live entries left}. */

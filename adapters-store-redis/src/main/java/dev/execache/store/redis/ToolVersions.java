@@ -1,43 +1,56 @@
 package dev.execache.store.redis;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * An entry's tool versions as one hash field: each name and version preceded by its length
- * and a colon, so that no character in either needs escaping. Only Java reads it; the
- * scripts get the tool names apart.
+ * An entry's tool versions as one hash field: a JSON object, which the scripts read too
+ * ({@code cjson}) to remove only the entries made with one version of a tool. Entries written
+ * by an execache before it (each name and version preceded by its length and a colon) are
+ * still read, until they expire.
  */
 final class ToolVersions {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final TypeReference<TreeMap<String, String>> MAP = new TypeReference<>() {
+    };
 
     static String encode(Map<String, String> toolVersions) {
-        StringBuilder text = new StringBuilder();
-        toolVersions.forEach((tool, version) -> {
-            text.append(tool.length()).append(':').append(tool);
-            text.append(version.length()).append(':').append(version);
-        });
-        return text.toString();
+        try {
+            return JSON.writeValueAsString(new TreeMap<>(toolVersions));
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("cannot write tool versions " + toolVersions, e);
+        }
     }
 
     static Map<String, String> decode(String text) {
-        Map<String, String> toolVersions = new TreeMap<>();
-        int[] at = {0};
-        while (at[0] < text.length()) {
-            String tool = next(text, at);
-            toolVersions.put(tool, next(text, at));
+        if (!text.startsWith("{")) {
+            return decodeLengthPrefixed(text);
         }
-        return toolVersions;
+        try {
+            return JSON.readValue(text, MAP);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("tool versions field is damaged: " + text, e);
+        }
     }
 
-    private static String next(String text, int[] at) {
-        int colon = text.indexOf(':', at[0]);
-        if (colon < 0) {
-            throw new IllegalStateException("tool versions field is damaged at " + at[0] + ": " + text);
+    private static Map<String, String> decodeLengthPrefixed(String text) {
+        Map<String, String> toolVersions = new TreeMap<>();
+        int at = 0;
+        while (at < text.length()) {
+            int colon = text.indexOf(':', at);
+            int nameEnd = colon + 1 + Integer.parseInt(text, at, colon, 10);
+            int versionColon = text.indexOf(':', nameEnd);
+            if (colon < 0 || versionColon < 0) {
+                throw new IllegalStateException("tool versions field is damaged at " + at + ": " + text);
+            }
+            int versionEnd = versionColon + 1 + Integer.parseInt(text, nameEnd, versionColon, 10);
+            toolVersions.put(text.substring(colon + 1, nameEnd), text.substring(versionColon + 1, versionEnd));
+            at = versionEnd;
         }
-        int length = Integer.parseInt(text, at[0], colon, 10);
-        String part = text.substring(colon + 1, colon + 1 + length);
-        at[0] = colon + 1 + length;
-        return part;
+        return toolVersions;
     }
 
     private ToolVersions() {

@@ -3,6 +3,7 @@ package dev.execache.store.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.execache.core.CacheStore;
 import dev.execache.core.CacheEntry;
 import dev.execache.core.CachedTool;
 import dev.execache.core.Counter;
@@ -60,14 +61,14 @@ class RedisFleetTest {
         Instant now = clock.instant();
         first.put(new CacheEntry("v1:a", "1", "", Duration.ofSeconds(2), Map.of("github", "v1"), now, now.plus(TTL), 0));
         first.increment(Counter.MISSES, 1);
-        first.recordVersions(Map.of("github", "v1"));
+        first.recordVersions(CacheStore.DEFAULT_SCOPE, Map.of("github", "v1"));
 
         assertThat(second.get("v1:a")).map(CacheEntry::value).contains("1");
         second.increment(Counter.HITS, 1);
 
         assertThat(first.peek("v1:a")).map(CacheEntry::hits).contains(1L);
         assertThat(first.counters()).containsEntry(Counter.HITS, 1L).containsEntry(Counter.MISSES, 1L);
-        assertThat(second.lastSeenVersions()).isEqualTo(Map.of("github", "v1"));
+        assertThat(second.lastSeenVersions(CacheStore.DEFAULT_SCOPE)).isEqualTo(Map.of("github", "v1"));
         assertThat(second.removeByTool("github")).isEqualTo(1);
         assertThat(first.peek("v1:a")).isEmpty();
     }

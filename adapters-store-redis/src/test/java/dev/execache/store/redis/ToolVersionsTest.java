@@ -15,8 +15,15 @@ class ToolVersionsTest {
     }
 
     @Test
-    void noToolsIsAnEmptyField() {
-        assertThat(ToolVersions.encode(Map.of())).isEmpty();
+    void theFieldIsAJsonObjectTheScriptsCanRead() {
+        assertThat(ToolVersions.encode(Map.of("sql", "3", "github", "v\"1"))).isEqualTo("{\"github\":\"v\\\"1\",\"sql\":\"3\"}");
+        assertThat(ToolVersions.encode(Map.of())).isEqualTo("{}");
+        assertThat(ToolVersions.decode("{}")).isEmpty();
+    }
+
+    @Test
+    void entriesWrittenBeforeJsonAreStillRead() {
         assertThat(ToolVersions.decode("")).isEmpty();
+        assertThat(ToolVersions.decode("6:github2:v14:3:x10:")).isEqualTo(Map.of("github", "v1", "3:x1", ""));
     }
 }

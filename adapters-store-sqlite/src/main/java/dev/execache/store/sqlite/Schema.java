@@ -27,7 +27,7 @@ import org.sqlite.SQLiteException;
  * tool_versions, created_at, expires_at, hit_count)}, with no application id.
  */
 final class Schema {
-    static final int VERSION = 3;
+    static final int VERSION = 4;
     static final int APPLICATION_ID = 0x65786361;
 
     private static final System.Logger LOG = System.getLogger(Schema.class.getName());
@@ -105,8 +105,32 @@ final class Schema {
             "ALTER TABLE cache_entries ADD COLUMN checksum INTEGER NOT NULL DEFAULT 0",
             "CREATE INDEX cache_entries_by_group ON cache_entries (bound_group, last_access) WHERE bound_group IS NOT NULL");
 
+    /**
+     * Version 4: the tool index keeps the version each entry was made with, so that a new version
+     * removes only the entries of the old one ({@code CacheStore#removeByTool(String, String)});
+     * last-seen versions are kept per scope (a project), and those recorded before go to the
+     * default scope {@code ''}.
+     */
+    private static final List<String> SCOPED_VERSIONS = List.of(
+            "ALTER TABLE entry_tools ADD COLUMN version TEXT NOT NULL DEFAULT ''",
+            """
+            UPDATE entry_tools SET version = coalesce(
+                (SELECT CAST(made_with.value AS TEXT)
+                   FROM cache_entries entry, json_each(entry.tool_versions) made_with
+                  WHERE entry.cache_key = entry_tools.cache_key AND made_with.key = entry_tools.tool), '')""",
+            """
+            CREATE TABLE scoped_versions (
+                scope   TEXT NOT NULL,
+                tool    TEXT NOT NULL,
+                version TEXT NOT NULL,
+                PRIMARY KEY (scope, tool)) WITHOUT ROWID""",
+            "INSERT INTO scoped_versions (scope, tool, version) SELECT '', tool, version FROM last_seen_versions",
+            "DROP TABLE last_seen_versions",
+            "ALTER TABLE scoped_versions RENAME TO last_seen_versions");
+
     /** {@code MIGRATIONS.get(v)} takes a file from version {@code v} to {@code v + 1}. */
-    private static final List<List<String>> MIGRATIONS = List.of(FROM_SEED, TO_LABELS, GROUPS_AND_CHECKSUMS);
+    private static final List<List<String>> MIGRATIONS =
+            List.of(FROM_SEED, TO_LABELS, GROUPS_AND_CHECKSUMS, SCOPED_VERSIONS);
 
     private Schema() {
     }

@@ -65,8 +65,8 @@ public final class SqliteCacheStore implements CacheStore {
             INSERT INTO counters (name, value) VALUES (?, ?)
             ON CONFLICT (name) DO UPDATE SET value = value + excluded.value""";
     private static final String RECORD_VERSION = """
-            INSERT INTO last_seen_versions (tool, version) VALUES (?, ?)
-            ON CONFLICT (tool) DO UPDATE SET version = excluded.version""";
+            INSERT INTO last_seen_versions (scope, tool, version) VALUES (?, ?, ?)
+            ON CONFLICT (scope, tool) DO UPDATE SET version = excluded.version""";
 
     private final Path file;
     private final int maxEntries;
@@ -173,8 +173,9 @@ public final class SqliteCacheStore implements CacheStore {
                     .bind(11, entry.checksum())
                     .execute();
             if (!entry.toolVersions().isEmpty()) {
-                PreparedBatch tools = handle.prepareBatch("INSERT INTO entry_tools (tool, cache_key) VALUES (?, ?)");
-                entry.toolVersions().keySet().forEach(tool -> tools.add(tool, entry.key()));
+                PreparedBatch tools = handle.prepareBatch(
+                        "INSERT INTO entry_tools (tool, version, cache_key) VALUES (?, ?, ?)");
+                entry.toolVersions().forEach((tool, version) -> tools.add(tool, version, entry.key()));
                 tools.execute();
             }
             List<String> evicted = bound == null ? List.of() : evictPastGroupBound(handle, bound);
@@ -194,6 +195,15 @@ public final class SqliteCacheStore implements CacheStore {
         Objects.requireNonNull(tool, "tool must not be null");
         return write(handle -> handle.execute(
                 "DELETE FROM cache_entries WHERE cache_key IN (SELECT cache_key FROM entry_tools WHERE tool = ?)", tool));
+    }
+
+    @Override
+    public synchronized int removeByTool(String tool, String version) {
+        Objects.requireNonNull(tool, "tool must not be null");
+        Objects.requireNonNull(version, "version must not be null");
+        return write(handle -> handle.execute("""
+                DELETE FROM cache_entries
+                 WHERE cache_key IN (SELECT cache_key FROM entry_tools WHERE tool = ? AND version = ?)""", tool, version));
     }
 
     @Override
@@ -301,20 +311,23 @@ public final class SqliteCacheStore implements CacheStore {
     }
 
     @Override
-    public synchronized Map<String, String> lastSeenVersions() {
-        return jdbi.withHandle(handle -> handle.createQuery("SELECT tool, version FROM last_seen_versions")
+    public synchronized Map<String, String> lastSeenVersions(String scope) {
+        Objects.requireNonNull(scope, "scope must not be null");
+        return jdbi.withHandle(handle -> handle.createQuery("SELECT tool, version FROM last_seen_versions WHERE scope = ?")
+                .bind(0, scope)
                 .map((row, context) -> Map.entry(row.getString(1), row.getString(2)))
                 .collect(Collectors.toUnmodifiableMap(Map.Entry::getKey, Map.Entry::getValue)));
     }
 
     @Override
-    public synchronized void recordVersions(Map<String, String> versions) {
+    public synchronized void recordVersions(String scope, Map<String, String> versions) {
+        Objects.requireNonNull(scope, "scope must not be null");
         if (versions.isEmpty()) {
             return;
         }
         write(handle -> {
             PreparedBatch record = handle.prepareBatch(RECORD_VERSION);
-            versions.forEach(record::add);
+            versions.forEach((tool, version) -> record.add(scope, tool, version));
             return record.execute();
         });
     }

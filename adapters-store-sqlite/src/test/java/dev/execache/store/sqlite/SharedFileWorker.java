@@ -1,5 +1,6 @@
 package dev.execache.store.sqlite;
 
+import dev.execache.core.CacheStore;
 import dev.execache.core.CacheEntry;
 import dev.execache.core.Counter;
 import java.io.BufferedReader;
@@ -58,11 +59,11 @@ public final class SharedFileWorker {
                     }
                 });
                 if (i % 50 == 0) {
-                    store.recordVersions(Map.of("worker" + worker, "v" + i));
+                    store.recordVersions(CacheStore.DEFAULT_SCOPE, Map.of("worker" + worker, "v" + i));
                     store.size();
                 }
             }
-            store.recordVersions(Map.of("worker" + worker, "done"));
+            store.recordVersions(CacheStore.DEFAULT_SCOPE, Map.of("worker" + worker, "done"));
         }
         System.out.println("done");
     }

@@ -2,6 +2,7 @@ package dev.execache.store.sqlite;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.execache.core.CacheStore;
 import dev.execache.core.CacheEntry;
 import dev.execache.core.Counter;
 import dev.execache.core.MutableClock;
@@ -62,7 +63,7 @@ class SqliteMultiProcessTest {
                             .as("entry %d of worker %d", i, worker)
                             .contains(SharedFileWorker.value(worker, i));
                 }
-                assertThat(store.lastSeenVersions()).containsEntry("worker" + worker, "done");
+                assertThat(store.lastSeenVersions(CacheStore.DEFAULT_SCOPE)).containsEntry("worker" + worker, "done");
             }
             assertThat(store.counters())
                     .as("no increment lost")

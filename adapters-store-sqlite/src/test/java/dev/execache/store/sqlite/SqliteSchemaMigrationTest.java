@@ -112,6 +112,61 @@ class SqliteSchemaMigrationTest {
         assertThat(SqliteFiles.queryLong(file, "PRAGMA user_version")).isEqualTo(Schema.VERSION);
     }
 
+    /** A file as schema version 3 left it: one map of last-seen versions, a tool index without versions. */
+    @Test
+    void aVersionThreeFileGetsScopedVersionsAndKeepsItsEntriesAndCounters() throws Exception {
+        Path file = directory.resolve("v3.db");
+        long created = NOW.toEpochMilli();
+        long expires = NOW.plusSeconds(300).toEpochMilli();
+        CacheEntry made = new CacheEntry("v1:gh", "7", "hi", Duration.ZERO, Map.of("gh", "v1", "sql", "3"), NOW,
+                NOW.plusSeconds(300), 2, "gh.ts");
+        SqliteFiles.execute(file,
+                """
+                CREATE TABLE cache_entries (
+                    cache_key TEXT NOT NULL PRIMARY KEY, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL,
+                    last_access INTEGER NOT NULL, hit_count INTEGER NOT NULL DEFAULT 0,
+                    execution_nanos INTEGER NOT NULL, estimated_bytes INTEGER NOT NULL,
+                    tool_versions TEXT NOT NULL, result TEXT NOT NULL, console TEXT NOT NULL,
+                    label TEXT NOT NULL DEFAULT '', bound_group TEXT, checksum INTEGER NOT NULL DEFAULT 0)""",
+                "CREATE INDEX cache_entries_by_expiry ON cache_entries (expires_at)",
+                "CREATE INDEX cache_entries_by_last_access ON cache_entries (last_access)",
+                "CREATE INDEX cache_entries_by_group ON cache_entries (bound_group, last_access) WHERE bound_group IS NOT NULL",
+                """
+                CREATE TABLE entry_tools (tool TEXT NOT NULL,
+                    cache_key TEXT NOT NULL REFERENCES cache_entries (cache_key) ON DELETE CASCADE,
+                    PRIMARY KEY (tool, cache_key)) WITHOUT ROWID""",
+                "CREATE INDEX entry_tools_by_key ON entry_tools (cache_key)",
+                "CREATE TABLE counters (name TEXT NOT NULL PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID",
+                "CREATE TABLE last_seen_versions (tool TEXT NOT NULL PRIMARY KEY, version TEXT NOT NULL) WITHOUT ROWID",
+                ("INSERT INTO cache_entries VALUES ('v1:gh', %d, %d, 1, 2, 5000, 100, '{\"gh\":\"v1\",\"sql\":\"3\"}',"
+                        + " '7', 'hi', 'gh.ts', NULL, %d)").formatted(created, expires, made.checksum()),
+                ("INSERT INTO cache_entries VALUES ('v1:gh2', %d, %d, 2, 0, 5000, 100, '{\"gh\":\"v2\"}',"
+                        + " '8', '', '', NULL, 0)").formatted(created, expires),
+                "INSERT INTO entry_tools VALUES ('gh', 'v1:gh'), ('sql', 'v1:gh'), ('gh', 'v1:gh2')",
+                "INSERT INTO counters VALUES ('HITS', 12)",
+                "INSERT INTO last_seen_versions VALUES ('gh', 'v1'), ('sql', '3')",
+                "PRAGMA application_id = " + Schema.APPLICATION_ID,
+                "PRAGMA user_version = 3");
+
+        try (SqliteCacheStore store = new SqliteCacheStore(file, 100, clock)) {
+            CacheEntry gh = store.peek("v1:gh").orElseThrow();
+            assertThat(gh.value()).isEqualTo("7");
+            assertThat(gh.label()).isEqualTo("gh.ts");
+            assertThat(gh.isIntact()).isTrue();
+            assertThat(store.counters().get(dev.execache.core.Counter.HITS)).isEqualTo(12L);
+            assertThat(store.lastSeenVersions(dev.execache.core.CacheStore.DEFAULT_SCOPE))
+                    .as("versions seen before scopes existed are the default scope's")
+                    .isEqualTo(Map.of("gh", "v1", "sql", "3"));
+            assertThat(store.lastSeenVersions("/some/project/execache.yaml")).isEmpty();
+
+            assertThat(store.removeByTool("gh", "v2")).as("the tool index learned each entry's version").isEqualTo(1);
+            assertThat(store.peek("v1:gh")).isPresent();
+            assertThat(store.removeByTool("sql", "3")).isEqualTo(1);
+            assertThat(store.size()).isZero();
+        }
+        assertThat(SqliteFiles.queryLong(file, "PRAGMA user_version")).isEqualTo(Schema.VERSION);
+    }
+
     @Test
     void aSeedFileKeepsTheOrderOfItsEntriesForEviction() throws Exception {
         Path file = seedFile();

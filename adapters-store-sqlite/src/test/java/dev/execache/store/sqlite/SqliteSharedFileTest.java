@@ -2,6 +2,7 @@ package dev.execache.store.sqlite;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.execache.core.CacheStore;
 import dev.execache.core.CacheEntry;
 import dev.execache.core.Counter;
 import dev.execache.core.MutableClock;
@@ -45,13 +46,13 @@ class SqliteSharedFileTest {
         first.get("v1:a");
         first.increment(Counter.HITS, 1);
         first.increment(Counter.SAVED_NANOS, 120_000_000);
-        first.recordVersions(Map.of("github", "v1"));
+        first.recordVersions(CacheStore.DEFAULT_SCOPE, Map.of("github", "v1"));
         first.close();
 
         try (SqliteCacheStore reopened = new SqliteCacheStore(file, 3, clock)) {
             assertThat(reopened.peek("v1:a")).map(CacheEntry::hits).contains(1L);
             assertThat(reopened.counters()).containsEntry(Counter.HITS, 1L).containsEntry(Counter.SAVED_NANOS, 120_000_000L);
-            assertThat(reopened.lastSeenVersions()).isEqualTo(Map.of("github", "v1"));
+            assertThat(reopened.lastSeenVersions(CacheStore.DEFAULT_SCOPE)).isEqualTo(Map.of("github", "v1"));
             assertThat(reopened.removeByTool("github")).isEqualTo(1);
         }
     }
