@@ -175,7 +175,11 @@ final class InspectCommand implements Callable<Integer> {
         row(out, "ttl left", Entries.age(ttlLeft) + " (until " + entry.expiresAt() + ")");
         row(out, "hits", Long.toString(entry.hits()));
         row(out, "ran in", dev.execache.core.CacheStats.human(entry.executionTime()));
-        row(out, "tools", Entries.tools(entry.toolVersions()));
+        row(out, "tools", Entries.tools(entry.dependsOnTools()));
+        if (!entry.nondeterminism().isEmpty()) {
+            row(out, "uses", String.join(", ", new java.util.TreeSet<>(entry.nondeterminism()))
+                    + " (sources of non-determinism)");
+        }
         row(out, "size", Entries.size(entry.estimatedBytes()));
         String result = entry.value().length() <= 200 ? entry.value() : entry.value().substring(0, 199) + "…";
         row(out, "result", result);

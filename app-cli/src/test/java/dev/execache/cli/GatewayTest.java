@@ -158,11 +158,16 @@ class GatewayTest {
     }
 
     @Test
-    void aServerKilledMidCallGivesAToolErrorAndIsRestarted() throws InterruptedException {
+    void aServerKilledMidCallGivesAToolErrorAndIsRestartedWithBackoffLogged() throws InterruptedException {
         ProxiedTools gateway = lab(true);
         long pid = catalog.pid("lab");
 
-        ToolResult crashed = gateway.call("lab__crash", Map.of());
+        ToolResult crashed;
+        try (CapturedLog log = new CapturedLog()) {
+            crashed = gateway.call("lab__crash", Map.of());
+            Downstream.await("the restart logged", Duration.ofSeconds(60), () -> log.lines().stream()
+                    .anyMatch(line -> line.matches("server lab exited \\(code -?\\d+\\); restarting in 1\\.0 s")));
+        }
 
         assertThat(crashed.isError()).isTrue();
         assertThat(crashed.json()).contains("lab");
@@ -183,6 +188,58 @@ class GatewayTest {
         assertThat(slow.isError()).isTrue();
         assertThat(slow.json()).contains("lab").contains("no answer in time");
         assertThat(answer(catalog.call("lab__get_other", Map.of())).get("served").intValue()).isEqualTo(1);
+    }
+
+    @Test
+    void aServerThatCannotStartIsAToolErrorAtOnceAndIsTriedAgainWithBackoff() throws InterruptedException {
+        McpServerSettings missing = new McpServerSettings("gone", dir.resolve("no-such-server").toString(), List.of(),
+                Map.of(), null, true);
+        ToolResult result;
+        try (CapturedLog log = new CapturedLog()) {
+            catalog = new McpToolCatalog(List.of(missing), CALL_TIMEOUT, Duration.ofHours(1), line -> { },
+                    Clock.systemUTC()).start();
+            catalogs.add(catalog);
+            result = catalog.call("gone__anything", Map.of());
+            Downstream.await("a second try logged", CALL_TIMEOUT, () -> log.lines().stream()
+                    .anyMatch(line -> line.startsWith("server gone: cannot connect") && line.endsWith("trying again in 2 s")));
+            assertThat(log.lines()).anyMatch(line -> line.startsWith("server gone: cannot connect: ")
+                    && line.endsWith("; trying again in 1 s"));
+        }
+
+        assertThat(result.isError()).isTrue();
+        assertThat(result.json()).contains("server gone is not running");
+    }
+
+    @Test
+    void periodicRediscoveryFindsAQuietSchemaChange() throws InterruptedException {
+        catalog = new McpToolCatalog(List.of(Downstream.lab("lab", true)), CALL_TIMEOUT, Duration.ofSeconds(1),
+                line -> { }, Clock.systemUTC()).start();
+        catalogs.add(catalog);
+        ProxiedTools gateway = new ProxiedTools(catalog, new MemoryCacheStore(100, Clock.systemUTC()), versions,
+                new GatewayConfig(List.of(new GatewayConfig.Server(Downstream.lab("lab", true), false)), List.of(),
+                        Duration.ofSeconds(1)), CachePolicy.DEFAULTS, Clock.systemUTC());
+        String before = versions.versions().get("lab__get_count");
+        gateway.call("lab__get_count", Map.of());
+
+        gateway.call("lab__set_description", Map.of("tool", "get_count", "description", "Changed, quietly.",
+                "notify", false));
+
+        Downstream.await("the periodic discovery's new digest", CALL_TIMEOUT,
+                () -> !before.equals(versions.versions().get("lab__get_count")));
+        assertThat(answer(gateway.call("lab__get_count", Map.of())).get("served").intValue()).isEqualTo(2);
+    }
+
+    @Test
+    void eachStderrLineOfADownstreamServerIsPrefixedWithItsName() throws InterruptedException {
+        List<String> lines = new java.util.concurrent.CopyOnWriteArrayList<>();
+        catalog = new McpToolCatalog(List.of(Downstream.lab("lab", true)), CALL_TIMEOUT, Duration.ofHours(1),
+                lines::add, Clock.systemUTC()).start();
+        catalogs.add(catalog);
+
+        catalog.call("lab__sleep", Map.of("ms", 1));
+
+        Downstream.await("the sleep line", CALL_TIMEOUT, () -> lines.contains("lab: sleeping 1 ms"));
+        assertThat(lines).contains("lab: lab server ready").allMatch(line -> line.startsWith("lab: "));
     }
 
     @Test

@@ -186,4 +186,17 @@ class ServeGatewayTest {
         assertThat(both.get("isError").booleanValue()).isTrue();
         assertThat(both.at("/content/0/text").textValue()).contains("not both");
     }
+
+    @Test
+    void aHitOfARunThatUsedMathRandomSaysTheStoredResultIsNondeterministic() {
+        client.initialize();
+        String code = ServeFixture.RANDOM;
+
+        JsonNode first = client.callTool("execute_code", Map.of("code", code));
+        JsonNode hit = client.callTool("execute_code", Map.of("code", code));
+
+        assertThat(first.at("/structuredContent/nondeterminism").toString()).isEqualTo("[\"Math.random\"]");
+        assertThat(hit.at("/structuredContent/hit").booleanValue()).isTrue();
+        assertThat(hit.at("/structuredContent/nondeterminism").toString()).isEqualTo("[\"Math.random\"]");
+    }
 }

@@ -3,6 +3,7 @@ package dev.execache.benchmarks;
 import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
@@ -39,6 +40,23 @@ public final class GatewayFigures {
                 missNanos[i] = McpClients.call(gateway, "lab__get_count", Map.of("who", "m" + i));
                 hitNanos[i] = McpClients.call(gateway, "lab__get_count", Map.of("who", "m" + i));
             }
+            long[] rawDirectNanos = new long[rounds];
+            long[] rawHitNanos = new long[rounds];
+            long[] rawOwnNanos = new long[rounds];
+            try (RawLineClient rawDirect = RawLineClient.of("node", List.of(lab.toString()));
+                    RawLineClient rawGateway = new RawLineClient(McpClients.serveCommand(jar, lab,
+                            "execache-gateway-bench"))) {
+                for (int i = 0; i < 50; i++) {
+                    rawDirect.call("get_count", "{\"who\":\"warm" + i + "\"}");
+                    rawGateway.call("lab__get_count", "{\"who\":\"warm\"}");
+                    rawGateway.call("cache_stats", "{}");
+                }
+                for (int i = 0; i < rounds; i++) {
+                    rawOwnNanos[i] = rawGateway.call("cache_stats", "{}");
+                    rawDirectNanos[i] = rawDirect.call("get_count", "{\"who\":\"r" + i + "\"}");
+                    rawHitNanos[i] = rawGateway.call("lab__get_count", "{\"who\":\"warm\"}");
+                }
+            }
             double directMicros = Samples.medianMicros(directNanos);
             double hitMicros = Samples.medianMicros(hitNanos);
             double missMicros = Samples.medianMicros(missNanos);
@@ -49,6 +67,14 @@ public final class GatewayFigures {
                     hitMicros, directMicros / hitMicros);
             System.out.printf(Locale.ROOT, "through execache, miss:               %8.1f us  (overhead over direct %+.1f us)%n",
                     missMicros, missMicros - directMicros);
+            double rawDirect = Samples.medianMicros(rawDirectNanos);
+            double rawHit = Samples.medianMicros(rawHitNanos);
+            System.out.printf(Locale.ROOT, "bare line client (no SDK), same servers, %d rounds:%n", rounds);
+            System.out.printf(Locale.ROOT, "  direct call to the lab server:      %8.1f us  (SDK client adds %.1f us)%n",
+                    rawDirect, directMicros - rawDirect);
+            System.out.printf(Locale.ROOT, "  through execache, hit:              %8.1f us  (SDK client adds %.1f us;"
+                    + " direct / hit = %.2fx)%n", rawHit, hitMicros - rawHit, rawDirect / rawHit);
+            System.out.printf(Locale.ROOT, "  execache's own cache_stats:         %8.1f us%n", Samples.medianMicros(rawOwnNanos));
         }
     }
 

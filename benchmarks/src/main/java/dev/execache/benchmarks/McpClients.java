@@ -29,12 +29,17 @@ final class McpClients {
 
     /** A client of {@code execache serve} (memory store) with the lab server as its one downstream server. */
     static McpSyncClient serve(Path jar, Path lab, String tempPrefix) throws IOException {
+        List<String> command = serveCommand(jar, lab, tempPrefix);
+        return client(command.get(0), command.subList(1, command.size()));
+    }
+
+    /** The command line of {@code execache serve} (memory store) in front of the lab server. */
+    static List<String> serveCommand(Path jar, Path lab, String tempPrefix) throws IOException {
         Path dir = Files.createTempDirectory(tempPrefix);
         Path config = Files.writeString(dir.resolve("execache.yaml"),
                 "servers:\n  lab:\n    command: node\n    args: [\"" + lab + "\"]\n");
         String java = ProcessHandle.current().info().command().orElse("java");
-        return client(java, List.of("-jar", jar.toString(), "serve", "--store", "memory", "--config",
-                config.toString()));
+        return List.of(java, "-jar", jar.toString(), "serve", "--store", "memory", "--config", config.toString());
     }
 
     /** Calls a tool; returns how long the round trip took in nanoseconds. A tool error ends the benchmark. */
