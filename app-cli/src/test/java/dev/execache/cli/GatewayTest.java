@@ -203,12 +203,12 @@ class GatewayTest {
     }
 
     @Test
-    void aServerThatCannotStartIsAToolErrorAtOnceAndIsTriedAgainWithBackoff() throws InterruptedException {
+    void aServerThatCannotStartIsAToolErrorAfterTheCallTimeoutAndIsTriedAgainWithBackoff() throws InterruptedException {
         McpServerSettings missing = new McpServerSettings("gone", dir.resolve("no-such-server").toString(), List.of(),
                 Map.of(), null, true);
         ToolResult result;
         try (CapturedLog log = new CapturedLog()) {
-            catalog = new McpToolCatalog(List.of(missing), CALL_TIMEOUT, Duration.ofHours(1), line -> { },
+            catalog = new McpToolCatalog(List.of(missing), Duration.ofSeconds(2), Duration.ofHours(1), line -> { },
                     Clock.systemUTC()).start();
             catalogs.add(catalog);
             result = catalog.call("gone__anything", Map.of());
@@ -219,7 +219,7 @@ class GatewayTest {
         }
 
         assertThat(result.isError()).isTrue();
-        assertThat(result.json()).contains("server gone is not running");
+        assertThat(result.json()).contains("server gone is not running").contains("did not come up within 2.0 s");
     }
 
     @Test
