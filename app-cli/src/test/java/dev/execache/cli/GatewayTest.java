@@ -52,6 +52,14 @@ class GatewayTest {
                 new MemoryCacheStore(100, Clock.systemUTC()));
     }
 
+    /**
+     * start() waits for a server at most the call timeout, and starting node on a loaded machine
+     * may take longer (a start may take 30 s): a test that needs the server up waits for it.
+     */
+    private static void awaitConnected(McpToolCatalog catalog) throws InterruptedException {
+        Downstream.await("the lab server connected", Duration.ofSeconds(60), () -> !catalog.tools().isEmpty());
+    }
+
     /** The JSON a lab tool answered in its text content. */
     private static JsonNode answer(ToolResult result) {
         try {
@@ -190,10 +198,11 @@ class GatewayTest {
     }
 
     @Test
-    void aSlowServerIsAToolErrorAfterTheCallTimeoutAndAnswersTheNextCall() {
+    void aSlowServerIsAToolErrorAfterTheCallTimeoutAndAnswersTheNextCall() throws InterruptedException {
         catalog = new McpToolCatalog(List.of(Downstream.lab("lab", true)), Duration.ofSeconds(2), Duration.ofHours(1),
                 line -> { }, Clock.systemUTC()).start();
         catalogs.add(catalog);
+        awaitConnected(catalog);
 
         ToolResult slow = catalog.call("lab__sleep", Map.of("ms", 600_000));
 
@@ -227,6 +236,7 @@ class GatewayTest {
         catalog = new McpToolCatalog(List.of(Downstream.lab("lab", true)), CALL_TIMEOUT, Duration.ofSeconds(1),
                 line -> { }, Clock.systemUTC()).start();
         catalogs.add(catalog);
+        awaitConnected(catalog);
         ProxiedTools gateway = new ProxiedTools(catalog, new MemoryCacheStore(100, Clock.systemUTC()), versions,
                 new GatewayConfig(List.of(new GatewayConfig.Server(Downstream.lab("lab", true), false)), List.of(),
                         Duration.ofSeconds(1)), CachePolicy.DEFAULTS, Clock.systemUTC());
