@@ -80,8 +80,13 @@ final class AppModule extends AbstractModule {
                 RedisStoreSettings redis = redisSettings(maxEntries);
                 // Only a store required at start is waited for; otherwise Redis is connected in the
                 // background and used as soon as it answers.
-                yield resources.store("redis " + settings.redisUrl() + ", at most " + maxEntries + " entries", null,
-                        () -> settings.requireStore() ? RedisCacheStore.connect(redis, clock) : RedisCacheStore.open(redis, clock));
+                CacheStore store = resources.store("redis " + settings.redisUrl() + ", at most " + maxEntries + " entries",
+                        null, () -> settings.requireStore() ? RedisCacheStore.connect(redis, clock) : RedisCacheStore.open(redis, clock));
+                if (settings.requireStore()) {
+                    // A store the resident server opened for an earlier command must answer now too.
+                    store.size();
+                }
+                yield store;
             }
         };
     }
