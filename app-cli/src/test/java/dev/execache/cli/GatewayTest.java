@@ -199,7 +199,8 @@ class GatewayTest {
 
     @Test
     void aSlowServerIsAToolErrorAfterTheCallTimeoutAndAnswersTheNextCall() throws InterruptedException {
-        catalog = new McpToolCatalog(List.of(Downstream.lab("lab", true)), Duration.ofSeconds(2), Duration.ofHours(1),
+        // 10 s, not less: the first listing of a starting server is bound by the call timeout too
+        catalog = new McpToolCatalog(List.of(Downstream.lab("lab", true)), Duration.ofSeconds(10), Duration.ofHours(1),
                 line -> { }, Clock.systemUTC()).start();
         catalogs.add(catalog);
         awaitConnected(catalog);
