@@ -47,8 +47,9 @@ server.setRequestHandler(CallToolRequestSchema, async (request) => {
       process.kill(process.pid, "SIGKILL");
       return new Promise(() => {});
     case "sleep":
+      console.error(`sleeping ${args.ms} ms`);
       await new Promise((resolve) => setTimeout(resolve, args.ms));
-      return text({ slept: args.ms });
+      return text({ slept: args.ms, pid: process.pid });
     case "pid":
       return text({ pid: process.pid });
     case "set_description":

@@ -171,6 +171,13 @@ class ToolBridgeTest {
                 """, new Recording());
         ExecutionResult subclass = run(path, "class D extends Date {} ; return new D() instanceof Date", new Recording());
         ExecutionResult failed = run(path, "Math.random(); throw new Error('x')", new Recording());
+        ExecutionResult runnerOnly = run(path, """
+                const a = await tools.mem.read({id: 1});
+                console.log("logged", a);
+                await new Promise((resolve) => setTimeout(resolve, 1));
+                await Promise.all([tools.mem.read({id: 2}), tools.mem.read({id: 3})]);
+                return JSON.stringify(structuredClone({a}));
+                """, new Recording());
 
         assertThat(none.value()).isEqualTo("[0,1577836800000,\"object\"]");
         assertThat(none.nondeterminism()).isEmpty();
@@ -180,5 +187,8 @@ class ToolBridgeTest {
         assertThat(subclass.value()).isEqualTo("true");
         assertThat(subclass.nondeterminism()).containsExactly("new Date()");
         assertThat(failed.nondeterminism()).containsExactly("Math.random");
+        assertThat(runnerOnly.error()).isNull();
+        assertThat(runnerOnly.nondeterminism()).as("tool calls, console, timers and the runner's own work mark nothing")
+                .isEmpty();
     }
 }

@@ -61,7 +61,9 @@ final class Entries {
         node.put("hits", entry.hits());
         node.put("executionTimeMs", Output.millis(entry.executionTime()));
         node.put("bytes", entry.estimatedBytes());
-        node.set("tools", Output.JSON.valueToTree(entry.toolVersions()));
+        node.set("tools", Output.JSON.valueToTree(entry.dependsOnTools()));
+        com.fasterxml.jackson.databind.node.ArrayNode sources = node.putArray("nondeterminism");
+        new java.util.TreeSet<>(entry.nondeterminism()).forEach(sources::add);
         return node;
     }
 }

@@ -42,7 +42,8 @@ record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Duration r
     static final Duration DEFAULT_REDISCOVER = Duration.ofSeconds(60);
     static final GatewayConfig NONE = new GatewayConfig(List.of(), List.of(), DEFAULT_REDISCOVER);
     private static final Set<String> SERVER_KEYS = Set.of(
-            "command", "args", "env", "cwd", "type", "trust_annotations", "invalidate_on_write", "code_access");
+            "command", "args", "env", "cwd", "type", "url", "headers", "trust_annotations", "invalidate_on_write",
+            "code_access");
     private static final Set<String> TOOL_CALL_KEYS = Set.of("rediscover_seconds", "rules", "max_per_run",
             "max_bytes_per_run");
     private static final Set<String> RULE_KEYS = Set.of("tool", "enabled", "ttl_seconds", "max_entries");
@@ -131,6 +132,11 @@ record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Duration r
     private static Server server(String name, JsonNode node, Path file, Path base) {
         String where = "servers." + name;
         requireKeys(node, where, SERVER_KEYS, file);
+        // url (and its headers) is the agent hosts' shape of an HTTP server: known, so that a pasted
+        // entry is refused by name instead of as an unknown key, and the place HTTP goes later
+        if (!node.path("url").isMissingNode() || !node.path("headers").isMissingNode()) {
+            throw error(file, where + ".url", "url servers are not supported yet; use command (a stdio server)");
+        }
         JsonNode type = node.path("type");
         if (!type.isMissingNode() && !"stdio".equals(type.asText())) {
             throw error(file, where + ".type", "'" + type.asText() + "' is not supported yet; only stdio servers"

@@ -60,20 +60,25 @@ final class Inputs {
 
     /** The value of {@code --context JSON|@FILE|@-}: an empty object when not given. */
     static Object context(String option, Environment environment) {
+        return jsonObject(option, "--context", environment);
+    }
+
+    /** The value of an option that takes a JSON object as {@code JSON|@FILE|@-}: an empty object when not given. */
+    static Object jsonObject(String option, String name, Environment environment) {
         if (option == null) {
             return Map.of();
         }
         String json;
         if (option.equals("@-")) {
-            json = readStdin(environment.stdin(), "--context @-");
+            json = readStdin(environment.stdin(), name + " @-");
         } else if (option.startsWith("@")) {
-            json = readFile(environment.workingDir(), option.substring(1), "--context @FILE");
+            json = readFile(environment.workingDir(), option.substring(1), name + " @FILE");
         } else {
             json = option;
         }
-        Object context = Output.parseJson(json, "--context");
-        checkContext(context, "--context");
-        return context;
+        Object value = Output.parseJson(json, name);
+        checkContext(value, name);
+        return value;
     }
 
     static void checkCode(Object code, String what) {

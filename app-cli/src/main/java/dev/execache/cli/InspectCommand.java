@@ -24,8 +24,10 @@ import picocli.CommandLine.Spec;
 
 @Command(name = "inspect", mixinStandardHelpOptions = true,
         description = {"Shows one cached result without counting a hit: label, age, TTL left, hits, size, tools.",
-            "Name it by KEY (as `run --json` and `list` print it), or by --file (with the --context and --tool it "
-                    + "runs with) to compute the key. Exits 1 when there is no such entry."})
+            "Name it by KEY (as `run --json` and `list` print it), by --file (with the --context and --tool it "
+                    + "runs with) to compute the key, or by --tool-call SERVER__TOOL (with its --args) for a call "
+                    + "serve proxies (the servers under servers: are started to learn the tool's version). "
+                    + "Exits 1 when there is no such entry."})
 final class InspectCommand implements Callable<Integer> {
     private final SessionFactory sessions;
     private final Environment environment;
@@ -43,7 +45,15 @@ final class InspectCommand implements Callable<Integer> {
 
         @Option(names = "--file", paramLabel = "FILE", description = "Code whose entry to show.")
         String file;
+
+        @Option(names = "--tool-call", paramLabel = "SERVER__TOOL",
+                description = "A proxied tool whose cached call to show (with --args).")
+        String toolCall;
     }
+
+    @Option(names = "--args", paramLabel = "JSON|@FILE|@-",
+            description = "With --tool-call: the call's arguments, a JSON object. Default: {}")
+    String args;
 
     @Option(names = "--context", paramLabel = "JSON|@FILE|@-", description = "With --file: the context. Default: {}")
     String context;
@@ -71,12 +81,21 @@ final class InspectCommand implements Callable<Integer> {
             throw new UsageException((context != null ? "--context" : "--tool") + ": only with --file (a KEY already"
                     + " names the entry)");
         }
+        if (target.toolCall == null && args != null) {
+            throw new UsageException("--args: only with --tool-call");
+        }
+        if (target.toolCall != null && (context != null || !tools.isEmpty())) {
+            throw new UsageException((context != null ? "--context" : "--tool") + ": only with --file (a tool call "
+                    + "takes --args)");
+        }
         if (target.key != null && target.key.isBlank()) {
             throw new UsageException("KEY: must not be empty");
         }
         Settings.Flags flags = cache.flags().withTools(tools);
         try (Session session = sessions.openForStoreManagement(flags)) {
-            String key = target.key != null ? target.key : keyOf(session, flags);
+            String key = target.key != null ? target.key
+                    : target.toolCall != null ? toolCallKey(session.settings(), session.toolVersions().versions())
+                    : keyOf(session, flags);
             Optional<CacheEntry> entry = session.executor().inspect(key);
             PrintWriter out = spec.commandLine().getOut();
             if (entry.isEmpty()) {
@@ -108,6 +127,37 @@ final class InspectCommand implements Callable<Integer> {
         }
     }
 
+    /**
+     * The key serve gives this call: the tool's version comes from its server (started and
+     * stopped again here, as {@code execache tools} does) or else from tools: in the config.
+     */
+    private String toolCallKey(Settings settings, java.util.Map<String, String> configured) {
+        String tool = target.toolCall.strip();
+        if (tool.isEmpty()) {
+            throw new UsageException("--tool-call: must name a tool as SERVER__TOOL");
+        }
+        Object arguments = Inputs.jsonObject(args, "--args", environment);
+        String version = configured.get(tool);
+        if (!settings.gateway().isEmpty()) {
+            try (dev.execache.tools.mcp.McpToolCatalog catalog = ProxiedTools.startCatalog(settings)) {
+                Optional<dev.execache.core.CatalogTool> found = catalog.tools().stream()
+                        .filter(candidate -> candidate.name().equals(tool)).findFirst();
+                if (found.isPresent()) {
+                    version = found.get().version();
+                } else if (version == null) {
+                    throw new UsageException("--tool-call: no server offers '" + tool + "' (they offer: "
+                            + catalog.tools().stream().map(dev.execache.core.CatalogTool::name).sorted()
+                                    .collect(java.util.stream.Collectors.joining(", ")) + ")");
+                }
+            }
+        } else if (version == null) {
+            throw new UsageException("--tool-call: '" + tool + "' is not a known tool (no servers: in the config file"
+                    + (settings.configPath() == null ? "" : " " + settings.configPath()) + ")");
+        }
+        return dev.execache.core.ToolCallKeyGenerator.DEFAULT.key(tool,
+                dev.execache.core.CanonicalJson.write(arguments, "--args"), version);
+    }
+
     private void print(PrintWriter out, CacheEntry entry, Instant now) {
         if (json) {
             ObjectNode node = Entries.json(entry, now);
@@ -125,7 +175,11 @@ final class InspectCommand implements Callable<Integer> {
         row(out, "ttl left", Entries.age(ttlLeft) + " (until " + entry.expiresAt() + ")");
         row(out, "hits", Long.toString(entry.hits()));
         row(out, "ran in", Durations.human(entry.executionTime()));
-        row(out, "tools", Entries.tools(entry.toolVersions()));
+        row(out, "tools", Entries.tools(entry.dependsOnTools()));
+        if (!entry.nondeterminism().isEmpty()) {
+            row(out, "uses", String.join(", ", new java.util.TreeSet<>(entry.nondeterminism()))
+                    + " (sources of non-determinism)");
+        }
         row(out, "size", Entries.size(entry.estimatedBytes()));
         String result = entry.value().length() <= 200 ? entry.value() : entry.value().substring(0, 199) + "…";
         row(out, "result", result);

@@ -62,7 +62,7 @@ final class ListCommand implements Callable<Integer> {
                             Entries.age(Duration.between(entry.createdAt(), now)),
                             Entries.age(Duration.between(now, entry.expiresAt())),
                             entry.hits(), Entries.size(entry.estimatedBytes()),
-                            Entries.tools(entry.toolVersions()), entry.label());
+                            Entries.tools(entry.dependsOnTools()), entry.label());
                 }
             }
             out.flush();

@@ -106,6 +106,20 @@ final class ProxiedTools implements CodeTools {
         return rules;
     }
 
+    /** One call's key, and what the cache holds under it (nothing when it is not cached). */
+    record Inspected(String key, java.util.Optional<dev.execache.core.ToolCallInfo> info) {
+    }
+
+    /** What the cache holds for one call of a proxied tool, without counting a hit or calling the tool. */
+    Inspected inspect(String name, Map<String, Object> args) {
+        return new Inspected(cachedTool.keyFor(name, args), cachedTool.inspect(name, args));
+    }
+
+    /** Removes the cached calls of every proxied tool whose name matches the glob; returns how many. */
+    int clear(String toolGlob) {
+        return cachedTool.clear(toolGlob);
+    }
+
     /** The tools to offer now; later changes go to {@link #onChange}. */
     synchronized List<SyncToolSpecification> specifications() {
         offered = current;

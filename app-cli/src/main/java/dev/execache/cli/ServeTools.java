@@ -33,7 +33,8 @@ import java.util.function.Function;
 
 /**
  * The tools {@code execache serve} offers: {@code execute_code}, {@code cache_stats},
- * {@code invalidate_tool} and {@code clear_cache}. A bad argument or a failed run is a tool
+ * {@code invalidate_tool} and {@code clear_cache}, and with downstream servers {@code describe_tools},
+ * {@code inspect_tool_call} and the proxied tools. A bad argument or a failed run is a tool
  * error ({@code isError}) with a message that names the problem; nothing here throws to the
  * protocol layer.
  */
@@ -86,6 +87,7 @@ final class ServeTools {
                 tool(describeClearCache(), this::clearCache)));
         if (proxied != null) {
             all.add(tool(describeDescribeTools(), this::describeTools));
+            all.add(tool(describeInspectToolCall(), this::inspectToolCall));
             all.addAll(proxied.specifications());
         }
         return all;
@@ -144,6 +146,62 @@ final class ServeTools {
                         """))
                 .annotations(hints("Execute code (cached)", false, false))
                 .build();
+    }
+
+    private Tool describeInspectToolCall() {
+        return Tool.builder("inspect_tool_call", schema("""
+                {"type": "object",
+                 "properties": {
+                   "tool": {"type": "string", "minLength": 1, "description": "The proxied tool, as SERVER__TOOL."},
+                   "arguments": {"type": "object", "description": "The call's arguments (key order does not matter). Default: {}."}
+                 },
+                 "required": ["tool"],
+                 "additionalProperties": false}
+                """))
+                .title("Inspect one cached tool call")
+                .description("What the cache holds for one call of a proxied tool, without counting a hit and without "
+                        + "calling the tool: whether it is cached, its age, the TTL left and its hits.")
+                .outputSchema(schema("""
+                        {"type": "object",
+                         "properties": {
+                           "tool": {"type": "string"},
+                           "cached": {"type": "boolean"},
+                           "key": {"type": "string"},
+                           "ageSeconds": {"type": "number"},
+                           "ttlLeftSeconds": {"type": "number"},
+                           "hits": {"type": "integer"}
+                         },
+                         "required": ["tool", "cached", "key"]}
+                        """))
+                .annotations(hints("Inspect one cached tool call", true, false))
+                .build();
+    }
+
+    private CallToolResult inspectToolCall(Map<String, Object> arguments) {
+        if (!(arguments.get("tool") instanceof String tool) || tool.isBlank()) {
+            return failure("tool: give the proxied tool's name (SERVER__TOOL) as a non-empty string");
+        }
+        Object given = arguments.getOrDefault("arguments", Map.of());
+        if (!(given instanceof Map<?, ?> callArguments)) {
+            return failure("arguments: must be an object, the call's arguments");
+        }
+        if (!proxied.names().contains(tool)) {
+            return failure("tool: no proxied tool is called '" + tool + "' (known: "
+                    + String.join(", ", new java.util.TreeSet<>(proxied.names())) + ")");
+        }
+        @SuppressWarnings("unchecked")
+        Map<String, Object> args = (Map<String, Object>) callArguments;
+        ProxiedTools.Inspected inspected = proxied.inspect(tool, args);
+        ObjectNode node = Output.JSON.createObjectNode();
+        node.put("tool", tool);
+        node.put("cached", inspected.info().isPresent());
+        node.put("key", inspected.key());
+        inspected.info().ifPresent(info -> {
+            node.put("ageSeconds", info.age().toMillis() / 1000.0);
+            node.put("ttlLeftSeconds", info.ttlLeft().toMillis() / 1000.0);
+            node.put("hits", info.hits());
+        });
+        return structured(node, false);
     }
 
     private Tool describeDescribeTools() {
@@ -407,23 +465,30 @@ final class ServeTools {
                 {"type": "object",
                  "properties": {
                    "pattern": {"type": "string", "minLength": 1,
-                     "description": "A glob over cache keys: * matches any run of characters, ? one. Default: * (everything)."}
+                     "description": "A glob over cache keys: * matches any run of characters, ? one. Default: * (everything)."},
+                   "tool": {"type": "string", "minLength": 1,
+                     "description": "Instead of pattern: a glob over proxied tool names (SERVER__TOOL, e.g. fs__read_*); removes those tools' cached calls."}
                  },
                  "additionalProperties": false}
                 """))
                 .title("Clear cached results")
-                .description("Removes cached results: all of them, or those whose key matches a glob. Counters stay. "
+                .description("Removes cached results: all of them, those whose key matches a glob, or the cached calls of "
+                        + "the proxied tools whose name matches a glob. Counters stay. "
                         + "On a shared store it holds for the whole fleet. Returns how many entries were removed.")
                 .outputSchema(schema("""
                         {"type": "object",
-                         "properties": {"pattern": {"type": "string"}, "removed": {"type": "integer"}},
-                         "required": ["pattern", "removed"]}
+                         "properties": {"pattern": {"type": "string"}, "tool": {"type": "string"},
+                                        "removed": {"type": "integer"}},
+                         "required": ["removed"]}
                         """))
                 .annotations(hints("Clear cached results", false, true))
                 .build();
     }
 
     private CallToolResult clearCache(Map<String, Object> arguments) {
+        if (arguments.containsKey("tool")) {
+            return clearToolCalls(arguments);
+        }
         Object pattern = arguments.getOrDefault("pattern", "*");
         if (!(pattern instanceof String glob) || glob.isBlank()) {
             return failure("pattern: must be a non-empty glob such as 'v1:*'");
@@ -436,6 +501,28 @@ final class ServeTools {
         }
         ObjectNode node = Output.JSON.createObjectNode();
         node.put("pattern", glob);
+        node.put("removed", removed);
+        return structured(node, false);
+    }
+
+    private CallToolResult clearToolCalls(Map<String, Object> arguments) {
+        if (arguments.containsKey("pattern")) {
+            return failure("give either pattern (a glob over keys) or tool (a glob over tool names), not both");
+        }
+        if (!(arguments.get("tool") instanceof String glob) || glob.isBlank()) {
+            return failure("tool: must be a non-empty glob over tool names such as 'fs__read_*'");
+        }
+        if (proxied == null) {
+            return failure("tool: there are no proxied tools (no servers: in the config file)");
+        }
+        int removed;
+        try {
+            removed = proxied.clear(glob);
+        } catch (IllegalArgumentException e) {
+            return failure("tool: " + e.getMessage());
+        }
+        ObjectNode node = Output.JSON.createObjectNode();
+        node.put("tool", glob);
         node.put("removed", removed);
         return structured(node, false);
     }

@@ -70,6 +70,11 @@ class GatewayConfigTest {
                 .hasMessageContaining("servers.a.invalidate_on_write must be server or none");
         assertThatThrownBy(() -> parse("servers: {a: {type: http, command: x}}"))
                 .hasMessageContaining("only stdio servers");
+        assertThatThrownBy(() -> parse("servers: {a: {url: \"https://example.com/mcp\"}}"))
+                .isInstanceOf(UsageException.class)
+                .hasMessageContaining("servers.a.url url servers are not supported yet; use command");
+        assertThatThrownBy(() -> parse("servers: {a: {type: http, url: \"https://example.com/mcp\", headers: {}}}"))
+                .hasMessageContaining("url servers are not supported yet");
         assertThatThrownBy(() -> parse("servers: {a__b: {command: x}}"))
                 .hasMessageContaining("two underscores");
         assertThatThrownBy(() -> parse("tool_calls: {rules: [{ttl_seconds: 5}]}"))

@@ -75,4 +75,24 @@ class GatewayIT {
                     .contains("\"served\":1");
         }
     }
+
+    @Test
+    void twoServeInstancesOnOneRedisCallAToolOnceWhenTheSameCallArrivesAtBoth() throws Exception {
+        String url = redis.url() + "/7";
+        Path config = config();
+        try (ServeProcess one = ServeProcess.start("--store", "redis", "--redis-url", url, "--config", config.toString());
+                ServeProcess two = ServeProcess.start("--store", "redis", "--redis-url", url, "--config", config.toString())) {
+            Map<String, Object> slow = Map.of("ms", 3_000);
+            java.util.concurrent.CompletableFuture<CallToolResult> first =
+                    java.util.concurrent.CompletableFuture.supplyAsync(() -> one.call("lab__sleep", slow));
+            one.awaitStderr(line -> line.contains("lab: sleeping 3000 ms"), Duration.ofSeconds(60));
+
+            String fromTwo = text(two.call("lab__sleep", slow));
+            String fromOne = text(first.get());
+
+            assertThat(fromTwo).as("instance two waited for one's call instead of asking its own lab server")
+                    .isEqualTo(fromOne);
+            assertThat(two.stderr()).noneMatch(line -> line.contains("lab: sleeping"));
+        }
+    }
 }

@@ -52,6 +52,14 @@ class GatewayTest {
                 new MemoryCacheStore(100, Clock.systemUTC()));
     }
 
+    /**
+     * start() waits for a server at most the call timeout, and starting node on a loaded machine
+     * may take longer (a start may take 30 s): a test that needs the server up waits for it.
+     */
+    private static void awaitConnected(McpToolCatalog catalog) throws InterruptedException {
+        Downstream.await("the lab server connected", Duration.ofSeconds(60), () -> !catalog.tools().isEmpty());
+    }
+
     /** The JSON a lab tool answered in its text content. */
     private static JsonNode answer(ToolResult result) {
         try {
@@ -158,11 +166,16 @@ class GatewayTest {
     }
 
     @Test
-    void aServerKilledMidCallGivesAToolErrorAndIsRestarted() throws InterruptedException {
+    void aServerKilledMidCallGivesAToolErrorAndIsRestartedWithBackoffLogged() throws InterruptedException {
         ProxiedTools gateway = lab(true);
         long pid = catalog.pid("lab");
 
-        ToolResult crashed = gateway.call("lab__crash", Map.of());
+        ToolResult crashed;
+        try (CapturedLog log = new CapturedLog()) {
+            crashed = gateway.call("lab__crash", Map.of());
+            Downstream.await("the restart logged", Duration.ofSeconds(60), () -> log.lines().stream()
+                    .anyMatch(line -> line.matches("server lab exited \\(code -?\\d+\\); restarting in 1\\.0 s")));
+        }
 
         assertThat(crashed.isError()).isTrue();
         assertThat(crashed.json()).contains("lab");
@@ -185,16 +198,71 @@ class GatewayTest {
     }
 
     @Test
-    void aSlowServerIsAToolErrorAfterTheCallTimeoutAndAnswersTheNextCall() {
-        catalog = new McpToolCatalog(List.of(Downstream.lab("lab", true)), Duration.ofSeconds(2), Duration.ofHours(1),
+    void aSlowServerIsAToolErrorAfterTheCallTimeoutAndAnswersTheNextCall() throws InterruptedException {
+        // 10 s, not less: the first listing of a starting server is bound by the call timeout too
+        catalog = new McpToolCatalog(List.of(Downstream.lab("lab", true)), Duration.ofSeconds(10), Duration.ofHours(1),
                 line -> { }, Clock.systemUTC()).start();
         catalogs.add(catalog);
+        awaitConnected(catalog);
 
         ToolResult slow = catalog.call("lab__sleep", Map.of("ms", 600_000));
 
         assertThat(slow.isError()).isTrue();
         assertThat(slow.json()).contains("lab").contains("no answer in time");
         assertThat(answer(catalog.call("lab__get_other", Map.of())).get("served").intValue()).isEqualTo(1);
+    }
+
+    @Test
+    void aServerThatCannotStartIsAToolErrorAfterTheCallTimeoutAndIsTriedAgainWithBackoff() throws InterruptedException {
+        McpServerSettings missing = new McpServerSettings("gone", dir.resolve("no-such-server").toString(), List.of(),
+                Map.of(), null, true);
+        ToolResult result;
+        try (CapturedLog log = new CapturedLog()) {
+            catalog = new McpToolCatalog(List.of(missing), Duration.ofSeconds(2), Duration.ofHours(1), line -> { },
+                    Clock.systemUTC()).start();
+            catalogs.add(catalog);
+            result = catalog.call("gone__anything", Map.of());
+            Downstream.await("a second try logged", CALL_TIMEOUT, () -> log.lines().stream()
+                    .anyMatch(line -> line.startsWith("server gone: cannot connect") && line.endsWith("trying again in 2 s")));
+            assertThat(log.lines()).anyMatch(line -> line.startsWith("server gone: cannot connect: ")
+                    && line.endsWith("; trying again in 1 s"));
+        }
+
+        assertThat(result.isError()).isTrue();
+        assertThat(result.json()).contains("server gone is not running").contains("did not come up within 2.0 s");
+    }
+
+    @Test
+    void periodicRediscoveryFindsAQuietSchemaChange() throws InterruptedException {
+        catalog = new McpToolCatalog(List.of(Downstream.lab("lab", true)), CALL_TIMEOUT, Duration.ofSeconds(1),
+                line -> { }, Clock.systemUTC()).start();
+        catalogs.add(catalog);
+        awaitConnected(catalog);
+        ProxiedTools gateway = new ProxiedTools(catalog, new MemoryCacheStore(100, Clock.systemUTC()), versions,
+                new GatewayConfig(List.of(new GatewayConfig.Server(Downstream.lab("lab", true), false)), List.of(),
+                        Duration.ofSeconds(1)), CachePolicy.DEFAULTS, Clock.systemUTC());
+        String before = versions.versions().get("lab__get_count");
+        gateway.call("lab__get_count", Map.of());
+
+        gateway.call("lab__set_description", Map.of("tool", "get_count", "description", "Changed, quietly.",
+                "notify", false));
+
+        Downstream.await("the periodic discovery's new digest", CALL_TIMEOUT,
+                () -> !before.equals(versions.versions().get("lab__get_count")));
+        assertThat(answer(gateway.call("lab__get_count", Map.of())).get("served").intValue()).isEqualTo(2);
+    }
+
+    @Test
+    void eachStderrLineOfADownstreamServerIsPrefixedWithItsName() throws InterruptedException {
+        List<String> lines = new java.util.concurrent.CopyOnWriteArrayList<>();
+        catalog = new McpToolCatalog(List.of(Downstream.lab("lab", true)), CALL_TIMEOUT, Duration.ofHours(1),
+                lines::add, Clock.systemUTC()).start();
+        catalogs.add(catalog);
+
+        catalog.call("lab__sleep", Map.of("ms", 1));
+
+        Downstream.await("the sleep line", CALL_TIMEOUT, () -> lines.contains("lab: sleeping 1 ms"));
+        assertThat(lines).contains("lab: lab server ready").allMatch(line -> line.startsWith("lab: "));
     }
 
     @Test

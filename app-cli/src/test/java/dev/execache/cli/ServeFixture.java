@@ -25,6 +25,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 final class ServeFixture {
     static final String TWO = "return 1 + 1";
     static final String BOOM = "throw new Error(\"boom\")";
+    /** As the sandbox reports code that used Math.random. */
+    static final String RANDOM = "return Math.random() < 2";
     static final Duration RAN_FOR = Duration.ofMillis(40);
 
     final MutableClock clock = new MutableClock();
@@ -46,6 +48,7 @@ final class ServeFixture {
         requests.add(request);
         return switch (request.code()) {
             case TWO -> ExecutionResult.success("2", "", RAN_FOR);
+            case RANDOM -> ExecutionResult.success("true", "", RAN_FOR).withNondeterminism(java.util.Set.of("Math.random"));
             case BOOM -> ExecutionResult.failure(new ExecutionError(ErrorType.RUNTIME_ERROR, "boom",
                     "Error: boom\n    at <code>:1:7", 1, 7), "about to fail\n", RAN_FOR);
             default -> ExecutionResult.success(CanonicalJson.write(request.context(), "context"), "echoed\n", RAN_FOR);

@@ -24,19 +24,20 @@ class ServeGatewayTest {
     @TempDir
     Path dir;
 
+    private ServeFixture fixture;
     private McpToolCatalog catalog;
     private McpStdioServer server;
     private RawMcpClient client;
 
     @BeforeEach
     void start() throws IOException {
-        ServeFixture fixture = new ServeFixture(dir, Map.of());
+        fixture = new ServeFixture(dir, Map.of());
         GatewayConfig config = new GatewayConfig(List.of(new GatewayConfig.Server(Downstream.lab("lab", true), false)),
                 List.of(), Duration.ofHours(1));
         catalog = new McpToolCatalog(List.of(Downstream.lab("lab", true)), Duration.ofSeconds(20), Duration.ofHours(1),
                 line -> { }, Clock.systemUTC()).start();
         ProxiedTools proxied = new ProxiedTools(catalog, fixture.store, fixture.versions, config, CachePolicy.DEFAULTS,
-                Clock.systemUTC());
+                fixture.clock);
         Pipe toServer = Pipe.open();
         Pipe fromServer = Pipe.open();
         server = new McpStdioServer(new ServeTools(fixture.executor, fixture.settings, proxied), "test",
@@ -129,5 +130,73 @@ class ServeGatewayTest {
         assertThat(result.at("/structuredContent/toolCalls")).isEmpty();
         assertThat(result.at("/structuredContent/notStored").isNull()).isTrue();
         assertThat(result.at("/structuredContent/nondeterminism")).isEmpty();
+    }
+
+    @Test
+    void inspectToolCallGivesAgeTtlLeftAndHitsOfOneCallWithoutCountingAHit() {
+        client.initialize();
+        JsonNode before = client.callTool("inspect_tool_call", Map.of("tool", "lab__get_count",
+                "arguments", Map.of("who", "x")));
+        client.callTool("lab__get_count", Map.of("who", "x"));
+        client.callTool("lab__get_count", Map.of("who", "x"));
+        fixture.clock.advance(Duration.ofSeconds(40));
+
+        JsonNode inspected = client.callTool("inspect_tool_call", Map.of("tool", "lab__get_count",
+                "arguments", Map.of("who", "x")));
+        JsonNode again = client.callTool("inspect_tool_call", Map.of("tool", "lab__get_count",
+                "arguments", Map.of("who", "x")));
+
+        assertThat(before.at("/structuredContent/cached").booleanValue()).isFalse();
+        assertThat(inspected.at("/structuredContent/cached").booleanValue()).isTrue();
+        assertThat(inspected.at("/structuredContent/ageSeconds").doubleValue()).isEqualTo(40.0);
+        assertThat(inspected.at("/structuredContent/ttlLeftSeconds").doubleValue())
+                .isEqualTo(CachePolicy.DEFAULT_TTL.toSeconds() - 40.0);
+        assertThat(inspected.at("/structuredContent/hits").intValue()).isEqualTo(1);
+        assertThat(again.at("/structuredContent/hits").intValue()).as("inspecting counts no hit").isEqualTo(1);
+        assertThat(inspected.at("/structuredContent/key").textValue()).startsWith("v1:");
+    }
+
+    @Test
+    void inspectToolCallNamesAnUnknownTool() {
+        client.initialize();
+
+        JsonNode result = client.callTool("inspect_tool_call", Map.of("tool", "lab__nope"));
+
+        assertThat(result.get("isError").booleanValue()).isTrue();
+        assertThat(result.at("/content/0/text").textValue()).contains("no proxied tool is called 'lab__nope'")
+                .contains("lab__get_count");
+    }
+
+    @Test
+    void clearCacheByAGlobOnToolNamesRemovesOnlyThoseToolsCachedCalls() {
+        client.initialize();
+        client.callTool("lab__get_count", Map.of("who", "x"));
+        client.callTool("lab__get_count", Map.of("who", "y"));
+        client.callTool("lab__get_other", Map.of());
+
+        JsonNode cleared = client.callTool("clear_cache", Map.of("tool", "lab__get_c*"));
+        JsonNode count = client.callTool("lab__get_count", Map.of("who", "x"));
+        JsonNode other = client.callTool("lab__get_other", Map.of());
+        JsonNode both = client.callTool("clear_cache", Map.of("tool", "lab__*", "pattern", "v1:*"));
+
+        assertThat(cleared.at("/structuredContent/removed").intValue()).isEqualTo(2);
+        assertThat(cleared.at("/structuredContent/tool").textValue()).isEqualTo("lab__get_c*");
+        assertThat(count.at("/content/0/text").textValue()).as("called again").contains("\"served\":3");
+        assertThat(other.at("/content/0/text").textValue()).as("still cached").contains("\"served\":1");
+        assertThat(both.get("isError").booleanValue()).isTrue();
+        assertThat(both.at("/content/0/text").textValue()).contains("not both");
+    }
+
+    @Test
+    void aHitOfARunThatUsedMathRandomSaysTheStoredResultIsNondeterministic() {
+        client.initialize();
+        String code = ServeFixture.RANDOM;
+
+        JsonNode first = client.callTool("execute_code", Map.of("code", code));
+        JsonNode hit = client.callTool("execute_code", Map.of("code", code));
+
+        assertThat(first.at("/structuredContent/nondeterminism").toString()).isEqualTo("[\"Math.random\"]");
+        assertThat(hit.at("/structuredContent/hit").booleanValue()).isTrue();
+        assertThat(hit.at("/structuredContent/nondeterminism").toString()).isEqualTo("[\"Math.random\"]");
     }
 }

@@ -89,4 +89,27 @@ class ToolsCommandTest {
         String json = out.toString(StandardCharsets.UTF_8);
         assertThat(json).contains("\"result\":1").contains("\"toolCalls\":[{\"tool\":\"lab__get_other\",\"cache\":\"miss\"");
     }
+
+    @Test
+    void inspectToolCallShowsTheCachedCallOfAProxiedTool() throws IOException {
+        labConfig();
+        Files.writeString(dir.resolve("code.js"), "return (await tools.lab.get_count({who: 'cli'})).served");
+        assertThat(run("run", "code.js")).isEqualTo(ExitCode.OK);
+        out.reset();
+
+        int found = run("inspect", "--tool-call", "lab__get_count", "--args", "{\"who\": \"cli\"}");
+        String shown = out.toString(StandardCharsets.UTF_8);
+        int other = run("inspect", "--tool-call", "lab__get_count", "--args", "{\"who\": \"else\"}");
+        int unknown = run("inspect", "--tool-call", "lab__nope");
+        int badArgs = run("inspect", "--tool-call", "lab__get_count", "--args", "[1]");
+
+        assertThat(found).isEqualTo(ExitCode.OK);
+        assertThat(shown).contains("label      lab__get_count {\"who\":\"cli\"}").contains("hits       0")
+                .containsPattern("ttl left   [0-4]m \\(until ").contains("tools      lab__get_count");
+        assertThat(other).isEqualTo(ExitCode.NOT_FOUND);
+        assertThat(unknown).isEqualTo(ExitCode.USAGE);
+        assertThat(badArgs).isEqualTo(ExitCode.USAGE);
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("no server offers 'lab__nope'")
+                .contains("--args: must be a JSON object");
+    }
 }

@@ -1,16 +1,7 @@
 package dev.execache.benchmarks;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
-import io.modelcontextprotocol.client.transport.ServerParameters;
-import io.modelcontextprotocol.client.transport.StdioClientTransport;
-import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
-import io.modelcontextprotocol.spec.McpSchema;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
@@ -34,13 +25,8 @@ public final class BridgeFigures {
         Path jar = Path.of(args[0]);
         Path lab = Path.of(args[1]);
         int rounds = args.length > 2 ? Integer.parseInt(args[2]) : 21;
-        Path dir = Files.createTempDirectory("execache-bridge-bench");
-        Path config = Files.writeString(dir.resolve("execache.yaml"),
-                "servers:\n  lab:\n    command: node\n    args: [\"" + lab + "\"]\n");
-        String java = ProcessHandle.current().info().command().orElse("java");
-        try (McpSyncClient direct = client("node", List.of(lab.toString()));
-                McpSyncClient serve = client(java, List.of("-jar", jar.toString(), "serve", "--store", "memory",
-                        "--config", config.toString()))) {
+        try (McpSyncClient direct = McpClients.direct(lab);
+                McpSyncClient serve = McpClients.serve(jar, lab, "execache-bridge-bench")) {
             for (int i = 0; i < 5; i++) {
                 run(serve, "// warm " + i + "\nfor (let k = 0; k < " + CALLS + "; k++) await tools.lab.get_other({});"
                         + " return 1;");
@@ -76,37 +62,15 @@ public final class BridgeFigures {
     }
 
     private static long hundred(McpSyncClient client, String tool) {
-        long start = System.nanoTime();
+        long took = 0;
         for (int k = 0; k < CALLS; k++) {
-            McpSchema.CallToolResult result = client.callTool(new McpSchema.CallToolRequest(tool, Map.of()));
-            if (Boolean.TRUE.equals(result.isError())) {
-                throw new IllegalStateException(tool + " failed: " + result.content());
-            }
-        }
-        return System.nanoTime() - start;
-    }
-
-    private static long run(McpSyncClient serve, String code) {
-        long start = System.nanoTime();
-        McpSchema.CallToolResult result = serve.callTool(new McpSchema.CallToolRequest("execute_code",
-                Map.of("code", code)));
-        long took = System.nanoTime() - start;
-        if (Boolean.TRUE.equals(result.isError())) {
-            throw new IllegalStateException("execute_code failed: " + result.content());
+            took += McpClients.call(client, tool, Map.of());
         }
         return took;
     }
 
-    private static McpSyncClient client(String command, List<String> args) {
-        StdioClientTransport transport = new StdioClientTransport(
-                ServerParameters.builder(command).args(args).build(), new JacksonMcpJsonMapper(new ObjectMapper()));
-        transport.setStdErrorHandler(line -> { });
-        McpSyncClient client = McpClient.sync(transport)
-                .requestTimeout(Duration.ofSeconds(60))
-                .initializationTimeout(Duration.ofSeconds(60))
-                .clientInfo(new McpSchema.Implementation("execache-bench", "1"))
-                .build();
-        client.initialize();
-        return client;
+    private static long run(McpSyncClient serve, String code) {
+        return McpClients.call(serve, "execute_code", Map.of("code", code));
     }
+
 }

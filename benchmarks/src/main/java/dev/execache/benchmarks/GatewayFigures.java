@@ -1,15 +1,8 @@
 package dev.execache.benchmarks;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
-import io.modelcontextprotocol.client.transport.ServerParameters;
-import io.modelcontextprotocol.client.transport.StdioClientTransport;
-import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.spec.McpSchema;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -30,27 +23,39 @@ public final class GatewayFigures {
         Path jar = Path.of(args[0]);
         Path lab = Path.of(args[1]);
         int rounds = args.length > 2 ? Integer.parseInt(args[2]) : 301;
-        Path dir = Files.createTempDirectory("execache-gateway-bench");
-        Path config = Files.writeString(dir.resolve("execache.yaml"),
-                "servers:\n  lab:\n    command: node\n    args: [\"" + lab + "\"]\n");
-        String java = ProcessHandle.current().info().command().orElse("java");
-        try (McpSyncClient direct = client("node", List.of(lab.toString()));
-                McpSyncClient gateway = client(java, List.of("-jar", jar.toString(), "serve", "--store", "memory",
-                        "--config", config.toString()))) {
+        try (McpSyncClient direct = McpClients.direct(lab);
+                McpSyncClient gateway = McpClients.serve(jar, lab, "execache-gateway-bench")) {
             for (int i = 0; i < 50; i++) {
-                call(direct, "get_count", Map.of("who", "warm" + i));
-                call(gateway, "lab__get_count", Map.of("who", "warm" + i));
-                call(gateway, "lab__get_count", Map.of("who", "warm" + i));
+                McpClients.call(direct, "get_count", Map.of("who", "warm" + i));
+                McpClients.call(gateway, "lab__get_count", Map.of("who", "warm" + i));
+                McpClients.call(gateway, "lab__get_count", Map.of("who", "warm" + i));
             }
             long[] directNanos = new long[rounds];
             long[] hitNanos = new long[rounds];
             long[] missNanos = new long[rounds];
             long[] ownNanos = new long[rounds];
             for (int i = 0; i < rounds; i++) {
-                ownNanos[i] = call(gateway, "cache_stats", Map.of());
-                directNanos[i] = call(direct, "get_count", Map.of("who", "d" + i));
-                missNanos[i] = call(gateway, "lab__get_count", Map.of("who", "m" + i));
-                hitNanos[i] = call(gateway, "lab__get_count", Map.of("who", "m" + i));
+                ownNanos[i] = McpClients.call(gateway, "cache_stats", Map.of());
+                directNanos[i] = McpClients.call(direct, "get_count", Map.of("who", "d" + i));
+                missNanos[i] = McpClients.call(gateway, "lab__get_count", Map.of("who", "m" + i));
+                hitNanos[i] = McpClients.call(gateway, "lab__get_count", Map.of("who", "m" + i));
+            }
+            long[] rawDirectNanos = new long[rounds];
+            long[] rawHitNanos = new long[rounds];
+            long[] rawOwnNanos = new long[rounds];
+            try (RawLineClient rawDirect = RawLineClient.of("node", List.of(lab.toString()));
+                    RawLineClient rawGateway = new RawLineClient(McpClients.serveCommand(jar, lab,
+                            "execache-gateway-bench"))) {
+                for (int i = 0; i < 50; i++) {
+                    rawDirect.call("get_count", "{\"who\":\"warm" + i + "\"}");
+                    rawGateway.call("lab__get_count", "{\"who\":\"warm\"}");
+                    rawGateway.call("cache_stats", "{}");
+                }
+                for (int i = 0; i < rounds; i++) {
+                    rawOwnNanos[i] = rawGateway.call("cache_stats", "{}");
+                    rawDirectNanos[i] = rawDirect.call("get_count", "{\"who\":\"r" + i + "\"}");
+                    rawHitNanos[i] = rawGateway.call("lab__get_count", "{\"who\":\"warm\"}");
+                }
             }
             double directMicros = Samples.medianMicros(directNanos);
             double hitMicros = Samples.medianMicros(hitNanos);
@@ -62,29 +67,16 @@ public final class GatewayFigures {
                     hitMicros, directMicros / hitMicros);
             System.out.printf(Locale.ROOT, "through execache, miss:               %8.1f us  (overhead over direct %+.1f us)%n",
                     missMicros, missMicros - directMicros);
+            double rawDirect = Samples.medianMicros(rawDirectNanos);
+            double rawHit = Samples.medianMicros(rawHitNanos);
+            System.out.printf(Locale.ROOT, "bare line client (no SDK), same servers, %d rounds:%n", rounds);
+            System.out.printf(Locale.ROOT, "  direct call to the lab server:      %8.1f us  (SDK client adds %.1f us)%n",
+                    rawDirect, directMicros - rawDirect);
+            System.out.printf(Locale.ROOT, "  through execache, hit:              %8.1f us  (SDK client adds %.1f us;"
+                    + " direct / hit = %.2fx)%n", rawHit, hitMicros - rawHit, rawDirect / rawHit);
+            System.out.printf(Locale.ROOT, "  execache's own cache_stats:         %8.1f us%n", Samples.medianMicros(rawOwnNanos));
         }
     }
 
-    private static McpSyncClient client(String command, List<String> args) {
-        StdioClientTransport transport = new StdioClientTransport(
-                ServerParameters.builder(command).args(args).build(), new JacksonMcpJsonMapper(new ObjectMapper()));
-        transport.setStdErrorHandler(line -> { });
-        McpSyncClient client = McpClient.sync(transport)
-                .requestTimeout(Duration.ofSeconds(60))
-                .initializationTimeout(Duration.ofSeconds(60))
-                .clientInfo(new McpSchema.Implementation("execache-bench", "1"))
-                .build();
-        client.initialize();
-        return client;
-    }
 
-    private static long call(McpSyncClient client, String tool, Map<String, Object> args) {
-        long start = System.nanoTime();
-        McpSchema.CallToolResult result = client.callTool(new McpSchema.CallToolRequest(tool, args));
-        long took = System.nanoTime() - start;
-        if (Boolean.TRUE.equals(result.isError())) {
-            throw new IllegalStateException(tool + " failed: " + result.content());
-        }
-        return took;
-    }
 }

@@ -36,6 +36,14 @@ public record CacheEntry(
         String label,
         long checksum) {
 
+    /**
+     * Where an execution entry keeps the sources of non-determinism its code used (as the
+     * comma-separated "version"): a reserved name among the tools it depended on, so every store
+     * keeps it, and the fleet key signs it, without a change of their formats. No tool is named
+     * so (a tool name never starts with {@code execache:}).
+     */
+    public static final String NONDETERMINISM = "execache:nondeterminism";
+
     /** The longest label kept; a longer one is cut, so a label never makes an entry big. */
     public static final int MAX_LABEL_LENGTH = 120;
 
@@ -79,6 +87,33 @@ public record CacheEntry(
         }
         String line = text.replaceAll("\\p{Cntrl}+", " ").strip();
         return line.length() <= MAX_LABEL_LENGTH ? line : line.substring(0, MAX_LABEL_LENGTH - 1) + "\u2026";
+    }
+
+    /** The tools the result depended on, with their versions (without the record of {@link #nondeterminism()}). */
+    public Map<String, String> dependsOnTools() {
+        if (!toolVersions.containsKey(NONDETERMINISM)) {
+            return toolVersions;
+        }
+        Map<String, String> tools = new TreeMap<>(toolVersions);
+        tools.remove(NONDETERMINISM);
+        return Map.copyOf(tools);
+    }
+
+    /** The sources of non-determinism the stored run's code used ({@code Date.now}, ...); empty for none. */
+    public java.util.Set<String> nondeterminism() {
+        String sources = toolVersions.get(NONDETERMINISM);
+        return sources == null || sources.isEmpty() ? java.util.Set.of()
+                : java.util.Set.copyOf(java.util.Arrays.asList(sources.split(",")));
+    }
+
+    /** The tools a run depended on, and the sources of non-determinism it used, as an entry keeps them. */
+    public static Map<String, String> dependencies(Map<String, String> tools, java.util.Set<String> nondeterminism) {
+        if (nondeterminism.isEmpty()) {
+            return tools;
+        }
+        Map<String, String> all = new TreeMap<>(tools);
+        all.put(NONDETERMINISM, String.join(",", new java.util.TreeSet<>(nondeterminism)));
+        return all;
     }
 
     public boolean isExpiredAt(Instant now) {

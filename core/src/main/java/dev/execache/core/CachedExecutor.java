@@ -328,20 +328,21 @@ public final class CachedExecutor {
             }
             Instant now = clock.instant();
             return Optional.of(new CacheEntry(key, result.value(), result.console(), result.executionTime(),
-                    ran.dependsOn(), now, now.plus(policy.ttl()), 0, request.labelOrFirstLine()));
+                    CacheEntry.dependencies(ran.dependsOn(), result.nondeterminism()), now, now.plus(policy.ttl()), 0,
+                    request.labelOrFirstLine()));
         }
 
         @Override
         public Ran fromEntry(CacheEntry entry) {
-            return new Ran(ExecutionResult.success(entry.value(), entry.console(), entry.executionTime()), List.of(),
-                    null, entry.toolVersions());
+            return new Ran(ExecutionResult.success(entry.value(), entry.console(), entry.executionTime())
+                    .withNondeterminism(entry.nondeterminism()), List.of(), null, entry.dependsOnTools());
         }
 
         /** An entry whose tools have a new version here, before their removal reached the store, is stale. */
         @Override
         public boolean accepts(CacheEntry entry) {
             Map<String, String> current = toolVersions.versions();
-            for (Map.Entry<String, String> tool : entry.toolVersions().entrySet()) {
+            for (Map.Entry<String, String> tool : entry.dependsOnTools().entrySet()) {
                 if (!tool.getValue().equals(current.get(tool.getKey()))) {
                     return false;
                 }

@@ -94,7 +94,7 @@ public final class CachedTool {
         if (rule.isEmpty()) {
             return new ToolCallOutcome(invoker.invoke(tool, arguments), CacheStatus.BYPASS);
         }
-        String key = keyFor(tool, arguments);
+        String key = keyOf(tool, arguments);
         PolicyLoop.Outcome<ToolResult> outcome = loop.serve(new Call(tool, arguments, key, rule.get()));
         switch (outcome.status()) {
             case HIT -> listeners.forEach(listener -> listener.onHit(tool, key));
@@ -136,9 +136,14 @@ public final class CachedTool {
         return invalidate(tool, null, null).removed();
     }
 
+    /** The cache key of this call, as it would be looked up now. */
+    public String keyFor(String tool, Map<String, ?> args) {
+        return keyOf(tool, args == null ? Map.of() : java.util.Collections.unmodifiableMap(new LinkedHashMap<>(args)));
+    }
+
     /** What the cache holds for this call, without counting a hit. */
     public Optional<ToolCallInfo> inspect(String tool, Map<String, ?> args) {
-        String key = keyFor(tool, args == null ? Map.of() : java.util.Collections.unmodifiableMap(new LinkedHashMap<>(args)));
+        String key = keyFor(tool, args);
         Instant now = clock.instant();
         return store.peek(key)
                 .map(entry -> new ToolCallInfo(key, Duration.between(entry.createdAt(), now),
@@ -181,7 +186,7 @@ public final class CachedTool {
         return defaultRule.enabled() && !isMutating ? Optional.of(defaultRule) : Optional.empty();
     }
 
-    private String keyFor(String tool, Map<String, Object> args) {
+    private String keyOf(String tool, Map<String, Object> args) {
         return keyGenerator.key(tool, CanonicalJson.write(args, tool + ".args"), toolVersions.versions().get(tool));
     }
 

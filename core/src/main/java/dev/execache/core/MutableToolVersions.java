@@ -1,7 +1,6 @@
 package dev.execache.core;
 
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
@@ -9,6 +8,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 public final class MutableToolVersions implements ToolVersionSource {
     private final Map<String, String> versions = new ConcurrentHashMap<>();
     private final CopyOnWriteArrayList<Listener> listeners = new CopyOnWriteArrayList<>();
+    /** Every lookup of a cached call reads the versions: a copy made per change, not per read. */
+    private volatile Map<String, String> snapshot = Map.of();
 
     public MutableToolVersions() {
     }
@@ -16,12 +17,19 @@ public final class MutableToolVersions implements ToolVersionSource {
     public MutableToolVersions(Map<String, String> initial) {
         initial.forEach(this::requireValid);
         versions.putAll(initial);
+        snapshot = Map.copyOf(versions);
     }
 
     /** Sets a tool's version; listeners hear of it only if it differs from the current one. */
     public void set(String tool, String version) {
         requireValid(tool, version);
-        String previous = versions.put(tool, version);
+        String previous;
+        synchronized (this) {
+            previous = versions.put(tool, version);
+            if (!version.equals(previous)) {
+                snapshot = Map.copyOf(versions);
+            }
+        }
         if (previous != null && !previous.equals(version)) {
             for (Listener listener : listeners) {
                 listener.versionChanged(tool, previous, version);
@@ -31,7 +39,7 @@ public final class MutableToolVersions implements ToolVersionSource {
 
     @Override
     public Map<String, String> versions() {
-        return Map.copyOf(new TreeMap<>(versions));
+        return snapshot;
     }
 
     @Override

@@ -165,6 +165,26 @@ class CodeToolsPolicyTest {
     }
 
     @Test
+    void aStoredNondeterministicRunSaysSoInItsEntryAndOnEveryHit() {
+        CachedExecutor executor = executor(quietVersions, CachePolicy.DEFAULTS);
+
+        ExecutionOutcome first = executor.execute(code("random;a.read"));
+        ExecutionOutcome hit = executor.execute(code("random;a.read"));
+        ExecutionOutcome plain = executor.execute(code("b.read"));
+        ExecutionOutcome plainHit = executor.execute(code("b.read"));
+
+        CacheEntry entry = store.peek(first.key()).orElseThrow();
+        assertThat(entry.nondeterminism()).containsExactly("Math.random");
+        assertThat(entry.dependsOnTools()).isEqualTo(Map.of("a__read", "1", "pinned", "p1"));
+        assertThat(hit.status()).isEqualTo(CacheStatus.HIT);
+        assertThat(hit.result().nondeterminism()).containsExactly("Math.random");
+        assertThat(plainHit.status()).isEqualTo(CacheStatus.HIT);
+        assertThat(plainHit.result().nondeterminism()).isEmpty();
+        assertThat(store.peek(plain.key()).orElseThrow().toolVersions()).doesNotContainKey(CacheEntry.NONDETERMINISM);
+        assertThat(calls).containsExactly("a.read", "b.read");
+    }
+
+    @Test
     void withoutCachingCallsStillGoThroughAndAreListed() {
         ExecutionOutcome outcome = executor(quietVersions, CachePolicy.DEFAULTS.withEnabled(false))
                 .execute(code("a.read"));
