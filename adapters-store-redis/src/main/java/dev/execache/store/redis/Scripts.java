@@ -88,7 +88,7 @@ final class Scripts {
      */
     static final String GET = """
             local fields = redis.call('HMGET', KEYS[1], 'expires', 'hits', 'value', 'console', 'exec', 'created', 'tools',
-                                      'sum', 'label')
+                                      'sum', 'label', 'sig')
             local expires = tonumber(fields[1])
             if not expires or expires <= tonumber(ARGV[2]) then
                 if redis.call('HEXISTS', KEYS[4], ARGV[1]) == 1 then
@@ -103,8 +103,8 @@ final class Scripts {
             return fields
             """;
 
-    /** How many fields {@link #GET} returns for a live entry. */
-    static final int ENTRY_FIELD_COUNT = 9;
+    /** How many fields {@link #GET} returns for a live, signed entry. */
+    static final int ENTRY_FIELD_COUNT = 10;
 
     /** ARGV[3] key. Removes the entry if it is expired or gone, counting an expiration; a fresh one stays. */
     static final String EXPIRE = COMMON + """
@@ -124,7 +124,8 @@ final class Scripts {
      * ARGV[3] key, [4] Redis TTL ms, [5] expires (epoch ms), [6] estimated bytes, [7] bound,
      * [8] value, [9] console, [10] execution nanos, [11] created (epoch ms), [12] the bound
      * group ('' for none), [13] the group's bound, [14] the value's checksum, [15] the tool
-     * versions as one field (see {@link ToolVersions}), [16] the label, then the tool names. Purges a batch of expired entries, evicts the
+     * versions as one field (see {@link ToolVersions}), [16] the label, [17] the signature ('' for none), then
+     * the tool names. Purges a batch of expired entries, evicts the
      * group's least recently used past the group's bound, then the store's past the store's.
      * Returns the keys evicted for the group's bound, eldest first.
      */
@@ -133,12 +134,15 @@ final class Scripts {
             drop(key)
             local entry = entryKey(key)
             local info = {tonumber(ARGV[6])}
-            for i = 17, #ARGV do
+            for i = 18, #ARGV do
                 info[#info + 1] = ARGV[i]
                 redis.call('SADD', toolKey(ARGV[i]), key)
             end
             redis.call('HSET', entry, 'value', ARGV[8], 'console', ARGV[9], 'exec', ARGV[10], 'created', ARGV[11],
                        'expires', ARGV[5], 'hits', '0', 'sum', ARGV[14], 'tools', ARGV[15], 'label', ARGV[16])
+            if ARGV[17] ~= '' then
+                redis.call('HSET', entry, 'sig', ARGV[17])
+            end
             redis.call('PEXPIRE', entry, ARGV[4])
             redis.call('HSET', meta, key, cjson.encode(info))
             redis.call('INCRBY', bytes, ARGV[6])
@@ -184,6 +188,24 @@ final class Scripts {
             count('EXPIRATIONS', expirations)
             count('EVICTIONS', evictions)
             return groupEvicted
+            """;
+
+    /**
+     * ARGV[3] key, [4] the signature that failed ('' for none). Removes the entry and counts it
+     * as damaged, unless its signature changed since it was read (a writer replaced it). Returns 1
+     * if it was removed, else 0.
+     */
+    static final String REJECT = COMMON + """
+            local key = ARGV[3]
+            if (redis.call('HGET', entryKey(key), 'sig') or '') ~= ARGV[4] then
+                return 0
+            end
+            -- a hash written by hand is in no index: delete it all the same
+            if drop(key) or redis.call('DEL', entryKey(key)) == 1 then
+                count('DAMAGED', 1)
+                return 1
+            end
+            return 0
             """;
 
     /** ARGV[3..] keys. Returns how many entries were removed. */
