@@ -36,6 +36,8 @@ import org.redisson.client.RedisWrongPasswordException;
 import org.redisson.client.codec.StringCodec;
 import org.redisson.config.Config;
 import org.redisson.config.EqualJitterDelay;
+import org.redisson.config.ReadMode;
+import org.redisson.config.SubscriptionMode;
 
 /**
  * A {@link CacheStore} in Redis, shared by every process that names the same server and key
@@ -181,17 +183,52 @@ public final class RedisCacheStore implements CacheStore {
         config.setLockWatchdogTimeout(FLIGHT_LEASE.toMillis());
         config.setUsername(url.username());
         config.setPassword(url.password());
-        config.useSingleServer()
-                .setAddress(url.address())
-                .setDatabase(url.database())
-                .setConnectTimeout(millis)
-                .setTimeout(millis)
-                .setSubscriptionTimeout(millis)
-                .setRetryAttempts(0)
-                .setReconnectionDelay(new EqualJitterDelay(Duration.ofMillis(100), Duration.ofSeconds(2)))
-                .setConnectionMinimumIdleSize(2)
-                .setConnectionPoolSize(32)
-                .setSubscriptionConnectionMinimumIdleSize(1);
+        EqualJitterDelay reconnection = new EqualJitterDelay(Duration.ofMillis(100), Duration.ofSeconds(2));
+        switch (url.topology()) {
+            case STANDALONE -> config.useSingleServer()
+                    .setAddress(url.address())
+                    .setDatabase(url.database())
+                    .setConnectTimeout(millis)
+                    .setTimeout(millis)
+                    .setSubscriptionTimeout(millis)
+                    .setRetryAttempts(0)
+                    .setReconnectionDelay(reconnection)
+                    .setConnectionMinimumIdleSize(2)
+                    .setConnectionPoolSize(32)
+                    .setSubscriptionConnectionMinimumIdleSize(1);
+            // Reads go to the master as writes do: a replica may lag behind an entry just
+            // written or removed, and the flight lock lives on the master.
+            case SENTINEL -> config.useSentinelServers()
+                    .setMasterName(url.master())
+                    .addSentinelAddress(url.addresses().toArray(String[]::new))
+                    .setDatabase(url.database())
+                    .setReadMode(ReadMode.MASTER)
+                    .setSubscriptionMode(SubscriptionMode.MASTER)
+                    // one Sentinel is enough to find the master; Sentinel's own quorum decides failovers
+                    .setCheckSentinelsList(false)
+                    .setConnectTimeout(millis)
+                    .setTimeout(millis)
+                    .setSubscriptionTimeout(millis)
+                    .setRetryAttempts(0)
+                    .setReconnectionDelay(reconnection)
+                    .setMasterConnectionMinimumIdleSize(2)
+                    .setMasterConnectionPoolSize(32)
+                    .setSlaveConnectionMinimumIdleSize(0)
+                    .setSubscriptionConnectionMinimumIdleSize(1);
+            case CLUSTER -> config.useClusterServers()
+                    .addNodeAddress(url.addresses().toArray(String[]::new))
+                    .setReadMode(ReadMode.MASTER)
+                    .setSubscriptionMode(SubscriptionMode.MASTER)
+                    .setConnectTimeout(millis)
+                    .setTimeout(millis)
+                    .setSubscriptionTimeout(millis)
+                    .setRetryAttempts(0)
+                    .setReconnectionDelay(reconnection)
+                    .setMasterConnectionMinimumIdleSize(2)
+                    .setMasterConnectionPoolSize(32)
+                    .setSlaveConnectionMinimumIdleSize(0)
+                    .setSubscriptionConnectionMinimumIdleSize(1);
+        }
         return config;
     }
 
@@ -464,7 +501,7 @@ public final class RedisCacheStore implements CacheStore {
 
     private <R> R run(String lua, RScript.ReturnType returnType, Object... args) {
         Object[] values = new Object[args.length + 2];
-        values[0] = keys.prefix();
+        values[0] = keys.root();
         values[1] = Long.toString(clock.millis());
         System.arraycopy(args, 0, values, 2, args.length);
         return await(() -> script.evalAsync(RScript.Mode.READ_WRITE, lua, returnType, scriptKeys, values));

@@ -3,9 +3,14 @@ package dev.execache.store.redis;
 /**
  * The store's Lua scripts. Each runs atomically in Redis, so the bound and the indexes hold
  * under any number of clients, and a hit costs one round trip. Every script but {@link #GET}
- * gets the keys of {@link KeyLayout#scriptKeys()} and, as ARGV[1] and ARGV[2], the key prefix
- * and the caller's clock in epoch milliseconds: expiry is decided by the injected clock, not
- * the server's.
+ * gets the keys of {@link KeyLayout#scriptKeys()} and, as ARGV[1] and ARGV[2], the layout's
+ * root ({@link KeyLayout#root()}) and the caller's clock in epoch milliseconds: expiry is decided
+ * by the injected clock, not the server's.
+ *
+ * <p>Redis Cluster: the keys a script gets as KEYS are all in the store's one hash slot, so the
+ * script runs on the node that owns it. The entry and tool-set keys a script derives at run time
+ * from the root (an entry a tool's set names, an entry the bound evicts) carry the same hash tag
+ * and so live in that same slot; declaring them all as KEYS would cost a round trip to learn them.
  */
 final class Scripts {
     private static final String COMMON = """

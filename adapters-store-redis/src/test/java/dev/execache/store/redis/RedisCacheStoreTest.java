@@ -41,7 +41,7 @@ class RedisCacheStoreTest extends CacheStoreContract {
     void deleteTestKeys() {
         RedissonClient admin = redis.client();
         try {
-            prefixes.forEach(prefix -> admin.getKeys().deleteByPattern(prefix + "*"));
+            prefixes.forEach(prefix -> admin.getKeys().deleteByPattern(new KeyLayout(prefix).pattern()));
         } finally {
             admin.shutdown();
         }

@@ -58,7 +58,7 @@ class RedisSigningTest {
         stores.forEach(RedisCacheStore::close);
         RedissonClient admin = redis.client();
         try {
-            admin.getKeys().deleteByPattern(prefix + "*");
+            admin.getKeys().deleteByPattern(new KeyLayout(prefix).pattern());
         } finally {
             admin.shutdown();
         }

@@ -30,6 +30,12 @@ class SignedRedisCacheStoreTest extends CacheStoreContract {
                 .withSigningKeys(KEYS), clock);
     }
 
+    /** The full 80,000 operations run on standalone Redis (RedisCacheStoreTest); here a tenth shows the same. */
+    @Override
+    protected int operationsPerThreadForConcurrencyTest() {
+        return 1_000;
+    }
+
     @Override
     protected boolean refusesDamagedEntries() {
         return true;
@@ -49,7 +55,7 @@ class SignedRedisCacheStoreTest extends CacheStoreContract {
     void deleteTestKeys() {
         RedissonClient admin = redis.client();
         try {
-            prefixes.forEach(prefix -> admin.getKeys().deleteByPattern(prefix + "*"));
+            prefixes.forEach(prefix -> admin.getKeys().deleteByPattern(new KeyLayout(prefix).pattern()));
         } finally {
             admin.shutdown();
         }
