@@ -11,11 +11,11 @@ import java.util.stream.Collectors;
  * the 16384 slots split between them, each told of the others (what {@code redis-cli --cluster
  * create} does), ready once every node says the cluster is ok.
  */
-final class TestRedisCluster implements AutoCloseable {
+public final class TestRedisCluster implements AutoCloseable {
     private static final int SLOTS = 16384;
     private final List<RedisServerProcess> nodes = new ArrayList<>();
 
-    static TestRedisCluster start() throws IOException, InterruptedException {
+    public static TestRedisCluster start() throws IOException, InterruptedException {
         TestRedisCluster cluster = new TestRedisCluster();
         try {
             for (int i = 0; i < 3; i++) {
@@ -63,12 +63,12 @@ final class TestRedisCluster implements AutoCloseable {
         return true;
     }
 
-    String url() {
+    public String url() {
         return "redis-cluster://" + nodes.stream().map(node -> "127.0.0.1:" + node.port()).collect(Collectors.joining(","));
     }
 
     /** How many keys each master holds, in node order. */
-    List<Long> keysPerNode() throws IOException {
+    public List<Long> keysPerNode() throws IOException {
         List<Long> counts = new ArrayList<>();
         for (RedisServerProcess node : nodes) {
             counts.add((Long) Resp.call(node.port(), "DBSIZE"));
