@@ -23,7 +23,8 @@ class RedisCacheStoreTest extends CacheStoreContract {
     protected CacheStore createStore(int maxEntries, MutableClock clock) {
         String prefix = TestRedis.freshPrefix();
         prefixes.add(prefix);
-        return RedisCacheStore.connect(RedisStoreSettings.of(redis.url()).withKeyPrefix(prefix).withMaxEntries(maxEntries), clock);
+        return RedisCacheStore.connect(RedisStoreSettings.of(redis.url()).withKeyPrefix(prefix).withMaxEntries(maxEntries)
+                .withTimeout(TestRedis.BEHAVIOUR_TIMEOUT), clock);
     }
 
     /** A stray writer changes the value field of the entry's hash; the checksum field stays. */

@@ -32,7 +32,7 @@ class RedisClusterStoreTest extends CacheStoreContract {
     @BeforeAll
     static void startCluster() throws Exception {
         cluster = TestRedisCluster.start();
-        client = Redisson.create(RedisCacheStore.config(RedisUrl.parse(cluster.url()), Duration.ofSeconds(10)));
+        client = Redisson.create(RedisCacheStore.config(RedisUrl.parse(cluster.url()), TestRedis.BEHAVIOUR_TIMEOUT));
     }
 
     @AfterAll
@@ -49,7 +49,8 @@ class RedisClusterStoreTest extends CacheStoreContract {
     protected CacheStore createStore(int maxEntries, MutableClock clock) {
         String prefix = TestRedis.freshPrefix();
         prefixes.add(prefix);
-        return new RedisCacheStore(client, prefix, maxEntries, SignedRedisCacheStoreTest.KEYS, clock);
+        return new RedisCacheStore(client, prefix, maxEntries, SignedRedisCacheStoreTest.KEYS, TestRedis.BEHAVIOUR_TIMEOUT,
+                clock);
     }
 
     /** The full 80,000 operations run on standalone Redis (RedisCacheStoreTest); here a tenth shows the same. */
@@ -92,7 +93,7 @@ class RedisClusterStoreTest extends CacheStoreContract {
 
     @Test
     void theFlightIsOneAcrossClientsOnTheCluster() throws Exception {
-        RedissonClient other = Redisson.create(RedisCacheStore.config(RedisUrl.parse(cluster.url()), Duration.ofSeconds(10)));
+        RedissonClient other = Redisson.create(RedisCacheStore.config(RedisUrl.parse(cluster.url()), TestRedis.BEHAVIOUR_TIMEOUT));
         try {
             RedisCacheStore first = (RedisCacheStore) store;
             RedisCacheStore second = new RedisCacheStore(other, prefixes.get(0), BOUND, clock);

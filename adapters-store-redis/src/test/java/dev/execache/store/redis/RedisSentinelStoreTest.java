@@ -31,7 +31,7 @@ class RedisSentinelStoreTest extends CacheStoreContract {
     @BeforeAll
     static void startSentinels() throws Exception {
         sentinels = TestRedisSentinel.start();
-        client = Redisson.create(RedisCacheStore.config(RedisUrl.parse(sentinels.url()), Duration.ofSeconds(10)));
+        client = Redisson.create(RedisCacheStore.config(RedisUrl.parse(sentinels.url()), TestRedis.BEHAVIOUR_TIMEOUT));
     }
 
     @AfterAll
@@ -48,7 +48,8 @@ class RedisSentinelStoreTest extends CacheStoreContract {
     protected CacheStore createStore(int maxEntries, MutableClock clock) {
         String prefix = TestRedis.freshPrefix();
         prefixes.add(prefix);
-        return new RedisCacheStore(client, prefix, maxEntries, SignedRedisCacheStoreTest.KEYS, clock);
+        return new RedisCacheStore(client, prefix, maxEntries, SignedRedisCacheStoreTest.KEYS, TestRedis.BEHAVIOUR_TIMEOUT,
+                clock);
     }
 
     /** The full 80,000 operations run on standalone Redis (RedisCacheStoreTest); here a tenth shows the same. */

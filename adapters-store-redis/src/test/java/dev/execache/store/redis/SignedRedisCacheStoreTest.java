@@ -27,6 +27,7 @@ class SignedRedisCacheStoreTest extends CacheStoreContract {
         String prefix = TestRedis.freshPrefix();
         prefixes.add(prefix);
         return RedisCacheStore.connect(RedisStoreSettings.of(redis.url()).withKeyPrefix(prefix).withMaxEntries(maxEntries)
+                .withTimeout(TestRedis.BEHAVIOUR_TIMEOUT)
                 .withSigningKeys(KEYS), clock);
     }
 
