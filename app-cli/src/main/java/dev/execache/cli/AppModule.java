@@ -80,7 +80,8 @@ final class AppModule extends AbstractModule {
                 RedisStoreSettings redis = redisSettings(maxEntries);
                 // Only a store required at start is waited for; otherwise Redis is connected in the
                 // background and used as soon as it answers.
-                CacheStore store = resources.store("redis " + settings.redisUrl() + ", at most " + maxEntries + " entries",
+                CacheStore store = resources.store("redis " + settings.redisUrl() + ", at most " + maxEntries + " entries"
+                                + (settings.signingKeys().isEmpty() ? "" : ", signed (keys " + settings.signingKeys().id() + ")"),
                         null, () -> settings.requireStore() ? RedisCacheStore.connect(redis, clock) : RedisCacheStore.open(redis, clock));
                 if (settings.requireStore()) {
                     // A store the resident server opened for an earlier command must answer now too.
@@ -93,7 +94,7 @@ final class AppModule extends AbstractModule {
 
     private RedisStoreSettings redisSettings(int maxEntries) {
         try {
-            return RedisStoreSettings.of(settings.redisUrl()).withMaxEntries(maxEntries);
+            return RedisStoreSettings.of(settings.redisUrl()).withMaxEntries(maxEntries).withSigningKeys(settings.signingKeys());
         } catch (IllegalArgumentException e) {
             throw new UsageException("--redis-url: " + e.getMessage(), e);
         }

@@ -24,7 +24,8 @@ final class CacheOptions {
     Path db;
 
     @Option(names = "--redis-url", paramLabel = "URL",
-            description = "Redis to share the cache through: redis://[:password@]host:port[/db] or rediss://... "
+            description = "Redis to share the cache through: redis://[:password@]host:port[/db], "
+                    + "redis-sentinel://host:port[,host:port...]/MASTER, redis-cluster://host:port[,host:port...]; rediss... for TLS. "
                     + "Default: " + Settings.DEFAULT_REDIS_URL + " (env EXECACHE_REDIS_URL).")
     String redisUrl;
 

@@ -44,6 +44,9 @@ final class ConfigCommand implements Callable<Integer> {
         values.put("store", settings.store().toString());
         values.put("sqlite_path", settings.sqlitePath().toString());
         values.put("redis_url", Redaction.redactUrl(settings.redisUrl()));
+        values.put("signing_key", !settings.signingKeys().isEmpty() ? settings.signingKeys().size() + " key(s), the first signs"
+                : settings.sources().getOrDefault("signing_key", "none").startsWith("none") ? "(none)"
+                : "(only the redis store signs entries)");
         values.put("require_store", Boolean.toString(settings.requireStore()));
         values.put("enabled", Boolean.toString(settings.policy().enabled()));
         values.put("ttl", Durations.format(settings.policy().ttl()));

@@ -30,7 +30,8 @@ import java.util.TreeMap;
  * code_execution:
  *   cache: {enabled: true, max_entries: 100, ttl_seconds: 300, store: sqlite,
  *           sqlite_path: ..., redis_url: ..., require_store: false,
- *           cache_nondeterministic: true}   # store runs that used Date.now, Math.random, ...
+ *           cache_nondeterministic: true,   # store runs that used Date.now, Math.random, ...
+ *           signing_key_file: ...}          # the fleet's signing keys (never the key itself here)
  *   timeout_seconds: 30
  *   memory_mb: 512
  *   allow_read: [./data]
@@ -55,7 +56,8 @@ record ConfigFile(
         List<String> allowRead,
         Map<String, String> tools,
         GatewayConfig gateway,
-        Boolean cacheNondeterministic) {
+        Boolean cacheNondeterministic,
+        String signingKeyFile) {
 
     static final String DEFAULT_NAME = "execache.yaml";
     /** Built on first use: most runs have no config file and should not pay for a YAML parser. */
@@ -66,10 +68,10 @@ record ConfigFile(
     private static final Set<String> EXECUTION = Set.of("cache", "timeout_seconds", "memory_mb", "allow_read");
     private static final Set<String> CACHE = Set.of(
             "enabled", "max_entries", "ttl_seconds", "store", "sqlite_path", "redis_url", "require_store",
-            "cache_nondeterministic");
+            "cache_nondeterministic", "signing_key_file");
 
     static ConfigFile empty() {
-        return new ConfigFile(null, null, null, null, null, null, null, null, null, null, null, Map.of(), GatewayConfig.NONE, null);
+        return new ConfigFile(null, null, null, null, null, null, null, null, null, null, null, Map.of(), GatewayConfig.NONE, null, null);
     }
 
     /** Reads a file the user named: it must exist. */
@@ -94,7 +96,7 @@ record ConfigFile(
         }
         if (root == null || root.isMissingNode() || root.isNull()) {
             return new ConfigFile(path, null, null, null, null, null, null, null, null, null, null, Map.of(),
-                    GatewayConfig.NONE, null);
+                    GatewayConfig.NONE, null, null);
         }
         Reader reader = new Reader(path);
         reader.requireObject(root, "(top level)", TOP);
@@ -104,6 +106,11 @@ record ConfigFile(
             reader.requireObject(execution, "code_execution", EXECUTION);
         }
         if (!cache.isMissingNode()) {
+            if (cache.has("signing_key")) {
+                throw new UsageException(path + ": code_execution.cache.signing_key: the fleet's signing key never goes in"
+                        + " the config file (config files are shared and committed); put it in a file only the fleet can"
+                        + " read and name that file with signing_key_file, or set EXECACHE_SIGNING_KEY");
+            }
             reader.requireObject(cache, "code_execution.cache", CACHE);
         }
         return new ConfigFile(
@@ -120,7 +127,8 @@ record ConfigFile(
                 reader.textList(execution, "code_execution.allow_read", "allow_read"),
                 reader.tools(root.path("tools")),
                 gateway(root, path, cache),
-                reader.bool(cache, "code_execution.cache.cache_nondeterministic", "cache_nondeterministic"));
+                reader.bool(cache, "code_execution.cache.cache_nondeterministic", "cache_nondeterministic"),
+                reader.text(cache, "code_execution.cache.signing_key_file", "signing_key_file"));
     }
 
     private static GatewayConfig gateway(JsonNode root, Path path, JsonNode cache) {

@@ -2,6 +2,8 @@ package dev.execache.cli;
 
 import dev.execache.core.CachePolicy;
 import dev.execache.core.Limits;
+import dev.execache.store.redis.SigningKeys;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -27,7 +29,8 @@ record Settings(
         int warmPoolSize,
         Path configPath,
         GatewayConfig gateway,
-        Map<String, String> sources) {
+        Map<String, String> sources,
+        SigningKeys signingKeys) {
 
     static final String DEFAULT_REDIS_URL = "redis://127.0.0.1:6379";
 
@@ -44,6 +47,7 @@ record Settings(
         tools = Map.copyOf(tools);
         Objects.requireNonNull(gateway);
         sources = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(sources));
+        Objects.requireNonNull(signingKeys);
     }
 
     /** Where the config file is looked for when neither --config nor EXECACHE_CONFIG names one. */
@@ -259,9 +263,68 @@ record Settings(
                 .withWorkingDirectory(workingDir.toAbsolutePath().normalize().toString())
                 .withMaxToolCalls(config.gateway().maxCallsPerRun()).withMaxToolBytes(config.gateway().maxBytesPerRun());
         boolean cacheNondeterministic = config.cacheNondeterministic() == null || config.cacheNondeterministic();
+        SigningKeys signingKeys = signingKeys(config, configDir, fromConfig, env, workingDir, store, sources);
         return new Settings(store, new CachePolicy(enabled, ttl, maxEntries, cacheNondeterministic), sqlitePath,
                 redisUrl, requireStore,
-                limits, tools, denoPath, cacheDirectory, warmPoolSize, config.path(), config.gateway(), sources);
+                limits, tools, denoPath, cacheDirectory, warmPoolSize, config.path(), config.gateway(), sources, signingKeys);
+    }
+
+    /**
+     * The fleet's signing keys, for the shared store only, from, highest first:
+     * EXECACHE_SIGNING_KEY (with EXECACHE_SIGNING_KEY_OLD, one older key still accepted), a key file
+     * named by EXECACHE_SIGNING_KEY_FILE or the config's signing_key_file (the first key signs, the
+     * others on later lines are accepted; blank lines and lines starting with # are skipped).
+     */
+    private static SigningKeys signingKeys(ConfigFile config, Path configDir, String fromConfig, Map<String, String> env,
+            Path workingDir, StoreKind store, Map<String, String> sources) {
+        String key = env.get("EXECACHE_SIGNING_KEY");
+        String file = env.get("EXECACHE_SIGNING_KEY_FILE");
+        if (key != null && !key.isBlank()) {
+            sources.put("signing_key", "env EXECACHE_SIGNING_KEY");
+            if (store != StoreKind.REDIS) {
+                return SigningKeys.none();
+            }
+            String old = env.get("EXECACHE_SIGNING_KEY_OLD");
+            List<String> keys = old == null || old.isBlank() ? List.of(key) : List.of(key, old);
+            return parseKeys(keys, "EXECACHE_SIGNING_KEY");
+        }
+        Path path;
+        String source;
+        if (file != null && !file.isBlank()) {
+            path = workingDir.resolve(file.strip());
+            source = "EXECACHE_SIGNING_KEY_FILE";
+            sources.put("signing_key", "file " + path + " (env EXECACHE_SIGNING_KEY_FILE)");
+        } else if (config.signingKeyFile() != null) {
+            path = configDir.resolve(config.signingKeyFile());
+            source = "code_execution.cache.signing_key_file in " + fromConfig.substring("config ".length());
+            sources.put("signing_key", "file " + path + " (" + fromConfig + ")");
+        } else {
+            sources.put("signing_key", "none (entries in a shared store are not signed)");
+            return SigningKeys.none();
+        }
+        if (store != StoreKind.REDIS) {
+            return SigningKeys.none();
+        }
+        List<String> keys;
+        try {
+            keys = Files.readAllLines(path).stream().map(String::strip)
+                    .filter(line -> !line.isEmpty() && !line.startsWith("#")).toList();
+        } catch (IOException | java.io.UncheckedIOException e) {
+            throw new UsageException(source + ": cannot read the signing key file " + path + " ("
+                    + (e instanceof java.nio.file.NoSuchFileException ? "no such file" : e.getMessage()) + ")");
+        }
+        if (keys.isEmpty()) {
+            throw new UsageException(source + ": the signing key file " + path + " holds no key");
+        }
+        return parseKeys(keys, source);
+    }
+
+    private static SigningKeys parseKeys(List<String> keys, String source) {
+        try {
+            return SigningKeys.of(keys);
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(source + ": " + e.getMessage(), e);
+        }
     }
 
     private static String nonBlankPath(String path, String source) {
@@ -285,13 +348,13 @@ record Settings(
     /** The same settings for a command that manages the store: it must open, and caching is on. */
     Settings forStoreManagement() {
         return new Settings(store, policy.withEnabled(true), sqlitePath, redisUrl, true, limits, tools, denoPath,
-                cacheDirectory, warmPoolSize, configPath, gateway, sources);
+                cacheDirectory, warmPoolSize, configPath, gateway, sources, signingKeys);
     }
 
     /** The same settings with this many Deno runners started ahead of time (for a long-running process). */
     Settings withWarmPoolSize(int size) {
         return new Settings(store, policy, sqlitePath, redisUrl, requireStore, limits, tools, denoPath,
-                cacheDirectory, size, configPath, gateway, sources);
+                cacheDirectory, size, configPath, gateway, sources, signingKeys);
     }
 
     /** The names of the tools the command line declared, without versions. */

@@ -54,7 +54,7 @@ final class StatsCommand implements Callable<Integer> {
                 row(out, "expirations", Long.toString(stats.expirations()));
                 row(out, "invalidations", Long.toString(stats.invalidations()));
                 row(out, "store errors", Long.toString(stats.storeErrors()));
-                row(out, "damaged", stats.damaged() + " (failed their checksum; removed, never served)");
+                row(out, "damaged", stats.damaged() + " (failed their checksum or signature; removed, never served)");
                 if (!stats.tools().isEmpty()) {
                     out.println("tool calls (included above):");
                     stats.tools().forEach((tool, counted) -> out.printf(Locale.ROOT,

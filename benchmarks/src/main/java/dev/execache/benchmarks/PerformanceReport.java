@@ -26,7 +26,7 @@ import org.redisson.config.Config;
 /**
  * Measures, in one run, each figure of execache beside the primitive a user would otherwise use,
  * and prints them as one table with the machine they ran on:
- * {@code sandbox}, {@code workflow}, {@code hitpath}, {@code cli}, {@code concurrency} (the
+ * {@code sandbox}, {@code workflow}, {@code hitpath}, {@code fleet}, {@code cli}, {@code concurrency} (the
  * arguments choose some; none means all). Starts its own redis-server; needs Deno (installed on
  * first use) and, for {@code cli}, {@code app-cli/target/execache.jar} (or {@code -Dexecache.jar=}).
  *
@@ -36,7 +36,7 @@ import org.redisson.config.Config;
  * </pre>
  */
 public final class PerformanceReport {
-    private static final List<String> PARTS = List.of("sandbox", "workflow", "hitpath", "cli", "concurrency");
+    private static final List<String> PARTS = List.of("sandbox", "workflow", "hitpath", "fleet", "cli", "concurrency");
     private static final int WARM_POOL_SIZE = 2;
 
     private PerformanceReport() {
@@ -81,6 +81,11 @@ public final class PerformanceReport {
                     HitPathFigures.sqlite(table);
                     progress.note("hit path: redis store vs RBucket.get");
                     HitPathFigures.redis(table, client);
+                }
+                if (parts.contains("fleet")) {
+                    progress.note("fleet: redis hits on standalone and Cluster, signed and not; a paused Redis");
+                    FleetFigures.hits(table);
+                    FleetFigures.paused(table);
                 }
             } finally {
                 client.shutdown();

@@ -3,7 +3,11 @@ package dev.execache.store.redis;
 import java.util.List;
 
 /**
- * Where a store keeps what, every key under one prefix {@code P}:
+ * Where a store keeps what. Every key of a store starts with {@code P = "{" + keyPrefix + "}2:"}:
+ * the braces make the whole prefix Redis Cluster's hash tag, so every key of one store (one
+ * prefix) is in one hash slot, and a script that touches several of them runs on one node
+ * (Cluster refuses a script whose keys span slots); {@code 2} is the layout's version (the first
+ * layout, {@code keyPrefix} without braces or version, is never read).
  *
  * <ul>
  *   <li>{@code P e:<key>}: one hash per entry (value, console, exec, created, expires, hits,
@@ -26,38 +30,50 @@ import java.util.List;
  * the tool sets only those: the store never holds more than about the bound's worth.
  */
 record KeyLayout(String prefix) {
+    /** Bumped whenever what is kept where changes, so a store never reads another layout's keys. */
+    static final int VERSION = 2;
+
+    /** What every key of the store starts with. */
+    String root() {
+        return "{" + prefix + "}" + VERSION + ":";
+    }
+
+    /** A SCAN/KEYS pattern matching every key of the store. */
+    String pattern() {
+        return root().replaceAll("([\\[\\]*?\\\\])", "\\\\$1") + "*";
+    }
 
     String lru() {
-        return prefix + "lru";
+        return root() + "lru";
     }
 
     String bytes() {
-        return prefix + "bytes";
+        return root() + "bytes";
     }
 
     String counters() {
-        return prefix + "counters";
+        return root() + "counters";
     }
 
     String versions(String scope) {
-        return scope.isEmpty() ? prefix + "versions" : prefix + "versions:" + scope;
+        return scope.isEmpty() ? root() + "versions" : root() + "versions:" + scope;
     }
 
     String entry(String key) {
-        return prefix + "e:" + key;
+        return root() + "e:" + key;
     }
 
     String tool(String tool) {
-        return prefix + "t:" + tool;
+        return root() + "t:" + tool;
     }
 
     String flight(String key) {
-        return prefix + "f:" + key;
+        return root() + "f:" + key;
     }
 
     /** The keys every script but {@link Scripts#GET} gets, in the order they read them. */
     List<Object> scriptKeys() {
-        return List.of(lru(), prefix + "exp", meta(), bytes(), seq(), counters(), prefix + "groups", prefix + "gsizes");
+        return List.of(lru(), root() + "exp", meta(), bytes(), seq(), counters(), root() + "groups", root() + "gsizes");
     }
 
     /** The keys {@link Scripts#GET} gets for {@code key}. */
@@ -66,10 +82,10 @@ record KeyLayout(String prefix) {
     }
 
     private String meta() {
-        return prefix + "meta";
+        return root() + "meta";
     }
 
     private String seq() {
-        return prefix + "seq";
+        return root() + "seq";
     }
 }

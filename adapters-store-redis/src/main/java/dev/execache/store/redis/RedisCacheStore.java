@@ -36,6 +36,8 @@ import org.redisson.client.RedisWrongPasswordException;
 import org.redisson.client.codec.StringCodec;
 import org.redisson.config.Config;
 import org.redisson.config.EqualJitterDelay;
+import org.redisson.config.ReadMode;
+import org.redisson.config.SubscriptionMode;
 
 /**
  * A {@link CacheStore} in Redis, shared by every process that names the same server and key
@@ -79,6 +81,7 @@ public final class RedisCacheStore implements CacheStore {
     private final String server;
     private final Duration timeout;
     private final Breaker breaker;
+    private final SigningKeys signingKeys;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     /**
@@ -86,11 +89,22 @@ public final class RedisCacheStore implements CacheStore {
      * application keeps one {@link RedissonClient} for everything.
      */
     public RedisCacheStore(RedissonClient redisson, String keyPrefix, int maxEntries, Clock clock) {
-        this(redisson, false, "Redis", keyPrefix, maxEntries, RedisStoreSettings.DEFAULT_TIMEOUT, clock);
+        this(redisson, keyPrefix, maxEntries, SigningKeys.none(), clock);
+    }
+
+    /** As {@link #RedisCacheStore(RedissonClient, String, int, Clock)}, signing entries with the fleet's keys. */
+    public RedisCacheStore(RedissonClient redisson, String keyPrefix, int maxEntries, SigningKeys signingKeys, Clock clock) {
+        this(redisson, keyPrefix, maxEntries, signingKeys, RedisStoreSettings.DEFAULT_TIMEOUT, clock);
+    }
+
+    /** With its own budget per operation; for tests that check behaviour, not timeouts, on a loaded machine. */
+    RedisCacheStore(RedissonClient redisson, String keyPrefix, int maxEntries, SigningKeys signingKeys, Duration timeout,
+            Clock clock) {
+        this(redisson, false, "Redis", keyPrefix, maxEntries, timeout, signingKeys, clock);
     }
 
     private RedisCacheStore(RedissonClient redisson, boolean ownsClient, String server, String keyPrefix, int maxEntries,
-            Duration timeout, Clock clock) {
+            Duration timeout, SigningKeys signingKeys, Clock clock) {
         this.redisson = Objects.requireNonNull(redisson, "redisson must not be null");
         if (keyPrefix == null || keyPrefix.isEmpty()) {
             throw new IllegalArgumentException("keyPrefix must not be empty");
@@ -107,6 +121,7 @@ public final class RedisCacheStore implements CacheStore {
         this.server = server;
         this.timeout = timeout;
         this.breaker = new Breaker(server, this::check, timeout);
+        this.signingKeys = Objects.requireNonNull(signingKeys, "signingKeys must not be null");
     }
 
     /** Connects with the default prefix, bound and timeout, on the system clock; see {@link #connect(RedisStoreSettings, Clock)}. */
@@ -152,8 +167,12 @@ public final class RedisCacheStore implements CacheStore {
         Objects.requireNonNull(clock, "clock must not be null");
         RedisUrl url = RedisUrl.parse(settings.url());
         RedissonClient client = Redisson.create(config(url, settings.timeout()));
+        if (settings.signingKeys().isEmpty()) {
+            LOG.log(System.Logger.Level.WARNING, "entries in Redis at " + url + " are not signed: anyone who can write"
+                    + " to it can plant results; give the fleet a key (EXECACHE_SIGNING_KEY or signing_key_file)");
+        }
         return new RedisCacheStore(client, true, url.toString(), settings.keyPrefix(),
-                settings.maxEntries(), settings.timeout(), clock);
+                settings.maxEntries(), settings.timeout(), settings.signingKeys(), clock);
     }
 
     /**
@@ -170,17 +189,52 @@ public final class RedisCacheStore implements CacheStore {
         config.setLockWatchdogTimeout(FLIGHT_LEASE.toMillis());
         config.setUsername(url.username());
         config.setPassword(url.password());
-        config.useSingleServer()
-                .setAddress(url.address())
-                .setDatabase(url.database())
-                .setConnectTimeout(millis)
-                .setTimeout(millis)
-                .setSubscriptionTimeout(millis)
-                .setRetryAttempts(0)
-                .setReconnectionDelay(new EqualJitterDelay(Duration.ofMillis(100), Duration.ofSeconds(2)))
-                .setConnectionMinimumIdleSize(2)
-                .setConnectionPoolSize(32)
-                .setSubscriptionConnectionMinimumIdleSize(1);
+        EqualJitterDelay reconnection = new EqualJitterDelay(Duration.ofMillis(100), Duration.ofSeconds(2));
+        switch (url.topology()) {
+            case STANDALONE -> config.useSingleServer()
+                    .setAddress(url.address())
+                    .setDatabase(url.database())
+                    .setConnectTimeout(millis)
+                    .setTimeout(millis)
+                    .setSubscriptionTimeout(millis)
+                    .setRetryAttempts(0)
+                    .setReconnectionDelay(reconnection)
+                    .setConnectionMinimumIdleSize(2)
+                    .setConnectionPoolSize(32)
+                    .setSubscriptionConnectionMinimumIdleSize(1);
+            // Reads go to the master as writes do: a replica may lag behind an entry just
+            // written or removed, and the flight lock lives on the master.
+            case SENTINEL -> config.useSentinelServers()
+                    .setMasterName(url.master())
+                    .addSentinelAddress(url.addresses().toArray(String[]::new))
+                    .setDatabase(url.database())
+                    .setReadMode(ReadMode.MASTER)
+                    .setSubscriptionMode(SubscriptionMode.MASTER)
+                    // one Sentinel is enough to find the master; Sentinel's own quorum decides failovers
+                    .setCheckSentinelsList(false)
+                    .setConnectTimeout(millis)
+                    .setTimeout(millis)
+                    .setSubscriptionTimeout(millis)
+                    .setRetryAttempts(0)
+                    .setReconnectionDelay(reconnection)
+                    .setMasterConnectionMinimumIdleSize(2)
+                    .setMasterConnectionPoolSize(32)
+                    .setSlaveConnectionMinimumIdleSize(0)
+                    .setSubscriptionConnectionMinimumIdleSize(1);
+            case CLUSTER -> config.useClusterServers()
+                    .addNodeAddress(url.addresses().toArray(String[]::new))
+                    .setReadMode(ReadMode.MASTER)
+                    .setSubscriptionMode(SubscriptionMode.MASTER)
+                    .setConnectTimeout(millis)
+                    .setTimeout(millis)
+                    .setSubscriptionTimeout(millis)
+                    .setRetryAttempts(0)
+                    .setReconnectionDelay(reconnection)
+                    .setMasterConnectionMinimumIdleSize(2)
+                    .setMasterConnectionPoolSize(32)
+                    .setSlaveConnectionMinimumIdleSize(0)
+                    .setSubscriptionConnectionMinimumIdleSize(1);
+        }
         return config;
     }
 
@@ -202,14 +256,20 @@ public final class RedisCacheStore implements CacheStore {
     private Optional<CacheEntry> read(String key, boolean touch) {
         List<Object> fields = await(() -> script.evalAsync(RScript.Mode.READ_WRITE, Scripts.GET, RScript.ReturnType.LIST,
                 keys.getKeys(key), key, Long.toString(clock.millis()), touch ? "1" : "0"));
-        if (fields.size() < Scripts.ENTRY_FIELD_COUNT - 1) {
+        if (fields.size() < Scripts.ENTRY_FIELD_COUNT - 2) {
             if (!fields.isEmpty()) {
                 run(Scripts.EXPIRE, RScript.ReturnType.LONG, key);
             }
             return Optional.empty();
         }
-        // in the order Scripts.GET returns them: expires, hits, value, console, exec, created, tools, sum, label
-        // (an entry written before labels has none: null)
+        // in the order Scripts.GET returns them: expires, hits, value, console, exec, created, tools, sum, label, sig
+        // (Redis ends the list at the first field missing: an entry written before labels has no label)
+        String label = fields.size() > 8 ? (String) fields.get(8) : null;
+        String signature = fields.size() > 9 ? (String) fields.get(9) : null;
+        if (!signingKeys.isEmpty() && !signingKeys.verifies(signed(key, fields, label), signature)) {
+            reject(key, signature);
+            return Optional.empty();
+        }
         return Optional.of(new CacheEntry(
                 key,
                 (String) fields.get(2),
@@ -219,8 +279,30 @@ public final class RedisCacheStore implements CacheStore {
                 Instant.ofEpochMilli(Long.parseLong((String) fields.get(5))),
                 Instant.ofEpochMilli(Long.parseLong((String) fields.get(0))),
                 Long.parseLong((String) fields.get(1)),
-                fields.size() < Scripts.ENTRY_FIELD_COUNT ? null : (String) fields.get(8),
+                label,
                 Long.parseLong((String) fields.get(7))));
+    }
+
+    /**
+     * What a signature covers: the key and every field written with the entry (value, console,
+     * execution time, created, expires, tool versions, checksum, label), all but the hit count.
+     */
+    private static List<String> signed(String key, List<Object> fields, String label) {
+        return List.of(key, (String) fields.get(2), (String) fields.get(3), (String) fields.get(4), (String) fields.get(5),
+                (String) fields.get(0), (String) fields.get(6), (String) fields.get(7), label == null ? "" : label);
+    }
+
+    /**
+     * Removes an entry no fleet key signed, unless it was replaced meanwhile, and counts it as
+     * damaged: it is never served. Logged once: removed, it is not read again.
+     */
+    private void reject(String key, String signature) {
+        long removed = this.<Long>run(Scripts.REJECT, RScript.ReturnType.LONG, key, signature == null ? "" : signature);
+        if (removed > 0) {
+            LOG.log(System.Logger.Level.WARNING, "cache entry " + key + " in Redis at " + server
+                    + (signature == null ? " has no signature" : " has a signature none of the fleet's keys made")
+                    + ": removed it, not served (counted as damaged)");
+        }
     }
 
     @Override
@@ -247,6 +329,10 @@ public final class RedisCacheStore implements CacheStore {
         args.add(Long.toString(entry.checksum()));
         args.add(ToolVersions.encode(entry.toolVersions()));
         args.add(entry.label());
+        args.add(signingKeys.isEmpty() ? "" : signingKeys.sign(List.of(entry.key(), entry.value(), entry.console(),
+                Long.toString(entry.executionTime().toNanos()), Long.toString(entry.createdAt().toEpochMilli()),
+                Long.toString(expires), ToolVersions.encode(entry.toolVersions()), Long.toString(entry.checksum()),
+                entry.label())));
         args.addAll(entry.toolVersions().keySet());
         List<Object> evicted = run(Scripts.PUT, RScript.ReturnType.LIST, args.toArray());
         return evicted.stream().map(String::valueOf).toList();
@@ -428,7 +514,7 @@ public final class RedisCacheStore implements CacheStore {
 
     private <R> R run(String lua, RScript.ReturnType returnType, Object... args) {
         Object[] values = new Object[args.length + 2];
-        values[0] = keys.prefix();
+        values[0] = keys.root();
         values[1] = Long.toString(clock.millis());
         System.arraycopy(args, 0, values, 2, args.length);
         return await(() -> script.evalAsync(RScript.Mode.READ_WRITE, lua, returnType, scriptKeys, values));

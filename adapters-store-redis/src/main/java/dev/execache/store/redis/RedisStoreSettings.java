@@ -11,8 +11,10 @@ import java.util.Objects;
  * @param maxEntries the fleet-wide bound; one more evicts the least recently used
  * @param timeout how long one store operation may wait for Redis before it fails and Redis is
  *     skipped until it answers again (a store error only means a run goes on uncached)
+ * @param signingKeys the fleet's keys: with one, every entry is signed and an entry that no key
+ *     signed is never served; without ({@link SigningKeys#none()}) entries are neither signed nor checked
  */
-public record RedisStoreSettings(String url, String keyPrefix, int maxEntries, Duration timeout) {
+public record RedisStoreSettings(String url, String keyPrefix, int maxEntries, Duration timeout, SigningKeys signingKeys) {
     public static final String DEFAULT_KEY_PREFIX = "execache:";
     public static final int DEFAULT_MAX_ENTRIES = 100;
     /**
@@ -34,29 +36,34 @@ public record RedisStoreSettings(String url, String keyPrefix, int maxEntries, D
         if (timeout.isNegative() || timeout.isZero() || timeout.toMillis() > Integer.MAX_VALUE) {
             throw new IllegalArgumentException("timeout must be positive and under 24 days: " + timeout);
         }
+        Objects.requireNonNull(signingKeys, "signingKeys must not be null (SigningKeys.none() for none)");
     }
 
     /** The defaults for everything but the URL. */
     public static RedisStoreSettings of(String url) {
-        return new RedisStoreSettings(url, DEFAULT_KEY_PREFIX, DEFAULT_MAX_ENTRIES, DEFAULT_TIMEOUT);
+        return new RedisStoreSettings(url, DEFAULT_KEY_PREFIX, DEFAULT_MAX_ENTRIES, DEFAULT_TIMEOUT, SigningKeys.none());
     }
 
     public RedisStoreSettings withKeyPrefix(String newKeyPrefix) {
-        return new RedisStoreSettings(url, newKeyPrefix, maxEntries, timeout);
+        return new RedisStoreSettings(url, newKeyPrefix, maxEntries, timeout, signingKeys);
     }
 
     public RedisStoreSettings withMaxEntries(int newMaxEntries) {
-        return new RedisStoreSettings(url, keyPrefix, newMaxEntries, timeout);
+        return new RedisStoreSettings(url, keyPrefix, newMaxEntries, timeout, signingKeys);
     }
 
     public RedisStoreSettings withTimeout(Duration newTimeout) {
-        return new RedisStoreSettings(url, keyPrefix, maxEntries, newTimeout);
+        return new RedisStoreSettings(url, keyPrefix, maxEntries, newTimeout, signingKeys);
+    }
+
+    public RedisStoreSettings withSigningKeys(SigningKeys newSigningKeys) {
+        return new RedisStoreSettings(url, keyPrefix, maxEntries, timeout, newSigningKeys);
     }
 
     /** Without the credentials the URL may hold. */
     @Override
     public String toString() {
         return "RedisStoreSettings[url=" + RedisUrl.parse(url) + ", keyPrefix=" + keyPrefix
-                + ", maxEntries=" + maxEntries + ", timeout=" + timeout + "]";
+                + ", maxEntries=" + maxEntries + ", timeout=" + timeout + ", signingKeys=" + signingKeys + "]";
     }
 }

@@ -4,43 +4,80 @@ import java.net.URI;
 import java.net.URISyntaxException;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 
 /**
- * A parsed {@code redis://[[user:]password@]host[:port][/database]} URL ({@code rediss://}
- * for TLS). A user info without a colon is a password, as in Lettuce. {@link #toString()}
- * never shows the credentials, so a URL can go into a message or a log as it is.
+ * A parsed Redis URL, one of:
+ * <ul>
+ *   <li>{@code redis://[[user:]password@]host[:port][/database]}: one server;
+ *   <li>{@code redis-sentinel://[[user:]password@]host[:port][,host[:port]...]/master[/database]}: the
+ *       master that these Sentinels name {@code master}, found again after a failover;
+ *   <li>{@code redis-cluster://[[user:]password@]host[:port][,host[:port]...]}: a Redis Cluster, found
+ *       through any of these nodes (a Cluster has database 0 only).
+ * </ul>
+ * Each with {@code rediss} in place of {@code redis} for TLS. A user info without a colon is a
+ * password, as in Lettuce; the credentials are those of the data nodes (Sentinels are reached
+ * without). {@link #toString()} never shows the credentials, so a URL can go into a message or a
+ * log as it is.
+ *
+ * @param nodes {@code host:port} of the server, the Sentinels, or the Cluster nodes
  */
-record RedisUrl(boolean tls, String host, int port, String username, String password, int database) {
+record RedisUrl(Topology topology, boolean tls, List<String> nodes, String master, String username, String password,
+        int database) {
     static final int DEFAULT_PORT = 6379;
-    private static final String SHAPE = "redis://[[user:]password@]host[:port][/database] or rediss://...";
+    static final int DEFAULT_SENTINEL_PORT = 26379;
+    private static final String SHAPE = "redis://[[user:]password@]host[:port][/database],"
+            + " redis-sentinel://[[user:]password@]host[:port][,host[:port]...]/master[/database],"
+            + " redis-cluster://[[user:]password@]host[:port][,host[:port]...], or rediss... for TLS";
+
+    enum Topology { STANDALONE, SENTINEL, CLUSTER }
+
+    RedisUrl {
+        nodes = List.copyOf(nodes);
+    }
 
     static RedisUrl parse(String url) {
         if (url == null || url.isBlank()) {
             throw new IllegalArgumentException("Redis URL must not be blank; expected " + SHAPE);
         }
-        URI uri;
-        try {
-            uri = new URI(url.strip());
-        } catch (URISyntaxException e) {
-            throw malformed(url, "it is not a URL (" + e.getReason() + ")");
+        String text = url.strip();
+        int schemeEnd = text.indexOf("://");
+        if (schemeEnd < 0) {
+            throw malformed(url, "it is not a URL (no scheme://)");
         }
-        String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
-        if (!scheme.equals("redis") && !scheme.equals("rediss")) {
-            throw malformed(url, "the scheme must be redis or rediss");
+        String scheme = text.substring(0, schemeEnd).toLowerCase(Locale.ROOT);
+        boolean tls = scheme.startsWith("rediss");
+        Topology topology = switch (scheme) {
+            case "redis", "rediss" -> Topology.STANDALONE;
+            case "redis-sentinel", "rediss-sentinel" -> Topology.SENTINEL;
+            case "redis-cluster", "rediss-cluster" -> Topology.CLUSTER;
+            default -> throw malformed(url, "the scheme must be redis, redis-sentinel or redis-cluster (rediss... for TLS)");
+        };
+        String rest = text.substring(schemeEnd + 3);
+        if (rest.contains("?") || rest.contains("#")) {
+            throw malformed(url, "it has a query or fragment, which execache does not read");
         }
-        if (uri.getHost() == null) {
+        int slash = rest.indexOf('/');
+        String authority = slash < 0 ? rest : rest.substring(0, slash);
+        String path = slash < 0 ? "" : rest.substring(slash);
+        int at = authority.lastIndexOf('@');
+        String userInfo = at < 0 ? null : authority.substring(0, at);
+        String hosts = authority.substring(at + 1);
+        if (hosts.isEmpty()) {
             throw malformed(url, "it names no host");
         }
-        if (uri.getPort() != -1 && (uri.getPort() < 1 || uri.getPort() > 65535)) {
-            throw malformed(url, "the port must be between 1 and 65535, not " + uri.getPort());
+        int defaultPort = topology == Topology.SENTINEL ? DEFAULT_SENTINEL_PORT : DEFAULT_PORT;
+        List<String> nodes = new ArrayList<>();
+        for (String host : hosts.split(",", -1)) {
+            nodes.add(node(url, host, defaultPort));
         }
-        if (uri.getRawQuery() != null || uri.getRawFragment() != null) {
-            throw malformed(url, "it has a query or fragment, which execache does not read");
+        if (topology == Topology.STANDALONE && nodes.size() > 1) {
+            throw malformed(url, "redis:// names one server; use redis-sentinel:// or redis-cluster:// for several");
         }
         String username = null;
         String password = null;
-        String userInfo = uri.getRawUserInfo();
         if (userInfo != null) {
             int colon = userInfo.indexOf(':');
             if (colon < 0) {
@@ -53,18 +90,71 @@ record RedisUrl(boolean tls, String host, int port, String username, String pass
                 password = null;
             }
         }
-        return new RedisUrl(scheme.equals("rediss"), uri.getHost(), uri.getPort() == -1 ? DEFAULT_PORT : uri.getPort(),
-                username, password, database(url, uri.getRawPath()));
+        String master = null;
+        int database;
+        switch (topology) {
+            case SENTINEL -> {
+                String[] parts = path.isEmpty() ? new String[0] : path.substring(1).split("/", -1);
+                if (parts.length == 0 || parts[0].isEmpty()) {
+                    throw malformed(url, "it names no master: add /NAME, the name the Sentinels know the master by");
+                }
+                if (parts.length > 2) {
+                    throw malformed(url, "the path must be /master or /master/database, not " + path);
+                }
+                master = URLDecoder.decode(parts[0], StandardCharsets.UTF_8);
+                database = parts.length == 2 ? database(url, "/" + parts[1]) : 0;
+            }
+            case CLUSTER -> {
+                if (!path.isEmpty() && !path.equals("/")) {
+                    throw malformed(url, "a Redis Cluster has database 0 only; remove " + path);
+                }
+                database = 0;
+            }
+            default -> database = database(url, path);
+        }
+        return new RedisUrl(topology, tls, nodes, master, username, password, database);
     }
 
-    /** The server address as Redisson takes it: scheme, host and port only. */
+    /** One server at {@code host:port}, as the tests and the simplest setups name it. */
+    static RedisUrl standalone(boolean tls, String host, int port, String username, String password, int database) {
+        return new RedisUrl(Topology.STANDALONE, tls, List.of(host + ":" + port), null, username, password, database);
+    }
+
+    /** Each node as Redisson takes it: scheme, host and port only. */
+    List<String> addresses() {
+        return nodes.stream().map(node -> (tls ? "rediss" : "redis") + "://" + node).toList();
+    }
+
+    /** The one server's address; for a standalone URL. */
     String address() {
-        return (tls ? "rediss" : "redis") + "://" + host + ":" + port;
+        return addresses().get(0);
     }
 
     @Override
     public String toString() {
-        return address() + (database == 0 ? "" : "/" + database);
+        String scheme = (tls ? "rediss" : "redis") + switch (topology) {
+            case STANDALONE -> "";
+            case SENTINEL -> "-sentinel";
+            case CLUSTER -> "-cluster";
+        };
+        return scheme + "://" + String.join(",", nodes) + (master == null ? "" : "/" + master)
+                + (database == 0 ? "" : "/" + database);
+    }
+
+    private static String node(String url, String host, int defaultPort) {
+        URI uri;
+        try {
+            uri = new URI("redis://" + host);
+        } catch (URISyntaxException e) {
+            throw malformed(url, "'" + host + "' is not a host[:port] (" + e.getReason() + ")");
+        }
+        if (uri.getHost() == null || uri.getRawUserInfo() != null || uri.getRawPath() != null && !uri.getRawPath().isEmpty()) {
+            throw malformed(url, host.isEmpty() ? "it names an empty host" : "'" + host + "' is not a host[:port]");
+        }
+        if (uri.getPort() != -1 && (uri.getPort() < 1 || uri.getPort() > 65535)) {
+            throw malformed(url, "the port must be between 1 and 65535, not " + uri.getPort());
+        }
+        return uri.getHost() + ":" + (uri.getPort() == -1 ? defaultPort : uri.getPort());
     }
 
     private static int database(String url, String path) {

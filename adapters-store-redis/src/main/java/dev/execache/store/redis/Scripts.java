@@ -3,9 +3,14 @@ package dev.execache.store.redis;
 /**
  * The store's Lua scripts. Each runs atomically in Redis, so the bound and the indexes hold
  * under any number of clients, and a hit costs one round trip. Every script but {@link #GET}
- * gets the keys of {@link KeyLayout#scriptKeys()} and, as ARGV[1] and ARGV[2], the key prefix
- * and the caller's clock in epoch milliseconds: expiry is decided by the injected clock, not
- * the server's.
+ * gets the keys of {@link KeyLayout#scriptKeys()} and, as ARGV[1] and ARGV[2], the layout's
+ * root ({@link KeyLayout#root()}) and the caller's clock in epoch milliseconds: expiry is decided
+ * by the injected clock, not the server's.
+ *
+ * <p>Redis Cluster: the keys a script gets as KEYS are all in the store's one hash slot, so the
+ * script runs on the node that owns it. The entry and tool-set keys a script derives at run time
+ * from the root (an entry a tool's set names, an entry the bound evicts) carry the same hash tag
+ * and so live in that same slot; declaring them all as KEYS would cost a round trip to learn them.
  */
 final class Scripts {
     private static final String COMMON = """
@@ -88,7 +93,7 @@ final class Scripts {
      */
     static final String GET = """
             local fields = redis.call('HMGET', KEYS[1], 'expires', 'hits', 'value', 'console', 'exec', 'created', 'tools',
-                                      'sum', 'label')
+                                      'sum', 'label', 'sig')
             local expires = tonumber(fields[1])
             if not expires or expires <= tonumber(ARGV[2]) then
                 if redis.call('HEXISTS', KEYS[4], ARGV[1]) == 1 then
@@ -103,8 +108,8 @@ final class Scripts {
             return fields
             """;
 
-    /** How many fields {@link #GET} returns for a live entry. */
-    static final int ENTRY_FIELD_COUNT = 9;
+    /** How many fields {@link #GET} returns for a live, signed entry. */
+    static final int ENTRY_FIELD_COUNT = 10;
 
     /** ARGV[3] key. Removes the entry if it is expired or gone, counting an expiration; a fresh one stays. */
     static final String EXPIRE = COMMON + """
@@ -124,7 +129,8 @@ final class Scripts {
      * ARGV[3] key, [4] Redis TTL ms, [5] expires (epoch ms), [6] estimated bytes, [7] bound,
      * [8] value, [9] console, [10] execution nanos, [11] created (epoch ms), [12] the bound
      * group ('' for none), [13] the group's bound, [14] the value's checksum, [15] the tool
-     * versions as one JSON object (see {@link ToolVersions}), [16] the label, then the tool names. Purges a batch of expired entries, evicts the
+     * versions as one JSON object (see {@link ToolVersions}), [16] the label, [17] the signature ('' for none),
+     * then the tool names. Purges a batch of expired entries, evicts the
      * group's least recently used past the group's bound, then the store's past the store's.
      * Returns the keys evicted for the group's bound, eldest first.
      */
@@ -133,12 +139,15 @@ final class Scripts {
             drop(key)
             local entry = entryKey(key)
             local info = {tonumber(ARGV[6])}
-            for i = 17, #ARGV do
+            for i = 18, #ARGV do
                 info[#info + 1] = ARGV[i]
                 redis.call('SADD', toolKey(ARGV[i]), key)
             end
             redis.call('HSET', entry, 'value', ARGV[8], 'console', ARGV[9], 'exec', ARGV[10], 'created', ARGV[11],
                        'expires', ARGV[5], 'hits', '0', 'sum', ARGV[14], 'tools', ARGV[15], 'label', ARGV[16])
+            if ARGV[17] ~= '' then
+                redis.call('HSET', entry, 'sig', ARGV[17])
+            end
             redis.call('PEXPIRE', entry, ARGV[4])
             redis.call('HSET', meta, key, cjson.encode(info))
             redis.call('INCRBY', bytes, ARGV[6])
@@ -184,6 +193,24 @@ final class Scripts {
             count('EXPIRATIONS', expirations)
             count('EVICTIONS', evictions)
             return groupEvicted
+            """;
+
+    /**
+     * ARGV[3] key, [4] the signature that failed ('' for none). Removes the entry and counts it
+     * as damaged, unless its signature changed since it was read (a writer replaced it). Returns 1
+     * if it was removed, else 0.
+     */
+    static final String REJECT = COMMON + """
+            local key = ARGV[3]
+            if (redis.call('HGET', entryKey(key), 'sig') or '') ~= ARGV[4] then
+                return 0
+            end
+            -- a hash written by hand is in no index: delete it all the same
+            if drop(key) or redis.call('DEL', entryKey(key)) == 1 then
+                count('DAMAGED', 1)
+                return 1
+            end
+            return 0
             """;
 
     /** ARGV[3..] keys. Returns how many entries were removed. */

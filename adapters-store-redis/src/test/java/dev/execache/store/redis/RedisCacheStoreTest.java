@@ -23,7 +23,8 @@ class RedisCacheStoreTest extends CacheStoreContract {
     protected CacheStore createStore(int maxEntries, MutableClock clock) {
         String prefix = TestRedis.freshPrefix();
         prefixes.add(prefix);
-        return RedisCacheStore.connect(RedisStoreSettings.of(redis.url()).withKeyPrefix(prefix).withMaxEntries(maxEntries), clock);
+        return RedisCacheStore.connect(RedisStoreSettings.of(redis.url()).withKeyPrefix(prefix).withMaxEntries(maxEntries)
+                .withTimeout(TestRedis.BEHAVIOUR_TIMEOUT), clock);
     }
 
     /** A stray writer changes the value field of the entry's hash; the checksum field stays. */
@@ -41,7 +42,7 @@ class RedisCacheStoreTest extends CacheStoreContract {
     void deleteTestKeys() {
         RedissonClient admin = redis.client();
         try {
-            prefixes.forEach(prefix -> admin.getKeys().deleteByPattern(prefix + "*"));
+            prefixes.forEach(prefix -> admin.getKeys().deleteByPattern(new KeyLayout(prefix).pattern()));
         } finally {
             admin.shutdown();
         }

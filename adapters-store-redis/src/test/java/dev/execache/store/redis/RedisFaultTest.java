@@ -20,9 +20,6 @@ import org.redisson.client.RedisException;
 
 /** A redis-server of the test's own, killed and restarted on the same port. */
 class RedisFaultTest {
-    /** Far above the two-second timeout: the check is "fails fast", not a benchmark. */
-    private static final Duration FAST = Duration.ofSeconds(10);
-
     private final MutableClock clock = new MutableClock(Instant.now());
 
     @Test
@@ -34,10 +31,10 @@ class RedisFaultTest {
 
             server.kill();
 
-            assertFailsFast(() -> store.get("v1:a"));
-            assertFailsFast(() -> store.put(entry("v1:b")));
-            assertFailsFast(store::counters);
-            assertFailsFast(() -> store.acquireFlight("v1:a", Duration.ofSeconds(30)));
+            assertThatThrownBy(() -> store.get("v1:a")).isInstanceOf(RedisException.class);
+            assertSkipped(() -> store.put(entry("v1:b")));
+            assertSkipped(store::counters);
+            assertSkipped(() -> store.acquireFlight("v1:a", Duration.ofSeconds(30)));
 
             server.restart();
 
@@ -56,8 +53,9 @@ class RedisFaultTest {
 
             server.pause();
             try {
-                assertFailsFast(() -> store.get("v1:a"));
-                assertThatThrownBy(() -> store.put(entry("v1:b"))).hasMessageContaining("skipped");
+                assertThatThrownBy(() -> store.get("v1:a")).isInstanceOf(RedisException.class)
+                        .hasMessageContaining("did not answer within");
+                assertSkipped(() -> store.put(entry("v1:b")));
             } finally {
                 server.resume();
             }
@@ -99,24 +97,26 @@ class RedisFaultTest {
             port = socket.getLocalPort();
         }
         String url = "redis://:s3cret@127.0.0.1:" + port;
-        long start = System.nanoTime();
 
+        // refused, not timed out: nothing waited for an answer that could not come
         assertThatThrownBy(() -> RedisCacheStore.connect(RedisStoreSettings.of(url), clock))
                 .isInstanceOf(IllegalStateException.class)
-                .hasMessageStartingWith("cannot reach Redis at redis://127.0.0.1:" + port)
+                .hasMessageStartingWith("cannot reach Redis at redis://127.0.0.1:" + port + ": connection refused")
                 .message().doesNotContain("s3cret");
-        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(FAST);
     }
 
-    private static void assertFailsFast(Executable call) {
-        long start = System.nanoTime();
-        assertThatThrownBy(call::execute).isInstanceOf(RedisException.class);
-        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(FAST);
+    /**
+     * Failed without being sent: the breaker, opened by the outage's first failure, answers at
+     * once until a check finds Redis again, so an outage costs one wait, not one per call.
+     */
+    private static void assertSkipped(Executable call) {
+        assertThatThrownBy(call::execute).isInstanceOf(RedisException.class)
+                .hasMessageContaining("skipped until a check in the background finds it answering");
     }
 
-    /** Redisson reconnects in the background; give it a bounded while. */
+    /** Redisson reconnects in the background; a limit only so that a broken reconnect fails the test. */
     private static void awaitWorking(RedisCacheStore store) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (true) {
             try {
                 store.size();

@@ -52,7 +52,7 @@ class RedisFleetTest {
         other.shutdownNow();
         stores.forEach(RedisCacheStore::close);
         RedissonClient admin = redis.client();
-        admin.getKeys().deleteByPattern(prefix + "*");
+        admin.getKeys().deleteByPattern(new KeyLayout(prefix).pattern());
         admin.shutdown();
     }
 
@@ -239,7 +239,7 @@ class RedisFleetTest {
     private long flightMillisLeft(String key) {
         RedissonClient admin = redis.client();
         try {
-            return admin.getKeys().remainTimeToLive(prefix + "f:" + key);
+            return admin.getKeys().remainTimeToLive(new KeyLayout(prefix).flight(key));
         } finally {
             admin.shutdown();
         }
@@ -248,7 +248,7 @@ class RedisFleetTest {
     private void deleteFlightKey(String key) {
         RedissonClient admin = redis.client();
         try {
-            admin.getKeys().delete(prefix + "f:" + key);
+            admin.getKeys().delete(new KeyLayout(prefix).flight(key));
         } finally {
             admin.shutdown();
         }

@@ -39,7 +39,7 @@ class RedisMemoryBoundTest {
     @AfterEach
     void cleanUp() {
         store.close();
-        admin.getKeys().deleteByPattern(prefix + "*");
+        admin.getKeys().deleteByPattern(new KeyLayout(prefix).pattern());
         admin.shutdown();
     }
 
@@ -62,7 +62,7 @@ class RedisMemoryBoundTest {
                 .sum();
         assertThat(zsetSize("lru")).isEqualTo(BOUND);
         assertThat(zsetSize("exp")).isEqualTo(BOUND);
-        assertThat(admin.getMap(prefix + "meta", StringCodec.INSTANCE).size()).isEqualTo(BOUND);
+        assertThat(admin.getMap(new KeyLayout(prefix).root() + "meta", StringCodec.INSTANCE).size()).isEqualTo(BOUND);
         assertThat(toolMembers).as("tool index members, two tools per entry").isLessThanOrEqualTo(2L * BOUND);
         assertThat(keys).as("entry hashes plus a few index and counter keys").isBetween((long) BOUND, BOUND + 20L);
         assertThat(store.size()).isEqualTo(BOUND);
@@ -75,7 +75,7 @@ class RedisMemoryBoundTest {
     void redisItselfExpiresEveryEntryAtItsTtl() {
         store.put(entry("v1:a", Map.of()));
 
-        long ttlMillis = admin.getBucket(prefix + "e:v1:a").remainTimeToLive();
+        long ttlMillis = admin.getBucket(new KeyLayout(prefix).root() + "e:v1:a").remainTimeToLive();
 
         assertThat(ttlMillis).isPositive().isLessThanOrEqualTo(TTL.toMillis());
     }
@@ -83,14 +83,14 @@ class RedisMemoryBoundTest {
     @Test
     void anEntryThatRedisExpiredLeavesNoIndexBehind() {
         store.put(entry("v1:a", Map.of("github", "1")));
-        admin.getKeys().delete(prefix + "e:v1:a");
+        admin.getKeys().delete(new KeyLayout(prefix).entry("v1:a"));
 
         assertThat(store.get("v1:a")).isEmpty();
 
         assertThat(store.counters().get(Counter.EXPIRATIONS)).isEqualTo(1L);
         assertThat(keysMatching("*"))
                 .as("only the sequence and the counters are left")
-                .containsExactlyInAnyOrder(prefix + "seq", prefix + "counters", prefix + "bytes");
+                .containsExactlyInAnyOrder(new KeyLayout(prefix).root() + "seq", new KeyLayout(prefix).root() + "counters", new KeyLayout(prefix).root() + "bytes");
         assertThat(store.estimatedBytes()).isZero();
         assertThat(store.removeByTool("github")).isZero();
     }
@@ -101,7 +101,7 @@ class RedisMemoryBoundTest {
             store.put(entry("v1:" + i, Map.of()));
             clock.advance(Duration.ofMillis(1));
         }
-        admin.getKeys().delete(prefix + "e:v1:0");
+        admin.getKeys().delete(new KeyLayout(prefix).entry("v1:0"));
 
         store.put(entry("v1:new", Map.of()));
 
@@ -112,11 +112,11 @@ class RedisMemoryBoundTest {
     }
 
     private Stream<String> keysMatching(String pattern) {
-        return admin.getKeys().getKeysStream(KeysScanOptions.defaults().pattern(prefix + pattern));
+        return admin.getKeys().getKeysStream(KeysScanOptions.defaults().pattern(new KeyLayout(prefix).root() + pattern));
     }
 
     private long zsetSize(String name) {
-        return admin.getScoredSortedSet(prefix + name, StringCodec.INSTANCE).size();
+        return admin.getScoredSortedSet(new KeyLayout(prefix).root() + name, StringCodec.INSTANCE).size();
     }
 
     private CacheEntry entry(String key, Map<String, String> tools) {

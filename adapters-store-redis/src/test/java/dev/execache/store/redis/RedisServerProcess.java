@@ -26,13 +26,40 @@ public final class RedisServerProcess implements AutoCloseable {
     private final List<String> extraArgs;
     private final Path dir;
     private final boolean tls;
+    private final String configText;
     private Process process;
 
     private RedisServerProcess(int port, List<String> extraArgs, boolean tls) throws IOException {
+        this(port, extraArgs, tls, null);
+    }
+
+    private RedisServerProcess(int port, List<String> extraArgs, boolean tls, String configText) throws IOException {
         this.port = port;
         this.extraArgs = List.copyOf(extraArgs);
         this.dir = Files.createTempDirectory("execache-redis-");
         this.tls = tls;
+        this.configText = configText;
+    }
+
+    /**
+     * Starts a Redis Cluster node: cluster mode on, on a port whose cluster bus port (the port
+     * plus 10000, fixed in Redis 6) is free too. It joins no cluster yet, see {@code TestRedisCluster}.
+     */
+    public static RedisServerProcess startClusterNode() throws IOException {
+        RedisServerProcess server = new RedisServerProcess(freeClusterPort(), List.of("--cluster-enabled", "yes",
+                "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "5000"), false);
+        server.launch();
+        return server;
+    }
+
+    /**
+     * Starts a Sentinel (the same binary, {@code --sentinel}) with this configuration, written to
+     * a file of its own because a Sentinel rewrites its file as it learns the set.
+     */
+    public static RedisServerProcess startSentinel(String config) throws IOException {
+        RedisServerProcess server = new RedisServerProcess(freePort(), List.of(), false, config);
+        server.launch();
+        return server;
     }
 
     /** Starts a server; {@code extraArgs} are redis-server options such as {@code --requirepass x}. */
@@ -125,7 +152,15 @@ public final class RedisServerProcess implements AutoCloseable {
     }
 
     private void launch() throws IOException {
-        List<String> command = new ArrayList<>(List.of(executable().getAbsolutePath(),
+        List<String> command = new ArrayList<>(List.of(executable().getAbsolutePath()));
+        if (configText != null) {
+            Path config = dir.resolve("sentinel.conf");
+            if (!Files.exists(config)) {
+                Files.writeString(config, configText);
+            }
+            command.addAll(List.of(config.toString(), "--sentinel"));
+        }
+        command.addAll(List.of(
                 "--port", tls ? "0" : Integer.toString(port),
                 "--bind", "127.0.0.1",
                 "--dir", dir.toString(),
@@ -184,6 +219,21 @@ public final class RedisServerProcess implements AutoCloseable {
             }
         }
         return null;
+    }
+
+    /** A free port at most 55535 whose port + 10000 is free too. */
+    private static int freeClusterPort() {
+        for (int attempt = 0; attempt < 100; attempt++) {
+            int port = freePort();
+            if (port <= 55535) {
+                try (ServerSocket bus = new ServerSocket(port + 10000)) {
+                    return port;
+                } catch (IOException taken) {
+                    // try another
+                }
+            }
+        }
+        throw new IllegalStateException("no free pair of ports for a cluster node");
     }
 
     private static int freePort() {

@@ -13,14 +13,14 @@ class RedisUrlTest {
     @Test
     void hostAloneMeansTheDefaultPortAndDatabaseZero() {
         assertThat(RedisUrl.parse("redis://cache.internal"))
-                .isEqualTo(new RedisUrl(false, "cache.internal", 6379, null, null, 0));
+                .isEqualTo(RedisUrl.standalone(false, "cache.internal", 6379, null, null, 0));
     }
 
     @Test
     void userPasswordPortAndDatabaseAreRead() {
         RedisUrl url = RedisUrl.parse("rediss://app:p%40ss+word@10.0.0.5:6380/2");
 
-        assertThat(url).isEqualTo(new RedisUrl(true, "10.0.0.5", 6380, "app", "p@ss+word", 2));
+        assertThat(url).isEqualTo(RedisUrl.standalone(true, "10.0.0.5", 6380, "app", "p@ss+word", 2));
         assertThat(url.address()).isEqualTo("rediss://10.0.0.5:6380");
     }
 
@@ -37,6 +37,42 @@ class RedisUrlTest {
 
         assertThat(url).hasToString("redis://localhost:6379/3");
         assertThat(RedisStoreSettings.of("redis://app:s3cret@localhost").toString()).doesNotContain("s3cret");
+    }
+
+    @Test
+    void sentinelsNameTheMasterAndEachHasItsPort() {
+        RedisUrl url = RedisUrl.parse("redis-sentinel://:s3cret@s1:26380,s2,10.0.0.7:26381/mymaster/2");
+
+        assertThat(url.topology()).isEqualTo(RedisUrl.Topology.SENTINEL);
+        assertThat(url.nodes()).containsExactly("s1:26380", "s2:26379", "10.0.0.7:26381");
+        assertThat(url.master()).isEqualTo("mymaster");
+        assertThat(url.database()).isEqualTo(2);
+        assertThat(url.password()).isEqualTo("s3cret");
+        assertThat(url).hasToString("redis-sentinel://s1:26380,s2:26379,10.0.0.7:26381/mymaster/2");
+    }
+
+    @Test
+    void aClusterIsFoundThroughAnyOfItsNodes() {
+        RedisUrl url = RedisUrl.parse("rediss-cluster://app:pw@n1:7000,n2:7001");
+
+        assertThat(url.topology()).isEqualTo(RedisUrl.Topology.CLUSTER);
+        assertThat(url.addresses()).containsExactly("rediss://n1:7000", "rediss://n2:7001");
+        assertThat(url).hasToString("rediss-cluster://n1:7000,n2:7001");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "redis-sentinel://user:s3cret@s1:26379",
+        "redis-sentinel://s1:26379/",
+        "redis-sentinel://s1:26379/master/db/x",
+        "redis-cluster://user:s3cret@n1:7000/2",
+        "redis-cluster://n1:7000,,n2:7001",
+        "redis://user:s3cret@a:6379,b:6379"})
+    void aMalformedSentinelOrClusterUrlSaysWhat(String malformed) {
+        assertThatThrownBy(() -> RedisUrl.parse(malformed))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("redis-sentinel://")
+                .message().doesNotContain("s3cret");
     }
 
     @ParameterizedTest

@@ -1,0 +1,83 @@
+package dev.execache.store.redis;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+/**
+ * A real Redis Cluster of three masters on loopback, for one test class: three cluster nodes,
+ * the 16384 slots split between them, each told of the others (what {@code redis-cli --cluster
+ * create} does), ready once every node says the cluster is ok.
+ */
+public final class TestRedisCluster implements AutoCloseable {
+    private static final int SLOTS = 16384;
+    private final List<RedisServerProcess> nodes = new ArrayList<>();
+
+    public static TestRedisCluster start() throws IOException, InterruptedException {
+        TestRedisCluster cluster = new TestRedisCluster();
+        try {
+            for (int i = 0; i < 3; i++) {
+                cluster.nodes.add(RedisServerProcess.startClusterNode());
+            }
+            cluster.form();
+            return cluster;
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            cluster.close();
+            throw e;
+        }
+    }
+
+    private void form() throws IOException, InterruptedException {
+        for (int i = 0; i < nodes.size(); i++) {
+            int from = SLOTS * i / nodes.size();
+            int to = SLOTS * (i + 1) / nodes.size();
+            List<String> command = new ArrayList<>(List.of("CLUSTER", "ADDSLOTS"));
+            for (int slot = from; slot < to; slot++) {
+                command.add(Integer.toString(slot));
+            }
+            Resp.call(nodes.get(i).port(), command.toArray(String[]::new));
+        }
+        for (int i = 1; i < nodes.size(); i++) {
+            Resp.call(nodes.get(0).port(), "CLUSTER", "MEET", "127.0.0.1", Integer.toString(nodes.get(i).port()));
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!ready()) {
+            if (System.nanoTime() > deadline) {
+                throw new IOException("the cluster did not become ok: " + Resp.text(nodes.get(0).port(), "CLUSTER", "INFO"));
+            }
+            Thread.sleep(50);
+        }
+    }
+
+    /** Every node knows all three and has every slot covered. */
+    private boolean ready() throws IOException {
+        for (RedisServerProcess node : nodes) {
+            String info = Resp.text(node.port(), "CLUSTER", "INFO");
+            if (!info.contains("cluster_state:ok") || !info.contains("cluster_known_nodes:" + nodes.size())
+                    || !info.contains("cluster_slots_ok:" + SLOTS)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    public String url() {
+        return "redis-cluster://" + nodes.stream().map(node -> "127.0.0.1:" + node.port()).collect(Collectors.joining(","));
+    }
+
+    /** How many keys each master holds, in node order. */
+    public List<Long> keysPerNode() throws IOException {
+        List<Long> counts = new ArrayList<>();
+        for (RedisServerProcess node : nodes) {
+            counts.add((Long) Resp.call(node.port(), "DBSIZE"));
+        }
+        return counts;
+    }
+
+    @Override
+    public void close() {
+        nodes.forEach(RedisServerProcess::close);
+    }
+}
