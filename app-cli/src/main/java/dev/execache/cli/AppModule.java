@@ -42,7 +42,7 @@ final class AppModule extends AbstractModule {
     @Singleton
     CacheStore store(Clock clock, Resources resources) {
         if (!settings.policy().enabled()) {
-            return ReopeningStore.never("caching is off");
+            return countingOnly(clock, resources);
         }
         if (emptyStore) {
             return new MemoryCacheStore(settings.policy().maxEntries(), clock);
@@ -64,6 +64,22 @@ final class AppModule extends AbstractModule {
                 }
             }, problem, clock, REOPEN_EVERY);
         }
+    }
+
+    /**
+     * With caching off no result is read or stored, but each run counts itself as bypassed: in
+     * the SQLite file if it exists (none is created for it), else in a store of this process.
+     * Not on Redis, so that a run with caching off never waits for it.
+     */
+    private CacheStore countingOnly(Clock clock, Resources resources) {
+        if (settings.store() == StoreKind.SQLITE && java.nio.file.Files.exists(settings.sqlitePath())) {
+            try {
+                return openStore(clock, resources);
+            } catch (RuntimeException e) {
+                // counting a bypass is not worth a warning on a run that asked for no cache
+            }
+        }
+        return new MemoryCacheStore(settings.policy().maxEntries(), clock);
     }
 
     private String unusable(RuntimeException e) {

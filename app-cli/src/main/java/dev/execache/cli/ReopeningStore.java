@@ -71,6 +71,8 @@ final class ReopeningStore implements CacheStore {
     @Override public Map<Counter, Long> counters() { return store().counters(); }
     @Override public Map<String, Map<Counter, Long>> toolCounters() { return store().toolCounters(); }
     @Override public Map<String, String> lastSeenVersions() { return store().lastSeenVersions(); }
+    @Override public void zeroCounters() { store().zeroCounters(); }
+    @Override public java.util.Optional<java.time.Instant> countingSince() { return store().countingSince(); }
     @Override public void recordVersions(Map<String, String> versions) { store().recordVersions(versions); }
 
     @Override

@@ -340,7 +340,15 @@ final class ServeTools {
                            "totalSavedMs": {"type": "number"}, "averageSavedMs": {"type": "number"},
                            "entries": {"type": "integer"}, "estimatedBytes": {"type": "integer"},
                            "evictions": {"type": "integer"}, "expirations": {"type": "integer"},
-                           "invalidations": {"type": "integer"}, "storeErrors": {"type": "integer"}
+                           "invalidations": {"type": "integer"}, "storeErrors": {"type": "integer"},
+                           "location": {"type": "string", "description": "The SQLite file, the Redis URL (no password), or this process only."},
+                           "limits": {"type": "object", "description": "maxEntries, maxBytes (null: entries bound only), ttlSeconds (the default)."},
+                           "failed": {"type": "integer", "description": "Runs and calls that failed: never stored."},
+                           "bypassed": {"type": "integer", "description": "Runs and calls made with caching off."},
+                           "uncacheable": {"type": "object", "description": "Runs and calls not stored, by reason.",
+                                           "additionalProperties": {"type": "integer"}},
+                           "countingSince": {"type": ["string", "null"], "description": "When counting started (ISO 8601); null if unknown."},
+                           "tools": {"type": "object", "description": "Each tool's own figures."}
                          },
                          "required": ["store", "hits", "misses", "shared", "hitRate", "totalSavedMs", "averageSavedMs", "entries",
                                       "estimatedBytes", "evictions", "expirations", "invalidations", "storeErrors"]}
@@ -351,7 +359,7 @@ final class ServeTools {
 
     private CallToolResult cacheStats(Map<String, Object> arguments) {
         ObjectNode node = Output.JSON.createObjectNode();
-        node.put("store", settings.store().toString());
+        StoreDescription.of(settings).putInto(node);
         node.setAll(Output.stats(executor.stats()));
         return structured(node, false);
     }

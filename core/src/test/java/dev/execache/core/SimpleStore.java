@@ -134,5 +134,16 @@ final class SimpleStore implements CacheStore {
     }
 
     @Override public synchronized Map<String, String> lastSeenVersions() { return Map.copyOf(versions); }
+
+    private java.time.Instant countingSince;
+
+    @Override
+    public synchronized void zeroCounters() {
+        counters.clear();
+        toolCounters.clear();
+        countingSince = clock.instant();
+    }
+
+    @Override public synchronized Optional<java.time.Instant> countingSince() { return Optional.ofNullable(countingSince); }
     @Override public synchronized void recordVersions(Map<String, String> newVersions) { versions.putAll(newVersions); }
 }

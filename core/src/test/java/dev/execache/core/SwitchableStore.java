@@ -66,6 +66,8 @@ public final class SwitchableStore implements CacheStore {
     @Override public Map<Counter, Long> counters() { return target().counters(); }
     @Override public Map<String, Map<Counter, Long>> toolCounters() { return target().toolCounters(); }
     @Override public Map<String, String> lastSeenVersions() { return target().lastSeenVersions(); }
+    @Override public void zeroCounters() { target().zeroCounters(); }
+    @Override public java.util.Optional<java.time.Instant> countingSince() { return target().countingSince(); }
     @Override public void recordVersions(Map<String, String> versions) { writeTarget().recordVersions(versions); }
 
     @Override

@@ -328,7 +328,7 @@ public final class RedisCacheStore implements CacheStore {
     public Map<Counter, Long> counters() {
         Map<String, String> stored = await(() -> redisson.<String, String>getMap(keys.counters(), StringCodec.INSTANCE)
                 .readAllMapAsync());
-        Map<Counter, Long> counters = zeroCounters();
+        Map<Counter, Long> counters = noCounts();
         for (Counter counter : Counter.values()) {
             String value = stored.get(counter.name());
             counters.put(counter, value == null ? 0L : Long.parseLong(value));
@@ -344,14 +344,34 @@ public final class RedisCacheStore implements CacheStore {
         stored.forEach((name, value) -> {
             if (name.startsWith(TOOL_COUNTER_PREFIX)) {
                 int colon = name.indexOf(':', TOOL_COUNTER_PREFIX.length());
-                Counter counter = Counter.valueOf(name.substring(TOOL_COUNTER_PREFIX.length(), colon));
-                byTool.computeIfAbsent(name.substring(colon + 1), tool -> zeroCounters()).put(counter, Long.parseLong(value));
+                counterNamed(name.substring(TOOL_COUNTER_PREFIX.length(), colon)).ifPresent(counter -> byTool
+                        .computeIfAbsent(name.substring(colon + 1), tool -> noCounts()).put(counter, Long.parseLong(value)));
             }
         });
         return byTool;
     }
 
-    private static Map<Counter, Long> zeroCounters() {
+    /** A counter a newer execache added is left out rather than failing the read. */
+    private static Optional<Counter> counterNamed(String name) {
+        try {
+            return Optional.of(Counter.valueOf(name));
+        } catch (IllegalArgumentException e) {
+            return Optional.empty();
+        }
+    }
+
+    @Override
+    public void zeroCounters() {
+        run(Scripts.ZERO_COUNTERS, RScript.ReturnType.LONG);
+    }
+
+    @Override
+    public Optional<Instant> countingSince() {
+        String since = await(() -> redisson.<String, String>getMap(keys.counters(), StringCodec.INSTANCE).getAsync("since"));
+        return since == null ? Optional.empty() : Optional.of(Instant.ofEpochMilli(Long.parseLong(since)));
+    }
+
+    private static Map<Counter, Long> noCounts() {
         Map<Counter, Long> counters = new EnumMap<>(Counter.class);
         for (Counter counter : Counter.values()) {
             counters.put(counter, 0L);

@@ -23,6 +23,9 @@ final class Scripts {
 
             local function count(counter, n)
                 if n > 0 then
+                    if redis.call('EXISTS', counters) == 0 then
+                        redis.call('HSET', counters, 'since', now)
+                    end
                     redis.call('HINCRBY', counters, counter, n)
                 end
             end
@@ -220,11 +223,24 @@ final class Scripts {
             return #keys
             """;
 
-    /** ARGV[3..]: counter field, delta, counter field, delta, ... */
+    /**
+     * ARGV[3..]: counter field, delta, counter field, delta, ... The counters hash created here
+     * (first counts, or after Redis lost it) records since when it counts, in its field {@code since}.
+     */
     static final String INCREMENT_ALL = """
+            if redis.call('EXISTS', KEYS[6]) == 0 then
+              redis.call('HSET', KEYS[6], 'since', ARGV[2])
+            end
             for i = 3, #ARGV, 2 do
               redis.call('HINCRBY', KEYS[6], ARGV[i], ARGV[i + 1])
             end
+            return 0
+            """;
+
+    /** Every counter, in total and per tool, starts again from zero, counting from now. */
+    static final String ZERO_COUNTERS = """
+            redis.call('DEL', KEYS[6])
+            redis.call('HSET', KEYS[6], 'since', ARGV[2])
             return 0
             """;
 
