@@ -327,8 +327,10 @@ final class ServeTools {
                 {"type": "object", "properties": {}, "additionalProperties": false}
                 """))
                 .title("Cache statistics")
-                .description("What the cache has done: hits, misses, shared (answered by an identical run in flight), hit rate, latency saved (total and per hit), "
-                        + "entries, estimated size, evictions, expirations, invalidations, store errors. On a shared "
+                .description("What the cache has done: hits, misses, shared (answered by an identical run in flight), failed, "
+                        + "uncacheable by reason, bypassed, hit rate, latency saved (total and per hit), entries, estimated "
+                        + "size, evictions, expirations, invalidations, store errors; the store, its location and limits, "
+                        + "since when it counts. On a shared "
                         + "(redis) store the figures are the whole fleet's. Changes nothing.")
                 .outputSchema(schema("""
                         {"type": "object",
