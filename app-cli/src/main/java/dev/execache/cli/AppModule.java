@@ -87,8 +87,14 @@ final class AppModule extends AbstractModule {
     }
 
     private CacheStore openStore(Clock clock, Resources resources) {
+        CacheStore store = openStoreOf(settings.store(), clock, resources);
+        resources.opened(store, StoreDescription.of(settings));
+        return store;
+    }
+
+    private CacheStore openStoreOf(StoreKind kind, Clock clock, Resources resources) {
         int maxEntries = settings.policy().maxEntries();
-        return switch (settings.store()) {
+        return switch (kind) {
             case MEMORY -> new MemoryCacheStore(maxEntries, clock);
             case SQLITE -> resources.store("sqlite " + settings.sqlitePath() + ", at most " + maxEntries + " entries",
                     settings.sqlitePath(), () -> new SqliteCacheStore(settings.sqlitePath(), maxEntries, clock));

@@ -38,6 +38,15 @@ public record CacheStats(
         uncacheable = uncacheable == null ? Map.of() : Collections.unmodifiableMap(new TreeMap<>(uncacheable));
     }
 
+    /**
+     * What {@code store} has counted, read from it now; for a process that watches a store it
+     * does not run anything through (a server's monitoring). Throws what the store throws.
+     */
+    public static CacheStats of(CacheStore store) {
+        return from(store.counters(), store.toolCounters(), store.size(), store.estimatedBytes(),
+                store.countingSince().orElse(null));
+    }
+
     static CacheStats from(Map<Counter, Long> counters, Map<String, Map<Counter, Long>> toolCounters,
             long entries, long estimatedBytes, Instant countingSince) {
         Map<String, ToolStats> tools = new TreeMap<>();
