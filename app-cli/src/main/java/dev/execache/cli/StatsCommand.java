@@ -9,13 +9,9 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.Callable;
 import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Spec;
 
 @Command(name = "stats", mixinStandardHelpOptions = true,
         description = {"Shows what the cache has done: hits, misses, shared (answered by an identical run in flight), "
@@ -23,7 +19,7 @@ import picocli.CommandLine.Spec;
                 + "invalidations, store errors; the store, where it is and its limits; since when it counts. On a "
                 + "shared store, for the whole fleet.",
             "--zero sets the counters to zero (for the whole fleet on Redis) and keeps the entries."})
-final class StatsCommand implements Callable<Integer> {
+final class StatsCommand extends StoreCommand {
     /** How the figures are printed. */
     enum Format {
         HUMAN, JSON, OPENMETRICS;
@@ -39,14 +35,7 @@ final class StatsCommand implements Callable<Integer> {
         }
     }
 
-    private final SessionFactory sessions;
     private final Clock clock;
-
-    @Spec
-    CommandSpec spec;
-
-    @Mixin
-    CacheOptions cache = new CacheOptions();
 
     @Option(names = "--format", paramLabel = "human|json|openmetrics",
             description = "human (a table), json (one object) or openmetrics (the Prometheus/OpenMetrics text format, "
@@ -62,40 +51,43 @@ final class StatsCommand implements Callable<Integer> {
 
     @Inject
     StatsCommand(SessionFactory sessions, Clock clock) {
-        this.sessions = sessions;
+        super(sessions);
         this.clock = clock;
     }
 
+    private Format chosen() {
+        return json ? Format.JSON : Format.parse(format);
+    }
+
     @Override
-    public Integer call() {
-        Format chosen = json ? Format.JSON : Format.parse(format);
-        try (Session session = sessions.openForStoreManagement(cache.flags())) {
-            PrintWriter out = spec.commandLine().getOut();
-            StoreDescription store = StoreDescription.of(session.settings());
-            if (zero) {
-                try {
-                    session.store().zeroCounters();
-                } catch (RuntimeException e) {
-                    throw new InfrastructureException("the " + store.kind() + " store failed: " + e.getMessage(), e);
-                }
-                out.println("counters set to zero; entries kept");
-                out.flush();
-                return ExitCode.OK;
+    void checkOptions() {
+        chosen();
+    }
+
+    @Override
+    int run(Session session, PrintWriter out) {
+        StoreDescription store = StoreDescription.of(session.settings());
+        if (zero) {
+            try {
+                session.store().zeroCounters();
+            } catch (RuntimeException e) {
+                throw storeFailed(session, e);
             }
-            CacheStats stats = session.executor().stats();
-            switch (chosen) {
-                case JSON -> {
-                    ObjectNode node = Output.JSON.createObjectNode();
-                    store.putInto(node);
-                    node.setAll(Output.stats(stats));
-                    out.println(Output.write(node));
-                }
-                case OPENMETRICS -> out.print(OpenMetrics.write(stats, store));
-                case HUMAN -> human(out, stats, store);
-            }
-            out.flush();
+            out.println("counters set to zero; entries kept");
             return ExitCode.OK;
         }
+        CacheStats stats = session.executor().stats();
+        switch (chosen()) {
+            case JSON -> {
+                ObjectNode node = Output.JSON.createObjectNode();
+                store.putInto(node);
+                node.setAll(Output.stats(stats));
+                out.println(Output.write(node));
+            }
+            case OPENMETRICS -> out.print(OpenMetrics.write(stats, store));
+            case HUMAN -> human(out, stats, store);
+        }
+        return ExitCode.OK;
     }
 
     private void human(PrintWriter out, CacheStats stats, StoreDescription store) {

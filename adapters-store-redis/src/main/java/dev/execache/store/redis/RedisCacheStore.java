@@ -27,6 +27,7 @@ import org.redisson.Redisson;
 import org.redisson.api.RLock;
 import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
+import org.redisson.api.redisnode.RedisNodes;
 import org.redisson.client.RedisAuthRequiredException;
 import org.redisson.client.RedisConnectionException;
 import org.redisson.client.RedisException;
@@ -68,6 +69,8 @@ public final class RedisCacheStore implements CacheStore {
 
     /** A tool's own counters are the fields {@code tool:<COUNTER>:<tool>} of the counters hash. */
     private static final String TOOL_COUNTER_PREFIX = "tool:";
+    /** Servers whose eviction policy was warned about: once per process and server. */
+    private static final java.util.Set<String> WARNED_SERVERS = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     private final RedissonClient redisson;
     private final boolean ownsClient;
@@ -130,6 +133,7 @@ public final class RedisCacheStore implements CacheStore {
             store.close();
             throw new IllegalStateException(e.getMessage(), e);
         }
+        store.checkEvictionPolicy();
         return store;
     }
 
@@ -145,6 +149,7 @@ public final class RedisCacheStore implements CacheStore {
         // Only to make the connection now rather than on the first call; a failure here is
         // left for the first call to meet, which says what went wrong.
         store.check();
+        store.checkEvictionPolicy();
         return store;
     }
 
@@ -182,6 +187,42 @@ public final class RedisCacheStore implements CacheStore {
                 .setConnectionPoolSize(32)
                 .setSubscriptionConnectionMinimumIdleSize(1);
         return config;
+    }
+
+    /**
+     * Warns once per server, in one line, when Redis's {@code maxmemory-policy} may evict keys
+     * that have no TTL: execache's indexes, counters and versions (only its entries carry one).
+     * {@code noeviction} and the {@code volatile-*} policies keep them. Asked in the background;
+     * a Redis that refuses {@code CONFIG} (disabled or renamed, as managed services do) is left
+     * unchecked with a debug line.
+     */
+    CompletableFuture<?> checkEvictionPolicy() {
+        try {
+            return redisson.getRedisNodes(RedisNodes.SINGLE).getInstance().getConfigAsync("maxmemory-policy")
+                    .toCompletableFuture().whenComplete((config, error) -> {
+                        if (error != null || config == null) {
+                            LOG.log(System.Logger.Level.DEBUG, () -> "cannot read the maxmemory-policy of Redis at "
+                                    + server + ": " + (error == null ? "no answer" : describe(error)));
+                            return;
+                        }
+                        evictionPolicyWarning(server, config.get("maxmemory-policy"))
+                                .filter(warning -> WARNED_SERVERS.add(server))
+                                .ifPresent(warning -> LOG.log(System.Logger.Level.WARNING, warning));
+                    });
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.DEBUG, () -> "cannot read the maxmemory-policy of Redis at " + server + ": " + e);
+            return CompletableFuture.completedFuture(null);
+        }
+    }
+
+    /** The warning for a policy that may evict keys without a TTL, if {@code policy} is one. */
+    static Optional<String> evictionPolicyWarning(String server, String policy) {
+        if (policy == null || !policy.startsWith("allkeys-")) {
+            return Optional.empty();
+        }
+        return Optional.of("Redis at " + server + " has maxmemory-policy " + policy + ", which may evict execache's"
+                + " indexes and counters when memory is full (stats and bounds then drift); set noeviction or a"
+                + " volatile-* policy such as volatile-lru: execache's entries have a TTL, its own keys do not");
     }
 
     /** One cheap command, to learn whether Redis answers. */

@@ -31,7 +31,9 @@ final class Scripts {
             end
 
             -- Takes an entry out of the store and every index. Returns nil if it was not there,
-            -- 'gone' if Redis had already expired its hash, else 'expired' or 'live'.
+            -- 'gone' if Redis had already expired its hash, 'evicted' if Redis dropped it before its
+            -- time (maxmemory), else 'expired' or 'live'. Within a second of its expiry a missing
+            -- hash is taken as expired: Redis's clock and the caller's may differ by a round trip.
             local function drop(key)
                 local info = redis.call('HGET', meta, key)
                 if not info then
@@ -51,10 +53,14 @@ final class Scripts {
                 redis.call('DECRBY', bytes, info[1])
                 redis.call('HDEL', meta, key)
                 redis.call('ZREM', lru, key)
+                local indexedExpiry = tonumber(redis.call('ZSCORE', exp, key))
                 redis.call('ZREM', exp, key)
                 local entry = entryKey(key)
                 local expires = redis.call('HGET', entry, 'expires')
                 if not expires then
+                    if indexedExpiry and indexedExpiry > now + 1000 then
+                        return 'evicted'
+                    end
                     return 'gone'
                 end
                 redis.call('DEL', entry)
@@ -64,18 +70,21 @@ final class Scripts {
                 return 'live'
             end
 
-            -- Drops each key; counts those Redis had already expired. Returns how many were removed.
+            -- Drops each key; counts those Redis had already expired or evicted. Returns how many were removed.
             local function dropAll(keys)
-                local removed, gone = 0, 0
+                local removed, gone, evicted = 0, 0, 0
                 for _, key in ipairs(keys) do
                     local state = drop(key)
                     if state == 'gone' then
                         gone = gone + 1
+                    elseif state == 'evicted' then
+                        evicted = evicted + 1
                     elseif state then
                         removed = removed + 1
                     end
                 end
                 count('EXPIRATIONS', gone)
+                count('EVICTIONS', evicted)
                 return removed
             end
 
@@ -116,7 +125,11 @@ final class Scripts {
             if expires and expires > now then
                 return 0
             end
-            if drop(key) then
+            local state = drop(key)
+            if state == 'evicted' then
+                count('EVICTIONS', 1)
+                return 1
+            elseif state then
                 count('EXPIRATIONS', 1)
                 return 1
             end
@@ -133,7 +146,7 @@ final class Scripts {
      */
     static final String PUT = COMMON + """
             local key, group = ARGV[3], ARGV[12]
-            drop(key)
+            local replaced = drop(key)
             local entry = entryKey(key)
             local info = {tonumber(ARGV[6])}
             for i = 17, #ARGV do
@@ -149,6 +162,9 @@ final class Scripts {
             redis.call('ZADD', exp, ARGV[5], key)
 
             local expirations, evictions, groupEvicted = 0, 0, {}
+            if replaced == 'evicted' then
+                evictions = 1
+            end
             for _, expired in ipairs(redis.call('ZRANGEBYSCORE', exp, '-inf', ARGV[2], 'LIMIT', 0, 100)) do
                 if drop(expired) then
                     expirations = expirations + 1
@@ -163,7 +179,8 @@ final class Scripts {
                             break
                         end
                         if redis.call('HGET', groups, eldest) == group then
-                            if drop(eldest) == 'live' then
+                            local state = drop(eldest)
+                            if state == 'live' or state == 'evicted' then
                                 evictions = evictions + 1
                             else
                                 expirations = expirations + 1
@@ -177,7 +194,8 @@ final class Scripts {
             local excess = redis.call('ZCARD', lru) - tonumber(ARGV[7])
             if excess > 0 then
                 for _, eldest in ipairs(redis.call('ZRANGE', lru, 0, excess - 1)) do
-                    if drop(eldest) == 'live' then
+                    local state = drop(eldest)
+                    if state == 'live' or state == 'evicted' then
                         evictions = evictions + 1
                     else
                         expirations = expirations + 1
@@ -203,13 +221,24 @@ final class Scripts {
             return dropAll(redis.call('SMEMBERS', toolKey(ARGV[3])))
             """;
 
-    /** Returns {purged, live entries left}. */
+    /**
+     * Returns {purged, live entries left}. Also takes out of the indexes every entry whose hash
+     * Redis dropped on its own (maxmemory eviction), counting it, so the count of entries is
+     * exact: one EXISTS per indexed entry, at most the bound of them.
+     */
     static final String PURGE = COMMON + """
             local expired = redis.call('ZRANGEBYSCORE', exp, '-inf', ARGV[2])
             for _, key in ipairs(expired) do
                 drop(key)
             end
             count('EXPIRATIONS', #expired)
+            local lost = {}
+            for _, key in ipairs(redis.call('ZRANGE', lru, 0, -1)) do
+                if redis.call('EXISTS', entryKey(key)) == 0 then
+                    lost[#lost + 1] = key
+                end
+            end
+            dropAll(lost)
             return {#expired, redis.call('ZCARD', lru)}
             """;
 
