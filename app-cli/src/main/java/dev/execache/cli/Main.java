@@ -68,8 +68,15 @@ public final class Main {
 
     private static int parseAndRun(String[] args, Environment environment, Console console, PrintStream out,
             PrintStream err, boolean colour, Resources resources) {
-        CommandLine commandLine = new CommandLine(ExecacheCommand.class,
-                new GuiceFactory(Guice.createInjector(new BaseModule(environment, console, resources))));
+        GuiceFactory factory = new GuiceFactory(Guice.createInjector(new BaseModule(environment, console, resources)));
+        Class<?> named = ExecacheCommand.SUBCOMMANDS.get(subcommandName(args));
+        CommandLine commandLine;
+        if (named == null) {
+            commandLine = new CommandLine(ExecacheCommand.WithEverySubcommand.class, factory);
+        } else {
+            commandLine = new CommandLine(ExecacheCommand.class, factory);
+            commandLine.addSubcommand(new CommandLine(named, factory));
+        }
         commandLine.setColorScheme(CommandLine.Help.defaultColorScheme(
                 colour ? CommandLine.Help.Ansi.ON : CommandLine.Help.Ansi.OFF));
         commandLine.setOut(new PrintWriter(out, true, StandardCharsets.UTF_8));
@@ -100,6 +107,19 @@ public final class Main {
             return ExitCode.INFRASTRUCTURE;
         });
         return commandLine.execute(args);
+    }
+
+    /** The first argument that is not one of the top command's options, or null. */
+    private static String subcommandName(String[] args) {
+        for (String arg : args) {
+            if (!arg.startsWith("-")) {
+                return arg;
+            }
+            if (!arg.equals("-q") && !arg.equals("--quiet") && !arg.equals("--no-daemon")) {
+                return null;
+            }
+        }
+        return null;
     }
 
     /** A usage error is one line: what was wrong, and where the options are described. */

@@ -38,6 +38,26 @@ class CommandLineUsageTest {
     }
 
     @Test
+    void theSubcommandsFoundByNameAreTheOnesHelpShows() {
+        java.util.Set<Class<?>> shown = new java.util.HashSet<>();
+        for (Class<?> command : ExecacheCommand.WithEverySubcommand.class
+                .getAnnotation(picocli.CommandLine.Command.class).subcommands()) {
+            shown.add(command);
+        }
+        shown.remove(picocli.CommandLine.HelpCommand.class);
+
+        assertThat(new java.util.HashSet<>(ExecacheCommand.SUBCOMMANDS.values())).isEqualTo(shown);
+        assertThat(ExecacheCommand.SUBCOMMANDS).containsKeys("run", "list", "ls", "server");
+    }
+
+    @Test
+    void anOptionBeforeTheSubcommandNameStillAppliesToIt() {
+        assertThat(run("-q", "run", "ok.ts", "--store", "memory")).isEqualTo(ExitCode.OK);
+        assertThat(out.toString(StandardCharsets.UTF_8)).isEqualTo("1\n");
+        assertThat(errors()).doesNotContain("cache miss");
+    }
+
+    @Test
     void missingFile() {
         assertThat(run("run", "missing.ts")).isEqualTo(ExitCode.USAGE);
         assertThat(errors()).contains("FILE: missing.ts does not exist");

@@ -173,6 +173,18 @@ class GatewayTest {
     }
 
     @Test
+    void aCallWhileTheServerRestartsWaitsForItWithinTheCallTimeout() {
+        ProxiedTools gateway = lab(true);
+        long pid = catalog.pid("lab");
+
+        assertThat(gateway.call("lab__crash", Map.of()).isError()).isTrue();
+        ToolResult next = gateway.call("lab__pid", Map.of());
+
+        assertThat(next.isError()).as(next.json()).isFalse();
+        assertThat(answer(next).get("pid").longValue()).isNotEqualTo(pid);
+    }
+
+    @Test
     void aSlowServerIsAToolErrorAfterTheCallTimeoutAndAnswersTheNextCall() {
         catalog = new McpToolCatalog(List.of(Downstream.lab("lab", true)), Duration.ofSeconds(2), Duration.ofHours(1),
                 line -> { }, Clock.systemUTC()).start();

@@ -40,6 +40,11 @@ final class DownstreamServer {
     private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
     /** A server that stayed up this long starts again from the first backoff when it dies. */
     private static final Duration STABLE = Duration.ofSeconds(30);
+    /**
+     * How long starting a server may take: longer than one call may, since a loaded machine can
+     * take seconds to start node or npx, and a start that gives up too early restarts a healthy server.
+     */
+    private static final Duration MIN_START_TIMEOUT = Duration.ofSeconds(30);
     private static final TypeReference<Map<String, Object>> OBJECT = new TypeReference<>() {
     };
 
@@ -90,7 +95,7 @@ final class DownstreamServer {
                 line -> stderr.accept(settings.name() + ": " + line), this::exited);
         McpSyncClient client = McpClient.sync(transport)
                 .requestTimeout(callTimeout)
-                .initializationTimeout(callTimeout)
+                .initializationTimeout(callTimeout.compareTo(MIN_START_TIMEOUT) > 0 ? callTimeout : MIN_START_TIMEOUT)
                 .clientInfo(new McpSchema.Implementation("execache", "gateway"))
                 .toolsChangeConsumer(changed -> scheduler.execute(this::refreshQuietly))
                 .build();
@@ -107,6 +112,7 @@ final class DownstreamServer {
                 connection = opened;
                 connectedAt = clock.instant();
                 tools = listed;
+                notifyAll();
             }
             if (!transport.isAlive()) {
                 // it died after answering and before it was recorded as connected: nobody else restarts it
@@ -160,11 +166,15 @@ final class DownstreamServer {
 
     ToolResult call(String tool, Map<String, Object> args) {
         Connection current;
-        synchronized (this) {
-            current = connection;
+        try {
+            current = awaitConnection();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return failure("calling " + tool + " on server " + settings.name() + " was interrupted");
         }
         if (current == null) {
-            return failure("server " + settings.name() + " is not running (it is being restarted); try again shortly");
+            return failure("server " + settings.name() + " is not running (it is being started again) and did not come up within "
+                    + callTimeout.toMillis() / 1000.0 + " s; try again shortly");
         }
         try {
             CallToolResult result = current.client().callTool(new McpSchema.CallToolRequest(tool, args));
@@ -175,6 +185,19 @@ final class DownstreamServer {
         } catch (RuntimeException e) {
             return failure("calling " + tool + " on server " + settings.name() + " failed: " + rootMessage(e));
         }
+    }
+
+    /** The connection, waiting within the call timeout for a server that is starting or restarting. */
+    private synchronized Connection awaitConnection() throws InterruptedException {
+        long deadline = System.nanoTime() + callTimeout.toNanos();
+        while (connection == null && !closed) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                break;
+            }
+            TimeUnit.NANOSECONDS.timedWait(this, left);
+        }
+        return connection;
     }
 
     private List<CatalogTool> list(Connection current) {
@@ -274,6 +297,7 @@ final class DownstreamServer {
             closed = true;
             current = connection;
             connection = null;
+            notifyAll();
         }
         if (current != null) {
             closeQuietly(current.client(), current.transport());
