@@ -42,7 +42,7 @@ final class AppModule extends AbstractModule {
     @Singleton
     CacheStore store(Clock clock, Resources resources) {
         if (!settings.policy().enabled()) {
-            return ReopeningStore.never("caching is off");
+            return countingOnly(clock, resources);
         }
         if (emptyStore) {
             return new MemoryCacheStore(settings.policy().maxEntries(), clock);
@@ -66,13 +66,35 @@ final class AppModule extends AbstractModule {
         }
     }
 
+    /**
+     * With caching off no result is read or stored, but each run counts itself as bypassed: in
+     * the SQLite file if it exists (none is created for it), else in a store of this process.
+     * Not on Redis, so that a run with caching off never waits for it.
+     */
+    private CacheStore countingOnly(Clock clock, Resources resources) {
+        if (settings.store() == StoreKind.SQLITE && java.nio.file.Files.exists(settings.sqlitePath())) {
+            try {
+                return openStore(clock, resources);
+            } catch (RuntimeException e) {
+                // counting a bypass is not worth a warning on a run that asked for no cache
+            }
+        }
+        return new MemoryCacheStore(settings.policy().maxEntries(), clock);
+    }
+
     private String unusable(RuntimeException e) {
         return "cannot use the " + settings.store() + " store: " + e.getMessage();
     }
 
     private CacheStore openStore(Clock clock, Resources resources) {
+        CacheStore store = openStoreOf(settings.store(), clock, resources);
+        resources.opened(store, StoreDescription.of(settings));
+        return store;
+    }
+
+    private CacheStore openStoreOf(StoreKind kind, Clock clock, Resources resources) {
         int maxEntries = settings.policy().maxEntries();
-        return switch (settings.store()) {
+        return switch (kind) {
             case MEMORY -> new MemoryCacheStore(maxEntries, clock);
             case SQLITE -> resources.store("sqlite " + settings.sqlitePath() + ", at most " + maxEntries + " entries",
                     settings.sqlitePath(), () -> new SqliteCacheStore(settings.sqlitePath(), maxEntries, clock));

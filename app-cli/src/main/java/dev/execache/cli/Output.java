@@ -65,6 +65,15 @@ final class Output {
         node.put("storeErrors", stats.storeErrors());
         node.put("damaged", stats.damaged());
         node.put("estimatedBytes", stats.estimatedBytes());
+        node.put("failed", stats.failed());
+        node.put("bypassed", stats.bypassed());
+        ObjectNode uncacheable = node.putObject("uncacheable");
+        stats.uncacheable().forEach(uncacheable::put);
+        if (stats.countingSince() == null) {
+            node.putNull("countingSince");
+        } else {
+            node.put("countingSince", stats.countingSince().toString());
+        }
         ObjectNode tools = node.putObject("tools");
         stats.tools().forEach((tool, counted) -> {
             ObjectNode one = tools.putObject(tool);
@@ -73,8 +82,23 @@ final class Output {
             one.put("hitRate", counted.hitRate());
             one.put("savedMs", millis(counted.saved()));
             one.put("invalidations", counted.invalidations());
+            one.put("shared", counted.shared());
+            one.put("failed", counted.failed());
+            one.put("uncacheable", counted.uncacheable());
+            one.put("bypassed", counted.bypassed());
         });
         return node;
+    }
+
+    /** {@code 512 B}, {@code 1.5 KiB}, {@code 64.0 MiB}. */
+    static String bytes(long bytes) {
+        if (bytes < 1024) {
+            return bytes + " B";
+        }
+        if (bytes < 1024 * 1024) {
+            return String.format(java.util.Locale.ROOT, "%.1f KiB", bytes / 1024.0);
+        }
+        return String.format(java.util.Locale.ROOT, "%.1f MiB", bytes / (1024.0 * 1024));
     }
 
     static double millis(Duration duration) {

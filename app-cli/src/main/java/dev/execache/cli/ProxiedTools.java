@@ -144,11 +144,12 @@ final class ProxiedTools implements CodeTools {
         if (tool == null) {
             return new ToolCallOutcome(catalog.call(name, args), CacheStatus.BYPASS);
         }
-        if (rules.decide(tool).cached()) {
+        ToolCallRules.Decision decision = rules.decide(tool);
+        if (decision.cached()) {
             return cachedTool.callWithStatus(name, args);
         }
         try {
-            return new ToolCallOutcome(catalog.call(name, args), CacheStatus.BYPASS);
+            return cachedTool.callUncached(name, args, !decision.turnedOff());
         } finally {
             if (invalidatedOnWrite.contains(tool.server())) {
                 dropReadsOf(tool.server(), name);

@@ -75,6 +75,8 @@ final class ReopeningStore implements CacheStore {
     @Override public void recordVersions(String scope, Map<String, String> versions) {
         store().recordVersions(scope, versions);
     }
+    @Override public void zeroCounters() { store().zeroCounters(); }
+    @Override public java.util.Optional<java.time.Instant> countingSince() { return store().countingSince(); }
 
     @Override
     public FlightLease acquireFlight(String key, Duration maxHold) throws InterruptedException {

@@ -39,6 +39,13 @@ interface Resources {
 
     Sandbox sandbox(DenoSandboxSettings settings);
 
+    /**
+     * The store the command got from {@link #store} is {@code description}: a process that keeps
+     * stores open publishes their counters (in JMX).
+     */
+    default void opened(CacheStore store, StoreDescription description) {
+    }
+
     /** The command is done with its store. */
     void release(CacheStore store);
 }

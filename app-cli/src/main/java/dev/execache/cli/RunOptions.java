@@ -11,7 +11,8 @@ final class RunOptions {
     CacheOptions cache = new CacheOptions();
 
     @Option(names = "--no-cache",
-            description = "Run without the cache: nothing is read or written. Default: false (env EXECACHE_NO_CACHE=1).")
+            description = "Run without the cache: no result is read or stored (the run is only counted as bypassed, in the SQLite "
+                    + "file if it exists). Default: false (env EXECACHE_NO_CACHE=1).")
     boolean noCache;
 
     @Option(names = "--ttl", paramLabel = "DURATION",

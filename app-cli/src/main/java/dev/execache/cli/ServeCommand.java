@@ -63,6 +63,7 @@ final class ServeCommand implements Callable<Integer> {
                 throw new IllegalStateException("serve needs tool versions it can change, not "
                         + session.toolVersions().getClass().getName());
             }
+            serving.add(CacheMBean.register(StoreDescription.of(settings), session.executor()::stats));
             LOG.log(Level.INFO, configFileLine(settings));
             warmUp(session);
             serving.add(new ConfigWatcher(configFile(settings), versions, pinnedTools()).start(WATCH_INTERVAL));

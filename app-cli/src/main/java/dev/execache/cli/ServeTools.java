@@ -385,8 +385,10 @@ final class ServeTools {
                 {"type": "object", "properties": {}, "additionalProperties": false}
                 """))
                 .title("Cache statistics")
-                .description("What the cache has done: hits, misses, shared (answered by an identical run in flight), hit rate, latency saved (total and per hit), "
-                        + "entries, estimated size, evictions, expirations, invalidations, store errors. On a shared "
+                .description("What the cache has done: hits, misses, shared (answered by an identical run in flight), failed, "
+                        + "uncacheable by reason, bypassed, hit rate, latency saved (total and per hit), entries, estimated "
+                        + "size, evictions, expirations, invalidations, store errors; the store, its location and limits, "
+                        + "since when it counts. On a shared "
                         + "(redis) store the figures are the whole fleet's. Changes nothing.")
                 .outputSchema(schema("""
                         {"type": "object",
@@ -398,7 +400,15 @@ final class ServeTools {
                            "totalSavedMs": {"type": "number"}, "averageSavedMs": {"type": "number"},
                            "entries": {"type": "integer"}, "estimatedBytes": {"type": "integer"},
                            "evictions": {"type": "integer"}, "expirations": {"type": "integer"},
-                           "invalidations": {"type": "integer"}, "storeErrors": {"type": "integer"}
+                           "invalidations": {"type": "integer"}, "storeErrors": {"type": "integer"},
+                           "location": {"type": "string", "description": "The SQLite file, the Redis URL (no password), or this process only."},
+                           "limits": {"type": "object", "description": "maxEntries, maxBytes (null: entries bound only), ttlSeconds (the default)."},
+                           "failed": {"type": "integer", "description": "Runs and calls that failed: never stored."},
+                           "bypassed": {"type": "integer", "description": "Runs and calls made with caching off."},
+                           "uncacheable": {"type": "object", "description": "Runs and calls not stored, by reason.",
+                                           "additionalProperties": {"type": "integer"}},
+                           "countingSince": {"type": ["string", "null"], "description": "When counting started (ISO 8601); null if unknown."},
+                           "tools": {"type": "object", "description": "Each tool's own figures."}
                          },
                          "required": ["store", "hits", "misses", "shared", "hitRate", "totalSavedMs", "averageSavedMs", "entries",
                                       "estimatedBytes", "evictions", "expirations", "invalidations", "storeErrors"]}
@@ -409,7 +419,7 @@ final class ServeTools {
 
     private CallToolResult cacheStats(Map<String, Object> arguments) {
         ObjectNode node = Output.JSON.createObjectNode();
-        node.put("store", settings.store().toString());
+        StoreDescription.of(settings).putInto(node);
         node.setAll(Output.stats(executor.stats()));
         return structured(node, false);
     }

@@ -1,5 +1,6 @@
 package dev.execache.cli;
 
+import dev.execache.core.CacheStats;
 import dev.execache.core.CacheStore;
 import dev.execache.core.Counter;
 import dev.execache.core.ExecutionRequest;
@@ -32,6 +33,8 @@ final class SharedResources implements Resources {
     }
 
     private final Map<String, OpenStore> stores = new LinkedHashMap<>();
+    /** The JMX registration of each kept store's counters, by the store's identity. */
+    private final Map<String, AutoCloseable> published = new LinkedHashMap<>();
     private final Map<DenoSandboxSettings, DenoSandbox> sandboxes = new LinkedHashMap<>();
     private boolean closed;
 
@@ -45,6 +48,7 @@ final class SharedResources implements Resources {
             // A file removed or replaced since it was opened is opened again, as a one-shot command would.
             if (found != null && file != null && !Objects.equals(found.fileKey(), fileKey(file))) {
                 stores.remove(identity);
+                unpublish(identity);
                 found.store().close();
                 found = null;
             }
@@ -63,6 +67,26 @@ final class SharedResources implements Resources {
             return key == null ? "no file key" : key;
         } catch (IOException e) {
             return null;
+        }
+    }
+
+    @Override
+    public synchronized void opened(CacheStore store, StoreDescription description) {
+        for (var open : stores.entrySet()) {
+            if (open.getValue().store() == store && !published.containsKey(open.getKey())) {
+                published.put(open.getKey(), CacheMBean.register(description, () -> CacheStats.of(store)));
+            }
+        }
+    }
+
+    private void unpublish(String identity) {
+        AutoCloseable registration = published.remove(identity);
+        if (registration != null) {
+            try {
+                registration.close();
+            } catch (Exception e) {
+                // the server goes on; JMX shows what it last had
+            }
         }
     }
 
@@ -138,6 +162,7 @@ final class SharedResources implements Resources {
             }
         }
         sandboxes.clear();
+        new ArrayList<>(published.keySet()).forEach(this::unpublish);
         stores.clear();
     }
 

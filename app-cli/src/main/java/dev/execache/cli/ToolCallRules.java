@@ -42,13 +42,18 @@ final class ToolCallRules {
      * @param cached whether calls are cached
      * @param why the rule, annotation or name that decided
      * @param ttl how long a cached call is kept; null when not cached
+     * @param turnedOff not cached because caching, or a rule, turns it off (rather than because the call may
+     *     change something)
      */
-    record Decision(boolean cached, String why, Duration ttl) {
+    record Decision(boolean cached, String why, Duration ttl, boolean turnedOff) {
+        Decision(boolean cached, String why, Duration ttl) {
+            this(cached, why, ttl, false);
+        }
     }
 
     Decision decide(CatalogTool tool) {
         if (!policy.enabled()) {
-            return new Decision(false, "caching is off", null);
+            return new Decision(false, "caching is off", null, true);
         }
         ToolCacheRule rule = null;
         for (Map.Entry<ToolCacheRule, Glob> entry : rules.entrySet()) {
@@ -65,13 +70,13 @@ final class ToolCallRules {
             String what = writingName ? "never-cache name" : "not read-only (annotations)";
             if (rule != null && rule.toolGlob().equals(tool.name())) {
                 return rule.enabled() ? new Decision(true, "rule " + rule.toolGlob() + " names it ("
-                        + what + ")", rule.ttl()) : new Decision(false, "rule " + rule.toolGlob() + ": disabled", null);
+                        + what + ")", rule.ttl()) : new Decision(false, "rule " + rule.toolGlob() + ": disabled", null, true);
             }
             return new Decision(false, what, null);
         }
         if (rule != null) {
             return rule.enabled() ? new Decision(true, "rule " + rule.toolGlob(), rule.ttl())
-                    : new Decision(false, "rule " + rule.toolGlob() + ": disabled", null);
+                    : new Decision(false, "rule " + rule.toolGlob() + ": disabled", null, true);
         }
         if (tool.annotationsTrusted()) {
             return new Decision(true, "annotation readOnlyHint", policy.ttl());

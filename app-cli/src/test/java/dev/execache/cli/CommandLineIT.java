@@ -106,18 +106,20 @@ class CommandLineIT {
     }
 
     @Test
-    void noCacheFlagAndEnvironmentNeverReadOrWrite() throws Exception {
+    void noCacheFlagAndEnvironmentNeverReadOrStoreAResultAndOnlyCountTheBypass() throws Exception {
         var flag = cli.run("run", "shape.ts", "--db", db.toString(), "--no-cache", "--context", "{\"items\":[1]}");
         assertThat(flag.exitCode()).as(flag.toString()).isZero();
         assertThat(db).as("no-cache must not create the store").doesNotExist();
 
         cli.run("run", "shape.ts", "--db", db.toString(), "--context", "{\"items\":[1]}");
-        byte[] before = Files.readAllBytes(db);
         var env = new CliProcess(dir).env("EXECACHE_NO_CACHE", "1")
                 .run("run", "shape.ts", "--db", db.toString(), "--json", "--context", "{\"items\":[1]}");
 
         assertThat(json(env).get("cache").asText()).as(env.toString()).isEqualTo("bypass");
-        assertThat(Files.readAllBytes(db)).isEqualTo(before);
+        JsonNode figures = json(cli.run("stats", "--db", db.toString(), "--json"));
+        assertThat(figures.get("bypassed").asLong()).isEqualTo(1);
+        assertThat(figures.get("hits").asLong() + figures.get("misses").asLong()).as("not looked up").isEqualTo(1);
+        assertThat(figures.get("entries").asLong()).isEqualTo(1);
     }
 
     @Test

@@ -1,6 +1,8 @@
 package dev.execache.core;
 
 import java.time.Duration;
+import java.time.Instant;
+import java.util.Locale;
 import java.util.Collections;
 import java.util.Map;
 import java.util.TreeMap;
@@ -21,14 +23,32 @@ public record CacheStats(
         long entries,
         long estimatedBytes,
         long shared,
-        Map<String, ToolStats> tools) {
+        Map<String, ToolStats> tools,
+        long failed,
+        long bypassed,
+        Map<String, Long> uncacheable,
+        Instant countingSince) {
 
+    /**
+     * @param uncacheable runs and calls not stored, by reason ({@link Counter#uncacheableReason()}), every reason present
+     * @param countingSince when the counters started (the store's creation or its last zeroing); null if unknown
+     */
     public CacheStats {
         tools = tools == null ? Map.of() : Collections.unmodifiableMap(new TreeMap<>(tools));
+        uncacheable = uncacheable == null ? Map.of() : Collections.unmodifiableMap(new TreeMap<>(uncacheable));
+    }
+
+    /**
+     * What {@code store} has counted, read from it now; for a process that watches a store it
+     * does not run anything through (a server's monitoring). Throws what the store throws.
+     */
+    public static CacheStats of(CacheStore store) {
+        return from(store.counters(), store.toolCounters(), store.size(), store.estimatedBytes(),
+                store.countingSince().orElse(null));
     }
 
     static CacheStats from(Map<Counter, Long> counters, Map<String, Map<Counter, Long>> toolCounters,
-            long entries, long estimatedBytes) {
+            long entries, long estimatedBytes, Instant countingSince) {
         Map<String, ToolStats> tools = new TreeMap<>();
         toolCounters.forEach((tool, counted) -> tools.put(tool, ToolStats.from(counted)));
         return new CacheStats(
@@ -43,7 +63,26 @@ public record CacheStats(
                 entries,
                 estimatedBytes,
                 counters.getOrDefault(Counter.SHARED, 0L),
-                tools);
+                tools,
+                counters.getOrDefault(Counter.FAILED, 0L),
+                counters.getOrDefault(Counter.BYPASSED, 0L),
+                uncacheable(counters),
+                countingSince);
+    }
+
+    static Map<String, Long> uncacheable(Map<Counter, Long> counters) {
+        Map<String, Long> byReason = new TreeMap<>();
+        for (Counter counter : Counter.values()) {
+            if (counter.uncacheableReason() != null) {
+                byReason.put(counter.uncacheableReason(), counters.getOrDefault(counter, 0L));
+            }
+        }
+        return byReason;
+    }
+
+    /** Runs and calls that succeeded (or were not looked up) but were not stored, whatever the reason. */
+    public long uncacheableTotal() {
+        return uncacheable.values().stream().mapToLong(Long::longValue).sum();
     }
 
     /** Hits over lookups, 0 when there were none. */

@@ -1,6 +1,7 @@
 package dev.execache.core;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -91,6 +92,19 @@ public interface CacheStore extends AutoCloseable {
 
     /** The counters of each tool that was ever counted, by tool name (sorted). */
     Map<String, Map<Counter, Long>> toolCounters();
+
+    /**
+     * Sets every counter, in total and per tool, to zero (fleet-wide for a shared store) and
+     * starts counting anew from the clock's now. Entries and last-seen versions stay.
+     */
+    void zeroCounters();
+
+    /**
+     * When the counters started: when the store first counted (its creation) or was last
+     * zeroed; empty if nothing has been counted yet or the store does not know (counted by an
+     * execache that did not record it).
+     */
+    Optional<Instant> countingSince();
 
     /**
      * The version of each tool as last recorded in {@code scope}. A scope is one project's view

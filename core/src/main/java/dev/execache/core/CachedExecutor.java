@@ -72,7 +72,7 @@ public final class CachedExecutor {
         CodeTools tools = codeTools;
         Map<String, String> versions = versionsFor(request, tools);
         if (!policy.enabled()) {
-            return bypass(request, tools);
+            return bypass(request, tools, Counter.BYPASSED);
         }
         if (!versionsSynchronized.get()) {
             synchronizeToolVersions();
@@ -80,7 +80,7 @@ public final class CachedExecutor {
         Optional<String> key = cacheKey(request, versions);
         if (key.isEmpty()) {
             LOG.log(Level.INFO, "not cached: " + ReadFingerprint.NOT_WATCHABLE);
-            return bypass(request, tools);
+            return bypass(request, tools, Counter.UNCACHEABLE_READS_UNWATCHABLE);
         }
         PolicyLoop.Outcome<Ran> outcome = loop.serve(new Execution(request, key.get(), versions, tools));
         Ran ran = outcome.result();
@@ -96,9 +96,15 @@ public final class CachedExecutor {
         this.codeTools = Objects.requireNonNull(tools, "tools must not be null");
     }
 
-    private ExecutionOutcome bypass(ExecutionRequest request, CodeTools tools) {
+    /** Runs without looking up or storing; counts the run as {@code why} (the store is neither read nor written else). */
+    private ExecutionOutcome bypass(ExecutionRequest request, CodeTools tools, Counter why) {
         RunTools runTools = new RunTools(tools, request.limits());
-        ExecutionResult result = sandbox.execute(request, runTools);
+        ExecutionResult result;
+        try {
+            result = sandbox.execute(request, runTools);
+        } finally {
+            store.count(null, Map.of(why, 1L));
+        }
         return new ExecutionOutcome(result, CacheStatus.BYPASS, null, Duration.ZERO, runTools.calls(), null);
     }
 
@@ -158,7 +164,8 @@ public final class CachedExecutor {
     }
 
     public CacheStats stats() {
-        return CacheStats.from(store.counters(), store.toolCounters(), store.size(), store.estimatedBytes());
+        return CacheStats.from(store.counters(), store.toolCounters(), store.size(), store.estimatedBytes(),
+                store.countingSince().orElse(null));
     }
 
     public CachePolicy policy() {
@@ -204,7 +211,7 @@ public final class CachedExecutor {
 
     /** What one run gave: its result, the tool calls it made and why it may not be stored. */
     private record Ran(ExecutionResult result, List<ToolCallRecord> calls, String notStoredBecause,
-            Map<String, String> dependsOn) {
+            Counter notStoredCounter, Map<String, String> dependsOn) {
     }
 
     /**
@@ -219,6 +226,7 @@ public final class CachedExecutor {
         private int count;
         private long bytes;
         private String notStoredBecause;
+        private Counter notStoredCounter;
 
         RunTools(CodeTools tools, Limits limits) {
             this.tools = tools;
@@ -235,7 +243,7 @@ public final class CachedExecutor {
             synchronized (this) {
                 if (count >= limits.maxToolCalls()) {
                     String problem = "the run made more tool calls than its limit of " + limits.maxToolCalls();
-                    notStored(problem);
+                    notStored(Counter.UNCACHEABLE_TOO_MANY_TOOL_CALLS, problem);
                     return ToolAnswer.error(problem);
                 }
                 count++;
@@ -249,24 +257,33 @@ public final class CachedExecutor {
                     called.put(call.tool(), call.version());
                 }
                 if (!call.cacheable()) {
-                    notStored(call.answer().isError() ? "the call of " + call.tool() + " failed"
-                            : call.tool() + " is not cached (it may change something), so neither is the run");
+                    if (call.answer().isError()) {
+                        notStored(Counter.UNCACHEABLE_TOOL_FAILED, "the call of " + call.tool() + " failed");
+                    } else {
+                        notStored(Counter.UNCACHEABLE_MUTATING_TOOL,
+                                call.tool() + " is not cached (it may change something), so neither is the run");
+                    }
                 }
                 bytes += call.bytes();
                 if (bytes > limits.maxToolBytes()) {
                     String problem = "the run's tool calls returned more than its limit of " + limits.maxToolBytes()
                             + " bytes";
-                    notStored(problem);
+                    notStored(Counter.UNCACHEABLE_TOOL_RESULTS_TOO_LARGE, problem);
                     return ToolAnswer.error(problem);
                 }
             }
             return call.answer();
         }
 
-        private void notStored(String reason) {
+        private void notStored(Counter counter, String reason) {
             if (notStoredBecause == null) {
                 notStoredBecause = reason;
+                notStoredCounter = counter;
             }
+        }
+
+        synchronized Counter notStoredCounter() {
+            return notStoredCounter;
         }
 
         synchronized List<ToolCallRecord> calls() {
@@ -306,14 +323,16 @@ public final class CachedExecutor {
             RunTools runTools = new RunTools(tools, request.limits());
             ExecutionResult result = sandbox.execute(request, runTools);
             String notStored = runTools.notStoredBecause();
+            Counter notStoredCounter = runTools.notStoredCounter();
             if (notStored == null && result.isSuccess() && !result.nondeterminism().isEmpty()
                     && !policy.cacheNondeterministic()) {
                 notStored = "the code used " + String.join(", ", result.nondeterminism())
                         + " and cache_nondeterministic is false";
+                notStoredCounter = Counter.UNCACHEABLE_NONDETERMINISTIC;
             }
             Map<String, String> dependsOn = new TreeMap<>(versions);
             dependsOn.putAll(runTools.called());
-            return new Ran(result, runTools.calls(), notStored, dependsOn);
+            return new Ran(result, runTools.calls(), notStored, notStoredCounter, dependsOn);
         }
 
         /** The sandbox's own execution time is what a hit saves, not the time spent around it. */
@@ -335,7 +354,13 @@ public final class CachedExecutor {
         @Override
         public Ran fromEntry(CacheEntry entry) {
             return new Ran(ExecutionResult.success(entry.value(), entry.console(), entry.executionTime())
-                    .withNondeterminism(entry.nondeterminism()), List.of(), null, entry.dependsOnTools());
+                    .withNondeterminism(entry.nondeterminism()), List.of(), null, null, entry.dependsOnTools());
+        }
+
+        /** A failed run is counted as failed whatever else kept it from being stored. */
+        @Override
+        public Counter whyNotStored(Ran ran) {
+            return !ran.result().isSuccess() || ran.notStoredCounter() == null ? Counter.FAILED : ran.notStoredCounter();
         }
 
         /** An entry whose tools have a new version here, before their removal reached the store, is stale. */

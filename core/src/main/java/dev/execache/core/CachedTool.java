@@ -92,7 +92,7 @@ public final class CachedTool {
         Optional<ToolCacheRule> rule = ruleFor(tool);
         Map<String, Object> arguments = args == null ? Map.of() : java.util.Collections.unmodifiableMap(new LinkedHashMap<>(args));
         if (rule.isEmpty()) {
-            return new ToolCallOutcome(invoker.invoke(tool, arguments), CacheStatus.BYPASS);
+            return callUncached(tool, arguments, isMutating(tool));
         }
         String key = keyOf(tool, arguments);
         PolicyLoop.Outcome<ToolResult> outcome = loop.serve(new Call(tool, arguments, key, rule.get()));
@@ -105,6 +105,24 @@ public final class CachedTool {
             listeners.forEach(listener -> listener.onEviction(rule.get().toolGlob(), evicted));
         }
         return new ToolCallOutcome(outcome.result(), outcome.status());
+    }
+
+    /**
+     * Calls the tool without the cache, for a caller that decided itself that the call is not
+     * cached; counted for the tool as uncacheable when it {@code mayChange} something, else as
+     * bypassed (a rule turned it off).
+     */
+    public ToolCallOutcome callUncached(String tool, Map<String, ?> args, boolean mayChange) {
+        Map<String, Object> arguments = args == null ? Map.of() : java.util.Collections.unmodifiableMap(new LinkedHashMap<>(args));
+        try {
+            return new ToolCallOutcome(invoker.invoke(tool, arguments), CacheStatus.BYPASS);
+        } finally {
+            store.count(tool, Map.of(mayChange ? Counter.UNCACHEABLE_MUTATING_TOOL : Counter.BYPASSED, 1L));
+        }
+    }
+
+    private boolean isMutating(String tool) {
+        return mutating.stream().anyMatch(glob -> glob.matches(tool));
     }
 
     /**
@@ -175,7 +193,7 @@ public final class CachedTool {
     }
 
     private Optional<ToolCacheRule> decideRule(String tool) {
-        boolean isMutating = mutating.stream().anyMatch(glob -> glob.matches(tool));
+        boolean isMutating = isMutating(tool);
         for (Map.Entry<ToolCacheRule, Glob> entry : rules.entrySet()) {
             ToolCacheRule rule = entry.getKey();
             if (entry.getValue().matches(tool)) {
@@ -210,6 +228,7 @@ public final class CachedTool {
         @Override public GroupBound bound() { return new GroupBound("tool:" + rule.toolGlob(), rule.maxEntries()); }
         @Override public ToolResult run() { return invoker.invoke(tool, arguments); }
         @Override public ToolResult fromEntry(CacheEntry entry) { return ToolResult.ok(entry.value()); }
+        @Override public Counter whyNotStored(ToolResult result) { return Counter.FAILED; }
 
         @Override
         public Optional<CacheEntry> entryFor(ToolResult result, Duration took) {

@@ -1,6 +1,12 @@
 package dev.execache.core;
 
-/** The counters a store keeps. A shared store keeps them in the store, so they are fleet-wide. */
+/**
+ * The counters a store keeps. A shared store keeps them in the store, so they are fleet-wide.
+ *
+ * <p>Every lookup is a hit or a miss. A miss that ran and was not stored is counted once more,
+ * by why: {@link #FAILED} or one {@code UNCACHEABLE_} reason. Calls that were never looked up are
+ * {@link #BYPASSED} (caching off) or {@link #UNCACHEABLE_READS_UNWATCHABLE}.
+ */
 public enum Counter {
     HITS,
     MISSES,
@@ -14,5 +20,28 @@ public enum Counter {
     /** Entries whose value failed its checksum when read: removed, never served. */
     DAMAGED,
     /** Calls answered with the result of an identical run that was in flight (single flight). */
-    SHARED
+    SHARED,
+    /** Runs and tool calls that failed (an error, a timeout, a tool's exception): never stored. */
+    FAILED,
+    /** Runs and tool calls that went around the cache: caching is off ({@code --no-cache}), or a rule turns a tool off. */
+    BYPASSED,
+    /** Succeeded, not stored: the code used a nondeterministic source and cache_nondeterministic is false. */
+    UNCACHEABLE_NONDETERMINISTIC,
+    /** Succeeded, not stored: the run called (or this is) a tool that is not cached, as it may change something. */
+    UNCACHEABLE_MUTATING_TOOL,
+    /** Succeeded, not stored: a tool the code called failed. */
+    UNCACHEABLE_TOOL_FAILED,
+    /** Not stored: the run made more tool calls than its limit. */
+    UNCACHEABLE_TOO_MANY_TOOL_CALLS,
+    /** Not stored: the run's tool calls returned more bytes than its limit. */
+    UNCACHEABLE_TOOL_RESULTS_TOO_LARGE,
+    /** Neither looked up nor stored: the files the code may read could not all be fingerprinted. */
+    UNCACHEABLE_READS_UNWATCHABLE;
+
+    /** The reason of an {@code UNCACHEABLE_} counter in lower case ({@code nondeterministic}), null for the others. */
+    public String uncacheableReason() {
+        String name = name();
+        return name.startsWith("UNCACHEABLE_") ? name.substring("UNCACHEABLE_".length()).toLowerCase(java.util.Locale.ROOT)
+                : null;
+    }
 }

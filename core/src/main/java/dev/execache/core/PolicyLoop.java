@@ -47,6 +47,12 @@ final class PolicyLoop {
         R fromEntry(CacheEntry entry);
 
         /**
+         * Why {@code result} was not stored ({@link #entryFor} gave none): {@link Counter#FAILED}
+         * or an {@code UNCACHEABLE_} counter.
+         */
+        Counter whyNotStored(R result);
+
+        /**
          * Whether a stored entry may still be served: false when something it depended on has
          * changed since and its removal has not reached this store yet. It is then removed.
          */
@@ -144,11 +150,22 @@ final class PolicyLoop {
                 }
             }
             long runStart = ticker.read();
-            R result = call.run();
+            R result;
+            try {
+                result = call.run();
+            } catch (RuntimeException | Error e) {
+                store.count(call.tool(), Map.of(Counter.MISSES, 1L, Counter.FAILED, 1L));
+                throw e;
+            }
             Duration took = Duration.ofNanos(ticker.read() - runStart);
             Optional<CacheEntry> entry = call.entryFor(result, took);
             Optional<List<String>> evicted = entry.isPresent() ? store.put(entry.get(), call.bound()) : Optional.of(List.of());
-            boolean counted = store.count(call.tool(), Map.of(Counter.MISSES, 1L));
+            Map<Counter, Long> counts = new EnumMap<>(Counter.class);
+            counts.put(Counter.MISSES, 1L);
+            if (entry.isEmpty()) {
+                counts.put(call.whyNotStored(result), 1L);
+            }
+            boolean counted = store.count(call.tool(), counts);
             // judged after this call's own store operations: one that succeeded ends the outage of its kind
             CacheStatus status = store.isDown() || !counted || evicted.isEmpty() ? CacheStatus.STORE_ERROR : CacheStatus.MISS;
             return new Outcome<>(result, status, Duration.ZERO, evicted.orElse(List.of()));

@@ -130,6 +130,10 @@ final class StoreGuard {
         return merged;
     }
 
+    Optional<java.time.Instant> countingSince() {
+        return call(Kind.READ, "read counters", store::countingSince, Optional.empty());
+    }
+
     Map<String, Map<Counter, Long>> toolCounters() {
         return call(Kind.READ, "read counters", store::toolCounters, new TreeMap<>());
     }

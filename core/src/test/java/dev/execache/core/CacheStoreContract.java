@@ -451,6 +451,61 @@ public abstract class CacheStoreContract {
     }
 
     @Test
+    void everyCounterIsKeptInTotalAndPerTool() {
+        long delta = 1;
+        for (Counter counter : Counter.values()) {
+            store.increment("read", Map.of(counter, delta));
+            store.increment(null, Map.of(counter, 100L));
+            delta++;
+        }
+
+        delta = 1;
+        for (Counter counter : Counter.values()) {
+            assertThat(store.counters().get(counter)).as(counter.name()).isEqualTo(delta + 100);
+            assertThat(store.toolCounters().get("read").get(counter)).as("read " + counter.name()).isEqualTo(delta);
+            delta++;
+        }
+    }
+
+    @Test
+    void zeroingSetsEveryCounterToZeroKeepsEntriesAndVersionsAndSaysSinceWhen() {
+        store.put(entry("v1:a"));
+        store.recordVersions(CacheStore.DEFAULT_SCOPE, Map.of("github", "v1"));
+        store.increment("read", Map.of(Counter.HITS, 3L, Counter.FAILED, 1L));
+        store.increment(null, Map.of(Counter.UNCACHEABLE_NONDETERMINISTIC, 2L));
+        clock.advance(Duration.ofMinutes(3));
+        Instant zeroedAt = clock.instant();
+
+        store.zeroCounters();
+
+        for (Counter counter : Counter.values()) {
+            assertThat(store.counters().get(counter)).as(counter.name()).isZero();
+        }
+        assertThat(store.toolCounters()).isEmpty();
+        assertThat(store.countingSince()).hasValueSatisfying(since ->
+                assertThat(since.toEpochMilli()).isEqualTo(zeroedAt.toEpochMilli()));
+        assertThat(store.peek("v1:a")).isPresent();
+        assertThat(store.lastSeenVersions(CacheStore.DEFAULT_SCOPE)).isEqualTo(Map.of("github", "v1"));
+
+        clock.advance(Duration.ofMinutes(1));
+        store.increment("read", Map.of(Counter.HITS, 1L));
+        assertThat(store.counters().get(Counter.HITS)).isEqualTo(1L);
+        assertThat(store.toolCounters().get("read").get(Counter.HITS)).isEqualTo(1L);
+        assertThat(store.countingSince().orElseThrow().toEpochMilli()).isEqualTo(zeroedAt.toEpochMilli());
+    }
+
+    @Test
+    void countingStartsNoLaterThanTheFirstCount() {
+        Instant created = clock.instant();
+        clock.advance(Duration.ofMinutes(2));
+
+        store.increment(Counter.MISSES, 1);
+
+        assertThat(store.countingSince()).hasValueSatisfying(since -> assertThat(since.toEpochMilli())
+                .isBetween(created.toEpochMilli(), clock.millis()));
+    }
+
+    @Test
     void aGroupHoldsAtMostItsBoundEvictingItsOwnLeastRecentlyUsed() {
         GroupBound reads = new GroupBound("tool:read", 2);
         store.put(entry("v1:other"));

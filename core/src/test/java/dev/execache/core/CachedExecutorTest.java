@@ -104,7 +104,7 @@ class CachedExecutorTest {
     }
 
     @Test
-    void disabledCacheNeitherReadsNorWrites() {
+    void disabledCacheNeitherReadsNorStoresAndCountsEachRunAsBypassed() {
         executor = new CachedExecutor(sandbox, store, tools, CachePolicy.DEFAULTS.withEnabled(false), clock);
 
         ExecutionOutcome first = executor.execute(request("return 1"));
@@ -113,7 +113,10 @@ class CachedExecutorTest {
         assertThat(first.status()).isEqualTo(CacheStatus.BYPASS);
         assertThat(second.status()).isEqualTo(CacheStatus.BYPASS);
         assertThat(sandbox.executions()).isEqualTo(2);
-        assertThat(store.calls()).isZero();
+        assertThat(store.calls()).as("one count per run, nothing else").isEqualTo(2);
+        assertThat(store.entries()).isEmpty();
+        assertThat(executor.stats().bypassed()).isEqualTo(2);
+        assertThat(executor.stats().hits() + executor.stats().misses()).isZero();
     }
 
     @Test

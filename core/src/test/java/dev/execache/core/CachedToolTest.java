@@ -70,8 +70,20 @@ class CachedToolTest {
             cached.call(tool, Map.of("x", 1));
             cached.call(tool, Map.of("x", 1));
             assertThat(cached.isCached(tool)).as(tool).isFalse();
+            assertThat(cached.stats().get(tool).uncacheable()).as(tool).isEqualTo(2);
         }
         assertThat(calls).hasValue(14);
+        assertThat(store.counters()).containsEntry(Counter.UNCACHEABLE_MUTATING_TOOL, 14L).doesNotContainKey(Counter.MISSES);
+    }
+
+    @Test
+    void callsOfAToolARuleTurnsOffAreCountedAsBypassed() {
+        CachedTool cached = builder().rule(ToolCacheRule.never("live_*")).build();
+
+        cached.call("live_prices", Map.of());
+
+        assertThat(cached.stats().get("live_prices").bypassed()).isEqualTo(1);
+        assertThat(cached.stats().get("live_prices").uncacheable()).isZero();
     }
 
     @Test
@@ -248,8 +260,8 @@ class CachedToolTest {
         cached.call("query", Map.of());
 
         assertThat(cached.stats())
-                .containsEntry("read", new ToolStats(1, 1, Duration.ofMillis(30), 0))
-                .containsEntry("query", new ToolStats(0, 1, Duration.ZERO, 0));
+                .containsEntry("read", new ToolStats(1, 1, Duration.ofMillis(30), 0, 0, 0, 0, 0))
+                .containsEntry("query", new ToolStats(0, 1, Duration.ZERO, 0, 0, 0, 0, 0));
         CachedTool another = CachedTool.builder(slow, store).build();
         assertThat(another.stats()).as("another user of the store sees the same figures").isEqualTo(cached.stats());
     }

@@ -178,7 +178,10 @@ class PolicyFacesTest {
 
         assertThat(runs).hasValue(2);
         assertThat(simpleStore.size()).isZero();
-        assertThat(simpleStore.counters()).containsEntry(Counter.MISSES, 2L);
+        assertThat(simpleStore.counters()).containsEntry(Counter.MISSES, 2L).containsEntry(Counter.FAILED, 2L);
+        if (face.countedTool() != null) {
+            assertThat(simpleStore.toolCounters().get(face.countedTool())).containsEntry(Counter.FAILED, 2L);
+        }
     }
 
     @ParameterizedTest

@@ -147,4 +147,15 @@ final class SimpleStore implements CacheStore {
     @Override public synchronized void recordVersions(String scope, Map<String, String> newVersions) {
         versions.computeIfAbsent(scope, any -> new HashMap<>()).putAll(newVersions);
     }
+
+    private java.time.Instant countingSince;
+
+    @Override
+    public synchronized void zeroCounters() {
+        counters.clear();
+        toolCounters.clear();
+        countingSince = clock.instant();
+    }
+
+    @Override public synchronized Optional<java.time.Instant> countingSince() { return Optional.ofNullable(countingSince); }
 }

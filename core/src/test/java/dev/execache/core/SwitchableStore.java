@@ -70,6 +70,8 @@ public final class SwitchableStore implements CacheStore {
     @Override public void recordVersions(String scope, Map<String, String> versions) {
         writeTarget().recordVersions(scope, versions);
     }
+    @Override public void zeroCounters() { target().zeroCounters(); }
+    @Override public java.util.Optional<java.time.Instant> countingSince() { return target().countingSince(); }
 
     @Override
     public FlightLease acquireFlight(String key, Duration maxHold) throws InterruptedException {

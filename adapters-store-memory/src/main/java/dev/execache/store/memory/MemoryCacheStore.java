@@ -48,6 +48,7 @@ public final class MemoryCacheStore implements CacheStore {
     private final Map<String, Integer> groupSizes = new HashMap<>();
     private final Map<String, Map<String, String>> lastSeenVersions = new ConcurrentHashMap<>();
     private long bytes;
+    private volatile Instant countingSince;
 
     public MemoryCacheStore(int maxEntries, Clock clock) {
         this(maxEntries, DEFAULT_MAX_BYTES, clock);
@@ -66,6 +67,7 @@ public final class MemoryCacheStore implements CacheStore {
         for (Counter counter : Counter.values()) {
             counters.put(counter, new AtomicLong());
         }
+        this.countingSince = clock.instant();
     }
 
     public MemoryCacheStore() {
@@ -255,6 +257,18 @@ public final class MemoryCacheStore implements CacheStore {
         Map<Counter, Long> snapshot = new EnumMap<>(Counter.class);
         counted.forEach((counter, value) -> snapshot.put(counter, value.get()));
         return snapshot;
+    }
+
+    @Override
+    public synchronized void zeroCounters() {
+        counters.values().forEach(counter -> counter.set(0));
+        toolCounters.clear();
+        countingSince = clock.instant();
+    }
+
+    @Override
+    public Optional<Instant> countingSince() {
+        return Optional.of(countingSince);
     }
 
     @Override

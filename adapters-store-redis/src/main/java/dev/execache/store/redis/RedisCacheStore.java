@@ -27,6 +27,7 @@ import org.redisson.Redisson;
 import org.redisson.api.RLock;
 import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
+import org.redisson.api.redisnode.RedisNodes;
 import org.redisson.client.RedisAuthRequiredException;
 import org.redisson.client.RedisConnectionException;
 import org.redisson.client.RedisException;
@@ -70,6 +71,8 @@ public final class RedisCacheStore implements CacheStore {
 
     /** A tool's own counters are the fields {@code tool:<COUNTER>:<tool>} of the counters hash. */
     private static final String TOOL_COUNTER_PREFIX = "tool:";
+    /** Servers whose eviction policy was warned about: once per process and server. */
+    private static final java.util.Set<String> WARNED_SERVERS = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     private final RedissonClient redisson;
     private final boolean ownsClient;
@@ -145,6 +148,7 @@ public final class RedisCacheStore implements CacheStore {
             store.close();
             throw new IllegalStateException(e.getMessage(), e);
         }
+        store.checkEvictionPolicy();
         return store;
     }
 
@@ -160,6 +164,7 @@ public final class RedisCacheStore implements CacheStore {
         // Only to make the connection now rather than on the first call; a failure here is
         // left for the first call to meet, which says what went wrong.
         store.check();
+        store.checkEvictionPolicy();
         return store;
     }
 
@@ -236,6 +241,42 @@ public final class RedisCacheStore implements CacheStore {
                     .setSubscriptionConnectionMinimumIdleSize(1);
         }
         return config;
+    }
+
+    /**
+     * Warns once per server, in one line, when Redis's {@code maxmemory-policy} may evict keys
+     * that have no TTL: execache's indexes, counters and versions (only its entries carry one).
+     * {@code noeviction} and the {@code volatile-*} policies keep them. Asked in the background;
+     * a Redis that refuses {@code CONFIG} (disabled or renamed, as managed services do) is left
+     * unchecked with a debug line.
+     */
+    CompletableFuture<?> checkEvictionPolicy() {
+        try {
+            return redisson.getRedisNodes(RedisNodes.SINGLE).getInstance().getConfigAsync("maxmemory-policy")
+                    .toCompletableFuture().whenComplete((config, error) -> {
+                        if (error != null || config == null) {
+                            LOG.log(System.Logger.Level.DEBUG, () -> "cannot read the maxmemory-policy of Redis at "
+                                    + server + ": " + (error == null ? "no answer" : describe(error)));
+                            return;
+                        }
+                        evictionPolicyWarning(server, config.get("maxmemory-policy"))
+                                .filter(warning -> WARNED_SERVERS.add(server))
+                                .ifPresent(warning -> LOG.log(System.Logger.Level.WARNING, warning));
+                    });
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.DEBUG, () -> "cannot read the maxmemory-policy of Redis at " + server + ": " + e);
+            return CompletableFuture.completedFuture(null);
+        }
+    }
+
+    /** The warning for a policy that may evict keys without a TTL, if {@code policy} is one. */
+    static Optional<String> evictionPolicyWarning(String server, String policy) {
+        if (policy == null || !policy.startsWith("allkeys-")) {
+            return Optional.empty();
+        }
+        return Optional.of("Redis at " + server + " has maxmemory-policy " + policy + ", which may evict execache's"
+                + " indexes and counters when memory is full (stats and bounds then drift); set noeviction or a"
+                + " volatile-* policy such as volatile-lru: execache's entries have a TTL, its own keys do not");
     }
 
     /** One cheap command, to learn whether Redis answers. */
@@ -420,7 +461,7 @@ public final class RedisCacheStore implements CacheStore {
     public Map<Counter, Long> counters() {
         Map<String, String> stored = await(() -> redisson.<String, String>getMap(keys.counters(), StringCodec.INSTANCE)
                 .readAllMapAsync());
-        Map<Counter, Long> counters = zeroCounters();
+        Map<Counter, Long> counters = noCounts();
         for (Counter counter : Counter.values()) {
             String value = stored.get(counter.name());
             counters.put(counter, value == null ? 0L : Long.parseLong(value));
@@ -436,14 +477,34 @@ public final class RedisCacheStore implements CacheStore {
         stored.forEach((name, value) -> {
             if (name.startsWith(TOOL_COUNTER_PREFIX)) {
                 int colon = name.indexOf(':', TOOL_COUNTER_PREFIX.length());
-                Counter counter = Counter.valueOf(name.substring(TOOL_COUNTER_PREFIX.length(), colon));
-                byTool.computeIfAbsent(name.substring(colon + 1), tool -> zeroCounters()).put(counter, Long.parseLong(value));
+                counterNamed(name.substring(TOOL_COUNTER_PREFIX.length(), colon)).ifPresent(counter -> byTool
+                        .computeIfAbsent(name.substring(colon + 1), tool -> noCounts()).put(counter, Long.parseLong(value)));
             }
         });
         return byTool;
     }
 
-    private static Map<Counter, Long> zeroCounters() {
+    /** A counter a newer execache added is left out rather than failing the read. */
+    private static Optional<Counter> counterNamed(String name) {
+        try {
+            return Optional.of(Counter.valueOf(name));
+        } catch (IllegalArgumentException e) {
+            return Optional.empty();
+        }
+    }
+
+    @Override
+    public void zeroCounters() {
+        run(Scripts.ZERO_COUNTERS, RScript.ReturnType.LONG);
+    }
+
+    @Override
+    public Optional<Instant> countingSince() {
+        String since = await(() -> redisson.<String, String>getMap(keys.counters(), StringCodec.INSTANCE).getAsync("since"));
+        return since == null ? Optional.empty() : Optional.of(Instant.ofEpochMilli(Long.parseLong(since)));
+    }
+
+    private static Map<Counter, Long> noCounts() {
         Map<Counter, Long> counters = new EnumMap<>(Counter.class);
         for (Counter counter : Counter.values()) {
             counters.put(counter, 0L);

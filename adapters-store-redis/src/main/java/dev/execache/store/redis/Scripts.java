@@ -28,12 +28,17 @@ final class Scripts {
 
             local function count(counter, n)
                 if n > 0 then
+                    if redis.call('EXISTS', counters) == 0 then
+                        redis.call('HSET', counters, 'since', now)
+                    end
                     redis.call('HINCRBY', counters, counter, n)
                 end
             end
 
             -- Takes an entry out of the store and every index. Returns nil if it was not there,
-            -- 'gone' if Redis had already expired its hash, else 'expired' or 'live'.
+            -- 'gone' if Redis had already expired its hash, 'evicted' if Redis dropped it before its
+            -- time (maxmemory), else 'expired' or 'live'. Within a second of its expiry a missing
+            -- hash is taken as expired: Redis's clock and the caller's may differ by a round trip.
             local function drop(key)
                 local info = redis.call('HGET', meta, key)
                 if not info then
@@ -53,10 +58,14 @@ final class Scripts {
                 redis.call('DECRBY', bytes, info[1])
                 redis.call('HDEL', meta, key)
                 redis.call('ZREM', lru, key)
+                local indexedExpiry = tonumber(redis.call('ZSCORE', exp, key))
                 redis.call('ZREM', exp, key)
                 local entry = entryKey(key)
                 local expires = redis.call('HGET', entry, 'expires')
                 if not expires then
+                    if indexedExpiry and indexedExpiry > now + 1000 then
+                        return 'evicted'
+                    end
                     return 'gone'
                 end
                 redis.call('DEL', entry)
@@ -66,18 +75,21 @@ final class Scripts {
                 return 'live'
             end
 
-            -- Drops each key; counts those Redis had already expired. Returns how many were removed.
+            -- Drops each key; counts those Redis had already expired or evicted. Returns how many were removed.
             local function dropAll(keys)
-                local removed, gone = 0, 0
+                local removed, gone, evicted = 0, 0, 0
                 for _, key in ipairs(keys) do
                     local state = drop(key)
                     if state == 'gone' then
                         gone = gone + 1
+                    elseif state == 'evicted' then
+                        evicted = evicted + 1
                     elseif state then
                         removed = removed + 1
                     end
                 end
                 count('EXPIRATIONS', gone)
+                count('EVICTIONS', evicted)
                 return removed
             end
 
@@ -118,7 +130,11 @@ final class Scripts {
             if expires and expires > now then
                 return 0
             end
-            if drop(key) then
+            local state = drop(key)
+            if state == 'evicted' then
+                count('EVICTIONS', 1)
+                return 1
+            elseif state then
                 count('EXPIRATIONS', 1)
                 return 1
             end
@@ -136,7 +152,7 @@ final class Scripts {
      */
     static final String PUT = COMMON + """
             local key, group = ARGV[3], ARGV[12]
-            drop(key)
+            local replaced = drop(key)
             local entry = entryKey(key)
             local info = {tonumber(ARGV[6])}
             for i = 18, #ARGV do
@@ -155,6 +171,9 @@ final class Scripts {
             redis.call('ZADD', exp, ARGV[5], key)
 
             local expirations, evictions, groupEvicted = 0, 0, {}
+            if replaced == 'evicted' then
+                evictions = 1
+            end
             for _, expired in ipairs(redis.call('ZRANGEBYSCORE', exp, '-inf', ARGV[2], 'LIMIT', 0, 100)) do
                 if drop(expired) then
                     expirations = expirations + 1
@@ -169,7 +188,8 @@ final class Scripts {
                             break
                         end
                         if redis.call('HGET', groups, eldest) == group then
-                            if drop(eldest) == 'live' then
+                            local state = drop(eldest)
+                            if state == 'live' or state == 'evicted' then
                                 evictions = evictions + 1
                             else
                                 expirations = expirations + 1
@@ -183,7 +203,8 @@ final class Scripts {
             local excess = redis.call('ZCARD', lru) - tonumber(ARGV[7])
             if excess > 0 then
                 for _, eldest in ipairs(redis.call('ZRANGE', lru, 0, excess - 1)) do
-                    if drop(eldest) == 'live' then
+                    local state = drop(eldest)
+                    if state == 'live' or state == 'evicted' then
                         evictions = evictions + 1
                     else
                         expirations = expirations + 1
@@ -245,13 +266,24 @@ final class Scripts {
             return dropAll(matching)
             """;
 
-    /** Returns {purged, live entries left}. */
+    /**
+     * Returns {purged, live entries left}. Also takes out of the indexes every entry whose hash
+     * Redis dropped on its own (maxmemory eviction), counting it, so the count of entries is
+     * exact: one EXISTS per indexed entry, at most the bound of them.
+     */
     static final String PURGE = COMMON + """
             local expired = redis.call('ZRANGEBYSCORE', exp, '-inf', ARGV[2])
             for _, key in ipairs(expired) do
                 drop(key)
             end
             count('EXPIRATIONS', #expired)
+            local lost = {}
+            for _, key in ipairs(redis.call('ZRANGE', lru, 0, -1)) do
+                if redis.call('EXISTS', entryKey(key)) == 0 then
+                    lost[#lost + 1] = key
+                end
+            end
+            dropAll(lost)
             return {#expired, redis.call('ZCARD', lru)}
             """;
 
@@ -265,11 +297,24 @@ final class Scripts {
             return #keys
             """;
 
-    /** ARGV[3..]: counter field, delta, counter field, delta, ... */
+    /**
+     * ARGV[3..]: counter field, delta, counter field, delta, ... The counters hash created here
+     * (first counts, or after Redis lost it) records since when it counts, in its field {@code since}.
+     */
     static final String INCREMENT_ALL = """
+            if redis.call('EXISTS', KEYS[6]) == 0 then
+              redis.call('HSET', KEYS[6], 'since', ARGV[2])
+            end
             for i = 3, #ARGV, 2 do
               redis.call('HINCRBY', KEYS[6], ARGV[i], ARGV[i + 1])
             end
+            return 0
+            """;
+
+    /** Every counter, in total and per tool, starts again from zero, counting from now. */
+    static final String ZERO_COUNTERS = """
+            redis.call('DEL', KEYS[6])
+            redis.call('HSET', KEYS[6], 'since', ARGV[2])
             return 0
             """;
 

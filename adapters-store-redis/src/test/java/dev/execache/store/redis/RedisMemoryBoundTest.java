@@ -84,6 +84,7 @@ class RedisMemoryBoundTest {
     void anEntryThatRedisExpiredLeavesNoIndexBehind() {
         store.put(entry("v1:a", Map.of("github", "1")));
         admin.getKeys().delete(new KeyLayout(prefix).entry("v1:a"));
+        clock.advance(TTL);
 
         assertThat(store.get("v1:a")).isEmpty();
 
@@ -96,7 +97,7 @@ class RedisMemoryBoundTest {
     }
 
     @Test
-    void anEntryThatRedisDroppedOnItsOwnIsNotCountedAsEvicted() {
+    void anEntryThatRedisDroppedBeforeItsTimeIsCountedOnceAsEvictedNotAsOneOfOurs() {
         for (int i = 0; i < BOUND; i++) {
             store.put(entry("v1:" + i, Map.of()));
             clock.advance(Duration.ofMillis(1));
@@ -106,9 +107,9 @@ class RedisMemoryBoundTest {
         store.put(entry("v1:new", Map.of()));
 
         assertThat(store.size()).isEqualTo(BOUND);
-        assertThat(store.peek("v1:1")).isPresent();
-        assertThat(store.counters().get(Counter.EVICTIONS)).isZero();
-        assertThat(store.counters().get(Counter.EXPIRATIONS)).isEqualTo(1L);
+        assertThat(store.peek("v1:1")).as("the bound took the dropped entry, not a live one").isPresent();
+        assertThat(store.counters().get(Counter.EVICTIONS)).isEqualTo(1L);
+        assertThat(store.counters().get(Counter.EXPIRATIONS)).isZero();
     }
 
     private Stream<String> keysMatching(String pattern) {

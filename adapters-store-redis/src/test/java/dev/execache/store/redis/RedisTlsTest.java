@@ -46,8 +46,9 @@ class RedisTlsTest {
         String previousPassword = System.getProperty("javax.net.ssl.trustStorePassword");
         System.setProperty("javax.net.ssl.trustStore", certificate.trustStore().toString());
         System.setProperty("javax.net.ssl.trustStorePassword", certificate.trustStorePassword());
-        try (RedisCacheStore store = RedisCacheStore.connect(
-                RedisStoreSettings.of(server.url()).withKeyPrefix(TestRedis.freshPrefix()), clock)) {
+        // a generous budget: a TLS handshake on a busy machine can take more than the default 2 s
+        try (RedisCacheStore store = RedisCacheStore.connect(RedisStoreSettings.of(server.url())
+                .withKeyPrefix(TestRedis.freshPrefix()).withTimeout(Duration.ofSeconds(30)), clock)) {
             Instant now = clock.instant();
             store.put(new CacheEntry("v1:a", "42", "", Duration.ofMillis(3), Map.of(), now, now.plusSeconds(60), 0));
 

@@ -64,6 +64,13 @@ public final class SqliteCacheStore implements CacheStore {
     private static final String ADD_TO_COUNTER = """
             INSERT INTO counters (name, value) VALUES (?, ?)
             ON CONFLICT (name) DO UPDATE SET value = value + excluded.value""";
+    /**
+     * The row {@code since} holds when counting started (epoch ms): written with the first counts
+     * of an empty table and at {@link #zeroCounters}. A file whose counts predate it has none.
+     */
+    private static final String SINCE = "since";
+    private static final String START_COUNTING =
+            "INSERT INTO counters (name, value) SELECT 'since', ? WHERE NOT EXISTS (SELECT 1 FROM counters)";
     private static final String RECORD_VERSION = """
             INSERT INTO last_seen_versions (scope, tool, version) VALUES (?, ?, ?)
             ON CONFLICT (scope, tool) DO UPDATE SET version = excluded.version""";
@@ -286,8 +293,8 @@ public final class SqliteCacheStore implements CacheStore {
         storedCounters().forEach((name, value) -> {
             if (name.startsWith(TOOL_COUNTER_PREFIX)) {
                 int colon = name.indexOf(':', TOOL_COUNTER_PREFIX.length());
-                Counter counter = Counter.valueOf(name.substring(TOOL_COUNTER_PREFIX.length(), colon));
-                byTool.computeIfAbsent(name.substring(colon + 1), tool -> zeroCounters()).put(counter, value);
+                counterNamed(name.substring(TOOL_COUNTER_PREFIX.length(), colon)).ifPresent(counter ->
+                        byTool.computeIfAbsent(name.substring(colon + 1), tool -> noCounts()).put(counter, value));
             }
         });
         return byTool;
@@ -302,12 +309,44 @@ public final class SqliteCacheStore implements CacheStore {
         return stored;
     }
 
-    private static Map<Counter, Long> zeroCounters() {
+    /** A counter a newer execache added is left out rather than failing the read. */
+    private static Optional<Counter> counterNamed(String name) {
+        try {
+            return Optional.of(Counter.valueOf(name));
+        } catch (IllegalArgumentException e) {
+            return Optional.empty();
+        }
+    }
+
+    private static Map<Counter, Long> noCounts() {
         Map<Counter, Long> counters = new EnumMap<>(Counter.class);
         for (Counter counter : Counter.values()) {
             counters.put(counter, 0L);
         }
         return counters;
+    }
+
+    @Override
+    public synchronized void zeroCounters() {
+        long now = clock.millis();
+        write(handle -> {
+            handle.execute("DELETE FROM counters");
+            handle.execute(ADD_TO_COUNTER, SINCE, now);
+            return null;
+        });
+    }
+
+    @Override
+    public synchronized Optional<Instant> countingSince() {
+        return jdbi.withHandle(handle -> {
+            Optional<Long> since = handle.createQuery("SELECT value FROM counters WHERE name = ?")
+                    .bind(0, SINCE).mapTo(Long.class).findOne();
+            if (since.isEmpty() && hasPending()
+                    && handle.createQuery("SELECT count(*) FROM counters").mapTo(Long.class).one() == 0) {
+                return Optional.of(firstPendingAt);
+            }
+            return since;
+        }).map(Instant::ofEpochMilli);
     }
 
     @Override
@@ -411,7 +450,9 @@ public final class SqliteCacheStore implements CacheStore {
 
     /** Runs {@code work} in a write transaction that first writes what is pending. */
     private <R> R write(HandleCallback<R, RuntimeException> work) {
+        long since = hasPending() ? firstPendingAt : clock.millis();
         R result = jdbi.inTransaction(handle -> {
+            handle.execute(START_COUNTING, since);
             writePending(handle);
             return work.withHandle(handle);
         });

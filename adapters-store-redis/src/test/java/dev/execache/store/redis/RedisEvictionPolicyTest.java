@@ -1,0 +1,130 @@
+package dev.execache.store.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.execache.core.CacheStats;
+import dev.execache.core.CachedTool;
+import dev.execache.core.Counter;
+import dev.execache.core.MutableClock;
+import dev.execache.core.ToolResult;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.api.options.KeysScanOptions;
+import org.redisson.api.redisnode.RedisNodes;
+import org.redisson.config.Config;
+
+/**
+ * Redis with a maxmemory that evicts by itself: execache says when the policy would lose its
+ * own keys, and under a policy it supports the figures stay true however many entries Redis drops.
+ */
+class RedisEvictionPolicyTest {
+    private static final String PREFIX = "execache:";
+    private static final int CALLS = 300;
+
+    private final Logger logger = Logger.getLogger(RedisCacheStore.class.getName());
+    private final List<LogRecord> warnings = new CopyOnWriteArrayList<>();
+    private final Handler capture = new Handler() {
+        @Override
+        public void publish(LogRecord record) {
+            if (record.getLevel().intValue() >= Level.WARNING.intValue()) {
+                warnings.add(record);
+            }
+        }
+
+        @Override public void flush() { }
+        @Override public void close() { }
+    };
+
+    @BeforeEach
+    void captureWarnings() {
+        logger.addHandler(capture);
+    }
+
+    @AfterEach
+    void stopCapturing() {
+        logger.removeHandler(capture);
+    }
+
+    @Test
+    void underVolatileLruHitsAndMissesAddUpToTheCallsAndEntriesToWhatRedisHolds() throws Exception {
+        try (RedisServerProcess redis = RedisServerProcess.start("--maxmemory", "3mb", "--maxmemory-policy", "volatile-lru");
+                RedisCacheStore store = RedisCacheStore.connect(
+                        settings(redis).withMaxEntries(100_000), new MutableClock(Instant.now()))) {
+            store.checkEvictionPolicy().get(10, TimeUnit.SECONDS);
+            String big = "\"" + "x".repeat(16 * 1024) + "\"";
+            CachedTool tool = CachedTool.builder((name, args) -> ToolResult.ok(big), store).build();
+
+            for (int i = 0; i < CALLS; i++) {
+                tool.call("read", Map.of("page", i % 150));
+            }
+            // Redis evicts whenever its memory is over the bound, even for a reading client's
+            // buffers: lifted now, what it holds stays put while it is compared.
+            RedissonClient admin = admin(redis);
+            long held;
+            try {
+                admin.getRedisNodes(RedisNodes.SINGLE).getInstance().setConfig("maxmemory", "0");
+                held = admin.getKeys().getKeysStream(KeysScanOptions.defaults().pattern(PREFIX + "e:*")).count();
+            } finally {
+                admin.shutdown();
+            }
+
+            CacheStats stats = CacheStats.of(store);
+            assertThat(stats.hits() + stats.misses()).as("every call counted once").isEqualTo(CALLS);
+            assertThat(stats.evictions()).as("Redis did evict (the test would prove nothing otherwise)").isPositive();
+            assertThat(stats.entries()).as("entries as Redis holds them").isEqualTo(held);
+            assertThat(stats.tools().get("read").hits() + stats.tools().get("read").misses()).isEqualTo(CALLS);
+            assertThat(warnings).isEmpty();
+        }
+    }
+
+    @Test
+    void aPolicyThatMayEvictExecachesOwnKeysIsWarnedAboutOnceInOneLine() throws Exception {
+        try (RedisServerProcess redis = RedisServerProcess.start("--maxmemory", "64mb", "--maxmemory-policy", "allkeys-lru");
+                RedisCacheStore first = RedisCacheStore.connect(settings(redis), new MutableClock(Instant.now()));
+                RedisCacheStore second = RedisCacheStore.open(settings(redis), new MutableClock(Instant.now()))) {
+            first.checkEvictionPolicy().get(10, TimeUnit.SECONDS);
+            second.checkEvictionPolicy().get(10, TimeUnit.SECONDS);
+
+            assertThat(warnings).hasSize(1);
+            String warning = warnings.get(0).getMessage();
+            assertThat(warning).doesNotContain("\n").contains("maxmemory-policy allkeys-lru")
+                    .contains("noeviction").contains("volatile-lru");
+        }
+    }
+
+    @Test
+    void aRedisThatRefusesConfigIsUsedWithoutAWarning() throws Exception {
+        try (RedisServerProcess redis = RedisServerProcess.start("--rename-command", "CONFIG", "\"\"",
+                "--maxmemory-policy", "allkeys-lru");
+                RedisCacheStore store = RedisCacheStore.connect(settings(redis), new MutableClock(Instant.now()))) {
+            store.checkEvictionPolicy().handle((ignored, error) -> null).get(10, TimeUnit.SECONDS);
+            store.increment(Counter.HITS, 1);
+
+            assertThat(store.counters().get(Counter.HITS)).isEqualTo(1L);
+            assertThat(warnings).isEmpty();
+        }
+    }
+
+    /** A generous budget: the machine running the tests may be busy, and no test here is about time. */
+    private static RedisStoreSettings settings(RedisServerProcess redis) {
+        return RedisStoreSettings.of(redis.url()).withTimeout(java.time.Duration.ofSeconds(30));
+    }
+
+    private static RedissonClient admin(RedisServerProcess redis) {
+        Config config = new Config();
+        config.useSingleServer().setAddress(redis.url()).setConnectionMinimumIdleSize(1).setConnectionPoolSize(1);
+        return Redisson.create(config);
+    }
+}
