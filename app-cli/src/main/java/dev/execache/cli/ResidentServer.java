@@ -262,6 +262,7 @@ final class ResidentServer {
         } finally {
             synchronized (done) {
                 finished[0] = true;
+                done.notifyAll();
                 Thread.interrupted();
             }
             running.decrementAndGet();
@@ -276,11 +277,20 @@ final class ResidentServer {
     }
 
     /** The client pressed Ctrl-C or went away: the command stops, and with it the code it runs. */
+    private static final long CANCEL_REPEAT_MILLIS = 200;
+
     private static void cancel(Thread worker, Object done, boolean[] finished, Stdin stdin) {
         stdin.end();
+        // One interrupt is lost when it lands before the command waits on its sandbox run and a
+        // library on the way clears it; so it is repeated until the command has ended.
         synchronized (done) {
-            if (!finished[0]) {
+            while (!finished[0]) {
                 worker.interrupt();
+                try {
+                    done.wait(CANCEL_REPEAT_MILLIS);
+                } catch (InterruptedException e) {
+                    return;
+                }
             }
         }
     }

@@ -177,6 +177,8 @@ class ResidentServerIT {
         Files.setPosixFilePermissions(launcher, PosixFilePermissions.fromString("rwx------"));
         var slow = new CliProcess(dir).through(launcher).start("run", "slow.ts", "--db", db.toString(), "--timeout", "10m");
         awaitCondition("the server runs the command", () -> status().contains(" 1 running"));
+        // The warm pool refills while the code runs: one Deno more than the pool holds is the one running it.
+        awaitCondition("a Deno runs the code", () -> denos(pid).size() > SharedResources.WARM_POOL);
         Set<Long> denos = denos(pid);
 
         new ProcessBuilder("kill", "-INT", Long.toString(slow.process().pid())).start().waitFor();
