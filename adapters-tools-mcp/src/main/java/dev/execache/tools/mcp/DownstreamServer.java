@@ -25,6 +25,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -45,6 +48,12 @@ final class DownstreamServer {
      * take seconds to start node or npx, and a start that gives up too early restarts a healthy server.
      */
     private static final Duration MIN_START_TIMEOUT = Duration.ofSeconds(30);
+    /** Calls wait here, so a call gives up after the call timeout while the client's own timeout is the longer start timeout. */
+    private static final ExecutorService CALLS = Executors.newCachedThreadPool(runnable -> {
+        Thread thread = new Thread(runnable, "execache-mcp-call");
+        thread.setDaemon(true);
+        return thread;
+    });
     private static final TypeReference<Map<String, Object>> OBJECT = new TypeReference<>() {
     };
 
@@ -94,8 +103,9 @@ final class DownstreamServer {
         ServerProcessTransport transport = new ServerProcessTransport(settings, mapper,
                 line -> stderr.accept(settings.name() + ": " + line), this::exited);
         McpSyncClient client = McpClient.sync(transport)
-                .requestTimeout(callTimeout)
-                .initializationTimeout(callTimeout.compareTo(MIN_START_TIMEOUT) > 0 ? callTimeout : MIN_START_TIMEOUT)
+                // Starting and listing tools may take the start timeout; a call is bounded by the call timeout in call().
+                .requestTimeout(startTimeout())
+                .initializationTimeout(startTimeout())
                 .clientInfo(new McpSchema.Implementation("execache", "gateway"))
                 .toolsChangeConsumer(changed -> scheduler.execute(this::refreshQuietly))
                 .build();
@@ -176,15 +186,30 @@ final class DownstreamServer {
             return failure("server " + settings.name() + " is not running (it is being started again) and did not come up within "
                     + callTimeout.toMillis() / 1000.0 + " s; try again shortly");
         }
+        Future<CallToolResult> pending = CALLS.submit(() -> current.client().callTool(new McpSchema.CallToolRequest(tool, args)));
         try {
-            CallToolResult result = current.client().callTool(new McpSchema.CallToolRequest(tool, args));
+            CallToolResult result = pending.get(callTimeout.toNanos(), TimeUnit.NANOSECONDS);
             return new ToolResult(json.writeValueAsString(result), Boolean.TRUE.equals(result.isError()));
+        } catch (java.util.concurrent.TimeoutException e) {
+            pending.cancel(true);
+            return failure("calling " + tool + " on server " + settings.name() + " failed: no answer in time ("
+                    + callTimeout.toMillis() / 1000.0 + " s)");
+        } catch (InterruptedException e) {
+            pending.cancel(true);
+            Thread.currentThread().interrupt();
+            return failure("calling " + tool + " on server " + settings.name() + " was interrupted");
+        } catch (java.util.concurrent.ExecutionException e) {
+            return failure("calling " + tool + " on server " + settings.name() + " failed: " + rootMessage(e.getCause()));
         } catch (JsonProcessingException e) {
             return failure("the answer of " + settings.name() + SEPARATOR + tool + " cannot be written as JSON: "
                     + e.getOriginalMessage());
         } catch (RuntimeException e) {
             return failure("calling " + tool + " on server " + settings.name() + " failed: " + rootMessage(e));
         }
+    }
+
+    private Duration startTimeout() {
+        return callTimeout.compareTo(MIN_START_TIMEOUT) > 0 ? callTimeout : MIN_START_TIMEOUT;
     }
 
     /** The connection, waiting within the call timeout for a server that is starting or restarting. */
