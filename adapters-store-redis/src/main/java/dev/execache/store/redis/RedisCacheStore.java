@@ -35,6 +35,7 @@ import org.redisson.client.RedisResponseTimeoutException;
 import org.redisson.client.RedisTimeoutException;
 import org.redisson.client.RedisWrongPasswordException;
 import org.redisson.client.codec.StringCodec;
+import org.redisson.config.BaseMasterSlaveServersConfig;
 import org.redisson.config.Config;
 import org.redisson.config.EqualJitterDelay;
 import org.redisson.config.ReadMode;
@@ -180,6 +181,21 @@ public final class RedisCacheStore implements CacheStore {
                 settings.maxEntries(), settings.timeout(), settings.signingKeys(), clock);
     }
 
+    /** Sentinel and Cluster alike: every command to the master, one timeout, no retry. */
+    private static <T extends BaseMasterSlaveServersConfig<T>> void masterOnly(T servers, int millis, EqualJitterDelay reconnection) {
+        servers.setReadMode(ReadMode.MASTER)
+                .setSubscriptionMode(SubscriptionMode.MASTER)
+                .setConnectTimeout(millis)
+                .setTimeout(millis)
+                .setSubscriptionTimeout(millis)
+                .setRetryAttempts(0)
+                .setReconnectionDelay(reconnection)
+                .setMasterConnectionMinimumIdleSize(2)
+                .setMasterConnectionPoolSize(32)
+                .setSlaveConnectionMinimumIdleSize(0)
+                .setSubscriptionConnectionMinimumIdleSize(1);
+    }
+
     /**
      * Fails after one timeout, with no retry: on a store error the caller runs uncached, so a
      * retry would only add latency (and could count a hit twice). The client connects lazily,
@@ -209,36 +225,14 @@ public final class RedisCacheStore implements CacheStore {
                     .setSubscriptionConnectionMinimumIdleSize(1);
             // Reads go to the master as writes do: a replica may lag behind an entry just
             // written or removed, and the flight lock lives on the master.
-            case SENTINEL -> config.useSentinelServers()
+            case SENTINEL -> masterOnly(config.useSentinelServers()
                     .setMasterName(url.master())
                     .addSentinelAddress(url.addresses().toArray(String[]::new))
                     .setDatabase(url.database())
-                    .setReadMode(ReadMode.MASTER)
-                    .setSubscriptionMode(SubscriptionMode.MASTER)
                     // one Sentinel is enough to find the master; Sentinel's own quorum decides failovers
-                    .setCheckSentinelsList(false)
-                    .setConnectTimeout(millis)
-                    .setTimeout(millis)
-                    .setSubscriptionTimeout(millis)
-                    .setRetryAttempts(0)
-                    .setReconnectionDelay(reconnection)
-                    .setMasterConnectionMinimumIdleSize(2)
-                    .setMasterConnectionPoolSize(32)
-                    .setSlaveConnectionMinimumIdleSize(0)
-                    .setSubscriptionConnectionMinimumIdleSize(1);
-            case CLUSTER -> config.useClusterServers()
-                    .addNodeAddress(url.addresses().toArray(String[]::new))
-                    .setReadMode(ReadMode.MASTER)
-                    .setSubscriptionMode(SubscriptionMode.MASTER)
-                    .setConnectTimeout(millis)
-                    .setTimeout(millis)
-                    .setSubscriptionTimeout(millis)
-                    .setRetryAttempts(0)
-                    .setReconnectionDelay(reconnection)
-                    .setMasterConnectionMinimumIdleSize(2)
-                    .setMasterConnectionPoolSize(32)
-                    .setSlaveConnectionMinimumIdleSize(0)
-                    .setSubscriptionConnectionMinimumIdleSize(1);
+                    .setCheckSentinelsList(false), millis, reconnection);
+            case CLUSTER -> masterOnly(config.useClusterServers()
+                    .addNodeAddress(url.addresses().toArray(String[]::new)), millis, reconnection);
         }
         return config;
     }
