@@ -175,11 +175,12 @@ class ResidentServerIT {
         Path launcher = dir.resolve("interruptible");
         Files.writeString(launcher, "#!/bin/sh\nexec env --default-signal=INT '" + CliProcess.launcher() + "' \"$@\"\n");
         Files.setPosixFilePermissions(launcher, PosixFilePermissions.fromString("rwx------"));
+        Set<Long> before = denos(pid);
         var slow = new CliProcess(dir).through(launcher).start("run", "slow.ts", "--db", db.toString(), "--timeout", "10m");
         awaitCondition("the server runs the command", () -> status().contains(" 1 running"));
-        // The warm pool refills while the code runs: one Deno more than the pool holds is the one running it.
-        awaitCondition("a Deno runs the code", () -> denos(pid).size() > SharedResources.WARM_POOL);
-        Set<Long> denos = denos(pid);
+        // A run whose limits differ from the warm pool's starts a Deno of its own: the one that is new.
+        awaitCondition("a Deno runs the code", () -> !newDenos(pid, before).isEmpty());
+        Set<Long> denos = newDenos(pid, before);
 
         new ProcessBuilder("kill", "-INT", Long.toString(slow.process().pid())).start().waitFor();
         var cancelled = slow.finish();
@@ -259,6 +260,12 @@ class ResidentServerIT {
     private long awaitServer() throws Exception {
         awaitCondition("a server answers", () -> cli.run("server", "status").exitCode() == 0);
         return serverPid();
+    }
+
+    private static Set<Long> newDenos(long serverPid, Set<Long> before) {
+        Set<Long> now = new java.util.HashSet<>(denos(serverPid));
+        now.removeAll(before);
+        return now;
     }
 
     private static Set<Long> denos(long serverPid) {
