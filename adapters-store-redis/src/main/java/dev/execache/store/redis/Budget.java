@@ -68,7 +68,8 @@ final class Budget {
     /**
      * Waits for {@code reply} within {@code budget} as above.
      *
-     * @throws TimeoutException when the budget is spent
+     * @throws TimeoutException when the budget is spent; its message says how long the process
+     *     was stalled meanwhile, if it was
      */
     static <R> R await(CompletableFuture<R> reply, Duration budget)
             throws TimeoutException, ExecutionException, InterruptedException {
@@ -80,6 +81,7 @@ final class Budget {
                 // the next slice, if the budget allows one
             }
         }
-        throw new TimeoutException();
+        long stalled = left.stalled().toMillis();
+        throw new TimeoutException(stalled < 10 ? "" : " (waited " + stalled + " ms more: this process was kept from running)");
     }
 }

@@ -594,7 +594,7 @@ public final class RedisCacheStore implements CacheStore {
         try {
             return Budget.await(reply, timeout);
         } catch (TimeoutException e) {
-            String because = notAnswering();
+            String because = notAnswering() + e.getMessage();
             breaker.open(because);
             // a reply after all is the surest sign Redis answers again
             reply.whenComplete((value, error) -> {
@@ -634,7 +634,8 @@ public final class RedisCacheStore implements CacheStore {
         }
         if (e instanceof RedisTimeoutException || e instanceof RedisResponseTimeoutException
                 || e instanceof TimeoutException || e.getCause() instanceof TimeoutException) {
-            return notAnswering();
+            // the client's own limit, the longest a stalled process may wait (see Budget)
+            return "Redis at " + server + " did not answer within " + Budget.longest(timeout).toMillis() + " ms";
         }
         if (e instanceof RedisConnectionException || isNetwork(e)) {
             return "cannot reach Redis at " + server + ": " + networkReason(e);
