@@ -19,6 +19,7 @@ import java.time.Duration;
 final class AppModule extends AbstractModule {
     /** How often a long-running process tries again to open a store that was unusable at start. */
     private static final Duration REOPEN_EVERY = Duration.ofSeconds(10);
+    private static final System.Logger LOG = System.getLogger("dev.execache.cli");
 
     private final Settings settings;
     private final boolean emptyStore;
@@ -102,9 +103,19 @@ final class AppModule extends AbstractModule {
                 RedisStoreSettings redis = redisSettings(maxEntries);
                 // Only a store required at start is waited for; otherwise Redis is connected in the
                 // background and used as soon as it answers.
+                boolean[] openedNow = {false};
+                // The keys are part of what the store is: a command never uses a store opened with
+                // another command's keys (or none), whatever process keeps it open.
                 CacheStore store = resources.store("redis " + settings.redisUrl() + ", at most " + maxEntries + " entries"
                                 + (settings.signingKeys().isEmpty() ? "" : ", signed (keys " + settings.signingKeys().id() + ")"),
-                        null, () -> settings.requireStore() ? RedisCacheStore.connect(redis, clock) : RedisCacheStore.open(redis, clock));
+                        null, () -> {
+                            openedNow[0] = true;
+                            return settings.requireStore() ? RedisCacheStore.connect(redis, clock) : RedisCacheStore.open(redis, clock);
+                        });
+                if (!openedNow[0]) {
+                    // opening it warned the command that did; this one is told too
+                    redis.unsignedWarning().ifPresent(warning -> LOG.log(System.Logger.Level.WARNING, warning));
+                }
                 if (settings.requireStore()) {
                     // A store the resident server opened for an earlier command must answer now too.
                     store.size();

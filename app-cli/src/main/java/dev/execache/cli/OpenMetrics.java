@@ -42,7 +42,7 @@ final class OpenMetrics {
         out.counter("execache_expirations", "Entries removed past their time to live.", stats.expirations());
         out.counter("execache_invalidations", "Entries removed because a tool they depended on changed.", stats.invalidations());
         out.counter("execache_store_errors", "Store operations that failed; the run went on uncached.", stats.storeErrors());
-        out.counter("execache_damaged", "Entries that failed their checksum: removed, never served.", stats.damaged());
+        out.counter("execache_damaged", "Entries that failed their checksum or signature: removed, never served.", stats.damaged());
         out.gauge("execache_entries", "Live entries in the store.", Long.toString(stats.entries()));
         out.family("execache_estimated_bytes", "gauge", "Estimated size of the entries.", "bytes");
         out.sample("execache_estimated_bytes", null, Long.toString(stats.estimatedBytes()));

@@ -288,6 +288,12 @@ record Settings(
             List<String> keys = old == null || old.isBlank() ? List.of(key) : List.of(key, old);
             return parseKeys(keys, "EXECACHE_SIGNING_KEY");
         }
+        String old = env.get("EXECACHE_SIGNING_KEY_OLD");
+        if (store == StoreKind.REDIS && old != null && !old.isBlank()) {
+            // An old key alone would leave the entries unsigned (or signed by the key file) without a word.
+            throw new UsageException("EXECACHE_SIGNING_KEY_OLD: an old key is accepted only beside EXECACHE_SIGNING_KEY,"
+                    + " the key that signs; set that too, or put both keys in the key file (the first signs)");
+        }
         Path path;
         String source;
         if (file != null && !file.isBlank()) {

@@ -116,6 +116,9 @@ final class CliProcess {
         builder.environment().remove("EXECACHE_STORE");
         builder.environment().remove("EXECACHE_NO_CACHE");
         builder.environment().remove("EXECACHE_CONFIG");
+        builder.environment().remove("EXECACHE_SIGNING_KEY");
+        builder.environment().remove("EXECACHE_SIGNING_KEY_OLD");
+        builder.environment().remove("EXECACHE_SIGNING_KEY_FILE");
         if (!minimal) {
             builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
         }

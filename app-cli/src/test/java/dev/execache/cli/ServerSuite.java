@@ -22,8 +22,15 @@ final class ServerSuite {
     }
 
     void start() throws Exception {
+        start(java.util.Map.of());
+    }
+
+    /** Starts the server with these variables added to its environment. */
+    void start(java.util.Map<String, String> env) throws Exception {
         CliProcess.throughServer(runtime);
-        var start = new CliProcess(runtime).run("server", "start");
+        CliProcess starter = new CliProcess(runtime);
+        env.forEach(starter::env);
+        var start = starter.run("server", "start");
         assertThat(start.exitCode()).as(start.toString()).isZero();
         pid = Long.parseLong(field(PID, status()));
     }

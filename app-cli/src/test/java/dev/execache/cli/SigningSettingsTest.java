@@ -80,4 +80,17 @@ class SigningSettingsTest {
         assertThatThrownBy(() -> redis(Map.of("EXECACHE_SIGNING_KEY_FILE", "empty.key")))
                 .hasMessageContaining("empty.key holds no key");
     }
+
+    @Test
+    void anOldKeyWithoutTheKeyThatSignsIsRefusedRatherThanIgnored() throws IOException {
+        Files.writeString(dir.resolve("fleet.key"), KEY + "\n");
+
+        for (Map<String, String> env : List.of(Map.of("EXECACHE_SIGNING_KEY_OLD", OLD_KEY),
+                Map.of("EXECACHE_SIGNING_KEY_OLD", OLD_KEY, "EXECACHE_SIGNING_KEY_FILE", "fleet.key"))) {
+            assertThatThrownBy(() -> redis(env))
+                    .isInstanceOf(UsageException.class)
+                    .hasMessageStartingWith("EXECACHE_SIGNING_KEY_OLD: an old key is accepted only beside EXECACHE_SIGNING_KEY,")
+                    .hasMessageNotContaining(OLD_KEY);
+        }
+    }
 }

@@ -174,10 +174,7 @@ public final class RedisCacheStore implements CacheStore {
         Objects.requireNonNull(clock, "clock must not be null");
         RedisUrl url = RedisUrl.parse(settings.url());
         RedissonClient client = Redisson.create(config(url, settings.timeout()));
-        if (settings.signingKeys().isEmpty()) {
-            LOG.log(System.Logger.Level.WARNING, "entries in Redis at " + url + " are not signed: anyone who can write"
-                    + " to it can plant results; give the fleet a key (EXECACHE_SIGNING_KEY or signing_key_file)");
-        }
+        settings.unsignedWarning().ifPresent(warning -> LOG.log(System.Logger.Level.WARNING, warning));
         return new RedisCacheStore(client, true, url.toString(), settings.keyPrefix(),
                 settings.maxEntries(), settings.timeout(), settings.signingKeys(), clock);
     }

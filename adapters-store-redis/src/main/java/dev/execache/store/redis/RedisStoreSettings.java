@@ -60,6 +60,18 @@ public record RedisStoreSettings(String url, String keyPrefix, int maxEntries, D
         return new RedisStoreSettings(url, keyPrefix, maxEntries, timeout, newSigningKeys);
     }
 
+    /**
+     * What a process says when it opens a store with these settings whose entries are not signed
+     * (one line, without the URL's credentials); empty when they are signed. A process that hands
+     * an open store to several commands says it to each, as each would have opened it.
+     */
+    public java.util.Optional<String> unsignedWarning() {
+        return signingKeys.isEmpty()
+                ? java.util.Optional.of("entries in Redis at " + RedisUrl.parse(url) + " are not signed: anyone who can"
+                        + " write to it can plant results; give the fleet a key (EXECACHE_SIGNING_KEY or signing_key_file)")
+                : java.util.Optional.empty();
+    }
+
     /** Without the credentials the URL may hold. */
     @Override
     public String toString() {

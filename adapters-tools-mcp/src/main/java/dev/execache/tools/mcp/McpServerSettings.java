@@ -12,7 +12,8 @@ import java.util.regex.Pattern;
  * (An HTTP {@code url} would be a second kind of server beside the command.)
  *
  * @param name how execache names the server; its tools are offered as {@code NAME__TOOL}
- * @param env added to execache's own environment
+ * @param env added to execache's own environment (which the server inherits, less execache's
+ *     secrets: the signing keys and the Redis URL)
  * @param cwd where the command runs; null for execache's working directory
  * @param trustAnnotations whether the server's {@code readOnlyHint} may decide what is cached
  */

@@ -32,6 +32,13 @@ import reactor.core.scheduler.Schedulers;
 final class ServerProcessTransport implements McpClientTransport {
     private static final System.Logger LOG = System.getLogger("dev.execache.tools.mcp");
     private static final long STOP_WAIT_MILLIS = 2_000;
+    /**
+     * execache's own secrets, which a server it starts (someone else's program) does not inherit:
+     * the fleet's signing keys would let it plant results in the shared store, and the Redis URL
+     * may hold its password. A server's own {@code env} may still set them.
+     */
+    static final java.util.Set<String> WITHHELD =
+            java.util.Set.of("EXECACHE_SIGNING_KEY", "EXECACHE_SIGNING_KEY_OLD", "EXECACHE_REDIS_URL");
 
     private final McpServerSettings settings;
     private final McpJsonMapper mapper;
@@ -64,6 +71,7 @@ final class ServerProcessTransport implements McpClientTransport {
             if (settings.cwd() != null) {
                 builder.directory(settings.cwd().toFile());
             }
+            builder.environment().keySet().removeAll(WITHHELD);
             builder.environment().putAll(settings.env());
             Process started;
             try {
