@@ -27,6 +27,8 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 
@@ -34,7 +36,10 @@ import org.redisson.api.RedissonClient;
  * The fleet's rules on one Redis set-up: two instances, each with a client of its own connected
  * by the set-up's URL ({@code redis://}, {@code redis-cluster://}, {@code redis-sentinel://}),
  * are one cache: what one does, the other sees, and a key has one flight across both. Each
- * subclass starts its set-up once for the class; every test has a namespace of its own.
+ * subclass starts its set-up once for the class; every test has a namespace of its own, so the
+ * tests of a class run at once (most of their time is spent waiting out a flight lease). The
+ * mode is set per test, not on the class: a class marked concurrent would also run at the same
+ * time as other classes, which share the standalone server and may reconfigure it.
  */
 abstract class RedisFleetContract {
     private static final Duration TTL = Duration.ofMinutes(5);
@@ -72,6 +77,7 @@ abstract class RedisFleetContract {
     }
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void entriesCountersAndVersionsAreSharedByTheFleet() {
         Instant now = clock.instant();
         first.put(new CacheEntry("v1:a", "1", "", Duration.ofSeconds(2), Map.of("github", "v1"), now, now.plus(TTL), 0));
@@ -89,6 +95,7 @@ abstract class RedisFleetContract {
     }
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void aToolCallMadeOnTwoInstancesAtOnceCallsTheToolOnceInTheFleet() throws Exception {
         AtomicInteger toolCalls = new AtomicInteger();
         AtomicReference<Thread> secondCaller = new AtomicReference<>();
@@ -145,6 +152,7 @@ abstract class RedisFleetContract {
     }
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void theSecondInstanceWaitsUntilTheFirstClosesItsLease() throws Exception {
         FlightLease held = first.acquireFlight("v1:x", Duration.ofSeconds(30));
         CompletableFuture<FlightLease> waiting = acquireElsewhere(second, "v1:x", Duration.ofSeconds(30));
@@ -161,6 +169,7 @@ abstract class RedisFleetContract {
     }
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void aLeaseThatLapsedDoesNotReleaseTheNextHoldersFlight() throws Exception {
         FlightLease lapsed = first.acquireFlight("v1:x", Duration.ofSeconds(30));
         deleteFlightKey("v1:x");
@@ -176,6 +185,7 @@ abstract class RedisFleetContract {
     }
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void aLiveHolderRenewsItsFlightForAsLongAsItRuns() throws Exception {
         FlightLease held = first.acquireFlight("v1:x", Duration.ofMillis(100));
         long lowest = flightMillisLeft("v1:x");
@@ -195,6 +205,7 @@ abstract class RedisFleetContract {
      * Redis, so nothing renews or releases its flight, which the master still holds.
      */
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void whenTheHolderDiesItsLeaseLapsesAndTheOtherProceeds() throws Exception {
         first.acquireFlight("v1:x", Duration.ofHours(1));
         assertThat(flightMillisLeft("v1:x")).as("a dead holder's flight lapses within the lease, whatever the run's bound")
@@ -210,6 +221,7 @@ abstract class RedisFleetContract {
     }
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void aWaiterWithTheSameBoundOutlastsADeadHoldersLease() throws Exception {
         first.acquireFlight("v1:x", Duration.ofSeconds(1));
         first.close();
@@ -221,6 +233,7 @@ abstract class RedisFleetContract {
     }
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void waitingLongerThanMaxHoldFallsBackToALocalRun() throws Exception {
         FlightLease held = first.acquireFlight("v1:x", Duration.ofSeconds(30));
 
@@ -231,6 +244,7 @@ abstract class RedisFleetContract {
     }
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void flightsOfDifferentKeysDoNotWaitForEachOther() throws Exception {
         FlightLease x = first.acquireFlight("v1:x", Duration.ofSeconds(30));
 
@@ -242,6 +256,7 @@ abstract class RedisFleetContract {
     }
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void aStoreOnTheApplicationsClientLeavesThatClientOpen() {
         RedissonClient shared = Redisson.create(RedisCacheStore.config(RedisUrl.parse(url()), TestRedis.BEHAVIOUR_TIMEOUT));
         try {
