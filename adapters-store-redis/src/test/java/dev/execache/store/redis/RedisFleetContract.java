@@ -215,7 +215,7 @@ abstract class RedisFleetContract {
         FlightLease next = second.acquireFlight("v1:x", Duration.ofSeconds(20));
 
         assertThat(next).isNotSameAs(FlightLease.LOCAL);
-        assertThat(flightMillisLeft("v1:x")).as("the next holder's flight, on the same master").isPositive();
+        assertThat(flightMillisLeft("v1:x")).as("the next holder's flight, on one master").isPositive();
         next.close();
         assertThat(flightMillisLeft("v1:x")).as("released").isNegative();
     }
