@@ -155,7 +155,7 @@ class FleetIT {
         answers.forEach(answer -> noncesByScript.computeIfAbsent(answer.script(), i -> new HashSet<>())
                 .add(answer.content().at("/result/nonce").textValue()));
         assertThat(noncesByScript).hasSize(20).allSatisfy((script, nonces) ->
-                assertThat(nonces).as("executions of script " + script).hasSize(1));
+                assertThat(nonces).as("executions of script %s; the servers said:%n%s", script, fleetLog()).hasSize(1));
         assertThat(answers.stream().filter(answer -> answer.content().get("cache").textValue().equals("miss")))
                 .as("runs reported as a miss").hasSize(20);
         JsonNode stats = structured(servers.get(2).call("cache_stats", Map.of()));
@@ -195,7 +195,7 @@ class FleetIT {
         answers.forEach(answer -> noncesByScript.computeIfAbsent(answer.script(), i -> new HashSet<>())
                 .add(answer.content().at("/result/nonce").textValue()));
         assertThat(noncesByScript).hasSize(scripts).allSatisfy((script, nonces) ->
-                assertThat(nonces).as("executions of script " + script).hasSize(1));
+                assertThat(nonces).as("executions of script %s; the servers said:%n%s", script, fleetLog()).hasSize(1));
         JsonNode stats = structured(servers.get(1).call("cache_stats", Map.of()));
         assertThat(stats.get("misses").longValue()).isEqualTo(scripts);
         assertThat(stats.get("hits").longValue()).isEqualTo(2L * scripts);
@@ -204,6 +204,19 @@ class FleetIT {
         assertThat(structured(later).get("cache").textValue()).isEqualTo("hit");
         assertThat(cluster.keysPerNode()).as("every key of the cache on one of the three masters")
                 .filteredOn(count -> count > 0).hasSize(1);
+    }
+
+    /** What the servers wrote to stderr, but for the SDK's own lines: why a run was repeated, if it was. */
+    private String fleetLog() {
+        StringBuilder log = new StringBuilder();
+        for (int i = 0; i < fleet.size(); i++) {
+            for (String line : fleet.get(i).stderr()) {
+                if (!line.contains("io.modelcontextprotocol")) {
+                    log.append("server ").append(i).append(": ").append(line).append('\n');
+                }
+            }
+        }
+        return log.toString();
     }
 
     /** Waits, with a bound, until the fleet holds a flight in Redis: a run is under way. */
@@ -225,7 +238,7 @@ class FleetIT {
     @Test
     void killingOneServerMidRunLosesNothingForTheOthers() throws Exception {
         int loops = 1000;
-        List<ServeProcess> servers = startFleet(3, "--store", "redis", "--redis-url", url(2), "--timeout", "3s");
+        List<ServeProcess> servers = startFleet(3, "--store", "redis", "--redis-url", url(2), "--timeout", "20s");
 
         org.redisson.config.Config config = new org.redisson.config.Config();
         config.useSingleServer().setAddress(redis.url()).setDatabase(2);

@@ -2,7 +2,7 @@ package dev.execache.store.redis;
 
 import java.lang.System.Logger.Level;
 import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -10,8 +10,8 @@ import java.util.function.Supplier;
 
 /**
  * A circuit breaker in front of one Redis: after a call fails for want of an answer, every
- * call fails at once (the caller runs uncached) until a check run in the background finds
- * Redis answering again. The checks come after a short pause that doubles after each failed
+ * call fails at once (the caller runs uncached) until Redis is found answering again: by a
+ * check run in the background, or by a late reply to the call that gave up. The checks come after a short pause that doubles after each failed
  * check, up to {@link #MAX_PAUSE}, so a slow or absent Redis costs a caller one timeout per
  * outage, not one per operation, and is not hammered while it is down.
  */
@@ -21,19 +21,21 @@ final class Breaker implements AutoCloseable {
     static final Duration MAX_PAUSE = Duration.ofSeconds(3);
 
     private final String server;
-    private final Supplier<CompletableFuture<?>> check;
+    private final Supplier<? extends CompletionStage<?>> check;
     private final Duration budget;
     private final ScheduledExecutorService checker;
     /** Why Redis is skipped, or null while it is used. */
     private volatile String openBecause;
     private Duration pause = FIRST_PAUSE;
+    /** Whether a check is scheduled or running: one at a time. */
+    private boolean checkPending;
 
     /**
      * @param server how messages name Redis (never with credentials)
      * @param check one cheap command; its success closes the breaker
      * @param budget how long the check may take
      */
-    Breaker(String server, Supplier<CompletableFuture<?>> check, Duration budget) {
+    Breaker(String server, Supplier<? extends CompletionStage<?>> check, Duration budget) {
         this.server = server;
         this.check = check;
         this.budget = budget;
@@ -58,14 +60,25 @@ final class Breaker implements AutoCloseable {
         return openBecause != null;
     }
 
-    /** Skips Redis from now on, until a background check succeeds. */
+    /** Skips Redis from now on, until it is found answering again. */
     synchronized void open(String because) {
         if (openBecause != null || checker.isShutdown()) {
             return;
         }
         openBecause = because;
         pause = FIRST_PAUSE;
-        scheduleCheck();
+        if (!checkPending) {
+            checkPending = true;
+            scheduleCheck();
+        }
+    }
+
+    /** Redis answered a call after all: it is used again from now on. */
+    synchronized void answered() {
+        if (openBecause != null && !checker.isShutdown()) {
+            openBecause = null;
+            LOG.log(Level.INFO, "Redis at " + server + " answers again");
+        }
     }
 
     private void scheduleCheck() {
@@ -73,9 +86,15 @@ final class Breaker implements AutoCloseable {
     }
 
     private void runCheck() {
+        synchronized (this) {
+            if (openBecause == null) {
+                checkPending = false;
+                return;
+            }
+        }
         boolean answered;
         try {
-            check.get().get(budget.toMillis(), TimeUnit.MILLISECONDS);
+            Budget.await(check.get().toCompletableFuture(), budget);
             answered = true;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -87,9 +106,9 @@ final class Breaker implements AutoCloseable {
             if (checker.isShutdown()) {
                 return;
             }
-            if (answered) {
-                openBecause = null;
-                LOG.log(Level.INFO, "Redis at " + server + " answers again");
+            if (answered || openBecause == null) {
+                checkPending = false;
+                answered();
             } else {
                 pause = pause.multipliedBy(2).compareTo(MAX_PAUSE) > 0 ? MAX_PAUSE : pause.multipliedBy(2);
                 scheduleCheck();

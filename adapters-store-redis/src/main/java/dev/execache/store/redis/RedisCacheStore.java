@@ -53,12 +53,13 @@ import org.redisson.config.SubscriptionMode;
  * last-access set can grow past the map, and it can neither read without refreshing recency
  * nor find the entries of a tool without reading them all.
  *
- * <p>Every operation waits at most the configured timeout (its budget) for Redis. When Redis
- * does not answer in time or cannot be reached, the operation throws a {@link RedisException}
+ * <p>Every operation waits at most the configured timeout (its budget) for Redis, counting
+ * only time this process could run ({@link Budget}: a loaded machine is not a slow Redis). When
+ * Redis does not answer in time or cannot be reached, the operation throws a {@link RedisException}
  * with a one-line message, and a circuit breaker makes every later operation throw at once,
- * until a check in the background finds Redis answering again: a slow or absent Redis costs
- * a caller one timeout per outage, not one per operation. The same instance works again once
- * the server is back.
+ * until Redis is found answering again (a check in the background, or the late reply): a slow
+ * or absent Redis costs a caller one timeout per outage, not one per operation. The same
+ * instance works again once the server is back.
  */
 public final class RedisCacheStore implements CacheStore {
     private static final System.Logger LOG = System.getLogger(RedisCacheStore.class.getName());
@@ -203,7 +204,8 @@ public final class RedisCacheStore implements CacheStore {
      * between attempts.
      */
     static Config config(RedisUrl url, Duration timeout) {
-        int millis = (int) timeout.toMillis();
+        // The client waits as long as a stalled process may (see Budget); each caller's own wait is bounded by Budget.
+        int millis = (int) Math.min(Integer.MAX_VALUE, Budget.longest(timeout).toMillis());
         Config config = new Config();
         config.setUseScriptCache(true);
         config.setLazyInitialization(true);
@@ -539,7 +541,7 @@ public final class RedisCacheStore implements CacheStore {
         CompletableFuture<Boolean> taken = lock.tryLockAsync(waitMillis, -1, TimeUnit.MILLISECONDS, thread)
                 .toCompletableFuture();
         try {
-            if (!taken.get(waitMillis + timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+            if (!taken.get(waitMillis + Budget.longest(timeout).toMillis(), TimeUnit.MILLISECONDS)) {
                 return FlightLease.LOCAL;
             }
         } catch (TimeoutException e) {
@@ -588,11 +590,16 @@ public final class RedisCacheStore implements CacheStore {
             throw failed(e);
         }
         try {
-            return reply.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            return Budget.await(reply, timeout);
         } catch (TimeoutException e) {
-            reply.cancel(false);
             String because = notAnswering();
             breaker.open(because);
+            // a reply after all is the surest sign Redis answers again
+            reply.whenComplete((value, error) -> {
+                if (error == null) {
+                    breaker.answered();
+                }
+            });
             throw new RedisStoreException(because);
         } catch (ExecutionException e) {
             throw failed(e.getCause());
@@ -718,7 +725,7 @@ public final class RedisCacheStore implements CacheStore {
                 return;
             }
             try {
-                lock.unlockAsync(ownerThread).toCompletableFuture().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+                Budget.await(lock.unlockAsync(ownerThread).toCompletableFuture(), timeout);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             } catch (ExecutionException | TimeoutException | RuntimeException e) {

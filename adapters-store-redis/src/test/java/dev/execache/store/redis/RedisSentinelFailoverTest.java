@@ -27,7 +27,7 @@ import org.redisson.client.RedisException;
  * In between, every call fails at once with a one-line error (the caller runs uncached).
  */
 class RedisSentinelFailoverTest {
-    /** What a call may take beyond its budget on a loaded machine before it counts as hanging. */
+    /** What a call may take beyond its longest wait on a loaded machine before it counts as hanging. */
     private static final Duration HANG = Duration.ofSeconds(20);
 
     private final MutableClock clock = new MutableClock(Instant.now());
@@ -88,12 +88,14 @@ class RedisSentinelFailoverTest {
 
     /**
      * The call's answer, or empty if it failed with a store error (recorded); a call that has
-     * not returned within its budget and a loaded machine's allowance hangs, and fails the test.
+     * not returned within the longest wait its budget allows (a stalled process's, see
+     * {@link Budget}) and a loaded machine's allowance hangs, and fails the test.
      */
     private <T> Optional<T> failsOrAnswers(Callable<T> call) throws Exception {
         Future<T> running = caller.submit(call);
         try {
-            return Optional.of(running.get(RedisStoreSettings.DEFAULT_TIMEOUT.plus(HANG).toMillis(), TimeUnit.MILLISECONDS));
+            return Optional.of(running.get(Budget.longest(RedisStoreSettings.DEFAULT_TIMEOUT).plus(HANG).toMillis(),
+                    TimeUnit.MILLISECONDS));
         } catch (TimeoutException e) {
             throw new AssertionError("a call hung past the store's budget during the failover", e);
         } catch (ExecutionException e) {

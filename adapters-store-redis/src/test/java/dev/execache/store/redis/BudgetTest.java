@@ -1,0 +1,62 @@
+package dev.execache.store.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeoutException;
+import org.junit.jupiter.api.Test;
+
+/** The budget of one wait for Redis counts the time this process could run, on a clock the test moves. */
+class BudgetTest {
+    private static final Duration BUDGET = Duration.ofSeconds(2);
+    private long now = 1_000_000_000L;
+
+    /** Waits slice after slice, each ending {@code late} after it should have; returns the total wait allowed. */
+    private Duration waitUntilSpent(Duration late) {
+        Budget budget = new Budget(BUDGET, () -> now);
+        long start = now;
+        for (long wait = budget.nextWait(); wait > 0; wait = budget.nextWait()) {
+            assertThat(wait).isLessThanOrEqualTo(Budget.SLICE.toNanos());
+            now += wait + late.toNanos();
+        }
+        return Duration.ofNanos(now - start);
+    }
+
+    @Test
+    void aProcessThatWakesOnTimeWaitsOneBudget() {
+        assertThat(waitUntilSpent(Duration.ZERO)).isEqualTo(BUDGET);
+    }
+
+    @Test
+    void ordinaryTimerSlackIsNotAStall() {
+        Duration waited = waitUntilSpent(Budget.SLACK);
+
+        assertThat(waited).isLessThan(BUDGET.plus(Budget.SLICE).plus(Budget.SLACK));
+    }
+
+    @Test
+    void aStalledProcessGetsTheTimeItLostBack() {
+        // each 50 ms slice ends 50 ms late: half the time the process could not run
+        Duration waited = waitUntilSpent(Duration.ofMillis(50));
+
+        assertThat(waited).isGreaterThan(BUDGET.multipliedBy(3).dividedBy(2))
+                .isLessThanOrEqualTo(BUDGET.multipliedBy(2).plus(Budget.SLICE));
+    }
+
+    @Test
+    void noStallStretchesTheWaitPastFourBudgets() {
+        Duration waited = waitUntilSpent(Duration.ofSeconds(1));
+
+        assertThat(waited).isLessThanOrEqualTo(Budget.longest(BUDGET).plus(Duration.ofSeconds(1)).plus(Budget.SLICE));
+        assertThat(Budget.longest(BUDGET)).isEqualTo(BUDGET.multipliedBy(Budget.MAX_STRETCH));
+    }
+
+    @Test
+    void aReplyThatCameIsReturnedAndOneThatNeverComesTimesOut() throws Exception {
+        assertThat(Budget.await(CompletableFuture.completedFuture("ok"), BUDGET)).isEqualTo("ok");
+        assertThatThrownBy(() -> Budget.await(new CompletableFuture<>(), Duration.ofMillis(120)))
+                .isInstanceOf(TimeoutException.class);
+    }
+}
