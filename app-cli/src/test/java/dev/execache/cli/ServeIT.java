@@ -49,7 +49,7 @@ class ServeIT {
     @Test
     void itInitializesAndListsTheFourToolsWithSchemasAndTruthfulAnnotations() {
         try (ServeProcess server = ServeProcess.start("--store", "memory")) {
-            Map<String, Tool> tools = server.client().listTools().tools().stream()
+            Map<String, Tool> tools = server.client().listTools().block().tools().stream()
                     .collect(Collectors.toMap(Tool::name, Function.identity()));
 
             assertThat(server.client().getServerInfo().name()).isEqualTo("execache");

@@ -1,7 +1,7 @@
 package dev.execache.cli;
 
 import io.modelcontextprotocol.client.McpClient;
-import io.modelcontextprotocol.client.McpSyncClient;
+import io.modelcontextprotocol.client.McpAsyncClient;
 import io.modelcontextprotocol.client.transport.ServerParameters;
 import io.modelcontextprotocol.client.transport.StdioClientTransport;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
@@ -33,7 +33,14 @@ final class ServeProcess implements AutoCloseable {
 
     private final String marker = UUID.randomUUID().toString();
     private final List<String> stderr = new CopyOnWriteArrayList<>();
-    private final McpSyncClient client;
+    private final McpAsyncClient client;
+    /**
+     * Sends one request at a time: the SDK's stdio client drops a message when two threads send
+     * at once and one of them is descheduled mid-send for 100 ms, as happens on a loaded machine
+     * (modelcontextprotocol/java-sdk #875: the fix retries for 100 ms only). Calls still run
+     * concurrently; only their sending is taken in turn.
+     */
+    private final Object sending = new Object();
     private ProcessHandle process;
     private boolean killed;
 
@@ -42,7 +49,7 @@ final class ServeProcess implements AutoCloseable {
                 ServerParameters.builder(java()).args(command(marker, arguments)).env(env).build(),
                 new JacksonMcpJsonMapper(new com.fasterxml.jackson.databind.ObjectMapper()));
         transport.setStdErrorHandler(stderr::add);
-        this.client = McpClient.sync(transport)
+        this.client = McpClient.async(transport)
                 .requestTimeout(REQUEST_TIMEOUT)
                 .initializationTimeout(STARTUP)
                 .clientInfo(McpSchema.Implementation.builder("execache-it", "1").build())
@@ -53,7 +60,7 @@ final class ServeProcess implements AutoCloseable {
     static ServeProcess start(Map<String, String> env, String... arguments) {
         ServeProcess server = new ServeProcess(env, List.of(arguments));
         try {
-            server.client.initialize();
+            server.client.initialize().block();
         } catch (RuntimeException e) {
             throw new IllegalStateException("execache serve did not initialize; its stderr:\n"
                     + String.join("\n", server.stderr), e);
@@ -84,12 +91,25 @@ final class ServeProcess implements AutoCloseable {
         return Path.of(jar);
     }
 
-    McpSyncClient client() {
+    McpAsyncClient client() {
         return client;
     }
 
     CallToolResult call(String tool, Map<String, Object> arguments) {
-        return client.callTool(McpSchema.CallToolRequest.builder(tool).arguments(arguments).build());
+        java.util.concurrent.CompletableFuture<CallToolResult> answer;
+        synchronized (sending) {
+            // subscribing sends the request on this thread, the session being initialized
+            answer = client.callTool(McpSchema.CallToolRequest.builder(tool).arguments(arguments).build()).toFuture();
+        }
+        try {
+            return answer.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            answer.cancel(true);
+            throw new IllegalStateException("interrupted while waiting for " + tool, e);
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw e.getCause() instanceof RuntimeException runtime ? runtime : new IllegalStateException(e.getCause());
+        }
     }
 
     List<String> stderr() {
@@ -143,7 +163,7 @@ final class ServeProcess implements AutoCloseable {
     @Override
     public void close() {
         if (!killed) {
-            client.closeGracefully();
+            client.closeGracefully().block();
         }
     }
 

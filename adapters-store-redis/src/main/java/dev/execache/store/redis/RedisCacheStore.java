@@ -542,6 +542,8 @@ public final class RedisCacheStore implements CacheStore {
                 .toCompletableFuture();
         try {
             if (!taken.get(waitMillis + Budget.longest(timeout).toMillis(), TimeUnit.MILLISECONDS)) {
+                LOG.log(System.Logger.Level.WARNING, "waited " + waitMillis / 1000 + " s for another instance's run of "
+                        + key + " (it still holds the flight in Redis at " + server + "): running it here as well");
                 return FlightLease.LOCAL;
             }
         } catch (TimeoutException e) {
