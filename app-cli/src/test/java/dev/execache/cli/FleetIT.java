@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.execache.store.redis.RedisServerProcess;
+import dev.execache.store.redis.TestRedisCluster;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -35,6 +36,8 @@ class FleetIT {
 
     private final List<ServeProcess> fleet = new ArrayList<>();
     private final ExecutorService callers = Executors.newCachedThreadPool();
+    /** A test's own Redis Cluster, stopped after its fleet. */
+    private TestRedisCluster cluster;
 
     @BeforeAll
     static void startRedis() throws Exception {
@@ -61,6 +64,9 @@ class FleetIT {
             }
         });
         callers.shutdownNow();
+        if (cluster != null) {
+            cluster.close();
+        }
     }
 
     private List<ServeProcess> startFleet(int size, String... arguments) {
@@ -165,6 +171,39 @@ class FleetIT {
         assertThat(structured(again).get("cache").textValue()).isEqualTo("miss");
         assertThat(structured(again).at("/result/nonce").textValue())
                 .isNotIn(noncesByScript.get(0));
+    }
+
+    /**
+     * The same fleet on a real 3-master Redis Cluster (started for this test), named by a
+     * {@code redis-cluster://} URL: one execution per script across the fleet, the others' answers
+     * shared hits, and every key of the cache on one master (its namespace is one hash slot).
+     */
+    @Test
+    void threeServersOnARedisClusterRunEachScriptOnceAndShareItsAnswer() throws Exception {
+        int loops = 200_000;
+        int scripts = 6;
+        cluster = TestRedisCluster.start();
+        List<ServeProcess> servers = startFleet(3, "--store", "redis", "--redis-url", cluster.url());
+
+        List<Answer> answers = new ArrayList<>();
+        for (Future<Answer> answer : sendToAll(servers, scripts, loops, 0, Map.of())) {
+            answers.add(answer.get(2, TimeUnit.MINUTES));
+        }
+
+        answers.forEach(answer -> assertCorrect(answer, loops));
+        Map<Integer, Set<String>> noncesByScript = new HashMap<>();
+        answers.forEach(answer -> noncesByScript.computeIfAbsent(answer.script(), i -> new HashSet<>())
+                .add(answer.content().at("/result/nonce").textValue()));
+        assertThat(noncesByScript).hasSize(scripts).allSatisfy((script, nonces) ->
+                assertThat(nonces).as("executions of script %s; the servers said:%n%s", script, fleetLog()).hasSize(1));
+        JsonNode stats = structured(servers.get(1).call("cache_stats", Map.of()));
+        assertThat(stats.get("misses").longValue()).isEqualTo(scripts);
+        assertThat(stats.get("hits").longValue()).isEqualTo(2L * scripts);
+        assertThat(stats.get("entries").longValue()).isEqualTo(scripts);
+        CallToolResult later = servers.get(2).call("execute_code", Map.of("code", script(0, loops)));
+        assertThat(structured(later).get("cache").textValue()).isEqualTo("hit");
+        assertThat(cluster.keysPerNode()).as("every key of the cache on one of the three masters")
+                .filteredOn(count -> count > 0).hasSize(1);
     }
 
     /** What the servers wrote to stderr, but for the SDK's own lines: why a run was repeated, if it was. */

@@ -1,273 +1,44 @@
 package dev.execache.store.redis;
 
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-
-import dev.execache.core.CacheStore;
-import dev.execache.core.CacheEntry;
-import dev.execache.core.CachedTool;
-import dev.execache.core.Counter;
-import dev.execache.core.FlightLease;
-import dev.execache.core.MutableClock;
-import dev.execache.core.ToolInvoker;
-import dev.execache.core.ToolResult;
-import java.time.Duration;
-import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.redisson.api.RedissonClient;
 
-/** Two instances, two Redisson clients, one Redis: what one does, the other sees. */
+/** The fleet on one standalone Redis, through a {@code redis://} URL: the run's shared server. */
 @ExtendWith(TestRedis.class)
-class RedisFleetTest {
-    private static final Duration TTL = Duration.ofMinutes(5);
+class RedisFleetTest extends RedisFleetContract {
+    private static String url;
+    private static RedissonClient admin;
 
-    private final TestRedis redis;
-    private final MutableClock clock = new MutableClock(Instant.now());
-    private final String prefix = TestRedis.freshPrefix();
-    private final List<RedisCacheStore> stores = new ArrayList<>();
-    private final ExecutorService other = Executors.newSingleThreadExecutor();
-    private final RedisCacheStore first;
-    private final RedisCacheStore second;
-
-    RedisFleetTest(TestRedis redis) {
-        this.redis = redis;
-        first = instance();
-        second = instance();
+    @BeforeAll
+    static void connect(TestRedis redis) {
+        url = redis.url();
+        admin = redis.client();
     }
 
-    @AfterEach
-    void cleanUp() {
-        other.shutdownNow();
-        stores.forEach(RedisCacheStore::close);
-        RedissonClient admin = redis.client();
-        admin.getKeys().deleteByPattern(new KeyLayout(prefix).pattern());
-        admin.shutdown();
-    }
-
-    @Test
-    void entriesCountersAndVersionsAreSharedByTheFleet() {
-        Instant now = clock.instant();
-        first.put(new CacheEntry("v1:a", "1", "", Duration.ofSeconds(2), Map.of("github", "v1"), now, now.plus(TTL), 0));
-        first.increment(Counter.MISSES, 1);
-        first.recordVersions(CacheStore.DEFAULT_SCOPE, Map.of("github", "v1"));
-
-        assertThat(second.get("v1:a")).map(CacheEntry::value).contains("1");
-        second.increment(Counter.HITS, 1);
-
-        assertThat(first.peek("v1:a")).map(CacheEntry::hits).contains(1L);
-        assertThat(first.counters()).containsEntry(Counter.HITS, 1L).containsEntry(Counter.MISSES, 1L);
-        assertThat(second.lastSeenVersions(CacheStore.DEFAULT_SCOPE)).isEqualTo(Map.of("github", "v1"));
-        assertThat(second.removeByTool("github")).isEqualTo(1);
-        assertThat(first.peek("v1:a")).isEmpty();
-    }
-
-    @Test
-    void aToolCallMadeOnTwoInstancesAtOnceCallsTheToolOnceInTheFleet() throws Exception {
-        AtomicInteger toolCalls = new AtomicInteger();
-        AtomicReference<Thread> secondCaller = new AtomicReference<>();
-        ToolInvoker slowRead = (tool, args) -> {
-            toolCalls.incrementAndGet();
-            awaitWaitingOnTheFlight(secondCaller);
-            return ToolResult.ok("{\"text\":\"hello\"}");
-        };
-        ToolInvoker neverCalled = (tool, args) -> {
-            toolCalls.incrementAndGet();
-            return ToolResult.ok("{\"text\":\"second\"}");
-        };
-        CachedTool onFirst = CachedTool.builder(slowRead, first).clock(clock).build();
-        CachedTool onSecond = CachedTool.builder(neverCalled, second).clock(clock).build();
-
-        CompletableFuture<ToolResult> firstCall = CompletableFuture.supplyAsync(() -> onFirst.call("read", Map.of("path", "a")));
-        awaitHeld(toolCalls);
-        CompletableFuture<ToolResult> secondCall = CompletableFuture.supplyAsync(() -> {
-            secondCaller.set(Thread.currentThread());
-            return onSecond.call("read", Map.of("path", "a"));
-        }, other);
-
-        assertThat(firstCall.get(30, TimeUnit.SECONDS).json()).isEqualTo("{\"text\":\"hello\"}");
-        assertThat(secondCall.get(30, TimeUnit.SECONDS).json()).as("the second waited and got the first's answer")
-                .isEqualTo("{\"text\":\"hello\"}");
-        assertThat(toolCalls).hasValue(1);
-        assertThat(onSecond.stats().get("read")).as("counted fleet-wide, per tool")
-                .satisfies(read -> {
-                    assertThat(read.hits()).isEqualTo(1);
-                    assertThat(read.misses()).isEqualTo(1);
-                });
-    }
-
-    private static void awaitHeld(AtomicInteger toolCalls) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (toolCalls.get() == 0 && System.nanoTime() < deadline) {
-            Thread.onSpinWait();
-        }
-    }
-
-    /** Until the second caller waits for the fleet's flight (inside Redisson's tryLock). */
-    private static void awaitWaitingOnTheFlight(AtomicReference<Thread> caller) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (System.nanoTime() < deadline) {
-            Thread thread = caller.get();
-            if (thread != null && java.util.Arrays.stream(thread.getStackTrace())
-                    .anyMatch(frame -> frame.getMethodName().equals("acquireFlight"))
-                    && thread.getState() != Thread.State.RUNNABLE) {
-                return;
-            }
-            Thread.onSpinWait();
-        }
-        throw new AssertionError("the second instance never waited for the flight");
-    }
-
-    @Test
-    void theSecondInstanceWaitsUntilTheFirstClosesItsLease() throws Exception {
-        FlightLease held = first.acquireFlight("v1:x", Duration.ofSeconds(30));
-        CompletableFuture<FlightLease> waiting = acquireElsewhere(second, "v1:x", Duration.ofSeconds(30));
-
-        assertThatThrownBy(() -> waiting.get(500, TimeUnit.MILLISECONDS)).as("waits while the first holds the flight")
-                .isInstanceOf(TimeoutException.class);
-        held.close();
-
-        FlightLease next = waiting.get(10, TimeUnit.SECONDS);
-        assertThat(next).as("a fleet lease, not a local fallback").isNotSameAs(FlightLease.LOCAL);
-        next.close();
-        assertThat(first.acquireFlight("v1:x", Duration.ofMillis(300))).as("closed from another thread than it was taken on")
-                .isNotSameAs(FlightLease.LOCAL);
-    }
-
-    @Test
-    void aLeaseThatLapsedDoesNotReleaseTheNextHoldersFlight() throws Exception {
-        FlightLease lapsed = first.acquireFlight("v1:x", Duration.ofSeconds(30));
-        deleteFlightKey("v1:x");
-        FlightLease next = acquireElsewhere(second, "v1:x", Duration.ofSeconds(30)).get(30, TimeUnit.SECONDS);
-        assertThat(next).isNotSameAs(FlightLease.LOCAL);
-
-        lapsed.close();
-        lapsed.close();
-
-        assertThat(first.acquireFlight("v1:x", Duration.ofMillis(300))).as("the next holder still has it")
-                .isSameAs(FlightLease.LOCAL);
-        next.close();
-    }
-
-    @Test
-    void aLiveHolderRenewsItsFlightForAsLongAsItRuns() throws Exception {
-        FlightLease held = first.acquireFlight("v1:x", Duration.ofMillis(100));
-        long lowest = flightMillisLeft("v1:x");
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        for (long left = lowest; left <= lowest + 500; left = flightMillisLeft("v1:x")) {
-            assertThat(left).as("still held").isPositive();
-            assertThat(System.nanoTime()).as("the lease was renewed within 30 s").isLessThan(deadline);
-            lowest = Math.min(lowest, left);
-            Thread.sleep(20);
-        }
-        held.close();
-        assertThat(flightMillisLeft("v1:x")).as("released, no longer renewed").isNegative();
-    }
-
-    @Test
-    void whenTheHolderDiesItsLeaseLapsesAndTheOtherProceeds() throws Exception {
-        first.acquireFlight("v1:x", Duration.ofHours(1));
-        assertThat(flightMillisLeft("v1:x")).as("a dead holder's flight lapses within the lease, whatever the run's bound")
-                .isPositive().isLessThanOrEqualTo(RedisCacheStore.FLIGHT_LEASE.toMillis());
-        first.close();
-
-        FlightLease next = second.acquireFlight("v1:x", Duration.ofSeconds(20));
-
-        assertThat(next).isNotSameAs(FlightLease.LOCAL);
-        next.close();
-    }
-
-    @Test
-    void aWaiterWithTheSameBoundOutlastsADeadHoldersLease() throws Exception {
-        first.acquireFlight("v1:x", Duration.ofSeconds(1));
-        first.close();
-
-        FlightLease next = second.acquireFlight("v1:x", Duration.ofSeconds(1));
-
-        assertThat(next).as("took over the lapsed flight rather than giving up").isNotSameAs(FlightLease.LOCAL);
-        next.close();
-    }
-
-    @Test
-    void waitingLongerThanMaxHoldFallsBackToALocalRun() throws Exception {
-        FlightLease held = first.acquireFlight("v1:x", Duration.ofSeconds(30));
-
-        FlightLease gaveUp = acquireElsewhere(second, "v1:x", Duration.ofMillis(300)).get(60, TimeUnit.SECONDS);
-
-        assertThat(gaveUp).isSameAs(FlightLease.LOCAL);
-        held.close();
-    }
-
-    @Test
-    void flightsOfDifferentKeysDoNotWaitForEachOther() throws Exception {
-        FlightLease x = first.acquireFlight("v1:x", Duration.ofSeconds(30));
-
-        FlightLease y = acquireElsewhere(second, "v1:y", Duration.ofSeconds(30)).get(10, TimeUnit.SECONDS);
-
-        assertThat(y).isNotSameAs(FlightLease.LOCAL);
-        y.close();
-        x.close();
-    }
-
-    @Test
-    void aStoreOnTheApplicationsClientLeavesThatClientOpen() {
-        RedissonClient shared = redis.client();
-        try {
-            RedisCacheStore store = new RedisCacheStore(shared, prefix, 10, clock);
-            store.increment(Counter.HITS, 1);
-            store.close();
-
-            assertThat(shared.isShutdown()).isFalse();
-            assertThat(first.counters()).containsEntry(Counter.HITS, 1L);
-        } finally {
-            shared.shutdown();
-        }
-    }
-
-    /** The flight lock's time to live in Redis, negative if there is none. */
-    private long flightMillisLeft(String key) {
-        RedissonClient admin = redis.client();
-        try {
-            return admin.getKeys().remainTimeToLive(new KeyLayout(prefix).flight(key));
-        } finally {
+    @AfterAll
+    static void disconnect() {
+        if (admin != null) {
             admin.shutdown();
         }
     }
 
-    private void deleteFlightKey(String key) {
-        RedissonClient admin = redis.client();
-        try {
-            admin.getKeys().delete(new KeyLayout(prefix).flight(key));
-        } finally {
-            admin.shutdown();
-        }
+    @Override
+    protected String url() {
+        return url;
     }
 
-    private CompletableFuture<FlightLease> acquireElsewhere(RedisCacheStore store, String key, Duration maxHold) {
-        return CompletableFuture.supplyAsync(() -> {
-            try {
-                return store.acquireFlight(key, maxHold);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException(e);
-            }
-        }, other);
+    @Override
+    protected RedissonClient admin() {
+        return admin;
     }
 
-    private RedisCacheStore instance() {
-        RedisCacheStore store = RedisCacheStore.connect(RedisStoreSettings.of(redis.url()).withKeyPrefix(prefix), clock);
-        stores.add(store);
-        return store;
+    /** The one server is the master; asked through the client, as it may be a server named by the environment. */
+    @Override
+    protected List<Long> millisLeftOnMasters(String key) {
+        long left = admin.getKeys().remainTimeToLive(key);
+        return left == -2 ? List.of() : List.of(left);
     }
 }

@@ -76,6 +76,32 @@ public final class TestRedisCluster implements AutoCloseable {
         return counts;
     }
 
+    /**
+     * The key's time to live in milliseconds on each master, in node order: -2 where it is not,
+     * -1 where it has none. Each node is asked what it holds itself (a node answers a command
+     * for another node's key with a redirection).
+     */
+    public List<Long> millisLeftPerNode(String key) throws IOException {
+        List<Long> left = new ArrayList<>();
+        for (RedisServerProcess node : nodes) {
+            left.add(holds(node, key) ? (Long) Resp.call(node.port(), "PTTL", key) : -2L);
+        }
+        return left;
+    }
+
+    private static boolean holds(RedisServerProcess node, String key) throws IOException {
+        String pattern = key.replaceAll("([\\[\\]*?\\\\])", "\\\\$1");
+        String cursor = "0";
+        do {
+            List<?> page = (List<?>) Resp.call(node.port(), "SCAN", cursor, "MATCH", pattern, "COUNT", "1000");
+            if (!((List<?>) page.get(1)).isEmpty()) {
+                return true;
+            }
+            cursor = (String) page.get(0);
+        } while (!cursor.equals("0"));
+        return false;
+    }
+
     @Override
     public void close() {
         nodes.forEach(RedisServerProcess::close);
