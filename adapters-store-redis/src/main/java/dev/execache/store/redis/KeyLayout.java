@@ -23,7 +23,7 @@ import java.util.List;
  *       the default scope (and of every version recorded before scopes existed) and of each other;
  *   <li>{@code P groups}, {@code P gsizes}: hashes of key to its bound group, and of group to
  *       how many entries it has (see {@code CacheStore#put(CacheEntry, GroupBound)});
- *   <li>{@code P f:<key>}: the flight lock of a key (a Redisson {@code RLock}).
+ *   <li>{@code P f:<key>}: the flight of a key: its holder's random token, with the lease as TTL.
  * </ul>
  *
  * {@code lru}, {@code exp} and {@code meta} always name the same keys, at most the bound, and

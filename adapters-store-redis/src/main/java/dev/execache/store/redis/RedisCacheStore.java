@@ -19,12 +19,14 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.TreeMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import org.redisson.Redisson;
-import org.redisson.api.RLock;
 import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
 import org.redisson.api.redisnode.RedisNodes;
@@ -71,6 +73,10 @@ public final class RedisCacheStore implements CacheStore {
      */
     static final Duration FLIGHT_LEASE = Duration.ofSeconds(6);
 
+    /** How soon a waiter first asks again whether the flight is free; it then waits twice as long each time. */
+    static final Duration FIRST_POLL = Duration.ofMillis(20);
+    static final Duration MAX_POLL = Duration.ofMillis(250);
+
     /** A tool's own counters are the fields {@code tool:<COUNTER>:<tool>} of the counters hash. */
     private static final String TOOL_COUNTER_PREFIX = "tool:";
     /** Servers whose eviction policy was warned about: once per process and server. */
@@ -87,6 +93,8 @@ public final class RedisCacheStore implements CacheStore {
     private final Duration timeout;
     private final Breaker breaker;
     private final SigningKeys signingKeys;
+    /** Renews the flights this process holds; stopped on close, so they lapse as a dead holder's do. */
+    private final ScheduledExecutorService renewals;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     /**
@@ -127,6 +135,13 @@ public final class RedisCacheStore implements CacheStore {
         this.timeout = timeout;
         this.breaker = new Breaker(server, this::check, timeout);
         this.signingKeys = Objects.requireNonNull(signingKeys, "signingKeys must not be null");
+        ScheduledThreadPoolExecutor renewing = new ScheduledThreadPoolExecutor(1, runnable -> {
+            Thread thread = new Thread(runnable, "execache-redis-flights");
+            thread.setDaemon(true);
+            return thread;
+        });
+        renewing.setRemoveOnCancelPolicy(true);
+        this.renewals = renewing;
     }
 
     /** Connects with the default prefix, bound and timeout, on the system clock; see {@link #connect(RedisStoreSettings, Clock)}. */
@@ -206,7 +221,6 @@ public final class RedisCacheStore implements CacheStore {
         Config config = new Config();
         config.setUseScriptCache(true);
         config.setLazyInitialization(true);
-        config.setLockWatchdogTimeout(FLIGHT_LEASE.toMillis());
         config.setUsername(url.username());
         config.setPassword(url.password());
         EqualJitterDelay reconnection = new EqualJitterDelay(Duration.ofMillis(100), Duration.ofSeconds(2));
@@ -519,37 +533,37 @@ public final class RedisCacheStore implements CacheStore {
     }
 
     /**
-     * Takes the fleet-wide lock of {@code key}, a Redisson {@link RLock} that this process
-     * renews while it holds it and that lapses {@link #FLIGHT_LEASE} after a holder died. A
-     * waiter waits for as long as a live holder may run ({@code maxHold}) plus one lease, then
-     * gives up and gets {@link FlightLease#LOCAL}. The lease releases the lock only while this
-     * lease still holds it; it never forces an unlock.
+     * Takes the fleet-wide flight of {@code key}: a key in Redis holding this holder's random
+     * token, set only if absent, with {@link #FLIGHT_LEASE} as its TTL, which this process renews
+     * while it holds it. A waiter asks again after 20 ms, then less often, up to every 250 ms,
+     * for as long as a live holder may run ({@code maxHold}) plus one lease, then gives up and
+     * gets {@link FlightLease#LOCAL}. Each ask is one short command under the same budget and
+     * breaker as every other operation; nothing waits on a subscription. (Redisson's {@code RLock}
+     * waits on pub/sub: on a loaded machine its subscriptions timed out, the waiter ran the code
+     * itself, and the timeout stopped the whole process from using Redis for a while.)
      */
     @Override
     public FlightLease acquireFlight(String key, Duration maxHold) throws InterruptedException {
         if (maxHold.isNegative() || maxHold.isZero()) {
             throw new IllegalArgumentException("maxHold must be positive: " + maxHold);
         }
-        breaker.admit();
-        RLock lock = redisson.getLock(keys.flight(key));
-        long thread = Thread.currentThread().getId();
-        long waitMillis = maxHold.plus(FLIGHT_LEASE).toMillis();
-        // No lease time: Redisson's watchdog renews the lock until it is unlocked.
-        CompletableFuture<Boolean> taken = lock.tryLockAsync(waitMillis, -1, TimeUnit.MILLISECONDS, thread)
-                .toCompletableFuture();
-        try {
-            if (!taken.get(waitMillis + Budget.longest(timeout).toMillis(), TimeUnit.MILLISECONDS)) {
-                LOG.log(System.Logger.Level.WARNING, "waited " + waitMillis / 1000 + " s for another instance's run of "
-                        + key + " (it still holds the flight in Redis at " + server + "): running it here as well");
+        String flight = keys.flight(key);
+        String token = java.util.UUID.randomUUID().toString();
+        long waitNanos = maxHold.plus(FLIGHT_LEASE).toNanos();
+        long start = System.nanoTime();
+        long pause = FIRST_POLL.toNanos();
+        while (!Boolean.TRUE.equals(await(() -> redisson.<String>getBucket(flight, StringCodec.INSTANCE)
+                .setIfAbsentAsync(token, FLIGHT_LEASE)))) {
+            if (System.nanoTime() - start >= waitNanos) {
+                LOG.log(System.Logger.Level.WARNING, "waited " + TimeUnit.NANOSECONDS.toSeconds(waitNanos)
+                        + " s for another instance's run of " + key + " (it still holds the flight in Redis at "
+                        + server + "): running it here as well");
                 return FlightLease.LOCAL;
             }
-        } catch (TimeoutException e) {
-            taken.cancel(false);
-            throw new RedisStoreException(notAnswering());
-        } catch (ExecutionException e) {
-            throw failed(e.getCause());
+            TimeUnit.NANOSECONDS.sleep(pause);
+            pause = Math.min(2 * pause, MAX_POLL.toNanos());
         }
-        return new HeldFlight(lock, thread, timeout);
+        return new HeldFlight(flight, token);
     }
 
     /** Shuts the client down if this store connected it. */
@@ -557,6 +571,7 @@ public final class RedisCacheStore implements CacheStore {
     public void close() {
         if (closed.compareAndSet(false, true)) {
             breaker.close();
+            renewals.shutdownNow();
             if (ownsClient) {
                 redisson.shutdown();
             }
@@ -706,31 +721,55 @@ public final class RedisCacheStore implements CacheStore {
         return Integer.parseInt(String.valueOf(reply));
     }
 
-    /** Closable from any thread: the unlock names the thread that took the lock, and stops its renewal. */
-    private static final class HeldFlight implements FlightLease {
-        private final RLock lock;
-        private final long ownerThread;
-        private final Duration timeout;
-        private final AtomicBoolean closed = new AtomicBoolean();
+    /** A flight this process holds: renewed every third of the lease until closed, from any thread. */
+    private final class HeldFlight implements FlightLease {
+        private final String flight;
+        private final String token;
+        private final ScheduledFuture<?> renewal;
+        private final AtomicBoolean released = new AtomicBoolean();
 
-        HeldFlight(RLock lock, long ownerThread, Duration timeout) {
-            this.lock = lock;
-            this.ownerThread = ownerThread;
-            this.timeout = timeout;
+        HeldFlight(String flight, String token) {
+            this.flight = flight;
+            this.token = token;
+            long third = FLIGHT_LEASE.toMillis() / 3;
+            this.renewal = renewals.scheduleAtFixedRate(this::renew, third, third, TimeUnit.MILLISECONDS);
+        }
+
+        /** Sent without waiting: a renewal that fails is tried again a third of a lease later. */
+        private void renew() {
+            try {
+                flightScript(Scripts.RENEW_FLIGHT, Long.toString(FLIGHT_LEASE.toMillis())).whenComplete((renewed, error) -> {
+                    if (error == null && renewed == 0) {
+                        renewal.cancel(false);
+                        LOG.log(System.Logger.Level.DEBUG, () -> "flight " + flight + " lapsed before its holder ended");
+                    }
+                });
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.DEBUG, () -> "flight " + flight + " not renewed: " + e.getMessage());
+            }
+        }
+
+        private CompletableFuture<Long> flightScript(String lua, String... extra) {
+            Object[] values = new Object[1 + extra.length];
+            values[0] = token;
+            System.arraycopy(extra, 0, values, 1, extra.length);
+            return script.<Long>evalAsync(RScript.Mode.READ_WRITE, lua, RScript.ReturnType.LONG, List.of(flight), values)
+                    .toCompletableFuture();
         }
 
         @Override
         public void close() {
-            if (!closed.compareAndSet(false, true)) {
+            if (!released.compareAndSet(false, true)) {
                 return;
             }
+            renewal.cancel(false);
             try {
-                Budget.await(lock.unlockAsync(ownerThread).toCompletableFuture(), timeout);
+                Budget.await(flightScript(Scripts.RELEASE_FLIGHT), timeout);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             } catch (ExecutionException | TimeoutException | RuntimeException e) {
-                LOG.log(System.Logger.Level.DEBUG, () -> "flight " + lock.getName()
-                        + " not released (it lapses within " + FLIGHT_LEASE.toSeconds() + " s): " + e.getMessage());
+                LOG.log(System.Logger.Level.DEBUG, () -> "flight " + flight + " not released (it lapses within "
+                        + FLIGHT_LEASE.toSeconds() + " s): " + e.getMessage());
             }
         }
     }

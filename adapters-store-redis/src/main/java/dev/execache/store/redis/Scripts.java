@@ -320,4 +320,20 @@ final class Scripts {
 
     private Scripts() {
     }
+
+    /** KEYS[1] flight, ARGV token, lease ms: extends the lease while this token holds it; 1 if it did. */
+    static final String RENEW_FLIGHT = """
+            if redis.call('get', KEYS[1]) == ARGV[1] then
+              return redis.call('pexpire', KEYS[1], ARGV[2])
+            end
+            return 0
+            """;
+
+    /** KEYS[1] flight, ARGV token: ends the flight if this token still holds it (never another holder's). */
+    static final String RELEASE_FLIGHT = """
+            if redis.call('get', KEYS[1]) == ARGV[1] then
+              return redis.call('del', KEYS[1])
+            end
+            return 0
+            """;
 }
