@@ -139,7 +139,7 @@ final class InspectCommand implements Callable<Integer> {
         Object arguments = Inputs.jsonObject(args, "--args", environment);
         String version = configured.get(tool);
         if (!settings.gateway().isEmpty()) {
-            try (dev.execache.tools.mcp.McpToolCatalog catalog = ProxiedTools.startCatalog(settings)) {
+            try (dev.execache.tools.mcp.McpToolCatalog catalog = ProxiedTools.startCatalog(settings, environment)) {
                 Optional<dev.execache.core.CatalogTool> found = catalog.tools().stream()
                         .filter(candidate -> candidate.name().equals(tool)).findFirst();
                 if (found.isPresent()) {

@@ -89,10 +89,15 @@ final class ProxiedTools implements CodeTools {
         toolsChanged(catalog.tools());
     }
 
-    /** Starts the configured servers (waiting at most the run timeout for them) and returns their catalog. */
-    static McpToolCatalog startCatalog(Settings settings) {
+    /**
+     * Starts the configured servers (waiting at most the run timeout for them) and returns their
+     * catalog. They inherit the command's environment and working directory, which in a resident
+     * server are the typed command's, not the server's.
+     */
+    static McpToolCatalog startCatalog(Settings settings, Environment command) {
         System.Logger downstream = System.getLogger("dev.execache.downstream");
-        return new McpToolCatalog(settings.gateway().servers().stream().map(GatewayConfig.Server::settings).toList(),
+        return new McpToolCatalog(settings.gateway().servers().stream()
+                .map(server -> server.settings().startedFor(command.variables(), command.workingDir())).toList(),
                 settings.limits().timeout(), settings.gateway().rediscoverEvery(),
                 line -> downstream.log(Level.INFO, line), Clock.systemUTC()).start();
     }

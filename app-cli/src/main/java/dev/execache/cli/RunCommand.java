@@ -85,12 +85,12 @@ final class RunCommand implements Callable<Integer> {
     }
 
     /** With servers in the config, the code may call their tools: starts them for this run; null without. */
-    private static dev.execache.core.ToolCatalog codeTools(Session session, Settings settings) {
+    private dev.execache.core.ToolCatalog codeTools(Session session, Settings settings) {
         if (settings.gateway().isEmpty()
                 || !(session.toolVersions() instanceof dev.execache.core.MutableToolVersions versions)) {
             return null;
         }
-        dev.execache.tools.mcp.McpToolCatalog catalog = ProxiedTools.startCatalog(settings);
+        dev.execache.tools.mcp.McpToolCatalog catalog = ProxiedTools.startCatalog(settings, environment);
         session.executor().useCodeTools(new ProxiedTools(catalog, session.store(), versions, settings.gateway(),
                 settings.policy(), java.time.Clock.systemUTC()));
         return catalog;

@@ -68,7 +68,7 @@ final class ServeCommand implements Callable<Integer> {
             warmUp(session);
             serving.add(new ConfigWatcher(configFile(settings), versions, pinnedTools()).start(WATCH_INTERVAL));
             ProxiedTools proxied = settings.gateway().isEmpty() ? null
-                    : new ProxiedTools(serving.add(ProxiedTools.startCatalog(settings)), session.store(), versions,
+                    : new ProxiedTools(serving.add(ProxiedTools.startCatalog(settings, environment)), session.store(), versions,
                             settings.gateway(), settings.policy(), Clock.systemUTC());
             if (proxied != null) {
                 session.executor().useCodeTools(proxied);

@@ -53,7 +53,7 @@ final class ToolsCommand implements Callable<Integer> {
                             : " " + settings.configPath()));
         }
         ToolCallRules rules = new ToolCallRules(settings.gateway().rules(), settings.policy());
-        try (McpToolCatalog catalog = ProxiedTools.startCatalog(settings)) {
+        try (McpToolCatalog catalog = ProxiedTools.startCatalog(settings, environment)) {
             List<CatalogTool> tools = catalog.tools();
             if (typescript) {
                 out.print(TypeScriptDeclarations.of(tools, settings.gateway().servers().stream()

@@ -93,6 +93,34 @@ class ResidentServerIT {
         assertThat(serverPid()).isEqualTo(pid);
     }
 
+    /**
+     * The MCP servers a command starts are that command's: they inherit the typed command's
+     * environment and working directory, not those of the shell that happened to start the server.
+     */
+    @Test
+    void theServersACommandStartsGetItsEnvironmentAndDirectoryNotTheResidentServers() throws Exception {
+        Path seen = dir.resolve("seen.txt");
+        Path project = Files.createDirectory(dir.resolve("project"));
+        Path config = Files.writeString(project.resolve("execache.yaml"), """
+                servers:
+                  lab:
+                    command: sh
+                    args: ["-c", "{ env; echo WORKING_DIR=$(pwd); } > '%s'; exec node '%s'"]
+                """.formatted(seen, Downstream.nodeModules().resolveSibling("lab-server.mjs")));
+        Files.writeString(project.resolve("one.ts"), "return 1 + 1;\n");
+        var start = new CliProcess(dir).env("LAB_TOKEN", "the-shell-that-started-the-server").run("server", "start");
+        assertThat(start.exitCode()).as(start.toString()).isZero();
+
+        var run = new CliProcess(project).env("LAB_TOKEN", "the-typed-command")
+                .run("run", "one.ts", "--db", db.toString(), "--config", config.toString());
+
+        assertThat(run.exitCode()).as(run.toString()).isZero();
+        assertThat(served()).as("the command went through the server").isEqualTo(1);
+        assertThat(Files.readString(seen)).contains("LAB_TOKEN=the-typed-command")
+                .doesNotContain("the-shell-that-started-the-server")
+                .contains("WORKING_DIR=" + project.toRealPath());
+    }
+
     @Test
     void stopsAfterItsIdlePeriod() throws Exception {
         var start = new CliProcess(dir).env("EXECACHE_SERVER_IDLE", "1s").run("server", "start");

@@ -16,9 +16,11 @@ import java.util.regex.Pattern;
  *     secrets: the signing keys and the Redis URL)
  * @param cwd where the command runs; null for execache's working directory
  * @param trustAnnotations whether the server's {@code readOnlyHint} may decide what is cached
+ * @param inherited the environment the server inherits (less execache's secrets), or null for
+ *     this process's: a resident server starts a command's servers with that command's own
  */
 public record McpServerSettings(String name, String command, List<String> args, Map<String, String> env, Path cwd,
-        boolean trustAnnotations) {
+        boolean trustAnnotations, Map<String, String> inherited) {
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_-]*");
 
     public McpServerSettings {
@@ -31,5 +33,20 @@ public record McpServerSettings(String name, String command, List<String> args, 
         }
         args = List.copyOf(Objects.requireNonNullElse(args, List.of()));
         env = Map.copyOf(Objects.requireNonNullElse(env, Map.of()));
+        inherited = inherited == null ? null : Map.copyOf(inherited);
+    }
+
+    /** Inheriting this process's environment. */
+    public McpServerSettings(String name, String command, List<String> args, Map<String, String> env, Path cwd,
+            boolean trustAnnotations) {
+        this(name, command, args, env, cwd, trustAnnotations, null);
+    }
+
+    /**
+     * Started on behalf of a command: inheriting its environment, and running in its working
+     * directory unless {@link #cwd} names one.
+     */
+    public McpServerSettings startedFor(Map<String, String> environment, Path workingDir) {
+        return new McpServerSettings(name, command, args, env, cwd == null ? workingDir : cwd, trustAnnotations, environment);
     }
 }

@@ -71,6 +71,10 @@ final class ServerProcessTransport implements McpClientTransport {
             if (settings.cwd() != null) {
                 builder.directory(settings.cwd().toFile());
             }
+            if (settings.inherited() != null) {
+                builder.environment().clear();
+                builder.environment().putAll(settings.inherited());
+            }
             builder.environment().keySet().removeAll(WITHHELD);
             builder.environment().putAll(settings.env());
             Process started;

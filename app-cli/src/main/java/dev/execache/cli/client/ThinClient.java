@@ -103,7 +103,7 @@ public final class ThinClient {
         OutputStream toServer = Frames.output(channel);
         InputStream fromServer = new BufferedInputStream(Frames.input(channel), 64 * 1024);
         Frames.Request request = new Frames.Request(ServerControl.build(), Arrays.asList(args),
-                Path.of("").toAbsolutePath().toString(), relevant(env), System.console() != null);
+                Path.of("").toAbsolutePath().toString(), env, System.console() != null);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> cancel(toServer), "execache-cancel"));
         try {
             Frames.write(toServer, Frames.Kind.RUN, request.encode());
@@ -180,16 +180,5 @@ public final class ThinClient {
         }, "execache-stdin");
         pump.setDaemon(true);
         pump.start();
-    }
-
-    /** What a command's settings can depend on: execache's own variables, the XDG directories, HOME. */
-    static Map<String, String> relevant(Map<String, String> env) {
-        Map<String, String> relevant = new LinkedHashMap<>();
-        env.forEach((name, value) -> {
-            if (name.startsWith("EXECACHE_") || name.startsWith("XDG_") || List.of("HOME", "NO_COLOR").contains(name)) {
-                relevant.put(name, value);
-            }
-        });
-        return relevant;
     }
 }
