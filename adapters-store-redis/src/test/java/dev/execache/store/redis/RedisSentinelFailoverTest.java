@@ -48,11 +48,13 @@ class RedisSentinelFailoverTest {
             sentinels.awaitReplicaInSync();
 
             int dead = sentinels.killMaster();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
             do {
                 boolean failed = failsOrAnswers(() -> store.get("v1:before")).isEmpty();
                 if (!sentinels.hasFailedOver(dead)) {
                     assertThat(failed).as("a call while there is no master fails").isTrue();
                 }
+                assertThat(System.nanoTime()).as("the Sentinel promoted the replica within 60 s").isLessThan(deadline);
                 Thread.sleep(50);
             } while (!sentinels.hasFailedOver(dead));
             int promoted = sentinels.masterPort();
