@@ -11,9 +11,10 @@ import java.util.function.Supplier;
 /**
  * A circuit breaker in front of one Redis: after a call fails for want of an answer, every
  * call fails at once (the caller runs uncached) until Redis is found answering again: by a
- * check run in the background, or by a late reply to the call that gave up. The checks come after a short pause that doubles after each failed
- * check, up to {@link #MAX_PAUSE}, so a slow or absent Redis costs a caller one timeout per
- * outage, not one per operation, and is not hammered while it is down.
+ * check run in the background, or by a late reply to the call that gave up. The checks come
+ * after a short pause that doubles after each failed check, up to {@link #MAX_PAUSE}, so a slow
+ * or absent Redis costs a caller one timeout per outage, not one per operation, and is not
+ * hammered while it is down.
  */
 final class Breaker implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Breaker.class.getName());
