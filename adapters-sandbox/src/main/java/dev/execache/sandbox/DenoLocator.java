@@ -1,6 +1,6 @@
 package dev.execache.sandbox;
 
-import dev.execache.core.SandboxUnavailableException;
+import dev.execache.core.spi.SandboxUnavailableException;
 import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.io.IOException;

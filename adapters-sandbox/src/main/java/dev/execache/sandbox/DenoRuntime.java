@@ -1,6 +1,6 @@
 package dev.execache.sandbox;
 
-import dev.execache.core.SandboxUnavailableException;
+import dev.execache.core.spi.SandboxUnavailableException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.execache.core.ExecutionRequest;
 import dev.execache.core.ExecutionResult;
-import dev.execache.core.SandboxUnavailableException;
+import dev.execache.core.spi.SandboxUnavailableException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,7 +1,7 @@
 package dev.execache.cli;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.execache.core.CacheEntry;
+import dev.execache.core.spi.CacheEntry;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Locale;

@@ -1,7 +1,7 @@
 package dev.execache.cli;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.execache.core.CacheEntry;
+import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.ExecutionRequest;
 import jakarta.inject.Inject;
 import java.io.PrintWriter;
@@ -140,13 +140,13 @@ final class InspectCommand implements Callable<Integer> {
         String version = configured.get(tool);
         if (!settings.gateway().isEmpty()) {
             try (dev.execache.tools.mcp.McpToolCatalog catalog = ProxiedTools.startCatalog(settings, environment)) {
-                Optional<dev.execache.core.CatalogTool> found = catalog.tools().stream()
+                Optional<dev.execache.core.spi.CatalogTool> found = catalog.tools().stream()
                         .filter(candidate -> candidate.name().equals(tool)).findFirst();
                 if (found.isPresent()) {
                     version = found.get().version();
                 } else if (version == null) {
                     throw new UsageException("--tool-call: no server offers '" + tool + "' (they offer: "
-                            + catalog.tools().stream().map(dev.execache.core.CatalogTool::name).sorted()
+                            + catalog.tools().stream().map(dev.execache.core.spi.CatalogTool::name).sorted()
                                     .collect(java.util.stream.Collectors.joining(", ")) + ")");
                 }
             }

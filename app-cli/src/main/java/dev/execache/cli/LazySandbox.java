@@ -2,8 +2,8 @@ package dev.execache.cli;
 
 import dev.execache.core.ExecutionRequest;
 import dev.execache.core.ExecutionResult;
-import dev.execache.core.Sandbox;
-import dev.execache.core.SandboxTools;
+import dev.execache.core.spi.Sandbox;
+import dev.execache.core.spi.SandboxTools;
 import jakarta.inject.Provider;
 
 /** Starts the real sandbox on the first execution, and closes it only if it was started. */

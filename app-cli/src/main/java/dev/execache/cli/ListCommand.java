@@ -1,7 +1,7 @@
 package dev.execache.cli;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
-import dev.execache.core.CacheEntry;
+import dev.execache.core.spi.CacheEntry;
 import jakarta.inject.Inject;
 import java.io.PrintWriter;
 import java.time.Clock;

@@ -1,7 +1,7 @@
 package dev.execache.cli;
 
 import com.google.inject.Guice;
-import dev.execache.core.SandboxUnavailableException;
+import dev.execache.core.spi.SandboxUnavailableException;
 import java.io.InputStream;
 import java.io.PrintStream;
 import java.io.PrintWriter;

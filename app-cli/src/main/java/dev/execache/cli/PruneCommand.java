@@ -1,6 +1,6 @@
 package dev.execache.cli;
 
-import dev.execache.core.CacheEntry;
+import dev.execache.core.spi.CacheEntry;
 import jakarta.inject.Inject;
 import java.time.Clock;
 import java.time.Duration;

@@ -1,7 +1,7 @@
 package dev.execache.cli;
 
-import dev.execache.core.CacheStore;
-import dev.execache.core.Sandbox;
+import dev.execache.core.spi.CacheStore;
+import dev.execache.core.spi.Sandbox;
 import dev.execache.sandbox.DenoSandbox;
 import dev.execache.sandbox.DenoSandboxSettings;
 import java.nio.file.Path;

@@ -73,7 +73,7 @@ final class RunCommand implements Callable<Integer> {
             throw new UsageException(e.getMessage(), e);
         }
         try (Session session = sessions.open(settings);
-                dev.execache.core.ToolCatalog catalog = codeTools(session, settings)) {
+                dev.execache.core.spi.ToolCatalog catalog = codeTools(session, settings)) {
             ExecutionOutcome outcome;
             try {
                 outcome = session.executor().execute(request);
@@ -85,7 +85,7 @@ final class RunCommand implements Callable<Integer> {
     }
 
     /** With servers in the config, the code may call their tools: starts them for this run; null without. */
-    private dev.execache.core.ToolCatalog codeTools(Session session, Settings settings) {
+    private dev.execache.core.spi.ToolCatalog codeTools(Session session, Settings settings) {
         if (settings.gateway().isEmpty()
                 || !(session.toolVersions() instanceof dev.execache.core.MutableToolVersions versions)) {
             return null;

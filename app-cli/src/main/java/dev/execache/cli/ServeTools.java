@@ -7,7 +7,7 @@ import dev.execache.core.ExecutionOutcome;
 import dev.execache.core.ExecutionRequest;
 import dev.execache.core.ExecutionResult;
 import dev.execache.core.Limits;
-import dev.execache.core.SandboxUnavailableException;
+import dev.execache.core.spi.SandboxUnavailableException;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;

@@ -1,9 +1,9 @@
 package dev.execache.cli;
 
-import dev.execache.core.CacheStore;
+import dev.execache.core.spi.CacheStore;
 import dev.execache.core.CachedExecutor;
-import dev.execache.core.Sandbox;
-import dev.execache.core.ToolVersionSource;
+import dev.execache.core.spi.Sandbox;
+import dev.execache.core.spi.ToolVersionSource;
 import jakarta.inject.Inject;
 import jakarta.inject.Provider;
 

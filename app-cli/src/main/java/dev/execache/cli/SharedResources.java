@@ -1,12 +1,12 @@
 package dev.execache.cli;
 
 import dev.execache.core.CacheStats;
-import dev.execache.core.CacheStore;
-import dev.execache.core.Counter;
+import dev.execache.core.spi.CacheStore;
+import dev.execache.core.spi.Counter;
 import dev.execache.core.ExecutionRequest;
 import dev.execache.core.ExecutionResult;
-import dev.execache.core.Sandbox;
-import dev.execache.core.SandboxTools;
+import dev.execache.core.spi.Sandbox;
+import dev.execache.core.spi.SandboxTools;
 import dev.execache.sandbox.DenoSandbox;
 import dev.execache.sandbox.DenoSandboxSettings;
 import java.io.IOException;

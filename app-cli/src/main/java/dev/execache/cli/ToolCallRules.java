@@ -2,7 +2,7 @@ package dev.execache.cli;
 
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CachedTool;
-import dev.execache.core.CatalogTool;
+import dev.execache.core.spi.CatalogTool;
 import dev.execache.core.Glob;
 import dev.execache.core.ToolCacheRule;
 import java.time.Duration;

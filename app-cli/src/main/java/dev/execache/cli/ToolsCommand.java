@@ -2,7 +2,7 @@ package dev.execache.cli;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.execache.core.CatalogTool;
+import dev.execache.core.spi.CatalogTool;
 import dev.execache.tools.mcp.McpToolCatalog;
 import jakarta.inject.Inject;
 import java.io.PrintWriter;

@@ -1,6 +1,6 @@
 package dev.execache.cli;
 
-import dev.execache.core.CatalogTool;
+import dev.execache.core.spi.CatalogTool;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;

@@ -8,6 +8,7 @@ import com.tngtech.archunit.core.importer.ImportOption;
 import dev.execache.cli.client.archfixture.ClientUsingJackson;
 import dev.execache.core.PublicHelperOfCore;
 import dev.execache.core.archfixture.CoreUsingPicocli;
+import dev.execache.core.spi.PublicHelperOfTheSpi;
 import dev.execache.store.memory.archfixture.AdapterUsingTheCli;
 import org.junit.jupiter.api.Test;
 
@@ -15,7 +16,7 @@ import org.junit.jupiter.api.Test;
 class ArchitectureRulesCanFailTest {
     private final JavaClasses violators = new ClassFileImporter()
             .importClasses(CoreUsingPicocli.class, AdapterUsingTheCli.class, Main.class, ClientUsingJackson.class,
-                    PublicHelperOfCore.class);
+                    PublicHelperOfCore.class, PublicHelperOfTheSpi.class);
 
     @Test
     void coreRuleFailsWhenCoreUsesALibrary() {
@@ -33,19 +34,27 @@ class ArchitectureRulesCanFailTest {
     }
 
     @Test
-    void surfaceRuleFailsOnANewPublicTypeInCore() {
-        assertThat(ArchitectureTest.coreExportsOnlyItsLibrarySurface.evaluate(violators).hasViolation()).isTrue();
+    void apiRuleFailsOnANewPublicTypeInCore() {
+        assertThat(ArchitectureTest.coreExportsOnlyItsLibraryApi.evaluate(violators).hasViolation()).isTrue();
     }
 
     @Test
-    void surfaceRuleHoldsForEveryTypeItNames() {
+    void spiRuleFailsOnANewPublicTypeInTheSpi() {
+        assertThat(ArchitectureTest.coreSpiExportsOnlyWhatAdaptersNeed.evaluate(violators).hasViolation()).isTrue();
+    }
+
+    @Test
+    void apiAndSpiRulesHoldForEveryTypeTheyName() {
         JavaClasses core = new ClassFileImporter()
                 .withImportOption(new ImportOption.DoNotIncludeTests())
                 .withImportOption(new ArchitectureTest.DoNotIncludeTestJars())
                 .importPackages("dev.execache.core");
-        assertThat(ArchitectureTest.coreExportsOnlyItsLibrarySurface.evaluate(core).hasViolation()).isFalse();
-        assertThat(ArchitectureTest.CORE_SURFACE).allSatisfy(name ->
+        assertThat(ArchitectureTest.coreExportsOnlyItsLibraryApi.evaluate(core).hasViolation()).isFalse();
+        assertThat(ArchitectureTest.coreSpiExportsOnlyWhatAdaptersNeed.evaluate(core).hasViolation()).isFalse();
+        assertThat(ArchitectureTest.CORE_API).allSatisfy(name ->
                 assertThat(core.contain("dev.execache.core." + name)).as(name + " exists").isTrue());
+        assertThat(ArchitectureTest.CORE_SPI).allSatisfy(name ->
+                assertThat(core.contain("dev.execache.core.spi." + name)).as(name + " exists").isTrue());
     }
 
     @Test

@@ -3,7 +3,7 @@ package dev.execache.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.execache.core.CacheStats;
-import dev.execache.core.Counter;
+import dev.execache.core.spi.Counter;
 import dev.execache.store.memory.MemoryCacheStore;
 import dev.execache.store.sqlite.SqliteCacheStore;
 import java.lang.management.ManagementFactory;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.execache.core.CachePolicy;
-import dev.execache.core.CatalogTool;
+import dev.execache.core.spi.CatalogTool;
 import dev.execache.core.ToolCacheRule;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.execache.core.CachePolicy;
-import dev.execache.core.CacheStore;
+import dev.execache.core.spi.CacheStore;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolCacheRule;
 import dev.execache.core.ToolResult;

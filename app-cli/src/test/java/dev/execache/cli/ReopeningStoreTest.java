@@ -3,7 +3,7 @@ package dev.execache.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.execache.core.CacheStore;
+import dev.execache.core.spi.CacheStore;
 import dev.execache.core.MutableClock;
 import dev.execache.store.memory.MemoryCacheStore;
 import java.time.Duration;

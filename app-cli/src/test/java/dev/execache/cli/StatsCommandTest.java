@@ -3,8 +3,8 @@ package dev.execache.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.execache.core.CacheEntry;
-import dev.execache.core.Counter;
+import dev.execache.core.spi.CacheEntry;
+import dev.execache.core.spi.Counter;
 import dev.execache.store.sqlite.SqliteCacheStore;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;

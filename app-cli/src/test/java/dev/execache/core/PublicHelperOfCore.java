@@ -1,6 +1,6 @@
 package dev.execache.core;
 
-/** A public type in core that the library surface does not name: the surface rule must catch it. */
+/** A public type in core that the library API does not name: the API rule must catch it. */
 public final class PublicHelperOfCore {
     private PublicHelperOfCore() {
     }

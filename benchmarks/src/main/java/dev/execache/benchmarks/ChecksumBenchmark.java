@@ -1,6 +1,6 @@
 package dev.execache.benchmarks;
 
-import dev.execache.core.CacheEntry;
+import dev.execache.core.spi.CacheEntry;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.time.Duration;

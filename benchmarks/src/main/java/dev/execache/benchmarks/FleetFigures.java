@@ -1,11 +1,11 @@
 package dev.execache.benchmarks;
 
-import dev.execache.core.CacheEntry;
+import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CachedExecutor;
 import dev.execache.core.ExecutionRequest;
 import dev.execache.core.ExecutionResult;
-import dev.execache.core.Sandbox;
+import dev.execache.core.spi.Sandbox;
 import dev.execache.store.redis.RedisCacheStore;
 import dev.execache.store.redis.RedisServerProcess;
 import dev.execache.store.redis.RedisStoreSettings;

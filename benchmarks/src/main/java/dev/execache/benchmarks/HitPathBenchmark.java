@@ -2,7 +2,7 @@ package dev.execache.benchmarks;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import dev.execache.core.CacheEntry;
+import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CacheStatus;
 import dev.execache.core.CachedExecutor;

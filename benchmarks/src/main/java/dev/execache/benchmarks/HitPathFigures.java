@@ -1,6 +1,6 @@
 package dev.execache.benchmarks;
 
-import dev.execache.core.CacheEntry;
+import dev.execache.core.spi.CacheEntry;
 import dev.execache.store.redis.RedisCacheStore;
 import dev.execache.store.sqlite.SqliteCacheStore;
 import java.nio.file.Files;

@@ -2,7 +2,7 @@ package dev.execache.benchmarks;
 
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CacheStatus;
-import dev.execache.core.CacheStore;
+import dev.execache.core.spi.CacheStore;
 import dev.execache.core.CachedExecutor;
 import dev.execache.core.ExecutionOutcome;
 import dev.execache.core.ExecutionRequest;

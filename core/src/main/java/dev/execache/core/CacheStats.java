@@ -1,5 +1,7 @@
 package dev.execache.core;
 
+import dev.execache.core.spi.CacheStore;
+import dev.execache.core.spi.Counter;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Locale;

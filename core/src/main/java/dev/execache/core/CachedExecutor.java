@@ -1,5 +1,15 @@
 package dev.execache.core;
 
+import dev.execache.core.spi.CodeToolCall;
+import dev.execache.core.spi.CodeTools;
+import dev.execache.core.spi.ToolVersionSource;
+import dev.execache.core.spi.CacheEntry;
+import dev.execache.core.spi.CacheStore;
+import dev.execache.core.spi.Counter;
+import dev.execache.core.spi.GroupBound;
+import dev.execache.core.spi.Sandbox;
+import dev.execache.core.spi.SandboxTools;
+import dev.execache.core.spi.ToolAnswer;
 import java.lang.System.Logger.Level;
 import java.time.Clock;
 import java.time.Duration;

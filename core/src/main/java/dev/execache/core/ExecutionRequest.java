@@ -1,5 +1,6 @@
 package dev.execache.core;
 
+import dev.execache.core.spi.CacheEntry;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;

@@ -1,5 +1,6 @@
 package dev.execache.core;
 
+import dev.execache.core.spi.ToolVersionSource;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;

@@ -1,5 +1,9 @@
 package dev.execache.core;
 
+import dev.execache.core.spi.CacheEntry;
+import dev.execache.core.spi.Counter;
+import dev.execache.core.spi.FlightLease;
+import dev.execache.core.spi.GroupBound;
 import java.lang.System.Logger.Level;
 import java.time.Clock;
 import java.time.Duration;

@@ -1,5 +1,6 @@
 package dev.execache.core;
 
+import dev.execache.core.spi.Counter;
 import java.time.Duration;
 import java.util.Map;
 

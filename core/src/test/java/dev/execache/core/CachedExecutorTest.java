@@ -1,5 +1,7 @@
 package dev.execache.core;
 
+import dev.execache.core.spi.CacheEntry;
+import dev.execache.core.spi.Sandbox;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

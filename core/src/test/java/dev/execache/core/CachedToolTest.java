@@ -1,5 +1,6 @@
 package dev.execache.core;
 
+import dev.execache.core.spi.Counter;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -1,5 +1,7 @@
 package dev.execache.core;
 
+import dev.execache.core.spi.Counter;
+import dev.execache.core.spi.Sandbox;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.lang.Thread.State;

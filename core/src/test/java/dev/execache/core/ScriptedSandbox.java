@@ -1,5 +1,7 @@
 package dev.execache.core;
 
+import dev.execache.core.spi.Sandbox;
+import dev.execache.core.spi.SandboxTools;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;

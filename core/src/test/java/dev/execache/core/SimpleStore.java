@@ -1,5 +1,9 @@
 package dev.execache.core;
 
+import dev.execache.core.spi.CacheEntry;
+import dev.execache.core.spi.CacheStore;
+import dev.execache.core.spi.Counter;
+import dev.execache.core.spi.GroupBound;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.EnumMap;

@@ -1,5 +1,10 @@
 package dev.execache.core;
 
+import dev.execache.core.spi.CacheEntry;
+import dev.execache.core.spi.CacheStore;
+import dev.execache.core.spi.Counter;
+import dev.execache.core.spi.FlightLease;
+import dev.execache.core.spi.GroupBound;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

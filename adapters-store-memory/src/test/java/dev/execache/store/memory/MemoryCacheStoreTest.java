@@ -2,10 +2,10 @@ package dev.execache.store.memory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.execache.core.CacheEntry;
-import dev.execache.core.CacheStore;
-import dev.execache.core.CacheStoreContract;
-import dev.execache.core.Counter;
+import dev.execache.core.spi.CacheEntry;
+import dev.execache.core.spi.CacheStore;
+import dev.execache.core.spi.CacheStoreContract;
+import dev.execache.core.spi.Counter;
 import dev.execache.core.MutableClock;
 import java.lang.reflect.Field;
 import java.time.Duration;

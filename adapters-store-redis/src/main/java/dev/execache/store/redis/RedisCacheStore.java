@@ -1,11 +1,11 @@
 package dev.execache.store.redis;
 
-import dev.execache.core.CacheEntry;
-import dev.execache.core.CacheStore;
-import dev.execache.core.Counter;
-import dev.execache.core.FlightLease;
+import dev.execache.core.spi.CacheEntry;
+import dev.execache.core.spi.CacheStore;
+import dev.execache.core.spi.Counter;
+import dev.execache.core.spi.FlightLease;
 import dev.execache.core.Glob;
-import dev.execache.core.GroupBound;
+import dev.execache.core.spi.GroupBound;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;

@@ -3,7 +3,7 @@ package dev.execache.store.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.execache.core.CacheEntry;
+import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.MutableClock;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.execache.core.CacheStats;
 import dev.execache.core.CachedTool;
-import dev.execache.core.Counter;
+import dev.execache.core.spi.Counter;
 import dev.execache.core.MutableClock;
 import dev.execache.core.ToolResult;
 import java.time.Instant;

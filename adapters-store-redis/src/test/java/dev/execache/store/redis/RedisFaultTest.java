@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
-import dev.execache.core.CacheEntry;
-import dev.execache.core.Counter;
+import dev.execache.core.spi.CacheEntry;
+import dev.execache.core.spi.Counter;
 import dev.execache.core.MutableClock;
 import java.net.ServerSocket;
 import java.time.Duration;

@@ -3,11 +3,11 @@ package dev.execache.store.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.execache.core.CacheStore;
-import dev.execache.core.CacheEntry;
+import dev.execache.core.spi.CacheStore;
+import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.CachedTool;
-import dev.execache.core.Counter;
-import dev.execache.core.FlightLease;
+import dev.execache.core.spi.Counter;
+import dev.execache.core.spi.FlightLease;
 import dev.execache.core.MutableClock;
 import dev.execache.core.ToolInvoker;
 import dev.execache.core.ToolResult;

@@ -2,8 +2,8 @@ package dev.execache.store.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.execache.core.CacheEntry;
-import dev.execache.core.Counter;
+import dev.execache.core.spi.CacheEntry;
+import dev.execache.core.spi.Counter;
 import dev.execache.core.MutableClock;
 import java.time.Duration;
 import java.time.Instant;

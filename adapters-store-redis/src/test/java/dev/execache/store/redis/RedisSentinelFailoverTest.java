@@ -2,7 +2,7 @@ package dev.execache.store.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.execache.core.CacheEntry;
+import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.MutableClock;
 import java.time.Duration;
 import java.time.Instant;

@@ -3,11 +3,11 @@ package dev.execache.store.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.execache.core.CacheEntry;
+import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CacheStatus;
 import dev.execache.core.CachedExecutor;
-import dev.execache.core.Counter;
+import dev.execache.core.spi.Counter;
 import dev.execache.core.ExecutionOutcome;
 import dev.execache.core.ExecutionRequest;
 import dev.execache.core.MutableClock;

@@ -1,7 +1,7 @@
 package dev.execache.store.sqlite;
 
 import java.lang.System.Logger.Level;
-import dev.execache.core.CacheEntry;
+import dev.execache.core.spi.CacheEntry;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;

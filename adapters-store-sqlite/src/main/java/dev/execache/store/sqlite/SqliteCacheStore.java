@@ -1,10 +1,10 @@
 package dev.execache.store.sqlite;
 
-import dev.execache.core.CacheEntry;
-import dev.execache.core.CacheStore;
-import dev.execache.core.Counter;
+import dev.execache.core.spi.CacheEntry;
+import dev.execache.core.spi.CacheStore;
+import dev.execache.core.spi.Counter;
 import dev.execache.core.Glob;
-import dev.execache.core.GroupBound;
+import dev.execache.core.spi.GroupBound;
 import java.nio.file.Path;
 import java.sql.ResultSet;
 import java.sql.SQLException;

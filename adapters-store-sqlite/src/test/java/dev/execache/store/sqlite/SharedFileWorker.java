@@ -1,8 +1,8 @@
 package dev.execache.store.sqlite;
 
-import dev.execache.core.CacheStore;
-import dev.execache.core.CacheEntry;
-import dev.execache.core.Counter;
+import dev.execache.core.spi.CacheStore;
+import dev.execache.core.spi.CacheEntry;
+import dev.execache.core.spi.Counter;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;

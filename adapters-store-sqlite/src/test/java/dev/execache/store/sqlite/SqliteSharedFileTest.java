@@ -2,9 +2,9 @@ package dev.execache.store.sqlite;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.execache.core.CacheStore;
-import dev.execache.core.CacheEntry;
-import dev.execache.core.Counter;
+import dev.execache.core.spi.CacheStore;
+import dev.execache.core.spi.CacheEntry;
+import dev.execache.core.spi.Counter;
 import dev.execache.core.MutableClock;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -4,7 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.execache.core.CanonicalJson;
-import dev.execache.core.CatalogTool;
+import dev.execache.core.spi.CatalogTool;
 import dev.execache.core.ToolResult;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;

@@ -1,7 +1,7 @@
 package dev.execache.tools.mcp;
 
-import dev.execache.core.CatalogTool;
-import dev.execache.core.ToolCatalog;
+import dev.execache.core.spi.CatalogTool;
+import dev.execache.core.spi.ToolCatalog;
 import dev.execache.core.ToolResult;
 import java.lang.System.Logger.Level;
 import java.time.Clock;

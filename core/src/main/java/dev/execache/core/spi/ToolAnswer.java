@@ -1,4 +1,4 @@
-package dev.execache.core;
+package dev.execache.core.spi;
 
 /**
  * What a tool call made by code gives back to the code: a value (JSON text) or an error message.

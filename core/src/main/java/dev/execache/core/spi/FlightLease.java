@@ -1,4 +1,4 @@
-package dev.execache.core;
+package dev.execache.core.spi;
 
 /**
  * The right to run one execution that others are waiting for. Closing it lets the next

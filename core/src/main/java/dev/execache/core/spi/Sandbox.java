@@ -1,4 +1,7 @@
-package dev.execache.core;
+package dev.execache.core.spi;
+
+import dev.execache.core.ExecutionRequest;
+import dev.execache.core.ExecutionResult;
 
 /** Runs one piece of code under limits. */
 public interface Sandbox extends AutoCloseable {

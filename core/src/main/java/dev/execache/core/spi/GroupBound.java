@@ -1,4 +1,4 @@
-package dev.execache.core;
+package dev.execache.core.spi;
 
 /**
  * A bound on a group of entries inside a store, kept by the store itself: after a put, the

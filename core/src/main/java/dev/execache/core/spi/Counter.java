@@ -1,4 +1,4 @@
-package dev.execache.core;
+package dev.execache.core.spi;
 
 /**
  * The counters a store keeps. A shared store keeps them in the store, so they are fleet-wide.

@@ -1,5 +1,6 @@
-package dev.execache.core;
+package dev.execache.core.spi;
 
+import dev.execache.core.ToolResult;
 import java.util.List;
 import java.util.Map;
 

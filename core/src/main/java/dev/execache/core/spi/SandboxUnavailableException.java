@@ -1,4 +1,4 @@
-package dev.execache.core;
+package dev.execache.core.spi;
 
 /** The sandbox cannot run code at all (its runtime is missing or broken); says how to fix it. */
 public class SandboxUnavailableException extends RuntimeException {

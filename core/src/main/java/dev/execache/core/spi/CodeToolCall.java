@@ -1,5 +1,6 @@
-package dev.execache.core;
+package dev.execache.core.spi;
 
+import dev.execache.core.CacheStatus;
 import java.util.Objects;
 
 /**

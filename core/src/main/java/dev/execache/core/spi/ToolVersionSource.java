@@ -1,4 +1,4 @@
-package dev.execache.core;
+package dev.execache.core.spi;
 
 import java.util.Map;
 

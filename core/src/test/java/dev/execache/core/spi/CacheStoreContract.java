@@ -1,5 +1,12 @@
-package dev.execache.core;
+package dev.execache.core.spi;
 
+import dev.execache.core.CachePolicy;
+import dev.execache.core.CacheStatus;
+import dev.execache.core.CachedExecutor;
+import dev.execache.core.ExecutionOutcome;
+import dev.execache.core.ExecutionRequest;
+import dev.execache.core.MutableClock;
+import dev.execache.core.ScriptedSandbox;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
