@@ -1,6 +1,15 @@
 package dev.execache.cli;
 
 import com.google.inject.Guice;
+import dev.execache.cli.command.ExecacheCommand;
+import dev.execache.cli.command.ExitCode;
+import dev.execache.cli.command.GuiceFactory;
+import dev.execache.cli.output.Console;
+import dev.execache.cli.session.BaseModule;
+import dev.execache.cli.session.InfrastructureException;
+import dev.execache.cli.session.Resources;
+import dev.execache.cli.settings.Environment;
+import dev.execache.cli.settings.UsageException;
 import dev.execache.core.spi.SandboxUnavailableException;
 import java.io.InputStream;
 import java.io.PrintStream;
@@ -9,11 +18,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.logging.Formatter;
+import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogManager;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
-import java.util.logging.Handler;
 import picocli.CommandLine;
 
 /** The {@code execache} command. */
@@ -54,7 +63,7 @@ public final class Main {
      *
      * @param terminal whether the command line's stdout is a terminal (help is coloured then)
      */
-    static int execute(String[] args, Environment environment, Console console, PrintStream out, PrintStream err,
+    public static int execute(String[] args, Environment environment, Console console, PrintStream out, PrintStream err,
             boolean terminal, Resources resources) {
         configureLogging();
         ROUTE.set(new LogRoute(err, console));

@@ -2,6 +2,10 @@ package dev.execache.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.execache.cli.output.CacheMBean;
+import dev.execache.cli.output.StoreDescription;
+import dev.execache.cli.resident.SharedResources;
+import dev.execache.cli.settings.StoreKind;
 import dev.execache.core.CacheStats;
 import dev.execache.core.spi.Counter;
 import dev.execache.store.memory.MemoryCacheStore;

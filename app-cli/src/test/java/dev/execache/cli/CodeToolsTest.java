@@ -3,6 +3,9 @@ package dev.execache.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.execache.cli.gateway.ProxiedTools;
+import dev.execache.cli.output.Output;
+import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CacheStatus;
 import dev.execache.core.CachedExecutor;

@@ -2,9 +2,10 @@ package dev.execache.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.execache.cli.settings.ConfigWatcher;
+import dev.execache.core.CacheStatus;
 import dev.execache.core.ExecutionOutcome;
 import dev.execache.core.ExecutionRequest;
-import dev.execache.core.CacheStatus;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,6 +1,10 @@
 package dev.execache.cli;
 
 import com.google.inject.Guice;
+import dev.execache.cli.command.GuiceFactory;
+import dev.execache.cli.output.Console;
+import dev.execache.cli.session.BaseModule;
+import dev.execache.cli.settings.Environment;
 import java.io.InputStream;
 import java.nio.file.Path;
 import java.util.Map;

@@ -3,9 +3,13 @@ package dev.execache.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.execache.cli.gateway.ToolCallRules;
+import dev.execache.cli.settings.ConfigFile;
+import dev.execache.cli.settings.GatewayConfig;
+import dev.execache.cli.settings.UsageException;
 import dev.execache.core.CachePolicy;
-import dev.execache.core.spi.CatalogTool;
 import dev.execache.core.ToolCacheRule;
+import dev.execache.core.spi.CatalogTool;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;

@@ -3,11 +3,14 @@ package dev.execache.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.execache.cli.gateway.ProxiedTools;
+import dev.execache.cli.output.Output;
+import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.core.CachePolicy;
-import dev.execache.core.spi.CacheStore;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolCacheRule;
 import dev.execache.core.ToolResult;
+import dev.execache.core.spi.CacheStore;
 import dev.execache.store.memory.MemoryCacheStore;
 import dev.execache.tools.mcp.McpServerSettings;
 import dev.execache.tools.mcp.McpToolCatalog;

@@ -3,6 +3,8 @@ package dev.execache.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.execache.cli.serve.McpStdioServer;
+import dev.execache.cli.serve.ServeTools;
 import java.io.IOException;
 import java.nio.channels.Channels;
 import java.nio.channels.Pipe;

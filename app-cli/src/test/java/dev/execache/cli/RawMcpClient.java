@@ -2,6 +2,7 @@ package dev.execache.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.execache.cli.output.Output;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;

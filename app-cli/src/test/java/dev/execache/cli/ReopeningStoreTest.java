@@ -3,8 +3,9 @@ package dev.execache.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.execache.core.spi.CacheStore;
+import dev.execache.cli.session.ReopeningStore;
 import dev.execache.core.MutableClock;
+import dev.execache.core.spi.CacheStore;
 import dev.execache.store.memory.MemoryCacheStore;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;

@@ -252,7 +252,7 @@ class ResidentServerIT {
 
         var run = cli.run("run", "one.ts", "--db", db.toString());
         ProcessBuilder server = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", CliProcess.jar().toString(), "dev.execache.cli.ResidentServer")
+                "-cp", CliProcess.jar().toString(), "dev.execache.cli.resident.ResidentServer")
                 .redirectErrorStream(true).redirectOutput(dir.resolve("server.txt").toFile());
         server.environment().put("XDG_RUNTIME_DIR", runtime.toString());
         Process refused = server.start();

@@ -1,5 +1,6 @@
 package dev.execache.cli;
 
+import dev.execache.cli.settings.Settings;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CachedExecutor;
 import dev.execache.core.CanonicalJson;

@@ -3,6 +3,10 @@ package dev.execache.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.execache.cli.gateway.ProxiedTools;
+import dev.execache.cli.serve.McpStdioServer;
+import dev.execache.cli.serve.ServeTools;
+import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.core.CachePolicy;
 import dev.execache.tools.mcp.McpToolCatalog;
 import java.io.IOException;

@@ -3,6 +3,11 @@ package dev.execache.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.execache.cli.settings.ConfigFile;
+import dev.execache.cli.settings.Redaction;
+import dev.execache.cli.settings.Settings;
+import dev.execache.cli.settings.StoreKind;
+import dev.execache.cli.settings.UsageException;
 import dev.execache.core.CachePolicy;
 import java.io.IOException;
 import java.nio.file.Files;

@@ -3,6 +3,7 @@ package dev.execache.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.execache.cli.output.Output;
 import dev.execache.store.redis.RedisServerProcess;
 import java.io.IOException;
 import java.nio.file.Files;

@@ -3,6 +3,8 @@ package dev.execache.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.execache.cli.settings.Settings;
+import dev.execache.cli.settings.UsageException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -3,6 +3,8 @@ package dev.execache.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.execache.cli.command.ExitCode;
+import dev.execache.cli.output.Output;
 import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.Counter;
 import dev.execache.store.sqlite.SqliteCacheStore;

@@ -2,6 +2,8 @@ package dev.execache.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.execache.cli.output.Output;
+import dev.execache.cli.output.TerminalText;
 import org.junit.jupiter.api.Test;
 
 class TerminalTextTest {

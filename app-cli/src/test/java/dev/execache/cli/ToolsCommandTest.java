@@ -2,6 +2,7 @@ package dev.execache.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.execache.cli.command.ExitCode;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

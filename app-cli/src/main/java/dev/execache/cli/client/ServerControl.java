@@ -18,7 +18,7 @@ import java.util.Map;
 /** Starts, asks after and stops the resident server; JDK classes only, as the thin client is. */
 public final class ServerControl {
     /** The class the server process starts with (named, not referenced: the client must not load it). */
-    static final String SERVER_MAIN = "dev.execache.cli.ResidentServer";
+    static final String SERVER_MAIN = "dev.execache.cli.resident.ResidentServer";
     private static final Duration START_WAIT = Duration.ofMinutes(2);
 
     private ServerControl() {

@@ -1,0 +1,82 @@
+package dev.execache.cli.command;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.execache.cli.output.Entries;
+import dev.execache.cli.output.Output;
+import dev.execache.cli.settings.Durations;
+import dev.execache.cli.settings.Environment;
+import dev.execache.cli.settings.Redaction;
+import dev.execache.cli.settings.Settings;
+import jakarta.inject.Inject;
+import java.io.PrintWriter;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+@Command(name = "config", mixinStandardHelpOptions = true,
+        description = {"Prints the settings a command would use here, and where each came from: a flag, an "
+                + "environment variable, the config file or the default.",
+            "The config file is --config, else EXECACHE_CONFIG, else the nearest execache.yaml in this directory or "
+                    + "a parent, else $XDG_CONFIG_HOME/execache/config.yaml (~/.config/execache/config.yaml).",
+            "Takes the flags of `run`, to show what they change."})
+final class ConfigCommand implements Callable<Integer> {
+    private final Environment environment;
+
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    RunOptions options = new RunOptions();
+
+    @Option(names = "--json", description = "Print one JSON object: each setting's value and source. Default: false.")
+    boolean json;
+
+    @Inject
+    ConfigCommand(Environment environment) {
+        this.environment = environment;
+    }
+
+    @Override
+    public Integer call() {
+        Settings settings = Settings.resolve(options.flags(), environment);
+        Map<String, String> values = new LinkedHashMap<>();
+        values.put("config", settings.configPath() == null ? "(none)" : settings.configPath().toString());
+        values.put("store", settings.store().toString());
+        values.put("sqlite_path", settings.sqlitePath().toString());
+        values.put("redis_url", Redaction.redactUrl(settings.redisUrl()));
+        values.put("signing_key", !settings.signingKeys().isEmpty() ? settings.signingKeys().size() + " key(s), the first signs"
+                : settings.sources().getOrDefault("signing_key", "none").startsWith("none") ? "(none)"
+                : "(only the redis store signs entries)");
+        values.put("require_store", Boolean.toString(settings.requireStore()));
+        values.put("enabled", Boolean.toString(settings.policy().enabled()));
+        values.put("ttl", Durations.format(settings.policy().ttl()));
+        values.put("max_entries", Integer.toString(settings.policy().maxEntries()));
+        values.put("timeout", Durations.format(settings.limits().timeout()));
+        values.put("memory_mb", Integer.toString(settings.limits().memoryMb()));
+        values.put("allow_read", settings.limits().allowRead().isEmpty() ? "(none)"
+                : String.join(", ", settings.limits().allowRead()));
+        values.put("tools", Entries.tools(settings.tools()));
+        values.put("deno", settings.denoPath() == null ? "(look up)" : settings.denoPath().toString());
+        PrintWriter out = spec.commandLine().getOut();
+        if (json) {
+            ObjectNode node = Output.JSON.createObjectNode();
+            values.forEach((name, value) -> {
+                ObjectNode setting = node.putObject(name);
+                setting.put("value", value);
+                setting.put("source", settings.sources().getOrDefault(name, "default"));
+            });
+            out.println(Output.write(node));
+        } else {
+            values.forEach((name, value) -> out.printf(Locale.ROOT, "%-14s %s  [%s]%n", name, value,
+                    settings.sources().getOrDefault(name, "default")));
+        }
+        out.flush();
+        return ExitCode.OK;
+    }
+}

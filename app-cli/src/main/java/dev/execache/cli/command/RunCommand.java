@@ -1,0 +1,171 @@
+package dev.execache.cli.command;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.execache.cli.gateway.ProxiedTools;
+import dev.execache.cli.output.Console;
+import dev.execache.cli.output.Output;
+import dev.execache.cli.output.TerminalText;
+import dev.execache.cli.session.Session;
+import dev.execache.cli.session.SessionFactory;
+import dev.execache.cli.settings.Durations;
+import dev.execache.cli.settings.Environment;
+import dev.execache.cli.settings.Settings;
+import dev.execache.cli.settings.UsageException;
+import dev.execache.core.ExecutionError;
+import dev.execache.core.ExecutionOutcome;
+import dev.execache.core.ExecutionRequest;
+import dev.execache.core.ExecutionResult;
+import jakarta.inject.Inject;
+import java.io.PrintWriter;
+import java.util.LinkedHashSet;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+@Command(name = "run",
+        mixinStandardHelpOptions = true,
+        description = {"Runs agent code through the cache.",
+            "The code is the body of an async function: `return` gives the result, `context` holds the context.",
+            "stdout gets the result as JSON; the code's console output and one line on the cache go to stderr."})
+final class RunCommand implements Callable<Integer> {
+    private final SessionFactory sessions;
+    private final Environment environment;
+    private final Console console;
+
+    @Spec
+    CommandSpec spec;
+
+    @Parameters(index = "0", paramLabel = "FILE|-",
+            description = "The code: a .ts or .js file, or - to read standard input. A first line starting with #! "
+                    + "is ignored, so a script can start with #!/usr/bin/env -S execache run.")
+    String file;
+
+    @Option(names = "--context", paramLabel = "JSON|@FILE",
+            description = "The context the code sees as `context`: a JSON object, @FILE to read it from a file, "
+                    + "or @- to read it from standard input. Default: {}")
+    String context;
+
+    @Option(names = "--json",
+            description = "Print the whole outcome as one JSON object (result, cache, key, executionTimeMs, savedMs, "
+                    + "console, error) instead of the result alone. Default: false.")
+    boolean json;
+
+    @Mixin
+    RunOptions options = new RunOptions();
+
+    @Inject
+    RunCommand(SessionFactory sessions, Environment environment, Console console) {
+        this.sessions = sessions;
+        this.environment = environment;
+        this.console = console;
+    }
+
+    @Override
+    public Integer call() {
+        Settings settings = Settings.resolve(options.flags(), environment);
+        if (file.equals("-") && "@-".equals(context)) {
+            throw new UsageException("--context @-: standard input already holds the code (FILE is -); "
+                    + "give the context as JSON or @FILE");
+        }
+        String code = Inputs.code(file, environment, "FILE");
+        Object contextValue = Inputs.context(context, environment);
+        ExecutionRequest request;
+        try {
+            request = new ExecutionRequest(code, contextValue,
+                    new LinkedHashSet<>(Settings.declaredTools(options.flags())), settings.limits())
+                    .withLabel(file.equals("-") ? "" : java.nio.file.Path.of(file).getFileName().toString());
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(e.getMessage(), e);
+        }
+        try (Session session = sessions.open(settings);
+                dev.execache.core.spi.ToolCatalog catalog = codeTools(session, settings)) {
+            ExecutionOutcome outcome;
+            try {
+                outcome = session.executor().execute(request);
+            } catch (IllegalArgumentException e) {
+                throw new UsageException(e.getMessage(), e);
+            }
+            return report(outcome);
+        }
+    }
+
+    /** With servers in the config, the code may call their tools: starts them for this run; null without. */
+    private dev.execache.core.spi.ToolCatalog codeTools(Session session, Settings settings) {
+        if (settings.gateway().isEmpty()
+                || !(session.toolVersions() instanceof dev.execache.core.MutableToolVersions versions)) {
+            return null;
+        }
+        dev.execache.tools.mcp.McpToolCatalog catalog = ProxiedTools.startCatalog(settings, environment);
+        session.executor().useCodeTools(new ProxiedTools(catalog, session.store(), versions, settings.gateway(),
+                settings.policy(), java.time.Clock.systemUTC()));
+        return catalog;
+    }
+
+    private int report(ExecutionOutcome outcome) {
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        ExecutionResult result = outcome.result();
+        if (json) {
+            ObjectNode node = Output.JSON.createObjectNode();
+            node.set("result", result.isSuccess() ? Output.rawJson(result.value()) : null);
+            node.put("cache", outcome.status().name().toLowerCase(Locale.ROOT));
+            node.put("key", outcome.key());
+            node.put("executionTimeMs", Output.millis(result.executionTime()));
+            node.put("savedMs", Output.millis(outcome.saved()));
+            node.put("console", result.console());
+            node.set("error", result.isSuccess() ? null : Output.error(result.error()));
+            Output.runDetails(node, outcome);
+            out.println(Output.write(node));
+        } else {
+            // for a person: what the code wrote is shown, never acted on by the terminal
+            if (!result.console().isEmpty()) {
+                err.print(TerminalText.escape(result.console()));
+                if (!result.console().endsWith("\n")) {
+                    err.println();
+                }
+            }
+            if (result.isSuccess()) {
+                out.println(TerminalText.escapeJson(result.value()));
+            } else {
+                ExecutionError error = result.error();
+                err.println("execache: " + TerminalText.escape(error.toString()));
+                if (!error.stack().isEmpty()) {
+                    err.println(TerminalText.escape(error.stack()));
+                }
+            }
+            if (!console.quiet()) {
+                err.println("execache: " + describe(outcome));
+            }
+        }
+        out.flush();
+        err.flush();
+        return result.isSuccess() ? ExitCode.OK : ExitCode.CODE_FAILED;
+    }
+
+    private static String describe(ExecutionOutcome outcome) {
+        String ran = Durations.human(outcome.result().executionTime());
+        return switch (outcome.status()) {
+            case HIT -> "cache hit, saved " + Durations.human(outcome.saved()) + " (key " + outcome.key() + ")";
+            case SHARED -> "cache miss, shared the result of an identical run (" + ran + ")";
+            case MISS -> "cache miss, ran in " + ran + (!outcome.result().isSuccess() ? ", not stored (failed)"
+                    : outcome.notStoredBecause() != null ? ", not stored: " + outcome.notStoredBecause() : ", stored")
+                    + " (key " + outcome.key() + ")" + toolCalls(outcome);
+            case BYPASS -> "cache off, ran in " + ran;
+            case STORE_ERROR -> "cache store unavailable, ran uncached in " + ran;
+        };
+    }
+
+    private static String toolCalls(ExecutionOutcome outcome) {
+        if (outcome.toolCalls().isEmpty()) {
+            return "";
+        }
+        long hits = outcome.toolCalls().stream().filter(call -> call.status() == dev.execache.core.CacheStatus.HIT).count();
+        return "; " + outcome.toolCalls().size() + " tool " + (outcome.toolCalls().size() == 1 ? "call" : "calls")
+                + " (" + hits + " from the tool cache)";
+    }
+}

@@ -1,0 +1,181 @@
+package dev.execache.cli.command;
+
+import dev.execache.cli.gateway.ProxiedTools;
+import dev.execache.cli.output.CacheMBean;
+import dev.execache.cli.output.StoreDescription;
+import dev.execache.cli.serve.McpStdioServer;
+import dev.execache.cli.serve.ServeTools;
+import dev.execache.cli.session.InfrastructureException;
+import dev.execache.cli.session.Session;
+import dev.execache.cli.session.SessionFactory;
+import dev.execache.cli.settings.ConfigFile;
+import dev.execache.cli.settings.ConfigWatcher;
+import dev.execache.cli.settings.Environment;
+import dev.execache.cli.settings.Settings;
+import dev.execache.core.MutableToolVersions;
+import dev.execache.sandbox.DenoSandboxSettings;
+import jakarta.inject.Inject;
+import java.io.PrintStream;
+import java.lang.System.Logger.Level;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+
+@Command(name = "serve",
+        mixinStandardHelpOptions = true,
+        description = {"Serves the cache to agents over the Model Context Protocol (MCP), on stdin and stdout.",
+            "Tools: execute_code, cache_stats, invalidate_tool, clear_cache. Takes every setting of run.",
+            "While it runs, a change to tools: in the config file invalidates the changed tools' results.",
+            "Logs go to stderr (and to the client as MCP log messages, at the level it sets). It ends when stdin ends "
+                + "(after answering what it has read) or on SIGTERM (calls still running are told the server is "
+                + "shutting down).",
+            "One answer is at most 9 MiB, which every mainstream client reads; a larger result is an OutputLimitError.",
+            "Runs at once are bounded (EXECACHE_MAX_RUNS; default two per core, and no more than half the memory "
+                + "holds at --memory-mb each); more wait their turn, and the wait does not count against their timeout.",
+            "Run several with --store redis on one Redis and they behave as one cache."})
+final class ServeCommand implements Callable<Integer> {
+    private static final System.Logger LOG = System.getLogger("dev.execache.cli");
+    private static final Duration WATCH_INTERVAL = Duration.ofSeconds(1);
+    /** How long past the run timeout the end of input waits for answers still being computed. */
+    private static final Duration DRAIN_MARGIN = Duration.ofSeconds(5);
+
+    private final SessionFactory sessions;
+    private final Environment environment;
+
+    @Mixin
+    RunOptions options = new RunOptions();
+
+    @Inject
+    ServeCommand(SessionFactory sessions, Environment environment) {
+        this.sessions = sessions;
+        this.environment = environment;
+    }
+
+    @Override
+    public Integer call() throws InterruptedException {
+        Settings settings = Settings.resolve(options.flags(), environment.variables(), environment.workingDir());
+        if (!environment.variables().containsKey("EXECACHE_WARM_POOL")) {
+            settings = settings.withWarmPoolSize(DenoSandboxSettings.defaultWarmPoolSize());
+        }
+        PrintStream protocol = System.out;
+        System.setOut(System.err);
+        Serving serving = new Serving();
+        Thread shutdownHook = new Thread(serving::close, "execache-serve-shutdown");
+        Runtime.getRuntime().addShutdownHook(shutdownHook);
+        try {
+            Session session = serving.add(sessions.open(settings));
+            if (!(session.toolVersions() instanceof MutableToolVersions versions)) {
+                throw new IllegalStateException("serve needs tool versions it can change, not "
+                        + session.toolVersions().getClass().getName());
+            }
+            serving.add(CacheMBean.register(StoreDescription.of(settings), session.executor()::stats));
+            LOG.log(Level.INFO, configFileLine(settings));
+            warmUp(session);
+            serving.add(new ConfigWatcher(configFile(settings), versions, pinnedTools()).start(WATCH_INTERVAL));
+            ProxiedTools proxied = settings.gateway().isEmpty() ? null
+                    : new ProxiedTools(serving.add(ProxiedTools.startCatalog(settings, environment)), session.store(), versions,
+                            settings.gateway(), settings.policy(), Clock.systemUTC());
+            if (proxied != null) {
+                session.executor().useCodeTools(proxied);
+            }
+            McpStdioServer server = serving.add(new McpStdioServer(new ServeTools(session.executor(), settings, proxied),
+                    version(), environment.stdin(), protocol, settings.limits().timeout().plus(DRAIN_MARGIN)));
+            LOG.log(Level.INFO, "serving MCP on stdio (store " + settings.store() + ", "
+                    + (settings.policy().enabled() ? "ttl " + settings.policy().ttl().toSeconds() + " s, "
+                            + settings.policy().maxEntries() + " entries" : "caching off") + ")");
+            server.awaitEnd();
+            return ExitCode.OK;
+        } finally {
+            serving.close();
+        }
+    }
+
+    /** Starts the sandbox (and its pool of waiting runners) while the client is still connecting. */
+    private static void warmUp(Session session) {
+        Thread thread = new Thread(() -> {
+            try {
+                session.startSandbox();
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "the sandbox did not start: " + rootMessage(e)
+                        + "; execute_code will say so until it can start");
+            }
+        }, "execache-sandbox-warm-up");
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    private static String rootMessage(Throwable e) {
+        Throwable cause = e;
+        while (cause.getCause() != null && !(cause instanceof InfrastructureException)) {
+            cause = cause.getCause();
+        }
+        return cause.getMessage();
+    }
+
+    private Path configFile(Settings settings) {
+        return settings.configPath() != null ? settings.configPath()
+                : environment.workingDir().resolve(ConfigFile.DEFAULT_NAME);
+    }
+
+    private String configFileLine(Settings settings) {
+        Path file = configFile(settings);
+        return settings.configPath() != null || java.nio.file.Files.isRegularFile(file)
+                ? "config file: " + file
+                : "no config file (none at " + file + "); settings come from flags, environment and defaults";
+    }
+
+    private Set<String> pinnedTools() {
+        return options.tools.stream().filter(tool -> tool.contains("="))
+                .map(tool -> tool.substring(0, tool.indexOf('=')).trim())
+                .collect(Collectors.toSet());
+    }
+
+    private static String version() {
+        try {
+            String line = new VersionProvider().getVersion()[0];
+            return line.substring(line.indexOf(' ') + 1);
+        } catch (java.io.IOException e) {
+            return "unknown";
+        }
+    }
+
+    /**
+     * What serve runs, closed once, last opened first: at the end of input or on SIGTERM,
+     * whichever comes first. Closing the session closes the sandbox, so no runner is left.
+     */
+    private static final class Serving {
+        private final Deque<AutoCloseable> opened = new ArrayDeque<>();
+        private boolean closed;
+
+        synchronized <T extends AutoCloseable> T add(T resource) {
+            if (closed) {
+                closeQuietly(resource);
+                throw new IllegalStateException("execache serve is stopping");
+            }
+            opened.push(resource);
+            return resource;
+        }
+
+        synchronized void close() {
+            closed = true;
+            while (!opened.isEmpty()) {
+                closeQuietly(opened.pop());
+            }
+        }
+
+        private static void closeQuietly(AutoCloseable resource) {
+            try {
+                resource.close();
+            } catch (Exception e) {
+                LOG.log(Level.WARNING, "closing " + resource.getClass().getSimpleName() + " failed: " + e);
+            }
+        }
+    }
+}

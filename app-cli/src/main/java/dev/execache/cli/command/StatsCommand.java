@@ -1,0 +1,150 @@
+package dev.execache.cli.command;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.execache.cli.output.Entries;
+import dev.execache.cli.output.OpenMetrics;
+import dev.execache.cli.output.Output;
+import dev.execache.cli.output.StoreDescription;
+import dev.execache.cli.session.Session;
+import dev.execache.cli.session.SessionFactory;
+import dev.execache.cli.settings.Durations;
+import dev.execache.cli.settings.StoreKind;
+import dev.execache.cli.settings.UsageException;
+import dev.execache.core.CacheStats;
+import jakarta.inject.Inject;
+import java.io.PrintWriter;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.Map;
+import java.util.stream.Collectors;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+@Command(name = "stats", mixinStandardHelpOptions = true,
+        description = {"Shows what the cache has done: hits, misses, shared (answered by an identical run in flight), "
+                + "failed, uncacheable (and why), bypassed, hit rate, latency saved, entries, evictions, expirations, "
+                + "invalidations, store errors; the store, where it is and its limits; since when it counts. On a "
+                + "shared store, for the whole fleet.",
+            "--zero sets the counters to zero (for the whole fleet on Redis) and keeps the entries."})
+final class StatsCommand extends StoreCommand {
+    /** How the figures are printed. */
+    enum Format {
+        HUMAN, JSON, OPENMETRICS;
+
+        static Format parse(String text) {
+            try {
+                return valueOf(text.trim().toUpperCase(Locale.ROOT));
+            } catch (IllegalArgumentException e) {
+                throw new UsageException("--format: unknown format '" + text + "' (choose one of "
+                        + Arrays.stream(values()).map(f -> f.name().toLowerCase(Locale.ROOT)).collect(Collectors.joining(", "))
+                        + ")");
+            }
+        }
+    }
+
+    private final Clock clock;
+
+    @Option(names = "--format", paramLabel = "human|json|openmetrics",
+            description = "human (a table), json (one object) or openmetrics (the Prometheus/OpenMetrics text format, "
+                    + "for scrapers). Default: ${DEFAULT-VALUE}.", defaultValue = "human")
+    String format;
+
+    @Option(names = "--json", description = "Same as --format json. Default: false.")
+    boolean json;
+
+    @Option(names = "--zero", description = "Set every counter to zero, in total and per tool (for the whole fleet on "
+            + "Redis), and count from now; entries are kept. Default: false.")
+    boolean zero;
+
+    @Inject
+    StatsCommand(SessionFactory sessions, Clock clock) {
+        super(sessions);
+        this.clock = clock;
+    }
+
+    private Format chosen() {
+        return json ? Format.JSON : Format.parse(format);
+    }
+
+    @Override
+    void checkOptions() {
+        chosen();
+    }
+
+    @Override
+    int run(Session session, PrintWriter out) {
+        StoreDescription store = StoreDescription.of(session.settings());
+        if (zero) {
+            try {
+                session.store().zeroCounters();
+            } catch (RuntimeException e) {
+                throw storeFailed(session, e);
+            }
+            out.println("counters set to zero; entries kept");
+            return ExitCode.OK;
+        }
+        CacheStats stats = session.executor().stats();
+        switch (chosen()) {
+            case JSON -> {
+                ObjectNode node = Output.JSON.createObjectNode();
+                store.putInto(node);
+                node.setAll(Output.stats(stats));
+                out.println(Output.write(node));
+            }
+            case OPENMETRICS -> out.print(OpenMetrics.write(stats, store));
+            case HUMAN -> human(out, stats, store);
+        }
+        return ExitCode.OK;
+    }
+
+    private void human(PrintWriter out, CacheStats stats, StoreDescription store) {
+        row(out, "store", store.kind() + " " + (store.kind() == StoreKind.MEMORY ? "(this process only)" : store.location()));
+        row(out, "limits", store.limits());
+        row(out, "counting since", stats.countingSince() == null ? "unknown (counted before execache recorded it)"
+                : stats.countingSince() + " (" + Entries.age(Duration.between(stats.countingSince(), clock.instant())) + " ago)");
+        row(out, "hits", Long.toString(stats.hits()));
+        row(out, "misses", stats.misses() + " (ran; not stored: " + stats.failed() + " failed, "
+                + (stats.uncacheableTotal() - stats.uncacheable().getOrDefault("reads_unwatchable", 0L)) + " uncacheable)");
+        row(out, "shared", Long.toString(stats.shared()));
+        row(out, "failed", stats.failed() + " (errors and timeouts, never stored)");
+        row(out, "uncacheable", stats.uncacheableTotal() + reasons(stats.uncacheable()));
+        row(out, "bypassed", stats.bypassed() + " (caching off)");
+        row(out, "hit rate", String.format(Locale.ROOT, "%.1f%%", stats.hitRate() * 100));
+        row(out, "saved, total", Durations.human(stats.totalSaved()));
+        row(out, "saved, per hit", Durations.human(stats.averageSaved()));
+        row(out, "entries", stats.entries() + " (about " + Output.bytes(stats.estimatedBytes()) + ")");
+        row(out, "evictions", Long.toString(stats.evictions()));
+        row(out, "expirations", Long.toString(stats.expirations()));
+        row(out, "invalidations", Long.toString(stats.invalidations()));
+        row(out, "store errors", Long.toString(stats.storeErrors()));
+        row(out, "damaged", stats.damaged() + " (failed their checksum or signature; removed, never served)");
+        if (!stats.tools().isEmpty()) {
+            out.println("tool calls (included above):");
+            stats.tools().forEach((tool, counted) -> {
+                out.printf(Locale.ROOT, "  %-14s %d hits, %d misses, hit rate %.1f%%, saved %s", tool, counted.hits(),
+                        counted.misses(), counted.hitRate() * 100, Durations.human(counted.saved()));
+                for (Map.Entry<String, Long> other : Map.of("shared", counted.shared(), "failed", counted.failed(),
+                        "uncacheable", counted.uncacheable(), "bypassed", counted.bypassed()).entrySet().stream()
+                        .sorted(Map.Entry.comparingByKey()).toList()) {
+                    if (other.getValue() > 0) {
+                        out.printf(Locale.ROOT, ", %d %s", other.getValue(), other.getKey());
+                    }
+                }
+                out.println();
+            });
+        }
+    }
+
+    /** The reasons that counted, e.g. {@code  (nondeterministic 2, mutating_tool 1)}; nothing when none did. */
+    private static String reasons(Map<String, Long> byReason) {
+        String counted = byReason.entrySet().stream().filter(reason -> reason.getValue() > 0)
+                .map(reason -> reason.getKey() + " " + reason.getValue()).collect(Collectors.joining(", "));
+        return counted.isEmpty() ? "" : " (" + counted + ")";
+    }
+
+    private static void row(PrintWriter out, String name, String value) {
+        out.printf(Locale.ROOT, "%-16s %s%n", name, value);
+    }
+}

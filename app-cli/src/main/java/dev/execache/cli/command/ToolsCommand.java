@@ -1,0 +1,122 @@
+package dev.execache.cli.command;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.execache.cli.gateway.ProxiedTools;
+import dev.execache.cli.gateway.ToolCallRules;
+import dev.execache.cli.gateway.TypeScriptDeclarations;
+import dev.execache.cli.output.Output;
+import dev.execache.cli.settings.ConfigFile;
+import dev.execache.cli.settings.Environment;
+import dev.execache.cli.settings.GatewayConfig;
+import dev.execache.cli.settings.Settings;
+import dev.execache.cli.settings.UsageException;
+import dev.execache.core.spi.CatalogTool;
+import dev.execache.tools.mcp.McpToolCatalog;
+import jakarta.inject.Inject;
+import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+@Command(name = "tools", mixinStandardHelpOptions = true,
+        description = {"Lists the tools of the MCP servers under servers: in the config file, as serve offers them:",
+            "server, name (SERVER__TOOL), version digest (short), whether calls are cached and why, TTL.",
+            "Starts each server to ask it, and stops it again."})
+final class ToolsCommand implements Callable<Integer> {
+    private final Environment environment;
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--config", paramLabel = "FILE",
+            description = "Config file with servers: and tool_calls:. Default: ./execache.yaml if present "
+                    + "(env EXECACHE_CONFIG).")
+    java.nio.file.Path config;
+
+    @Option(names = "--json", description = "Print one JSON object per tool, in an array. Default: false.")
+    boolean json;
+
+    @Option(names = "--typescript", description = "Print TypeScript declarations of the tools code can call "
+            + "(declare const tools: {...}), from their schemas, for `deno check` or an agent. Default: false.")
+    boolean typescript;
+
+    @Inject
+    ToolsCommand(Environment environment) {
+        this.environment = environment;
+    }
+
+    @Override
+    public Integer call() {
+        Settings.Flags flags = new Settings.Flags(config, "memory", null, null, false, null, null, null, null, null,
+                List.of(), List.of());
+        Settings settings = Settings.resolve(flags, environment.variables(), environment.workingDir());
+        PrintWriter out = spec.commandLine().getOut();
+        if (settings.gateway().isEmpty()) {
+            throw new UsageException("no servers: in the config file"
+                    + (settings.configPath() == null ? " (none found: " + ConfigFile.DEFAULT_NAME + ")"
+                            : " " + settings.configPath()));
+        }
+        ToolCallRules rules = new ToolCallRules(settings.gateway().rules(), settings.policy());
+        try (McpToolCatalog catalog = ProxiedTools.startCatalog(settings, environment)) {
+            List<CatalogTool> tools = catalog.tools();
+            if (typescript) {
+                out.print(TypeScriptDeclarations.of(tools, settings.gateway().servers().stream()
+                        .filter(GatewayConfig.Server::codeAccess).map(server -> server.settings().name())
+                        .collect(java.util.stream.Collectors.toSet())));
+            } else if (json) {
+                ArrayNode array = Output.JSON.createArrayNode();
+                for (CatalogTool tool : tools) {
+                    ToolCallRules.Decision decision = rules.decide(tool);
+                    ObjectNode node = array.addObject();
+                    node.put("server", tool.server());
+                    node.put("name", tool.name());
+                    node.put("version", tool.version());
+                    node.put("cached", decision.cached());
+                    node.put("why", decision.why());
+                    if (decision.ttl() != null) {
+                        node.put("ttlSeconds", decision.ttl().toSeconds());
+                    }
+                }
+                out.println(Output.write(array));
+            } else {
+                List<String[]> rows = new ArrayList<>();
+                rows.add(new String[] {"SERVER", "TOOL", "VERSION", "CACHED", "WHY", "TTL"});
+                for (CatalogTool tool : tools) {
+                    ToolCallRules.Decision decision = rules.decide(tool);
+                    rows.add(new String[] {tool.server(), tool.name(), shortDigest(tool.version()),
+                        decision.cached() ? "yes" : "no", decision.why(),
+                        decision.ttl() == null ? "-" : decision.ttl().toSeconds() + " s"});
+                }
+                print(out, rows);
+            }
+            out.flush();
+            return ExitCode.OK;
+        }
+    }
+
+    private static String shortDigest(String version) {
+        String hex = version.startsWith("mcp:") ? version.substring(4) : version;
+        return hex.length() > 12 ? hex.substring(0, 12) : hex;
+    }
+
+    private static void print(PrintWriter out, List<String[]> rows) {
+        int[] widths = new int[rows.get(0).length];
+        for (String[] row : rows) {
+            for (int i = 0; i < row.length; i++) {
+                widths[i] = Math.max(widths[i], row[i].length());
+            }
+        }
+        for (String[] row : rows) {
+            StringBuilder line = new StringBuilder();
+            for (int i = 0; i < row.length; i++) {
+                line.append(i == row.length - 1 ? row[i] : String.format("%-" + (widths[i] + 2) + "s", row[i]));
+            }
+            out.println(line.toString().stripTrailing());
+        }
+    }
+}

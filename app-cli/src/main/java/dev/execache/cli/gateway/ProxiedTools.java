@@ -1,0 +1,336 @@
+package dev.execache.cli.gateway;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.execache.cli.output.Output;
+import dev.execache.cli.settings.Environment;
+import dev.execache.cli.settings.GatewayConfig;
+import dev.execache.cli.settings.Settings;
+import dev.execache.core.CacheListener;
+import dev.execache.core.CachePolicy;
+import dev.execache.core.CacheStatus;
+import dev.execache.core.CachedTool;
+import dev.execache.core.MutableToolVersions;
+import dev.execache.core.ToolCacheRule;
+import dev.execache.core.ToolCallOutcome;
+import dev.execache.core.ToolResult;
+import dev.execache.core.ToolStats;
+import dev.execache.core.spi.CacheStore;
+import dev.execache.core.spi.CatalogTool;
+import dev.execache.core.spi.CodeToolCall;
+import dev.execache.core.spi.CodeTools;
+import dev.execache.core.spi.ToolAnswer;
+import dev.execache.core.spi.ToolCatalog;
+import dev.execache.tools.mcp.McpToolCatalog;
+import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
+import io.modelcontextprotocol.spec.McpSchema;
+import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
+import java.lang.System.Logger.Level;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.function.BiConsumer;
+import java.util.stream.Collectors;
+
+/**
+ * The downstream servers' tools as {@code serve} offers them: each as {@code SERVER__TOOL},
+ * called through {@link CachedTool} when {@link ToolCallRules} says so. A call that may write
+ * drops the cached reads of its server (unless the server says {@code invalidate_on_write: none}).
+ * Each tool's version is its digest; a new digest drops that tool's entries.
+ *
+ * <p>They are also the tools code calls ({@code tools.SERVER.TOOL(args)}, see {@link CodeTools}):
+ * the same calls through the same cache. A write to server S also drops the cached runs of code
+ * that called S's tools.
+ */
+public final class ProxiedTools implements CodeTools {
+    private static final TypeReference<Map<String, Object>> OBJECT = new TypeReference<>() {
+    };
+    /** Text is JSON only when all of it is: "true story" is text, not true. */
+    private static final com.fasterxml.jackson.databind.ObjectReader STRICT = Output.JSON.reader()
+            .with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+    private static final System.Logger LOG = System.getLogger("dev.execache.cli");
+
+    private final ToolCatalog catalog;
+    private final MutableToolVersions versions;
+    private final ToolCallRules rules;
+    private final Set<String> invalidatedOnWrite;
+    private final Set<String> codeAccess;
+    private final CachedTool cachedTool;
+    private Map<String, CatalogTool> current = Map.of();
+    private Map<String, CatalogTool> offered = Map.of();
+    private BiConsumer<List<SyncToolSpecification>, List<String>> offer;
+
+    public ProxiedTools(ToolCatalog catalog, CacheStore store, MutableToolVersions versions, GatewayConfig config,
+            CachePolicy policy, Clock clock) {
+        this.catalog = catalog;
+        this.versions = versions;
+        this.rules = new ToolCallRules(config.rules(), policy);
+        this.invalidatedOnWrite = config.servers().stream().filter(GatewayConfig.Server::invalidateOnWrite)
+                .map(server -> server.settings().name()).collect(Collectors.toSet());
+        this.codeAccess = config.servers().stream().filter(GatewayConfig.Server::codeAccess)
+                .map(server -> server.settings().name()).collect(Collectors.toSet());
+        CachedTool.Builder builder = CachedTool.builder(catalog::call, store)
+                .defaultRule(policy.enabled(), policy.ttl(), policy.maxEntries())
+                .toolVersions(versions)
+                .clock(clock)
+                .listener(new CacheListener() {
+                    @Override
+                    public void onInvalidation(String tool, int removed) {
+                        LOG.log(Level.INFO, "tool " + tool + " changed: removed " + removed
+                                + (removed == 1 ? " cached call" : " cached calls"));
+                    }
+                });
+        for (ToolCacheRule rule : config.rules()) {
+            builder.rule(rule);
+        }
+        this.cachedTool = builder.build();
+        catalog.addListener(this::toolsChanged);
+        toolsChanged(catalog.tools());
+    }
+
+    /**
+     * Starts the configured servers (waiting at most the run timeout for them) and returns their
+     * catalog. They inherit the command's environment and working directory, which in a resident
+     * server are the typed command's, not the server's.
+     */
+    public static McpToolCatalog startCatalog(Settings settings, Environment command) {
+        System.Logger downstream = System.getLogger("dev.execache.downstream");
+        return new McpToolCatalog(settings.gateway().servers().stream()
+                .map(server -> server.settings().startedFor(command.variables(), command.workingDir())).toList(),
+                settings.limits().timeout(), settings.gateway().rediscoverEvery(),
+                line -> downstream.log(Level.INFO, line), Clock.systemUTC()).start();
+    }
+
+    /** Hits and misses per proxied tool, counted in this process. */
+    public Map<String, ToolStats> stats() {
+        return cachedTool.stats();
+    }
+
+    ToolCallRules rules() {
+        return rules;
+    }
+
+    /** One call's key, and what the cache holds under it (nothing when it is not cached). */
+    public record Inspected(String key, java.util.Optional<dev.execache.core.ToolCallInfo> info) {
+    }
+
+    /** What the cache holds for one call of a proxied tool, without counting a hit or calling the tool. */
+    public Inspected inspect(String name, Map<String, Object> args) {
+        return new Inspected(cachedTool.keyFor(name, args), cachedTool.inspect(name, args));
+    }
+
+    /** Removes the cached calls of every proxied tool whose name matches the glob; returns how many. */
+    public int clear(String toolGlob) {
+        return cachedTool.clear(toolGlob);
+    }
+
+    /** The tools to offer now; later changes go to {@link #onChange}. */
+    public synchronized List<SyncToolSpecification> specifications() {
+        offered = current;
+        return current.values().stream().map(this::specification).toList();
+    }
+
+    /** Where to send changes of the offered tools: those to add or replace, and the names to withdraw. */
+    public synchronized void onChange(BiConsumer<List<SyncToolSpecification>, List<String>> sink) {
+        this.offer = sink;
+        tellOffer();
+    }
+
+    public ToolResult call(String name, Map<String, Object> args) {
+        return callWithStatus(name, args).result();
+    }
+
+    private ToolCallOutcome callWithStatus(String name, Map<String, Object> args) {
+        CatalogTool tool;
+        synchronized (this) {
+            tool = current.get(name);
+        }
+        if (tool == null) {
+            return new ToolCallOutcome(catalog.call(name, args), CacheStatus.BYPASS);
+        }
+        ToolCallRules.Decision decision = rules.decide(tool);
+        if (decision.cached()) {
+            return cachedTool.callWithStatus(name, args);
+        }
+        try {
+            return cachedTool.callUncached(name, args, !decision.turnedOff());
+        } finally {
+            if (invalidatedOnWrite.contains(tool.server())) {
+                dropReadsOf(tool.server(), name);
+            }
+        }
+    }
+
+    /** After a call that may have changed the server: its cached calls, and cached runs that called its tools. */
+    private void dropReadsOf(String server, String writer) {
+        List<String> itsTools;
+        synchronized (this) {
+            itsTools = current.values().stream().filter(tool -> tool.server().equals(server))
+                    .map(CatalogTool::name).toList();
+        }
+        int removed = cachedTool.clear(server + "__*") + cachedTool.removeDependents(itsTools);
+        if (removed > 0) {
+            LOG.log(Level.INFO, writer + " may have changed server " + server + ": removed " + removed
+                    + " cached " + (removed == 1 ? "result" : "results") + " that read it");
+        }
+    }
+
+    @Override
+    public synchronized Map<String, List<String>> reachable() {
+        Map<String, List<String>> reachable = new TreeMap<>();
+        for (CatalogTool tool : current.values()) {
+            if (codeAccess.contains(tool.server())) {
+                reachable.computeIfAbsent(tool.server(), server -> new ArrayList<>()).add(tool.serverToolName());
+            }
+        }
+        return reachable;
+    }
+
+    /** TypeScript declarations of the tools code can call now. */
+    public synchronized String typescript() {
+        return TypeScriptDeclarations.of(current.values(), codeAccess);
+    }
+
+    @Override
+    public synchronized Set<String> names() {
+        return Set.copyOf(current.keySet());
+    }
+
+    /** What code gets: see {@link #answerOf}. */
+    @Override
+    public CodeToolCall call(String server, String tool, String argumentsJson) {
+        CatalogTool found = null;
+        synchronized (this) {
+            for (CatalogTool candidate : current.values()) {
+                if (candidate.server().equals(server) && candidate.serverToolName().equals(tool)) {
+                    found = candidate;
+                }
+            }
+        }
+        if (found == null || !codeAccess.contains(server)) {
+            return CodeToolCall.refused(server, tool, "tools." + server + "." + tool + " cannot be called from code: "
+                    + (found == null ? "no such tool was discovered" : "server " + server + " has code_access: false"));
+        }
+        Map<String, Object> args;
+        try {
+            args = Output.JSON.readValue(argumentsJson, OBJECT);
+        } catch (JsonProcessingException e) {
+            return CodeToolCall.refused(server, tool, "tools." + server + "." + tool + ": the arguments are not a JSON"
+                    + " object");
+        }
+        String version = versions.versions().get(found.name());
+        ToolCallOutcome outcome;
+        try {
+            outcome = callWithStatus(found.name(), args);
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "the call of " + found.name() + " from code failed", e);
+            ToolAnswer failed = ToolAnswer.error("the call of " + found.name() + " failed: " + e.getMessage());
+            return new CodeToolCall(found.name(), version, failed, false, CacheStatus.BYPASS, 0);
+        }
+        ToolAnswer answer = answerOf(outcome.result());
+        boolean cacheable = !answer.isError() && outcome.status() != CacheStatus.BYPASS
+                && rules.decide(found).cached();
+        String text = answer.isError() ? answer.errorMessage() : answer.valueJson();
+        return new CodeToolCall(found.name(), version, answer, cacheable, outcome.status(),
+                text.getBytes(java.nio.charset.StandardCharsets.UTF_8).length);
+    }
+
+    /**
+     * A tool's result as code sees it: its structured content when it has one, else its text
+     * (parsed when it is JSON), else its content array. An error is its text.
+     */
+    public static ToolAnswer answerOf(ToolResult result) {
+        JsonNode node;
+        try {
+            node = Output.JSON.readTree(result.json());
+        } catch (JsonProcessingException e) {
+            return ToolAnswer.error("the tool's answer is not a tool result");
+        }
+        JsonNode content = node.path("content");
+        StringBuilder text = new StringBuilder();
+        boolean onlyText = content.isArray() && !content.isEmpty();
+        for (JsonNode item : content) {
+            if ("text".equals(item.path("type").asText()) && item.path("text").isTextual()) {
+                text.append(text.isEmpty() ? "" : "\n").append(item.path("text").textValue());
+            } else {
+                onlyText = false;
+            }
+        }
+        if (result.isError() || node.path("isError").asBoolean(false)) {
+            return ToolAnswer.error(text.isEmpty() ? "the tool failed without a message" : text.toString());
+        }
+        JsonNode structured = node.path("structuredContent");
+        if (!structured.isMissingNode() && !structured.isNull()) {
+            return ToolAnswer.value(Output.write(structured));
+        }
+        if (onlyText) {
+            try {
+                JsonNode parsed = STRICT.readTree(text.toString());
+                if (parsed == null || parsed.isMissingNode()) {
+                    throw new com.fasterxml.jackson.core.JsonParseException(null, "empty");
+                }
+                return ToolAnswer.value(Output.write(parsed));
+            } catch (java.io.IOException e) {
+                return ToolAnswer.value(Output.write(Output.JSON.getNodeFactory().textNode(text.toString())));
+            }
+        }
+        return ToolAnswer.value(Output.write(content.isMissingNode() ? Output.JSON.createArrayNode() : content));
+    }
+
+    private void toolsChanged(List<CatalogTool> tools) {
+        for (CatalogTool tool : tools) {
+            versions.set(tool.name(), tool.version());
+        }
+        synchronized (this) {
+            Map<String, CatalogTool> now = new LinkedHashMap<>();
+            tools.forEach(tool -> now.put(tool.name(), tool));
+            current = now;
+            tellOffer();
+        }
+    }
+
+    private void tellOffer() {
+        if (offer == null) {
+            return;
+        }
+        List<SyncToolSpecification> changed = new ArrayList<>();
+        current.forEach((name, tool) -> {
+            if (!tool.equals(offered.get(name))) {
+                changed.add(specification(tool));
+            }
+        });
+        List<String> withdrawn = offered.keySet().stream().filter(name -> !current.containsKey(name)).toList();
+        offered = current;
+        if (!changed.isEmpty() || !withdrawn.isEmpty()) {
+            offer.accept(changed, withdrawn);
+        }
+    }
+
+    private SyncToolSpecification specification(CatalogTool tool) {
+        Map<String, Object> definition = new LinkedHashMap<>(tool.definition());
+        definition.put("name", tool.name());
+        McpSchema.Tool described = Output.JSON.convertValue(definition, McpSchema.Tool.class);
+        return SyncToolSpecification.builder()
+                .tool(described)
+                .callHandler((exchange, request) -> toCallResult(call(tool.name(),
+                        request.arguments() == null ? Map.of() : request.arguments())))
+                .build();
+    }
+
+    private static CallToolResult toCallResult(ToolResult result) {
+        try {
+            return Output.JSON.readValue(result.json(), CallToolResult.class);
+        } catch (JsonProcessingException e) {
+            return CallToolResult.builder()
+                    .content(List.of(McpSchema.TextContent.builder("the tool's answer is not a tool result: "
+                            + e.getOriginalMessage()).build()))
+                    .isError(true)
+                    .build();
+        }
+    }
+}

@@ -1,0 +1,17 @@
+package dev.execache.cli.output;
+
+/**
+ * How chatty this one command line is. Made per command line and handed to the commands
+ * (not a static), so several command lines can run in one process side by side.
+ */
+public final class Console {
+    private volatile boolean quiet;
+
+    public boolean quiet() {
+        return quiet;
+    }
+
+    public void quiet(boolean quiet) {
+        this.quiet = quiet;
+    }
+}

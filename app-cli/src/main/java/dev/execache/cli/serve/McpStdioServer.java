@@ -1,0 +1,138 @@
+package dev.execache.cli.serve;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.execache.cli.output.Output;
+import io.modelcontextprotocol.json.McpJsonMapper;
+import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
+import io.modelcontextprotocol.server.McpServer;
+import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
+import io.modelcontextprotocol.server.McpSyncServer;
+import io.modelcontextprotocol.spec.McpSchema;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+
+/**
+ * An MCP server on a pair of streams (the process's stdin and stdout), offering
+ * {@link ServeTools}. It serves from construction until input ends or {@link #close()}.
+ */
+public final class McpStdioServer implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger("dev.execache.cli");
+    private static final Duration CLOSE_LIMIT = Duration.ofSeconds(5);
+    static final String INSTRUCTIONS = "execache runs TypeScript/JavaScript in a locked-down Deno sandbox and caches "
+            + "the results: call execute_code with the code (the body of an async function; `return` gives the result) "
+            + "and a context object. The same code, context and tool versions are never run twice: a repeat is a cache "
+            + "hit that returns at once. Declare the tools the code depends on in `tools` so that a new version of one "
+            + "invalidates only its results.";
+
+    private final McpSyncServer server;
+    private final StdioTransport transport;
+    private final LogNotifications logs;
+    private final CompletableFuture<Void> stopped = new CompletableFuture<>();
+
+    public McpStdioServer(ServeTools tools, String version, InputStream in, OutputStream out, Duration drainLimit) {
+        McpJsonMapper mapper = new JacksonMcpJsonMapper(new ObjectMapper());
+        this.transport = new StdioTransport(in, out, mapper, drainLimit, tools.calls());
+        tools.notifyWith(transport::notify);
+        this.server = McpServer.sync(transport)
+                .serverInfo("execache", version)
+                .instructions(INSTRUCTIONS)
+                .jsonMapper(mapper)
+                .capabilities(McpSchema.ServerCapabilities.builder().tools(tools.proxied() != null).logging().build())
+                .tools(tools.specifications())
+                .build();
+        this.logs = new LogNotifications(transport);
+        Logger.getLogger("dev.execache").addHandler(logs);
+        if (tools.proxied() != null) {
+            tools.proxied().onChange(this::replaceTools);
+        }
+    }
+
+    /** Offers new or changed tools and withdraws others; the client hears notifications/tools/list_changed. */
+    private void replaceTools(List<SyncToolSpecification> changed, List<String> withdrawn) {
+        withdrawn.forEach(server::removeTool);
+        changed.forEach(server::addTool);
+    }
+
+    /** Blocks until input has ended (and every request read has been answered) or {@link #close()} was called. */
+    public void awaitEnd() throws InterruptedException {
+        try {
+            CompletableFuture.anyOf(transport.ended(), stopped).get();
+        } catch (ExecutionException e) {
+            throw new IllegalStateException(e.getCause());
+        }
+    }
+
+    @Override
+    public void close() {
+        if (!stopped.complete(null)) {
+            return;
+        }
+        Logger.getLogger("dev.execache").removeHandler(logs);
+        transport.shutDown();
+        CompletableFuture<Void> closing = CompletableFuture.runAsync(server::closeGracefully);
+        try {
+            closing.get(CLOSE_LIMIT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException | ExecutionException e) {
+            LOG.log(Level.DEBUG, "MCP server did not close gracefully: " + e);
+            server.close();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            server.close();
+        }
+    }
+
+    /**
+     * What execache logs (store outages, invalidations, Deno being installed...) also goes to the
+     * client as notifications/message, at the level the client set with logging/setLevel.
+     */
+    private static final class LogNotifications extends Handler {
+        private final StdioTransport transport;
+
+        LogNotifications(StdioTransport transport) {
+            this.transport = transport;
+        }
+
+        @Override
+        public void publish(LogRecord record) {
+            McpSchema.LoggingLevel level = level(record.getLevel());
+            if (!transport.logs(level)) {
+                return;
+            }
+            com.fasterxml.jackson.databind.node.ObjectNode params = Output.JSON.createObjectNode();
+            params.put("level", level.name().toLowerCase(java.util.Locale.ROOT));
+            params.put("logger", "execache");
+            params.put("data", record.getMessage());
+            transport.notify("notifications/message", params);
+        }
+
+        private static McpSchema.LoggingLevel level(java.util.logging.Level level) {
+            int value = level.intValue();
+            if (value >= java.util.logging.Level.SEVERE.intValue()) {
+                return McpSchema.LoggingLevel.ERROR;
+            }
+            if (value >= java.util.logging.Level.WARNING.intValue()) {
+                return McpSchema.LoggingLevel.WARNING;
+            }
+            return value >= java.util.logging.Level.INFO.intValue() ? McpSchema.LoggingLevel.INFO
+                    : McpSchema.LoggingLevel.DEBUG;
+        }
+
+        @Override
+        public void flush() {
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+}

@@ -1,0 +1,609 @@
+package dev.execache.cli.serve;
+
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.execache.cli.gateway.ProxiedTools;
+import dev.execache.cli.output.Output;
+import dev.execache.cli.output.StoreDescription;
+import dev.execache.cli.session.InfrastructureException;
+import dev.execache.cli.settings.ConfigFile;
+import dev.execache.cli.settings.Settings;
+import dev.execache.core.CachedExecutor;
+import dev.execache.core.ExecutionOutcome;
+import dev.execache.core.ExecutionRequest;
+import dev.execache.core.ExecutionResult;
+import dev.execache.core.Limits;
+import dev.execache.core.spi.SandboxUnavailableException;
+import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
+import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
+import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
+import io.modelcontextprotocol.spec.McpSchema.TextContent;
+import io.modelcontextprotocol.spec.McpSchema.Tool;
+import io.modelcontextprotocol.spec.McpSchema.ToolAnnotations;
+import java.lang.System.Logger.Level;
+import java.math.BigDecimal;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
+import java.util.function.Function;
+
+/**
+ * The tools {@code execache serve} offers: {@code execute_code}, {@code cache_stats},
+ * {@code invalidate_tool} and {@code clear_cache}, and with downstream servers {@code describe_tools},
+ * {@code inspect_tool_call} and the proxied tools. A bad argument or a failed run is a tool
+ * error ({@code isError}) with a message that names the problem; nothing here throws to the
+ * protocol layer.
+ */
+public final class ServeTools {
+    private static final System.Logger LOG = System.getLogger("dev.execache.cli");
+    private static final TypeReference<Map<String, Object>> OBJECT = new TypeReference<>() {
+    };
+
+    /** How often a run that takes longer says it is still running, when the client asked for progress. */
+    private static final Duration PROGRESS_EVERY = Duration.ofSeconds(1);
+    static final String SHUTTING_DOWN = "the server is shutting down: the run was stopped and nothing was stored; "
+            + "call again once it is back";
+
+    private final CachedExecutor executor;
+    private final Settings settings;
+    private final InFlightCalls calls = new InFlightCalls();
+    private final ScheduledExecutorService progress = Executors.newSingleThreadScheduledExecutor(task -> {
+        Thread thread = new Thread(task, "execache-mcp-progress");
+        thread.setDaemon(true);
+        return thread;
+    });
+    private volatile BiConsumer<String, ObjectNode> notifications = (method, params) -> { };
+    private final ProxiedTools proxied;
+
+    public ServeTools(CachedExecutor executor, Settings settings) {
+        this(executor, settings, null);
+    }
+
+    /** @param proxied the downstream servers' tools, offered beside execache's own; null for none */
+    public ServeTools(CachedExecutor executor, Settings settings, ProxiedTools proxied) {
+        this.executor = executor;
+        this.settings = settings;
+        this.proxied = proxied;
+    }
+
+    InFlightCalls calls() {
+        return calls;
+    }
+
+    /** Where progress notifications go (the transport, once there is one). */
+    void notifyWith(BiConsumer<String, ObjectNode> sink) {
+        this.notifications = sink;
+    }
+
+    public List<SyncToolSpecification> specifications() {
+        List<SyncToolSpecification> all = new ArrayList<>(List.of(
+                toolWithRequest(describeExecuteCode(), this::executeCode),
+                tool(describeCacheStats(), this::cacheStats),
+                tool(describeInvalidateTool(), this::invalidateTool),
+                tool(describeClearCache(), this::clearCache)));
+        if (proxied != null) {
+            all.add(tool(describeDescribeTools(), this::describeTools));
+            all.add(tool(describeInspectToolCall(), this::inspectToolCall));
+            all.addAll(proxied.specifications());
+        }
+        return all;
+    }
+
+    /** The proxied tools, whose list changes while serve runs; null when there are none. */
+    ProxiedTools proxied() {
+        return proxied;
+    }
+
+    private Tool describeExecuteCode() {
+        double maxTimeout = settings.limits().timeout().toMillis() / 1000.0;
+        return Tool.builder("execute_code", schema("""
+                {"type": "object",
+                 "properties": {
+                   "code": {"type": "string", "minLength": 1,
+                     "description": "TypeScript or JavaScript: the body of an async function. `return` gives the result (JSON; undefined becomes null), `context` holds the context, `await` works. `await tools.SERVER.TOOL(args)` calls a tool of the servers execache fronts, through its tool cache (describe_tools gives their TypeScript declarations). Runs in a Deno sandbox with no network, no writes, no environment, no subprocesses."},
+                   "context": {"type": "object",
+                     "description": "The JSON object the code sees as `context`. Part of the cache key (key order does not matter). Default: {}."},
+                   "tools": {"type": "array", "items": {"type": "string", "minLength": 1}, "uniqueItems": true,
+                     "description": "Names of the tools the code depends on; their versions (tools: in %s) are part of the cache key, and a new version of one removes its entries. Every name must be known. Default: none declared, so the code depends on every known tool."},
+                   "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": %s,
+                     "description": "Wall-clock limit of this run in seconds, at most the server's limit. Default: %s."}
+                 },
+                 "required": ["code"],
+                 "additionalProperties": false}
+                """.formatted(ConfigFile.DEFAULT_NAME, number(maxTimeout), number(maxTimeout))))
+                .title("Execute code (cached)")
+                .description("Runs TypeScript/JavaScript in a locked-down Deno sandbox and caches the result: the same "
+                        + "code, context and tool versions return the stored result without running again. The result "
+                        + "carries the value, whether it was a cache hit, the execution time, the time saved and the "
+                        + "console output. A failed run is a tool error with its type (SyntaxError, RuntimeError, "
+                        + "TimeoutError, MemoryError, PermissionError, SerializationError, OutputLimitError), message, "
+                        + "stack, line and column (as JSON text); failures are never cached. An answer is at most "
+                        + StdioTransport.MAX_ANSWER_BYTES / (1024 * 1024) + " MiB: a larger one is an OutputLimitError.")
+                .outputSchema(schema("""
+                        {"type": "object",
+                         "properties": {
+                           "result": {"description": "What the code returned, as JSON."},
+                           "hit": {"type": "boolean", "description": "Whether the result came without running the code: from the cache, or from an identical run in flight."},
+                           "cache": {"type": "string", "enum": ["hit", "miss", "shared", "bypass", "store_error"],
+                             "description": "hit: from the cache; miss: ran and was stored; shared: an identical request was running, its result was shared; bypass: caching is off; store_error: the store failed, ran uncached."},
+                           "key": {"type": ["string", "null"], "description": "The cache key; null when caching is off."},
+                           "executionTimeMs": {"type": "number", "description": "How long the code ran, in ms (for a hit: the run that was stored)."},
+                           "savedMs": {"type": "number", "description": "Time this call saved by not running, in ms."},
+                           "console": {"type": "string", "description": "What the code printed (console.log and friends)."},
+                           "toolCalls": {"type": "array", "description": "The tool calls the run made, in order (none for a hit: nothing ran).",
+                             "items": {"type": "object", "properties": {
+                               "tool": {"type": "string", "description": "SERVER__TOOL"},
+                               "cache": {"type": "string", "description": "hit, miss or shared: through the tool cache; bypass: the tool is not cached."},
+                               "ms": {"type": "number"}, "error": {"type": "boolean"}}}},
+                           "notStored": {"type": ["string", "null"], "description": "Why a successful run was not stored (it called a tool that may change something, a call failed, ...); null otherwise."},
+                           "nondeterminism": {"type": "array", "items": {"type": "string"}, "description": "Sources of non-determinism the code used (Date.now, Math.random, ...)."}
+                         },
+                         "required": ["result", "hit", "cache", "key", "executionTimeMs", "savedMs", "console"]}
+                        """))
+                .annotations(hints("Execute code (cached)", false, false))
+                .build();
+    }
+
+    private Tool describeInspectToolCall() {
+        return Tool.builder("inspect_tool_call", schema("""
+                {"type": "object",
+                 "properties": {
+                   "tool": {"type": "string", "minLength": 1, "description": "The proxied tool, as SERVER__TOOL."},
+                   "arguments": {"type": "object", "description": "The call's arguments (key order does not matter). Default: {}."}
+                 },
+                 "required": ["tool"],
+                 "additionalProperties": false}
+                """))
+                .title("Inspect one cached tool call")
+                .description("What the cache holds for one call of a proxied tool, without counting a hit and without "
+                        + "calling the tool: whether it is cached, its age, the TTL left and its hits.")
+                .outputSchema(schema("""
+                        {"type": "object",
+                         "properties": {
+                           "tool": {"type": "string"},
+                           "cached": {"type": "boolean"},
+                           "key": {"type": "string"},
+                           "ageSeconds": {"type": "number"},
+                           "ttlLeftSeconds": {"type": "number"},
+                           "hits": {"type": "integer"}
+                         },
+                         "required": ["tool", "cached", "key"]}
+                        """))
+                .annotations(hints("Inspect one cached tool call", true, false))
+                .build();
+    }
+
+    private CallToolResult inspectToolCall(Map<String, Object> arguments) {
+        if (!(arguments.get("tool") instanceof String tool) || tool.isBlank()) {
+            return failure("tool: give the proxied tool's name (SERVER__TOOL) as a non-empty string");
+        }
+        Object given = arguments.getOrDefault("arguments", Map.of());
+        if (!(given instanceof Map<?, ?> callArguments)) {
+            return failure("arguments: must be an object, the call's arguments");
+        }
+        if (!proxied.names().contains(tool)) {
+            return failure("tool: no proxied tool is called '" + tool + "' (known: "
+                    + String.join(", ", new java.util.TreeSet<>(proxied.names())) + ")");
+        }
+        @SuppressWarnings("unchecked")
+        Map<String, Object> args = (Map<String, Object>) callArguments;
+        ProxiedTools.Inspected inspected = proxied.inspect(tool, args);
+        ObjectNode node = Output.JSON.createObjectNode();
+        node.put("tool", tool);
+        node.put("cached", inspected.info().isPresent());
+        node.put("key", inspected.key());
+        inspected.info().ifPresent(info -> {
+            node.put("ageSeconds", info.age().toMillis() / 1000.0);
+            node.put("ttlLeftSeconds", info.ttlLeft().toMillis() / 1000.0);
+            node.put("hits", info.hits());
+        });
+        return structured(node, false);
+    }
+
+    private Tool describeDescribeTools() {
+        return Tool.builder("describe_tools", schema("""
+                {"type": "object", "properties": {}, "additionalProperties": false}
+                """))
+                .title("Describe the tools code can call")
+                .description("TypeScript declarations of the tools that code run by execute_code can call, as "
+                        + "`await tools.SERVER.TOOL(args)`: `declare const tools: { SERVER: { TOOL(args: {...}): "
+                        + "Promise<...> } }`, from each tool's input and output schemas, with its description as a doc "
+                        + "comment. A tool gives its structured content, else its text (parsed when it is JSON), else "
+                        + "its content array; a tool error rejects with an Error carrying the tool's message.")
+                .outputSchema(schema("""
+                        {"type": "object",
+                         "properties": {"typescript": {"type": "string"}},
+                         "required": ["typescript"]}
+                        """))
+                .annotations(hints("Describe the tools code can call", true, false))
+                .build();
+    }
+
+    private CallToolResult describeTools(Map<String, Object> arguments) {
+        ObjectNode node = Output.JSON.createObjectNode();
+        node.put("typescript", proxied.typescript());
+        return CallToolResult.builder()
+                .content(List.of(TextContent.builder(proxied.typescript()).build()))
+                .structuredContent(node)
+                .isError(false)
+                .build();
+    }
+
+    private CallToolResult executeCode(CallToolRequest call) {
+        Map<String, Object> arguments = call.arguments() == null ? Map.of() : call.arguments();
+        ExecutionRequest request;
+        try {
+            request = executionRequest(arguments);
+        } catch (IllegalArgumentException e) {
+            return failure(e.getMessage());
+        }
+        Object id = call.meta() == null ? null : call.meta().get(StdioTransport.REQUEST_ID_META);
+        ScheduledFuture<?> ticking = progressTicks(call.progressToken());
+        ExecutionOutcome outcome;
+        try {
+            outcome = calls.run(id, () -> executor.execute(request));
+        } catch (CancellationException e) {
+            // the client cancelled it (no answer goes out) or the server is stopping
+            return shuttingDown();
+        } catch (IllegalArgumentException e) {
+            return failure(e.getMessage() + (e.getMessage().startsWith("unknown tool") ? knownToolsHint() : ""));
+        } catch (RuntimeException e) {
+            Throwable cause = infrastructureCause(e);
+            if (cause == null) {
+                throw e;
+            }
+            LOG.log(Level.WARNING, "the sandbox cannot run code: " + cause.getMessage());
+            return failure("the sandbox cannot run code: " + cause.getMessage());
+        } finally {
+            if (ticking != null) {
+                ticking.cancel(false);
+            }
+        }
+        ExecutionResult result = outcome.result();
+        ObjectNode node = Output.JSON.createObjectNode();
+        if (result.isSuccess()) {
+            node.set("result", Output.rawJson(result.value()));
+            node.put("hit", outcome.isHit());
+        } else {
+            node.set("error", Output.error(result.error()));
+        }
+        node.put("cache", outcome.status().name().toLowerCase(Locale.ROOT));
+        node.put("key", outcome.key());
+        node.put("executionTimeMs", Output.millis(result.executionTime()));
+        node.put("savedMs", Output.millis(outcome.saved()));
+        node.put("console", result.console());
+        Output.runDetails(node, outcome);
+        return result.isSuccess() ? structured(node, false) : errorResult(node);
+    }
+
+    /** notifications/progress every second while the run goes on, when the client sent a progressToken. */
+    private ScheduledFuture<?> progressTicks(Object token) {
+        if (token == null) {
+            return null;
+        }
+        long start = System.nanoTime();
+        return progress.scheduleAtFixedRate(() -> {
+            long seconds = Math.round((System.nanoTime() - start) / 1e9);
+            ObjectNode params = Output.JSON.createObjectNode();
+            params.set("progressToken", Output.JSON.valueToTree(token));
+            params.put("progress", seconds);
+            params.put("message", "running for " + seconds + " s");
+            notifications.accept("notifications/progress", params);
+        }, PROGRESS_EVERY.toMillis(), PROGRESS_EVERY.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** The answer to a call whose run was stopped because the server is stopping. */
+    static CallToolResult shuttingDown() {
+        ObjectNode node = Output.JSON.createObjectNode();
+        node.set("error", errorNode("ShutdownError", SHUTTING_DOWN));
+        return errorResult(node);
+    }
+
+    /** The answer to a call whose answer would be longer than a line may be. */
+    static CallToolResult answerTooLarge(long size, long limit) {
+        ObjectNode node = Output.JSON.createObjectNode();
+        node.set("error", errorNode(dev.execache.core.ErrorType.OUTPUT_LIMIT_ERROR.displayName(),
+                "the answer would be " + size + " bytes, over the limit of " + limit + " bytes that one MCP message may "
+                        + "have; return less (a part, a summary, or a count)"));
+        return errorResult(node);
+    }
+
+    private static ObjectNode errorNode(String type, String message) {
+        ObjectNode error = Output.JSON.createObjectNode();
+        error.put("type", type);
+        error.put("message", message);
+        error.put("stack", "");
+        return error;
+    }
+
+    private ExecutionRequest executionRequest(Map<String, Object> arguments) {
+        Object code = arguments.get("code");
+        if (!(code instanceof String text) || text.isBlank()) {
+            throw new IllegalArgumentException("code: give the code to run as a non-empty string");
+        }
+        Object context = arguments.getOrDefault("context", Map.of());
+        if (!(context instanceof Map)) {
+            throw new IllegalArgumentException("context: must be a JSON object, not " + Output.jsonType(context));
+        }
+        Set<String> tools = new LinkedHashSet<>();
+        Object declared = arguments.getOrDefault("tools", List.of());
+        if (!(declared instanceof List<?> names)) {
+            throw new IllegalArgumentException("tools: must be an array of tool names, not " + Output.jsonType(declared));
+        }
+        for (Object name : names) {
+            if (!(name instanceof String tool) || tool.isBlank()) {
+                throw new IllegalArgumentException("tools: every item must be a non-empty tool name, not " + Output.jsonType(name));
+            }
+            tools.add(tool);
+        }
+        Limits limits = settings.limits();
+        Object timeout = arguments.get("timeout");
+        if (timeout != null) {
+            limits = limits.withTimeout(timeout(timeout, limits.timeout()));
+        }
+        return new ExecutionRequest(text, context, tools, limits);
+    }
+
+    /** Deno missing and the like, also when Guice wraps it while building the sandbox on first use. */
+    private static Throwable infrastructureCause(Throwable e) {
+        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+            if (cause instanceof SandboxUnavailableException || cause instanceof InfrastructureException) {
+                return cause;
+            }
+        }
+        return null;
+    }
+
+    private static Duration timeout(Object value, Duration max) {
+        if (!(value instanceof Number number)) {
+            throw new IllegalArgumentException("timeout: must be a number of seconds, not " + Output.jsonType(value));
+        }
+        BigDecimal seconds = new BigDecimal(number.toString());
+        Duration timeout = Duration.ofNanos(seconds.movePointRight(9).min(BigDecimal.valueOf(Long.MAX_VALUE)).longValue());
+        if (timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("timeout: must be more than 0 seconds, not " + number);
+        }
+        if (timeout.compareTo(max) > 0) {
+            throw new IllegalArgumentException("timeout: at most " + number(max.toMillis() / 1000.0)
+                    + " seconds (the server's --timeout), not " + number);
+        }
+        return timeout;
+    }
+
+    private String knownToolsHint() {
+        return "; tool versions come from tools: in "
+                + (settings.configPath() == null ? ConfigFile.DEFAULT_NAME : settings.configPath().toString())
+                + " or --tool NAME=VERSION";
+    }
+
+    private Tool describeCacheStats() {
+        return Tool.builder("cache_stats", schema("""
+                {"type": "object", "properties": {}, "additionalProperties": false}
+                """))
+                .title("Cache statistics")
+                .description("What the cache has done: hits, misses, shared (answered by an identical run in flight), failed, "
+                        + "uncacheable by reason, bypassed, hit rate, latency saved (total and per hit), entries, estimated "
+                        + "size, evictions, expirations, invalidations, store errors; the store, its location and limits, "
+                        + "since when it counts. On a shared "
+                        + "(redis) store the figures are the whole fleet's. Changes nothing.")
+                .outputSchema(schema("""
+                        {"type": "object",
+                         "properties": {
+                           "store": {"type": "string", "description": "memory, sqlite or redis."},
+                           "hits": {"type": "integer"}, "misses": {"type": "integer"},
+                           "shared": {"type": "integer", "description": "Calls answered by an identical run that was in flight."},
+                           "hitRate": {"type": "number", "description": "hits / (hits + misses), 0 when there were none."},
+                           "totalSavedMs": {"type": "number"}, "averageSavedMs": {"type": "number"},
+                           "entries": {"type": "integer"}, "estimatedBytes": {"type": "integer"},
+                           "evictions": {"type": "integer"}, "expirations": {"type": "integer"},
+                           "invalidations": {"type": "integer"}, "storeErrors": {"type": "integer"},
+                           "location": {"type": "string", "description": "The SQLite file, the Redis URL (no password), or this process only."},
+                           "limits": {"type": "object", "description": "maxEntries, maxBytes (null: entries bound only), ttlSeconds (the default)."},
+                           "failed": {"type": "integer", "description": "Runs and calls that failed: never stored."},
+                           "bypassed": {"type": "integer", "description": "Runs and calls made with caching off."},
+                           "uncacheable": {"type": "object", "description": "Runs and calls not stored, by reason.",
+                                           "additionalProperties": {"type": "integer"}},
+                           "countingSince": {"type": ["string", "null"], "description": "When counting started (ISO 8601); null if unknown."},
+                           "tools": {"type": "object", "description": "Each tool's own figures."}
+                         },
+                         "required": ["store", "hits", "misses", "shared", "hitRate", "totalSavedMs", "averageSavedMs", "entries",
+                                      "estimatedBytes", "evictions", "expirations", "invalidations", "storeErrors"]}
+                        """))
+                .annotations(hints("Cache statistics", true, false))
+                .build();
+    }
+
+    private CallToolResult cacheStats(Map<String, Object> arguments) {
+        ObjectNode node = Output.JSON.createObjectNode();
+        StoreDescription.of(settings).putInto(node);
+        node.setAll(Output.stats(executor.stats()));
+        return structured(node, false);
+    }
+
+    private Tool describeInvalidateTool() {
+        return Tool.builder("invalidate_tool", schema("""
+                {"type": "object",
+                 "properties": {
+                   "tool": {"type": "string", "minLength": 1,
+                     "description": "The tool whose cached results to remove: every entry that depended on it goes, as a new version of it would do."}
+                 },
+                 "required": ["tool"],
+                 "additionalProperties": false}
+                """))
+                .title("Invalidate a tool's results")
+                .description("Removes every cached result that depended on a tool, for example after the tool changed "
+                        + "without a new version. On a shared store it holds for the whole fleet. Returns how many "
+                        + "entries were removed.")
+                .outputSchema(schema("""
+                        {"type": "object",
+                         "properties": {"tool": {"type": "string"}, "removed": {"type": "integer"}},
+                         "required": ["tool", "removed"]}
+                        """))
+                .annotations(hints("Invalidate a tool's results", false, true))
+                .build();
+    }
+
+    /** Every tool here is idempotent and touches nothing outside execache's own cache. */
+    private static ToolAnnotations hints(String title, boolean readOnly, boolean destructive) {
+        return ToolAnnotations.builder()
+                .title(title)
+                .readOnlyHint(readOnly)
+                .destructiveHint(destructive)
+                .idempotentHint(true)
+                .openWorldHint(false)
+                .build();
+    }
+
+    private CallToolResult invalidateTool(Map<String, Object> arguments) {
+        Object tool = arguments.get("tool");
+        if (!(tool instanceof String name) || name.isBlank()) {
+            return failure("tool: give the tool's name as a non-empty string");
+        }
+        int removed = executor.invalidateTool(name);
+        ObjectNode node = Output.JSON.createObjectNode();
+        node.put("tool", name);
+        node.put("removed", removed);
+        return structured(node, false);
+    }
+
+    private Tool describeClearCache() {
+        return Tool.builder("clear_cache", schema("""
+                {"type": "object",
+                 "properties": {
+                   "pattern": {"type": "string", "minLength": 1,
+                     "description": "A glob over cache keys: * matches any run of characters, ? one. Default: * (everything)."},
+                   "tool": {"type": "string", "minLength": 1,
+                     "description": "Instead of pattern: a glob over proxied tool names (SERVER__TOOL, e.g. fs__read_*); removes those tools' cached calls."}
+                 },
+                 "additionalProperties": false}
+                """))
+                .title("Clear cached results")
+                .description("Removes cached results: all of them, those whose key matches a glob, or the cached calls of "
+                        + "the proxied tools whose name matches a glob. Counters stay. "
+                        + "On a shared store it holds for the whole fleet. Returns how many entries were removed.")
+                .outputSchema(schema("""
+                        {"type": "object",
+                         "properties": {"pattern": {"type": "string"}, "tool": {"type": "string"},
+                                        "removed": {"type": "integer"}},
+                         "required": ["removed"]}
+                        """))
+                .annotations(hints("Clear cached results", false, true))
+                .build();
+    }
+
+    private CallToolResult clearCache(Map<String, Object> arguments) {
+        if (arguments.containsKey("tool")) {
+            return clearToolCalls(arguments);
+        }
+        Object pattern = arguments.getOrDefault("pattern", "*");
+        if (!(pattern instanceof String glob) || glob.isBlank()) {
+            return failure("pattern: must be a non-empty glob such as 'v1:*'");
+        }
+        int removed;
+        try {
+            removed = executor.clear(glob);
+        } catch (IllegalArgumentException e) {
+            return failure("pattern: " + e.getMessage());
+        }
+        ObjectNode node = Output.JSON.createObjectNode();
+        node.put("pattern", glob);
+        node.put("removed", removed);
+        return structured(node, false);
+    }
+
+    private CallToolResult clearToolCalls(Map<String, Object> arguments) {
+        if (arguments.containsKey("pattern")) {
+            return failure("give either pattern (a glob over keys) or tool (a glob over tool names), not both");
+        }
+        if (!(arguments.get("tool") instanceof String glob) || glob.isBlank()) {
+            return failure("tool: must be a non-empty glob over tool names such as 'fs__read_*'");
+        }
+        if (proxied == null) {
+            return failure("tool: there are no proxied tools (no servers: in the config file)");
+        }
+        int removed;
+        try {
+            removed = proxied.clear(glob);
+        } catch (IllegalArgumentException e) {
+            return failure("tool: " + e.getMessage());
+        }
+        ObjectNode node = Output.JSON.createObjectNode();
+        node.put("tool", glob);
+        node.put("removed", removed);
+        return structured(node, false);
+    }
+
+    private static SyncToolSpecification toolWithRequest(Tool tool, Function<CallToolRequest, CallToolResult> handler) {
+        return SyncToolSpecification.builder()
+                .tool(tool)
+                .callHandler((exchange, request) -> call(tool.name(), arguments -> handler.apply(request), request))
+                .build();
+    }
+
+    private static SyncToolSpecification tool(Tool tool, Function<Map<String, Object>, CallToolResult> handler) {
+        return SyncToolSpecification.builder()
+                .tool(tool)
+                .callHandler((exchange, request) -> call(tool.name(), handler, request))
+                .build();
+    }
+
+    private static CallToolResult call(String name, Function<Map<String, Object>, CallToolResult> handler,
+            CallToolRequest request) {
+        try {
+            return handler.apply(request.arguments() == null ? Map.of() : request.arguments());
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, name + " failed unexpectedly", e);
+            return failure(name + " failed unexpectedly: " + e);
+        }
+    }
+
+    /** The node as structured content, and as JSON text for clients that read only text. */
+    private static CallToolResult structured(ObjectNode node, boolean isError) {
+        return CallToolResult.builder()
+                .content(List.of(TextContent.builder(Output.write(node)).build()))
+                .structuredContent(node)
+                .isError(isError)
+                .build();
+    }
+
+    /**
+     * A failed run: {@code isError} with the typed error and the run's facts as JSON text, and no
+     * structured content, which is for results that match the output schema (the TypeScript SDK
+     * client validates any structured content it gets, also on errors).
+     */
+    private static CallToolResult errorResult(ObjectNode node) {
+        return CallToolResult.builder()
+                .content(new ArrayList<>(List.of(TextContent.builder(Output.write(node)).build())))
+                .isError(true)
+                .build();
+    }
+
+    private static CallToolResult failure(String message) {
+        return CallToolResult.builder()
+                .content(new ArrayList<>(List.of(TextContent.builder(message).build())))
+                .isError(true)
+                .build();
+    }
+
+    private static Map<String, Object> schema(String json) {
+        try {
+            return Output.JSON.readValue(json, OBJECT);
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException("bad schema in the code: " + e.getMessage(), e);
+        }
+    }
+
+    private static String number(double value) {
+        return value == Math.rint(value) ? Long.toString((long) value) : Double.toString(value);
+    }
+}

@@ -1,0 +1,558 @@
+package dev.execache.cli.serve;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.execache.cli.output.JsonText;
+import dev.execache.cli.output.Output;
+import io.modelcontextprotocol.json.McpJsonMapper;
+import io.modelcontextprotocol.json.TypeRef;
+import io.modelcontextprotocol.spec.McpSchema;
+import io.modelcontextprotocol.spec.McpServerSession;
+import io.modelcontextprotocol.spec.McpServerTransport;
+import io.modelcontextprotocol.spec.McpServerTransportProvider;
+import java.io.BufferedInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import reactor.core.publisher.Mono;
+
+/**
+ * MCP's stdio transport: newline-delimited JSON-RPC on a pair of streams, one session.
+ *
+ * <p>It stands in for the SDK's {@code StdioServerTransportProvider} (see
+ * modelcontextprotocol/java-sdk #686), which stops reading at the first line it cannot parse
+ * and, under concurrent tool calls, can drop a response when its outbound sink is contended
+ * ("Failed to enqueue message"). Here a line that is not a JSON-RPC message gets a JSON-RPC
+ * error and the session goes on; each message is written whole, under a lock, by the thread
+ * that sends it. Requests are tracked until answered, so that at the end of input the session
+ * ends only once every request read has its answer (or {@code drainLimit} has passed):
+ * {@code printf '...' | execache serve} gets its answers.
+ *
+ * <p>It also answers what the SDK's session leaves waiting or gets wrong, before the session
+ * sees it: {@code ping} at any time; any other request before {@code notifications/initialized}
+ * is refused at once; unknown methods are refused at once; malformed {@code params} are
+ * {@code -32602} naming the field; {@code logging/setLevel} is validated and decides which log
+ * records are sent as {@code notifications/message}; batches are taken when the negotiated
+ * version (2025-03-26) has them; {@code notifications/cancelled} stops the call and no answer
+ * is sent for it. No answer line is longer than {@link #MAX_ANSWER_BYTES}.
+ */
+public final class StdioTransport implements McpServerTransportProvider {
+    private static final System.Logger LOG = System.getLogger("dev.execache.cli");
+    private static final int MAX_LINE_BYTES = 16 * 1024 * 1024;
+    /**
+     * The longest answer line: the TypeScript SDK's stdio client drops the connection when its
+     * 10 MiB read buffer overflows, and the buffer may hold part of the next message too.
+     */
+    public static final int MAX_ANSWER_BYTES = 9 * 1024 * 1024;
+    /** Where a tools/call carries its JSON-RPC id to the tool handler (set here, never by the client). */
+    static final String REQUEST_ID_META = "dev.execache/requestId";
+    private static final Set<String> METHODS = Set.of(McpSchema.METHOD_INITIALIZE, McpSchema.METHOD_PING,
+            McpSchema.METHOD_TOOLS_LIST, McpSchema.METHOD_TOOLS_CALL, McpSchema.METHOD_LOGGING_SET_LEVEL);
+    private static final String BATCH_VERSION = "2025-03-26";
+
+    private final InputStream in;
+    private final OutputStream out;
+    private final McpJsonMapper mapper;
+    private final Duration drainLimit;
+    private final InFlightCalls calls;
+    private final Map<Object, String> unanswered = new ConcurrentHashMap<>();
+    private final Set<Object> dropped = ConcurrentHashMap.newKeySet();
+    private final Map<Object, Batch> batches = new ConcurrentHashMap<>();
+    private final Object answers = new Object();
+    private final AtomicBoolean closing = new AtomicBoolean();
+    private final CompletableFuture<Void> ended = new CompletableFuture<>();
+    private volatile McpServerSession session;
+    private volatile boolean initialized;
+    private volatile String protocolVersion;
+    /** Null until the client sets a level: log messages go only to a client that asked for them. */
+    private volatile McpSchema.LoggingLevel logLevel;
+
+    StdioTransport(InputStream in, OutputStream out, McpJsonMapper mapper, Duration drainLimit, InFlightCalls calls) {
+        this.in = new BufferedInputStream(in, 64 * 1024);
+        this.out = out;
+        this.mapper = mapper;
+        this.drainLimit = drainLimit;
+        this.calls = calls;
+    }
+
+    /** Completes when input has ended and every request read was answered (or the drain limit passed). */
+    CompletableFuture<Void> ended() {
+        return ended;
+    }
+
+    @Override
+    public void setSessionFactory(McpServerSession.Factory sessionFactory) {
+        session = sessionFactory.create(new SessionTransport());
+        Thread reader = new Thread(this::readAll, "execache-mcp-stdin");
+        reader.setDaemon(true);
+        reader.start();
+    }
+
+    @Override
+    public Mono<Void> notifyClients(String method, Object params) {
+        McpServerSession current = session;
+        return current == null ? Mono.empty() : current.sendNotification(method, params);
+    }
+
+    @Override
+    public Mono<Void> closeGracefully() {
+        return Mono.defer(() -> {
+            closing.set(true);
+            McpServerSession current = session;
+            return current == null ? Mono.empty() : current.closeGracefully();
+        });
+    }
+
+    /** Sends a notification now, unless the session is not initialized yet. */
+    void notify(String method, ObjectNode params) {
+        if (!initialized) {
+            return;
+        }
+        ObjectNode message = Output.JSON.createObjectNode();
+        message.put("jsonrpc", McpSchema.JSONRPC_VERSION);
+        message.put("method", method);
+        message.set("params", params);
+        try {
+            writeLine(Output.write(message));
+        } catch (IOException e) {
+            LOG.log(Level.DEBUG, "cannot write to standard output: " + e);
+        }
+    }
+
+    /** Whether a log record of this level goes to the client, as set by logging/setLevel. */
+    boolean logs(McpSchema.LoggingLevel level) {
+        McpSchema.LoggingLevel wanted = logLevel;
+        return initialized && wanted != null && level.level() >= wanted.level();
+    }
+
+    /**
+     * The server is stopping: every request still being computed gets an error that says so
+     * (not one that blames the code), its run is stopped, and nothing more is read.
+     */
+    void shutDown() {
+        closing.set(true);
+        for (Map.Entry<Object, String> request : Map.copyOf(unanswered).entrySet()) {
+            Object id = request.getKey();
+            if (unanswered.remove(id) == null) {
+                continue;
+            }
+            dropped.add(id);
+            if (McpSchema.METHOD_TOOLS_CALL.equals(request.getValue())) {
+                deliver(id, resultLine(id, ServeTools.shuttingDown()));
+            } else {
+                deliver(id, errorLine(id, McpSchema.ErrorCodes.INTERNAL_ERROR, "the server is shutting down", null));
+            }
+        }
+        calls.cancelAll();
+        synchronized (answers) {
+            answers.notifyAll();
+        }
+    }
+
+    private void readAll() {
+        try {
+            byte[] line;
+            while (!closing.get() && (line = readLine()) != null) {
+                String text = new String(line, StandardCharsets.UTF_8).strip();
+                if (!text.isEmpty() && !closing.get()) {
+                    dispatch(text);
+                }
+            }
+        } catch (IOException e) {
+            if (!closing.get()) {
+                LOG.log(Level.WARNING, "reading standard input failed: " + e.getMessage());
+            }
+        }
+        awaitAnswers();
+        ended.complete(null);
+    }
+
+    private void dispatch(String line) {
+        JsonNode tree;
+        try {
+            tree = Output.JSON.readTree(line);
+        } catch (IOException e) {
+            tree = null;
+        }
+        if (tree instanceof ArrayNode batch) {
+            dispatchBatch(line, batch);
+            return;
+        }
+        if (!(tree instanceof ObjectNode message)) {
+            reject(line, tree, null);
+            return;
+        }
+        dispatchOne(line, message, null);
+    }
+
+    private void dispatchBatch(String line, ArrayNode batch) {
+        if (!BATCH_VERSION.equals(protocolVersion) || batch.isEmpty()) {
+            String problem = batch.isEmpty() ? "Invalid Request: an empty batch"
+                    : "Invalid Request: batches are part of protocol version " + BATCH_VERSION + " only, not "
+                            + (protocolVersion == null ? "before initialize" : protocolVersion);
+            LOG.log(Level.WARNING, problem);
+            writeRaw(errorLine(null, McpSchema.ErrorCodes.INVALID_REQUEST, problem, null));
+            return;
+        }
+        Batch collected = new Batch();
+        for (JsonNode item : batch) {
+            if (item instanceof ObjectNode message && message.hasNonNull("method") && hasId(message)) {
+                collected.expect();
+            }
+        }
+        for (JsonNode item : batch) {
+            if (item instanceof ObjectNode message) {
+                dispatchOne(Output.write(message), message, collected);
+            } else {
+                collected.expect();
+                collected.add(errorLine(null, McpSchema.ErrorCodes.INVALID_REQUEST,
+                        "Invalid Request: a batch item must be an object", null), this);
+            }
+        }
+    }
+
+    private void dispatchOne(String line, ObjectNode message, Batch batch) {
+        String method = message.path("method").isTextual() ? message.get("method").textValue() : null;
+        boolean request = method != null && hasId(message);
+        Object id = request ? idOf(message.get("id")) : null;
+        if (request && batch != null) {
+            batches.put(InFlightCalls.key(id), batch);
+        }
+        if (request) {
+            String refusal = refusal(method, message);
+            if (refusal != null) {
+                int code = !METHODS.contains(method) ? McpSchema.ErrorCodes.METHOD_NOT_FOUND
+                        : refusal.startsWith("Invalid params") ? McpSchema.ErrorCodes.INVALID_PARAMS
+                        : McpSchema.ErrorCodes.INVALID_REQUEST;
+                LOG.log(Level.WARNING, refusal);
+                deliver(id, errorLine(id, code, refusal, null));
+                return;
+            }
+            if (McpSchema.METHOD_PING.equals(method)) {
+                deliver(id, resultLine(id, Output.JSON.createObjectNode()));
+                return;
+            }
+            if (McpSchema.METHOD_LOGGING_SET_LEVEL.equals(method)) {
+                logLevel = McpSchema.LoggingLevel.valueOf(
+                        message.at("/params/level").textValue().toUpperCase(java.util.Locale.ROOT));
+                deliver(id, resultLine(id, Output.JSON.createObjectNode()));
+                return;
+            }
+            if (McpSchema.METHOD_TOOLS_CALL.equals(method)) {
+                ObjectNode params = (ObjectNode) message.get("params");
+                ObjectNode meta = params.get("_meta") instanceof ObjectNode given ? given : params.putObject("_meta");
+                meta.set(REQUEST_ID_META, message.get("id"));
+                line = Output.write(message);
+            }
+        } else if (McpSchema.METHOD_NOTIFICATION_INITIALIZED.equals(method)) {
+            initialized = true;
+        } else if ("notifications/cancelled".equals(method)) {
+            cancel(message.path("params").get("requestId"));
+            return;
+        }
+        McpSchema.JSONRPCMessage parsed;
+        try {
+            parsed = McpSchema.deserializeJsonRpcMessage(mapper, line);
+        } catch (Exception e) {
+            reject(line, message, id);
+            return;
+        }
+        if (request) {
+            unanswered.put(InFlightCalls.key(id), method);
+        }
+        session.handle(parsed).subscribe(null,
+                error -> LOG.log(Level.WARNING, "handling a message failed: " + error.getMessage()));
+    }
+
+    /** Why a request is refused at once, or null when it goes on. */
+    private String refusal(String method, ObjectNode message) {
+        if (!METHODS.contains(method)) {
+            return "Method not found: " + method;
+        }
+        if (!message.path("jsonrpc").asText().equals(McpSchema.JSONRPC_VERSION)) {
+            return "Invalid Request: jsonrpc must be \"2.0\"";
+        }
+        JsonNode params = message.get("params");
+        if (params != null && !params.isNull() && !params.isObject()) {
+            return "Invalid params: params must be an object";
+        }
+        if (!initialized && !McpSchema.METHOD_PING.equals(method) && !McpSchema.METHOD_INITIALIZE.equals(method)) {
+            return "Invalid Request: the session is not initialized; send initialize, then notifications/initialized, "
+                    + "before " + method;
+        }
+        return switch (method) {
+            case McpSchema.METHOD_INITIALIZE -> {
+                if (params == null || !params.path("protocolVersion").isTextual()) {
+                    yield "Invalid params: params.protocolVersion must be a string";
+                }
+                yield params.has("capabilities") && !params.get("capabilities").isObject()
+                        ? "Invalid params: params.capabilities must be an object" : null;
+            }
+            case McpSchema.METHOD_TOOLS_CALL -> {
+                if (params == null || !params.path("name").isTextual()) {
+                    yield "Invalid params: params.name must be the tool's name as a string";
+                }
+                if (params.has("arguments") && !params.get("arguments").isObject() && !params.get("arguments").isNull()) {
+                    yield "Invalid params: params.arguments must be an object";
+                }
+                if (params.has("_meta") && !params.get("_meta").isObject()) {
+                    yield "Invalid params: params._meta must be an object";
+                }
+                JsonNode token = params.path("_meta").get("progressToken");
+                yield token != null && !token.isTextual() && !token.isIntegralNumber()
+                        ? "Invalid params: params._meta.progressToken must be a string or an integer" : null;
+            }
+            case McpSchema.METHOD_LOGGING_SET_LEVEL -> {
+                JsonNode level = params == null ? null : params.get("level");
+                boolean known = level != null && level.isTextual()
+                        && java.util.Arrays.stream(McpSchema.LoggingLevel.values())
+                                .anyMatch(each -> each.name().equalsIgnoreCase(level.textValue())
+                                        && level.textValue().equals(level.textValue().toLowerCase(java.util.Locale.ROOT)));
+                yield known ? null : "Invalid params: params.level must be one of debug, info, notice, warning, "
+                        + "error, critical, alert, emergency";
+            }
+            case McpSchema.METHOD_TOOLS_LIST -> params != null && params.has("cursor") && !params.get("cursor").isTextual()
+                    && !params.get("cursor").isNull() ? "Invalid params: params.cursor must be a string" : null;
+            default -> null;
+        };
+    }
+
+    private void cancel(JsonNode requestId) {
+        if (requestId == null || !(requestId.isTextual() || requestId.isIntegralNumber())) {
+            return;
+        }
+        Object key = InFlightCalls.key(idOf(requestId));
+        String method = unanswered.get(key);
+        if (method == null || McpSchema.METHOD_INITIALIZE.equals(method)) {
+            // already answered, unknown, or initialize, which the spec says is never cancelled
+            return;
+        }
+        dropped.add(key);
+        unanswered.remove(key);
+        calls.cancel(key);
+        Batch batch = batches.remove(key);
+        if (batch != null) {
+            batch.skip(this);
+        }
+        synchronized (answers) {
+            answers.notifyAll();
+        }
+    }
+
+    /** Reads one line, without its terminator; null at the end of input. Overlong lines are answered and skipped. */
+    private byte[] readLine() throws IOException {
+        ByteArrayOutputStream line = new ByteArrayOutputStream();
+        boolean tooLong = false;
+        int b;
+        while ((b = in.read()) != -1 && b != '\n') {
+            if (line.size() < MAX_LINE_BYTES) {
+                line.write(b);
+            } else {
+                tooLong = true;
+            }
+        }
+        if (b == -1 && line.size() == 0) {
+            return null;
+        }
+        if (tooLong) {
+            String problem = "Invalid Request: a message longer than " + MAX_LINE_BYTES + " bytes";
+            LOG.log(Level.WARNING, problem);
+            writeRaw(errorLine(null, McpSchema.ErrorCodes.INVALID_REQUEST, problem, null));
+            return new byte[0];
+        }
+        return line.toByteArray();
+    }
+
+    private void reject(String line, JsonNode tree, Object knownId) {
+        Object id = knownId;
+        if (id == null && tree instanceof ObjectNode object && hasId(object)) {
+            id = idOf(object.get("id"));
+        }
+        int code = tree == null ? McpSchema.ErrorCodes.PARSE_ERROR : McpSchema.ErrorCodes.INVALID_REQUEST;
+        String message = tree == null ? "Parse error: the line is not JSON"
+                : "Invalid Request: not a JSON-RPC 2.0 request, notification or response";
+        LOG.log(Level.WARNING, message + " (" + (line.length() <= 80 ? line : line.substring(0, 77) + "...") + ")");
+        deliver(id, errorLine(id, code, message, null));
+    }
+
+    private static boolean hasId(ObjectNode message) {
+        return message.path("id").isTextual() || message.path("id").isIntegralNumber();
+    }
+
+    private static Object idOf(JsonNode id) {
+        return id.isTextual() ? id.textValue() : id.numberValue();
+    }
+
+    private static String errorLine(Object id, int code, String message, String data) {
+        ObjectNode response = Output.JSON.createObjectNode();
+        response.put("jsonrpc", McpSchema.JSONRPC_VERSION);
+        response.set("id", Output.JSON.valueToTree(id));
+        ObjectNode error = response.putObject("error");
+        error.put("code", code);
+        error.put("message", message);
+        if (data != null) {
+            error.put("data", data);
+        }
+        return Output.write(response);
+    }
+
+    private String resultLine(Object id, Object result) {
+        ObjectNode response = Output.JSON.createObjectNode();
+        response.put("jsonrpc", McpSchema.JSONRPC_VERSION);
+        response.set("id", Output.JSON.valueToTree(id));
+        response.set("result", Output.JSON.valueToTree(result));
+        return Output.write(response);
+    }
+
+    /** Writes the answer to request {@code id}, as part of its batch when it came in one. */
+    private void deliver(Object id, String line) {
+        Batch batch = id == null ? null : batches.remove(InFlightCalls.key(id));
+        if (batch != null) {
+            batch.add(line, this);
+        } else {
+            writeRaw(line);
+        }
+    }
+
+    private void writeRaw(String line) {
+        try {
+            writeLine(line);
+        } catch (IOException e) {
+            LOG.log(Level.DEBUG, "cannot write to standard output: " + e);
+        }
+    }
+
+    private void writeLine(String json) throws IOException {
+        byte[] bytes = (JsonText.escapeLoneSurrogates(json.replace("\r\n", "\\n").replace("\n", "\\n")
+                .replace("\r", "\\n")) + "\n").getBytes(StandardCharsets.UTF_8);
+        synchronized (out) {
+            out.write(bytes);
+            out.flush();
+        }
+    }
+
+    private void answered(Object id) {
+        if (unanswered.remove(InFlightCalls.key(id)) != null) {
+            synchronized (answers) {
+                answers.notifyAll();
+            }
+        }
+    }
+
+    private void awaitAnswers() {
+        long deadline = System.nanoTime() + drainLimit.toNanos();
+        synchronized (answers) {
+            while (!unanswered.isEmpty() && System.nanoTime() < deadline) {
+                try {
+                    answers.wait(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+        }
+        if (!unanswered.isEmpty()) {
+            LOG.log(Level.WARNING, "input ended; gave up waiting for " + unanswered.size() + " unanswered requests");
+        }
+    }
+
+    /** The answers to the requests of one batch, written together as one array once all are in. */
+    private static final class Batch {
+        private final java.util.List<String> lines = new java.util.ArrayList<>();
+        private int expected;
+
+        synchronized void expect() {
+            expected++;
+        }
+
+        void add(String line, StdioTransport transport) {
+            String array;
+            synchronized (this) {
+                lines.add(line);
+                array = lines.size() >= expected ? "[" + String.join(",", lines) + "]" : null;
+            }
+            if (array != null) {
+                transport.writeRaw(array);
+            }
+        }
+
+        /** A cancelled request of the batch gets no answer. */
+        void skip(StdioTransport transport) {
+            String array;
+            synchronized (this) {
+                expected--;
+                array = !lines.isEmpty() && lines.size() >= expected ? "[" + String.join(",", lines) + "]" : null;
+            }
+            if (array != null) {
+                transport.writeRaw(array);
+            }
+        }
+    }
+
+    private final class SessionTransport implements McpServerTransport {
+        @Override
+        public Mono<Void> sendMessage(McpSchema.JSONRPCMessage message) {
+            return Mono.fromRunnable(() -> {
+                if (!(message instanceof McpSchema.JSONRPCResponse response)) {
+                    writeRaw(serialize(message));
+                    return;
+                }
+                Object key = InFlightCalls.key(response.id());
+                if (dropped.remove(key)) {
+                    // cancelled, or already answered because the server is shutting down
+                    batches.remove(key);
+                    return;
+                }
+                String method = unanswered.get(key);
+                try {
+                    if (McpSchema.METHOD_INITIALIZE.equals(method)
+                            && response.result() instanceof McpSchema.InitializeResult result) {
+                        protocolVersion = result.protocolVersion();
+                    }
+                    String line = serialize(response);
+                    int size = line.length() > MAX_ANSWER_BYTES / 6
+                            ? JsonText.escapeLoneSurrogates(line).getBytes(StandardCharsets.UTF_8).length : 0;
+                    if (size > MAX_ANSWER_BYTES) {
+                        LOG.log(Level.WARNING, "an answer of " + size + " bytes is over the limit of "
+                                + MAX_ANSWER_BYTES + " bytes; sent an error instead");
+                        line = McpSchema.METHOD_TOOLS_CALL.equals(method)
+                                ? resultLine(response.id(), ServeTools.answerTooLarge(size, MAX_ANSWER_BYTES))
+                                : errorLine(response.id(), McpSchema.ErrorCodes.INTERNAL_ERROR, "the answer is " + size
+                                        + " bytes, over the limit of " + MAX_ANSWER_BYTES + " bytes", null);
+                    }
+                    deliver(response.id(), line);
+                } finally {
+                    answered(response.id());
+                }
+            });
+        }
+
+        private String serialize(McpSchema.JSONRPCMessage message) {
+            try {
+                return mapper.writeValueAsString(message);
+            } catch (IOException e) {
+                throw new IllegalStateException("cannot write a message: " + e.getMessage(), e);
+            }
+        }
+
+        @Override
+        public <T> T unmarshalFrom(Object data, TypeRef<T> typeRef) {
+            return mapper.convertValue(data, typeRef);
+        }
+
+        @Override
+        public Mono<Void> closeGracefully() {
+            return Mono.fromRunnable(() -> closing.set(true));
+        }
+    }
+}

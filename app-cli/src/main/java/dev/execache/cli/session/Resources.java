@@ -1,0 +1,52 @@
+package dev.execache.cli.session;
+
+import dev.execache.cli.output.StoreDescription;
+import dev.execache.core.spi.CacheStore;
+import dev.execache.core.spi.Sandbox;
+import dev.execache.sandbox.DenoSandbox;
+import dev.execache.sandbox.DenoSandboxSettings;
+import java.nio.file.Path;
+import java.util.function.Supplier;
+
+/**
+ * Where a command gets its store and sandbox: opened for it and closed after it in a one-shot
+ * process ({@link #PER_COMMAND}), or kept open between commands by the resident server.
+ */
+public interface Resources {
+    Resources PER_COMMAND = new Resources() {
+        @Override
+        public CacheStore store(String identity, Path file, Supplier<CacheStore> open) {
+            return open.get();
+        }
+
+        @Override
+        public Sandbox sandbox(DenoSandboxSettings settings) {
+            return new DenoSandbox(settings);
+        }
+
+        @Override
+        public void release(CacheStore store) {
+            store.close();
+        }
+    };
+
+    /**
+     * The store a command uses.
+     *
+     * @param identity what the store is (kind, place, bound): commands that name the same one may share it
+     * @param file the store's file, if it has one: a file removed or replaced since is opened again
+     */
+    CacheStore store(String identity, Path file, Supplier<CacheStore> open);
+
+    Sandbox sandbox(DenoSandboxSettings settings);
+
+    /**
+     * The store the command got from {@link #store} is {@code description}: a process that keeps
+     * stores open publishes their counters (in JMX).
+     */
+    default void opened(CacheStore store, StoreDescription description) {
+    }
+
+    /** The command is done with its store. */
+    void release(CacheStore store);
+}

@@ -1,0 +1,89 @@
+package dev.execache.cli.session;
+
+import dev.execache.cli.settings.Settings;
+import dev.execache.core.CachedExecutor;
+import dev.execache.core.spi.CacheStore;
+import dev.execache.core.spi.Sandbox;
+import dev.execache.core.spi.ToolVersionSource;
+import jakarta.inject.Inject;
+import jakarta.inject.Provider;
+
+/**
+ * Everything one command uses, built from its settings by {@link AppModule}. The sandbox
+ * starts only when code first runs, so commands that only read the store never need Deno.
+ */
+public final class Session implements AutoCloseable {
+    private final Settings settings;
+    private static final System.Logger LOG = System.getLogger("dev.execache.cli");
+
+    private final CacheStore store;
+    private final LazySandbox sandbox;
+    private final CachedExecutor executor;
+    private final ToolVersionSource toolVersions;
+    private final Resources resources;
+    private final String versionScope;
+
+    @Inject
+    Session(Settings settings, CacheStore store, Provider<Sandbox> sandboxes, CachedExecutorFactory executors,
+            ToolVersionSource toolVersions, Resources resources) {
+        this.settings = settings;
+        this.resources = resources;
+        this.store = store;
+        this.toolVersions = toolVersions;
+        this.sandbox = new LazySandbox(sandboxes);
+        this.executor = executors.create(sandbox);
+        this.versionScope = executors.versionScope();
+    }
+
+    /** Whose last-seen tool versions this session's runs compare against (see {@link CachedExecutorFactory}). */
+    public String versionScope() {
+        return versionScope;
+    }
+
+    public Settings settings() {
+        return settings;
+    }
+
+    public CachedExecutor executor() {
+        return executor;
+    }
+
+    public CacheStore store() {
+        return store;
+    }
+
+    public ToolVersionSource toolVersions() {
+        return toolVersions;
+    }
+
+    /** Starts the sandbox before the first run needs it, for a process that will run code. */
+    public void startSandbox() {
+        sandbox.start();
+    }
+
+    /**
+     * A store that cannot write what it kept pending (a full disk) must not turn a run that
+     * succeeded into a failure: its error is logged, never thrown.
+     */
+    @Override
+    public void close() {
+        try {
+            sandbox.close();
+        } finally {
+            try {
+                resources.release(store);
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "cache store could not save its last counts and hit times on close"
+                        + " (results are unaffected): " + rootMessage(e));
+            }
+        }
+    }
+
+    private static String rootMessage(Throwable e) {
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        return root.getMessage() == null ? e.getMessage() : root.getMessage();
+    }
+}

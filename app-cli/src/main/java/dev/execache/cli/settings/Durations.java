@@ -1,0 +1,97 @@
+package dev.execache.cli.settings;
+
+import java.time.Duration;
+import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/** Reads durations as people write them: {@code 500ms}, {@code 90s}, {@code 5m}, {@code 2h}, {@code 1d}; a bare number is seconds. */
+public final class Durations {
+    private static final Pattern DURATION = Pattern.compile("(\\d+)\\s*(ms|s|m|h|d)?");
+
+    /** The longest duration taken: a hundred years is "forever" for a cache, and keeps time arithmetic in range. */
+    static final long MAX_DAYS = 36_500;
+
+    private Durations() {
+    }
+
+    /** A duration as a person reads it: {@code 850 µs}, {@code 12.3 ms}, {@code 4.56 s}, {@code 7.5 min}. */
+    public static String human(Duration duration) {
+        long nanos = duration.toNanos();
+        if (nanos < 1_000_000) {
+            return String.format(Locale.ROOT, "%d µs", nanos / 1_000);
+        }
+        if (nanos < 1_000_000_000) {
+            return String.format(Locale.ROOT, "%.1f ms", nanos / 1e6);
+        }
+        if (nanos < 60_000_000_000L) {
+            return String.format(Locale.ROOT, "%.2f s", nanos / 1e9);
+        }
+        return String.format(Locale.ROOT, "%.1f min", nanos / 6e10);
+    }
+
+    public static Duration parse(String text, String source) {
+        Matcher matcher = DURATION.matcher(text == null ? "" : text.trim());
+        if (!matcher.matches()) {
+            throw new UsageException(source + ": '" + text + "' is not a duration (write e.g. 500ms, 90s, 5m, 2h)");
+        }
+        long amount;
+        try {
+            amount = Long.parseLong(matcher.group(1));
+        } catch (NumberFormatException e) {
+            throw new UsageException(source + ": '" + text + "' is too large (at most " + MAX_DAYS + "d)");
+        }
+        String unit = matcher.group(2) == null ? "s" : matcher.group(2);
+        Duration duration;
+        try {
+            duration = switch (unit) {
+                case "ms" -> Duration.ofMillis(amount);
+                case "m" -> Duration.ofMinutes(amount);
+                case "h" -> Duration.ofHours(amount);
+                case "d" -> Duration.ofDays(amount);
+                default -> Duration.ofSeconds(amount);
+            };
+        } catch (ArithmeticException e) {
+            throw new UsageException(source + ": '" + text + "' is too large (at most " + MAX_DAYS + "d)");
+        }
+        if (duration.isZero()) {
+            throw new UsageException(source + ": '" + text + "' must be more than zero");
+        }
+        if (duration.compareTo(Duration.ofDays(MAX_DAYS)) > 0) {
+            // Instants and nanosecond counts further on overflow past about 292 years.
+            throw new UsageException(source + ": '" + text + "' is too large (at most " + MAX_DAYS + "d)");
+        }
+        return duration;
+    }
+
+    static int positiveInt(String text, String source) {
+        try {
+            int value = Integer.parseInt(text.trim());
+            if (value > 0) {
+                return value;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new UsageException(source + ": '" + text + "' is not a positive whole number");
+    }
+
+    /** The duration as {@link #parse} reads it back, in the largest unit that is exact: {@code 5m}, {@code 90s}. */
+    public static String format(Duration duration) {
+        long millis = duration.toMillis();
+        if (millis % 1000 != 0) {
+            return millis + "ms";
+        }
+        long seconds = millis / 1000;
+        if (seconds % 86_400 == 0) {
+            return seconds / 86_400 + "d";
+        }
+        if (seconds % 3600 == 0) {
+            return seconds / 3600 + "h";
+        }
+        if (seconds % 60 == 0) {
+            return seconds / 60 + "m";
+        }
+        return seconds + "s";
+    }
+}

@@ -1,0 +1,251 @@
+package dev.execache.cli.settings;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.execache.core.Limits;
+import dev.execache.core.ToolCacheRule;
+import dev.execache.tools.mcp.McpServerSettings;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * The downstream MCP servers {@code serve} sits in front of, and how their tool calls are cached.
+ *
+ * <pre>
+ * servers:                  # the mcpServers shape of agent hosts
+ *   memory:
+ *     command: npx
+ *     args: [-y, "@modelcontextprotocol/server-memory"]
+ *     env: {MEMORY_FILE_PATH: ./memory.jsonl}
+ *     cwd: .                 # relative to the config file
+ *     trust_annotations: true     # readOnlyHint decides what is cached (default true)
+ *     invalidate_on_write: server # a call that may write drops the server's cached reads; none: keep them
+ *     code_access: true           # code may call its tools as tools.SERVER.TOOL(args) (default true)
+ * tool_calls:
+ *   rediscover_seconds: 60
+ *   max_per_run: 1000        # tool calls one run of code may make
+ *   max_bytes_per_run: 67108864  # bytes those calls may return in all
+ *   rules:                   # globs on SERVER__TOOL, first match wins
+ *     - {tool: "fs__read_*", ttl_seconds: 60}
+ *     - {tool: "*__search_*", ttl_seconds: 30, max_entries: 50}
+ *     - {tool: "db__query", enabled: false}
+ * </pre>
+ */
+public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Duration rediscoverEvery, int maxCallsPerRun,
+        long maxBytesPerRun) {
+    static final Duration DEFAULT_REDISCOVER = Duration.ofSeconds(60);
+    static final GatewayConfig NONE = new GatewayConfig(List.of(), List.of(), DEFAULT_REDISCOVER);
+    private static final Set<String> SERVER_KEYS = Set.of(
+            "command", "args", "env", "cwd", "type", "url", "headers", "trust_annotations", "invalidate_on_write",
+            "code_access");
+    private static final Set<String> TOOL_CALL_KEYS = Set.of("rediscover_seconds", "rules", "max_per_run",
+            "max_bytes_per_run");
+    private static final Set<String> RULE_KEYS = Set.of("tool", "enabled", "ttl_seconds", "max_entries");
+
+    /**
+     * One server, what a call to it that may write does to its cached reads, and whether code
+     * may call its tools.
+     */
+    public record Server(McpServerSettings settings, boolean invalidateOnWrite, boolean codeAccess) {
+        public Server(McpServerSettings settings, boolean invalidateOnWrite) {
+            this(settings, invalidateOnWrite, true);
+        }
+    }
+
+    public GatewayConfig {
+        servers = List.copyOf(servers);
+        rules = List.copyOf(rules);
+    }
+
+    public GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Duration rediscoverEvery) {
+        this(servers, rules, rediscoverEvery, Limits.DEFAULT_MAX_TOOL_CALLS, Limits.DEFAULT_MAX_TOOL_BYTES);
+    }
+
+    public boolean isEmpty() {
+        return servers.isEmpty();
+    }
+
+    /**
+     * Reads {@code servers:} and {@code tool_calls:} of a parsed config file.
+     *
+     * @param defaultTtl the TTL of a rule that does not give one
+     * @param defaultMaxEntries the bound of a rule that does not give one
+     */
+    static GatewayConfig parse(JsonNode root, Path file, Duration defaultTtl, int defaultMaxEntries) {
+        Path base = file == null || file.toAbsolutePath().getParent() == null ? Path.of("").toAbsolutePath()
+                : file.toAbsolutePath().getParent();
+        List<Server> servers = new ArrayList<>();
+        JsonNode serversNode = root.path("servers");
+        if (!serversNode.isMissingNode() && !serversNode.isNull()) {
+            if (!serversNode.isObject()) {
+                throw error(file, "servers", "must map each server's name to its command, args, env and cwd");
+            }
+            Iterator<Map.Entry<String, JsonNode>> entries = serversNode.fields();
+            while (entries.hasNext()) {
+                Map.Entry<String, JsonNode> entry = entries.next();
+                servers.add(server(entry.getKey(), entry.getValue(), file, base));
+            }
+        }
+        JsonNode toolCalls = root.path("tool_calls");
+        List<ToolCacheRule> rules = new ArrayList<>();
+        Duration rediscover = DEFAULT_REDISCOVER;
+        int maxCalls = Limits.DEFAULT_MAX_TOOL_CALLS;
+        long maxBytes = Limits.DEFAULT_MAX_TOOL_BYTES;
+        if (!toolCalls.isMissingNode() && !toolCalls.isNull()) {
+            requireKeys(toolCalls, "tool_calls", TOOL_CALL_KEYS, file);
+            if (!toolCalls.path("max_per_run").isMissingNode()) {
+                maxCalls = (int) positive(toolCalls.path("max_per_run"), "tool_calls.max_per_run", file);
+            }
+            if (!toolCalls.path("max_bytes_per_run").isMissingNode()) {
+                maxBytes = positive(toolCalls.path("max_bytes_per_run"), "tool_calls.max_bytes_per_run", file);
+            }
+            JsonNode seconds = toolCalls.path("rediscover_seconds");
+            if (!seconds.isMissingNode()) {
+                rediscover = Duration.ofSeconds(positive(seconds, "tool_calls.rediscover_seconds", file));
+            }
+            JsonNode rulesNode = toolCalls.path("rules");
+            if (!rulesNode.isMissingNode() && !rulesNode.isNull()) {
+                if (!rulesNode.isArray()) {
+                    throw error(file, "tool_calls.rules", "must be a list of rules, each with a tool glob");
+                }
+                Set<String> globs = new TreeSet<>();
+                int index = 0;
+                for (JsonNode rule : rulesNode) {
+                    String name = "tool_calls.rules[" + index++ + "]";
+                    ToolCacheRule parsed = rule(rule, name, file, defaultTtl, defaultMaxEntries);
+                    if (!globs.add(parsed.toolGlob())) {
+                        throw error(file, name, "repeats the tool glob '" + parsed.toolGlob() + "'");
+                    }
+                    rules.add(parsed);
+                }
+            }
+        }
+        return new GatewayConfig(servers, rules, rediscover, maxCalls, maxBytes);
+    }
+
+    private static Server server(String name, JsonNode node, Path file, Path base) {
+        String where = "servers." + name;
+        requireKeys(node, where, SERVER_KEYS, file);
+        // url (and its headers) is the agent hosts' shape of an HTTP server: known, so that a pasted
+        // entry is refused by name instead of as an unknown key, and the place HTTP goes later
+        if (!node.path("url").isMissingNode() || !node.path("headers").isMissingNode()) {
+            throw error(file, where + ".url", "url servers are not supported yet; use command (a stdio server)");
+        }
+        JsonNode type = node.path("type");
+        if (!type.isMissingNode() && !"stdio".equals(type.asText())) {
+            throw error(file, where + ".type", "'" + type.asText() + "' is not supported yet; only stdio servers"
+                    + " (command, args, env, cwd)");
+        }
+        String command = text(node.path("command"), where + ".command", file);
+        if (command == null) {
+            throw error(file, where + ".command", "is required: the program that starts the server");
+        }
+        List<String> args = new ArrayList<>();
+        JsonNode argsNode = node.path("args");
+        if (!argsNode.isMissingNode() && !argsNode.isNull()) {
+            if (!argsNode.isArray()) {
+                throw error(file, where + ".args", "must be a list of strings");
+            }
+            for (JsonNode arg : argsNode) {
+                if (!arg.isValueNode() || arg.isNull()) {
+                    throw error(file, where + ".args", "must hold only strings, not " + arg);
+                }
+                args.add(arg.asText());
+            }
+        }
+        Map<String, String> env = new LinkedHashMap<>();
+        JsonNode envNode = node.path("env");
+        if (!envNode.isMissingNode() && !envNode.isNull()) {
+            if (!envNode.isObject()) {
+                throw error(file, where + ".env", "must map variable names to values");
+            }
+            envNode.fields().forEachRemaining(variable -> {
+                if (!variable.getValue().isValueNode() || variable.getValue().isNull()) {
+                    throw error(file, where + ".env." + variable.getKey(), "must be a string");
+                }
+                env.put(variable.getKey(), variable.getValue().asText());
+            });
+        }
+        String cwd = text(node.path("cwd"), where + ".cwd", file);
+        boolean trust = bool(node.path("trust_annotations"), where + ".trust_annotations", file, true);
+        boolean invalidateOnWrite = true;
+        JsonNode onWrite = node.path("invalidate_on_write");
+        if (!onWrite.isMissingNode() && !onWrite.isNull()) {
+            String value = onWrite.asText();
+            if (!value.equals("server") && !value.equals("none")) {
+                throw error(file, where + ".invalidate_on_write", "must be server or none, not " + onWrite);
+            }
+            invalidateOnWrite = value.equals("server");
+        }
+        boolean codeAccess = bool(node.path("code_access"), where + ".code_access", file, true);
+        try {
+            return new Server(new McpServerSettings(name, command, args, env, cwd == null ? null : base.resolve(cwd),
+                    trust), invalidateOnWrite, codeAccess);
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(file + ": " + where + ": " + e.getMessage());
+        }
+    }
+
+    private static ToolCacheRule rule(JsonNode node, String name, Path file, Duration defaultTtl, int defaultMaxEntries) {
+        requireKeys(node, name, RULE_KEYS, file);
+        String glob = text(node.path("tool"), name + ".tool", file);
+        if (glob == null) {
+            throw error(file, name + ".tool", "is required: a glob on SERVER__TOOL such as fs__read_*");
+        }
+        boolean enabled = bool(node.path("enabled"), name + ".enabled", file, true);
+        JsonNode ttl = node.path("ttl_seconds");
+        JsonNode max = node.path("max_entries");
+        return new ToolCacheRule(glob, enabled,
+                ttl.isMissingNode() ? defaultTtl : Duration.ofSeconds(positive(ttl, name + ".ttl_seconds", file)),
+                max.isMissingNode() ? defaultMaxEntries : (int) positive(max, name + ".max_entries", file));
+    }
+
+    private static void requireKeys(JsonNode node, String name, Set<String> known, Path file) {
+        if (!node.isObject()) {
+            throw error(file, name, "must be a mapping");
+        }
+        node.fieldNames().forEachRemaining(key -> {
+            if (!known.contains(key)) {
+                throw new UsageException(file + ": unknown key '" + name + "." + key + "' (known here: "
+                        + String.join(", ", new TreeSet<>(known)) + ")");
+            }
+        });
+    }
+
+    private static String text(JsonNode node, String name, Path file) {
+        if (node.isMissingNode() || node.isNull()) {
+            return null;
+        }
+        if (!node.isTextual() || node.textValue().isBlank()) {
+            throw error(file, name, "must be a non-empty string, not " + node);
+        }
+        return node.textValue();
+    }
+
+    private static boolean bool(JsonNode node, String name, Path file, boolean otherwise) {
+        if (node.isMissingNode() || node.isNull()) {
+            return otherwise;
+        }
+        if (!node.isBoolean()) {
+            throw error(file, name, "must be true or false, not " + node);
+        }
+        return node.booleanValue();
+    }
+
+    private static long positive(JsonNode node, String name, Path file) {
+        if (!node.isIntegralNumber() || node.longValue() < 1 || node.longValue() > Integer.MAX_VALUE) {
+            throw error(file, name, "must be a positive whole number, not " + node);
+        }
+        return node.longValue();
+    }
+
+    private static UsageException error(Path file, String name, String problem) {
+        return new UsageException((file == null ? "config" : file.toString()) + ": " + name + " " + problem);
+    }
+}

@@ -1,0 +1,435 @@
+package dev.execache.cli.settings;
+
+import dev.execache.core.CachePolicy;
+import dev.execache.core.Limits;
+import dev.execache.store.redis.SigningKeys;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+
+/**
+ * Every setting of a command, resolved from, highest first: flags, environment, the config
+ * file, defaults.
+ */
+public record Settings(
+        StoreKind store,
+        CachePolicy policy,
+        Path sqlitePath,
+        String redisUrl,
+        boolean requireStore,
+        Limits limits,
+        Map<String, String> tools,
+        Path denoPath,
+        Path cacheDirectory,
+        int warmPoolSize,
+        Path configPath,
+        GatewayConfig gateway,
+        Map<String, String> sources,
+        SigningKeys signingKeys) {
+
+    public static final String DEFAULT_REDIS_URL = "redis://127.0.0.1:6379";
+
+    public Settings {
+        Objects.requireNonNull(store);
+        Objects.requireNonNull(policy);
+        Objects.requireNonNull(sqlitePath);
+        Objects.requireNonNull(redisUrl);
+        Objects.requireNonNull(limits);
+        Objects.requireNonNull(cacheDirectory);
+        if (warmPoolSize < 0) {
+            throw new UsageException("warm pool size must not be negative: " + warmPoolSize);
+        }
+        tools = Map.copyOf(tools);
+        Objects.requireNonNull(gateway);
+        sources = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(sources));
+        Objects.requireNonNull(signingKeys);
+    }
+
+    /** Where the config file is looked for when neither --config nor EXECACHE_CONFIG names one. */
+    static final String USER_CONFIG = "execache/config.yaml";
+
+    /** What the command line said; null where it said nothing. */
+    public record Flags(
+            Path config,
+            String store,
+            String redisUrl,
+            Path db,
+            boolean noCache,
+            String ttl,
+            Integer maxEntries,
+            Boolean requireStore,
+            String timeout,
+            Integer memoryMb,
+            List<String> allowRead,
+            List<String> tools) {
+
+        public Flags withTools(List<String> newTools) {
+            return new Flags(config, store, redisUrl, db, noCache, ttl, maxEntries, requireStore, timeout, memoryMb,
+                    allowRead, newTools);
+        }
+
+        public static Flags none() {
+            return new Flags(null, null, null, null, false, null, null, null, null, null, List.of(), List.of());
+        }
+    }
+
+    public static Settings resolve(Flags flags, Environment environment) {
+        return resolve(flags, environment.variables(), environment.workingDir());
+    }
+
+    public static Settings resolve(Flags flags, Map<String, String> env, Path workingDir) {
+        Map<String, String> sources = new java.util.LinkedHashMap<>();
+        ConfigFile config = loadConfig(flags, env, workingDir, sources);
+        String configName = config.path() == null ? "config" : config.path().toString();
+        String fromConfig = "config " + configName;
+        // Paths in a config file are relative to the file, which may be in a parent directory.
+        Path configDir = config.path() == null ? workingDir : config.path().toAbsolutePath().getParent();
+
+        StoreKind store = StoreKind.SQLITE;
+        sources.put("store", "default");
+        if (config.store() != null) {
+            store = StoreKind.parse(config.store(), configName + ": code_execution.cache.store");
+            sources.put("store", fromConfig);
+        }
+        if (env.get("EXECACHE_STORE") != null) {
+            store = StoreKind.parse(env.get("EXECACHE_STORE"), "EXECACHE_STORE");
+            sources.put("store", "env EXECACHE_STORE");
+        }
+        if (flags.store() != null) {
+            store = StoreKind.parse(flags.store(), "--store");
+            sources.put("store", "flag --store");
+        }
+
+        boolean enabled = config.enabled() == null || config.enabled();
+        sources.put("enabled", config.enabled() == null ? "default" : fromConfig);
+        String noCacheEnv = env.get("EXECACHE_NO_CACHE");
+        if (noCacheEnv != null && !noCacheEnv.isBlank() && !noCacheEnv.equals("0") && !noCacheEnv.equalsIgnoreCase("false")) {
+            enabled = false;
+            sources.put("enabled", "env EXECACHE_NO_CACHE");
+        }
+        if (flags.noCache()) {
+            enabled = false;
+            sources.put("enabled", "flag --no-cache");
+        }
+
+        Duration ttl = config.ttlSeconds() == null ? CachePolicy.DEFAULT_TTL : Duration.ofSeconds(config.ttlSeconds());
+        sources.put("ttl", config.ttlSeconds() == null ? "default" : fromConfig);
+        if (env.get("EXECACHE_TTL") != null) {
+            ttl = Durations.parse(env.get("EXECACHE_TTL"), "EXECACHE_TTL");
+            sources.put("ttl", "env EXECACHE_TTL");
+        }
+        if (flags.ttl() != null) {
+            ttl = Durations.parse(flags.ttl(), "--ttl");
+            sources.put("ttl", "flag --ttl");
+        }
+
+        int maxEntries = config.maxEntries() == null ? CachePolicy.DEFAULT_MAX_ENTRIES : config.maxEntries();
+        sources.put("max_entries", config.maxEntries() == null ? "default" : fromConfig);
+        if (env.get("EXECACHE_MAX_ENTRIES") != null) {
+            maxEntries = Durations.positiveInt(env.get("EXECACHE_MAX_ENTRIES"), "EXECACHE_MAX_ENTRIES");
+            sources.put("max_entries", "env EXECACHE_MAX_ENTRIES");
+        }
+        if (flags.maxEntries() != null) {
+            if (flags.maxEntries() < 1) {
+                throw new UsageException("--max-entries: must be at least 1, not " + flags.maxEntries());
+            }
+            maxEntries = flags.maxEntries();
+            sources.put("max_entries", "flag --max-entries");
+        }
+
+        Path cacheDirectory = cacheDirectory(env);
+        Path sqlitePath = cacheDirectory.resolve("cache.db");
+        sources.put("sqlite_path", env.get("XDG_CACHE_HOME") == null ? "default (~/.cache)" : "default ($XDG_CACHE_HOME)");
+        if (config.sqlitePath() != null) {
+            sqlitePath = configDir.resolve(config.sqlitePath());
+            sources.put("sqlite_path", fromConfig);
+        }
+        if (env.get("EXECACHE_SQLITE_PATH") != null) {
+            sqlitePath = workingDir.resolve(nonBlankPath(env.get("EXECACHE_SQLITE_PATH"), "EXECACHE_SQLITE_PATH"));
+            sources.put("sqlite_path", "env EXECACHE_SQLITE_PATH");
+        }
+        if (flags.db() != null) {
+            sqlitePath = workingDir.resolve(nonBlankPath(flags.db().toString(), "--db"));
+            sources.put("sqlite_path", "flag --db");
+        }
+
+        String redisUrl = DEFAULT_REDIS_URL;
+        String redisSource = "default";
+        if (config.redisUrl() != null) {
+            redisUrl = config.redisUrl();
+            redisSource = fromConfig;
+        }
+        if (env.get("EXECACHE_REDIS_URL") != null) {
+            redisUrl = env.get("EXECACHE_REDIS_URL");
+            redisSource = "env EXECACHE_REDIS_URL";
+        }
+        if (flags.redisUrl() != null) {
+            redisUrl = flags.redisUrl();
+            redisSource = "flag --redis-url";
+        }
+        sources.put("redis_url", redisSource);
+        if (store == StoreKind.REDIS) {
+            checkRedisUrl(redisUrl, redisSource);
+        }
+
+        boolean requireStore = Boolean.TRUE.equals(config.requireStore());
+        sources.put("require_store", config.requireStore() == null ? "default" : fromConfig);
+        if ("1".equals(env.get("EXECACHE_REQUIRE_STORE"))) {
+            requireStore = true;
+            sources.put("require_store", "env EXECACHE_REQUIRE_STORE");
+        }
+        if (flags.requireStore() != null) {
+            requireStore = flags.requireStore();
+            sources.put("require_store", "flag --require-store");
+        }
+
+        Duration timeout = config.timeoutSeconds() == null ? Limits.DEFAULT_TIMEOUT : Duration.ofSeconds(config.timeoutSeconds());
+        sources.put("timeout", config.timeoutSeconds() == null ? "default" : fromConfig);
+        if (env.get("EXECACHE_TIMEOUT") != null) {
+            timeout = Durations.parse(env.get("EXECACHE_TIMEOUT"), "EXECACHE_TIMEOUT");
+            sources.put("timeout", "env EXECACHE_TIMEOUT");
+        }
+        if (flags.timeout() != null) {
+            timeout = Durations.parse(flags.timeout(), "--timeout");
+            sources.put("timeout", "flag --timeout");
+        }
+
+        int memoryMb = config.memoryMb() == null ? Limits.DEFAULT_MEMORY_MB : config.memoryMb();
+        sources.put("memory_mb", config.memoryMb() == null ? "default" : fromConfig);
+        String memorySource = "code_execution.memory_mb in " + configName;
+        if (env.get("EXECACHE_MEMORY_MB") != null) {
+            memoryMb = Durations.positiveInt(env.get("EXECACHE_MEMORY_MB"), "EXECACHE_MEMORY_MB");
+            sources.put("memory_mb", "env EXECACHE_MEMORY_MB");
+            memorySource = "EXECACHE_MEMORY_MB";
+        }
+        if (flags.memoryMb() != null) {
+            memoryMb = flags.memoryMb();
+            sources.put("memory_mb", "flag --memory-mb");
+            memorySource = "--memory-mb";
+        }
+        if (memoryMb < 16) {
+            throw new UsageException(memorySource + ": must be at least 16, not " + memoryMb);
+        }
+
+        List<String> allowRead = config.allowRead() == null ? List.of()
+                : config.allowRead().stream().map(path -> configDir.resolve(path).normalize().toString()).toList();
+        sources.put("allow_read", config.allowRead() == null ? "default" : fromConfig);
+        if (!flags.allowRead().isEmpty()) {
+            for (String path : flags.allowRead()) {
+                nonBlankPath(path, "--allow-read");
+            }
+            allowRead = flags.allowRead().stream().map(path -> workingDir.resolve(path).normalize().toString()).toList();
+            sources.put("allow_read", "flag --allow-read");
+        }
+
+        Map<String, String> tools = new TreeMap<>(config.tools());
+        sources.put("tools", config.tools().isEmpty() ? "default" : fromConfig);
+        for (String tool : flags.tools()) {
+            if (tool.isBlank()) {
+                throw new UsageException("--tool: the tool name must not be blank (write NAME or NAME=VERSION)");
+            }
+            int equals = tool.indexOf('=');
+            if (equals < 0) {
+                if (!tools.containsKey(tool)) {
+                    throw new UsageException("--tool " + tool + ": no version known for '" + tool
+                            + "'; give it as --tool " + tool + "=VERSION or under tools: in " + ConfigFile.DEFAULT_NAME);
+                }
+            } else {
+                String name = tool.substring(0, equals).trim();
+                String version = tool.substring(equals + 1).trim();
+                if (name.isEmpty() || version.isEmpty()) {
+                    throw new UsageException("--tool " + tool + ": write NAME=VERSION, both non-empty");
+                }
+                tools.put(name, version);
+                sources.put("tools", "flag --tool" + (config.tools().isEmpty() ? "" : " and " + fromConfig));
+            }
+        }
+
+        Path denoPath = null;
+        sources.put("deno", "default (deno on the PATH, else installed into " + cacheDirectory + ")");
+        if (env.get("EXECACHE_DENO") != null) {
+            denoPath = workingDir.resolve(nonBlankPath(env.get("EXECACHE_DENO"), "EXECACHE_DENO"));
+            sources.put("deno", "env EXECACHE_DENO");
+        }
+        int warmPoolSize = env.get("EXECACHE_WARM_POOL") == null ? 0
+                : nonNegative(env.get("EXECACHE_WARM_POOL"), "EXECACHE_WARM_POOL");
+        // relative paths in the code resolve where the command was started (run, inspect and serve alike)
+        Limits limits = Limits.DEFAULTS.withTimeout(timeout).withMemoryMb(memoryMb).withAllowRead(allowRead)
+                .withWorkingDirectory(workingDir.toAbsolutePath().normalize().toString())
+                .withMaxToolCalls(config.gateway().maxCallsPerRun()).withMaxToolBytes(config.gateway().maxBytesPerRun());
+        boolean cacheNondeterministic = config.cacheNondeterministic() == null || config.cacheNondeterministic();
+        SigningKeys signingKeys = signingKeys(config, configDir, fromConfig, env, workingDir, store, sources);
+        return new Settings(store, new CachePolicy(enabled, ttl, maxEntries, cacheNondeterministic), sqlitePath,
+                redisUrl, requireStore,
+                limits, tools, denoPath, cacheDirectory, warmPoolSize, config.path(), config.gateway(), sources, signingKeys);
+    }
+
+    /**
+     * The fleet's signing keys, for the shared store only, from, highest first:
+     * EXECACHE_SIGNING_KEY (with EXECACHE_SIGNING_KEY_OLD, one older key still accepted), a key file
+     * named by EXECACHE_SIGNING_KEY_FILE or the config's signing_key_file (the first key signs, the
+     * others on later lines are accepted; blank lines and lines starting with # are skipped).
+     */
+    private static SigningKeys signingKeys(ConfigFile config, Path configDir, String fromConfig, Map<String, String> env,
+            Path workingDir, StoreKind store, Map<String, String> sources) {
+        String key = env.get("EXECACHE_SIGNING_KEY");
+        String file = env.get("EXECACHE_SIGNING_KEY_FILE");
+        if (key != null && !key.isBlank()) {
+            sources.put("signing_key", "env EXECACHE_SIGNING_KEY");
+            if (store != StoreKind.REDIS) {
+                return SigningKeys.none();
+            }
+            String old = env.get("EXECACHE_SIGNING_KEY_OLD");
+            List<String> keys = old == null || old.isBlank() ? List.of(key) : List.of(key, old);
+            return parseKeys(keys, "EXECACHE_SIGNING_KEY");
+        }
+        String old = env.get("EXECACHE_SIGNING_KEY_OLD");
+        if (store == StoreKind.REDIS && old != null && !old.isBlank()) {
+            // An old key alone would leave the entries unsigned (or signed by the key file) without a word.
+            throw new UsageException("EXECACHE_SIGNING_KEY_OLD: an old key is accepted only beside EXECACHE_SIGNING_KEY,"
+                    + " the key that signs; set that too, or put both keys in the key file (the first signs)");
+        }
+        Path path;
+        String source;
+        if (file != null && !file.isBlank()) {
+            path = workingDir.resolve(file.strip());
+            source = "EXECACHE_SIGNING_KEY_FILE";
+            sources.put("signing_key", "file " + path + " (env EXECACHE_SIGNING_KEY_FILE)");
+        } else if (config.signingKeyFile() != null) {
+            path = configDir.resolve(config.signingKeyFile());
+            source = "code_execution.cache.signing_key_file in " + fromConfig.substring("config ".length());
+            sources.put("signing_key", "file " + path + " (" + fromConfig + ")");
+        } else {
+            sources.put("signing_key", "none (entries in a shared store are not signed)");
+            return SigningKeys.none();
+        }
+        if (store != StoreKind.REDIS) {
+            return SigningKeys.none();
+        }
+        List<String> keys;
+        try {
+            keys = Files.readAllLines(path).stream().map(String::strip)
+                    .filter(line -> !line.isEmpty() && !line.startsWith("#")).toList();
+        } catch (IOException | java.io.UncheckedIOException e) {
+            throw new UsageException(source + ": cannot read the signing key file " + path + " ("
+                    + (e instanceof java.nio.file.NoSuchFileException ? "no such file" : e.getMessage()) + ")");
+        }
+        if (keys.isEmpty()) {
+            throw new UsageException(source + ": the signing key file " + path + " holds no key");
+        }
+        return parseKeys(keys, source);
+    }
+
+    private static SigningKeys parseKeys(List<String> keys, String source) {
+        try {
+            return SigningKeys.of(keys);
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(source + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static String nonBlankPath(String path, String source) {
+        if (path.isBlank()) {
+            throw new UsageException(source + ": the path must not be empty");
+        }
+        return path;
+    }
+
+    /** A Redis URL is a usage error when it is wrong, not a store that merely cannot be reached. */
+    private static void checkRedisUrl(String url, String source) {
+        try {
+            dev.execache.store.redis.RedisStoreSettings.of(url);
+        } catch (IllegalArgumentException e) {
+            String name = source.startsWith("flag ") ? source.substring(5)
+                    : source.startsWith("env ") ? source.substring(4) : source;
+            throw new UsageException(name + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** The same settings for a command that manages the store: it must open, and caching is on. */
+    public Settings forStoreManagement() {
+        return new Settings(store, policy.withEnabled(true), sqlitePath, redisUrl, true, limits, tools, denoPath,
+                cacheDirectory, warmPoolSize, configPath, gateway, sources, signingKeys);
+    }
+
+    /** The same settings with this many Deno runners started ahead of time (for a long-running process). */
+    public Settings withWarmPoolSize(int size) {
+        return new Settings(store, policy, sqlitePath, redisUrl, requireStore, limits, tools, denoPath,
+                cacheDirectory, size, configPath, gateway, sources, signingKeys);
+    }
+
+    /** The names of the tools the command line declared, without versions. */
+    public static List<String> declaredTools(Flags flags) {
+        return flags.tools().stream().map(tool -> tool.contains("=") ? tool.substring(0, tool.indexOf('=')).trim() : tool).toList();
+    }
+
+    /** {@code $XDG_CACHE_HOME/execache}, else {@code ~/.cache/execache}: the SQLite file and the installed Deno live here. */
+    public static Path cacheDirectory(Map<String, String> env) {
+        String xdg = env.get("XDG_CACHE_HOME");
+        Path cacheHome = xdg != null && !xdg.isBlank() && Path.of(xdg).isAbsolute()
+                ? Path.of(xdg)
+                : Path.of(env.getOrDefault("HOME", System.getProperty("user.home")), ".cache");
+        return cacheHome.resolve("execache");
+    }
+
+    private static int nonNegative(String text, String source) {
+        try {
+            int value = Integer.parseInt(text.trim());
+            if (value >= 0) {
+                return value;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new UsageException(source + ": '" + text + "' is not a whole number of zero or more");
+    }
+
+    /**
+     * The config file, looked for as git and deno look for theirs: --config, then
+     * EXECACHE_CONFIG, then the nearest execache.yaml in the working directory or a parent,
+     * then the user's ($XDG_CONFIG_HOME/execache/config.yaml, else ~/.config/...). A file named
+     * by a flag or variable must exist; one found by looking need not.
+     */
+    private static ConfigFile loadConfig(Flags flags, Map<String, String> env, Path workingDir, Map<String, String> sources) {
+        if (flags.config() != null) {
+            sources.put("config", "flag --config");
+            return ConfigFile.read(workingDir.resolve(nonBlankPath(flags.config().toString(), "--config")));
+        }
+        if (env.get("EXECACHE_CONFIG") != null) {
+            sources.put("config", "env EXECACHE_CONFIG");
+            return ConfigFile.read(workingDir.resolve(nonBlankPath(env.get("EXECACHE_CONFIG"), "EXECACHE_CONFIG")));
+        }
+        for (Path dir = workingDir; dir != null; dir = dir.getParent()) {
+            Path candidate = dir.resolve(ConfigFile.DEFAULT_NAME);
+            if (Files.isRegularFile(candidate)) {
+                sources.put("config", dir.equals(workingDir) ? "found in the working directory"
+                        : "found in a parent of the working directory");
+                return ConfigFile.read(candidate);
+            }
+        }
+        Path user = configHome(env) == null ? null : configHome(env).resolve(USER_CONFIG);
+        if (user != null && Files.isRegularFile(user)) {
+            sources.put("config", "the user's config");
+            return ConfigFile.read(user);
+        }
+        sources.put("config", "none found (looked for " + ConfigFile.DEFAULT_NAME + " in " + workingDir
+                + " and its parents" + (user == null ? "" : ", and " + user) + ")");
+        return ConfigFile.empty();
+    }
+
+    /** {@code $XDG_CONFIG_HOME}, else {@code $HOME/.config}; null when the environment names neither. */
+    static Path configHome(Map<String, String> env) {
+        String xdg = env.get("XDG_CONFIG_HOME");
+        if (xdg != null && !xdg.isBlank() && Path.of(xdg).isAbsolute()) {
+            return Path.of(xdg);
+        }
+        String home = env.get("HOME");
+        return home == null || home.isBlank() ? null : Path.of(home, ".config");
+    }
+
+}
