@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.execache.cli.serve.McpStdioServer;
 import dev.execache.cli.serve.ServeTools;
+import dev.execache.core.ExecutionResult;
 import java.io.IOException;
 import java.nio.channels.Channels;
 import java.nio.channels.Pipe;
@@ -146,7 +147,7 @@ class McpStdioServerTest {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
-            return dev.execache.core.ExecutionResult.success("\"late\"", "", Duration.ofMillis(1));
+            return ExecutionResult.success("\"late\"", "", Duration.ofMillis(1));
         });
         client.initialize();
         int id = client.sendRequest("tools/call", Map.of("name", "execute_code", "arguments", Map.of("code", "slow")));
@@ -174,7 +175,7 @@ class McpStdioServerTest {
     }
 
     @Test
-    void theEndOfInputWaitsForAnswersAtMostTheDrainLimit() throws Exception {
+    void theEndOfInputEndsTheServerAfterTheDrainLimitEvenWithARunThatNeverEnds() throws Exception {
         start(Duration.ofMillis(300));
         fixture.sandbox.answer(request -> {
             try {
@@ -182,14 +183,17 @@ class McpStdioServerTest {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
-            return dev.execache.core.ExecutionResult.success("0", "", Duration.ZERO);
+            return ExecutionResult.success("0", "", Duration.ZERO);
         });
-        client.initialize();
-        client.sendRequest("tools/call", Map.of("name", "execute_code", "arguments", Map.of("code", "forever")));
+        try (CapturedLog log = new CapturedLog()) {
+            client.initialize();
+            client.sendRequest("tools/call", Map.of("name", "execute_code", "arguments", Map.of("code", "forever")));
 
-        client.close();
+            client.close();
 
-        ended.get(10, TimeUnit.SECONDS);
+            ended.get(10, TimeUnit.SECONDS);
+            assertThat(log.lines()).contains("input ended; gave up waiting for 1 unanswered requests");
+        }
     }
 
     @Test
@@ -218,7 +222,7 @@ class McpStdioServerTest {
                     Thread.currentThread().interrupt();
                 }
             }
-            return dev.execache.core.ExecutionResult.success("\"" + request.code() + "\"", "", Duration.ofMillis(1));
+            return ExecutionResult.success("\"" + request.code() + "\"", "", Duration.ofMillis(1));
         });
         client.initialize();
         int slow = client.sendRequest("tools/call", Map.of("name", "execute_code", "arguments", Map.of("code", "slow")));

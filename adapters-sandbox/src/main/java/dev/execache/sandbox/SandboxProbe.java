@@ -11,10 +11,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What the benchmarks need from inside the sandbox module: the exact command and environment
- * of a cold start, so that a bare {@code deno run} gets the same flags, and a way to wait for
- * the warm pool. It lives in the sandbox's package so that it can reach the package-private
- * launch code without the module exporting it; it exists only in the benchmarks jar.
+ * What a measurement of the sandbox needs (the benchmarks module): the exact command and
+ * environment of a cold start, so that a bare {@code deno run} gets the same flags, and a way to
+ * wait for the warm pool. Kept apart from {@link DenoSandbox} so that the sandbox's own surface
+ * stays what a caller runs code with; the launch code stays package-private.
  */
 public final class SandboxProbe {
     private final DenoRuntime runtime;
