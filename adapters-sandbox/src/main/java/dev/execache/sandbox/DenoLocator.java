@@ -15,6 +15,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
@@ -300,7 +301,7 @@ final class DenoLocator {
     private static String lastLines(String text, int count) {
         String[] lines = text.split("\\R");
         int from = Math.max(0, lines.length - count);
-        return String.join(" | ", java.util.Arrays.copyOfRange(lines, from, lines.length));
+        return String.join(" | ", Arrays.copyOfRange(lines, from, lines.length));
     }
 
     private static File nullDevice() {

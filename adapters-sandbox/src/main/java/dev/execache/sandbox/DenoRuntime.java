@@ -3,6 +3,7 @@ package dev.execache.sandbox;
 import dev.execache.core.spi.SandboxUnavailableException;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Base64;
@@ -79,7 +80,7 @@ record DenoRuntime(Path executable, List<String> launcher, String runnerModule, 
                 Files.deleteIfExists(link);
                 try {
                     Files.createSymbolicLink(link, executable);
-                } catch (java.nio.file.FileAlreadyExistsException e) {
+                } catch (FileAlreadyExistsException e) {
                     // another sandbox made it at the same moment, to the same Deno
                 }
             }
@@ -118,7 +119,7 @@ record DenoRuntime(Path executable, List<String> launcher, String runnerModule, 
             DenoLocator.deleteTree(locationData);
             try {
                 Files.createFile(locationData);
-            } catch (java.nio.file.FileAlreadyExistsException e) {
+            } catch (FileAlreadyExistsException e) {
                 // another process made it first
             }
         }

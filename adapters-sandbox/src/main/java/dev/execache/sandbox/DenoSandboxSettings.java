@@ -1,7 +1,9 @@
 package dev.execache.sandbox;
 
 import dev.execache.core.Limits;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
+import java.util.Locale;
 import java.util.Objects;
 
 /**
@@ -94,7 +96,7 @@ public record DenoSandboxSettings(
     }
 
     private static long physicalMemoryMb() {
-        if (java.lang.management.ManagementFactory.getOperatingSystemMXBean()
+        if (ManagementFactory.getOperatingSystemMXBean()
                 instanceof com.sun.management.OperatingSystemMXBean os) {
             return os.getTotalMemorySize() / (1024 * 1024);
         }
@@ -161,6 +163,6 @@ public record DenoSandboxSettings(
     }
 
     static boolean isWindows() {
-        return System.getProperty("os.name", "").toLowerCase(java.util.Locale.ROOT).startsWith("windows");
+        return System.getProperty("os.name", "").toLowerCase(Locale.ROOT).startsWith("windows");
     }
 }

@@ -3,6 +3,7 @@ package dev.execache.sandbox;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 
 /**
  * Reads a runner's merged stdout and stderr: console output, with the runner's frames (see
@@ -130,7 +131,7 @@ final class FrameReader {
                         continue;
                     }
                     if (frame.kind == Kind.NONDETERMINISM) {
-                        nondeterminism = new String(frame.payload, java.nio.charset.StandardCharsets.UTF_8);
+                        nondeterminism = new String(frame.payload, StandardCharsets.UTF_8);
                         frame = null;
                         continue;
                     }

@@ -6,6 +6,10 @@ import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 class FrameReaderTest {
@@ -96,14 +100,14 @@ class FrameReaderTest {
     @Test
     void theRunnerNamesTheSameFrameKindsAnswerKindsAndSecretLength() throws IOException {
         String runner = new String(DenoRuntime.runnerScript(), StandardCharsets.UTF_8);
-        java.util.regex.Matcher kinds = java.util.regex.Pattern.compile("const FRAME = \\{([^}]*)\\};").matcher(runner);
+        Matcher kinds = Pattern.compile("const FRAME = \\{([^}]*)\\};").matcher(runner);
         assertThat(kinds.find()).as("runner.js defines FRAME").isTrue();
-        java.util.Map<String, Character> named = new java.util.TreeMap<>();
-        java.util.regex.Matcher entry = java.util.regex.Pattern.compile("(\\w+): \"(.)\"").matcher(kinds.group(1));
+        Map<String, Character> named = new TreeMap<>();
+        Matcher entry = Pattern.compile("(\\w+): \"(.)\"").matcher(kinds.group(1));
         while (entry.find()) {
             named.put(entry.group(1), entry.group(2).charAt(0));
         }
-        java.util.Map<String, Character> ours = new java.util.TreeMap<>();
+        Map<String, Character> ours = new TreeMap<>();
         for (FrameReader.Kind kind : FrameReader.Kind.values()) {
             ours.put(kind.name(), kind.code);
         }
@@ -111,14 +115,14 @@ class FrameReaderTest {
         assertThat(named).isEqualTo(ours);
         assertThat(runner).contains("const SECRET_LENGTH = " + Runner.SECRET_LENGTH + ";");
 
-        java.util.regex.Matcher answers = java.util.regex.Pattern.compile("const ANSWER = \\{([^}]*)\\};").matcher(runner);
+        Matcher answers = Pattern.compile("const ANSWER = \\{([^}]*)\\};").matcher(runner);
         assertThat(answers.find()).as("runner.js defines ANSWER").isTrue();
-        java.util.Map<String, Character> namedAnswers = new java.util.TreeMap<>();
-        java.util.regex.Matcher answer = java.util.regex.Pattern.compile("(\\w+): \"(.)\"").matcher(answers.group(1));
+        Map<String, Character> namedAnswers = new TreeMap<>();
+        Matcher answer = Pattern.compile("(\\w+): \"(.)\"").matcher(answers.group(1));
         while (answer.find()) {
             namedAnswers.put(answer.group(1), answer.group(2).charAt(0));
         }
-        java.util.Map<String, Character> ourAnswers = new java.util.TreeMap<>();
+        Map<String, Character> ourAnswers = new TreeMap<>();
         for (FrameReader.Answer kind : FrameReader.Answer.values()) {
             ourAnswers.put(kind.name(), kind.code);
         }

@@ -10,11 +10,13 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -31,12 +33,12 @@ class RunBoundTest {
             try {
                 // the first holds the only slot until the test has seen the second one wait
                 Future<ExecutionResult> first = callers.submit(() -> sandbox.execute(new ExecutionRequest(
-                        "await new Promise(r => setTimeout(r, 5000)); return 'first'", Map.of(), java.util.Set.of(),
+                        "await new Promise(r => setTimeout(r, 5000)); return 'first'", Map.of(), Set.of(),
                         Limits.DEFAULTS)));
                 awaitCondition(() -> sandbox.runsInProgress() == 1);
                 Limits shortLimit = Limits.DEFAULTS.withTimeout(Duration.ofSeconds(2));
                 Future<ExecutionResult> second = callers.submit(() -> sandbox.execute(
-                        new ExecutionRequest("return 'second'", Map.of(), java.util.Set.of(), shortLimit)));
+                        new ExecutionRequest("return 'second'", Map.of(), Set.of(), shortLimit)));
 
                 assertThat(first.get(1, TimeUnit.MINUTES).value()).isEqualTo("\"first\"");
                 assertThat(second.get(1, TimeUnit.MINUTES).value()).isEqualTo("\"second\"");
@@ -82,7 +84,7 @@ class RunBoundTest {
                 Future<ExecutionResult> looping = callers.submit(() -> sandbox.execute(
                         ExecutionRequest.of("while (true) {}", Map.of())));
                 // the runner is found once it is Deno itself (it starts as setpriv and env, then execs Deno)
-                List<List<ProcessHandle>> seen = new java.util.ArrayList<>();
+                List<List<ProcessHandle>> seen = new ArrayList<>();
                 awaitCondition(() -> {
                     List<ProcessHandle> running = ProcessHandle.current().descendants()
                             .filter(RunBoundTest::isDeno).filter(ProcessHandle::isAlive).toList();
@@ -110,7 +112,7 @@ class RunBoundTest {
         return process.info().command().map(command -> command.endsWith("deno")).orElse(false);
     }
 
-    private static void awaitCondition(java.util.function.BooleanSupplier condition) throws InterruptedException {
+    private static void awaitCondition(BooleanSupplier condition) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() > deadline) {

@@ -12,16 +12,19 @@ import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -60,10 +63,10 @@ abstract class SandboxContract {
      * process is killed before its result is returned but taken down by the kernel after.
      */
     static List<ProcessHandle> awaitProcessesOf(Path cacheDirectory, int max) throws InterruptedException {
-        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         List<ProcessHandle> processes = processesOf(cacheDirectory);
         while (processes.size() > max && System.nanoTime() < deadline) {
-            java.util.concurrent.TimeUnit.MILLISECONDS.sleep(10);
+            TimeUnit.MILLISECONDS.sleep(10);
             processes = processesOf(cacheDirectory);
         }
         return processes;
@@ -84,7 +87,7 @@ abstract class SandboxContract {
     static boolean usesCache(ProcessHandle process, Path cacheDirectory) {
         try {
             String environment = Files.readString(Path.of("/proc", Long.toString(process.pid()), "environ"),
-                    java.nio.charset.StandardCharsets.ISO_8859_1);
+                    StandardCharsets.ISO_8859_1);
             return Stream.of(environment.split("\0")).anyMatch(variable -> variable.startsWith("DENO_DIR=" + cacheDirectory));
         } catch (IOException | RuntimeException e) {
             return false;
@@ -841,7 +844,7 @@ abstract class SandboxContract {
     /** Entries of the shared temp directory (other programs use it meanwhile) that Deno could have made. */
     private static List<Path> ours(Path tmp) throws IOException {
         try (Stream<Path> paths = Files.list(tmp)) {
-            return paths.filter(path -> path.getFileName().toString().toLowerCase(java.util.Locale.ROOT).contains("deno"))
+            return paths.filter(path -> path.getFileName().toString().toLowerCase(Locale.ROOT).contains("deno"))
                     .toList();
         }
     }

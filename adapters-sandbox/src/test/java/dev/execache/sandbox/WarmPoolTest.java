@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -187,7 +188,7 @@ class WarmPoolTest extends SandboxContract {
         assertNoRunnerOutlives(cache, Process::destroyForcibly);
     }
 
-    private static void assertNoRunnerOutlives(Path cache, java.util.function.Consumer<Process> end) throws Exception {
+    private static void assertNoRunnerOutlives(Path cache, Consumer<Process> end) throws Exception {
         Process jvm = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-cp", System.getProperty("java.class.path"), PoolHolder.class.getName(),
                 deno().toString(), cache.toString())

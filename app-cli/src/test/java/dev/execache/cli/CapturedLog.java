@@ -6,6 +6,7 @@ import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
+import java.util.logging.SimpleFormatter;
 
 /** What execache logs while it is open, one formatted message a line. */
 final class CapturedLog extends Handler implements AutoCloseable {
@@ -24,7 +25,7 @@ final class CapturedLog extends Handler implements AutoCloseable {
 
     @Override
     public void publish(LogRecord record) {
-        lines.add(new java.util.logging.SimpleFormatter().formatMessage(record));
+        lines.add(new SimpleFormatter().formatMessage(record));
     }
 
     @Override

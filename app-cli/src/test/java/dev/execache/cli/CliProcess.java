@@ -1,5 +1,6 @@
 package dev.execache.cli;
 
+import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -132,7 +133,7 @@ final class CliProcess {
         }
         builder.environment().putAll(env);
         if (stdin == null) {
-            builder.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+            builder.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
         }
         Process process = builder.start();
         if (stdin != null) {

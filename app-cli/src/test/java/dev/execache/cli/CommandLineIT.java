@@ -8,6 +8,7 @@ import dev.execache.store.redis.RedisServerProcess;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -62,7 +63,7 @@ class CommandLineIT {
         var failed = cli.run("run", "terminal-fails.ts", "--db", db.toString());
         var json = cli.run("run", "terminal.ts", "--db", db.toString(), "--json");
 
-        for (CliProcess.Result result : java.util.List.of(live, replayed, failed)) {
+        for (CliProcess.Result result : List.of(live, replayed, failed)) {
             assertThat(result.stdout() + result.stderr()).as(result.toString())
                     .doesNotContain("\u001b").doesNotContain("\u0007").doesNotContain("\u009b");
         }
@@ -196,14 +197,14 @@ class CommandLineIT {
         Path two = Files.createDirectories(dir.resolve("two"));
         Files.writeString(one.resolve("execache.yaml"), "tools:\n  github: v1\n");
         Files.writeString(two.resolve("execache.yaml"), "tools:\n  github: v2\n");
-        for (Path project : java.util.List.of(one, two)) {
+        for (Path project : List.of(one, two)) {
             Files.copy(dir.resolve("shape.ts"), project.resolve("shape.ts"));
         }
         String[] run = {"run", "shape.ts", "--db", db.toString(), "--json", "--tool", "github",
                 "--context", "{\"items\":[7]}"};
 
         for (int round = 0; round < 3; round++) {
-            for (Path project : java.util.List.of(one, two)) {
+            for (Path project : List.of(one, two)) {
                 var result = new CliProcess(project).run(run);
 
                 assertThat(result.exitCode()).as(result.toString()).isZero();

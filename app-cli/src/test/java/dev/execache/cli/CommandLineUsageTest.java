@@ -12,7 +12,10 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.Set;
+import java.util.logging.Logger;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -42,7 +45,7 @@ class CommandLineUsageTest {
 
     @Test
     void theSubcommandsFoundByNameAreTheOnesHelpShows() {
-        java.util.Set<Class<?>> shown = new java.util.HashSet<>();
+        Set<Class<?>> shown = new HashSet<>();
         for (Class<?> command : ExecacheCommand.WithEverySubcommand.class
                 .getAnnotation(picocli.CommandLine.Command.class).subcommands()) {
             shown.add(command);
@@ -50,7 +53,7 @@ class CommandLineUsageTest {
         shown.remove(picocli.CommandLine.HelpCommand.class);
         shown.remove(CompletionCommand.class);
 
-        assertThat(new java.util.HashSet<>(ExecacheCommand.SUBCOMMANDS.values())).isEqualTo(shown);
+        assertThat(new HashSet<>(ExecacheCommand.SUBCOMMANDS.values())).isEqualTo(shown);
         assertThat(ExecacheCommand.SUBCOMMANDS).containsKeys("run", "list", "ls", "server");
     }
 
@@ -167,8 +170,8 @@ class CommandLineUsageTest {
     void quietLeavesWarningsButDropsNotes() {
         run("-q", "--version");
 
-        java.util.logging.Logger.getLogger("dev.execache.cli").info("a note");
-        java.util.logging.Logger.getLogger("dev.execache.cli").warning("a warning");
+        Logger.getLogger("dev.execache.cli").info("a note");
+        Logger.getLogger("dev.execache.cli").warning("a warning");
 
         assertThat(errors()).isEqualTo("execache: warning: a warning\n");
     }

@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -83,8 +84,8 @@ class GatewayIT {
         try (ServeProcess one = ServeProcess.start("--store", "redis", "--redis-url", url, "--config", config.toString());
                 ServeProcess two = ServeProcess.start("--store", "redis", "--redis-url", url, "--config", config.toString())) {
             Map<String, Object> slow = Map.of("ms", 3_000);
-            java.util.concurrent.CompletableFuture<CallToolResult> first =
-                    java.util.concurrent.CompletableFuture.supplyAsync(() -> one.call("lab__sleep", slow));
+            CompletableFuture<CallToolResult> first =
+                    CompletableFuture.supplyAsync(() -> one.call("lab__sleep", slow));
             one.awaitStderr(line -> line.contains("lab: sleeping 3000 ms"), Duration.ofSeconds(60));
 
             String fromTwo = text(two.call("lab__sleep", slow));

@@ -22,6 +22,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -256,7 +257,7 @@ class GatewayTest {
 
     @Test
     void eachStderrLineOfADownstreamServerIsPrefixedWithItsName() throws InterruptedException {
-        List<String> lines = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<String> lines = new CopyOnWriteArrayList<>();
         catalog = new McpToolCatalog(List.of(Downstream.lab("lab", true)), CALL_TIMEOUT, Duration.ofHours(1),
                 lines::add, Clock.systemUTC()).start();
         catalogs.add(catalog);

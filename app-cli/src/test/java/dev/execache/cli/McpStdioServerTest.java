@@ -12,6 +12,7 @@ import java.nio.channels.Pipe;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -165,7 +166,7 @@ class McpStdioServerTest {
     /** Waits, with a bound, until the transport has read the end of input and waits for answers. */
     private static void awaitSomeThreadIn(String method) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (Thread.getAllStackTraces().values().stream().flatMap(java.util.Arrays::stream)
+        while (Thread.getAllStackTraces().values().stream().flatMap(Arrays::stream)
                 .noneMatch(frame -> frame.getMethodName().equals(method))) {
             if (System.nanoTime() > deadline) {
                 throw new AssertionError("no thread reached " + method + " within 10 s");

@@ -13,9 +13,11 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
 
 /**
  * Speaks newline-delimited JSON-RPC to a server by hand, so that a test can also send what
@@ -77,14 +79,14 @@ final class RawMcpClient implements AutoCloseable {
 
     /** Sends initialize and notifications/initialized; returns the initialize result. */
     JsonNode initialize() {
-        JsonNode result = request("initialize", java.util.Map.of("protocolVersion", "2025-11-25",
-                "capabilities", java.util.Map.of(), "clientInfo", java.util.Map.of("name", "raw", "version", "1")));
+        JsonNode result = request("initialize", Map.of("protocolVersion", "2025-11-25",
+                "capabilities", Map.of(), "clientInfo", Map.of("name", "raw", "version", "1")));
         send("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
         return result.get("result");
     }
 
     JsonNode callTool(String name, Object arguments) {
-        return request("tools/call", java.util.Map.of("name", name, "arguments", arguments)).get("result");
+        return request("tools/call", Map.of("name", name, "arguments", arguments)).get("result");
     }
 
     /** The response with this id; other messages wait for their turn. */
@@ -98,7 +100,7 @@ final class RawMcpClient implements AutoCloseable {
         return next(JsonNode::isArray, "a batch response");
     }
 
-    private JsonNode next(java.util.function.Predicate<JsonNode> matches, String what) {
+    private JsonNode next(Predicate<JsonNode> matches, String what) {
         long deadline = System.nanoTime() + WAIT.toNanos();
         synchronized (unclaimed) {
             for (JsonNode message : unclaimed) {

@@ -9,6 +9,7 @@ import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
@@ -291,7 +292,7 @@ class ResidentServerIT {
     }
 
     private static Set<Long> newDenos(long serverPid, Set<Long> before) {
-        Set<Long> now = new java.util.HashSet<>(denos(serverPid));
+        Set<Long> now = new HashSet<>(denos(serverPid));
         now.removeAll(before);
         return now;
     }

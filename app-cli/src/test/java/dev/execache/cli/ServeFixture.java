@@ -16,6 +16,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
@@ -49,7 +50,7 @@ final class ServeFixture {
         requests.add(request);
         return switch (request.code()) {
             case TWO -> ExecutionResult.success("2", "", RAN_FOR);
-            case RANDOM -> ExecutionResult.success("true", "", RAN_FOR).withNondeterminism(java.util.Set.of("Math.random"));
+            case RANDOM -> ExecutionResult.success("true", "", RAN_FOR).withNondeterminism(Set.of("Math.random"));
             case BOOM -> ExecutionResult.failure(new ExecutionError(ErrorType.RUNTIME_ERROR, "boom",
                     "Error: boom\n    at <code>:1:7", 1, 7), "about to fail\n", RAN_FOR);
             default -> ExecutionResult.success(CanonicalJson.write(request.context(), "context"), "echoed\n", RAN_FOR);

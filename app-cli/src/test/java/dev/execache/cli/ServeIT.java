@@ -14,6 +14,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -350,7 +351,7 @@ class ServeIT {
     }
 
     static List<String> commandLine(String... arguments) {
-        List<String> command = new java.util.ArrayList<>();
+        List<String> command = new ArrayList<>();
         command.add(ServeProcess.java());
         command.addAll(ServeProcess.command(UUID.randomUUID().toString(), List.of(arguments)));
         return command;

@@ -1,7 +1,8 @@
 package dev.execache.cli;
 
-import io.modelcontextprotocol.client.McpClient;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.modelcontextprotocol.client.McpAsyncClient;
+import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.transport.ServerParameters;
 import io.modelcontextprotocol.client.transport.StdioClientTransport;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
@@ -14,7 +15,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
@@ -47,7 +50,7 @@ final class ServeProcess implements AutoCloseable {
     private ServeProcess(Map<String, String> env, List<String> arguments) {
         StdioClientTransport transport = new StdioClientTransport(
                 ServerParameters.builder(java()).args(command(marker, arguments)).env(env).build(),
-                new JacksonMcpJsonMapper(new com.fasterxml.jackson.databind.ObjectMapper()));
+                new JacksonMcpJsonMapper(new ObjectMapper()));
         transport.setStdErrorHandler(stderr::add);
         this.client = McpClient.async(transport)
                 .requestTimeout(REQUEST_TIMEOUT)
@@ -96,7 +99,7 @@ final class ServeProcess implements AutoCloseable {
     }
 
     CallToolResult call(String tool, Map<String, Object> arguments) {
-        java.util.concurrent.CompletableFuture<CallToolResult> answer;
+        CompletableFuture<CallToolResult> answer;
         synchronized (sending) {
             // subscribing sends the request on this thread, the session being initialized
             answer = client.callTool(McpSchema.CallToolRequest.builder(tool).arguments(arguments).build()).toFuture();
@@ -107,7 +110,7 @@ final class ServeProcess implements AutoCloseable {
             Thread.currentThread().interrupt();
             answer.cancel(true);
             throw new IllegalStateException("interrupted while waiting for " + tool, e);
-        } catch (java.util.concurrent.ExecutionException e) {
+        } catch (ExecutionException e) {
             throw e.getCause() instanceof RuntimeException runtime ? runtime : new IllegalStateException(e.getCause());
         }
     }

@@ -10,6 +10,7 @@ import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import io.modelcontextprotocol.spec.McpSchema.TextContent;
 import io.modelcontextprotocol.spec.McpSchema.Tool;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -44,7 +45,7 @@ class ServeToolsTest {
     private static JsonNode structured(CallToolResult result) {
         try {
             return Output.JSON.readTree(Output.JSON.writeValueAsString(result.structuredContent()));
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             throw new AssertionError(e);
         }
     }
@@ -54,7 +55,7 @@ class ServeToolsTest {
         assertThat(result.structuredContent()).isNull();
         try {
             return Output.JSON.readTree(text(result));
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             throw new AssertionError(e);
         }
     }

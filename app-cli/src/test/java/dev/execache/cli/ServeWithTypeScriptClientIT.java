@@ -8,6 +8,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -104,8 +106,8 @@ class ServeWithTypeScriptClientIT {
     void callsBeyondTheBoundOnRunsAtOnceWaitTheirTurnAndAreAllAnswered() throws Exception {
         Map<String, String> oneAtATime = Map.of("EXECACHE_WARM_POOL", "0", "EXECACHE_MAX_RUNS", "1");
         try (TypeScriptClient client = TypeScriptClient.start("spread", oneAtATime, "--store", "memory")) {
-            java.util.concurrent.atomic.AtomicInteger most = new java.util.concurrent.atomic.AtomicInteger();
-            java.util.concurrent.CompletableFuture<JsonNode> results = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            AtomicInteger most = new AtomicInteger();
+            CompletableFuture<JsonNode> results = CompletableFuture.supplyAsync(() -> {
                 try {
                     return client.await("results");
                 } catch (InterruptedException e) {

@@ -3,6 +3,7 @@ package dev.execache.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -22,11 +23,11 @@ final class ServerSuite {
     }
 
     void start() throws Exception {
-        start(java.util.Map.of());
+        start(Map.of());
     }
 
     /** Starts the server with these variables added to its environment. */
-    void start(java.util.Map<String, String> env) throws Exception {
+    void start(Map<String, String> env) throws Exception {
         CliProcess.throughServer(runtime);
         CliProcess starter = new CliProcess(runtime);
         env.forEach(starter::env);

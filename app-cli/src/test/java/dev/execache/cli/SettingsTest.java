@@ -15,6 +15,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -94,7 +95,7 @@ class SettingsTest {
     @Test
     void schemaFingerprintIgnoresKeyOrderButNotContent() {
         String one = ConfigFile.schemaFingerprint(Map.of("type", "object", "required", List.of("a")));
-        String same = ConfigFile.schemaFingerprint(new java.util.TreeMap<>(Map.of("required", List.of("a"), "type", "object")));
+        String same = ConfigFile.schemaFingerprint(new TreeMap<>(Map.of("required", List.of("a"), "type", "object")));
         String other = ConfigFile.schemaFingerprint(Map.of("type", "object", "required", List.of("b")));
 
         assertThat(one).isEqualTo(same).isNotEqualTo(other);

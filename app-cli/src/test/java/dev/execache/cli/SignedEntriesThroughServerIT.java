@@ -1,6 +1,7 @@
 package dev.execache.cli;
 
 import java.nio.file.Path;
+import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.io.TempDir;
@@ -18,7 +19,7 @@ class SignedEntriesThroughServerIT extends SignedEntriesIT {
     @BeforeAll
     static void startServer() throws Exception {
         server = new ServerSuite(runtime);
-        server.start(java.util.Map.of("EXECACHE_SIGNING_KEY", KEY));
+        server.start(Map.of("EXECACHE_SIGNING_KEY", KEY));
     }
 
     @AfterAll

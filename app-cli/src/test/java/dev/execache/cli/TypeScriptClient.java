@@ -1,11 +1,13 @@
 package dev.execache.cli;
 
+import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -27,7 +29,7 @@ import java.util.concurrent.TimeUnit;
  */
 final class TypeScriptClient implements AutoCloseable {
     /** Reads results of any depth, as a JavaScript client does. */
-    static final ObjectMapper JSON = JsonMapper.builder(com.fasterxml.jackson.core.JsonFactory.builder()
+    static final ObjectMapper JSON = JsonMapper.builder(JsonFactory.builder()
             .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(100_000).build()).build()).build();
     private static final Duration WAIT = Duration.ofMinutes(2);
 
@@ -83,7 +85,7 @@ final class TypeScriptClient implements AutoCloseable {
         return Path.of(modules);
     }
 
-    private static BufferedReader reader(java.io.InputStream in) {
+    private static BufferedReader reader(InputStream in) {
         return new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));
     }
 

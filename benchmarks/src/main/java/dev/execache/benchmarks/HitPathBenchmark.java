@@ -2,7 +2,6 @@ package dev.execache.benchmarks;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CacheStatus;
 import dev.execache.core.CachedExecutor;
@@ -10,9 +9,11 @@ import dev.execache.core.ExecutionOutcome;
 import dev.execache.core.ExecutionRequest;
 import dev.execache.core.ExecutionResult;
 import dev.execache.core.MutableToolVersions;
+import dev.execache.core.spi.CacheEntry;
 import dev.execache.store.memory.MemoryCacheStore;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -56,7 +57,7 @@ public class HitPathBenchmark {
     public void setUp() {
         String code = "return " + "1 + ".repeat(codeBytes / 4) + "0;";
         code = code.substring(code.length() - codeBytes);
-        request = ExecutionRequest.of(code, Map.of("limit", 10, "user", "ada", "tags", java.util.List.of("a", "b")));
+        request = ExecutionRequest.of(code, Map.of("limit", 10, "user", "ada", "tags", List.of("a", "b")));
         store = new MemoryCacheStore(100, Clock.systemUTC());
         executor = new CachedExecutor(
                 (r, tools) -> ExecutionResult.success("{\"answer\":42}", "", Duration.ofMillis(40)),

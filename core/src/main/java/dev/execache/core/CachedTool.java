@@ -1,14 +1,15 @@
 package dev.execache.core;
 
-import dev.execache.core.spi.ToolVersionSource;
 import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.GroupBound;
+import dev.execache.core.spi.ToolVersionSource;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -95,7 +96,7 @@ public final class CachedTool {
     /** As {@link #call}, and says how the answer came: hit, miss, shared, or bypass for a tool that is not cached. */
     public ToolCallOutcome callWithStatus(String tool, Map<String, ?> args) {
         Optional<ToolCacheRule> rule = ruleFor(tool);
-        Map<String, Object> arguments = args == null ? Map.of() : java.util.Collections.unmodifiableMap(new LinkedHashMap<>(args));
+        Map<String, Object> arguments = args == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(args));
         if (rule.isEmpty()) {
             return callUncached(tool, arguments, isMutating(tool));
         }
@@ -118,7 +119,7 @@ public final class CachedTool {
      * bypassed (a rule turned it off).
      */
     public ToolCallOutcome callUncached(String tool, Map<String, ?> args, boolean mayChange) {
-        Map<String, Object> arguments = args == null ? Map.of() : java.util.Collections.unmodifiableMap(new LinkedHashMap<>(args));
+        Map<String, Object> arguments = args == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(args));
         try {
             return new ToolCallOutcome(invoker.invoke(tool, arguments), CacheStatus.BYPASS);
         } finally {
@@ -161,7 +162,7 @@ public final class CachedTool {
 
     /** The cache key of this call, as it would be looked up now. */
     public String keyFor(String tool, Map<String, ?> args) {
-        return keyOf(tool, args == null ? Map.of() : java.util.Collections.unmodifiableMap(new LinkedHashMap<>(args)));
+        return keyOf(tool, args == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(args)));
     }
 
     /** What the cache holds for this call, without counting a hit. */

@@ -1,5 +1,6 @@
 package dev.execache.core;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -50,7 +51,7 @@ public record Limits(Duration timeout, int memoryMb, List<String> allowRead, lon
             throw new IllegalArgumentException("maxResultBytes must be positive: " + maxResultBytes);
         }
         Objects.requireNonNull(workingDirectory, "workingDirectory must not be null (empty for none)");
-        if (!workingDirectory.isEmpty() && !java.nio.file.Path.of(workingDirectory).isAbsolute()) {
+        if (!workingDirectory.isEmpty() && !Path.of(workingDirectory).isAbsolute()) {
             throw new IllegalArgumentException("workingDirectory must be an absolute path: " + workingDirectory);
         }
         if (maxToolCalls < 0) {

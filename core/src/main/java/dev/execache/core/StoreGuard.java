@@ -7,6 +7,7 @@ import dev.execache.core.spi.FlightLease;
 import dev.execache.core.spi.GroupBound;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -135,7 +136,7 @@ final class StoreGuard {
         return merged;
     }
 
-    Optional<java.time.Instant> countingSince() {
+    Optional<Instant> countingSince() {
         return call(Kind.READ, "read counters", store::countingSince, Optional.empty());
     }
 

@@ -1,23 +1,34 @@
 package dev.execache.core;
 
-import dev.execache.core.spi.CacheEntry;
-import dev.execache.core.spi.Sandbox;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.execache.core.spi.CacheEntry;
+import dev.execache.core.spi.Sandbox;
 import java.lang.Thread.State;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -157,7 +168,7 @@ class CachedExecutorTest {
     void callsWaitingOnARunThatIsCancelledRunTheRequestThemselves() throws Exception {
         CountDownLatch leaderRunning = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
-        java.util.concurrent.atomic.AtomicInteger runs = new java.util.concurrent.atomic.AtomicInteger();
+        AtomicInteger runs = new AtomicInteger();
         Sandbox firstIsCancelled = (request, tools) -> {
             if (runs.incrementAndGet() == 1) {
                 leaderRunning.countDown();
@@ -166,7 +177,7 @@ class CachedExecutorTest {
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
-                throw new java.util.concurrent.CancellationException("the caller went away");
+                throw new CancellationException("the caller went away");
             }
             return ExecutionResult.success("7", "", Duration.ofMillis(5));
         };
@@ -179,9 +190,9 @@ class CachedExecutorTest {
             awaitWaiting(waiter, pool);
             release.countDown();
 
-            assertThat(org.junit.jupiter.api.Assertions.assertThrows(java.util.concurrent.ExecutionException.class,
+            assertThat(org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
                     () -> leader.get(1, TimeUnit.MINUTES)).getCause())
-                    .isInstanceOf(java.util.concurrent.CancellationException.class);
+                    .isInstanceOf(CancellationException.class);
             ExecutionOutcome outcome = waiter.get(1, TimeUnit.MINUTES);
             assertThat(outcome.result().value()).isEqualTo("7");
             assertThat(outcome.status()).isEqualTo(CacheStatus.MISS);
@@ -197,7 +208,7 @@ class CachedExecutorTest {
         while (System.nanoTime() < deadline && !waiter.isDone()) {
             boolean parked = Thread.getAllStackTraces().entrySet().stream()
                     .anyMatch(entry -> entry.getKey().getState() == State.WAITING
-                            && java.util.Arrays.stream(entry.getValue())
+                            && Arrays.stream(entry.getValue())
                                     .anyMatch(frame -> frame.getMethodName().equals("awaitShared")));
             if (parked) {
                 return;
@@ -396,11 +407,11 @@ class CachedExecutorTest {
 
     @Test
     void anOutageIsLoggedOnceAndItsEndOnce() {
-        java.util.logging.Logger logger = java.util.logging.Logger.getLogger("dev.execache.core");
-        List<java.util.logging.LogRecord> records = new java.util.concurrent.CopyOnWriteArrayList<>();
-        java.util.logging.Handler capture = new java.util.logging.Handler() {
+        Logger logger = Logger.getLogger("dev.execache.core");
+        List<LogRecord> records = new CopyOnWriteArrayList<>();
+        Handler capture = new Handler() {
             @Override
-            public void publish(java.util.logging.LogRecord record) {
+            public void publish(LogRecord record) {
                 records.add(record);
             }
 
@@ -432,11 +443,11 @@ class CachedExecutorTest {
 
     @Test
     void aStoreThatReadsButCannotWriteIsLoggedOnceNotOnEveryRun() {
-        java.util.logging.Logger logger = java.util.logging.Logger.getLogger("dev.execache.core");
-        List<java.util.logging.LogRecord> records = new java.util.concurrent.CopyOnWriteArrayList<>();
-        java.util.logging.Handler capture = new java.util.logging.Handler() {
+        Logger logger = Logger.getLogger("dev.execache.core");
+        List<LogRecord> records = new CopyOnWriteArrayList<>();
+        Handler capture = new Handler() {
             @Override
-            public void publish(java.util.logging.LogRecord record) {
+            public void publish(LogRecord record) {
                 records.add(record);
             }
 
@@ -459,7 +470,7 @@ class CachedExecutorTest {
             logger.removeHandler(capture);
         }
 
-        assertThat(records).filteredOn(record -> record.getLevel() == java.util.logging.Level.WARNING).hasSize(1)
+        assertThat(records).filteredOn(record -> record.getLevel() == Level.WARNING).hasSize(1)
                 .allSatisfy(record -> assertThat(record.getMessage()).contains("it still reads"));
         assertThat(records).filteredOn(record -> record.getMessage().contains("caching resumed")).isEmpty();
     }
@@ -476,17 +487,17 @@ class CachedExecutorTest {
     }
 
     @Test
-    void aResultThatMayReadAFileIsNotReusedOnceTheFileChanged(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+    void aResultThatMayReadAFileIsNotReusedOnceTheFileChanged(@org.junit.jupiter.api.io.TempDir Path dir)
             throws Exception {
-        java.nio.file.Path data = dir.resolve("data.json");
-        java.nio.file.Files.writeString(data, "[1,2,3]");
+        Path data = dir.resolve("data.json");
+        Files.writeString(data, "[1,2,3]");
         ExecutionRequest reads = request("return await Deno.readTextFile(path)")
                 .withLimits(Limits.DEFAULTS.withAllowRead(List.of(dir.toString())));
 
         executor.execute(reads);
         assertThat(executor.execute(reads).status()).isEqualTo(CacheStatus.HIT);
 
-        java.nio.file.Files.writeString(data, "[1,2,3,4]");
+        Files.writeString(data, "[1,2,3,4]");
 
         assertThat(executor.execute(reads).status()).isEqualTo(CacheStatus.MISS);
         assertThat(executor.execute(reads).status()).isEqualTo(CacheStatus.HIT);
@@ -494,9 +505,9 @@ class CachedExecutorTest {
     }
 
     @Test
-    void pathsTooBroadToWatchAreRunUncached(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+    void pathsTooBroadToWatchAreRunUncached(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
         for (int i = 0; i <= ReadFingerprint.MAX_FILES; i++) {
-            java.nio.file.Files.createFile(dir.resolve("f" + i));
+            Files.createFile(dir.resolve("f" + i));
         }
         ExecutionRequest reads = request("x").withLimits(Limits.DEFAULTS.withAllowRead(List.of(dir.toString())));
 

@@ -1,15 +1,17 @@
 package dev.execache.core;
 
-import dev.execache.core.spi.Counter;
-import dev.execache.core.spi.Sandbox;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.execache.core.spi.Counter;
+import dev.execache.core.spi.Sandbox;
 import java.lang.Thread.State;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -74,7 +76,7 @@ class PolicyFacesTest {
             @Override
             public String call(String input) {
                 ExecutionResult result = executor.execute(
-                        ExecutionRequest.of("return context.input", Map.of("input", input)).withTools(java.util.Set.of(TOOL))).result();
+                        ExecutionRequest.of("return context.input", Map.of("input", input)).withTools(Set.of(TOOL))).result();
                 return result.isSuccess() ? result.value() : null;
             }
 
@@ -191,7 +193,7 @@ class PolicyFacesTest {
     void identicalCallsAtOnceRunOnceAndAllGetTheAnswer(Function<PolicyFacesTest, Face> faceOf) throws Exception {
         Face face = faceOf.apply(this);
         int threads = 16;
-        List<Thread> workers = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<Thread> workers = new CopyOnWriteArrayList<>();
         beforeWork = () -> awaitOthersParked(workers);
         CountDownLatch start = new CountDownLatch(1);
         ExecutorService pool = Executors.newFixedThreadPool(threads, runnable -> {

@@ -8,13 +8,14 @@ import java.nio.file.attribute.FileTime;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class ReadFingerprintTest {
 
     private static Optional<String> of(Path... paths) {
-        return ReadFingerprint.of(java.util.stream.Stream.of(paths).map(Path::toString).toList());
+        return ReadFingerprint.of(Stream.of(paths).map(Path::toString).toList());
     }
 
     /** Changes a file so that nothing but its content and time tell: same size. */

@@ -5,6 +5,7 @@ import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.GroupBound;
 import java.time.Clock;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.HashMap;
@@ -60,7 +61,7 @@ final class SimpleStore implements CacheStore {
     }
 
     @Override
-    public synchronized java.util.List<CacheEntry> entries() {
+    public synchronized List<CacheEntry> entries() {
         return entries.values().stream().filter(entry -> !entry.isExpiredAt(clock.instant())).toList();
     }
 
@@ -152,7 +153,7 @@ final class SimpleStore implements CacheStore {
         versions.computeIfAbsent(scope, any -> new HashMap<>()).putAll(newVersions);
     }
 
-    private java.time.Instant countingSince;
+    private Instant countingSince;
 
     @Override
     public synchronized void zeroCounters() {
@@ -161,5 +162,5 @@ final class SimpleStore implements CacheStore {
         countingSince = clock.instant();
     }
 
-    @Override public synchronized Optional<java.time.Instant> countingSince() { return Optional.ofNullable(countingSince); }
+    @Override public synchronized Optional<Instant> countingSince() { return Optional.ofNullable(countingSince); }
 }

@@ -6,6 +6,7 @@ import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.FlightLease;
 import dev.execache.core.spi.GroupBound;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -57,7 +58,7 @@ public final class SwitchableStore implements CacheStore {
 
     @Override public Optional<CacheEntry> get(String key) { return target().get(key); }
     @Override public Optional<CacheEntry> peek(String key) { return target().peek(key); }
-    @Override public java.util.List<CacheEntry> entries() { return target().entries(); }
+    @Override public List<CacheEntry> entries() { return target().entries(); }
     @Override public void put(CacheEntry entry) { writeTarget().put(entry); }
     @Override public boolean remove(String key) { return writeTarget().remove(key); }
     @Override public int removeByTool(String tool) { return writeTarget().removeByTool(tool); }
@@ -76,7 +77,7 @@ public final class SwitchableStore implements CacheStore {
         writeTarget().recordVersions(scope, versions);
     }
     @Override public void zeroCounters() { target().zeroCounters(); }
-    @Override public java.util.Optional<java.time.Instant> countingSince() { return target().countingSince(); }
+    @Override public Optional<Instant> countingSince() { return target().countingSince(); }
 
     @Override
     public FlightLease acquireFlight(String key, Duration maxHold) throws InterruptedException {

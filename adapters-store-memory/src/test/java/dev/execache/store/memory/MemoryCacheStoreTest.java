@@ -2,12 +2,13 @@ package dev.execache.store.memory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.execache.core.MutableClock;
 import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.CacheStoreContract;
 import dev.execache.core.spi.Counter;
-import dev.execache.core.MutableClock;
 import java.lang.reflect.Field;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
@@ -72,7 +73,7 @@ class MemoryCacheStoreTest extends CacheStoreContract {
 
     @Test
     void aByteBoundBelowOneIsRefusedByName() {
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new MemoryCacheStore(10, 0, java.time.Clock.systemUTC()))
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new MemoryCacheStore(10, 0, Clock.systemUTC()))
                 .hasMessageContaining("maxBytes");
     }
 }

@@ -1,24 +1,30 @@
 package dev.execache.store.redis;
 
+import dev.execache.core.Glob;
 import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.FlightLease;
-import dev.execache.core.Glob;
 import dev.execache.core.spi.GroupBound;
+import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
-import java.util.TreeMap;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -80,7 +86,7 @@ public final class RedisCacheStore implements CacheStore {
     /** A tool's own counters are the fields {@code tool:<COUNTER>:<tool>} of the counters hash. */
     private static final String TOOL_COUNTER_PREFIX = "tool:";
     /** Servers whose eviction policy was warned about: once per process and server. */
-    private static final java.util.Set<String> WARNED_SERVERS = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private static final Set<String> WARNED_SERVERS = ConcurrentHashMap.newKeySet();
 
     private final RedissonClient redisson;
     private final boolean ownsClient;
@@ -548,7 +554,7 @@ public final class RedisCacheStore implements CacheStore {
             throw new IllegalArgumentException("maxHold must be positive: " + maxHold);
         }
         String flight = keys.flight(key);
-        String token = java.util.UUID.randomUUID().toString();
+        String token = UUID.randomUUID().toString();
         long waitNanos = maxHold.plus(FLIGHT_LEASE).toNanos();
         long start = System.nanoTime();
         long pause = FIRST_POLL.toNanos();
@@ -595,7 +601,7 @@ public final class RedisCacheStore implements CacheStore {
      * Runs one operation within the budget, unless the breaker says Redis is being skipped. A
      * failure for want of Redis opens the breaker.
      */
-    private <R> R await(Supplier<? extends java.util.concurrent.CompletionStage<R>> operation) {
+    private <R> R await(Supplier<? extends CompletionStage<R>> operation) {
         breaker.admit();
         CompletableFuture<R> reply;
         try {
@@ -677,7 +683,7 @@ public final class RedisCacheStore implements CacheStore {
 
     private static boolean isNetwork(Throwable e) {
         for (Throwable cause = e; cause != null; cause = cause.getCause()) {
-            if (cause instanceof java.io.IOException || cause instanceof RedisConnectionException) {
+            if (cause instanceof IOException || cause instanceof RedisConnectionException) {
                 return true;
             }
         }
@@ -697,7 +703,7 @@ public final class RedisCacheStore implements CacheStore {
                 text = text.substring(0, at);
             }
         }
-        return text.toLowerCase(java.util.Locale.ROOT);
+        return text.toLowerCase(Locale.ROOT);
     }
 
     private static String firstLine(String text) {

@@ -2,6 +2,7 @@ package dev.execache.store.redis;
 
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * How to reach Redis and how much to keep there.
@@ -65,11 +66,11 @@ public record RedisStoreSettings(String url, String keyPrefix, int maxEntries, D
      * (one line, without the URL's credentials); empty when they are signed. A process that hands
      * an open store to several commands says it to each, as each would have opened it.
      */
-    public java.util.Optional<String> unsignedWarning() {
+    public Optional<String> unsignedWarning() {
         return signingKeys.isEmpty()
-                ? java.util.Optional.of("entries in Redis at " + RedisUrl.parse(url) + " are not signed: anyone who can"
+                ? Optional.of("entries in Redis at " + RedisUrl.parse(url) + " are not signed: anyone who can"
                         + " write to it can plant results; give the fleet a key (EXECACHE_SIGNING_KEY or signing_key_file)")
-                : java.util.Optional.empty();
+                : Optional.empty();
     }
 
     /** Without the credentials the URL may hold. */

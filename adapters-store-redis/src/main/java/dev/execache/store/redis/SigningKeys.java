@@ -7,6 +7,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.HexFormat;
 import java.util.List;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
@@ -76,7 +77,7 @@ public final class SigningKeys {
             for (SecretKeySpec key : keys) {
                 digest.update(mac(key, List.of("id")));
             }
-            return java.util.HexFormat.of().formatHex(digest.digest(), 0, 6);
+            return HexFormat.of().formatHex(digest.digest(), 0, 6);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is part of every Java runtime", e);
         }

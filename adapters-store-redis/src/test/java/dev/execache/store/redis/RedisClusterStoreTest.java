@@ -2,6 +2,7 @@ package dev.execache.store.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.FlightLease;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
@@ -46,7 +47,7 @@ class RedisClusterStoreTest extends SharedRedisContract {
             for (int i = 0; i < 20; i++) {
                 byUrl.put(entry("v1:" + i));
             }
-            byUrl.increment(dev.execache.core.spi.Counter.HITS, 1);
+            byUrl.increment(Counter.HITS, 1);
 
             assertThat(byUrl.size()).isEqualTo(20);
             assertThat(byUrl.get("v1:7")).isPresent();

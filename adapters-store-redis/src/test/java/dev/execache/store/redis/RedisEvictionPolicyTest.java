@@ -4,9 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.execache.core.CacheStats;
 import dev.execache.core.CachedTool;
-import dev.execache.core.spi.Counter;
 import dev.execache.core.MutableClock;
 import dev.execache.core.ToolResult;
+import dev.execache.core.spi.Counter;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -120,7 +121,7 @@ class RedisEvictionPolicyTest {
 
     /** A generous budget: the machine running the tests may be busy, and no test here is about time. */
     private static RedisStoreSettings settings(RedisServerProcess redis) {
-        return RedisStoreSettings.of(redis.url()).withTimeout(java.time.Duration.ofSeconds(30));
+        return RedisStoreSettings.of(redis.url()).withTimeout(Duration.ofSeconds(30));
     }
 
     private static RedissonClient admin(RedisServerProcess redis) {

@@ -3,18 +3,19 @@ package dev.execache.store.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.execache.core.spi.CacheStore;
-import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.CachedTool;
-import dev.execache.core.spi.Counter;
-import dev.execache.core.spi.FlightLease;
 import dev.execache.core.MutableClock;
 import dev.execache.core.ToolInvoker;
 import dev.execache.core.ToolResult;
+import dev.execache.core.spi.CacheEntry;
+import dev.execache.core.spi.CacheStore;
+import dev.execache.core.spi.Counter;
+import dev.execache.core.spi.FlightLease;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -141,7 +142,7 @@ abstract class RedisFleetContract {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (System.nanoTime() < deadline) {
             Thread thread = caller.get();
-            if (thread != null && java.util.Arrays.stream(thread.getStackTrace())
+            if (thread != null && Arrays.stream(thread.getStackTrace())
                     .anyMatch(frame -> frame.getMethodName().equals("acquireFlight"))
                     && thread.getState() != Thread.State.RUNNABLE) {
                 return;

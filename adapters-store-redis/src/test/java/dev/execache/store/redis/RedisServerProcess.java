@@ -6,8 +6,10 @@ import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -110,14 +112,14 @@ public final class RedisServerProcess implements AutoCloseable {
      * Sends {@code CLIENT PAUSE} on a connection of its own: the server holds every client's
      * commands for that long, as a Redis busy with a slow command or a failover would.
      */
-    public void pauseClients(java.time.Duration pause) throws IOException {
+    public void pauseClients(Duration pause) throws IOException {
         String millis = Long.toString(pause.toMillis());
         String command = "*3\r\n$6\r\nCLIENT\r\n$5\r\nPAUSE\r\n$" + millis.length() + "\r\n" + millis + "\r\n";
         try (Socket socket = new Socket("127.0.0.1", port)) {
-            socket.getOutputStream().write(command.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            socket.getOutputStream().write(command.getBytes(StandardCharsets.US_ASCII));
             byte[] reply = new byte[5];
             int read = socket.getInputStream().readNBytes(reply, 0, reply.length);
-            String answer = new String(reply, 0, read, java.nio.charset.StandardCharsets.US_ASCII);
+            String answer = new String(reply, 0, read, StandardCharsets.US_ASCII);
             if (!answer.startsWith("+OK")) {
                 throw new IOException("CLIENT PAUSE answered " + answer);
             }

@@ -3,15 +3,16 @@ package dev.execache.store.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CacheStatus;
 import dev.execache.core.CachedExecutor;
-import dev.execache.core.spi.Counter;
 import dev.execache.core.ExecutionOutcome;
 import dev.execache.core.ExecutionRequest;
+import dev.execache.core.ExecutionResult;
 import dev.execache.core.MutableClock;
 import dev.execache.core.ScriptedSandbox;
+import dev.execache.core.spi.CacheEntry;
+import dev.execache.core.spi.Counter;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -156,7 +157,7 @@ class RedisSigningTest {
     @Test
     void aPlantedResultIsRunAgainNeverServedThroughTheExecutor() {
         ScriptedSandbox sandbox = ScriptedSandbox.echo();
-        CachedExecutor attacker = new CachedExecutor(new ScriptedSandbox(request -> dev.execache.core.ExecutionResult.success("\"planted\"", "", Duration.ofMillis(250))), store(STRANGER),
+        CachedExecutor attacker = new CachedExecutor(new ScriptedSandbox(request -> ExecutionResult.success("\"planted\"", "", Duration.ofMillis(250))), store(STRANGER),
                 Map::of, CachePolicy.DEFAULTS, clock);
         CachedExecutor fleet = new CachedExecutor(sandbox, store(OLD), Map::of, CachePolicy.DEFAULTS, clock);
         ExecutionRequest request = ExecutionRequest.of("return 1", Map.of());

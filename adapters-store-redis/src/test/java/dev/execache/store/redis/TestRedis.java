@@ -24,7 +24,7 @@ final class TestRedis implements ParameterResolver {
      * can starve a client or the server past the default 2 s, which is a store error by design
      * (tested in RedisFaultTest), not a broken rule of the contract.
      */
-    static final java.time.Duration BEHAVIOUR_TIMEOUT = java.time.Duration.ofSeconds(30);
+    static final Duration BEHAVIOUR_TIMEOUT = Duration.ofSeconds(30);
 
     private final String url;
     private final RedisServerProcess process;

@@ -5,13 +5,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.MutableClock;
+import dev.execache.core.spi.CacheEntry;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -225,7 +226,7 @@ class SqliteCacheFileTest {
         return new CacheEntry(key, "1", "", Duration.ofMillis(5), Map.of("github", "v1"), now, now.plusSeconds(60), 0);
     }
 
-    private static java.util.List<String> siblingsOf(Path file) throws Exception {
+    private static List<String> siblingsOf(Path file) throws Exception {
         try (var files = Files.list(file.getParent())) {
             return files.map(path -> path.getFileName().toString()).sorted().toList();
         }

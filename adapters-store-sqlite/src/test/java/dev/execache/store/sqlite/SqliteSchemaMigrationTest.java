@@ -2,8 +2,10 @@ package dev.execache.store.sqlite;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.MutableClock;
+import dev.execache.core.spi.CacheEntry;
+import dev.execache.core.spi.CacheStore;
+import dev.execache.core.spi.Counter;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -153,8 +155,8 @@ class SqliteSchemaMigrationTest {
             assertThat(gh.value()).isEqualTo("7");
             assertThat(gh.label()).isEqualTo("gh.ts");
             assertThat(gh.isIntact()).isTrue();
-            assertThat(store.counters().get(dev.execache.core.spi.Counter.HITS)).isEqualTo(12L);
-            assertThat(store.lastSeenVersions(dev.execache.core.spi.CacheStore.DEFAULT_SCOPE))
+            assertThat(store.counters().get(Counter.HITS)).isEqualTo(12L);
+            assertThat(store.lastSeenVersions(CacheStore.DEFAULT_SCOPE))
                     .as("versions seen before scopes existed are the default scope's")
                     .isEqualTo(Map.of("gh", "v1", "sql", "3"));
             assertThat(store.lastSeenVersions("/some/project/execache.yaml")).isEmpty();

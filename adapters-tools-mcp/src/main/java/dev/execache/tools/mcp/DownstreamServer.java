@@ -4,8 +4,8 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.execache.core.CanonicalJson;
-import dev.execache.core.spi.CatalogTool;
 import dev.execache.core.ToolResult;
+import dev.execache.core.spi.CatalogTool;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
@@ -25,11 +25,14 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 
 /**
@@ -190,7 +193,7 @@ final class DownstreamServer {
         try {
             CallToolResult result = pending.get(callTimeout.toNanos(), TimeUnit.NANOSECONDS);
             return new ToolResult(json.writeValueAsString(result), Boolean.TRUE.equals(result.isError()));
-        } catch (java.util.concurrent.TimeoutException e) {
+        } catch (TimeoutException e) {
             pending.cancel(true);
             return failure("calling " + tool + " on server " + settings.name() + " failed: no answer in time ("
                     + callTimeout.toMillis() / 1000.0 + " s)");
@@ -198,7 +201,7 @@ final class DownstreamServer {
             pending.cancel(true);
             Thread.currentThread().interrupt();
             return failure("calling " + tool + " on server " + settings.name() + " was interrupted");
-        } catch (java.util.concurrent.ExecutionException e) {
+        } catch (ExecutionException e) {
             return failure("calling " + tool + " on server " + settings.name() + " failed: " + rootMessage(e.getCause()));
         } catch (JsonProcessingException e) {
             return failure("the answer of " + settings.name() + SEPARATOR + tool + " cannot be written as JSON: "
@@ -303,7 +306,7 @@ final class DownstreamServer {
         }
         try {
             scheduler.schedule(this::connect, delay.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (java.util.concurrent.RejectedExecutionException e) {
+        } catch (RejectedExecutionException e) {
             // the catalog is closing
         }
     }
@@ -358,7 +361,7 @@ final class DownstreamServer {
             cause = cause.getCause();
         }
         String message = cause.getMessage();
-        if (cause instanceof java.util.concurrent.TimeoutException) {
+        if (cause instanceof TimeoutException) {
             return "no answer in time";
         }
         return message == null ? cause.getClass().getSimpleName() : message;

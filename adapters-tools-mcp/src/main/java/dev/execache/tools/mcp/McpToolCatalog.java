@@ -1,8 +1,8 @@
 package dev.execache.tools.mcp;
 
+import dev.execache.core.ToolResult;
 import dev.execache.core.spi.CatalogTool;
 import dev.execache.core.spi.ToolCatalog;
-import dev.execache.core.ToolResult;
 import java.lang.System.Logger.Level;
 import java.time.Clock;
 import java.time.Duration;
@@ -13,9 +13,11 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 
 /**
@@ -68,7 +70,7 @@ public final class McpToolCatalog implements ToolCatalog {
         try {
             CompletableFuture.allOf(starting.toArray(CompletableFuture[]::new))
                     .get(startWait.toMillis() + 1_000, TimeUnit.MILLISECONDS);
-        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+        } catch (ExecutionException | TimeoutException e) {
             LOG.log(Level.WARNING, "not every MCP server started in time; the others come up in the background");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -14,6 +14,7 @@ import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -37,8 +38,8 @@ final class ServerProcessTransport implements McpClientTransport {
      * the fleet's signing keys would let it plant results in the shared store, and the Redis URL
      * may hold its password. A server's own {@code env} may still set them.
      */
-    static final java.util.Set<String> WITHHELD =
-            java.util.Set.of("EXECACHE_SIGNING_KEY", "EXECACHE_SIGNING_KEY_OLD", "EXECACHE_REDIS_URL");
+    static final Set<String> WITHHELD =
+            Set.of("EXECACHE_SIGNING_KEY", "EXECACHE_SIGNING_KEY_OLD", "EXECACHE_REDIS_URL");
 
     private final McpServerSettings settings;
     private final McpJsonMapper mapper;

@@ -5,6 +5,7 @@ import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -96,7 +97,7 @@ public record ServerDirectory(Path path) {
         try {
             Files.createDirectories(path.getParent());
             Files.createDirectory(path, PosixFilePermissions.asFileAttribute(OWNER_ONLY));
-        } catch (java.nio.file.FileAlreadyExistsException e) {
+        } catch (FileAlreadyExistsException e) {
             // checked below, like any directory found
         } catch (IOException e) {
             return path + " cannot be created: " + e.getMessage();

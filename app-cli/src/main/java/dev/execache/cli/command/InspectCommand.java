@@ -10,8 +10,12 @@ import dev.execache.cli.settings.Durations;
 import dev.execache.cli.settings.Environment;
 import dev.execache.cli.settings.Settings;
 import dev.execache.cli.settings.UsageException;
+import dev.execache.core.CanonicalJson;
 import dev.execache.core.ExecutionRequest;
+import dev.execache.core.ToolCallKeyGenerator;
 import dev.execache.core.spi.CacheEntry;
+import dev.execache.core.spi.CatalogTool;
+import dev.execache.tools.mcp.McpToolCatalog;
 import jakarta.inject.Inject;
 import java.io.PrintWriter;
 import java.time.Clock;
@@ -21,8 +25,11 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
+import java.util.TreeSet;
 import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -140,7 +147,7 @@ final class InspectCommand implements Callable<Integer> {
      * The key serve gives this call: the tool's version comes from its server (started and
      * stopped again here, as {@code execache tools} does) or else from tools: in the config.
      */
-    private String toolCallKey(Settings settings, java.util.Map<String, String> configured) {
+    private String toolCallKey(Settings settings, Map<String, String> configured) {
         String tool = target.toolCall.strip();
         if (tool.isEmpty()) {
             throw new UsageException("--tool-call: must name a tool as SERVER__TOOL");
@@ -148,23 +155,23 @@ final class InspectCommand implements Callable<Integer> {
         Object arguments = Inputs.jsonObject(args, "--args", environment);
         String version = configured.get(tool);
         if (!settings.gateway().isEmpty()) {
-            try (dev.execache.tools.mcp.McpToolCatalog catalog = ProxiedTools.startCatalog(settings, environment)) {
-                Optional<dev.execache.core.spi.CatalogTool> found = catalog.tools().stream()
+            try (McpToolCatalog catalog = ProxiedTools.startCatalog(settings, environment)) {
+                Optional<CatalogTool> found = catalog.tools().stream()
                         .filter(candidate -> candidate.name().equals(tool)).findFirst();
                 if (found.isPresent()) {
                     version = found.get().version();
                 } else if (version == null) {
                     throw new UsageException("--tool-call: no server offers '" + tool + "' (they offer: "
-                            + catalog.tools().stream().map(dev.execache.core.spi.CatalogTool::name).sorted()
-                                    .collect(java.util.stream.Collectors.joining(", ")) + ")");
+                            + catalog.tools().stream().map(CatalogTool::name).sorted()
+                                    .collect(Collectors.joining(", ")) + ")");
                 }
             }
         } else if (version == null) {
             throw new UsageException("--tool-call: '" + tool + "' is not a known tool (no servers: in the config file"
                     + (settings.configPath() == null ? "" : " " + settings.configPath()) + ")");
         }
-        return dev.execache.core.ToolCallKeyGenerator.DEFAULT.key(tool,
-                dev.execache.core.CanonicalJson.write(arguments, "--args"), version);
+        return ToolCallKeyGenerator.DEFAULT.key(tool,
+                CanonicalJson.write(arguments, "--args"), version);
     }
 
     private void print(PrintWriter out, CacheEntry entry, Instant now) {
@@ -186,7 +193,7 @@ final class InspectCommand implements Callable<Integer> {
         row(out, "ran in", Durations.human(entry.executionTime()));
         row(out, "tools", Entries.tools(entry.dependsOnTools()));
         if (!entry.nondeterminism().isEmpty()) {
-            row(out, "uses", String.join(", ", new java.util.TreeSet<>(entry.nondeterminism()))
+            row(out, "uses", String.join(", ", new TreeSet<>(entry.nondeterminism()))
                     + " (sources of non-determinism)");
         }
         row(out, "size", Entries.size(entry.estimatedBytes()));

@@ -11,12 +11,18 @@ import dev.execache.cli.settings.Durations;
 import dev.execache.cli.settings.Environment;
 import dev.execache.cli.settings.Settings;
 import dev.execache.cli.settings.UsageException;
+import dev.execache.core.CacheStatus;
 import dev.execache.core.ExecutionError;
 import dev.execache.core.ExecutionOutcome;
 import dev.execache.core.ExecutionRequest;
 import dev.execache.core.ExecutionResult;
+import dev.execache.core.MutableToolVersions;
+import dev.execache.core.spi.ToolCatalog;
+import dev.execache.tools.mcp.McpToolCatalog;
 import jakarta.inject.Inject;
 import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.time.Clock;
 import java.util.LinkedHashSet;
 import java.util.Locale;
 import java.util.concurrent.Callable;
@@ -78,12 +84,12 @@ final class RunCommand implements Callable<Integer> {
         try {
             request = new ExecutionRequest(code, contextValue,
                     new LinkedHashSet<>(Settings.declaredTools(options.flags())), settings.limits())
-                    .withLabel(file.equals("-") ? "" : java.nio.file.Path.of(file).getFileName().toString());
+                    .withLabel(file.equals("-") ? "" : Path.of(file).getFileName().toString());
         } catch (IllegalArgumentException e) {
             throw new UsageException(e.getMessage(), e);
         }
         try (Session session = sessions.open(settings);
-                dev.execache.core.spi.ToolCatalog catalog = codeTools(session, settings)) {
+                ToolCatalog catalog = codeTools(session, settings)) {
             ExecutionOutcome outcome;
             try {
                 outcome = session.executor().execute(request);
@@ -95,14 +101,14 @@ final class RunCommand implements Callable<Integer> {
     }
 
     /** With servers in the config, the code may call their tools: starts them for this run; null without. */
-    private dev.execache.core.spi.ToolCatalog codeTools(Session session, Settings settings) {
+    private ToolCatalog codeTools(Session session, Settings settings) {
         if (settings.gateway().isEmpty()
-                || !(session.toolVersions() instanceof dev.execache.core.MutableToolVersions versions)) {
+                || !(session.toolVersions() instanceof MutableToolVersions versions)) {
             return null;
         }
-        dev.execache.tools.mcp.McpToolCatalog catalog = ProxiedTools.startCatalog(settings, environment);
+        McpToolCatalog catalog = ProxiedTools.startCatalog(settings, environment);
         session.executor().useCodeTools(new ProxiedTools(catalog, session.store(), versions, settings.gateway(),
-                settings.policy(), java.time.Clock.systemUTC()));
+                settings.policy(), Clock.systemUTC()));
         return catalog;
     }
 
@@ -164,7 +170,7 @@ final class RunCommand implements Callable<Integer> {
         if (outcome.toolCalls().isEmpty()) {
             return "";
         }
-        long hits = outcome.toolCalls().stream().filter(call -> call.status() == dev.execache.core.CacheStatus.HIT).count();
+        long hits = outcome.toolCalls().stream().filter(call -> call.status() == CacheStatus.HIT).count();
         return "; " + outcome.toolCalls().size() + " tool " + (outcome.toolCalls().size() == 1 ? "call" : "calls")
                 + " (" + hits + " from the tool cache)";
     }

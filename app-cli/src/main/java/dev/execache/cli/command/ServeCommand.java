@@ -15,8 +15,10 @@ import dev.execache.cli.settings.Settings;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.sandbox.DenoSandboxSettings;
 import jakarta.inject.Inject;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.System.Logger.Level;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -126,7 +128,7 @@ final class ServeCommand implements Callable<Integer> {
 
     private String configFileLine(Settings settings) {
         Path file = configFile(settings);
-        return settings.configPath() != null || java.nio.file.Files.isRegularFile(file)
+        return settings.configPath() != null || Files.isRegularFile(file)
                 ? "config file: " + file
                 : "no config file (none at " + file + "); settings come from flags, environment and defaults";
     }
@@ -141,7 +143,7 @@ final class ServeCommand implements Callable<Integer> {
         try {
             String line = new VersionProvider().getVersion()[0];
             return line.substring(line.indexOf(' ') + 1);
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             return "unknown";
         }
     }

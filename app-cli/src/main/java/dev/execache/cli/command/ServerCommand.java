@@ -4,8 +4,11 @@ import dev.execache.cli.client.ServerControl;
 import dev.execache.cli.client.ServerDirectory;
 import dev.execache.cli.settings.Environment;
 import jakarta.inject.Inject;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.io.PrintStream;
+import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -51,15 +54,15 @@ final class ServerCommand implements Callable<Integer> {
     }
 
     /** picocli's writers as the byte streams the JDK-only server control writes to. */
-    private static final class WriterStream extends java.io.OutputStream {
-        private final java.io.PrintWriter writer;
-        private final java.io.ByteArrayOutputStream pending = new java.io.ByteArrayOutputStream();
+    private static final class WriterStream extends OutputStream {
+        private final PrintWriter writer;
+        private final ByteArrayOutputStream pending = new ByteArrayOutputStream();
 
         WriterStream(CommandSpec spec) {
             this(spec.commandLine().getOut());
         }
 
-        WriterStream(java.io.PrintWriter writer) {
+        WriterStream(PrintWriter writer) {
             this.writer = writer;
         }
 

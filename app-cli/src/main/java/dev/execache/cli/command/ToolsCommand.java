@@ -15,9 +15,11 @@ import dev.execache.core.spi.CatalogTool;
 import dev.execache.tools.mcp.McpToolCatalog;
 import jakarta.inject.Inject;
 import java.io.PrintWriter;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -36,7 +38,7 @@ final class ToolsCommand implements Callable<Integer> {
     @Option(names = "--config", paramLabel = "FILE",
             description = "Config file with servers: and tool_calls:. Default: ./execache.yaml if present "
                     + "(env EXECACHE_CONFIG).")
-    java.nio.file.Path config;
+    Path config;
 
     @Option(names = "--json", description = "Print one JSON object per tool, in an array. Default: false.")
     boolean json;
@@ -67,7 +69,7 @@ final class ToolsCommand implements Callable<Integer> {
             if (typescript) {
                 out.print(TypeScriptDeclarations.of(tools, settings.gateway().servers().stream()
                         .filter(GatewayConfig.Server::codeAccess).map(server -> server.settings().name())
-                        .collect(java.util.stream.Collectors.toSet())));
+                        .collect(Collectors.toSet())));
             } else if (json) {
                 ArrayNode array = Output.JSON.createArrayNode();
                 for (CatalogTool tool : tools) {

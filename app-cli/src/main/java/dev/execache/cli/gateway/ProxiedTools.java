@@ -1,8 +1,11 @@
 package dev.execache.cli.gateway;
 
+import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectReader;
 import dev.execache.cli.output.Output;
 import dev.execache.cli.settings.Environment;
 import dev.execache.cli.settings.GatewayConfig;
@@ -13,6 +16,7 @@ import dev.execache.core.CacheStatus;
 import dev.execache.core.CachedTool;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolCacheRule;
+import dev.execache.core.ToolCallInfo;
 import dev.execache.core.ToolCallOutcome;
 import dev.execache.core.ToolResult;
 import dev.execache.core.ToolStats;
@@ -26,12 +30,15 @@ import dev.execache.tools.mcp.McpToolCatalog;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
+import java.io.IOException;
 import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.BiConsumer;
@@ -51,8 +58,8 @@ public final class ProxiedTools implements CodeTools {
     private static final TypeReference<Map<String, Object>> OBJECT = new TypeReference<>() {
     };
     /** Text is JSON only when all of it is: "true story" is text, not true. */
-    private static final com.fasterxml.jackson.databind.ObjectReader STRICT = Output.JSON.reader()
-            .with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+    private static final ObjectReader STRICT = Output.JSON.reader()
+            .with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
     private static final System.Logger LOG = System.getLogger("dev.execache.cli");
 
     private final ToolCatalog catalog;
@@ -116,7 +123,7 @@ public final class ProxiedTools implements CodeTools {
     }
 
     /** One call's key, and what the cache holds under it (nothing when it is not cached). */
-    public record Inspected(String key, java.util.Optional<dev.execache.core.ToolCallInfo> info) {
+    public record Inspected(String key, Optional<ToolCallInfo> info) {
     }
 
     /** What the cache holds for one call of a proxied tool, without counting a hit or calling the tool. */
@@ -237,7 +244,7 @@ public final class ProxiedTools implements CodeTools {
                 && rules.decide(found).cached();
         String text = answer.isError() ? answer.errorMessage() : answer.valueJson();
         return new CodeToolCall(found.name(), version, answer, cacheable, outcome.status(),
-                text.getBytes(java.nio.charset.StandardCharsets.UTF_8).length);
+                text.getBytes(StandardCharsets.UTF_8).length);
     }
 
     /**
@@ -272,10 +279,10 @@ public final class ProxiedTools implements CodeTools {
             try {
                 JsonNode parsed = STRICT.readTree(text.toString());
                 if (parsed == null || parsed.isMissingNode()) {
-                    throw new com.fasterxml.jackson.core.JsonParseException(null, "empty");
+                    throw new JsonParseException(null, "empty");
                 }
                 return ToolAnswer.value(Output.write(parsed));
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 return ToolAnswer.value(Output.write(Output.JSON.getNodeFactory().textNode(text.toString())));
             }
         }

@@ -5,6 +5,7 @@ import dev.execache.core.spi.CatalogTool;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -70,7 +71,7 @@ public final class TypeScriptDeclarations {
         }
         for (String union : List.of("anyOf", "oneOf")) {
             if (schema.get(union) instanceof List<?> options && !options.isEmpty()) {
-                Set<String> types = new java.util.LinkedHashSet<>();
+                Set<String> types = new LinkedHashSet<>();
                 options.forEach(option -> types.add(type(option, indent, depth + 1)));
                 return types.size() == 1 ? types.iterator().next() : "(" + String.join(" | ", types) + ")";
             }
@@ -82,7 +83,7 @@ public final class TypeScriptDeclarations {
         }
         Object typeValue = schema.get("type");
         if (typeValue instanceof List<?> several) {
-            Set<String> types = new java.util.LinkedHashSet<>();
+            Set<String> types = new LinkedHashSet<>();
             for (Object one : several) {
                 Map<String, Object> narrowed = new LinkedHashMap<>();
                 schema.forEach((k, v) -> narrowed.put(String.valueOf(k), v));

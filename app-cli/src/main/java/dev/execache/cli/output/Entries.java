@@ -1,11 +1,13 @@
 package dev.execache.cli.output;
 
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.core.spi.CacheEntry;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeSet;
 import java.util.stream.Collectors;
 
 /** How cache entries read for a person ({@code list}, {@code inspect}) and as JSON. */
@@ -62,8 +64,8 @@ public final class Entries {
         node.put("executionTimeMs", Output.millis(entry.executionTime()));
         node.put("bytes", entry.estimatedBytes());
         node.set("tools", Output.JSON.valueToTree(entry.dependsOnTools()));
-        com.fasterxml.jackson.databind.node.ArrayNode sources = node.putArray("nondeterminism");
-        new java.util.TreeSet<>(entry.nondeterminism()).forEach(sources::add);
+        ArrayNode sources = node.putArray("nondeterminism");
+        new TreeSet<>(entry.nondeterminism()).forEach(sources::add);
         return node;
     }
 }

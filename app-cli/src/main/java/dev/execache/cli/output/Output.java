@@ -5,13 +5,17 @@ import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.util.RawValue;
 import dev.execache.cli.settings.UsageException;
 import dev.execache.core.CacheStats;
 import dev.execache.core.ExecutionError;
+import dev.execache.core.ExecutionOutcome;
+import dev.execache.core.ToolCallRecord;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 
 /** JSON in and out of the command line. */
 public final class Output {
@@ -98,9 +102,9 @@ public final class Output {
             return bytes + " B";
         }
         if (bytes < 1024 * 1024) {
-            return String.format(java.util.Locale.ROOT, "%.1f KiB", bytes / 1024.0);
+            return String.format(Locale.ROOT, "%.1f KiB", bytes / 1024.0);
         }
-        return String.format(java.util.Locale.ROOT, "%.1f MiB", bytes / (1024.0 * 1024));
+        return String.format(Locale.ROOT, "%.1f MiB", bytes / (1024.0 * 1024));
     }
 
     public static double millis(Duration duration) {
@@ -119,17 +123,17 @@ public final class Output {
      * What a run did besides its result: the tool calls it made (tool, cache status, ms), why it
      * was not stored, and the sources of non-determinism its code used.
      */
-    public static void runDetails(ObjectNode node, dev.execache.core.ExecutionOutcome outcome) {
-        com.fasterxml.jackson.databind.node.ArrayNode calls = node.putArray("toolCalls");
-        for (dev.execache.core.ToolCallRecord call : outcome.toolCalls()) {
+    public static void runDetails(ObjectNode node, ExecutionOutcome outcome) {
+        ArrayNode calls = node.putArray("toolCalls");
+        for (ToolCallRecord call : outcome.toolCalls()) {
             ObjectNode one = calls.addObject();
             one.put("tool", call.tool());
-            one.put("cache", call.status().name().toLowerCase(java.util.Locale.ROOT));
+            one.put("cache", call.status().name().toLowerCase(Locale.ROOT));
             one.put("ms", millis(call.time()));
             one.put("error", call.error());
         }
         node.put("notStored", outcome.notStoredBecause());
-        com.fasterxml.jackson.databind.node.ArrayNode sources = node.putArray("nondeterminism");
+        ArrayNode sources = node.putArray("nondeterminism");
         outcome.result().nondeterminism().forEach(sources::add);
     }
 

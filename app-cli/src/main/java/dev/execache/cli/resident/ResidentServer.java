@@ -17,8 +17,10 @@ import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.InterruptedIOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
+import java.io.UncheckedIOException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.channels.FileChannel;
@@ -307,7 +309,7 @@ final class ResidentServer {
             try {
                 Frames.write(out, kind, payload);
             } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
+                throw new UncheckedIOException(e);
             }
         }
     }
@@ -419,7 +421,7 @@ final class ResidentServer {
                     current = chunks.take();
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
-                    throw new java.io.InterruptedIOException("standard input: the command was cancelled");
+                    throw new InterruptedIOException("standard input: the command was cancelled");
                 }
                 position = 0;
                 if (current == END) {

@@ -16,6 +16,7 @@ import dev.execache.sandbox.DenoSandboxSettings;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -67,7 +68,7 @@ public final class SharedResources implements Resources {
 
     private static Object fileKey(Path file) {
         try {
-            Object key = Files.readAttributes(file, java.nio.file.attribute.BasicFileAttributes.class).fileKey();
+            Object key = Files.readAttributes(file, BasicFileAttributes.class).fileKey();
             return key == null ? "no file key" : key;
         } catch (IOException e) {
             return null;

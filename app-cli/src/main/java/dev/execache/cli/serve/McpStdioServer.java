@@ -1,6 +1,7 @@
 package dev.execache.cli.serve;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.cli.output.Output;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
@@ -13,6 +14,7 @@ import java.io.OutputStream;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -108,8 +110,8 @@ public final class McpStdioServer implements AutoCloseable {
             if (!transport.logs(level)) {
                 return;
             }
-            com.fasterxml.jackson.databind.node.ObjectNode params = Output.JSON.createObjectNode();
-            params.put("level", level.name().toLowerCase(java.util.Locale.ROOT));
+            ObjectNode params = Output.JSON.createObjectNode();
+            params.put("level", level.name().toLowerCase(Locale.ROOT));
             params.put("logger", "execache");
             params.put("data", record.getMessage());
             transport.notify("notifications/message", params);

@@ -9,6 +9,7 @@ import dev.execache.cli.session.InfrastructureException;
 import dev.execache.cli.settings.ConfigFile;
 import dev.execache.cli.settings.Settings;
 import dev.execache.core.CachedExecutor;
+import dev.execache.core.ErrorType;
 import dev.execache.core.ExecutionOutcome;
 import dev.execache.core.ExecutionRequest;
 import dev.execache.core.ExecutionResult;
@@ -20,6 +21,7 @@ import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import io.modelcontextprotocol.spec.McpSchema.TextContent;
 import io.modelcontextprotocol.spec.McpSchema.Tool;
 import io.modelcontextprotocol.spec.McpSchema.ToolAnnotations;
+import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.math.BigDecimal;
 import java.time.Duration;
@@ -29,6 +31,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -193,7 +196,7 @@ public final class ServeTools {
         }
         if (!proxied.names().contains(tool)) {
             return failure("tool: no proxied tool is called '" + tool + "' (known: "
-                    + String.join(", ", new java.util.TreeSet<>(proxied.names())) + ")");
+                    + String.join(", ", new TreeSet<>(proxied.names())) + ")");
         }
         @SuppressWarnings("unchecked")
         Map<String, Object> args = (Map<String, Object>) callArguments;
@@ -312,7 +315,7 @@ public final class ServeTools {
     /** The answer to a call whose answer would be longer than a line may be. */
     static CallToolResult answerTooLarge(long size, long limit) {
         ObjectNode node = Output.JSON.createObjectNode();
-        node.set("error", errorNode(dev.execache.core.ErrorType.OUTPUT_LIMIT_ERROR.displayName(),
+        node.set("error", errorNode(ErrorType.OUTPUT_LIMIT_ERROR.displayName(),
                 "the answer would be " + size + " bytes, over the limit of " + limit + " bytes that one MCP message may "
                         + "have; return less (a part, a summary, or a count)"));
         return errorResult(node);
@@ -598,7 +601,7 @@ public final class ServeTools {
     private static Map<String, Object> schema(String json) {
         try {
             return Output.JSON.readValue(json, OBJECT);
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             throw new IllegalStateException("bad schema in the code: " + e.getMessage(), e);
         }
     }

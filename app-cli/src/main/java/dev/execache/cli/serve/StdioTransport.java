@@ -19,6 +19,10 @@ import java.io.OutputStream;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -244,7 +248,7 @@ public final class StdioTransport implements McpServerTransportProvider {
             }
             if (McpSchema.METHOD_LOGGING_SET_LEVEL.equals(method)) {
                 logLevel = McpSchema.LoggingLevel.valueOf(
-                        message.at("/params/level").textValue().toUpperCase(java.util.Locale.ROOT));
+                        message.at("/params/level").textValue().toUpperCase(Locale.ROOT));
                 deliver(id, resultLine(id, Output.JSON.createObjectNode()));
                 return;
             }
@@ -315,9 +319,9 @@ public final class StdioTransport implements McpServerTransportProvider {
             case McpSchema.METHOD_LOGGING_SET_LEVEL -> {
                 JsonNode level = params == null ? null : params.get("level");
                 boolean known = level != null && level.isTextual()
-                        && java.util.Arrays.stream(McpSchema.LoggingLevel.values())
+                        && Arrays.stream(McpSchema.LoggingLevel.values())
                                 .anyMatch(each -> each.name().equalsIgnoreCase(level.textValue())
-                                        && level.textValue().equals(level.textValue().toLowerCase(java.util.Locale.ROOT)));
+                                        && level.textValue().equals(level.textValue().toLowerCase(Locale.ROOT)));
                 yield known ? null : "Invalid params: params.level must be one of debug, info, notice, warning, "
                         + "error, critical, alert, emergency";
             }
@@ -468,7 +472,7 @@ public final class StdioTransport implements McpServerTransportProvider {
 
     /** The answers to the requests of one batch, written together as one array once all are in. */
     private static final class Batch {
-        private final java.util.List<String> lines = new java.util.ArrayList<>();
+        private final List<String> lines = new ArrayList<>();
         private int expected;
 
         synchronized void expect() {

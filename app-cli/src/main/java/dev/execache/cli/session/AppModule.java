@@ -17,6 +17,7 @@ import dev.execache.store.memory.MemoryCacheStore;
 import dev.execache.store.redis.RedisCacheStore;
 import dev.execache.store.redis.RedisStoreSettings;
 import dev.execache.store.sqlite.SqliteCacheStore;
+import java.nio.file.Files;
 import java.time.Clock;
 import java.time.Duration;
 
@@ -78,7 +79,7 @@ final class AppModule extends AbstractModule {
      * Not on Redis, so that a run with caching off never waits for it.
      */
     private CacheStore countingOnly(Clock clock, Resources resources) {
-        if (settings.store() == StoreKind.SQLITE && java.nio.file.Files.exists(settings.sqlitePath())) {
+        if (settings.store() == StoreKind.SQLITE && Files.exists(settings.sqlitePath())) {
             try {
                 return openStore(clock, resources);
             } catch (RuntimeException e) {

@@ -57,7 +57,7 @@ public final class ReopeningStore implements CacheStore {
 
     @Override public Optional<CacheEntry> get(String key) { return store().get(key); }
     @Override public Optional<CacheEntry> peek(String key) { return store().peek(key); }
-    @Override public java.util.List<CacheEntry> entries() { return store().entries(); }
+    @Override public List<CacheEntry> entries() { return store().entries(); }
     @Override public void put(CacheEntry entry) { store().put(entry); }
     @Override public boolean remove(String key) { return store().remove(key); }
     @Override public int removeByTool(String tool) { return store().removeByTool(tool); }
@@ -76,7 +76,7 @@ public final class ReopeningStore implements CacheStore {
         store().recordVersions(scope, versions);
     }
     @Override public void zeroCounters() { store().zeroCounters(); }
-    @Override public java.util.Optional<java.time.Instant> countingSince() { return store().countingSince(); }
+    @Override public Optional<Instant> countingSince() { return store().countingSince(); }
 
     @Override
     public FlightLease acquireFlight(String key, Duration maxHold) throws InterruptedException {

@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * The settings of {@code execache.yaml}, in the seed's shape. Every value is null when the
@@ -161,7 +162,7 @@ public record ConfigFile(
                 if (!known.contains(key)) {
                     String prefix = name.equals("(top level)") ? "" : name + ".";
                     throw new UsageException(path + ": unknown key '" + prefix + key + "' (known here: "
-                            + String.join(", ", new java.util.TreeSet<>(known)) + ")");
+                            + String.join(", ", new TreeSet<>(known)) + ")");
                 }
             }
         }

@@ -3,6 +3,7 @@ package dev.execache.cli.settings;
 import dev.execache.core.MutableToolVersions;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -89,7 +90,7 @@ public final class ConfigWatcher implements AutoCloseable {
         lastContent = content;
         ConfigFile config;
         try {
-            config = ConfigFile.parse(new String(content, java.nio.charset.StandardCharsets.UTF_8), file);
+            config = ConfigFile.parse(new String(content, StandardCharsets.UTF_8), file);
         } catch (UsageException e) {
             LOG.log(Level.WARNING, "config changed but cannot be used, the tool versions in use stay: " + e.getMessage());
             return;

@@ -2,11 +2,16 @@ package dev.execache.cli.settings;
 
 import dev.execache.core.CachePolicy;
 import dev.execache.core.Limits;
+import dev.execache.store.redis.RedisStoreSettings;
 import dev.execache.store.redis.SigningKeys;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -46,7 +51,7 @@ public record Settings(
         }
         tools = Map.copyOf(tools);
         Objects.requireNonNull(gateway);
-        sources = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(sources));
+        sources = Collections.unmodifiableMap(new LinkedHashMap<>(sources));
         Objects.requireNonNull(signingKeys);
     }
 
@@ -83,7 +88,7 @@ public record Settings(
     }
 
     public static Settings resolve(Flags flags, Map<String, String> env, Path workingDir) {
-        Map<String, String> sources = new java.util.LinkedHashMap<>();
+        Map<String, String> sources = new LinkedHashMap<>();
         ConfigFile config = loadConfig(flags, env, workingDir, sources);
         String configName = config.path() == null ? "config" : config.path().toString();
         String fromConfig = "config " + configName;
@@ -315,9 +320,9 @@ public record Settings(
         try {
             keys = Files.readAllLines(path).stream().map(String::strip)
                     .filter(line -> !line.isEmpty() && !line.startsWith("#")).toList();
-        } catch (IOException | java.io.UncheckedIOException e) {
+        } catch (IOException | UncheckedIOException e) {
             throw new UsageException(source + ": cannot read the signing key file " + path + " ("
-                    + (e instanceof java.nio.file.NoSuchFileException ? "no such file" : e.getMessage()) + ")");
+                    + (e instanceof NoSuchFileException ? "no such file" : e.getMessage()) + ")");
         }
         if (keys.isEmpty()) {
             throw new UsageException(source + ": the signing key file " + path + " holds no key");
@@ -343,7 +348,7 @@ public record Settings(
     /** A Redis URL is a usage error when it is wrong, not a store that merely cannot be reached. */
     private static void checkRedisUrl(String url, String source) {
         try {
-            dev.execache.store.redis.RedisStoreSettings.of(url);
+            RedisStoreSettings.of(url);
         } catch (IllegalArgumentException e) {
             String name = source.startsWith("flag ") ? source.substring(5)
                     : source.startsWith("env ") ? source.substring(4) : source;

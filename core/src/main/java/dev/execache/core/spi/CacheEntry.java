@@ -3,9 +3,12 @@ package dev.execache.core.spi;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.zip.CRC32C;
 
 /**
@@ -100,19 +103,19 @@ public record CacheEntry(
     }
 
     /** The sources of non-determinism the stored run's code used ({@code Date.now}, ...); empty for none. */
-    public java.util.Set<String> nondeterminism() {
+    public Set<String> nondeterminism() {
         String sources = toolVersions.get(NONDETERMINISM);
-        return sources == null || sources.isEmpty() ? java.util.Set.of()
-                : java.util.Set.copyOf(java.util.Arrays.asList(sources.split(",")));
+        return sources == null || sources.isEmpty() ? Set.of()
+                : Set.copyOf(Arrays.asList(sources.split(",")));
     }
 
     /** The tools a run depended on, and the sources of non-determinism it used, as an entry keeps them. */
-    public static Map<String, String> dependencies(Map<String, String> tools, java.util.Set<String> nondeterminism) {
+    public static Map<String, String> dependencies(Map<String, String> tools, Set<String> nondeterminism) {
         if (nondeterminism.isEmpty()) {
             return tools;
         }
         Map<String, String> all = new TreeMap<>(tools);
-        all.put(NONDETERMINISM, String.join(",", new java.util.TreeSet<>(nondeterminism)));
+        all.put(NONDETERMINISM, String.join(",", new TreeSet<>(nondeterminism)));
         return all;
     }
 

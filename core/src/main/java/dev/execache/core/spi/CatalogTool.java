@@ -1,5 +1,7 @@
 package dev.execache.core.spi;
 
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 
@@ -27,7 +29,7 @@ public record CatalogTool(String name, String server, String version, Map<String
             throw new IllegalArgumentException("version must not be blank (tool " + name + ")");
         }
         Objects.requireNonNull(definition, "definition must not be null (tool " + name + ")");
-        definition = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(definition));
+        definition = Collections.unmodifiableMap(new LinkedHashMap<>(definition));
     }
 
     /** The tool's own name on its server. */

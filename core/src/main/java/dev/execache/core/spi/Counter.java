@@ -1,5 +1,7 @@
 package dev.execache.core.spi;
 
+import java.util.Locale;
+
 /**
  * The counters a store keeps. A shared store keeps them in the store, so they are fleet-wide.
  *
@@ -41,7 +43,7 @@ public enum Counter {
     /** The reason of an {@code UNCACHEABLE_} counter in lower case ({@code nondeterministic}), null for the others. */
     public String uncacheableReason() {
         String name = name();
-        return name.startsWith("UNCACHEABLE_") ? name.substring("UNCACHEABLE_".length()).toLowerCase(java.util.Locale.ROOT)
+        return name.startsWith("UNCACHEABLE_") ? name.substring("UNCACHEABLE_".length()).toLowerCase(Locale.ROOT)
                 : null;
     }
 }

@@ -1,5 +1,7 @@
 package dev.execache.core.spi;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CacheStatus;
 import dev.execache.core.CachedExecutor;
@@ -7,8 +9,6 @@ import dev.execache.core.ExecutionOutcome;
 import dev.execache.core.ExecutionRequest;
 import dev.execache.core.MutableClock;
 import dev.execache.core.ScriptedSandbox;
-import static org.assertj.core.api.Assertions.assertThat;
-
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -434,7 +434,7 @@ public abstract class CacheStoreContract {
     void severalCountersAddUpInOneCall() {
         store.increment(Counter.HITS, 1);
 
-        store.increment(java.util.Map.of(Counter.HITS, 2L, Counter.SAVED_NANOS, 7L));
+        store.increment(Map.of(Counter.HITS, 2L, Counter.SAVED_NANOS, 7L));
 
         assertThat(store.counters().get(Counter.HITS)).isEqualTo(3L);
         assertThat(store.counters().get(Counter.SAVED_NANOS)).isEqualTo(7L);
