@@ -9,6 +9,7 @@ import dev.execache.cli.client.archfixture.ClientUsingJackson;
 import dev.execache.core.PublicHelperOfCore;
 import dev.execache.core.archfixture.CoreUsingPicocli;
 import dev.execache.core.spi.PublicHelperOfTheSpi;
+import dev.execache.mcp.server.archfixture.McpServerUsingAnAdapter;
 import dev.execache.store.memory.archfixture.AdapterUsingTheCli;
 import org.junit.jupiter.api.Test;
 
@@ -16,7 +17,7 @@ import org.junit.jupiter.api.Test;
 class ArchitectureRulesCanFailTest {
     private final JavaClasses violators = new ClassFileImporter()
             .importClasses(CoreUsingPicocli.class, AdapterUsingTheCli.class, Main.class, ClientUsingJackson.class,
-                    PublicHelperOfCore.class, PublicHelperOfTheSpi.class);
+                    PublicHelperOfCore.class, PublicHelperOfTheSpi.class, McpServerUsingAnAdapter.class);
 
     @Test
     void coreRuleFailsWhenCoreUsesALibrary() {
@@ -55,6 +56,11 @@ class ArchitectureRulesCanFailTest {
                 assertThat(core.contain("dev.execache.core." + name)).as(name + " exists").isTrue());
         assertThat(ArchitectureTest.CORE_SPI).allSatisfy(name ->
                 assertThat(core.contain("dev.execache.core.spi." + name)).as(name + " exists").isTrue());
+    }
+
+    @Test
+    void mcpServerRuleFailsWhenTheServerReachesAnAdapter() {
+        assertThat(ArchitectureTest.theMcpServerKnowsOnlyCoreAndTheMcpSdk.evaluate(violators).hasViolation()).isTrue();
     }
 
     @Test

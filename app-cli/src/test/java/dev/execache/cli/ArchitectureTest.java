@@ -27,7 +27,8 @@ class ArchitectureTest {
     static final String THIN_CLIENT = "dev.execache.cli.client..";
     static final List<String> ADAPTERS = List.of(
             "dev.execache.store.memory..", "dev.execache.store.sqlite..", "dev.execache.store.redis..", "dev.execache.sandbox..",
-            "dev.execache.tools.mcp..");
+            "dev.execache.tools.mcp..", "dev.execache.mcp.server..");
+    static final String MCP_SERVER = "dev.execache.mcp.server..";
 
     @ArchTest
     static final ArchRule coreDependsOnlyOnTheJdk = noClasses()
@@ -51,6 +52,14 @@ class ArchitectureTest {
             .because("the command a person types must start in tens of milliseconds: no Guice, picocli, Jackson or Jdbi"
                     + " on its path (the in-process mode is reached by name)");
 
+    @ArchTest
+    static final ArchRule theMcpServerKnowsOnlyCoreAndTheMcpSdk = classes()
+            .that().resideInAPackage(MCP_SERVER)
+            .should().onlyDependOnClassesThat().resideInAnyPackage("java..", CORE, MCP_SERVER,
+                    "io.modelcontextprotocol..", "com.fasterxml.jackson..", "reactor..")
+            .because("the MCP server is a driving adapter: it reaches the cache through core's ports only, and"
+                    + " app-cli starts it (DESIGN.md)");
+
     /**
      * What a library user of core needs, and nothing more: the two faces of the policy, what they
      * are built with, requests, results, outcomes and figures. A new public type here is a
@@ -58,7 +67,7 @@ class ArchitectureTest {
      */
     static final List<String> CORE_API = List.of(
             "CachedExecutor", "CachedTool", "MutableToolVersions", "Ticker", "CachePolicy", "Limits", "ToolCacheRule",
-            "ToolInvoker", "ToolCallKeyGenerator", "CacheListener", "Glob",
+            "ToolInvoker", "ToolCallKeyGenerator", "CacheListener", "Glob", "UnknownToolException",
             "ExecutionRequest", "ExecutionResult", "ExecutionError", "ErrorType", "ExecutionOutcome", "CacheStatus",
             "ToolResult", "ToolCallOutcome", "ToolCallRecord", "ToolCallInfo", "Invalidation", "CacheStats", "ToolStats",
             // the canonical JSON every module keys and fingerprints with (RFC 8785)
@@ -118,7 +127,7 @@ class ArchitectureTest {
     /** A typo in a package name must not make a rule pass for want of classes. */
     @ArchTest
     static void everyPackageNamedInTheRulesHasClasses(JavaClasses classes) {
-        Stream.concat(Stream.of(CORE, CLI, THIN_CLIENT), ADAPTERS.stream()).forEach(pkg ->
+        Stream.concat(Stream.of(CORE, CLI, THIN_CLIENT, MCP_SERVER), ADAPTERS.stream()).forEach(pkg ->
                 classes().that().resideInAPackage(pkg).should().bePublic().orShould().notBePublic()
                         .allowEmptyShould(false).check(classes));
     }

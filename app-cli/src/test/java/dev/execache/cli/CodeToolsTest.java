@@ -3,7 +3,6 @@ package dev.execache.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.execache.cli.gateway.ProxiedTools;
 import dev.execache.cli.output.Output;
 import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.core.CachePolicy;
@@ -15,6 +14,8 @@ import dev.execache.core.ExecutionRequest;
 import dev.execache.core.Limits;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolCallRecord;
+import dev.execache.mcp.server.Json;
+import dev.execache.mcp.server.ProxiedTools;
 import dev.execache.sandbox.DenoSandbox;
 import dev.execache.sandbox.DenoSandboxSettings;
 import dev.execache.store.memory.MemoryCacheStore;
@@ -75,7 +76,7 @@ class CodeToolsTest {
         catalog = new McpToolCatalog(servers.stream().map(GatewayConfig.Server::settings).toList(), CALL_TIMEOUT,
                 Duration.ofHours(1), line -> { }, Clock.systemUTC()).start();
         store = new MemoryCacheStore(100, Clock.systemUTC());
-        gateway = new ProxiedTools(catalog, store, versions, new GatewayConfig(servers, List.of(), Duration.ofHours(1)),
+        gateway = new ProxiedTools(catalog, store, versions, new GatewayConfig(servers, List.of(), Duration.ofHours(1)).policy(),
                 policy, Clock.systemUTC());
         executor = new CachedExecutor(sandbox, store, versions, policy, Clock.systemUTC());
         executor.useCodeTools(gateway);
@@ -104,7 +105,7 @@ class CodeToolsTest {
 
     private static JsonNode value(ExecutionOutcome outcome) throws IOException {
         assertThat(outcome.result().error()).isNull();
-        return Output.JSON.readTree(outcome.result().value());
+        return Json.MAPPER.readTree(outcome.result().value());
     }
 
     private static List<String> tools(ExecutionOutcome outcome) {
@@ -232,7 +233,7 @@ class CodeToolsTest {
         ExecutionOutcome first = run(code, null);
         ExecutionOutcome second = run(code, null);
 
-        JsonNode graph = Output.JSON.readTree(ProxiedTools.answerOf(gateway.call("memory__read_graph", Map.of()))
+        JsonNode graph = Json.MAPPER.readTree(ProxiedTools.answerOf(gateway.call("memory__read_graph", Map.of()))
                 .valueJson());
         assertThat(graph.at("/entities/0/observations")).hasSize(2);
         assertThat(second.status()).isEqualTo(CacheStatus.MISS);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.execache.cli.output.Output;
+import dev.execache.mcp.server.Json;
 import dev.execache.store.redis.RedisServerProcess;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -34,7 +35,7 @@ class CommandLineIT {
     }
 
     private static JsonNode json(CliProcess.Result result) throws IOException {
-        return Output.JSON.readTree(result.stdout());
+        return Json.MAPPER.readTree(result.stdout());
     }
 
     @Test
@@ -69,7 +70,7 @@ class CommandLineIT {
         }
         assertThat(live.stderr()).contains("copy \\x1b]52;c;SGVsbG8=\\x07 clear \\x1b[2J\tend").contains("cache miss");
         assertThat(replayed.stderr()).contains("copy \\x1b]52;c;SGVsbG8=\\x07 clear \\x1b[2J\tend").contains("cache hit");
-        assertThat(Output.JSON.readTree(replayed.stdout())).isEqualTo(Output.JSON.readTree("\"hidden \\u001b[8m \\u009b2J\""));
+        assertThat(Json.MAPPER.readTree(replayed.stdout())).isEqualTo(Json.MAPPER.readTree("\"hidden \\u001b[8m \\u009b2J\""));
         assertThat(failed.stderr()).contains("bad \\x1b[2J \\x1b]0;title\\x07");
         assertThat(json(json).get("console").asText()).isEqualTo("copy \u001b]52;c;SGVsbG8=\u0007 clear \u001b[2J\tend\n");
         assertThat(json(json).get("result").asText()).isEqualTo("hidden \u001b[8m \u009b2J");

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.execache.cli.output.Output;
+import dev.execache.mcp.server.Json;
 import dev.execache.store.redis.RedisServerProcess;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -35,7 +36,7 @@ class CommandLineUxIT {
     }
 
     private static JsonNode json(CliProcess.Result result) throws IOException {
-        return Output.JSON.readTree(result.stdout());
+        return Json.MAPPER.readTree(result.stdout());
     }
 
     @Test

@@ -3,7 +3,7 @@ package dev.execache.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.execache.cli.gateway.ToolCallRules;
+import dev.execache.mcp.server.ToolCallRules;
 import dev.execache.cli.settings.ConfigFile;
 import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.cli.settings.UsageException;

@@ -3,7 +3,6 @@ package dev.execache.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.execache.cli.gateway.ProxiedTools;
 import dev.execache.cli.output.Output;
 import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.core.CachePolicy;
@@ -11,6 +10,8 @@ import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolCacheRule;
 import dev.execache.core.ToolResult;
 import dev.execache.core.spi.CacheStore;
+import dev.execache.mcp.server.Json;
+import dev.execache.mcp.server.ProxiedTools;
 import dev.execache.store.memory.MemoryCacheStore;
 import dev.execache.tools.mcp.McpServerSettings;
 import dev.execache.tools.mcp.McpToolCatalog;
@@ -47,7 +48,7 @@ class GatewayTest {
         catalog = new McpToolCatalog(servers.stream().map(GatewayConfig.Server::settings).toList(), CALL_TIMEOUT,
                 Duration.ofHours(1), line -> { }, Clock.systemUTC()).start();
         catalogs.add(catalog);
-        return new ProxiedTools(catalog, store, versions, new GatewayConfig(servers, rules, Duration.ofHours(1)),
+        return new ProxiedTools(catalog, store, versions, new GatewayConfig(servers, rules, Duration.ofHours(1)).policy(),
                 CachePolicy.DEFAULTS, Clock.systemUTC());
     }
 
@@ -67,8 +68,8 @@ class GatewayTest {
     /** The JSON a lab tool answered in its text content. */
     private static JsonNode answer(ToolResult result) {
         try {
-            JsonNode text = Output.JSON.readTree(result.json()).at("/content/0/text");
-            return Output.JSON.readTree(text.textValue());
+            JsonNode text = Json.MAPPER.readTree(result.json()).at("/content/0/text");
+            return Json.MAPPER.readTree(text.textValue());
         } catch (IOException e) {
             throw new AssertionError("not a tool result: " + result.json(), e);
         }
@@ -243,7 +244,7 @@ class GatewayTest {
         awaitConnected(catalog);
         ProxiedTools gateway = new ProxiedTools(catalog, new MemoryCacheStore(100, Clock.systemUTC()), versions,
                 new GatewayConfig(List.of(new GatewayConfig.Server(Downstream.lab("lab", true), false)), List.of(),
-                        Duration.ofSeconds(1)), CachePolicy.DEFAULTS, Clock.systemUTC());
+                        Duration.ofSeconds(1)).policy(), CachePolicy.DEFAULTS, Clock.systemUTC());
         String before = versions.versions().get("lab__get_count");
         gateway.call("lab__get_count", Map.of());
 

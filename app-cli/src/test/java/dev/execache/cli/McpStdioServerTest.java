@@ -3,8 +3,8 @@ package dev.execache.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.execache.cli.serve.McpStdioServer;
-import dev.execache.cli.serve.ServeTools;
+import dev.execache.mcp.server.McpStdioServer;
+import dev.execache.mcp.server.ServeTools;
 import dev.execache.core.ExecutionResult;
 import java.io.IOException;
 import java.nio.channels.Channels;
@@ -45,7 +45,7 @@ class McpStdioServerTest {
         fixture = new ServeFixture(dir, Map.of("github", "v1"));
         Pipe toServer = Pipe.open();
         Pipe fromServer = Pipe.open();
-        server = new McpStdioServer(new ServeTools(fixture.executor, fixture.settings), "test",
+        server = new McpStdioServer(new ServeTools(fixture.executor, fixture.serveSettings), "test",
                 Channels.newInputStream(toServer.source()), Channels.newOutputStream(fromServer.sink()), drainLimit);
         client = new RawMcpClient(Channels.newOutputStream(toServer.sink()), Channels.newInputStream(fromServer.source()));
         ended = CompletableFuture.runAsync(() -> {

@@ -3,6 +3,7 @@ package dev.execache.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.cli.output.Output;
+import dev.execache.mcp.server.Json;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -43,7 +44,7 @@ final class RawMcpClient implements AutoCloseable {
         try (BufferedReader lines = new BufferedReader(new InputStreamReader(fromServer, StandardCharsets.UTF_8))) {
             String line;
             while ((line = lines.readLine()) != null) {
-                received.add(Output.JSON.readTree(line));
+                received.add(Json.MAPPER.readTree(line));
             }
         } catch (IOException e) {
             // the server is gone; waiting callers time out
@@ -62,14 +63,14 @@ final class RawMcpClient implements AutoCloseable {
     /** Sends a request and returns its id. */
     int sendRequest(String method, Object params) {
         int id = ids.incrementAndGet();
-        ObjectNode request = Output.JSON.createObjectNode();
+        ObjectNode request = Json.MAPPER.createObjectNode();
         request.put("jsonrpc", "2.0");
         request.put("id", id);
         request.put("method", method);
         if (params != null) {
-            request.set("params", Output.JSON.valueToTree(params));
+            request.set("params", Json.MAPPER.valueToTree(params));
         }
-        send(Output.write(request));
+        send(Json.write(request));
         return id;
     }
 
@@ -91,7 +92,7 @@ final class RawMcpClient implements AutoCloseable {
 
     /** The response with this id; other messages wait for their turn. */
     JsonNode response(Object id) {
-        JsonNode wanted = Output.JSON.valueToTree(id);
+        JsonNode wanted = Json.MAPPER.valueToTree(id);
         return next(message -> wanted.equals(message.get("id")), "a response with id " + id);
     }
 

@@ -1,5 +1,8 @@
 package dev.execache.cli;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.execache.cli.output.StoreDescription;
+import dev.execache.cli.settings.ConfigFile;
 import dev.execache.cli.settings.Settings;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CachedExecutor;
@@ -11,6 +14,8 @@ import dev.execache.core.ExecutionResult;
 import dev.execache.core.MutableClock;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ScriptedSandbox;
+import dev.execache.mcp.server.Json;
+import dev.execache.mcp.server.ServeSettings;
 import dev.execache.store.memory.MemoryCacheStore;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -37,12 +42,16 @@ final class ServeFixture {
     final List<ExecutionRequest> requests = new CopyOnWriteArrayList<>();
     final ScriptedSandbox sandbox = new ScriptedSandbox(this::run);
     final Settings settings;
+    final ServeSettings serveSettings;
     final CachedExecutor executor;
 
     ServeFixture(Path dir, Map<String, String> tools) {
         this.versions = new MutableToolVersions(tools);
         this.settings = Settings.resolve(new Settings.Flags(null, "memory", null, null, false, null, null, null,
                 "10s", null, List.of(), List.of()), Map.of(), dir);
+        ObjectNode described = Json.MAPPER.createObjectNode();
+        StoreDescription.of(settings).putInto(described);
+        this.serveSettings = new ServeSettings(settings.limits(), ConfigFile.DEFAULT_NAME, described);
         this.executor = new CachedExecutor(sandbox, store, versions, CachePolicy.DEFAULTS, clock);
     }
 

@@ -3,9 +3,9 @@ package dev.execache.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.execache.cli.gateway.ProxiedTools;
-import dev.execache.cli.serve.McpStdioServer;
-import dev.execache.cli.serve.ServeTools;
+import dev.execache.mcp.server.ProxiedTools;
+import dev.execache.mcp.server.McpStdioServer;
+import dev.execache.mcp.server.ServeTools;
 import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.core.CachePolicy;
 import dev.execache.tools.mcp.McpToolCatalog;
@@ -40,11 +40,11 @@ class ServeGatewayTest {
                 List.of(), Duration.ofHours(1));
         catalog = new McpToolCatalog(List.of(Downstream.lab("lab", true)), Duration.ofSeconds(20), Duration.ofHours(1),
                 line -> { }, Clock.systemUTC()).start();
-        ProxiedTools proxied = new ProxiedTools(catalog, fixture.store, fixture.versions, config, CachePolicy.DEFAULTS,
+        ProxiedTools proxied = new ProxiedTools(catalog, fixture.store, fixture.versions, config.policy(), CachePolicy.DEFAULTS,
                 fixture.clock);
         Pipe toServer = Pipe.open();
         Pipe fromServer = Pipe.open();
-        server = new McpStdioServer(new ServeTools(fixture.executor, fixture.settings, proxied), "test",
+        server = new McpStdioServer(new ServeTools(fixture.executor, fixture.serveSettings, proxied), "test",
                 Channels.newInputStream(toServer.source()), Channels.newOutputStream(fromServer.sink()),
                 Duration.ofSeconds(5));
         client = new RawMcpClient(Channels.newOutputStream(toServer.sink()), Channels.newInputStream(fromServer.source()));

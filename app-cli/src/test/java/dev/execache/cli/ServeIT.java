@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.execache.cli.output.Output;
+import dev.execache.mcp.server.Json;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import io.modelcontextprotocol.spec.McpSchema.TextContent;
 import io.modelcontextprotocol.spec.McpSchema.Tool;
@@ -31,7 +32,7 @@ class ServeIT {
     Path dir;
 
     static JsonNode structured(CallToolResult result) {
-        return Output.JSON.valueToTree(result.structuredContent());
+        return Json.MAPPER.valueToTree(result.structuredContent());
     }
 
     static String text(CallToolResult result) {
@@ -42,7 +43,7 @@ class ServeIT {
     static JsonNode errorFacts(CallToolResult result) {
         assertThat(result.structuredContent()).isNull();
         try {
-            return Output.JSON.readTree(text(result));
+            return Json.MAPPER.readTree(text(result));
         } catch (IOException e) {
             throw new AssertionError(e);
         }
@@ -296,7 +297,7 @@ class ServeIT {
             }
             assertThat(answer.at("/result/isError").booleanValue()).isTrue();
             String text = answer.at("/result/content/0/text").textValue();
-            assertThat(Output.JSON.readTree(text).at("/error/message").textValue()).contains("shutting down");
+            assertThat(Json.MAPPER.readTree(text).at("/error/message").textValue()).contains("shutting down");
             assertThat(text).doesNotContain("exit code").doesNotContain("RuntimeError");
             assertThat(process.waitFor(20, TimeUnit.SECONDS)).isTrue();
             assertThat(process.exitValue()).isEqualTo(143);

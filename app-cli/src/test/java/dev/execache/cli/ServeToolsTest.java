@@ -4,7 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.execache.cli.output.Output;
-import dev.execache.cli.serve.ServeTools;
+import dev.execache.mcp.server.Json;
+import dev.execache.mcp.server.ServeTools;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
@@ -32,7 +33,7 @@ class ServeToolsTest {
     @BeforeEach
     void setUp() {
         fixture = new ServeFixture(dir, Map.of("github", "v1", "jira", "j1"));
-        tools = new ServeTools(fixture.executor, fixture.settings).specifications().stream()
+        tools = new ServeTools(fixture.executor, fixture.serveSettings).specifications().stream()
                 .collect(Collectors.toMap(spec -> spec.tool().name(), Function.identity(), (a, b) -> a, LinkedHashMap::new));
     }
 
@@ -44,7 +45,7 @@ class ServeToolsTest {
     /** The structured content as a client reads it: written and read back (a result travels as raw JSON). */
     private static JsonNode structured(CallToolResult result) {
         try {
-            return Output.JSON.readTree(Output.JSON.writeValueAsString(result.structuredContent()));
+            return Json.MAPPER.readTree(Json.MAPPER.writeValueAsString(result.structuredContent()));
         } catch (IOException e) {
             throw new AssertionError(e);
         }
@@ -54,7 +55,7 @@ class ServeToolsTest {
     private static JsonNode errorFacts(CallToolResult result) {
         assertThat(result.structuredContent()).isNull();
         try {
-            return Output.JSON.readTree(text(result));
+            return Json.MAPPER.readTree(text(result));
         } catch (IOException e) {
             throw new AssertionError(e);
         }
@@ -90,8 +91,8 @@ class ServeToolsTest {
     void theTextContentIsTheStructuredContentAsJson() throws Exception {
         CallToolResult result = call("execute_code", Map.of("code", "return context", "context", Map.of("a", 1)));
 
-        assertThat(Output.JSON.readTree(text(result))).isEqualTo(structured(result));
-        assertThat(structured(result).get("result")).isEqualTo(Output.JSON.readTree("{\"a\":1}"));
+        assertThat(Json.MAPPER.readTree(text(result))).isEqualTo(structured(result));
+        assertThat(structured(result).get("result")).isEqualTo(Json.MAPPER.readTree("{\"a\":1}"));
         assertThat(structured(result).get("console").textValue()).isEqualTo("echoed\n");
     }
 

@@ -3,7 +3,7 @@ package dev.execache.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.execache.cli.serve.StdioTransport;
+import dev.execache.mcp.server.StdioTransport;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.execache.cli.output.Output;
+import dev.execache.mcp.server.Json;
 import dev.execache.store.redis.RedisServerProcess;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -65,13 +66,13 @@ class SignedEntriesIT {
     }
 
     private static JsonNode json(CliProcess.Result result) throws IOException {
-        return Output.JSON.readTree(result.stdout());
+        return Json.MAPPER.readTree(result.stdout());
     }
 
     private JsonNode stats(CliProcess cli) throws Exception {
         var stats = cli.run("stats", "--store", "redis", "--redis-url", redis.url(), "--json");
         assertThat(stats.exitCode()).as(stats.toString()).isZero();
-        return Output.JSON.readTree(stats.stdout());
+        return Json.MAPPER.readTree(stats.stdout());
     }
 
     private static List<String> lines(String text, String containing) {

@@ -7,6 +7,7 @@ import dev.execache.cli.command.ExitCode;
 import dev.execache.cli.output.Output;
 import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.Counter;
+import dev.execache.mcp.server.Json;
 import dev.execache.store.sqlite.SqliteCacheStore;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -87,7 +88,7 @@ class StatsCommandTest {
     void jsonHasTheSameFiguresAndTheStore() throws Exception {
         assertThat(run("stats", "--format", "json")).isEqualTo(ExitCode.OK);
 
-        JsonNode figures = Output.JSON.readTree(output());
+        JsonNode figures = Json.MAPPER.readTree(output());
         assertThat(figures.get("store").asText()).isEqualTo("sqlite");
         assertThat(figures.get("location").asText()).isEqualTo(db.toString());
         assertThat(figures.get("limits").get("maxEntries").asInt()).isEqualTo(100);
@@ -101,19 +102,19 @@ class StatsCommandTest {
         assertThat(figures.get("tools").get("fs__read \"quoted\\\"").get("uncacheable").asLong()).isEqualTo(1);
 
         assertThat(run("stats", "--json")).isEqualTo(ExitCode.OK);
-        assertThat(Output.JSON.readTree(output()).get("hits").asLong()).isEqualTo(5);
+        assertThat(Json.MAPPER.readTree(output()).get("hits").asLong()).isEqualTo(5);
     }
 
     @Test
     void zeroSetsTheCountersToZeroKeepsTheEntriesAndCountsFromNow() throws Exception {
         run("stats", "--json");
-        Instant before = Instant.parse(Output.JSON.readTree(output()).get("countingSince").asText());
+        Instant before = Instant.parse(Json.MAPPER.readTree(output()).get("countingSince").asText());
 
         assertThat(run("stats", "--zero")).isEqualTo(ExitCode.OK);
         assertThat(output()).contains("counters set to zero; entries kept");
 
         run("stats", "--json");
-        JsonNode figures = Output.JSON.readTree(output());
+        JsonNode figures = Json.MAPPER.readTree(output());
         for (String counter : List.of("hits", "misses", "shared", "failed", "bypassed", "storeErrors", "evictions")) {
             assertThat(figures.get(counter).asLong()).as(counter).isZero();
         }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.execache.cli.output.Output;
 import dev.execache.cli.output.TerminalText;
+import dev.execache.mcp.server.Json;
 import org.junit.jupiter.api.Test;
 
 class TerminalTextTest {
@@ -26,6 +27,6 @@ class TerminalTextTest {
         String escaped = TerminalText.escapeJson(json);
 
         assertThat(escaped).isEqualTo("{\"s\":\"a\\u009b2Jb\\u007f\"}");
-        assertThat(Output.JSON.readTree(escaped)).isEqualTo(Output.JSON.readTree(json));
+        assertThat(Json.MAPPER.readTree(escaped)).isEqualTo(Json.MAPPER.readTree(json));
     }
 }

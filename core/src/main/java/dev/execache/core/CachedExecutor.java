@@ -197,8 +197,7 @@ public final class CachedExecutor {
         for (String tool : request.tools()) {
             String version = known.get(tool);
             if (version == null) {
-                throw new IllegalArgumentException("unknown tool '" + tool + "': give its version (known tools: "
-                        + (known.isEmpty() ? "none" : String.join(", ", new TreeSet<>(known.keySet()))) + ")");
+                throw new UnknownToolException(tool, known.keySet());
             }
             used.put(tool, version);
         }

@@ -7,6 +7,7 @@ import dev.execache.cli.settings.Durations;
 import dev.execache.cli.settings.Environment;
 import dev.execache.cli.settings.Redaction;
 import dev.execache.cli.settings.Settings;
+import dev.execache.mcp.server.Json;
 import jakarta.inject.Inject;
 import java.io.PrintWriter;
 import java.util.LinkedHashMap;
@@ -65,13 +66,13 @@ final class ConfigCommand implements Callable<Integer> {
         values.put("deno", settings.denoPath() == null ? "(look up)" : settings.denoPath().toString());
         PrintWriter out = spec.commandLine().getOut();
         if (json) {
-            ObjectNode node = Output.JSON.createObjectNode();
+            ObjectNode node = Json.MAPPER.createObjectNode();
             values.forEach((name, value) -> {
                 ObjectNode setting = node.putObject(name);
                 setting.put("value", value);
                 setting.put("source", settings.sources().getOrDefault(name, "default"));
             });
-            out.println(Output.write(node));
+            out.println(Json.write(node));
         } else {
             values.forEach((name, value) -> out.printf(Locale.ROOT, "%-14s %s  [%s]%n", name, value,
                     settings.sources().getOrDefault(name, "default")));

@@ -3,6 +3,7 @@ package dev.execache.cli.command;
 import dev.execache.cli.output.Output;
 import dev.execache.cli.settings.Environment;
 import dev.execache.cli.settings.UsageException;
+import dev.execache.mcp.server.Json;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -93,7 +94,7 @@ final class Inputs {
     static void checkContext(Object context, String what) {
         if (!(context instanceof Map)) {
             throw new UsageException(what + ": must be a JSON object such as {\"limit\": 10}, not "
-                    + Output.jsonType(context));
+                    + Json.jsonType(context));
         }
     }
 

@@ -1,9 +1,9 @@
 package dev.execache.cli.command;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.execache.cli.gateway.ProxiedTools;
 import dev.execache.cli.output.Entries;
 import dev.execache.cli.output.Output;
+import dev.execache.cli.session.GatewayCatalog;
 import dev.execache.cli.session.Session;
 import dev.execache.cli.session.SessionFactory;
 import dev.execache.cli.settings.Durations;
@@ -15,6 +15,8 @@ import dev.execache.core.ExecutionRequest;
 import dev.execache.core.ToolCallKeyGenerator;
 import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.CatalogTool;
+import dev.execache.mcp.server.Json;
+import dev.execache.mcp.server.ProxiedTools;
 import dev.execache.tools.mcp.McpToolCatalog;
 import jakarta.inject.Inject;
 import java.io.PrintWriter;
@@ -116,10 +118,10 @@ final class InspectCommand implements Callable<Integer> {
             PrintWriter out = spec.commandLine().getOut();
             if (entry.isEmpty()) {
                 if (json) {
-                    ObjectNode node = Output.JSON.createObjectNode();
+                    ObjectNode node = Json.MAPPER.createObjectNode();
                     node.put("key", key);
                     node.put("cached", false);
-                    out.println(Output.write(node));
+                    out.println(Json.write(node));
                 } else {
                     spec.commandLine().getErr().println("execache: not cached: " + key);
                 }
@@ -155,7 +157,7 @@ final class InspectCommand implements Callable<Integer> {
         Object arguments = Inputs.jsonObject(args, "--args", environment);
         String version = configured.get(tool);
         if (!settings.gateway().isEmpty()) {
-            try (McpToolCatalog catalog = ProxiedTools.startCatalog(settings, environment)) {
+            try (McpToolCatalog catalog = GatewayCatalog.start(settings, environment)) {
                 Optional<CatalogTool> found = catalog.tools().stream()
                         .filter(candidate -> candidate.name().equals(tool)).findFirst();
                 if (found.isPresent()) {
@@ -178,9 +180,9 @@ final class InspectCommand implements Callable<Integer> {
         if (json) {
             ObjectNode node = Entries.json(entry, now);
             node.put("cached", true);
-            node.set("result", Output.rawJson(entry.value()));
+            node.set("result", Json.rawJson(entry.value()));
             node.put("console", entry.console());
-            out.println(Output.write(node));
+            out.println(Json.write(node));
             return;
         }
         Duration age = Duration.between(entry.createdAt(), now);

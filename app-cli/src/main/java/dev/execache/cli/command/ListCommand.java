@@ -6,6 +6,7 @@ import dev.execache.cli.output.Output;
 import dev.execache.cli.session.Session;
 import dev.execache.cli.session.SessionFactory;
 import dev.execache.core.spi.CacheEntry;
+import dev.execache.mcp.server.Json;
 import jakarta.inject.Inject;
 import java.io.PrintWriter;
 import java.time.Clock;
@@ -40,9 +41,9 @@ final class ListCommand extends StoreCommand {
                 .sorted(Comparator.comparing(CacheEntry::createdAt).reversed().thenComparing(CacheEntry::key))
                 .toList();
         if (json) {
-            ArrayNode array = Output.JSON.createArrayNode();
+            ArrayNode array = Json.MAPPER.createArrayNode();
             entries.forEach(entry -> array.add(Entries.json(entry, now)));
-            out.println(Output.write(array));
+            out.println(Json.write(array));
         } else if (entries.isEmpty()) {
             spec.commandLine().getErr().println("execache: no cached results");
         } else {

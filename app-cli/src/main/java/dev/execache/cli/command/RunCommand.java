@@ -1,10 +1,10 @@
 package dev.execache.cli.command;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.execache.cli.gateway.ProxiedTools;
 import dev.execache.cli.output.Console;
 import dev.execache.cli.output.Output;
 import dev.execache.cli.output.TerminalText;
+import dev.execache.cli.session.GatewayCatalog;
 import dev.execache.cli.session.Session;
 import dev.execache.cli.session.SessionFactory;
 import dev.execache.cli.settings.Durations;
@@ -18,6 +18,8 @@ import dev.execache.core.ExecutionRequest;
 import dev.execache.core.ExecutionResult;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.spi.ToolCatalog;
+import dev.execache.mcp.server.Json;
+import dev.execache.mcp.server.ProxiedTools;
 import dev.execache.tools.mcp.McpToolCatalog;
 import jakarta.inject.Inject;
 import java.io.PrintWriter;
@@ -106,8 +108,8 @@ final class RunCommand implements Callable<Integer> {
                 || !(session.toolVersions() instanceof MutableToolVersions versions)) {
             return null;
         }
-        McpToolCatalog catalog = ProxiedTools.startCatalog(settings, environment);
-        session.executor().useCodeTools(new ProxiedTools(catalog, session.store(), versions, settings.gateway(),
+        McpToolCatalog catalog = GatewayCatalog.start(settings, environment);
+        session.executor().useCodeTools(new ProxiedTools(catalog, session.store(), versions, settings.gateway().policy(),
                 settings.policy(), Clock.systemUTC()));
         return catalog;
     }
@@ -117,16 +119,16 @@ final class RunCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         ExecutionResult result = outcome.result();
         if (json) {
-            ObjectNode node = Output.JSON.createObjectNode();
-            node.set("result", result.isSuccess() ? Output.rawJson(result.value()) : null);
+            ObjectNode node = Json.MAPPER.createObjectNode();
+            node.set("result", result.isSuccess() ? Json.rawJson(result.value()) : null);
             node.put("cache", outcome.status().name().toLowerCase(Locale.ROOT));
             node.put("key", outcome.key());
-            node.put("executionTimeMs", Output.millis(result.executionTime()));
-            node.put("savedMs", Output.millis(outcome.saved()));
+            node.put("executionTimeMs", Json.millis(result.executionTime()));
+            node.put("savedMs", Json.millis(outcome.saved()));
             node.put("console", result.console());
-            node.set("error", result.isSuccess() ? null : Output.error(result.error()));
-            Output.runDetails(node, outcome);
-            out.println(Output.write(node));
+            node.set("error", result.isSuccess() ? null : Json.error(result.error()));
+            Json.runDetails(node, outcome);
+            out.println(Json.write(node));
         } else {
             // for a person: what the code wrote is shown, never acted on by the terminal
             if (!result.console().isEmpty()) {

@@ -1,10 +1,9 @@
 package dev.execache.cli.command;
 
-import dev.execache.cli.gateway.ProxiedTools;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.cli.output.CacheMBean;
 import dev.execache.cli.output.StoreDescription;
-import dev.execache.cli.serve.McpStdioServer;
-import dev.execache.cli.serve.ServeTools;
+import dev.execache.cli.session.GatewayCatalog;
 import dev.execache.cli.session.InfrastructureException;
 import dev.execache.cli.session.Session;
 import dev.execache.cli.session.SessionFactory;
@@ -13,6 +12,11 @@ import dev.execache.cli.settings.ConfigWatcher;
 import dev.execache.cli.settings.Environment;
 import dev.execache.cli.settings.Settings;
 import dev.execache.core.MutableToolVersions;
+import dev.execache.mcp.server.Json;
+import dev.execache.mcp.server.McpStdioServer;
+import dev.execache.mcp.server.ProxiedTools;
+import dev.execache.mcp.server.ServeSettings;
+import dev.execache.mcp.server.ServeTools;
 import dev.execache.sandbox.DenoSandboxSettings;
 import jakarta.inject.Inject;
 import java.io.IOException;
@@ -82,12 +86,12 @@ final class ServeCommand implements Callable<Integer> {
             warmUp(session);
             serving.add(new ConfigWatcher(configFile(settings), versions, pinnedTools()).start(WATCH_INTERVAL));
             ProxiedTools proxied = settings.gateway().isEmpty() ? null
-                    : new ProxiedTools(serving.add(ProxiedTools.startCatalog(settings, environment)), session.store(), versions,
-                            settings.gateway(), settings.policy(), Clock.systemUTC());
+                    : new ProxiedTools(serving.add(GatewayCatalog.start(settings, environment)), session.store(), versions,
+                            settings.gateway().policy(), settings.policy(), Clock.systemUTC());
             if (proxied != null) {
                 session.executor().useCodeTools(proxied);
             }
-            McpStdioServer server = serving.add(new McpStdioServer(new ServeTools(session.executor(), settings, proxied),
+            McpStdioServer server = serving.add(new McpStdioServer(new ServeTools(session.executor(), serveSettings(settings), proxied),
                     version(), environment.stdin(), protocol, settings.limits().timeout().plus(DRAIN_MARGIN)));
             LOG.log(Level.INFO, "serving MCP on stdio (store " + settings.store() + ", "
                     + (settings.policy().enabled() ? "ttl " + settings.policy().ttl().toSeconds() + " s, "
@@ -97,6 +101,13 @@ final class ServeCommand implements Callable<Integer> {
         } finally {
             serving.close();
         }
+    }
+
+    private ServeSettings serveSettings(Settings settings) {
+        ObjectNode store = Json.MAPPER.createObjectNode();
+        StoreDescription.of(settings).putInto(store);
+        return new ServeSettings(settings.limits(), settings.configPath() == null ? ConfigFile.DEFAULT_NAME
+                : settings.configPath().toString(), store);
     }
 
     /** Starts the sandbox (and its pool of waiting runners) while the client is still connecting. */

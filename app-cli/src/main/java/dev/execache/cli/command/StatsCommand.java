@@ -11,6 +11,7 @@ import dev.execache.cli.settings.Durations;
 import dev.execache.cli.settings.StoreKind;
 import dev.execache.cli.settings.UsageException;
 import dev.execache.core.CacheStats;
+import dev.execache.mcp.server.Json;
 import jakarta.inject.Inject;
 import java.io.PrintWriter;
 import java.time.Clock;
@@ -88,10 +89,10 @@ final class StatsCommand extends StoreCommand {
         CacheStats stats = session.executor().stats();
         switch (chosen()) {
             case JSON -> {
-                ObjectNode node = Output.JSON.createObjectNode();
+                ObjectNode node = Json.MAPPER.createObjectNode();
                 store.putInto(node);
-                node.setAll(Output.stats(stats));
-                out.println(Output.write(node));
+                node.setAll(Json.stats(stats));
+                out.println(Json.write(node));
             }
             case OPENMETRICS -> out.print(OpenMetrics.write(stats, store));
             case HUMAN -> human(out, stats, store);

@@ -2,16 +2,18 @@ package dev.execache.cli.command;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.execache.cli.gateway.ProxiedTools;
-import dev.execache.cli.gateway.ToolCallRules;
-import dev.execache.cli.gateway.TypeScriptDeclarations;
 import dev.execache.cli.output.Output;
+import dev.execache.cli.session.GatewayCatalog;
 import dev.execache.cli.settings.ConfigFile;
 import dev.execache.cli.settings.Environment;
 import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.cli.settings.Settings;
 import dev.execache.cli.settings.UsageException;
 import dev.execache.core.spi.CatalogTool;
+import dev.execache.mcp.server.Json;
+import dev.execache.mcp.server.ProxiedTools;
+import dev.execache.mcp.server.ToolCallRules;
+import dev.execache.mcp.server.TypeScriptDeclarations;
 import dev.execache.tools.mcp.McpToolCatalog;
 import jakarta.inject.Inject;
 import java.io.PrintWriter;
@@ -64,14 +66,14 @@ final class ToolsCommand implements Callable<Integer> {
                             : " " + settings.configPath()));
         }
         ToolCallRules rules = new ToolCallRules(settings.gateway().rules(), settings.policy());
-        try (McpToolCatalog catalog = ProxiedTools.startCatalog(settings, environment)) {
+        try (McpToolCatalog catalog = GatewayCatalog.start(settings, environment)) {
             List<CatalogTool> tools = catalog.tools();
             if (typescript) {
                 out.print(TypeScriptDeclarations.of(tools, settings.gateway().servers().stream()
                         .filter(GatewayConfig.Server::codeAccess).map(server -> server.settings().name())
                         .collect(Collectors.toSet())));
             } else if (json) {
-                ArrayNode array = Output.JSON.createArrayNode();
+                ArrayNode array = Json.MAPPER.createArrayNode();
                 for (CatalogTool tool : tools) {
                     ToolCallRules.Decision decision = rules.decide(tool);
                     ObjectNode node = array.addObject();
@@ -84,7 +86,7 @@ final class ToolsCommand implements Callable<Integer> {
                         node.put("ttlSeconds", decision.ttl().toSeconds());
                     }
                 }
-                out.println(Output.write(array));
+                out.println(Json.write(array));
             } else {
                 List<String[]> rows = new ArrayList<>();
                 rows.add(new String[] {"SERVER", "TOOL", "VERSION", "CACHED", "WHY", "TTL"});

@@ -3,6 +3,7 @@ package dev.execache.cli.output;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.core.spi.CacheEntry;
+import dev.execache.mcp.server.Json;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Locale;
@@ -53,7 +54,7 @@ public final class Entries {
     }
 
     public static ObjectNode json(CacheEntry entry, Instant now) {
-        ObjectNode node = Output.JSON.createObjectNode();
+        ObjectNode node = Json.MAPPER.createObjectNode();
         node.put("key", entry.key());
         node.put("label", entry.label());
         node.put("createdAt", entry.createdAt().toString());
@@ -61,9 +62,9 @@ public final class Entries {
         node.put("ageMs", Duration.between(entry.createdAt(), now).toMillis());
         node.put("ttlLeftMs", Math.max(0, Duration.between(now, entry.expiresAt()).toMillis()));
         node.put("hits", entry.hits());
-        node.put("executionTimeMs", Output.millis(entry.executionTime()));
+        node.put("executionTimeMs", Json.millis(entry.executionTime()));
         node.put("bytes", entry.estimatedBytes());
-        node.set("tools", Output.JSON.valueToTree(entry.dependsOnTools()));
+        node.set("tools", Json.MAPPER.valueToTree(entry.dependsOnTools()));
         ArrayNode sources = node.putArray("nondeterminism");
         new TreeSet<>(entry.nondeterminism()).forEach(sources::add);
         return node;

@@ -1,99 +1,24 @@
 package dev.execache.cli.output;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.core.StreamReadFeature;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.json.JsonMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.fasterxml.jackson.databind.util.RawValue;
 import dev.execache.cli.settings.UsageException;
-import dev.execache.core.CacheStats;
-import dev.execache.core.ExecutionError;
-import dev.execache.core.ExecutionOutcome;
-import dev.execache.core.ToolCallRecord;
-import java.time.Duration;
-import java.util.List;
+import dev.execache.mcp.server.Json;
 import java.util.Locale;
 
-/** JSON in and out of the command line. */
+/** What the command line reads from a person as JSON, and sizes as a person reads them. */
 public final class Output {
-    public static final ObjectMapper JSON = JsonMapper.builder().enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
-
     private Output() {
     }
 
     /** Parses user-given JSON into plain Java values (Map, List, String, Number, Boolean, null). */
     public static Object parseJson(String text, String source) {
         try {
-            return JSON.readValue(text, Object.class);
+            return Json.MAPPER.readValue(text, Object.class);
         } catch (JsonProcessingException e) {
             String where = e.getLocation() == null ? ""
                     : " at line " + e.getLocation().getLineNr() + ", column " + e.getLocation().getColumnNr();
             throw new UsageException(source + ": not valid JSON" + where + ": " + e.getOriginalMessage());
         }
-    }
-
-    /**
-     * A result as the sandbox produced it, written out verbatim: never parsed, so every nesting
-     * depth and every escape (a lone surrogate stays {@code \\ud800}) reaches the reader as it was,
-     * identically through {@code run --json} and {@code serve}. The sandbox checked it is JSON.
-     */
-    public static JsonNode rawJson(String json) {
-        return JSON.getNodeFactory().rawValueNode(new RawValue(json));
-    }
-
-    public static ObjectNode error(ExecutionError error) {
-        ObjectNode node = JSON.createObjectNode();
-        node.put("type", error.type().displayName());
-        node.put("message", error.message());
-        node.put("stack", error.stack());
-        if (error.line() > 0) {
-            node.put("line", error.line());
-            node.put("column", error.column());
-        }
-        return node;
-    }
-
-    public static ObjectNode stats(CacheStats stats) {
-        ObjectNode node = JSON.createObjectNode();
-        node.put("hits", stats.hits());
-        node.put("misses", stats.misses());
-        node.put("shared", stats.shared());
-        node.put("hitRate", stats.hitRate());
-        node.put("totalSavedMs", millis(stats.totalSaved()));
-        node.put("averageSavedMs", millis(stats.averageSaved()));
-        node.put("entries", stats.entries());
-        node.put("evictions", stats.evictions());
-        node.put("expirations", stats.expirations());
-        node.put("invalidations", stats.invalidations());
-        node.put("storeErrors", stats.storeErrors());
-        node.put("damaged", stats.damaged());
-        node.put("estimatedBytes", stats.estimatedBytes());
-        node.put("failed", stats.failed());
-        node.put("bypassed", stats.bypassed());
-        ObjectNode uncacheable = node.putObject("uncacheable");
-        stats.uncacheable().forEach(uncacheable::put);
-        if (stats.countingSince() == null) {
-            node.putNull("countingSince");
-        } else {
-            node.put("countingSince", stats.countingSince().toString());
-        }
-        ObjectNode tools = node.putObject("tools");
-        stats.tools().forEach((tool, counted) -> {
-            ObjectNode one = tools.putObject(tool);
-            one.put("hits", counted.hits());
-            one.put("misses", counted.misses());
-            one.put("hitRate", counted.hitRate());
-            one.put("savedMs", millis(counted.saved()));
-            one.put("invalidations", counted.invalidations());
-            one.put("shared", counted.shared());
-            one.put("failed", counted.failed());
-            one.put("uncacheable", counted.uncacheable());
-            one.put("bypassed", counted.bypassed());
-        });
-        return node;
     }
 
     /** {@code 512 B}, {@code 1.5 KiB}, {@code 64.0 MiB}. */
@@ -105,55 +30,5 @@ public final class Output {
             return String.format(Locale.ROOT, "%.1f KiB", bytes / 1024.0);
         }
         return String.format(Locale.ROOT, "%.1f MiB", bytes / (1024.0 * 1024));
-    }
-
-    public static double millis(Duration duration) {
-        return Math.round(duration.toNanos() / 1e4) / 100.0;
-    }
-
-    public static String write(JsonNode node) {
-        try {
-            return JSON.writeValueAsString(node);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    /**
-     * What a run did besides its result: the tool calls it made (tool, cache status, ms), why it
-     * was not stored, and the sources of non-determinism its code used.
-     */
-    public static void runDetails(ObjectNode node, ExecutionOutcome outcome) {
-        ArrayNode calls = node.putArray("toolCalls");
-        for (ToolCallRecord call : outcome.toolCalls()) {
-            ObjectNode one = calls.addObject();
-            one.put("tool", call.tool());
-            one.put("cache", call.status().name().toLowerCase(Locale.ROOT));
-            one.put("ms", millis(call.time()));
-            one.put("error", call.error());
-        }
-        node.put("notStored", outcome.notStoredBecause());
-        ArrayNode sources = node.putArray("nondeterminism");
-        outcome.result().nondeterminism().forEach(sources::add);
-    }
-
-    /** How a message names the JSON type of a value a person gave. */
-    public static String jsonType(Object value) {
-        if (value == null) {
-            return "null";
-        }
-        if (value instanceof String) {
-            return "a string";
-        }
-        if (value instanceof Number) {
-            return "a number";
-        }
-        if (value instanceof Boolean) {
-            return "a boolean";
-        }
-        if (value instanceof List) {
-            return "an array";
-        }
-        return "an object";
     }
 }

@@ -3,6 +3,7 @@ package dev.execache.cli.settings;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.execache.core.Limits;
 import dev.execache.core.ToolCacheRule;
+import dev.execache.mcp.server.GatewayPolicy;
 import dev.execache.tools.mcp.McpServerSettings;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -69,6 +70,13 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
 
     public boolean isEmpty() {
         return servers.isEmpty();
+    }
+
+    /** What the gateway needs of this: the rules, and each server's name and flags. */
+    public GatewayPolicy policy() {
+        return new GatewayPolicy(servers.stream()
+                .map(server -> new GatewayPolicy.Server(server.settings().name(), server.invalidateOnWrite(), server.codeAccess()))
+                .toList(), rules);
     }
 
     /**

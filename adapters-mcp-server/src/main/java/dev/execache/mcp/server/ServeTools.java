@@ -1,19 +1,14 @@
-package dev.execache.cli.serve;
+package dev.execache.mcp.server;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.execache.cli.gateway.ProxiedTools;
-import dev.execache.cli.output.Output;
-import dev.execache.cli.output.StoreDescription;
-import dev.execache.cli.session.InfrastructureException;
-import dev.execache.cli.settings.ConfigFile;
-import dev.execache.cli.settings.Settings;
 import dev.execache.core.CachedExecutor;
 import dev.execache.core.ErrorType;
 import dev.execache.core.ExecutionOutcome;
 import dev.execache.core.ExecutionRequest;
 import dev.execache.core.ExecutionResult;
 import dev.execache.core.Limits;
+import dev.execache.core.UnknownToolException;
 import dev.execache.core.spi.SandboxUnavailableException;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
@@ -24,6 +19,7 @@ import io.modelcontextprotocol.spec.McpSchema.ToolAnnotations;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.math.BigDecimal;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -58,7 +54,7 @@ public final class ServeTools {
             + "call again once it is back";
 
     private final CachedExecutor executor;
-    private final Settings settings;
+    private final ServeSettings settings;
     private final InFlightCalls calls = new InFlightCalls();
     private final ScheduledExecutorService progress = Executors.newSingleThreadScheduledExecutor(task -> {
         Thread thread = new Thread(task, "execache-mcp-progress");
@@ -68,12 +64,12 @@ public final class ServeTools {
     private volatile BiConsumer<String, ObjectNode> notifications = (method, params) -> { };
     private final ProxiedTools proxied;
 
-    public ServeTools(CachedExecutor executor, Settings settings) {
+    public ServeTools(CachedExecutor executor, ServeSettings settings) {
         this(executor, settings, null);
     }
 
     /** @param proxied the downstream servers' tools, offered beside execache's own; null for none */
-    public ServeTools(CachedExecutor executor, Settings settings, ProxiedTools proxied) {
+    public ServeTools(CachedExecutor executor, ServeSettings settings, ProxiedTools proxied) {
         this.executor = executor;
         this.settings = settings;
         this.proxied = proxied;
@@ -123,7 +119,7 @@ public final class ServeTools {
                  },
                  "required": ["code"],
                  "additionalProperties": false}
-                """.formatted(ConfigFile.DEFAULT_NAME, number(maxTimeout), number(maxTimeout))))
+                """.formatted(Path.of(settings.configFile()).getFileName(), number(maxTimeout), number(maxTimeout))))
                 .title("Execute code (cached)")
                 .description("Runs TypeScript/JavaScript in a locked-down Deno sandbox and caches the result: the same "
                         + "code, context and tool versions return the stored result without running again. The result "
@@ -201,7 +197,7 @@ public final class ServeTools {
         @SuppressWarnings("unchecked")
         Map<String, Object> args = (Map<String, Object>) callArguments;
         ProxiedTools.Inspected inspected = proxied.inspect(tool, args);
-        ObjectNode node = Output.JSON.createObjectNode();
+        ObjectNode node = Json.MAPPER.createObjectNode();
         node.put("tool", tool);
         node.put("cached", inspected.info().isPresent());
         node.put("key", inspected.key());
@@ -233,7 +229,7 @@ public final class ServeTools {
     }
 
     private CallToolResult describeTools(Map<String, Object> arguments) {
-        ObjectNode node = Output.JSON.createObjectNode();
+        ObjectNode node = Json.MAPPER.createObjectNode();
         node.put("typescript", proxied.typescript());
         return CallToolResult.builder()
                 .content(List.of(TextContent.builder(proxied.typescript()).build()))
@@ -259,7 +255,7 @@ public final class ServeTools {
             // the client cancelled it (no answer goes out) or the server is stopping
             return shuttingDown();
         } catch (IllegalArgumentException e) {
-            return failure(e.getMessage() + (e.getMessage().startsWith("unknown tool") ? knownToolsHint() : ""));
+            return failure(e.getMessage() + (e instanceof UnknownToolException ? knownToolsHint() : ""));
         } catch (RuntimeException e) {
             Throwable cause = infrastructureCause(e);
             if (cause == null) {
@@ -273,19 +269,19 @@ public final class ServeTools {
             }
         }
         ExecutionResult result = outcome.result();
-        ObjectNode node = Output.JSON.createObjectNode();
+        ObjectNode node = Json.MAPPER.createObjectNode();
         if (result.isSuccess()) {
-            node.set("result", Output.rawJson(result.value()));
+            node.set("result", Json.rawJson(result.value()));
             node.put("hit", outcome.isHit());
         } else {
-            node.set("error", Output.error(result.error()));
+            node.set("error", Json.error(result.error()));
         }
         node.put("cache", outcome.status().name().toLowerCase(Locale.ROOT));
         node.put("key", outcome.key());
-        node.put("executionTimeMs", Output.millis(result.executionTime()));
-        node.put("savedMs", Output.millis(outcome.saved()));
+        node.put("executionTimeMs", Json.millis(result.executionTime()));
+        node.put("savedMs", Json.millis(outcome.saved()));
         node.put("console", result.console());
-        Output.runDetails(node, outcome);
+        Json.runDetails(node, outcome);
         return result.isSuccess() ? structured(node, false) : errorResult(node);
     }
 
@@ -297,8 +293,8 @@ public final class ServeTools {
         long start = System.nanoTime();
         return progress.scheduleAtFixedRate(() -> {
             long seconds = Math.round((System.nanoTime() - start) / 1e9);
-            ObjectNode params = Output.JSON.createObjectNode();
-            params.set("progressToken", Output.JSON.valueToTree(token));
+            ObjectNode params = Json.MAPPER.createObjectNode();
+            params.set("progressToken", Json.MAPPER.valueToTree(token));
             params.put("progress", seconds);
             params.put("message", "running for " + seconds + " s");
             notifications.accept("notifications/progress", params);
@@ -307,14 +303,14 @@ public final class ServeTools {
 
     /** The answer to a call whose run was stopped because the server is stopping. */
     static CallToolResult shuttingDown() {
-        ObjectNode node = Output.JSON.createObjectNode();
+        ObjectNode node = Json.MAPPER.createObjectNode();
         node.set("error", errorNode("ShutdownError", SHUTTING_DOWN));
         return errorResult(node);
     }
 
     /** The answer to a call whose answer would be longer than a line may be. */
     static CallToolResult answerTooLarge(long size, long limit) {
-        ObjectNode node = Output.JSON.createObjectNode();
+        ObjectNode node = Json.MAPPER.createObjectNode();
         node.set("error", errorNode(ErrorType.OUTPUT_LIMIT_ERROR.displayName(),
                 "the answer would be " + size + " bytes, over the limit of " + limit + " bytes that one MCP message may "
                         + "have; return less (a part, a summary, or a count)"));
@@ -322,7 +318,7 @@ public final class ServeTools {
     }
 
     private static ObjectNode errorNode(String type, String message) {
-        ObjectNode error = Output.JSON.createObjectNode();
+        ObjectNode error = Json.MAPPER.createObjectNode();
         error.put("type", type);
         error.put("message", message);
         error.put("stack", "");
@@ -336,16 +332,16 @@ public final class ServeTools {
         }
         Object context = arguments.getOrDefault("context", Map.of());
         if (!(context instanceof Map)) {
-            throw new IllegalArgumentException("context: must be a JSON object, not " + Output.jsonType(context));
+            throw new IllegalArgumentException("context: must be a JSON object, not " + Json.jsonType(context));
         }
         Set<String> tools = new LinkedHashSet<>();
         Object declared = arguments.getOrDefault("tools", List.of());
         if (!(declared instanceof List<?> names)) {
-            throw new IllegalArgumentException("tools: must be an array of tool names, not " + Output.jsonType(declared));
+            throw new IllegalArgumentException("tools: must be an array of tool names, not " + Json.jsonType(declared));
         }
         for (Object name : names) {
             if (!(name instanceof String tool) || tool.isBlank()) {
-                throw new IllegalArgumentException("tools: every item must be a non-empty tool name, not " + Output.jsonType(name));
+                throw new IllegalArgumentException("tools: every item must be a non-empty tool name, not " + Json.jsonType(name));
             }
             tools.add(tool);
         }
@@ -360,7 +356,7 @@ public final class ServeTools {
     /** Deno missing and the like, also when Guice wraps it while building the sandbox on first use. */
     private static Throwable infrastructureCause(Throwable e) {
         for (Throwable cause = e; cause != null; cause = cause.getCause()) {
-            if (cause instanceof SandboxUnavailableException || cause instanceof InfrastructureException) {
+            if (cause instanceof SandboxUnavailableException) {
                 return cause;
             }
         }
@@ -369,7 +365,7 @@ public final class ServeTools {
 
     private static Duration timeout(Object value, Duration max) {
         if (!(value instanceof Number number)) {
-            throw new IllegalArgumentException("timeout: must be a number of seconds, not " + Output.jsonType(value));
+            throw new IllegalArgumentException("timeout: must be a number of seconds, not " + Json.jsonType(value));
         }
         BigDecimal seconds = new BigDecimal(number.toString());
         Duration timeout = Duration.ofNanos(seconds.movePointRight(9).min(BigDecimal.valueOf(Long.MAX_VALUE)).longValue());
@@ -385,7 +381,7 @@ public final class ServeTools {
 
     private String knownToolsHint() {
         return "; tool versions come from tools: in "
-                + (settings.configPath() == null ? ConfigFile.DEFAULT_NAME : settings.configPath().toString())
+                + settings.configFile()
                 + " or --tool NAME=VERSION";
     }
 
@@ -427,9 +423,9 @@ public final class ServeTools {
     }
 
     private CallToolResult cacheStats(Map<String, Object> arguments) {
-        ObjectNode node = Output.JSON.createObjectNode();
-        StoreDescription.of(settings).putInto(node);
-        node.setAll(Output.stats(executor.stats()));
+        ObjectNode node = Json.MAPPER.createObjectNode();
+        node.setAll(settings.store().deepCopy());
+        node.setAll(Json.stats(executor.stats()));
         return structured(node, false);
     }
 
@@ -473,7 +469,7 @@ public final class ServeTools {
             return failure("tool: give the tool's name as a non-empty string");
         }
         int removed = executor.invalidateTool(name);
-        ObjectNode node = Output.JSON.createObjectNode();
+        ObjectNode node = Json.MAPPER.createObjectNode();
         node.put("tool", name);
         node.put("removed", removed);
         return structured(node, false);
@@ -518,7 +514,7 @@ public final class ServeTools {
         } catch (IllegalArgumentException e) {
             return failure("pattern: " + e.getMessage());
         }
-        ObjectNode node = Output.JSON.createObjectNode();
+        ObjectNode node = Json.MAPPER.createObjectNode();
         node.put("pattern", glob);
         node.put("removed", removed);
         return structured(node, false);
@@ -540,7 +536,7 @@ public final class ServeTools {
         } catch (IllegalArgumentException e) {
             return failure("tool: " + e.getMessage());
         }
-        ObjectNode node = Output.JSON.createObjectNode();
+        ObjectNode node = Json.MAPPER.createObjectNode();
         node.put("tool", glob);
         node.put("removed", removed);
         return structured(node, false);
@@ -573,7 +569,7 @@ public final class ServeTools {
     /** The node as structured content, and as JSON text for clients that read only text. */
     private static CallToolResult structured(ObjectNode node, boolean isError) {
         return CallToolResult.builder()
-                .content(List.of(TextContent.builder(Output.write(node)).build()))
+                .content(List.of(TextContent.builder(Json.write(node)).build()))
                 .structuredContent(node)
                 .isError(isError)
                 .build();
@@ -586,7 +582,7 @@ public final class ServeTools {
      */
     private static CallToolResult errorResult(ObjectNode node) {
         return CallToolResult.builder()
-                .content(new ArrayList<>(List.of(TextContent.builder(Output.write(node)).build())))
+                .content(new ArrayList<>(List.of(TextContent.builder(Json.write(node)).build())))
                 .isError(true)
                 .build();
     }
@@ -600,7 +596,7 @@ public final class ServeTools {
 
     private static Map<String, Object> schema(String json) {
         try {
-            return Output.JSON.readValue(json, OBJECT);
+            return Json.MAPPER.readValue(json, OBJECT);
         } catch (IOException e) {
             throw new IllegalStateException("bad schema in the code: " + e.getMessage(), e);
         }

@@ -1,6 +1,5 @@
-package dev.execache.cli.gateway;
+package dev.execache.mcp.server;
 
-import dev.execache.cli.output.Output;
 import dev.execache.core.spi.CatalogTool;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -152,7 +151,7 @@ public final class TypeScriptDeclarations {
 
     private static String literal(Object value) {
         if (value instanceof String || value == null || value instanceof Number || value instanceof Boolean) {
-            return Output.write(Output.JSON.valueToTree(value));
+            return Json.write(Json.MAPPER.valueToTree(value));
         }
         return "unknown";
     }

@@ -1,8 +1,7 @@
-package dev.execache.cli.serve;
+package dev.execache.mcp.server;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.execache.cli.output.Output;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.server.McpServer;
@@ -110,7 +109,7 @@ public final class McpStdioServer implements AutoCloseable {
             if (!transport.logs(level)) {
                 return;
             }
-            ObjectNode params = Output.JSON.createObjectNode();
+            ObjectNode params = Json.MAPPER.createObjectNode();
             params.put("level", level.name().toLowerCase(Locale.ROOT));
             params.put("logger", "execache");
             params.put("data", record.getMessage());

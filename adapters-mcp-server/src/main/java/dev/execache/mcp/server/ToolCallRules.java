@@ -1,4 +1,4 @@
-package dev.execache.cli.gateway;
+package dev.execache.mcp.server;
 
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CachedTool;

@@ -1,10 +1,8 @@
-package dev.execache.cli.serve;
+package dev.execache.mcp.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.execache.cli.output.JsonText;
-import dev.execache.cli.output.Output;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.TypeRef;
 import io.modelcontextprotocol.spec.McpSchema;
@@ -122,12 +120,12 @@ public final class StdioTransport implements McpServerTransportProvider {
         if (!initialized) {
             return;
         }
-        ObjectNode message = Output.JSON.createObjectNode();
+        ObjectNode message = Json.MAPPER.createObjectNode();
         message.put("jsonrpc", McpSchema.JSONRPC_VERSION);
         message.put("method", method);
         message.set("params", params);
         try {
-            writeLine(Output.write(message));
+            writeLine(Json.write(message));
         } catch (IOException e) {
             LOG.log(Level.DEBUG, "cannot write to standard output: " + e);
         }
@@ -184,7 +182,7 @@ public final class StdioTransport implements McpServerTransportProvider {
     private void dispatch(String line) {
         JsonNode tree;
         try {
-            tree = Output.JSON.readTree(line);
+            tree = Json.MAPPER.readTree(line);
         } catch (IOException e) {
             tree = null;
         }
@@ -216,7 +214,7 @@ public final class StdioTransport implements McpServerTransportProvider {
         }
         for (JsonNode item : batch) {
             if (item instanceof ObjectNode message) {
-                dispatchOne(Output.write(message), message, collected);
+                dispatchOne(Json.write(message), message, collected);
             } else {
                 collected.expect();
                 collected.add(errorLine(null, McpSchema.ErrorCodes.INVALID_REQUEST,
@@ -243,20 +241,20 @@ public final class StdioTransport implements McpServerTransportProvider {
                 return;
             }
             if (McpSchema.METHOD_PING.equals(method)) {
-                deliver(id, resultLine(id, Output.JSON.createObjectNode()));
+                deliver(id, resultLine(id, Json.MAPPER.createObjectNode()));
                 return;
             }
             if (McpSchema.METHOD_LOGGING_SET_LEVEL.equals(method)) {
                 logLevel = McpSchema.LoggingLevel.valueOf(
                         message.at("/params/level").textValue().toUpperCase(Locale.ROOT));
-                deliver(id, resultLine(id, Output.JSON.createObjectNode()));
+                deliver(id, resultLine(id, Json.MAPPER.createObjectNode()));
                 return;
             }
             if (McpSchema.METHOD_TOOLS_CALL.equals(method)) {
                 ObjectNode params = (ObjectNode) message.get("params");
                 ObjectNode meta = params.get("_meta") instanceof ObjectNode given ? given : params.putObject("_meta");
                 meta.set(REQUEST_ID_META, message.get("id"));
-                line = Output.write(message);
+                line = Json.write(message);
             }
         } else if (McpSchema.METHOD_NOTIFICATION_INITIALIZED.equals(method)) {
             initialized = true;
@@ -398,24 +396,24 @@ public final class StdioTransport implements McpServerTransportProvider {
     }
 
     private static String errorLine(Object id, int code, String message, String data) {
-        ObjectNode response = Output.JSON.createObjectNode();
+        ObjectNode response = Json.MAPPER.createObjectNode();
         response.put("jsonrpc", McpSchema.JSONRPC_VERSION);
-        response.set("id", Output.JSON.valueToTree(id));
+        response.set("id", Json.MAPPER.valueToTree(id));
         ObjectNode error = response.putObject("error");
         error.put("code", code);
         error.put("message", message);
         if (data != null) {
             error.put("data", data);
         }
-        return Output.write(response);
+        return Json.write(response);
     }
 
     private String resultLine(Object id, Object result) {
-        ObjectNode response = Output.JSON.createObjectNode();
+        ObjectNode response = Json.MAPPER.createObjectNode();
         response.put("jsonrpc", McpSchema.JSONRPC_VERSION);
-        response.set("id", Output.JSON.valueToTree(id));
-        response.set("result", Output.JSON.valueToTree(result));
-        return Output.write(response);
+        response.set("id", Json.MAPPER.valueToTree(id));
+        response.set("result", Json.MAPPER.valueToTree(result));
+        return Json.write(response);
     }
 
     /** Writes the answer to request {@code id}, as part of its batch when it came in one. */

@@ -1,4 +1,4 @@
-package dev.execache.cli.output;
+package dev.execache.mcp.server;
 
 /**
  * JSON text on its way out as UTF-8. A string may hold a lone UTF-16 surrogate (JavaScript

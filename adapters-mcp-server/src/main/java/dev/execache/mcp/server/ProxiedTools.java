@@ -1,4 +1,4 @@
-package dev.execache.cli.gateway;
+package dev.execache.mcp.server;
 
 import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonProcessingException;
@@ -6,10 +6,6 @@ import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectReader;
-import dev.execache.cli.output.Output;
-import dev.execache.cli.settings.Environment;
-import dev.execache.cli.settings.GatewayConfig;
-import dev.execache.cli.settings.Settings;
 import dev.execache.core.CacheListener;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CacheStatus;
@@ -26,7 +22,6 @@ import dev.execache.core.spi.CodeToolCall;
 import dev.execache.core.spi.CodeTools;
 import dev.execache.core.spi.ToolAnswer;
 import dev.execache.core.spi.ToolCatalog;
-import dev.execache.tools.mcp.McpToolCatalog;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
@@ -58,7 +53,7 @@ public final class ProxiedTools implements CodeTools {
     private static final TypeReference<Map<String, Object>> OBJECT = new TypeReference<>() {
     };
     /** Text is JSON only when all of it is: "true story" is text, not true. */
-    private static final ObjectReader STRICT = Output.JSON.reader()
+    private static final ObjectReader STRICT = Json.MAPPER.reader()
             .with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
     private static final System.Logger LOG = System.getLogger("dev.execache.cli");
 
@@ -72,15 +67,15 @@ public final class ProxiedTools implements CodeTools {
     private Map<String, CatalogTool> offered = Map.of();
     private BiConsumer<List<SyncToolSpecification>, List<String>> offer;
 
-    public ProxiedTools(ToolCatalog catalog, CacheStore store, MutableToolVersions versions, GatewayConfig config,
+    public ProxiedTools(ToolCatalog catalog, CacheStore store, MutableToolVersions versions, GatewayPolicy config,
             CachePolicy policy, Clock clock) {
         this.catalog = catalog;
         this.versions = versions;
         this.rules = new ToolCallRules(config.rules(), policy);
-        this.invalidatedOnWrite = config.servers().stream().filter(GatewayConfig.Server::invalidateOnWrite)
-                .map(server -> server.settings().name()).collect(Collectors.toSet());
-        this.codeAccess = config.servers().stream().filter(GatewayConfig.Server::codeAccess)
-                .map(server -> server.settings().name()).collect(Collectors.toSet());
+        this.invalidatedOnWrite = config.servers().stream().filter(GatewayPolicy.Server::invalidateOnWrite)
+                .map(GatewayPolicy.Server::name).collect(Collectors.toSet());
+        this.codeAccess = config.servers().stream().filter(GatewayPolicy.Server::codeAccess)
+                .map(GatewayPolicy.Server::name).collect(Collectors.toSet());
         CachedTool.Builder builder = CachedTool.builder(catalog::call, store)
                 .defaultRule(policy.enabled(), policy.ttl(), policy.maxEntries())
                 .toolVersions(versions)
@@ -98,19 +93,6 @@ public final class ProxiedTools implements CodeTools {
         this.cachedTool = builder.build();
         catalog.addListener(this::toolsChanged);
         toolsChanged(catalog.tools());
-    }
-
-    /**
-     * Starts the configured servers (waiting at most the run timeout for them) and returns their
-     * catalog. They inherit the command's environment and working directory, which in a resident
-     * server are the typed command's, not the server's.
-     */
-    public static McpToolCatalog startCatalog(Settings settings, Environment command) {
-        System.Logger downstream = System.getLogger("dev.execache.downstream");
-        return new McpToolCatalog(settings.gateway().servers().stream()
-                .map(server -> server.settings().startedFor(command.variables(), command.workingDir())).toList(),
-                settings.limits().timeout(), settings.gateway().rediscoverEvery(),
-                line -> downstream.log(Level.INFO, line), Clock.systemUTC()).start();
     }
 
     /** Hits and misses per proxied tool, counted in this process. */
@@ -225,7 +207,7 @@ public final class ProxiedTools implements CodeTools {
         }
         Map<String, Object> args;
         try {
-            args = Output.JSON.readValue(argumentsJson, OBJECT);
+            args = Json.MAPPER.readValue(argumentsJson, OBJECT);
         } catch (JsonProcessingException e) {
             return CodeToolCall.refused(server, tool, "tools." + server + "." + tool + ": the arguments are not a JSON"
                     + " object");
@@ -254,7 +236,7 @@ public final class ProxiedTools implements CodeTools {
     public static ToolAnswer answerOf(ToolResult result) {
         JsonNode node;
         try {
-            node = Output.JSON.readTree(result.json());
+            node = Json.MAPPER.readTree(result.json());
         } catch (JsonProcessingException e) {
             return ToolAnswer.error("the tool's answer is not a tool result");
         }
@@ -273,7 +255,7 @@ public final class ProxiedTools implements CodeTools {
         }
         JsonNode structured = node.path("structuredContent");
         if (!structured.isMissingNode() && !structured.isNull()) {
-            return ToolAnswer.value(Output.write(structured));
+            return ToolAnswer.value(Json.write(structured));
         }
         if (onlyText) {
             try {
@@ -281,12 +263,12 @@ public final class ProxiedTools implements CodeTools {
                 if (parsed == null || parsed.isMissingNode()) {
                     throw new JsonParseException(null, "empty");
                 }
-                return ToolAnswer.value(Output.write(parsed));
+                return ToolAnswer.value(Json.write(parsed));
             } catch (IOException e) {
-                return ToolAnswer.value(Output.write(Output.JSON.getNodeFactory().textNode(text.toString())));
+                return ToolAnswer.value(Json.write(Json.MAPPER.getNodeFactory().textNode(text.toString())));
             }
         }
-        return ToolAnswer.value(Output.write(content.isMissingNode() ? Output.JSON.createArrayNode() : content));
+        return ToolAnswer.value(Json.write(content.isMissingNode() ? Json.MAPPER.createArrayNode() : content));
     }
 
     private void toolsChanged(List<CatalogTool> tools) {
@@ -321,7 +303,7 @@ public final class ProxiedTools implements CodeTools {
     private SyncToolSpecification specification(CatalogTool tool) {
         Map<String, Object> definition = new LinkedHashMap<>(tool.definition());
         definition.put("name", tool.name());
-        McpSchema.Tool described = Output.JSON.convertValue(definition, McpSchema.Tool.class);
+        McpSchema.Tool described = Json.MAPPER.convertValue(definition, McpSchema.Tool.class);
         return SyncToolSpecification.builder()
                 .tool(described)
                 .callHandler((exchange, request) -> toCallResult(call(tool.name(),
@@ -331,7 +313,7 @@ public final class ProxiedTools implements CodeTools {
 
     private static CallToolResult toCallResult(ToolResult result) {
         try {
-            return Output.JSON.readValue(result.json(), CallToolResult.class);
+            return Json.MAPPER.readValue(result.json(), CallToolResult.class);
         } catch (JsonProcessingException e) {
             return CallToolResult.builder()
                     .content(List.of(McpSchema.TextContent.builder("the tool's answer is not a tool result: "

@@ -1,4 +1,4 @@
-package dev.execache.cli.serve;
+package dev.execache.mcp.server;
 
 import java.util.Set;
 import java.util.concurrent.CancellationException;
