@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
+import java.util.function.Function;
 
 /**
  * Every setting of a command, resolved from, highest first: flags, environment, the config
@@ -90,150 +91,98 @@ public record Settings(
     public static Settings resolve(Flags flags, Map<String, String> env, Path workingDir) {
         Map<String, String> sources = new LinkedHashMap<>();
         ConfigFile config = loadConfig(flags, env, workingDir, sources);
-        String configName = config.path() == null ? "config" : config.path().toString();
-        String fromConfig = "config " + configName;
+        Layers layers = new Layers(config, env, sources);
         // Paths in a config file are relative to the file, which may be in a parent directory.
         Path configDir = config.path() == null ? workingDir : config.path().toAbsolutePath().getParent();
 
-        StoreKind store = StoreKind.SQLITE;
-        sources.put("store", "default");
-        if (config.store() != null) {
-            store = StoreKind.parse(config.store(), configName + ": code_execution.cache.store");
-            sources.put("store", fromConfig);
-        }
-        if (env.get("EXECACHE_STORE") != null) {
-            store = StoreKind.parse(env.get("EXECACHE_STORE"), "EXECACHE_STORE");
-            sources.put("store", "env EXECACHE_STORE");
-        }
-        if (flags.store() != null) {
-            store = StoreKind.parse(flags.store(), "--store");
-            sources.put("store", "flag --store");
-        }
-
-        boolean enabled = config.enabled() == null || config.enabled();
-        sources.put("enabled", config.enabled() == null ? "default" : fromConfig);
-        String noCacheEnv = env.get("EXECACHE_NO_CACHE");
-        if (noCacheEnv != null && !noCacheEnv.isBlank() && !noCacheEnv.equals("0") && !noCacheEnv.equalsIgnoreCase("false")) {
-            enabled = false;
-            sources.put("enabled", "env EXECACHE_NO_CACHE");
-        }
-        if (flags.noCache()) {
-            enabled = false;
-            sources.put("enabled", "flag --no-cache");
-        }
-
-        Duration ttl = config.ttlSeconds() == null ? CachePolicy.DEFAULT_TTL : Duration.ofSeconds(config.ttlSeconds());
-        sources.put("ttl", config.ttlSeconds() == null ? "default" : fromConfig);
-        if (env.get("EXECACHE_TTL") != null) {
-            ttl = Durations.parse(env.get("EXECACHE_TTL"), "EXECACHE_TTL");
-            sources.put("ttl", "env EXECACHE_TTL");
-        }
-        if (flags.ttl() != null) {
-            ttl = Durations.parse(flags.ttl(), "--ttl");
-            sources.put("ttl", "flag --ttl");
-        }
-
-        int maxEntries = config.maxEntries() == null ? CachePolicy.DEFAULT_MAX_ENTRIES : config.maxEntries();
-        sources.put("max_entries", config.maxEntries() == null ? "default" : fromConfig);
-        if (env.get("EXECACHE_MAX_ENTRIES") != null) {
-            maxEntries = Durations.positiveInt(env.get("EXECACHE_MAX_ENTRIES"), "EXECACHE_MAX_ENTRIES");
-            sources.put("max_entries", "env EXECACHE_MAX_ENTRIES");
-        }
-        if (flags.maxEntries() != null) {
-            if (flags.maxEntries() < 1) {
-                throw new UsageException("--max-entries: must be at least 1, not " + flags.maxEntries());
-            }
-            maxEntries = flags.maxEntries();
-            sources.put("max_entries", "flag --max-entries");
-        }
-
+        StoreKind store = layers.pick("store", StoreKind.SQLITE,
+                config.store() == null ? null : StoreKind.parse(config.store(), layers.configName + ": code_execution.cache.store"),
+                "EXECACHE_STORE", text -> StoreKind.parse(text, "EXECACHE_STORE"),
+                "--store", flags.store() == null ? null : StoreKind.parse(flags.store(), "--store"));
+        CachePolicy policy = policy(flags, layers);
         Path cacheDirectory = cacheDirectory(env);
-        Path sqlitePath = cacheDirectory.resolve("cache.db");
-        sources.put("sqlite_path", env.get("XDG_CACHE_HOME") == null ? "default (~/.cache)" : "default ($XDG_CACHE_HOME)");
-        if (config.sqlitePath() != null) {
-            sqlitePath = configDir.resolve(config.sqlitePath());
-            sources.put("sqlite_path", fromConfig);
+        Path sqlitePath = layers.pick("sqlite_path", cacheDirectory.resolve("cache.db"),
+                config.sqlitePath() == null ? null : configDir.resolve(config.sqlitePath()),
+                "EXECACHE_SQLITE_PATH", text -> workingDir.resolve(nonBlankPath(text, "EXECACHE_SQLITE_PATH")),
+                "--db", flags.db() == null ? null : workingDir.resolve(nonBlankPath(flags.db().toString(), "--db")));
+        if (config.sqlitePath() == null && env.get("EXECACHE_SQLITE_PATH") == null && flags.db() == null) {
+            sources.put("sqlite_path", env.get("XDG_CACHE_HOME") == null ? "default (~/.cache)" : "default ($XDG_CACHE_HOME)");
         }
-        if (env.get("EXECACHE_SQLITE_PATH") != null) {
-            sqlitePath = workingDir.resolve(nonBlankPath(env.get("EXECACHE_SQLITE_PATH"), "EXECACHE_SQLITE_PATH"));
-            sources.put("sqlite_path", "env EXECACHE_SQLITE_PATH");
-        }
-        if (flags.db() != null) {
-            sqlitePath = workingDir.resolve(nonBlankPath(flags.db().toString(), "--db"));
-            sources.put("sqlite_path", "flag --db");
-        }
-
-        String redisUrl = DEFAULT_REDIS_URL;
-        String redisSource = "default";
-        if (config.redisUrl() != null) {
-            redisUrl = config.redisUrl();
-            redisSource = fromConfig;
-        }
-        if (env.get("EXECACHE_REDIS_URL") != null) {
-            redisUrl = env.get("EXECACHE_REDIS_URL");
-            redisSource = "env EXECACHE_REDIS_URL";
-        }
-        if (flags.redisUrl() != null) {
-            redisUrl = flags.redisUrl();
-            redisSource = "flag --redis-url";
-        }
-        sources.put("redis_url", redisSource);
+        String redisUrl = layers.pick("redis_url", DEFAULT_REDIS_URL, config.redisUrl(),
+                "EXECACHE_REDIS_URL", text -> text, "--redis-url", flags.redisUrl());
         if (store == StoreKind.REDIS) {
-            checkRedisUrl(redisUrl, redisSource);
+            checkRedisUrl(redisUrl, sources.get("redis_url"));
         }
+        boolean requireStore = layers.pick("require_store", false, config.requireStore(),
+                "EXECACHE_REQUIRE_STORE", "1"::equals, "--require-store", flags.requireStore());
 
-        boolean requireStore = Boolean.TRUE.equals(config.requireStore());
-        sources.put("require_store", config.requireStore() == null ? "default" : fromConfig);
-        if ("1".equals(env.get("EXECACHE_REQUIRE_STORE"))) {
-            requireStore = true;
-            sources.put("require_store", "env EXECACHE_REQUIRE_STORE");
+        Path denoPath = null;
+        sources.put("deno", "default (deno on the PATH, else installed into " + cacheDirectory + ")");
+        if (env.get("EXECACHE_DENO") != null) {
+            denoPath = workingDir.resolve(nonBlankPath(env.get("EXECACHE_DENO"), "EXECACHE_DENO"));
+            sources.put("deno", "env EXECACHE_DENO");
         }
-        if (flags.requireStore() != null) {
-            requireStore = flags.requireStore();
-            sources.put("require_store", "flag --require-store");
-        }
+        int warmPoolSize = env.get("EXECACHE_WARM_POOL") == null ? 0
+                : nonNegative(env.get("EXECACHE_WARM_POOL"), "EXECACHE_WARM_POOL");
+        SigningKeys signingKeys = signingKeys(config, configDir, layers.fromConfig, env, workingDir, store, sources);
+        return new Settings(store, policy, sqlitePath, redisUrl, requireStore, limits(flags, layers, configDir, workingDir),
+                tools(flags, config, layers), denoPath, cacheDirectory, warmPoolSize, config.path(), config.gateway(), sources,
+                signingKeys);
+    }
 
-        Duration timeout = config.timeoutSeconds() == null ? Limits.DEFAULT_TIMEOUT : Duration.ofSeconds(config.timeoutSeconds());
-        sources.put("timeout", config.timeoutSeconds() == null ? "default" : fromConfig);
-        if (env.get("EXECACHE_TIMEOUT") != null) {
-            timeout = Durations.parse(env.get("EXECACHE_TIMEOUT"), "EXECACHE_TIMEOUT");
-            sources.put("timeout", "env EXECACHE_TIMEOUT");
+    private static CachePolicy policy(Flags flags, Layers layers) {
+        ConfigFile config = layers.config;
+        boolean enabled = !layers.pick("enabled", false, config.enabled() == null ? null : !config.enabled(),
+                "EXECACHE_NO_CACHE", text -> !text.isBlank() && !text.equals("0") && !text.equalsIgnoreCase("false"),
+                "--no-cache", flags.noCache() ? true : null);
+        Duration ttl = layers.pick("ttl", CachePolicy.DEFAULT_TTL,
+                config.ttlSeconds() == null ? null : Duration.ofSeconds(config.ttlSeconds()),
+                "EXECACHE_TTL", text -> Durations.parse(text, "EXECACHE_TTL"),
+                "--ttl", flags.ttl() == null ? null : Durations.parse(flags.ttl(), "--ttl"));
+        if (flags.maxEntries() != null && flags.maxEntries() < 1) {
+            throw new UsageException("--max-entries: must be at least 1, not " + flags.maxEntries());
         }
-        if (flags.timeout() != null) {
-            timeout = Durations.parse(flags.timeout(), "--timeout");
-            sources.put("timeout", "flag --timeout");
-        }
+        int maxEntries = layers.pick("max_entries", CachePolicy.DEFAULT_MAX_ENTRIES, config.maxEntries(),
+                "EXECACHE_MAX_ENTRIES", text -> Durations.positiveInt(text, "EXECACHE_MAX_ENTRIES"),
+                "--max-entries", flags.maxEntries());
+        boolean cacheNondeterministic = config.cacheNondeterministic() == null || config.cacheNondeterministic();
+        return new CachePolicy(enabled, ttl, maxEntries, cacheNondeterministic);
+    }
 
-        int memoryMb = config.memoryMb() == null ? Limits.DEFAULT_MEMORY_MB : config.memoryMb();
-        sources.put("memory_mb", config.memoryMb() == null ? "default" : fromConfig);
-        String memorySource = "code_execution.memory_mb in " + configName;
-        if (env.get("EXECACHE_MEMORY_MB") != null) {
-            memoryMb = Durations.positiveInt(env.get("EXECACHE_MEMORY_MB"), "EXECACHE_MEMORY_MB");
-            sources.put("memory_mb", "env EXECACHE_MEMORY_MB");
-            memorySource = "EXECACHE_MEMORY_MB";
-        }
-        if (flags.memoryMb() != null) {
-            memoryMb = flags.memoryMb();
-            sources.put("memory_mb", "flag --memory-mb");
-            memorySource = "--memory-mb";
-        }
+    /** Each run's limits; relative paths in the code resolve where the command was started (run, inspect and serve alike). */
+    private static Limits limits(Flags flags, Layers layers, Path configDir, Path workingDir) {
+        ConfigFile config = layers.config;
+        Duration timeout = layers.pick("timeout", Limits.DEFAULT_TIMEOUT,
+                config.timeoutSeconds() == null ? null : Duration.ofSeconds(config.timeoutSeconds()),
+                "EXECACHE_TIMEOUT", text -> Durations.parse(text, "EXECACHE_TIMEOUT"),
+                "--timeout", flags.timeout() == null ? null : Durations.parse(flags.timeout(), "--timeout"));
+        int memoryMb = layers.pick("memory_mb", Limits.DEFAULT_MEMORY_MB, config.memoryMb(),
+                "EXECACHE_MEMORY_MB", text -> Durations.positiveInt(text, "EXECACHE_MEMORY_MB"),
+                "--memory-mb", flags.memoryMb());
         if (memoryMb < 16) {
-            throw new UsageException(memorySource + ": must be at least 16, not " + memoryMb);
+            String source = flags.memoryMb() != null ? "--memory-mb" : env(layers, "EXECACHE_MEMORY_MB") != null
+                    ? "EXECACHE_MEMORY_MB" : "code_execution.memory_mb in " + layers.configName;
+            throw new UsageException(source + ": must be at least 16, not " + memoryMb);
         }
+        flags.allowRead().forEach(path -> nonBlankPath(path, "--allow-read"));
+        List<String> allowRead = layers.pick("allow_read", List.of(),
+                config.allowRead() == null ? null
+                        : config.allowRead().stream().map(path -> configDir.resolve(path).normalize().toString()).toList(),
+                null, null, "--allow-read", flags.allowRead().isEmpty() ? null
+                        : flags.allowRead().stream().map(path -> workingDir.resolve(path).normalize().toString()).toList());
+        return Limits.DEFAULTS.withTimeout(timeout).withMemoryMb(memoryMb).withAllowRead(allowRead)
+                .withWorkingDirectory(workingDir.toAbsolutePath().normalize().toString())
+                .withMaxToolCalls(config.gateway().maxCallsPerRun()).withMaxToolBytes(config.gateway().maxBytesPerRun());
+    }
 
-        List<String> allowRead = config.allowRead() == null ? List.of()
-                : config.allowRead().stream().map(path -> configDir.resolve(path).normalize().toString()).toList();
-        sources.put("allow_read", config.allowRead() == null ? "default" : fromConfig);
-        if (!flags.allowRead().isEmpty()) {
-            for (String path : flags.allowRead()) {
-                nonBlankPath(path, "--allow-read");
-            }
-            allowRead = flags.allowRead().stream().map(path -> workingDir.resolve(path).normalize().toString()).toList();
-            sources.put("allow_read", "flag --allow-read");
-        }
+    private static String env(Layers layers, String name) {
+        return layers.env.get(name);
+    }
 
+    /** The tools' versions: the config file's, with {@code --tool NAME=VERSION} over them. */
+    private static Map<String, String> tools(Flags flags, ConfigFile config, Layers layers) {
         Map<String, String> tools = new TreeMap<>(config.tools());
-        sources.put("tools", config.tools().isEmpty() ? "default" : fromConfig);
+        layers.sources.put("tools", config.tools().isEmpty() ? "default" : layers.fromConfig);
         for (String tool : flags.tools()) {
             if (tool.isBlank()) {
                 throw new UsageException("--tool: the tool name must not be blank (write NAME or NAME=VERSION)");
@@ -251,27 +200,57 @@ public record Settings(
                     throw new UsageException("--tool " + tool + ": write NAME=VERSION, both non-empty");
                 }
                 tools.put(name, version);
-                sources.put("tools", "flag --tool" + (config.tools().isEmpty() ? "" : " and " + fromConfig));
+                layers.sources.put("tools", "flag --tool" + (config.tools().isEmpty() ? "" : " and " + layers.fromConfig));
             }
         }
+        return tools;
+    }
 
-        Path denoPath = null;
-        sources.put("deno", "default (deno on the PATH, else installed into " + cacheDirectory + ")");
-        if (env.get("EXECACHE_DENO") != null) {
-            denoPath = workingDir.resolve(nonBlankPath(env.get("EXECACHE_DENO"), "EXECACHE_DENO"));
-            sources.put("deno", "env EXECACHE_DENO");
+    /** One setting's layers, highest first: a flag, the environment, the config file, a default; and which one it came from. */
+    private static final class Layers {
+        final ConfigFile config;
+        final Map<String, String> env;
+        final Map<String, String> sources;
+        final String configName;
+        final String fromConfig;
+
+        Layers(ConfigFile config, Map<String, String> env, Map<String, String> sources) {
+            this.config = config;
+            this.env = env;
+            this.sources = sources;
+            this.configName = config.path() == null ? "config" : config.path().toString();
+            this.fromConfig = "config " + configName;
         }
-        int warmPoolSize = env.get("EXECACHE_WARM_POOL") == null ? 0
-                : nonNegative(env.get("EXECACHE_WARM_POOL"), "EXECACHE_WARM_POOL");
-        // relative paths in the code resolve where the command was started (run, inspect and serve alike)
-        Limits limits = Limits.DEFAULTS.withTimeout(timeout).withMemoryMb(memoryMb).withAllowRead(allowRead)
-                .withWorkingDirectory(workingDir.toAbsolutePath().normalize().toString())
-                .withMaxToolCalls(config.gateway().maxCallsPerRun()).withMaxToolBytes(config.gateway().maxBytesPerRun());
-        boolean cacheNondeterministic = config.cacheNondeterministic() == null || config.cacheNondeterministic();
-        SigningKeys signingKeys = signingKeys(config, configDir, fromConfig, env, workingDir, store, sources);
-        return new Settings(store, new CachePolicy(enabled, ttl, maxEntries, cacheNondeterministic), sqlitePath,
-                redisUrl, requireStore,
-                limits, tools, denoPath, cacheDirectory, warmPoolSize, config.path(), config.gateway(), sources, signingKeys);
+
+        /**
+         * @param fromConfig the config file's value, null when it gives none
+         * @param envName the environment variable, null when there is none for this setting
+         * @param fromFlag the flag's value, null when the command line gives none
+         * @param parseEnv reads the variable; for a yes/no setting a variable that reads as no
+         *     ({@code EXECACHE_NO_CACHE=0}) leaves the lower layers' value
+         */
+        <T> T pick(String setting, T defaultValue, T fromConfig, String envName, Function<String, T> parseEnv,
+                String flagName, T fromFlag) {
+            T value = defaultValue;
+            sources.put(setting, "default");
+            if (fromConfig != null) {
+                value = fromConfig;
+                sources.put(setting, this.fromConfig);
+            }
+            String text = envName == null ? null : env.get(envName);
+            if (text != null) {
+                T parsed = parseEnv.apply(text);
+                if (!(parsed instanceof Boolean flag) || flag) {
+                    value = parsed;
+                    sources.put(setting, "env " + envName);
+                }
+            }
+            if (fromFlag != null) {
+                value = fromFlag;
+                sources.put(setting, "flag " + flagName);
+            }
+            return value;
+        }
     }
 
     /**
