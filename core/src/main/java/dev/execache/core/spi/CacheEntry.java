@@ -9,6 +9,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.regex.Pattern;
 import java.util.zip.CRC32C;
 
 /**
@@ -49,6 +50,7 @@ public record CacheEntry(
 
     /** The longest label kept; a longer one is cut, so a label never makes an entry big. */
     public static final int MAX_LABEL_LENGTH = 120;
+    private static final Pattern CONTROL = Pattern.compile("\\p{Cntrl}+");
 
     public CacheEntry {
         requireText(key, "key");
@@ -58,7 +60,8 @@ public record CacheEntry(
         if (executionTime.isNegative()) {
             throw new IllegalArgumentException("executionTime must not be negative: " + executionTime);
         }
-        toolVersions = toolVersions == null ? Map.of() : Map.copyOf(new TreeMap<>(toolVersions));
+        // Map.copyOf returns an immutable map as it is, so withHits on a hit copies nothing
+        toolVersions = toolVersions == null ? Map.of() : Map.copyOf(toolVersions);
         Objects.requireNonNull(createdAt, "createdAt must not be null");
         Objects.requireNonNull(expiresAt, "expiresAt must not be null");
         if (expiresAt.isBefore(createdAt)) {
@@ -88,8 +91,25 @@ public record CacheEntry(
         if (text == null) {
             return "";
         }
-        String line = text.replaceAll("\\p{Cntrl}+", " ").strip();
+        if (isOneShortLine(text)) {
+            return text;
+        }
+        String line = CONTROL.matcher(text).replaceAll(" ").strip();
         return line.length() <= MAX_LABEL_LENGTH ? line : line.substring(0, MAX_LABEL_LENGTH - 1) + "\u2026";
+    }
+
+    /** What {@link #label} would keep as it is: the label of an entry read back from a store, on every hit. */
+    private static boolean isOneShortLine(String text) {
+        if (text.length() > MAX_LABEL_LENGTH) {
+            return false;
+        }
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c < 0x20 || c == 0x7f) {
+                return false;
+            }
+        }
+        return text.isEmpty() || !Character.isWhitespace(text.charAt(0)) && !Character.isWhitespace(text.charAt(text.length() - 1));
     }
 
     /** The tools the result depended on, with their versions (without the record of {@link #nondeterminism()}). */
