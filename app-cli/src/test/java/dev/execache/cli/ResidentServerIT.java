@@ -122,6 +122,39 @@ class ResidentServerIT {
                 .contains("WORKING_DIR=" + project.toRealPath());
     }
 
+    /**
+     * The servers a configuration lists keep running between commands that start the same servers
+     * (same environment and directory), so a command does not start them again; another environment
+     * gets servers of its own.
+     */
+    @Test
+    void theServersOfAConfigurationKeepRunningBetweenCommandsThatNameTheSameOnes() throws Exception {
+        Path project = Files.createDirectory(dir.resolve("project"));
+        Path config = Files.writeString(project.resolve("execache.yaml"), """
+                servers:
+                  lab:
+                    command: node
+                    args: ['%s']
+                """.formatted(Downstream.nodeModules().resolveSibling("lab-server.mjs")));
+        Files.writeString(project.resolve("pid.ts"), "return (await tools.lab.pid({})).pid;\n");
+        CliProcess inProject = new CliProcess(project).env("LAB_TOKEN", "one");
+        assertThat(cli.run("server", "start").exitCode()).isZero();
+
+        var first = inProject.run("run", "pid.ts", "--no-cache", "--db", db.toString(), "--config", config.toString());
+        var second = inProject.run("run", "pid.ts", "--no-cache", "--db", db.toString(), "--config", config.toString());
+        var otherEnvironment = new CliProcess(project).env("LAB_TOKEN", "two")
+                .run("run", "pid.ts", "--no-cache", "--db", db.toString(), "--config", config.toString());
+        var status = cli.run("server", "status");
+
+        assertThat(first.exitCode()).as(first.toString()).isZero();
+        assertThat(second.exitCode()).as(second.toString()).isZero();
+        assertThat(otherEnvironment.exitCode()).as(otherEnvironment.toString()).isZero();
+        assertThat(served()).as("the commands went through the server").isEqualTo(3);
+        assertThat(second.stdout()).as("the same server process answered").isEqualTo(first.stdout());
+        assertThat(otherEnvironment.stdout()).as("another environment, another server").isNotEqualTo(first.stdout());
+        assertThat(status.stdout()).contains("servers lab: ");
+    }
+
     @Test
     void stopsAfterItsIdlePeriod() throws Exception {
         var start = new CliProcess(dir).env("EXECACHE_SERVER_IDLE", "1s").run("server", "start");

@@ -15,6 +15,7 @@ import dev.execache.core.ExecutionRequest;
 import dev.execache.core.ToolCallKeyGenerator;
 import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.CatalogTool;
+import dev.execache.core.spi.ToolCatalog;
 import dev.execache.mcp.server.Json;
 import dev.execache.mcp.server.ProxiedTools;
 import dev.execache.tools.mcp.McpToolCatalog;
@@ -112,7 +113,7 @@ final class InspectCommand implements Callable<Integer> {
         Settings.Flags flags = cache.flags().withTools(tools);
         try (Session session = sessions.openForStoreManagement(flags)) {
             String key = target.key != null ? target.key
-                    : target.toolCall != null ? toolCallKey(session.settings(), session.toolVersions().versions())
+                    : target.toolCall != null ? toolCallKey(session, session.settings(), session.toolVersions().versions())
                     : keyOf(session, flags);
             Optional<CacheEntry> entry = session.executor().inspect(key);
             PrintWriter out = spec.commandLine().getOut();
@@ -146,10 +147,10 @@ final class InspectCommand implements Callable<Integer> {
     }
 
     /**
-     * The key serve gives this call: the tool's version comes from its server (started and
-     * stopped again here, as {@code execache tools} does) or else from tools: in the config.
+     * The key serve gives this call: the tool's version comes from its server (started for this
+     * command, or kept running by the resident server) or else from tools: in the config.
      */
-    private String toolCallKey(Settings settings, Map<String, String> configured) {
+    private String toolCallKey(Session session, Settings settings, Map<String, String> configured) {
         String tool = target.toolCall.strip();
         if (tool.isEmpty()) {
             throw new UsageException("--tool-call: must name a tool as SERVER__TOOL");
@@ -157,7 +158,7 @@ final class InspectCommand implements Callable<Integer> {
         Object arguments = Inputs.jsonObject(args, "--args", environment);
         String version = configured.get(tool);
         if (!settings.gateway().isEmpty()) {
-            try (McpToolCatalog catalog = GatewayCatalog.start(settings, environment)) {
+            try (ToolCatalog catalog = session.gatewayCatalog(environment)) {
                 Optional<CatalogTool> found = catalog.tools().stream()
                         .filter(candidate -> candidate.name().equals(tool)).findFirst();
                 if (found.isPresent()) {

@@ -108,7 +108,7 @@ final class RunCommand implements Callable<Integer> {
                 || !(session.toolVersions() instanceof MutableToolVersions versions)) {
             return null;
         }
-        McpToolCatalog catalog = GatewayCatalog.start(settings, environment);
+        ToolCatalog catalog = session.gatewayCatalog(environment);
         session.executor().useCodeTools(new ProxiedTools(catalog, session.store(), versions, settings.gateway().policy(),
                 settings.policy(), Clock.systemUTC()));
         return catalog;

@@ -2,9 +2,13 @@ package dev.execache.cli.session;
 
 import dev.execache.cli.settings.Environment;
 import dev.execache.cli.settings.Settings;
+import dev.execache.core.spi.ToolCatalog;
+import dev.execache.tools.mcp.McpServerSettings;
 import dev.execache.tools.mcp.McpToolCatalog;
 import java.lang.System.Logger.Level;
 import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
 
 /** The gateway's downstream servers, started for one command. */
 public final class GatewayCatalog {
@@ -17,10 +21,31 @@ public final class GatewayCatalog {
      * server are the typed command's, not the server's.
      */
     public static McpToolCatalog start(Settings settings, Environment command) {
+        return start(servers(settings, command), settings);
+    }
+
+    /**
+     * The configured servers as {@code resources} keep them: started for this command, or found
+     * running since an earlier command that started the same servers.
+     */
+    public static ToolCatalog open(Settings settings, Environment command, Resources resources) {
+        List<McpServerSettings> servers = servers(settings, command);
+        return resources.catalog(new Identity(servers, settings.limits().timeout(), settings.gateway().rediscoverEvery()),
+                () -> start(servers, settings));
+    }
+
+    /** What makes two commands' servers the same: equal records, so equal commands, arguments, environment and directory. */
+    private record Identity(List<McpServerSettings> servers, Duration callTimeout, Duration rediscoverEvery) {
+    }
+
+    private static List<McpServerSettings> servers(Settings settings, Environment command) {
+        return settings.gateway().servers().stream()
+                .map(server -> server.settings().startedFor(command.variables(), command.workingDir())).toList();
+    }
+
+    private static McpToolCatalog start(List<McpServerSettings> servers, Settings settings) {
         System.Logger downstream = System.getLogger("dev.execache.downstream");
-        return new McpToolCatalog(settings.gateway().servers().stream()
-                .map(server -> server.settings().startedFor(command.variables(), command.workingDir())).toList(),
-                settings.limits().timeout(), settings.gateway().rediscoverEvery(),
+        return new McpToolCatalog(servers, settings.limits().timeout(), settings.gateway().rediscoverEvery(),
                 line -> downstream.log(Level.INFO, line), Clock.systemUTC()).start();
     }
 }

@@ -3,6 +3,7 @@ package dev.execache.cli.session;
 import dev.execache.cli.output.StoreDescription;
 import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.Sandbox;
+import dev.execache.core.spi.ToolCatalog;
 import dev.execache.sandbox.DenoSandbox;
 import dev.execache.sandbox.DenoSandboxSettings;
 import java.nio.file.Path;
@@ -39,6 +40,18 @@ public interface Resources {
     CacheStore store(String identity, Path file, Supplier<CacheStore> open);
 
     Sandbox sandbox(DenoSandboxSettings settings);
+
+    /**
+     * The gateway's downstream servers for a command; the command closes what it gets when it is
+     * done. A one-shot process starts them for the command; the resident server keeps them
+     * running between commands that name the same servers (same commands, arguments, environment
+     * and directory), so a command finds their tools known.
+     *
+     * @param identity what the servers are: commands that give equal ones may share them
+     */
+    default ToolCatalog catalog(Object identity, Supplier<ToolCatalog> start) {
+        return start.get();
+    }
 
     /**
      * The store the command got from {@link #store} is {@code description}: a process that keeps

@@ -1,9 +1,11 @@
 package dev.execache.cli.session;
 
+import dev.execache.cli.settings.Environment;
 import dev.execache.cli.settings.Settings;
 import dev.execache.core.CachedExecutor;
 import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.Sandbox;
+import dev.execache.core.spi.ToolCatalog;
 import dev.execache.core.spi.ToolVersionSource;
 import jakarta.inject.Inject;
 import jakarta.inject.Provider;
@@ -54,6 +56,11 @@ public final class Session implements AutoCloseable {
 
     public ToolVersionSource toolVersions() {
         return toolVersions;
+    }
+
+    /** The gateway's downstream servers for this command, started for it or kept running since an earlier one. */
+    public ToolCatalog gatewayCatalog(Environment command) {
+        return GatewayCatalog.open(settings, command, resources);
     }
 
     /** Starts the sandbox before the first run needs it, for a process that will run code. */
