@@ -125,6 +125,10 @@ final class Output {
             one.put("cache", call.status().name().toLowerCase(java.util.Locale.ROOT));
             one.put("ms", millis(call.time()));
             one.put("error", call.error());
+            if (call.cancelled() != null) {
+                one.put("cancelled", call.cancelled() == dev.execache.core.ToolCallRecord.Cancelled.NOT_APPLIED
+                        ? "not applied" : "possibly applied");
+            }
         }
         node.put("notStored", outcome.notStoredBecause());
         com.fasterxml.jackson.databind.node.ArrayNode sources = node.putArray("nondeterminism");

@@ -223,6 +223,8 @@ final class ProxiedTools implements CodeTools {
         ToolCallOutcome outcome;
         try {
             outcome = callWithStatus(found.name(), args);
+        } catch (java.util.concurrent.CancellationException e) {
+            throw e;
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "the call of " + found.name() + " from code failed", e);
             ToolAnswer failed = ToolAnswer.error("the call of " + found.name() + " failed: " + e.getMessage());
