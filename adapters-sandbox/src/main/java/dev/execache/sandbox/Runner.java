@@ -480,6 +480,7 @@ final class Runner {
         Map<String, Object> start = new TreeMap<>();
         start.put("context", request.context());
         start.put("maxResultBytes", request.limits().maxResultBytes());
+        start.put("maxCallBytes", FrameReader.maxCallBytes(request.limits().maxResultBytes()));
         start.put("module", source.dataUrl());
         start.put("tools", tools);
         workingDirectory.ifPresent(path -> start.put("workingDirectory", path));

@@ -3,7 +3,7 @@
 // nothing about it names a host path.
 //
 // The host writes to stdin 32 ASCII bytes of a per-run secret, then the decimal length of a JSON
-// object {module, context, maxResultBytes, tools, workingDirectory?} and a newline, then the
+// object {module, context, maxResultBytes, maxCallBytes, tools, workingDirectory?} and a newline, then the
 // object (module is a data: URL, so the code needs no read permission; workingDirectory only when
 // the code may read it). The runner answers on stdout, which it shares with the code, in frames
 // the code cannot forge because it never learns the secret:
@@ -25,7 +25,8 @@
 //   payload length (decimal), "\n", payload
 //
 // "v" carries the tool's value as JSON text, "e" the message of its error. The code waits for
-// its tools one call at a time; the promise it gets is settled when it gets it.
+// its tools one call at a time; the promise it gets is settled when it gets it. A call whose
+// payload would be over maxCallBytes is not sent: its promise rejects, and the run goes on.
 //
 // The rule that keeps frames unforgeable. The code runs in this isolate and can run as early
 // as its module is evaluated, so everything this script uses after that was captured before,
@@ -75,6 +76,7 @@ const ProxyType = Proxy;
 const PromiseType = Promise;
 const ErrorType = Error;
 const TypeErrorType = TypeError;
+const RangeErrorType = RangeError;
 const reflectApply = Reflect.apply;
 const reflectConstruct = Reflect.construct;
 const OriginalDate = Date;
@@ -200,6 +202,7 @@ const [secret, request] = readRequest();
 const codeModule = request.module;
 const context = request.context;
 const maxResultBytes = request.maxResultBytes;
+const maxCallBytes = request.maxCallBytes;
 const reachable = request.tools;
 let settled = false;
 let calls = 0;
@@ -433,8 +436,14 @@ function callTool(server, name, args) {
     return settledPromise(false, new TypeErrorType("tools." + server + "." + name
         + ": the arguments must be an object that can be turned into JSON"));
   }
+  const payload = encode(encoder, field(server) + field(name) + json);
+  if (u8Length(payload) > maxCallBytes) {
+    return settledPromise(false, new RangeErrorType("tools." + server + "." + name + ": the call is "
+        + u8Length(payload) + " bytes (its arguments as JSON), over the limit of " + maxCallBytes
+        + " bytes that one tool call may have; send less (a part, or a reference to the data)"));
+  }
   calls++;
-  frame(FRAME.CALL, encode(encoder, field(server) + field(name) + json));
+  frame(FRAME.CALL, payload);
   const answer = readAnswer(calls);
   if (answer === undefined) {
     fail("tool", undefined, "the answer to the call of tools." + server + "." + name + " could not be read");

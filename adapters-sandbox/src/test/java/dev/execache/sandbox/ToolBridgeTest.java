@@ -5,10 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.execache.core.ErrorType;
 import dev.execache.core.ExecutionRequest;
 import dev.execache.core.ExecutionResult;
+import dev.execache.core.Limits;
 import dev.execache.core.SandboxTools;
 import dev.execache.core.ToolAnswer;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -86,6 +88,26 @@ class ToolBridgeTest {
                 """, new Recording());
 
         assertThat(result.value()).isEqualTo("[true,\"the tool says no\"]");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"cold", "warm"})
+    void aCallOverTheBoundIsAnErrorTheCodeCatchesAndTheRunGoesOn(String path) {
+        Recording tools = new Recording();
+        Limits limits = new Limits(Limits.DEFAULT_TIMEOUT, Limits.DEFAULT_MEMORY_MB, List.of(),
+                Limits.DEFAULT_MAX_OUTPUT_BYTES, 1024 * 1024);
+        ExecutionResult result = (path.equals("cold") ? cold : warm).execute(new ExecutionRequest("""
+                let caught;
+                try { await tools.mem.read({key: "z".repeat(2 * 1024 * 1024)}); }
+                catch (e) { caught = [e.name, e.message]; }
+                return [caught, await tools.mem.read({key: "small"})];
+                """, null, Set.of(), limits), tools);
+
+        assertThat(result.error()).isNull();
+        assertThat(result.value()).isEqualTo("[[\"RangeError\",\"tools.mem.read: the call is 2097173 bytes (its"
+                + " arguments as JSON), over the limit of 1048576 bytes that one tool call may have; send less (a part,"
+                + " or a reference to the data)\"],{\"echo\":{\"key\":\"small\"},\"n\":1}]");
+        assertThat(tools.calls).containsExactly("mem.read {\"key\":\"small\"}");
     }
 
     @ParameterizedTest
