@@ -83,6 +83,8 @@ const OriginalDate = Date;
 const dateNow = Date.now;
 const mathRandom = Math.random;
 const performanceNow = uncurry(Performance.prototype.now);
+const OriginalWorker = Worker;
+const processDescriptor = Object.getOwnPropertyDescriptor(globalThis, "process");
 const cryptoGetRandomValues = uncurry(Crypto.prototype.getRandomValues);
 const cryptoRandomUUID = uncurry(Crypto.prototype.randomUUID);
 const isPrototypeOf = uncurry(Object.prototype.isPrototypeOf);
@@ -106,8 +108,11 @@ const MAX_TEXT = 65536;
 const FRAME = { ACK: "a", VALUE: "v", ERROR: "e", NONDETERMINISM: "n", CALL: "c" };
 const ANSWER = { VALUE: "v", ERROR: "e" };
 const MAX_HEADER = 64;
+// The last three are code that runs outside this realm, where the watch below does not reach.
 const NONDETERMINISM_SOURCES = freeze(["Date.now", "new Date()", "Date()", "Math.random", "crypto.getRandomValues",
-  "crypto.randomUUID", "performance.now"]);
+  "crypto.randomUUID", "performance.now", "Worker", "node:worker_threads", "node:vm"]);
+// The global the host's import map stand-ins call (OtherRealms.HOOK on the host).
+const REALMS_HOOK = "__execache_realms";
 
 function view(bytes, from, to) {
   return new U8(u8Buffer(bytes), u8Offset(bytes) + from, to - from);
@@ -407,6 +412,81 @@ replace(Crypto.prototype, "randomUUID", function randomUUID() {
   mark("crypto.randomUUID");
   return cryptoRandomUUID(this);
 });
+
+// Code outside this realm (a Worker, a node:vm context) has its own Date and Math: what it uses
+// is not seen, so using one is marked instead. A Worker is marked when it is made; node:vm and
+// node:worker_threads when imported, through the host's import map, or when asked of require or
+// process.getBuiltinModule. The watched functions cannot be replaced again by the code.
+const WorkerWatched = new ProxyType(OriginalWorker, {
+  __proto__: null,
+  construct(target, args, newTarget) {
+    mark("Worker");
+    return reflectConstruct(target, args, newTarget);
+  },
+});
+replace(OriginalWorker.prototype, "constructor", WorkerWatched);
+replace(global, "Worker", WorkerWatched);
+const MARKING_MODULES = freeze({ __proto__: null, "node:vm": "node:vm", vm: "node:vm",
+  "node:worker_threads": "node:worker_threads", worker_threads: "node:worker_threads" });
+const MODULE_MODULES = freeze({ __proto__: null, "node:module": true, module: true });
+const PROCESS_MODULES = freeze({ __proto__: null, "node:process": true, process: true });
+function markModule(id) {
+  if (typeof id !== "string") return;
+  const name = MARKING_MODULES[id];
+  if (name !== undefined) mark(name);
+}
+function lock(target, name, value) {
+  defineProperty(target, name, { value, writable: false, enumerable: true, configurable: false });
+}
+let watchedModule;
+function watchModule(Module) {
+  if (!isObject(Module) || Module === watchedModule) return;
+  watchedModule = Module;
+  const load = Module._load;
+  if (typeof load !== "function") return;
+  lock(Module, "_load", function _load(request) {
+    markModule(request);
+    const module = reflectApply(load, this, arguments);
+    if (typeof request === "string" && PROCESS_MODULES[request] === true) watchProcess(module);
+    return module;
+  });
+}
+let watchedProcess;
+function watchProcess(process) {
+  if (!isObject(process) || process === watchedProcess) return;
+  // watched first: a read below that comes back here must not watch twice
+  watchedProcess = process;
+  const original = process.getBuiltinModule;
+  if (typeof original !== "function") return;
+  lock(process, "getBuiltinModule", function getBuiltinModule(id) {
+    markModule(id);
+    const module = reflectApply(original, this, arguments);
+    if (typeof id === "string" && MODULE_MODULES[id] === true) watchModule(module);
+    return module;
+  });
+}
+if (processDescriptor !== undefined && typeof processDescriptor.get === "function") {
+  // node's process is made the first time the code asks for it, not before: it costs milliseconds
+  const processGetter = processDescriptor.get;
+  defineProperty(global, "process", {
+    get() {
+      const process = reflectApply(processGetter, this, []);
+      watchProcess(process);
+      return process;
+    },
+    set: processDescriptor.set,
+    enumerable: processDescriptor.enumerable,
+    configurable: true,
+  });
+}
+defineProperty(global, REALMS_HOOK, { value: freeze({
+  __proto__: null,
+  mark(name) {
+    if (name === "node:vm" || name === "node:worker_threads") mark(name);
+  },
+  watchModule,
+  watchProcess,
+}), writable: false, enumerable: false, configurable: false });
 
 /** The host's answer to call number n: [kind, text], or undefined when it cannot be read. */
 function readAnswer(n) {

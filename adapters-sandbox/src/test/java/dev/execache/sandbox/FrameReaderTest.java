@@ -110,6 +110,7 @@ class FrameReaderTest {
 
         assertThat(named).isEqualTo(ours);
         assertThat(runner).contains("const SECRET_LENGTH = " + Runner.SECRET_LENGTH + ";");
+        assertThat(runner).contains("const REALMS_HOOK = \"" + OtherRealms.HOOK + "\";");
 
         java.util.regex.Matcher answers = java.util.regex.Pattern.compile("const ANSWER = \\{([^}]*)\\};").matcher(runner);
         assertThat(answers.find()).as("runner.js defines ANSWER").isTrue();

@@ -213,4 +213,57 @@ class ToolBridgeTest {
         assertThat(runnerOnly.nondeterminism()).as("tool calls, console, timers and the runner's own work mark nothing")
                 .isEmpty();
     }
+    @ParameterizedTest
+    @ValueSource(strings = {"cold", "warm"})
+    void codeThatRunsOutsideTheMainRealmIsMarked(String path) {
+        ExecutionResult worker = run(path, """
+                const source = "self.postMessage([Date.now(), Math.random()]);";
+                const worker = new Worker("data:text/javascript," + encodeURIComponent(source), {type: "module"});
+                const values = await new Promise((resolve) => { worker.onmessage = (e) => resolve(e.data); });
+                worker.terminate();
+                return values.length;
+                """, new Recording());
+        ExecutionResult workerThroughItsPrototype = run(path, """
+                const worker = new Worker.prototype.constructor("data:text/javascript,close()", {type: "module"});
+                worker.terminate();
+                return 1;
+                """, new Recording());
+        ExecutionResult vm = run(path, "return (await import(\"node:\" + \"vm\")).runInNewContext(\"typeof Date.now()\")",
+                new Recording());
+        ExecutionResult builtin = run(path, "return typeof process.getBuiltinModule(\"node:worker_threads\").Worker",
+                new Recording());
+        ExecutionResult required = run(path, """
+                const { createRequire } = await import("node:module");
+                return typeof createRequire("file:///code.js")("vm").createContext;
+                """, new Recording());
+        ExecutionResult processImported = run(path, """
+                const { getBuiltinModule } = await import("node:process");
+                return typeof getBuiltinModule("vm").runInNewContext;
+                """, new Recording());
+        ExecutionResult hookUntouchable = run(path, """
+                try { globalThis.__execache_realms = {mark() {}}; } catch { /* it cannot be replaced */ }
+                try { Object.defineProperty(globalThis, "__execache_realms", {value: {mark() {}}}); } catch { /* nor redefined */ }
+                try { process.getBuiltinModule = () => undefined; } catch { /* nor the watched function */ }
+                return typeof (await import("node:vm")).runInNewContext;
+                """, new Recording());
+        ExecutionResult plainNode = run(path, "return typeof (await import(\"node:path\")).join + typeof process.env",
+                new Recording());
+
+        assertThat(worker.value()).isEqualTo("2");
+        assertThat(worker.nondeterminism()).containsExactly("Worker");
+        assertThat(workerThroughItsPrototype.nondeterminism()).containsExactly("Worker");
+        assertThat(vm.value()).isEqualTo("\"number\"");
+        assertThat(vm.nondeterminism()).containsExactly("node:vm");
+        assertThat(builtin.error()).isNull();
+        assertThat(builtin.value()).isEqualTo("\"function\"");
+        assertThat(builtin.nondeterminism()).containsExactly("node:worker_threads");
+        assertThat(required.value()).isEqualTo("\"function\"");
+        assertThat(required.nondeterminism()).containsExactly("node:vm");
+        assertThat(processImported.value()).isEqualTo("\"function\"");
+        assertThat(processImported.nondeterminism()).containsExactly("node:vm");
+        assertThat(hookUntouchable.value()).isEqualTo("\"function\"");
+        assertThat(hookUntouchable.nondeterminism()).containsExactly("node:vm");
+        assertThat(plainNode.error()).isNull();
+        assertThat(plainNode.nondeterminism()).isEmpty();
+    }
 }
