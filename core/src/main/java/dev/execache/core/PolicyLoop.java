@@ -205,6 +205,11 @@ final class PolicyLoop {
             leader = running.get();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            if (call.tool() != null) {
+                // the identical call reached the tool; this one did not
+                throw new ToolCallCancelledException("cancelled while waiting for an identical call of " + call.tool(),
+                        false);
+            }
             throw new CancellationException("cancelled while waiting for an identical run");
         } catch (CancellationException e) {
             return serve(call);

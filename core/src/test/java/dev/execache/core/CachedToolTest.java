@@ -276,4 +276,42 @@ class CachedToolTest {
         assertThatThrownBy(() -> ToolCacheRule.cache("read", Duration.ZERO, 10))
                 .hasMessageContaining("ttl must be positive (rule read)");
     }
+    @Test
+    void aCallCancelledWhileItWaitsForAnIdenticalCallInFlightSaysItNeverReachedTheTool() throws Exception {
+        java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        CachedTool cached = CachedTool.builder((tool, args) -> {
+            entered.countDown();
+            try {
+                release.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return ToolResult.ok("{\"slow\":true}");
+        }, store).clock(clock).toolVersions(versions).build();
+        java.util.concurrent.CompletableFuture<ToolResult> leader =
+                java.util.concurrent.CompletableFuture.supplyAsync(() -> cached.call("read", Map.of("path", "a")));
+        entered.await();
+        java.util.concurrent.CompletableFuture<Throwable> waiter = new java.util.concurrent.CompletableFuture<>();
+        Thread follower = new Thread(() -> {
+            try {
+                cached.call("read", Map.of("path", "a"));
+                waiter.complete(null);
+            } catch (RuntimeException e) {
+                waiter.complete(e);
+            }
+        });
+        follower.start();
+        while (follower.getState() != Thread.State.WAITING) {
+            Thread.onSpinWait();
+        }
+        follower.interrupt();
+
+        Throwable thrown = waiter.get();
+        release.countDown();
+
+        assertThat(thrown).isInstanceOf(ToolCallCancelledException.class);
+        assertThat(((ToolCallCancelledException) thrown).reachedTool()).isFalse();
+        assertThat(leader.get().json()).isEqualTo("{\"slow\":true}");
+    }
 }
