@@ -65,7 +65,8 @@ class ArchitectureTest {
             "CachedExecutor", "CachedTool", "MutableToolVersions", "Ticker", "CachePolicy", "Limits", "ToolCacheRule",
             // requests, results, outcomes, figures
             "ExecutionRequest", "ExecutionResult", "ExecutionError", "ErrorType", "ExecutionOutcome", "CacheStatus",
-            "ToolResult", "ToolCallOutcome", "ToolCallRecord", "ToolCallInfo", "Invalidation", "CacheStats", "ToolStats",
+            "ToolResult", "ToolCallOutcome", "ToolCallRecord", "ToolCallCancelledException", "ToolCallInfo", "Invalidation",
+            "CacheStats", "ToolStats",
             // the canonical JSON every module keys and fingerprints with (RFC 8785)
             "CanonicalJson");
 
