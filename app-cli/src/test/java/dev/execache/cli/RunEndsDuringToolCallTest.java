@@ -25,6 +25,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -47,6 +48,8 @@ class RunEndsDuringToolCallTest {
     Path dir;
 
     private McpToolCatalog catalog;
+    /** Completed when the lab server says it started a slow_write. */
+    private final CompletableFuture<Void> writing = new CompletableFuture<>();
     private MemoryCacheStore store;
     private CachedExecutor executor;
     private ProxiedTools gateway;
@@ -71,8 +74,11 @@ class RunEndsDuringToolCallTest {
 
     private void start(McpServerSettings lab) {
         MutableToolVersions versions = new MutableToolVersions();
-        catalog = new McpToolCatalog(List.of(lab), CALL_TIMEOUT, Duration.ofHours(1), line -> { }, Clock.systemUTC())
-                .start();
+        catalog = new McpToolCatalog(List.of(lab), CALL_TIMEOUT, Duration.ofHours(1), line -> {
+            if (line.contains("writing in")) {
+                writing.complete(null);
+            }
+        }, Clock.systemUTC()).start();
         store = new MemoryCacheStore(100, Clock.systemUTC());
         gateway = new ProxiedTools(catalog, store, versions,
                 new GatewayConfig(List.of(new GatewayConfig.Server(lab, true)), List.of(), Duration.ofHours(1)),
@@ -148,6 +154,35 @@ class RunEndsDuringToolCallTest {
             assertThat(answer.at("/toolCalls/0/cancelled").textValue()).isEqualTo("possibly applied");
             assertThat(store.size()).isZero();
             assertThat(cancellations().at("/cancelled/0/reason").textValue()).isEqualTo("the run that made the call ended");
+        } finally {
+            server.close();
+        }
+    }
+    @Test
+    void aRunTheClientCancelsDuringAToolCallCancelsTheCallOnTheServerAndStoresNothing() throws Exception {
+        start(Downstream.lab("lab", true));
+        ServeFixture fixture = new ServeFixture(dir, Map.of());
+        Pipe toServer = Pipe.open();
+        Pipe fromServer = Pipe.open();
+        McpStdioServer server = new McpStdioServer(new ServeTools(executor, fixture.settings, gateway), "test",
+                Channels.newInputStream(toServer.source()), Channels.newOutputStream(fromServer.sink()),
+                Duration.ofSeconds(5));
+        try {
+            RawMcpClient client = new RawMcpClient(Channels.newOutputStream(toServer.sink()),
+                    Channels.newInputStream(fromServer.source()));
+            client.initialize();
+
+            int id = client.sendRequest("tools/call", Map.of("name", "execute_code", "arguments",
+                    Map.of("code", "return await tools.lab.slow_write({ms: 600000});")));
+            writing.get();
+            client.send("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":"
+                    + id + "}}");
+
+            JsonNode lab = cancellations();
+            assertThat(lab.at("/cancelled/0/tool").textValue()).isEqualTo("slow_write");
+            assertThat(lab.at("/cancelled/0/reason").textValue()).isEqualTo("the run that made the call ended");
+            assertThat(lab.get("writes").intValue()).isZero();
+            assertThat(store.size()).isZero();
         } finally {
             server.close();
         }
