@@ -435,8 +435,10 @@ function markModule(id) {
   const name = MARKING_MODULES[id];
   if (name !== undefined) mark(name);
 }
+// Called after the code started: the descriptor has no prototype, so nothing the code put on
+// Object.prototype (a "get", say) makes it invalid and leaves a watch undone.
 function lock(target, name, value) {
-  defineProperty(target, name, { value, writable: false, enumerable: true, configurable: false });
+  defineProperty(target, name, { __proto__: null, value, writable: false, enumerable: true, configurable: false });
 }
 let watchedModule;
 function watchModule(Module) {

@@ -246,6 +246,12 @@ class ToolBridgeTest {
                 try { process.getBuiltinModule = () => undefined; } catch { /* nor the watched function */ }
                 return typeof (await import("node:vm")).runInNewContext;
                 """, new Recording());
+        ExecutionResult polluted = run(path, """
+                Object.defineProperty(Object.prototype, "get", {value: () => undefined, configurable: true});
+                try { process.env; } catch { /* a watch that failed here would be skipped below */ }
+                delete Object.prototype.get;
+                return typeof process.getBuiltinModule("vm").runInNewContext;
+                """, new Recording());
         ExecutionResult plainNode = run(path, "return typeof (await import(\"node:path\")).join + typeof process.env",
                 new Recording());
 
@@ -263,6 +269,8 @@ class ToolBridgeTest {
         assertThat(processImported.nondeterminism()).containsExactly("node:vm");
         assertThat(hookUntouchable.value()).isEqualTo("\"function\"");
         assertThat(hookUntouchable.nondeterminism()).containsExactly("node:vm");
+        assertThat(polluted.value()).isEqualTo("\"function\"");
+        assertThat(polluted.nondeterminism()).containsExactly("node:vm");
         assertThat(plainNode.error()).isNull();
         assertThat(plainNode.nondeterminism()).isEmpty();
     }
