@@ -224,8 +224,14 @@ final class Runner {
                 try {
                     answer = tools.call(fields.get(0), fields.get(1), fields.get(2));
                 } catch (CancellationException e) {
-                    // the run ended while the tool worked: nobody waits for the answer
-                    return;
+                    synchronized (this) {
+                        if (cancelled) {
+                            // the run ended while the tool worked: nobody waits for the answer
+                            return;
+                        }
+                    }
+                    // cancelled by something else: the code still waits, and gets an error
+                    answer = ToolAnswer.error("the call was cancelled: " + e.getMessage());
                 } finally {
                     synchronized (this) {
                         calling = null;

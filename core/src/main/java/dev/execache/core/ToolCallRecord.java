@@ -7,7 +7,8 @@ import java.util.Objects;
  * One tool call a run made, as its outcome reports it.
  *
  * @param tool {@code SERVER__TOOL}
- * @param status how the tool cache answered it (bypass: the tool is not cached)
+ * @param status how the tool cache answered it (bypass: the tool is not cached, or the call was
+ *     cancelled before an answer came)
  * @param time how long the call took, as the run waited for it
  * @param error whether the code got an error
  * @param cancelled null when the call ended by itself; else the run ended while it was in flight,
