@@ -44,7 +44,9 @@ const hold = process.env.LAB_HOLD_RESTART;
 if (hold) {
   if (existsSync(hold)) {
     console.error("lab server holding its start");
-    setInterval(() => {}, 1 << 30);
+    // it ends with its client, as a connected server does
+    process.stdin.on("end", () => process.exit(0));
+    process.stdin.resume();
     await new Promise(() => {});
   }
   writeFileSync(hold, "started once");
