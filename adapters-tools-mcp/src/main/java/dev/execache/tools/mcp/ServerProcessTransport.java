@@ -33,7 +33,9 @@ import reactor.core.scheduler.Schedulers;
  * command in a working directory ({@code cwd}), learn that the process ended so the server is
  * restarted and calls in flight fail at once instead of at their timeout
  * (modelcontextprotocol/java-sdk #959), and end a process that ignores SIGTERM, with its
- * children (java-sdk #937). Delete it when the SDK's transport does these.
+ * children (java-sdk #937). Delete it when the SDK's transport does these. It also cancels a
+ * tools/call it sent (see {@link #cancel}), which the SDK's client (2.1.0) cannot: that part has
+ * to move wherever the request ids are known.
  */
 final class ServerProcessTransport implements McpClientTransport {
     private static final System.Logger LOG = System.getLogger("dev.execache.tools.mcp");
