@@ -87,6 +87,15 @@ final class FrameReader {
         }
     }
 
+    /**
+     * The most bytes one CALL frame's payload may have. The runner is told it (maxCallBytes) and
+     * rejects a bigger call itself, as an error its code can catch; a bigger frame that arrives
+     * anyway ends the run as CORRUPT.
+     */
+    static long maxCallBytes(long maxResultBytes) {
+        return Math.max(maxResultBytes, MAX_ERROR_FRAME_BYTES);
+    }
+
     private final byte[] secret;
     private final int[] failure;
     private final long maxConsoleBytes;
@@ -172,6 +181,11 @@ final class FrameReader {
         return outcome(Ending.END_OF_STREAM, null);
     }
 
+    /** The console output read so far; safe from another thread while {@link #read} goes on. */
+    byte[] consoleSoFar() {
+        return console.toByteArray();
+    }
+
     private boolean console(byte[] bytes, int offset, int length) {
         long room = maxConsoleBytes - console.size();
         if (length > room) {
@@ -214,7 +228,7 @@ final class FrameReader {
                     }
                     if ((kind == Kind.ACK && length != 0)
                             || ((kind == Kind.ERROR || kind == Kind.NONDETERMINISM) && length > MAX_ERROR_FRAME_BYTES)
-                            || (kind == Kind.CALL && length > Math.max(maxResultBytes, MAX_ERROR_FRAME_BYTES))
+                            || (kind == Kind.CALL && length > maxCallBytes(maxResultBytes))
                             || length > Integer.MAX_VALUE - 16) {
                         return Ending.CORRUPT;
                     }

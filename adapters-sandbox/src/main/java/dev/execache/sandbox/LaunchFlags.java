@@ -51,6 +51,8 @@ record LaunchFlags(int memoryMb, List<String> allowRead) {
                 // lets a Worker ask for permissions, so that asking for more than the parent has
                 // is a NotCapable error rather than the whole process dying
                 "--unstable-worker-options",
+                // code that runs outside the runner's main realm is seen (see OtherRealms)
+                "--import-map=" + OtherRealms.IMPORT_MAP,
                 "--v8-flags=--max-old-space-size=" + memoryMb));
         if (allowRead.isEmpty()) {
             command.add("--deny-read");

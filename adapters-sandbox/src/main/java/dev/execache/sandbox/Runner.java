@@ -24,8 +24,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.TreeMap;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -40,6 +40,8 @@ final class Runner {
     private static final long RUNTIME_ALLOWANCE_MB = 64;
     private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
     private static final long EXIT_WAIT_MILLIS = 2000;
+    /** How long a stopped run waits for the tool call it cut off to give up (it is told at once). */
+    private static final long CALL_CANCEL_WAIT_MILLIS = 500;
     private static final long REAP_WAIT_MILLIS = 10_000;
     /** Hex characters of the per-run secret; runner.js's SECRET_LENGTH (a test checks they agree). */
     static final int SECRET_LENGTH = 32;
@@ -150,7 +152,7 @@ final class Runner {
         byte[] payload = payload(secret, source, request,
                 ReadAccess.readableWorkingDirectory(limits.workingDirectory(), flags.allowRead()), reachable);
         OutputStream stdin = process.getOutputStream();
-        FrameReader.Calls calls = reachable.isEmpty() ? null : new ToolCalls(tools, stdin);
+        ToolCalls calls = reachable.isEmpty() ? null : new ToolCalls(tools, stdin);
         FrameReader reader = new FrameReader(secret, limits.maxOutputBytes(), limits.maxResultBytes(), calls);
         CompletableFuture<FrameReader.Outcome> outcome = new CompletableFuture<>();
         try {
@@ -158,7 +160,7 @@ final class Runner {
         } catch (RejectedExecutionException e) {
             throw new IllegalStateException("the sandbox is closed", e);
         }
-        return awaitOutcome(outcome, source, limits, startNanos);
+        return awaitOutcome(outcome, reader, calls, source, limits, startNanos);
     }
 
     /**
@@ -188,11 +190,16 @@ final class Runner {
     /**
      * Answers the code's tool calls, one at a time as the runner makes them: each CALL frame's
      * server, tool and arguments go to the run's tools, the answer back on stdin (see runner.js).
+     * The calls are made on the thread that reads the runner's output; when the run ends, the
+     * call in flight is cancelled by interrupting that thread, and no call is made after.
      */
     private static final class ToolCalls implements FrameReader.Calls {
         private final SandboxTools tools;
         private final OutputStream stdin;
         private long number;
+        /** The thread making a call now, null between calls; guarded by this. */
+        private Thread calling;
+        private boolean cancelled;
 
         ToolCalls(SandboxTools tools, OutputStream stdin) {
             this.tools = tools;
@@ -204,8 +211,35 @@ final class Runner {
             number++;
             String text = new String(payload, StandardCharsets.UTF_8);
             List<String> fields = serverToolAndArguments(text);
-            ToolAnswer answer = fields == null ? ToolAnswer.error("the tool call could not be read")
-                    : tools.call(fields.get(0), fields.get(1), fields.get(2));
+            ToolAnswer answer;
+            if (fields == null) {
+                answer = ToolAnswer.error("the tool call could not be read");
+            } else {
+                synchronized (this) {
+                    if (cancelled) {
+                        return;
+                    }
+                    calling = Thread.currentThread();
+                }
+                try {
+                    answer = tools.call(fields.get(0), fields.get(1), fields.get(2));
+                } catch (CancellationException e) {
+                    synchronized (this) {
+                        if (cancelled) {
+                            // the run ended while the tool worked: nobody waits for the answer
+                            return;
+                        }
+                    }
+                    // cancelled by something else: the code still waits, and gets an error
+                    answer = ToolAnswer.error("the call was cancelled: " + e.getMessage());
+                } finally {
+                    synchronized (this) {
+                        calling = null;
+                        // an interrupt meant for this call must not reach the rest of the reading
+                        Thread.interrupted();
+                    }
+                }
+            }
             FrameReader.Answer kind = answer.isError() ? FrameReader.Answer.ERROR : FrameReader.Answer.VALUE;
             byte[] body = (answer.isError() ? answer.errorMessage() : answer.valueJson()).getBytes(StandardCharsets.UTF_8);
             byte[] header = (kind.code + Long.toString(number) + ":" + body.length + "\n").getBytes(StandardCharsets.US_ASCII);
@@ -218,6 +252,16 @@ final class Runner {
             }
         }
 
+        /** Cancels the call in flight, if any, and any call after; returns whether one was in flight. */
+        synchronized boolean cancel() {
+            cancelled = true;
+            if (calling == null) {
+                return false;
+            }
+            calling.interrupt();
+            return true;
+        }
+
         private static List<String> serverToolAndArguments(String text) {
             try {
                 return Fields.read(text, 2, "tool call");
@@ -227,8 +271,8 @@ final class Runner {
         }
     }
 
-    private ExecutionResult awaitOutcome(CompletableFuture<FrameReader.Outcome> outcome, ModuleSource source,
-            Limits limits, long startNanos) {
+    private ExecutionResult awaitOutcome(CompletableFuture<FrameReader.Outcome> outcome, FrameReader reader,
+            ToolCalls calls, ModuleSource source, Limits limits, long startNanos) {
         long deadline = startNanos + limits.timeout().toNanos();
         long memoryLimitKib = (limits.memoryMb() + RUNTIME_ALLOWANCE_MB) * 1024;
         Stop stop = null;
@@ -249,11 +293,18 @@ final class Runner {
                         stop = Stop.MEMORY;
                         break;
                     }
+                    if (calls != null && !process.isAlive()) {
+                        // the runner died (killed from outside) while a tool worked for it
+                        calls.cancel();
+                    }
                 }
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             kill();
+            if (calls != null) {
+                calls.cancel();
+            }
             throw new CancellationException("interrupted while waiting for the code to finish");
         } catch (ExecutionException e) {
             kill();
@@ -270,7 +321,8 @@ final class Runner {
             kill();
         }
         if (finished == null) {
-            finished = outputAfterKill(outcome);
+            boolean callCut = calls != null && calls.cancel();
+            finished = outputAfterKill(outcome, reader, callCut);
         }
         String console = console(finished);
         if (stop == Stop.TIMEOUT) {
@@ -355,15 +407,21 @@ final class Runner {
         return -1;
     }
 
-    private static FrameReader.Outcome outputAfterKill(CompletableFuture<FrameReader.Outcome> outcome) {
+    /**
+     * The output of a run that was stopped. With a tool call cut off, the reader is still in that
+     * call until it gives up; it is waited for only briefly, so a tool slow to give up does not
+     * hold the run's answer back (the console is then what was read so far).
+     */
+    private static FrameReader.Outcome outputAfterKill(CompletableFuture<FrameReader.Outcome> outcome,
+            FrameReader reader, boolean callCut) {
         try {
-            return outcome.get(EXIT_WAIT_MILLIS, TimeUnit.MILLISECONDS);
+            return outcome.get(callCut ? CALL_CANCEL_WAIT_MILLIS : EXIT_WAIT_MILLIS, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (ExecutionException | TimeoutException e) {
             // nothing more can be read
         }
-        return new FrameReader.Outcome(FrameReader.Ending.END_OF_STREAM, true, null, new byte[0], new byte[0]);
+        return new FrameReader.Outcome(FrameReader.Ending.END_OF_STREAM, true, null, new byte[0], reader.consoleSoFar());
     }
 
     private String console(FrameReader.Outcome outcome) {
@@ -428,6 +486,7 @@ final class Runner {
         Map<String, Object> start = new TreeMap<>();
         start.put("context", request.context());
         start.put("maxResultBytes", request.limits().maxResultBytes());
+        start.put("maxCallBytes", FrameReader.maxCallBytes(request.limits().maxResultBytes()));
         start.put("module", source.dataUrl());
         start.put("tools", tools);
         workingDirectory.ifPresent(path -> start.put("workingDirectory", path));

@@ -3,7 +3,7 @@
 // nothing about it names a host path.
 //
 // The host writes to stdin 32 ASCII bytes of a per-run secret, then the decimal length of a JSON
-// object {module, context, maxResultBytes, tools, workingDirectory?} and a newline, then the
+// object {module, context, maxResultBytes, maxCallBytes, tools, workingDirectory?} and a newline, then the
 // object (module is a data: URL, so the code needs no read permission; workingDirectory only when
 // the code may read it). The runner answers on stdout, which it shares with the code, in frames
 // the code cannot forge because it never learns the secret:
@@ -25,7 +25,8 @@
 //   payload length (decimal), "\n", payload
 //
 // "v" carries the tool's value as JSON text, "e" the message of its error. The code waits for
-// its tools one call at a time; the promise it gets is settled when it gets it.
+// its tools one call at a time; the promise it gets is settled when it gets it. A call whose
+// payload would be over maxCallBytes is not sent: its promise rejects, and the run goes on.
 //
 // The rule that keeps frames unforgeable. The code runs in this isolate and can run as early
 // as its module is evaluated, so everything this script uses after that was captured before,
@@ -75,12 +76,15 @@ const ProxyType = Proxy;
 const PromiseType = Promise;
 const ErrorType = Error;
 const TypeErrorType = TypeError;
+const RangeErrorType = RangeError;
 const reflectApply = Reflect.apply;
 const reflectConstruct = Reflect.construct;
 const OriginalDate = Date;
 const dateNow = Date.now;
 const mathRandom = Math.random;
 const performanceNow = uncurry(Performance.prototype.now);
+const OriginalWorker = Worker;
+const processDescriptor = Object.getOwnPropertyDescriptor(globalThis, "process");
 const cryptoGetRandomValues = uncurry(Crypto.prototype.getRandomValues);
 const cryptoRandomUUID = uncurry(Crypto.prototype.randomUUID);
 const isPrototypeOf = uncurry(Object.prototype.isPrototypeOf);
@@ -104,8 +108,11 @@ const MAX_TEXT = 65536;
 const FRAME = { ACK: "a", VALUE: "v", ERROR: "e", NONDETERMINISM: "n", CALL: "c" };
 const ANSWER = { VALUE: "v", ERROR: "e" };
 const MAX_HEADER = 64;
+// The last three are code that runs outside this realm, where the watch below does not reach.
 const NONDETERMINISM_SOURCES = freeze(["Date.now", "new Date()", "Date()", "Math.random", "crypto.getRandomValues",
-  "crypto.randomUUID", "performance.now"]);
+  "crypto.randomUUID", "performance.now", "Worker", "node:worker_threads", "node:vm"]);
+// The global the host's import map stand-ins call (OtherRealms.HOOK on the host).
+const REALMS_HOOK = "__execache_realms";
 
 function view(bytes, from, to) {
   return new U8(u8Buffer(bytes), u8Offset(bytes) + from, to - from);
@@ -200,6 +207,7 @@ const [secret, request] = readRequest();
 const codeModule = request.module;
 const context = request.context;
 const maxResultBytes = request.maxResultBytes;
+const maxCallBytes = request.maxCallBytes;
 const reachable = request.tools;
 let settled = false;
 let calls = 0;
@@ -405,6 +413,83 @@ replace(Crypto.prototype, "randomUUID", function randomUUID() {
   return cryptoRandomUUID(this);
 });
 
+// Code outside this realm (a Worker, a node:vm context) has its own Date and Math: what it uses
+// is not seen, so using one is marked instead. A Worker is marked when it is made; node:vm and
+// node:worker_threads when imported, through the host's import map, or when asked of require or
+// process.getBuiltinModule. The watched functions cannot be replaced again by the code.
+const WorkerWatched = new ProxyType(OriginalWorker, {
+  __proto__: null,
+  construct(target, args, newTarget) {
+    mark("Worker");
+    return reflectConstruct(target, args, newTarget);
+  },
+});
+replace(OriginalWorker.prototype, "constructor", WorkerWatched);
+replace(global, "Worker", WorkerWatched);
+const MARKING_MODULES = freeze({ __proto__: null, "node:vm": "node:vm", vm: "node:vm",
+  "node:worker_threads": "node:worker_threads", worker_threads: "node:worker_threads" });
+const MODULE_MODULES = freeze({ __proto__: null, "node:module": true, module: true });
+const PROCESS_MODULES = freeze({ __proto__: null, "node:process": true, process: true });
+function markModule(id) {
+  if (typeof id !== "string") return;
+  const name = MARKING_MODULES[id];
+  if (name !== undefined) mark(name);
+}
+// Called after the code started: the descriptor has no prototype, so nothing the code put on
+// Object.prototype (a "get", say) makes it invalid and leaves a watch undone.
+function lock(target, name, value) {
+  defineProperty(target, name, { __proto__: null, value, writable: false, enumerable: true, configurable: false });
+}
+let watchedModule;
+function watchModule(Module) {
+  if (!isObject(Module) || Module === watchedModule) return;
+  watchedModule = Module;
+  const load = Module._load;
+  if (typeof load !== "function") return;
+  lock(Module, "_load", function _load(request) {
+    markModule(request);
+    const module = reflectApply(load, this, arguments);
+    if (typeof request === "string" && PROCESS_MODULES[request] === true) watchProcess(module);
+    return module;
+  });
+}
+let watchedProcess;
+function watchProcess(process) {
+  if (!isObject(process) || process === watchedProcess) return;
+  // watched first: a read below that comes back here must not watch twice
+  watchedProcess = process;
+  const original = process.getBuiltinModule;
+  if (typeof original !== "function") return;
+  lock(process, "getBuiltinModule", function getBuiltinModule(id) {
+    markModule(id);
+    const module = reflectApply(original, this, arguments);
+    if (typeof id === "string" && MODULE_MODULES[id] === true) watchModule(module);
+    return module;
+  });
+}
+if (processDescriptor !== undefined && typeof processDescriptor.get === "function") {
+  // node's process is made the first time the code asks for it, not before: it costs milliseconds
+  const processGetter = processDescriptor.get;
+  defineProperty(global, "process", {
+    get() {
+      const process = reflectApply(processGetter, this, []);
+      watchProcess(process);
+      return process;
+    },
+    set: processDescriptor.set,
+    enumerable: processDescriptor.enumerable,
+    configurable: true,
+  });
+}
+defineProperty(global, REALMS_HOOK, { value: freeze({
+  __proto__: null,
+  mark(name) {
+    if (name === "node:vm" || name === "node:worker_threads") mark(name);
+  },
+  watchModule,
+  watchProcess,
+}), writable: false, enumerable: false, configurable: false });
+
 /** The host's answer to call number n: [kind, text], or undefined when it cannot be read. */
 function readAnswer(n) {
   const header = takeLine();
@@ -433,8 +518,14 @@ function callTool(server, name, args) {
     return settledPromise(false, new TypeErrorType("tools." + server + "." + name
         + ": the arguments must be an object that can be turned into JSON"));
   }
+  const payload = encode(encoder, field(server) + field(name) + json);
+  if (u8Length(payload) > maxCallBytes) {
+    return settledPromise(false, new RangeErrorType("tools." + server + "." + name + ": the call is "
+        + u8Length(payload) + " bytes (its arguments as JSON), over the limit of " + maxCallBytes
+        + " bytes that one tool call may have; send less (a part, or a reference to the data)"));
+  }
   calls++;
-  frame(FRAME.CALL, encode(encoder, field(server) + field(name) + json));
+  frame(FRAME.CALL, payload);
   const answer = readAnswer(calls);
   if (answer === undefined) {
     fail("tool", undefined, "the answer to the call of tools." + server + "." + name + " could not be read");

@@ -114,6 +114,7 @@ class FrameReaderTest {
 
         assertThat(named).isEqualTo(ours);
         assertThat(runner).contains("const SECRET_LENGTH = " + Runner.SECRET_LENGTH + ";");
+        assertThat(runner).contains("const REALMS_HOOK = \"" + OtherRealms.HOOK + "\";");
 
         Matcher answers = Pattern.compile("const ANSWER = \\{([^}]*)\\};").matcher(runner);
         assertThat(answers.find()).as("runner.js defines ANSWER").isTrue();

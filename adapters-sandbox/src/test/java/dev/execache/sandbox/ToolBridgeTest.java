@@ -5,10 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.execache.core.ErrorType;
 import dev.execache.core.ExecutionRequest;
 import dev.execache.core.ExecutionResult;
+import dev.execache.core.Limits;
 import dev.execache.core.spi.SandboxTools;
 import dev.execache.core.spi.ToolAnswer;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -86,6 +88,26 @@ class ToolBridgeTest {
                 """, new Recording());
 
         assertThat(result.value()).isEqualTo("[true,\"the tool says no\"]");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"cold", "warm"})
+    void aCallOverTheBoundIsAnErrorTheCodeCatchesAndTheRunGoesOn(String path) {
+        Recording tools = new Recording();
+        Limits limits = new Limits(Limits.DEFAULT_TIMEOUT, Limits.DEFAULT_MEMORY_MB, List.of(),
+                Limits.DEFAULT_MAX_OUTPUT_BYTES, 1024 * 1024);
+        ExecutionResult result = (path.equals("cold") ? cold : warm).execute(new ExecutionRequest("""
+                let caught;
+                try { await tools.mem.read({key: "z".repeat(2 * 1024 * 1024)}); }
+                catch (e) { caught = [e.name, e.message]; }
+                return [caught, await tools.mem.read({key: "small"})];
+                """, null, Set.of(), limits), tools);
+
+        assertThat(result.error()).isNull();
+        assertThat(result.value()).isEqualTo("[[\"RangeError\",\"tools.mem.read: the call is 2097173 bytes (its"
+                + " arguments as JSON), over the limit of 1048576 bytes that one tool call may have; send less (a part,"
+                + " or a reference to the data)\"],{\"echo\":{\"key\":\"small\"},\"n\":1}]");
+        assertThat(tools.calls).containsExactly("mem.read {\"key\":\"small\"}");
     }
 
     @ParameterizedTest
@@ -190,5 +212,66 @@ class ToolBridgeTest {
         assertThat(runnerOnly.error()).isNull();
         assertThat(runnerOnly.nondeterminism()).as("tool calls, console, timers and the runner's own work mark nothing")
                 .isEmpty();
+    }
+    @ParameterizedTest
+    @ValueSource(strings = {"cold", "warm"})
+    void codeThatRunsOutsideTheMainRealmIsMarked(String path) {
+        ExecutionResult worker = run(path, """
+                const source = "self.postMessage([Date.now(), Math.random()]);";
+                const worker = new Worker("data:text/javascript," + encodeURIComponent(source), {type: "module"});
+                const values = await new Promise((resolve) => { worker.onmessage = (e) => resolve(e.data); });
+                worker.terminate();
+                return values.length;
+                """, new Recording());
+        ExecutionResult workerThroughItsPrototype = run(path, """
+                const worker = new Worker.prototype.constructor("data:text/javascript,close()", {type: "module"});
+                worker.terminate();
+                return 1;
+                """, new Recording());
+        ExecutionResult vm = run(path, "return (await import(\"node:\" + \"vm\")).runInNewContext(\"typeof Date.now()\")",
+                new Recording());
+        ExecutionResult builtin = run(path, "return typeof process.getBuiltinModule(\"node:worker_threads\").Worker",
+                new Recording());
+        ExecutionResult required = run(path, """
+                const { createRequire } = await import("node:module");
+                return typeof createRequire("file:///code.js")("vm").createContext;
+                """, new Recording());
+        ExecutionResult processImported = run(path, """
+                const { getBuiltinModule } = await import("node:process");
+                return typeof getBuiltinModule("vm").runInNewContext;
+                """, new Recording());
+        ExecutionResult hookUntouchable = run(path, """
+                try { globalThis.__execache_realms = {mark() {}}; } catch { /* it cannot be replaced */ }
+                try { Object.defineProperty(globalThis, "__execache_realms", {value: {mark() {}}}); } catch { /* nor redefined */ }
+                try { process.getBuiltinModule = () => undefined; } catch { /* nor the watched function */ }
+                return typeof (await import("node:vm")).runInNewContext;
+                """, new Recording());
+        ExecutionResult polluted = run(path, """
+                Object.defineProperty(Object.prototype, "get", {value: () => undefined, configurable: true});
+                try { process.env; } catch { /* a watch that failed here would be skipped below */ }
+                delete Object.prototype.get;
+                return typeof process.getBuiltinModule("vm").runInNewContext;
+                """, new Recording());
+        ExecutionResult plainNode = run(path, "return typeof (await import(\"node:path\")).join + typeof process.env",
+                new Recording());
+
+        assertThat(worker.value()).isEqualTo("2");
+        assertThat(worker.nondeterminism()).containsExactly("Worker");
+        assertThat(workerThroughItsPrototype.nondeterminism()).containsExactly("Worker");
+        assertThat(vm.value()).isEqualTo("\"number\"");
+        assertThat(vm.nondeterminism()).containsExactly("node:vm");
+        assertThat(builtin.error()).isNull();
+        assertThat(builtin.value()).isEqualTo("\"function\"");
+        assertThat(builtin.nondeterminism()).containsExactly("node:worker_threads");
+        assertThat(required.value()).isEqualTo("\"function\"");
+        assertThat(required.nondeterminism()).containsExactly("node:vm");
+        assertThat(processImported.value()).isEqualTo("\"function\"");
+        assertThat(processImported.nondeterminism()).containsExactly("node:vm");
+        assertThat(hookUntouchable.value()).isEqualTo("\"function\"");
+        assertThat(hookUntouchable.nondeterminism()).containsExactly("node:vm");
+        assertThat(polluted.value()).isEqualTo("\"function\"");
+        assertThat(polluted.nondeterminism()).containsExactly("node:vm");
+        assertThat(plainNode.error()).isNull();
+        assertThat(plainNode.nondeterminism()).isEmpty();
     }
 }

@@ -80,7 +80,7 @@ class ArchitectureTest {
     static final List<String> CORE_SPI = List.of(
             "CacheStore", "CacheEntry", "Counter", "GroupBound", "FlightLease",
             "Sandbox", "SandboxTools", "SandboxUnavailableException", "ToolAnswer",
-            "ToolVersionSource", "ToolCatalog", "CatalogTool", "CodeTools", "CodeToolCall");
+            "ToolVersionSource", "ToolCatalog", "CatalogTool", "ToolCallCancelledException", "CodeTools", "CodeToolCall");
 
     @ArchTest
     static final ArchRule coreExportsOnlyItsLibraryApi = classes()

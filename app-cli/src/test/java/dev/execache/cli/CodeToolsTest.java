@@ -141,6 +141,23 @@ class CodeToolsTest {
     }
 
     @Test
+    void anArgumentOverTheBridgesBoundIsAnErrorTheCodeCatchesAndTheRunGoesOn() throws IOException {
+        lab();
+
+        ExecutionOutcome outcome = run("""
+                let caught;
+                try { await tools.lab.get_count({who: "z".repeat(20 * 1024 * 1024)}); } catch (e) { caught = String(e); }
+                return {caught, after: await tools.lab.get_count({who: "small"})};
+                """, null);
+
+        assertThat(value(outcome).get("caught").textValue()).isEqualTo("RangeError: tools.lab.get_count: the call is"
+                + " 20971546 bytes (its arguments as JSON), over the limit of 10485760 bytes that one tool call may"
+                + " have; send less (a part, or a reference to the data)");
+        assertThat(value(outcome).at("/after/who").textValue()).isEqualTo("small");
+        assertThat(tools(outcome)).containsExactly("lab__get_count");
+    }
+
+    @Test
     void aReadAlreadyInTheToolCacheIsAHitInsideTheRun() throws IOException {
         lab();
         gateway.call("lab__get_other", Map.of());

@@ -26,8 +26,13 @@ final class Downstream {
     }
 
     static McpServerSettings lab(String name, boolean trustAnnotations) {
+        return lab(name, trustAnnotations, Map.of());
+    }
+
+    /** @param env for example LAB_HOLD_RESTART (see lab-server.mjs) */
+    static McpServerSettings lab(String name, boolean trustAnnotations, Map<String, String> env) {
         return new McpServerSettings(name, "node", List.of(nodeModules().resolveSibling("lab-server.mjs").toString()),
-                Map.of(), null, trustAnnotations);
+                env, null, trustAnnotations);
     }
 
     static McpServerSettings memory(Path dir) {

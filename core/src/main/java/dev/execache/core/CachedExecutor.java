@@ -1,15 +1,16 @@
 package dev.execache.core;
 
-import dev.execache.core.spi.CodeToolCall;
-import dev.execache.core.spi.CodeTools;
-import dev.execache.core.spi.ToolVersionSource;
 import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.CacheStore;
+import dev.execache.core.spi.CodeToolCall;
+import dev.execache.core.spi.CodeTools;
 import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.GroupBound;
 import dev.execache.core.spi.Sandbox;
 import dev.execache.core.spi.SandboxTools;
 import dev.execache.core.spi.ToolAnswer;
+import dev.execache.core.spi.ToolCallCancelledException;
+import dev.execache.core.spi.ToolVersionSource;
 import java.lang.System.Logger.Level;
 import java.time.Clock;
 import java.time.Duration;
@@ -21,6 +22,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -113,6 +115,7 @@ public final class CachedExecutor {
         try {
             result = sandbox.execute(request, runTools);
         } finally {
+            runTools.end();
             store.count(null, Map.of(why, 1L));
         }
         return new ExecutionOutcome(result, CacheStatus.BYPASS, null, Duration.ZERO, runTools.calls(), null);
@@ -236,6 +239,10 @@ public final class CachedExecutor {
         private long bytes;
         private String notStoredBecause;
         private Counter notStoredCounter;
+        /** The call being made ({@code SERVER__TOOL}) and since when; null between calls. */
+        private String inFlight;
+        private long inFlightSince;
+        private boolean ended;
 
         RunTools(CodeTools tools, Limits limits) {
             this.tools = tools;
@@ -258,9 +265,30 @@ public final class CachedExecutor {
                 count++;
             }
             long start = ticker.read();
-            CodeToolCall call = tools.call(server, tool, argumentsJson);
+            synchronized (this) {
+                if (ended) {
+                    throw new ToolCallCancelledException("the run has ended", false);
+                }
+                inFlight = server + "__" + tool;
+                inFlightSince = start;
+            }
+            CodeToolCall call;
+            try {
+                call = tools.call(server, tool, argumentsJson);
+            } catch (CancellationException e) {
+                boolean reached = !(e instanceof ToolCallCancelledException cancelled) || cancelled.reachedTool();
+                synchronized (this) {
+                    cancelled(reached ? ToolCallRecord.Cancelled.POSSIBLY_APPLIED : ToolCallRecord.Cancelled.NOT_APPLIED);
+                }
+                throw e;
+            }
             Duration took = Duration.ofNanos(ticker.read() - start);
             synchronized (this) {
+                inFlight = null;
+                if (ended) {
+                    // the run's outcome was taken without this call, which it reports as cancelled
+                    return call.answer();
+                }
                 calls.add(new ToolCallRecord(call.tool(), call.status(), took, call.answer().isError()));
                 if (call.version() != null) {
                     called.put(call.tool(), call.version());
@@ -282,6 +310,29 @@ public final class CachedExecutor {
                 }
             }
             return call.answer();
+        }
+
+        /** The call in flight was cut off by the end of its run. */
+        private void cancelled(ToolCallRecord.Cancelled what) {
+            if (inFlight == null) {
+                return;
+            }
+            if (!ended) {
+                calls.add(new ToolCallRecord(inFlight, CacheStatus.BYPASS, Duration.ofNanos(ticker.read() - inFlightSince),
+                        true, what));
+                notStored(Counter.UNCACHEABLE_TOOL_FAILED, "the call of " + inFlight
+                        + " was cancelled: the run ended before it was answered");
+            }
+            inFlight = null;
+        }
+
+        /**
+         * The run is over: a call still in flight was cut off, and is reported as cancelled with
+         * its effect unknown (it has not said yet whether it reached its tool); later calls are refused.
+         */
+        synchronized void end() {
+            cancelled(ToolCallRecord.Cancelled.POSSIBLY_APPLIED);
+            ended = true;
         }
 
         private void notStored(Counter counter, String reason) {
@@ -330,7 +381,12 @@ public final class CachedExecutor {
         @Override
         public Ran run() {
             RunTools runTools = new RunTools(tools, request.limits());
-            ExecutionResult result = sandbox.execute(request, runTools);
+            ExecutionResult result;
+            try {
+                result = sandbox.execute(request, runTools);
+            } finally {
+                runTools.end();
+            }
             String notStored = runTools.notStoredBecause();
             Counter notStoredCounter = runTools.notStoredCounter();
             if (notStored == null && result.isSuccess() && !result.nondeterminism().isEmpty()

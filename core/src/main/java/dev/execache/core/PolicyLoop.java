@@ -4,6 +4,7 @@ import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.FlightLease;
 import dev.execache.core.spi.GroupBound;
+import dev.execache.core.spi.ToolCallCancelledException;
 import java.lang.System.Logger.Level;
 import java.time.Clock;
 import java.time.Duration;
@@ -209,6 +210,11 @@ final class PolicyLoop {
             leader = running.get();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            if (call.tool() != null) {
+                // the identical call reached the tool; this one did not
+                throw new ToolCallCancelledException("cancelled while waiting for an identical call of " + call.tool(),
+                        false);
+            }
             throw new CancellationException("cancelled while waiting for an identical run");
         } catch (CancellationException e) {
             return serve(call);

@@ -1,14 +1,17 @@
 package dev.execache.core;
 
-import dev.execache.core.spi.Counter;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.execache.core.spi.Counter;
+import dev.execache.core.spi.ToolCallCancelledException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -276,5 +279,43 @@ class CachedToolTest {
                 .hasMessageContaining("a rule for 'read' was already added");
         assertThatThrownBy(() -> ToolCacheRule.cache("read", Duration.ZERO, 10))
                 .hasMessageContaining("ttl must be positive (rule read)");
+    }
+    @Test
+    void aCallCancelledWhileItWaitsForAnIdenticalCallInFlightSaysItNeverReachedTheTool() throws Exception {
+        CountDownLatch entered = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        CachedTool cached = CachedTool.builder((tool, args) -> {
+            entered.countDown();
+            try {
+                release.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return ToolResult.ok("{\"slow\":true}");
+        }, store).clock(clock).toolVersions(versions).build();
+        CompletableFuture<ToolResult> leader =
+                CompletableFuture.supplyAsync(() -> cached.call("read", Map.of("path", "a")));
+        entered.await();
+        CompletableFuture<Throwable> waiter = new CompletableFuture<>();
+        Thread follower = new Thread(() -> {
+            try {
+                cached.call("read", Map.of("path", "a"));
+                waiter.complete(null);
+            } catch (RuntimeException e) {
+                waiter.complete(e);
+            }
+        });
+        follower.start();
+        while (follower.getState() != Thread.State.WAITING) {
+            Thread.onSpinWait();
+        }
+        follower.interrupt();
+
+        Throwable thrown = waiter.get();
+        release.countDown();
+
+        assertThat(thrown).isInstanceOf(ToolCallCancelledException.class);
+        assertThat(((ToolCallCancelledException) thrown).reachedTool()).isFalse();
+        assertThat(leader.get().json()).isEqualTo("{\"slow\":true}");
     }
 }

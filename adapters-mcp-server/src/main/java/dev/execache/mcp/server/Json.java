@@ -111,6 +111,10 @@ public final class Json {
             one.put("cache", call.status().name().toLowerCase(Locale.ROOT));
             one.put("ms", millis(call.time()));
             one.put("error", call.error());
+            if (call.cancelled() != null) {
+                one.put("cancelled", call.cancelled() == ToolCallRecord.Cancelled.NOT_APPLIED
+                        ? "not applied" : "possibly applied");
+            }
         }
         node.put("notStored", outcome.notStoredBecause());
         ArrayNode sources = node.putArray("nondeterminism");

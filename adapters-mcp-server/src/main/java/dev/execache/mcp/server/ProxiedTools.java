@@ -36,6 +36,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.CancellationException;
 import java.util.function.BiConsumer;
 import java.util.stream.Collectors;
 
@@ -216,6 +217,8 @@ public final class ProxiedTools implements CodeTools {
         ToolCallOutcome outcome;
         try {
             outcome = callWithStatus(found.name(), args);
+        } catch (CancellationException e) {
+            throw e;
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "the call of " + found.name() + " from code failed", e);
             ToolAnswer failed = ToolAnswer.error("the call of " + found.name() + " failed: " + e.getMessage());

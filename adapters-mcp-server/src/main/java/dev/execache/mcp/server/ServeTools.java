@@ -143,7 +143,8 @@ public final class ServeTools {
                              "items": {"type": "object", "properties": {
                                "tool": {"type": "string", "description": "SERVER__TOOL"},
                                "cache": {"type": "string", "description": "hit, miss or shared: through the tool cache; bypass: the tool is not cached."},
-                               "ms": {"type": "number"}, "error": {"type": "boolean"}}}},
+                               "ms": {"type": "number"}, "error": {"type": "boolean"},
+                               "cancelled": {"type": "string", "enum": ["not applied", "possibly applied"], "description": "Present when the run ended while the call was in flight: the call was cancelled, before it reached the tool (not applied) or after (possibly applied)."}}}},
                            "notStored": {"type": ["string", "null"], "description": "Why a successful run was not stored (it called a tool that may change something, a call failed, ...); null otherwise."},
                            "nondeterminism": {"type": "array", "items": {"type": "string"}, "description": "Sources of non-determinism the code used (Date.now, Math.random, ...)."}
                          },

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.execache.core.CanonicalJson;
 import dev.execache.core.ToolResult;
 import dev.execache.core.spi.CatalogTool;
+import dev.execache.core.spi.ToolCallCancelledException;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
@@ -33,6 +34,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
 /**
@@ -177,30 +179,47 @@ final class DownstreamServer {
         }
     }
 
+    /**
+     * Calls the tool within the call timeout. When the calling thread is interrupted (the run
+     * that made the call ended), the call is cancelled on the server too and this throws a
+     * {@link ToolCallCancelledException}; the thread's interrupt is then not kept, the exception
+     * says it, so that the caller can still count and store what it must.
+     */
     ToolResult call(String tool, Map<String, Object> args) {
         Connection current;
         try {
             current = awaitConnection();
         } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return failure("calling " + tool + " on server " + settings.name() + " was interrupted");
+            throw new ToolCallCancelledException("calling " + tool + " on server " + settings.name()
+                    + " was cancelled while the server was starting", false);
         }
         if (current == null) {
             return failure("server " + settings.name() + " is not running (it is being started again) and did not come up within "
                     + callTimeout.toMillis() / 1000.0 + " s; try again shortly");
         }
-        Future<CallToolResult> pending = CALLS.submit(() -> current.client().callTool(new McpSchema.CallToolRequest(tool, args)));
+        McpSchema.CallToolRequest request = new McpSchema.CallToolRequest(tool, args);
+        AtomicBoolean started = new AtomicBoolean();
+        Future<CallToolResult> pending = CALLS.submit(() -> {
+            if (!started.compareAndSet(false, true)) {
+                return null;
+            }
+            try {
+                return current.client().callTool(request);
+            } finally {
+                current.transport().forget(request);
+            }
+        });
         try {
             CallToolResult result = pending.get(callTimeout.toNanos(), TimeUnit.NANOSECONDS);
             return new ToolResult(json.writeValueAsString(result), Boolean.TRUE.equals(result.isError()));
         } catch (TimeoutException e) {
-            pending.cancel(true);
+            cancel(current, request, pending, started, "no answer within the call timeout");
             return failure("calling " + tool + " on server " + settings.name() + " failed: no answer in time ("
                     + callTimeout.toMillis() / 1000.0 + " s)");
         } catch (InterruptedException e) {
-            pending.cancel(true);
-            Thread.currentThread().interrupt();
-            return failure("calling " + tool + " on server " + settings.name() + " was interrupted");
+            boolean reached = cancel(current, request, pending, started, "the run that made the call ended");
+            throw new ToolCallCancelledException("calling " + tool + " on server " + settings.name() + " was cancelled"
+                    + (reached ? " after it was sent" : " before it was sent"), reached);
         } catch (ExecutionException e) {
             return failure("calling " + tool + " on server " + settings.name() + " failed: " + rootMessage(e.getCause()));
         } catch (JsonProcessingException e) {
@@ -209,6 +228,18 @@ final class DownstreamServer {
         } catch (RuntimeException e) {
             return failure("calling " + tool + " on server " + settings.name() + " failed: " + rootMessage(e));
         }
+    }
+
+    /** Tells the server the call is cancelled (when it was sent) and stops waiting for it; returns whether it was sent. */
+    private static boolean cancel(Connection current, McpSchema.CallToolRequest request, Future<CallToolResult> pending,
+            AtomicBoolean started, String reason) {
+        boolean sent = current.transport().cancel(request, reason);
+        pending.cancel(true);
+        if (started.compareAndSet(false, true)) {
+            // it never ran and never will
+            current.transport().forget(request);
+        }
+        return sent;
     }
 
     private Duration startTimeout() {

@@ -5,6 +5,7 @@ import io.modelcontextprotocol.json.TypeRef;
 import io.modelcontextprotocol.spec.McpClientTransport;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.JSONRPCMessage;
+import io.modelcontextprotocol.spec.McpSchema.JSONRPCRequest;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -13,7 +14,11 @@ import java.io.OutputStream;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -28,7 +33,9 @@ import reactor.core.scheduler.Schedulers;
  * command in a working directory ({@code cwd}), learn that the process ended so the server is
  * restarted and calls in flight fail at once instead of at their timeout
  * (modelcontextprotocol/java-sdk #959), and end a process that ignores SIGTERM, with its
- * children (java-sdk #937). Delete it when the SDK's transport does these.
+ * children (java-sdk #937). Delete it when the SDK's transport does these. It also cancels a
+ * tools/call it sent (see {@link #cancel}), which the SDK's client (2.1.0) cannot: that part has
+ * to move wherever the request ids are known.
  */
 final class ServerProcessTransport implements McpClientTransport {
     private static final System.Logger LOG = System.getLogger("dev.execache.tools.mcp");
@@ -49,6 +56,10 @@ final class ServerProcessTransport implements McpClientTransport {
     /** The client sends initialize before the process has started; messages wait for it. */
     private final CompletableFuture<Process> started = new CompletableFuture<>();
     private volatile boolean closing;
+    /** The ids of the tools/call requests sent and not yet forgotten, by their params (by identity); guarded by this. */
+    private final Map<Object, Object> sentCalls = new IdentityHashMap<>();
+    /** The params of requests cancelled before they were sent, by identity; guarded by this. */
+    private final Set<Object> cancelledBeforeSent = Collections.newSetFromMap(new IdentityHashMap<>());
 
     /**
      * @param stderr gets each line the server writes to its stderr
@@ -146,6 +157,13 @@ final class ServerProcessTransport implements McpClientTransport {
             byte[] line = (mapper.writeValueAsString(message) + "\n").getBytes(StandardCharsets.UTF_8);
             OutputStream out = current.getOutputStream();
             synchronized (this) {
+                if (message instanceof JSONRPCRequest request && McpSchema.METHOD_TOOLS_CALL.equals(request.method())
+                        && request.params() != null) {
+                    if (cancelledBeforeSent.remove(request.params())) {
+                        return Mono.error(new IOException("the call was cancelled before it was sent"));
+                    }
+                    sentCalls.put(request.params(), request.id());
+                }
                 out.write(line);
                 out.flush();
             }
@@ -153,6 +171,40 @@ final class ServerProcessTransport implements McpClientTransport {
         } catch (IOException e) {
             return Mono.error(e);
         }
+    }
+
+    /**
+     * Cancels a tools/call request: if it was sent, the server is told
+     * ({@code notifications/cancelled} with its id); if not, it never will be. The SDK's client
+     * does neither (2.1.0), and only the transport knows the id it gave the request.
+     *
+     * @param params the request's params, the very object handed to the client's callTool
+     * @return whether the request had been sent, so the server may have acted on it
+     */
+    boolean cancel(Object params, String reason) {
+        Object id;
+        synchronized (this) {
+            id = sentCalls.remove(params);
+            if (id == null) {
+                cancelledBeforeSent.add(params);
+                return false;
+            }
+        }
+        Map<String, Object> cancelled = new LinkedHashMap<>();
+        cancelled.put("requestId", id);
+        cancelled.put("reason", reason);
+        Process current = process;
+        if (current != null) {
+            write(current, new McpSchema.JSONRPCNotification(McpSchema.JSONRPC_VERSION, "notifications/cancelled",
+                    cancelled)).onErrorComplete().subscribe();
+        }
+        return true;
+    }
+
+    /** The request was answered (or given up on after cancel): nothing to remember about it. */
+    synchronized void forget(Object params) {
+        sentCalls.remove(params);
+        cancelledBeforeSent.remove(params);
     }
 
     @Override

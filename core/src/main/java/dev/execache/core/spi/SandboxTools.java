@@ -27,7 +27,10 @@ public interface SandboxTools {
 
     /**
      * Calls one tool for the code and waits for its answer. Never throws for what the tool does:
-     * a failure is an error answer.
+     * a failure is an error answer. When the run ends while the call is in flight, the sandbox
+     * interrupts the thread that made it: the call then gives up at once, cancels what it asked
+     * for, and throws a {@link java.util.concurrent.CancellationException} (a
+     * {@link ToolCallCancelledException} when it knows whether the tool was reached).
      *
      * @param argumentsJson the arguments as the code gave them, as JSON text
      */

@@ -16,7 +16,9 @@ public interface ToolCatalog extends AutoCloseable {
 
     /**
      * Calls a discovered tool by its catalog name. Never throws for what the tool or its server
-     * does: a failure, a dead server or a timeout is an error result.
+     * does: a failure, a dead server or a timeout is an error result. When the calling thread is
+     * interrupted, the call is cancelled (on the server too, if it was sent) and this throws a
+     * {@link ToolCallCancelledException}.
      */
     ToolResult call(String tool, Map<String, Object> args);
 

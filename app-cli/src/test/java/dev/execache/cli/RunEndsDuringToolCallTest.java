@@ -1,0 +1,196 @@
+package dev.execache.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.execache.cli.output.Output;
+import dev.execache.cli.settings.GatewayConfig;
+import dev.execache.core.CachePolicy;
+import dev.execache.core.CachedExecutor;
+import dev.execache.core.ErrorType;
+import dev.execache.core.ExecutionOutcome;
+import dev.execache.core.ExecutionRequest;
+import dev.execache.core.Limits;
+import dev.execache.core.MutableToolVersions;
+import dev.execache.core.ToolCallRecord;
+import dev.execache.mcp.server.Json;
+import dev.execache.mcp.server.McpStdioServer;
+import dev.execache.mcp.server.ProxiedTools;
+import dev.execache.mcp.server.ServeTools;
+import dev.execache.sandbox.DenoSandbox;
+import dev.execache.sandbox.DenoSandboxSettings;
+import dev.execache.store.memory.MemoryCacheStore;
+import dev.execache.tools.mcp.McpServerSettings;
+import dev.execache.tools.mcp.McpToolCatalog;
+import java.io.IOException;
+import java.nio.channels.Channels;
+import java.nio.channels.Pipe;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A run that ends while one of its tool calls is in flight: the call is cancelled on the
+ * downstream server (the lab server records the notifications/cancelled it gets), the run is not
+ * stored, and its outcome says what the cancelled call may have done. Real Deno, real servers.
+ */
+class RunEndsDuringToolCallTest {
+    private static final Duration CALL_TIMEOUT = Duration.ofSeconds(20);
+    /** Long enough for the call to be made on a loaded machine; the call itself would take ten minutes. */
+    private static final Duration RUN_TIMEOUT = Duration.ofSeconds(5);
+    private static final String SLOW_WRITE = "return await tools.lab.slow_write({ms: 600000});";
+    private static DenoSandbox sandbox;
+
+    @TempDir
+    Path dir;
+
+    private McpToolCatalog catalog;
+    /** Completed when the lab server says it started a slow_write. */
+    private final CompletableFuture<Void> writing = new CompletableFuture<>();
+    private MemoryCacheStore store;
+    private CachedExecutor executor;
+    private ProxiedTools gateway;
+
+    @BeforeAll
+    static void startSandbox() throws IOException {
+        sandbox = new DenoSandbox(DenoSandboxSettings.builder().denoExecutable(ServeRoundTrip.deno()).warmPoolSize(1)
+                .build());
+    }
+
+    @AfterAll
+    static void closeSandbox() {
+        sandbox.close();
+    }
+
+    @AfterEach
+    void stopServers() {
+        if (catalog != null) {
+            catalog.close();
+        }
+    }
+
+    private void start(McpServerSettings lab) {
+        MutableToolVersions versions = new MutableToolVersions();
+        catalog = new McpToolCatalog(List.of(lab), CALL_TIMEOUT, Duration.ofHours(1), line -> {
+            if (line.contains("writing in")) {
+                writing.complete(null);
+            }
+        }, Clock.systemUTC()).start();
+        store = new MemoryCacheStore(100, Clock.systemUTC());
+        gateway = new ProxiedTools(catalog, store, versions,
+                new GatewayConfig(List.of(new GatewayConfig.Server(lab, true)), List.of(), Duration.ofHours(1)).policy(),
+                CachePolicy.DEFAULTS, Clock.systemUTC());
+        executor = new CachedExecutor(sandbox, store, versions, CachePolicy.DEFAULTS, Clock.systemUTC());
+        executor.useCodeTools(gateway);
+    }
+
+    private ExecutionOutcome run(String code) {
+        return executor.execute(new ExecutionRequest(code, Map.of(), Set.of(), Limits.DEFAULTS.withTimeout(RUN_TIMEOUT)));
+    }
+
+    /** What the lab server was told to cancel, once it was told (or after 15 s), and the writes it made. */
+    private JsonNode cancellations() throws IOException {
+        String result = catalog.call("lab__cancellations", Map.of("wait_ms", 15_000)).json();
+        return Json.MAPPER.readTree(Json.MAPPER.readTree(result).at("/content/0/text").textValue());
+    }
+
+    @Test
+    void aTimeoutDuringAWriteCancelsItOnTheServerAndSaysItMayHaveBeenApplied() throws IOException {
+        start(Downstream.lab("lab", true));
+
+        ExecutionOutcome outcome = run(SLOW_WRITE);
+
+        assertThat(outcome.result().error().type()).isEqualTo(ErrorType.TIMEOUT_ERROR);
+        assertThat(outcome.toolCalls()).extracting(ToolCallRecord::tool, ToolCallRecord::cancelled)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple("lab__slow_write",
+                        ToolCallRecord.Cancelled.POSSIBLY_APPLIED));
+        assertThat(executor.inspect(outcome.key())).isEmpty();
+        JsonNode server = cancellations();
+        assertThat(server.at("/cancelled/0/tool").textValue()).isEqualTo("slow_write");
+        assertThat(server.at("/cancelled/0/reason").textValue()).isEqualTo("the run that made the call ended");
+        assertThat(server.get("writes").intValue()).isZero();
+    }
+
+    @Test
+    void aWriteWaitingForARestartingServerIsCancelledBeforeItIsSentAndSaysItWasNotApplied() {
+        start(Downstream.lab("lab", true, Map.of("LAB_HOLD_RESTART", dir.resolve("held").toString())));
+
+        ExecutionOutcome outcome = run("""
+                try { await tools.lab.crash({}); } catch { /* the server died; it is being restarted */ }
+                return await tools.lab.increment({});
+                """);
+
+        assertThat(outcome.result().error().type()).isEqualTo(ErrorType.TIMEOUT_ERROR);
+        assertThat(outcome.toolCalls()).extracting(ToolCallRecord::tool, ToolCallRecord::cancelled)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple("lab__crash", null),
+                        org.assertj.core.groups.Tuple.tuple("lab__increment", ToolCallRecord.Cancelled.NOT_APPLIED));
+        assertThat(executor.inspect(outcome.key())).isEmpty();
+    }
+
+    @Test
+    void serveAnswersATimeoutDuringAToolCallAsTimeoutErrorAndTheServerIsToldToCancel() throws IOException {
+        start(Downstream.lab("lab", true));
+        ServeFixture fixture = new ServeFixture(dir, Map.of());
+        Pipe toServer = Pipe.open();
+        Pipe fromServer = Pipe.open();
+        McpStdioServer server = new McpStdioServer(new ServeTools(executor, fixture.serveSettings, gateway), "test",
+                Channels.newInputStream(toServer.source()), Channels.newOutputStream(fromServer.sink()),
+                Duration.ofSeconds(5));
+        try {
+            RawMcpClient client = new RawMcpClient(Channels.newOutputStream(toServer.sink()),
+                    Channels.newInputStream(fromServer.source()));
+            client.initialize();
+
+            JsonNode result = client.callTool("execute_code", Map.of("code", SLOW_WRITE, "timeout",
+                    RUN_TIMEOUT.toSeconds()));
+
+            assertThat(result.get("isError").booleanValue()).isTrue();
+            JsonNode answer = Json.MAPPER.readTree(result.at("/content/0/text").textValue());
+            assertThat(answer.at("/error/type").textValue()).isEqualTo("TimeoutError");
+            assertThat(answer.at("/toolCalls/0/tool").textValue()).isEqualTo("lab__slow_write");
+            assertThat(answer.at("/toolCalls/0/cancelled").textValue()).isEqualTo("possibly applied");
+            assertThat(store.size()).isZero();
+            assertThat(cancellations().at("/cancelled/0/reason").textValue()).isEqualTo("the run that made the call ended");
+        } finally {
+            server.close();
+        }
+    }
+    @Test
+    void aRunTheClientCancelsDuringAToolCallCancelsTheCallOnTheServerAndStoresNothing() throws Exception {
+        start(Downstream.lab("lab", true));
+        ServeFixture fixture = new ServeFixture(dir, Map.of());
+        Pipe toServer = Pipe.open();
+        Pipe fromServer = Pipe.open();
+        McpStdioServer server = new McpStdioServer(new ServeTools(executor, fixture.serveSettings, gateway), "test",
+                Channels.newInputStream(toServer.source()), Channels.newOutputStream(fromServer.sink()),
+                Duration.ofSeconds(5));
+        try {
+            RawMcpClient client = new RawMcpClient(Channels.newOutputStream(toServer.sink()),
+                    Channels.newInputStream(fromServer.source()));
+            client.initialize();
+
+            int id = client.sendRequest("tools/call", Map.of("name", "execute_code", "arguments",
+                    Map.of("code", "return await tools.lab.slow_write({ms: 600000});")));
+            writing.get();
+            client.send("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":"
+                    + id + "}}");
+
+            JsonNode lab = cancellations();
+            assertThat(lab.at("/cancelled/0/tool").textValue()).isEqualTo("slow_write");
+            assertThat(lab.at("/cancelled/0/reason").textValue()).isEqualTo("the run that made the call ended");
+            assertThat(lab.get("writes").intValue()).isZero();
+            assertThat(store.size()).isZero();
+        } finally {
+            server.close();
+        }
+    }
+}
