@@ -31,7 +31,7 @@ final class ErrorFrames {
 
     /** @throws IllegalArgumentException when the payload is not five length-prefixed fields */
     ExecutionError parse(String payload) {
-        List<String> fields = Fields.read(payload, 5, "error");
+        List<String> fields = FrameFields.read(payload, 5, "error");
         String phase = fields.get(0);
         String name = fields.get(1);
         String message = fields.get(2);

@@ -264,7 +264,7 @@ final class Runner {
 
         private static List<String> serverToolAndArguments(String text) {
             try {
-                return Fields.read(text, 2, "tool call");
+                return FrameFields.read(text, 2, "tool call");
             } catch (IllegalArgumentException e) {
                 return null;
             }

@@ -136,8 +136,8 @@ final class InspectCommand implements Callable<Integer> {
     }
 
     private String keyOf(Session session, Settings.Flags flags) {
-        String code = Inputs.code(target.file, environment, "--file");
-        Object contextValue = Inputs.context(context, environment);
+        String code = CommandInput.code(target.file, environment, "--file");
+        Object contextValue = CommandInput.context(context, environment);
         try {
             return session.executor().keyFor(new ExecutionRequest(code, contextValue,
                     new LinkedHashSet<>(Settings.declaredTools(flags)), session.settings().limits()));
@@ -155,7 +155,7 @@ final class InspectCommand implements Callable<Integer> {
         if (tool.isEmpty()) {
             throw new UsageException("--tool-call: must name a tool as SERVER__TOOL");
         }
-        Object arguments = Inputs.jsonObject(args, "--args", environment);
+        Object arguments = CommandInput.jsonObject(args, "--args", environment);
         String version = configured.get(tool);
         if (!settings.gateway().isEmpty()) {
             try (ToolCatalog catalog = session.gatewayCatalog(environment)) {

@@ -80,8 +80,8 @@ final class RunCommand implements Callable<Integer> {
             throw new UsageException("--context @-: standard input already holds the code (FILE is -); "
                     + "give the context as JSON or @FILE");
         }
-        String code = Inputs.code(file, environment, "FILE");
-        Object contextValue = Inputs.context(context, environment);
+        String code = CommandInput.code(file, environment, "FILE");
+        Object contextValue = CommandInput.context(context, environment);
         ExecutionRequest request;
         try {
             request = new ExecutionRequest(code, contextValue,

@@ -7,19 +7,19 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.Test;
 
-class FieldsTest {
+class FrameFieldsTest {
 
     @Test
     void readsFieldsCountedInUtf16UnitsAndGivesTheRest() {
-        assertThat(Fields.read("2:fs9:read_file{\"path\":\"a:b\"}", 2, "tool call"))
+        assertThat(FrameFields.read("2:fs9:read_file{\"path\":\"a:b\"}", 2, "tool call"))
                 .containsExactly("fs", "read_file", "{\"path\":\"a:b\"}");
-        assertThat(Fields.read("0:2:😀3:a:b", 3, "error")).containsExactly("", "😀", "a:b", "");
+        assertThat(FrameFields.read("0:2:😀3:a:b", 3, "error")).containsExactly("", "😀", "a:b", "");
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"", "fs", ":fs", "x:fs", "-1:fs", "5:fs", "2:fs"})
     void refusesWhatIsNotThere(String text) {
-        assertThatThrownBy(() -> Fields.read(text, 2, "tool call"))
+        assertThatThrownBy(() -> FrameFields.read(text, 2, "tool call"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("malformed tool call frame");
     }

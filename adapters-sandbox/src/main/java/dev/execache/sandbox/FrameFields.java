@@ -8,8 +8,8 @@ import java.util.List;
  * and tool): each its length in UTF-16 code units, as JavaScript counts them, a colon, then the
  * text ({@code 5:hello}), so that no character needs escaping. runner.js writes them.
  */
-final class Fields {
-    private Fields() {
+final class FrameFields {
+    private FrameFields() {
     }
 
     /**

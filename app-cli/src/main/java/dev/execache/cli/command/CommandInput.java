@@ -20,8 +20,8 @@ import java.util.Map;
  * context are the ones {@code serve} makes ({@link #checkCode}, {@link #checkContext}), so a
  * request refused by one face is refused by the other.
  */
-final class Inputs {
-    private Inputs() {
+final class CommandInput {
+    private CommandInput() {
     }
 
     /** Reads a file named on the command line as UTF-8; {@code what} names the option in the error. */
