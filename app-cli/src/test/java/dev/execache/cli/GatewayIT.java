@@ -48,7 +48,7 @@ class GatewayIT {
     @Test
     void serveSaysPerServerThatItConnectedAndPrefixesTheServersStderrWithItsName() throws Exception {
         try (ServeProcess serve = ServeProcess.start("--store", "memory", "--config", config().toString())) {
-            serve.awaitStderr(line -> line.contains("server lab: connected (lab 1.0.0), 8 tools"), Duration.ofSeconds(30));
+            serve.awaitStderr(line -> line.contains("server lab: connected (lab 1.0.0), 9 tools"), Duration.ofSeconds(30));
             serve.awaitStderr(line -> line.contains("lab: lab server ready"), Duration.ofSeconds(30));
 
             String first = text(serve.call("lab__get_count", Map.of()));
