@@ -65,6 +65,7 @@ final class ProxiedTools implements CodeTools {
     private final Set<String> invalidatedOnWrite;
     private final Set<String> codeAccess;
     private final CachedTool cachedTool;
+    private final Map<String, String> identities;
     /** Per server: how many calls that may write to it started and ended, see the class comment. */
     private final Map<String, AtomicLong> writes = new ConcurrentHashMap<>();
     private Map<String, CatalogTool> current = Map.of();
@@ -80,6 +81,9 @@ final class ProxiedTools implements CodeTools {
                 .map(server -> server.settings().name()).collect(Collectors.toSet());
         this.codeAccess = config.servers().stream().filter(GatewayConfig.Server::codeAccess)
                 .map(server -> server.settings().name()).collect(Collectors.toSet());
+        Map<String, String> reachableIdentities = new TreeMap<>(catalog.identities());
+        reachableIdentities.keySet().retainAll(codeAccess);
+        this.identities = Map.copyOf(reachableIdentities);
         CachedTool.Builder builder = CachedTool.builder(catalog::call, store)
                 .defaultRule(policy.enabled(), policy.ttl(), policy.maxEntries())
                 .toolVersions(versions)
@@ -110,6 +114,42 @@ final class ProxiedTools implements CodeTools {
                 .map(server -> server.settings().startedFor(command.variables(), command.workingDir())).toList(),
                 identityKey(settings), settings.limits().timeout(), settings.gateway().rediscoverEvery(),
                 line -> downstream.log(Level.INFO, line), Clock.systemUTC()).start();
+    }
+
+    /**
+     * The tools code may call as far as the key of a run needs them, without starting a server:
+     * the identities of the servers it may call, made as {@link #startCatalog} makes them.
+     */
+    static CodeTools forKeysOnly(Settings settings, Environment command) {
+        byte[] key = identityKey(settings);
+        Map<String, String> identities = new TreeMap<>();
+        for (GatewayConfig.Server server : settings.gateway().servers()) {
+            String identity = server.settings().startedFor(command.variables(), command.workingDir()).identity(key);
+            if (server.codeAccess() && identity != null) {
+                identities.put(server.settings().name(), identity);
+            }
+        }
+        return new CodeTools() {
+            @Override
+            public Map<String, List<String>> reachable() {
+                return Map.of();
+            }
+
+            @Override
+            public Set<String> names() {
+                return Set.of();
+            }
+
+            @Override
+            public Map<String, String> identities() {
+                return identities;
+            }
+
+            @Override
+            public CodeToolCall call(String server, String tool, String argumentsJson) {
+                return CodeToolCall.refused(server, tool, "no server was started");
+            }
+        };
     }
 
     /**
@@ -235,8 +275,6 @@ final class ProxiedTools implements CodeTools {
     /** The identities of the servers code may call, whether or not they are up yet. */
     @Override
     public Map<String, String> identities() {
-        Map<String, String> identities = new TreeMap<>(catalog.identities());
-        identities.keySet().retainAll(codeAccess);
         return identities;
     }
 

@@ -91,6 +91,17 @@ class ToolsCommandTest {
     }
 
     @Test
+    void inspectFileFindsTheRunOfCodeThatMayCallTheServersKeyedOnTheirIdentities() throws IOException {
+        labConfig();
+        Files.writeString(dir.resolve("code.js"), "return (await tools.lab.get_other({})).served");
+        assertThat(run("run", "code.js")).isEqualTo(ExitCode.OK);
+        out.reset();
+
+        assertThat(run("inspect", "--file", "code.js")).as(err.toString(StandardCharsets.UTF_8)).isEqualTo(ExitCode.OK);
+        assertThat(out.toString(StandardCharsets.UTF_8)).contains("tools      lab__get_other");
+    }
+
+    @Test
     void inspectToolCallShowsTheCachedCallOfAProxiedTool() throws IOException {
         labConfig();
         Files.writeString(dir.resolve("code.js"), "return (await tools.lab.get_count({who: 'cli'})).served");

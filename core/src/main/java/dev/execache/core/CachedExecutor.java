@@ -34,6 +34,7 @@ public final class CachedExecutor {
     private final String versionScope;
     private final AtomicBoolean versionsSynchronized = new AtomicBoolean();
     private volatile CodeTools codeTools = CodeTools.NONE;
+    private volatile ServersInKey serversInKey = new ServersInKey(Map.of(), "");
 
     public CachedExecutor(Sandbox sandbox, CacheStore store, ToolVersionSource toolVersions, CachePolicy policy, Clock clock) {
         this(sandbox, store, toolVersions, policy, clock, Ticker.SYSTEM);
@@ -202,14 +203,28 @@ public final class CachedExecutor {
     }
 
     /** Keyed also on how the servers the code may call are reached: runs through other configurations never meet. */
-    private static Optional<String> cacheKey(ExecutionRequest request, Map<String, String> versions, CodeTools tools) {
-        Map<String, String> servers = tools.identities();
+    private Optional<String> cacheKey(ExecutionRequest request, Map<String, String> versions, CodeTools tools) {
+        String servers = serversDigest(tools.identities());
         List<String> allowRead = request.limits().allowRead();
         if (allowRead.isEmpty()) {
             return Optional.of(CacheKeys.forExecution(request.code(), request.contextJson(), versions, servers));
         }
         return ReadFingerprint.of(allowRead, request.limits().workingDirectory())
                 .map(reads -> CacheKeys.forExecution(request.code(), request.contextJson(), versions, servers, reads));
+    }
+
+    /** The servers' part of the key, digested again only when the tools give other identities. */
+    private String serversDigest(Map<String, String> identities) {
+        ServersInKey last = serversInKey;
+        if (last.identities() == identities || last.identities().equals(identities)) {
+            return last.digest();
+        }
+        ServersInKey now = new ServersInKey(identities, CacheKeys.serversDigest(identities));
+        serversInKey = now;
+        return now.digest();
+    }
+
+    private record ServersInKey(Map<String, String> identities, String digest) {
     }
 
     private void toolChanged(String tool, String oldVersion, String newVersion) {

@@ -111,7 +111,7 @@ public final class McpToolCatalog implements ToolCatalog {
                 identities.put(name, server.identity());
             }
         });
-        return identities;
+        return Map.copyOf(identities);
     }
 
     @Override
