@@ -13,6 +13,7 @@ const object = (properties = {}) => ({ type: "object", properties });
 const tools = {
   get_count: { description: "The counter.", inputSchema: object({ who: { type: "string" } }), annotations: readOnly },
   get_other: { description: "Another read.", inputSchema: object(), annotations: readOnly },
+  private_items: { description: "The items of the account its environment names (LAB_ACCOUNT).", inputSchema: object(), annotations: readOnly },
   increment: { description: "Adds one to the counter.", inputSchema: object(), annotations: { readOnlyHint: false } },
   fail: { description: "Always fails.", inputSchema: object(), annotations: readOnly },
   crash: { description: "Dies in the middle of the call.", inputSchema: object(), annotations: readOnly },
@@ -66,6 +67,8 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       return text({ counter, served: served[name], who: args.who ?? null });
     case "get_other":
       return text({ served: served[name] });
+    case "private_items":
+      return text({ account: process.env.LAB_ACCOUNT ?? null, items: [`${process.env.LAB_ACCOUNT}'s item`], served: served[name], pid: process.pid });
     case "increment":
       counter += 1;
       return text({ counter });

@@ -51,6 +51,40 @@ class CommandLineIT {
         assertThat(second.stderr()).contains("shaping 3 items").contains("cache hit, saved");
     }
 
+    /** A project of its own, whose server {@code acct} (the tests' lab server) runs as {@code account}. */
+    private Path project(String name, String account, String token) throws IOException {
+        Path project = Files.createDirectories(dir.resolve(name));
+        Files.writeString(project.resolve("execache.yaml"), """
+                servers:
+                  acct:
+                    command: node
+                    args: ["%s"]
+                    env: {LAB_ACCOUNT: %s, LAB_TOKEN: %s}
+                """.formatted(Downstream.nodeModules().resolveSibling("lab-server.mjs"), account, token));
+        Files.writeString(project.resolve("items.ts"), "return await tools.acct.private_items({});");
+        return project;
+    }
+
+    @Test
+    void twoProjectsWhoseServerHasOtherCredentialsGetTheirOwnAnswersFromOneCacheFile() throws Exception {
+        CliProcess alice = new CliProcess(project("a", "alice", "alice-token-5f1c9e2b7d4a"));
+        CliProcess bob = new CliProcess(project("b", "bob", "bob-token-83e0a61c2f95"));
+
+        var alicesRun = alice.run("run", "items.ts", "--db", db.toString());
+        var bobsRun = bob.run("run", "items.ts", "--db", db.toString());
+        var alicesAgain = alice.run("run", "items.ts", "--db", db.toString());
+
+        assertThat(alicesRun.exitCode()).as(alicesRun.toString()).isZero();
+        assertThat(json(alicesRun).get("account").textValue()).isEqualTo("alice");
+        assertThat(bobsRun.exitCode()).as(bobsRun.toString()).isZero();
+        assertThat(json(bobsRun).get("account").textValue()).as(CliProcess.mode()).isEqualTo("bob");
+        assertThat(bobsRun.stderr()).contains("cache miss");
+        assertThat(alicesAgain.stdout()).isEqualTo(alicesRun.stdout());
+        assertThat(alicesAgain.stderr()).contains("cache hit");
+        assertThat(alicesRun.stderr() + bobsRun.stderr() + alicesAgain.stderr())
+                .doesNotContain("alice-token-5f1c9e2b7d4a").doesNotContain("bob-token-83e0a61c2f95");
+    }
+
     @Test
     void controlCharactersFromTheCodeAreShownEscapedLiveAndFromTheCacheButKeptExactInJson() throws Exception {
         Files.writeString(dir.resolve("terminal.ts"), """

@@ -40,6 +40,7 @@ class GatewayConfigTest {
                     command: mcp-server-filesystem
                     trust_annotations: false
                     invalidate_on_write: none
+                    share: public
                 tool_calls:
                   rediscover_seconds: 5
                   rules:
@@ -57,6 +58,8 @@ class GatewayConfigTest {
         assertThat(memory.invalidateOnWrite()).isTrue();
         assertThat(config.servers().get(1).settings().trustAnnotations()).isFalse();
         assertThat(config.servers().get(1).invalidateOnWrite()).isFalse();
+        assertThat(memory.settings().sharePublic()).as("private by default").isFalse();
+        assertThat(config.servers().get(1).settings().sharePublic()).isTrue();
         assertThat(config.rediscoverEvery()).isEqualTo(Duration.ofSeconds(5));
         assertThat(config.rules()).containsExactly(
                 ToolCacheRule.cache("fs__read_*", Duration.ofSeconds(60), CachePolicy.DEFAULT_MAX_ENTRIES),
@@ -122,5 +125,14 @@ class GatewayConfigTest {
         }
         assertThat(exact.decide(tool("fs__write_file", true, true)).cached()).isTrue();
         assertThat(exact.decide(tool("fs__write_file", true, true)).ttl()).isEqualTo(Duration.ofSeconds(9));
+    }
+
+    @Test
+    void shareIsPublicOrPrivate() {
+        assertThatThrownBy(() -> parse("""
+                servers:
+                  docs: {command: docs-server, share: everyone}
+                """)).isInstanceOf(UsageException.class)
+                .hasMessageContaining("servers.docs.share must be private").hasMessageContaining("or public");
     }
 }

@@ -23,12 +23,15 @@ class SignedEntriesServeIT {
     @Test
     void instancesWithOneKeyShareAHitOneWithAnotherKeyIsNotServedItAndNoStartedServerSeesAKey() throws Exception {
         Path environment = dir.resolve("lab-env.txt");
-        // the downstream server writes down the environment it was given, then serves as usual
+        // the downstream server writes down the environment it was given, then serves as usual; code
+        // may not call it, so that runs are not keyed on its identity (which the fleet key keys) and
+        // the instance with another key meets the entry the first one signed
         Path config = Files.writeString(dir.resolve("execache.yaml"), """
                 servers:
                   lab:
                     command: sh
                     args: ["-c", "env > '%s'; exec node '%s'"]
+                    code_access: false
                 """.formatted(environment, Downstream.nodeModules().resolveSibling("lab-server.mjs")));
         Map<String, Object> code = Map.of("code", "return 6 * 7");
         try (RedisServerProcess redis = RedisServerProcess.start()) {

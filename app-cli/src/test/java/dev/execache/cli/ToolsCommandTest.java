@@ -52,7 +52,7 @@ class ToolsCommandTest {
         assertThat(table).containsPattern("lab\\s+lab__get_count\\s+[0-9a-f]{12}\\s+yes\\s+annotation readOnlyHint\\s+300 s");
         assertThat(table).containsPattern("lab__get_other\\s+[0-9a-f]{12}\\s+yes\\s+rule lab__get_other\\s+7 s");
         assertThat(table).containsPattern("lab__increment\\s+[0-9a-f]{12}\\s+no\\s+not read-only \\(annotations\\)\\s+-");
-        assertThat(err.toString(StandardCharsets.UTF_8)).contains("server lab: connected (lab 1.0.0), 10 tools");
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("server lab: connected (lab 1.0.0), 11 tools");
     }
 
     @Test
@@ -89,6 +89,17 @@ class ToolsCommandTest {
 
         String json = out.toString(StandardCharsets.UTF_8);
         assertThat(json).contains("\"result\":1").contains("\"toolCalls\":[{\"tool\":\"lab__get_other\",\"cache\":\"miss\"");
+    }
+
+    @Test
+    void inspectFileFindsTheRunOfCodeThatMayCallTheServersKeyedOnTheirIdentities() throws IOException {
+        labConfig();
+        Files.writeString(dir.resolve("code.js"), "return (await tools.lab.get_other({})).served");
+        assertThat(run("run", "code.js")).isEqualTo(ExitCode.OK);
+        out.reset();
+
+        assertThat(run("inspect", "--file", "code.js")).as(err.toString(StandardCharsets.UTF_8)).isEqualTo(ExitCode.OK);
+        assertThat(out.toString(StandardCharsets.UTF_8)).contains("tools      lab__get_other");
     }
 
     @Test

@@ -1,5 +1,6 @@
 package dev.execache.core;
 
+import dev.execache.core.spi.CacheEntry;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -13,8 +14,9 @@ import java.util.TreeMap;
  *
  * <ul>
  *   <li>execution: {@code v1:<code>_<context>_<tools>}, each part the first 128 bits of the
- *       SHA-256 of the code, the canonical context and the canonical tool versions; a run that
- *       may read files gets a fourth part, {@code _<reads>}, for the files it may read;
+ *       SHA-256 of the code, the canonical context and the canonical tool versions (with a
+ *       digest of the identities of the servers the code may call, when there are any); a run that may read
+ *       files gets a fourth part, {@code _<reads>}, for the files it may read;
  *   <li>tool call: {@code v1:<tool>:<args>}, the tool name in clear (so tool entries can be
  *       cleared by glob) and 128 bits of the SHA-256 of its version and canonical args.
  * </ul>
@@ -27,19 +29,44 @@ final class CacheKeys {
     }
 
     static String forExecution(String code, String canonicalContext, Map<String, String> toolVersions) {
-        return PREFIX + sha256(code) + "_" + sha256(canonicalContext) + "_" + sha256(canonicalTools(toolVersions));
+        return forExecution(code, canonicalContext, toolVersions, "");
+    }
+
+    /**
+     * @param serversDigest {@link #serversDigest} of the servers the code may call (made once for a
+     *     set of servers, not per key); empty for none, which keeps the key a run without servers has
+     */
+    static String forExecution(String code, String canonicalContext, Map<String, String> toolVersions,
+            String serversDigest) {
+        String tools = canonicalTools(toolVersions);
+        if (!serversDigest.isEmpty()) {
+            tools += "\n" + serversDigest;
+        }
+        return PREFIX + sha256(code) + "_" + sha256(canonicalContext) + "_" + sha256(tools);
+    }
+
+    /** A digest of the identity of each server (of their canonical JSON); empty for no servers. */
+    static String serversDigest(Map<String, String> identities) {
+        return identities.isEmpty() ? "" : sha256(CanonicalJson.write(new TreeMap<>(identities), "servers"));
     }
 
     static String forToolCall(String tool, String canonicalArgs, String toolVersion) {
         return PREFIX + tool + ":" + sha256((toolVersion == null ? "" : toolVersion) + "\n" + canonicalArgs);
     }
 
-    /** The key glob that matches every tool-call key of the tools that {@code toolGlob} matches. */
     /** An execution key with the fingerprint of the files the code may read. */
-    static String forExecution(String code, String canonicalContext, Map<String, String> toolVersions, String readFingerprint) {
-        return forExecution(code, canonicalContext, toolVersions) + "_" + readFingerprint;
+    static String forExecution(String code, String canonicalContext, Map<String, String> toolVersions,
+            String serversDigest, String readFingerprint) {
+        return forExecution(code, canonicalContext, toolVersions, serversDigest) + "_" + readFingerprint;
     }
 
+    /** Whether {@code entry} is a tool's answer under the default key format (not a run of code). */
+    static boolean isToolCall(CacheEntry entry) {
+        Map<String, String> tools = entry.dependsOnTools();
+        return tools.size() == 1 && entry.key().startsWith(PREFIX + tools.keySet().iterator().next() + ":");
+    }
+
+    /** The key glob that matches every tool-call key of the tools that {@code toolGlob} matches. */
     static String toolCallPattern(String toolGlob) {
         return PREFIX + toolGlob + ":*";
     }

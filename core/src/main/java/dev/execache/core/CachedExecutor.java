@@ -24,6 +24,7 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
 
 /**
  * Runs code through the cache: a hit returns the stored result without running anything; a
@@ -45,6 +46,7 @@ public final class CachedExecutor {
     private final String versionScope;
     private final AtomicBoolean versionsSynchronized = new AtomicBoolean();
     private volatile CodeTools codeTools = CodeTools.NONE;
+    private volatile ServersInKey serversInKey = new ServersInKey(Map.of(), "");
 
     public CachedExecutor(Sandbox sandbox, CacheStore store, ToolVersionSource toolVersions, CachePolicy policy, Clock clock) {
         this(sandbox, store, toolVersions, policy, clock, Ticker.SYSTEM);
@@ -89,15 +91,17 @@ public final class CachedExecutor {
         if (!versionsSynchronized.get()) {
             synchronizeToolVersions();
         }
-        Optional<String> key = cacheKey(request, versions);
+        Optional<String> key = cacheKey(request, versions, tools);
         if (key.isEmpty()) {
             LOG.log(Level.INFO, "not cached: " + ReadFingerprint.NOT_WATCHABLE);
             return bypass(request, tools, Counter.UNCACHEABLE_READS_UNWATCHABLE);
         }
-        PolicyLoop.Outcome<Ran> outcome = loop.serve(new Execution(request, key.get(), versions, tools));
+        Execution execution = new Execution(request, key.get(), versions, tools);
+        PolicyLoop.Outcome<Ran> outcome = loop.serve(execution);
         Ran ran = outcome.result();
+        String notStoredBecause = ran.notStoredBecause() != null ? ran.notStoredBecause() : execution.staleBecause();
         return new ExecutionOutcome(ran.result(), outcome.status(), key.get(), outcome.saved(), ran.calls(),
-                ran.notStoredBecause());
+                notStoredBecause);
     }
 
     /**
@@ -127,7 +131,8 @@ public final class CachedExecutor {
      * @throws IllegalArgumentException if the request is not cacheable (the files it may read cannot be watched)
      */
     public String keyFor(ExecutionRequest request) {
-        return cacheKey(request, versionsFor(request, codeTools)).orElseThrow(() -> new IllegalArgumentException(
+        CodeTools tools = codeTools;
+        return cacheKey(request, versionsFor(request, tools), tools).orElseThrow(() -> new IllegalArgumentException(
                 "not cacheable: " + ReadFingerprint.NOT_WATCHABLE));
     }
 
@@ -170,10 +175,12 @@ public final class CachedExecutor {
         return loop.invalidate(tool, null, null).removed();
     }
 
-    /** Removes every entry whose key matches the glob; returns how many. */
+    /**
+     * Removes every entry whose key matches the glob, and the runs of code that used a tool's
+     * answer among them; returns how many.
+     */
     public int clear(String keyGlob) {
-        Glob.of(keyGlob);
-        return store.removeByPattern(keyGlob);
+        return loop.clear(keyGlob);
     }
 
     public CacheStats stats() {
@@ -207,13 +214,29 @@ public final class CachedExecutor {
         return used;
     }
 
-    private static Optional<String> cacheKey(ExecutionRequest request, Map<String, String> versions) {
+    /** Keyed also on how the servers the code may call are reached: runs through other configurations never meet. */
+    private Optional<String> cacheKey(ExecutionRequest request, Map<String, String> versions, CodeTools tools) {
+        String servers = serversDigest(tools.identities());
         List<String> allowRead = request.limits().allowRead();
         if (allowRead.isEmpty()) {
-            return Optional.of(CacheKeys.forExecution(request.code(), request.contextJson(), versions));
+            return Optional.of(CacheKeys.forExecution(request.code(), request.contextJson(), versions, servers));
         }
         return ReadFingerprint.of(allowRead, request.limits().workingDirectory())
-                .map(reads -> CacheKeys.forExecution(request.code(), request.contextJson(), versions, reads));
+                .map(reads -> CacheKeys.forExecution(request.code(), request.contextJson(), versions, servers, reads));
+    }
+
+    /** The servers' part of the key, digested again only when the tools give other identities. */
+    private String serversDigest(Map<String, String> identities) {
+        ServersInKey last = serversInKey;
+        if (last.identities() == identities || last.identities().equals(identities)) {
+            return last.digest();
+        }
+        ServersInKey now = new ServersInKey(identities, CacheKeys.serversDigest(identities));
+        serversInKey = now;
+        return now.digest();
+    }
+
+    private record ServersInKey(Map<String, String> identities, String digest) {
     }
 
     private void toolChanged(String tool, String oldVersion, String newVersion) {
@@ -221,9 +244,12 @@ public final class CachedExecutor {
         store.recordVersions(versionScope, Map.of(tool, newVersion));
     }
 
-    /** What one run gave: its result, the tool calls it made and why it may not be stored. */
+    /**
+     * What one run gave: its result, the tool calls it made, why it may not be stored, and when
+     * the earliest of the cached tool answers it used expires (null for none).
+     */
     private record Ran(ExecutionResult result, List<ToolCallRecord> calls, String notStoredBecause,
-            Counter notStoredCounter, Map<String, String> dependsOn) {
+            Counter notStoredCounter, Map<String, String> dependsOn, Instant answersExpireAt) {
     }
 
     /**
@@ -235,6 +261,8 @@ public final class CachedExecutor {
         private final Limits limits;
         private final List<ToolCallRecord> calls = new ArrayList<>();
         private final Map<String, String> called = new TreeMap<>();
+        private final List<BooleanSupplier> answersCurrent = new ArrayList<>();
+        private Instant answersExpireAt;
         private int count;
         private long bytes;
         private String notStoredBecause;
@@ -292,6 +320,10 @@ public final class CachedExecutor {
                 calls.add(new ToolCallRecord(call.tool(), call.status(), took, call.answer().isError()));
                 if (call.version() != null) {
                     called.put(call.tool(), call.version());
+                }
+                answersCurrent.add(call.current());
+                if (call.expiresAt() != null && (answersExpireAt == null || call.expiresAt().isBefore(answersExpireAt))) {
+                    answersExpireAt = call.expiresAt();
                 }
                 if (!call.cacheable()) {
                     if (call.answer().isError()) {
@@ -357,6 +389,15 @@ public final class CachedExecutor {
         synchronized String notStoredBecause() {
             return notStoredBecause;
         }
+
+        synchronized Instant answersExpireAt() {
+            return answersExpireAt;
+        }
+
+        /** Whether every answer the run's calls gave is still current (no write to their servers since). */
+        synchronized boolean answersCurrent() {
+            return answersCurrent.stream().allMatch(BooleanSupplier::getAsBoolean);
+        }
     }
 
     /** A code execution as the policy loop sees it. */
@@ -365,12 +406,30 @@ public final class CachedExecutor {
         private final String key;
         private final Map<String, String> versions;
         private final CodeTools tools;
+        private volatile RunTools ranWith;
+        private volatile String staleBecause;
 
         Execution(ExecutionRequest request, String key, Map<String, String> versions, CodeTools tools) {
             this.request = request;
             this.key = key;
             this.versions = versions;
             this.tools = tools;
+        }
+
+        /** Why the run was not kept though it could have been: an answer it used went stale; null otherwise. */
+        String staleBecause() {
+            return staleBecause;
+        }
+
+        @Override
+        public boolean stillCurrent() {
+            RunTools run = ranWith;
+            if (run == null || run.answersCurrent()) {
+                return true;
+            }
+            staleBecause = "a call that may change a server the run read started or ended while it ran";
+            LOG.log(Level.INFO, "not stored: " + staleBecause);
+            return false;
         }
 
         @Override public String key() { return key; }
@@ -381,6 +440,7 @@ public final class CachedExecutor {
         @Override
         public Ran run() {
             RunTools runTools = new RunTools(tools, request.limits());
+            ranWith = runTools;
             ExecutionResult result;
             try {
                 result = sandbox.execute(request, runTools);
@@ -389,6 +449,11 @@ public final class CachedExecutor {
             }
             String notStored = runTools.notStoredBecause();
             Counter notStoredCounter = runTools.notStoredCounter();
+            Instant answersExpireAt = runTools.answersExpireAt();
+            if (notStored == null && answersExpireAt != null && !answersExpireAt.isAfter(clock.instant())) {
+                notStored = "a tool answer it used expired before the run ended";
+                notStoredCounter = Counter.UNCACHEABLE_STALE_TOOL_ANSWER;
+            }
             if (notStored == null && result.isSuccess() && !result.nondeterminism().isEmpty()
                     && !policy.cacheNondeterministic()) {
                 notStored = "the code used " + String.join(", ", result.nondeterminism())
@@ -397,7 +462,7 @@ public final class CachedExecutor {
             }
             Map<String, String> dependsOn = new TreeMap<>(versions);
             dependsOn.putAll(runTools.called());
-            return new Ran(result, runTools.calls(), notStored, notStoredCounter, dependsOn);
+            return new Ran(result, runTools.calls(), notStored, notStoredCounter, dependsOn, answersExpireAt);
         }
 
         /** The sandbox's own execution time is what a hit saves, not the time spent around it. */
@@ -411,21 +476,32 @@ public final class CachedExecutor {
                 return Optional.empty();
             }
             Instant now = clock.instant();
+            Instant expiresAt = now.plus(policy.ttl());
+            if (ran.answersExpireAt() != null && ran.answersExpireAt().isBefore(expiresAt)) {
+                expiresAt = ran.answersExpireAt();
+            }
+            if (!expiresAt.isAfter(now)) {
+                return Optional.empty();
+            }
             return Optional.of(new CacheEntry(key, result.value(), result.console(), result.executionTime(),
-                    CacheEntry.dependencies(ran.dependsOn(), result.nondeterminism()), now, now.plus(policy.ttl()), 0,
+                    CacheEntry.dependencies(ran.dependsOn(), result.nondeterminism()), now, expiresAt, 0,
                     request.labelOrFirstLine()));
         }
 
         @Override
         public Ran fromEntry(CacheEntry entry) {
             return new Ran(ExecutionResult.success(entry.value(), entry.console(), entry.executionTime())
-                    .withNondeterminism(entry.nondeterminism()), List.of(), null, null, entry.dependsOnTools());
+                    .withNondeterminism(entry.nondeterminism()), List.of(), null, null, entry.dependsOnTools(), null);
         }
 
         /** A failed run is counted as failed whatever else kept it from being stored. */
         @Override
         public Counter whyNotStored(Ran ran) {
-            return !ran.result().isSuccess() || ran.notStoredCounter() == null ? Counter.FAILED : ran.notStoredCounter();
+            if (!ran.result().isSuccess()) {
+                return Counter.FAILED;
+            }
+            // a success with no reason of its own: the answers it used expired as it ended
+            return ran.notStoredCounter() == null ? Counter.UNCACHEABLE_STALE_TOOL_ANSWER : ran.notStoredCounter();
         }
 
         /** An entry whose tools have a new version here, before their removal reached the store, is stale. */

@@ -18,6 +18,7 @@ import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.BooleanSupplier;
 
 /**
  * Caches agent tool calls by the same policy as code ({@link CachedExecutor}); both run one
@@ -95,13 +96,24 @@ public final class CachedTool {
 
     /** As {@link #call}, and says how the answer came: hit, miss, shared, or bypass for a tool that is not cached. */
     public ToolCallOutcome callWithStatus(String tool, Map<String, ?> args) {
+        return callWithStatus(tool, args, () -> true);
+    }
+
+    /**
+     * As {@link #callWithStatus(String, Map)}, for a caller that knows what may change the tool's
+     * answers (a write to its server): {@code stillCurrent} is asked when a fresh answer is
+     * stored, before and after; false means such a change started or ended while the call was in
+     * flight, and the answer is then not kept (counted as {@link Counter#UNCACHEABLE_STALE_TOOL_ANSWER}).
+     */
+    public ToolCallOutcome callWithStatus(String tool, Map<String, ?> args, BooleanSupplier stillCurrent) {
+        Objects.requireNonNull(stillCurrent, "stillCurrent must not be null");
         Optional<ToolCacheRule> rule = ruleFor(tool);
         Map<String, Object> arguments = args == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(args));
         if (rule.isEmpty()) {
             return callUncached(tool, arguments, isMutating(tool));
         }
         String key = keyOf(tool, arguments);
-        PolicyLoop.Outcome<ToolResult> outcome = loop.serve(new Call(tool, arguments, key, rule.get()));
+        PolicyLoop.Outcome<ToolResult> outcome = loop.serve(new Call(tool, arguments, key, rule.get(), stillCurrent));
         switch (outcome.status()) {
             case HIT -> listeners.forEach(listener -> listener.onHit(tool, key));
             case SHARED -> listeners.forEach(listener -> listener.onShared(tool, key));
@@ -110,7 +122,7 @@ public final class CachedTool {
         for (String evicted : outcome.evicted()) {
             listeners.forEach(listener -> listener.onEviction(rule.get().toolGlob(), evicted));
         }
-        return new ToolCallOutcome(outcome.result(), outcome.status());
+        return new ToolCallOutcome(outcome.result(), outcome.status(), outcome.expiresAt());
     }
 
     /**
@@ -149,10 +161,19 @@ public final class CachedTool {
         return ruleFor(tool).isPresent();
     }
 
-    /** Removes the cached calls of every tool matching {@code toolGlob}; returns how many. */
+    /**
+     * Removes the cached calls of every tool matching {@code toolGlob}, and the runs of code that
+     * used them; returns how many.
+     */
     public int clear(String toolGlob) {
-        Glob.of(toolGlob);
-        return store.removeByPattern(keyGenerator.pattern(toolGlob));
+        Glob glob = Glob.of(toolGlob);
+        int removed = store.removeByPattern(keyGenerator.pattern(toolGlob));
+        for (String tool : toolVersions.versions().keySet()) {
+            if (glob.matches(tool)) {
+                removed += store.removeByTool(tool);
+            }
+        }
+        return removed;
     }
 
     /** Removes every cached call made with {@code tool}, as a version change does; returns how many. */
@@ -220,13 +241,17 @@ public final class CachedTool {
         private final Map<String, Object> arguments;
         private final String key;
         private final ToolCacheRule rule;
+        private final BooleanSupplier stillCurrent;
 
-        Call(String tool, Map<String, Object> arguments, String key, ToolCacheRule rule) {
+        Call(String tool, Map<String, Object> arguments, String key, ToolCacheRule rule, BooleanSupplier stillCurrent) {
             this.tool = tool;
             this.arguments = arguments;
             this.key = key;
             this.rule = rule;
+            this.stillCurrent = stillCurrent;
         }
+
+        @Override public boolean stillCurrent() { return stillCurrent.getAsBoolean(); }
 
         @Override public String key() { return key; }
         @Override public String tool() { return tool; }

@@ -8,10 +8,14 @@ import dev.execache.core.spi.ToolCallCancelledException;
 import java.lang.System.Logger.Level;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -64,12 +68,23 @@ final class PolicyLoop {
         default boolean accepts(CacheEntry entry) {
             return true;
         }
+
+        /**
+         * Whether the result just run may stay stored: false when something that may have changed
+         * what it read happened while it ran (a write to the server it read). Asked before and
+         * again after the entry is stored, so that a change whose removal of stale entries ran
+         * between the two still finds it gone.
+         */
+        default boolean stillCurrent() {
+            return true;
+        }
     }
 
     /**
      * @param evicted keys evicted from the call's group to make room for its entry
+     * @param expiresAt when the entry the result came from, or was stored as, expires; null when it is not stored
      */
-    record Outcome<R>(R result, CacheStatus status, Duration saved, List<String> evicted) {
+    record Outcome<R>(R result, CacheStatus status, Duration saved, List<String> evicted, Instant expiresAt) {
     }
 
     private final StoreGuard store;
@@ -127,6 +142,39 @@ final class PolicyLoop {
         return invalidation;
     }
 
+    /**
+     * Removes every entry whose key matches {@code keyGlob} and, when some of them were tools'
+     * answers, the runs of code that used those answers (made with the same version of the tool):
+     * a run is never kept longer than an answer it used. Returns how many.
+     */
+    int clear(String keyGlob) {
+        Glob glob = Glob.of(keyGlob);
+        Map<String, Set<String>> answered = new HashMap<>();
+        if (!keyGlob.equals("*")) {
+            for (CacheEntry entry : store.entries()) {
+                if (CacheKeys.isToolCall(entry) && glob.matches(entry.key())) {
+                    entry.dependsOnTools().forEach((tool, version) ->
+                            answered.computeIfAbsent(tool, name -> new HashSet<>()).add(version));
+                }
+            }
+        }
+        int removed = store.removeByPattern(keyGlob);
+        if (answered.isEmpty()) {
+            return removed;
+        }
+        for (CacheEntry entry : store.entries()) {
+            if (!CacheKeys.isToolCall(entry) && usedAny(entry, answered) && store.remove(entry.key())) {
+                removed++;
+            }
+        }
+        return removed;
+    }
+
+    private static boolean usedAny(CacheEntry run, Map<String, Set<String>> answers) {
+        return run.dependsOnTools().entrySet().stream().anyMatch(tool ->
+                answers.getOrDefault(tool.getKey(), Set.of()).contains(tool.getValue()));
+    }
+
     /** The live, intact entry under {@code key}; a damaged one is removed, counted and logged, never served. */
     private Optional<CacheEntry> intact(String key, String tool) {
         Optional<CacheEntry> found = store.get(key);
@@ -164,16 +212,27 @@ final class PolicyLoop {
             }
             Duration took = Duration.ofNanos(ticker.read() - runStart);
             Optional<CacheEntry> entry = call.entryFor(result, took);
+            Counter notStored = entry.isEmpty() ? call.whyNotStored(result) : null;
+            if (entry.isPresent() && !call.stillCurrent()) {
+                entry = Optional.empty();
+                notStored = Counter.UNCACHEABLE_STALE_TOOL_ANSWER;
+            }
             Optional<List<String>> evicted = entry.isPresent() ? store.put(entry.get(), call.bound()) : Optional.of(List.of());
+            if (entry.isPresent() && !call.stillCurrent()) {
+                store.remove(call.key());
+                entry = Optional.empty();
+                notStored = Counter.UNCACHEABLE_STALE_TOOL_ANSWER;
+            }
             Map<Counter, Long> counts = new EnumMap<>(Counter.class);
             counts.put(Counter.MISSES, 1L);
-            if (entry.isEmpty()) {
-                counts.put(call.whyNotStored(result), 1L);
+            if (notStored != null) {
+                counts.put(notStored, 1L);
             }
             boolean counted = store.count(call.tool(), counts);
             // judged after this call's own store operations: one that succeeded ends the outage of its kind
             CacheStatus status = store.isDown() || !counted || evicted.isEmpty() ? CacheStatus.STORE_ERROR : CacheStatus.MISS;
-            return new Outcome<>(result, status, Duration.ZERO, evicted.orElse(List.of()));
+            Instant expiresAt = entry.isPresent() && evicted.isPresent() ? entry.get().expiresAt() : null;
+            return new Outcome<>(result, status, Duration.ZERO, evicted.orElse(List.of()), expiresAt);
         }
     }
 
@@ -195,7 +254,7 @@ final class PolicyLoop {
         counted.put(Counter.HITS, 1L);
         counted.put(Counter.SAVED_NANOS, saved.toNanos());
         store.count(call.tool(), counted);
-        return new Outcome<>(call.fromEntry(entry), CacheStatus.HIT, saved, List.of());
+        return new Outcome<>(call.fromEntry(entry), CacheStatus.HIT, saved, List.of(), entry.expiresAt());
     }
 
     /**
@@ -239,9 +298,9 @@ final class PolicyLoop {
             counted.put(Counter.HITS, 1L);
             counted.put(Counter.SAVED_NANOS, saved.toNanos());
             store.count(call.tool(), counted);
-            return new Outcome<>(leader.result(), CacheStatus.HIT, saved, List.of());
+            return new Outcome<>(leader.result(), CacheStatus.HIT, saved, List.of(), leader.expiresAt());
         }
         store.count(call.tool(), Map.of(Counter.SHARED, 1L));
-        return new Outcome<>(leader.result(), CacheStatus.SHARED, Duration.ZERO, List.of());
+        return new Outcome<>(leader.result(), CacheStatus.SHARED, Duration.ZERO, List.of(), leader.expiresAt());
     }
 }

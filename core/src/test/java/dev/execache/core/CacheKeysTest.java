@@ -40,6 +40,19 @@ class CacheKeysTest {
     }
 
     @Test
+    void theIdentitiesOfTheServersCodeMayCallChangeTheKeyAndNoServersLeaveItAsItWas() {
+        String context = CanonicalJson.write(Map.of(), "context");
+        String none = CacheKeys.forExecution("c", context, Map.of(), CacheKeys.serversDigest(Map.of()));
+        String alice = CacheKeys.forExecution("c", context, Map.of(), CacheKeys.serversDigest(Map.of("acct", "a1")));
+
+        assertThat(none).isEqualTo(key("c", Map.of(), Map.of()));
+        assertThat(alice).isNotEqualTo(none)
+                .isNotEqualTo(CacheKeys.forExecution("c", context, Map.of(), CacheKeys.serversDigest(Map.of("acct", "b2"))))
+                .isEqualTo(CacheKeys.forExecution("c", context, Map.of(), CacheKeys.serversDigest(Map.of("acct", "a1"))))
+                .matches("v1:[0-9a-f]{32}_[0-9a-f]{32}_[0-9a-f]{32}");
+    }
+
+    @Test
     void toolCallKeyNamesTheToolSoItCanBeClearedByGlob() {
         String key = CacheKeys.forToolCall("read", "{\"path\":\"a\"}", "1");
 

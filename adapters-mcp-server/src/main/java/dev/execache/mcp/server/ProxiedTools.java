@@ -37,6 +37,9 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CancellationException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
 import java.util.function.BiConsumer;
 import java.util.stream.Collectors;
 
@@ -49,6 +52,11 @@ import java.util.stream.Collectors;
  * <p>They are also the tools code calls ({@code tools.SERVER.TOOL(args)}, see {@link CodeTools}):
  * the same calls through the same cache. A write to server S also drops the cached runs of code
  * that called S's tools.
+ *
+ * <p>A read of S that was in flight when a call that may write to S started or ended is not kept,
+ * nor a run that read S before such a call: each server has a count of the starts and ends of
+ * such calls, which a read notes when it starts and the cache checks when it stores. (The removal
+ * after the write catches what was stored before it ended.)
  */
 public final class ProxiedTools implements CodeTools {
     private static final TypeReference<Map<String, Object>> OBJECT = new TypeReference<>() {
@@ -64,6 +72,9 @@ public final class ProxiedTools implements CodeTools {
     private final Set<String> invalidatedOnWrite;
     private final Set<String> codeAccess;
     private final CachedTool cachedTool;
+    private final Map<String, String> identities;
+    /** Per server: how many calls that may write to it started and ended, see the class comment. */
+    private final Map<String, AtomicLong> writes = new ConcurrentHashMap<>();
     private Map<String, CatalogTool> current = Map.of();
     private Map<String, CatalogTool> offered = Map.of();
     private BiConsumer<List<SyncToolSpecification>, List<String>> offer;
@@ -77,6 +88,9 @@ public final class ProxiedTools implements CodeTools {
                 .map(GatewayPolicy.Server::name).collect(Collectors.toSet());
         this.codeAccess = config.servers().stream().filter(GatewayPolicy.Server::codeAccess)
                 .map(GatewayPolicy.Server::name).collect(Collectors.toSet());
+        Map<String, String> reachableIdentities = new TreeMap<>(catalog.identities());
+        reachableIdentities.keySet().retainAll(codeAccess);
+        this.identities = Map.copyOf(reachableIdentities);
         CachedTool.Builder builder = CachedTool.builder(catalog::call, store)
                 .defaultRule(policy.enabled(), policy.ttl(), policy.maxEntries())
                 .toolVersions(versions)
@@ -132,10 +146,15 @@ public final class ProxiedTools implements CodeTools {
     }
 
     public ToolResult call(String name, Map<String, Object> args) {
-        return callWithStatus(name, args).result();
+        CatalogTool tool;
+        synchronized (this) {
+            tool = current.get(name);
+        }
+        return callWithStatus(name, args, tool == null ? () -> true : noWriteSince(tool.server())).result();
     }
 
-    private ToolCallOutcome callWithStatus(String name, Map<String, Object> args) {
+    /** @param stillCurrent whether no call that may write to the tool's server started or ended since this one began */
+    private ToolCallOutcome callWithStatus(String name, Map<String, Object> args, BooleanSupplier stillCurrent) {
         CatalogTool tool;
         synchronized (this) {
             tool = current.get(name);
@@ -145,25 +164,36 @@ public final class ProxiedTools implements CodeTools {
         }
         ToolCallRules.Decision decision = rules.decide(tool);
         if (decision.cached()) {
-            return cachedTool.callWithStatus(name, args);
+            return cachedTool.callWithStatus(name, args, stillCurrent);
+        }
+        AtomicLong writesToServer = invalidatedOnWrite.contains(tool.server()) ? writesTo(tool.server()) : null;
+        if (writesToServer != null) {
+            writesToServer.incrementAndGet();
         }
         try {
             return cachedTool.callUncached(name, args, !decision.turnedOff());
         } finally {
-            if (invalidatedOnWrite.contains(tool.server())) {
+            if (writesToServer != null) {
+                writesToServer.incrementAndGet();
                 dropReadsOf(tool.server(), name);
             }
         }
     }
 
+    private AtomicLong writesTo(String server) {
+        return writes.computeIfAbsent(server, name -> new AtomicLong());
+    }
+
+    /** True as long as no call that may write to {@code server} starts or ends. */
+    private BooleanSupplier noWriteSince(String server) {
+        AtomicLong writesToServer = writesTo(server);
+        long seen = writesToServer.get();
+        return () -> writesToServer.get() == seen;
+    }
+
     /** After a call that may have changed the server: its cached calls, and cached runs that called its tools. */
     private void dropReadsOf(String server, String writer) {
-        List<String> itsTools;
-        synchronized (this) {
-            itsTools = current.values().stream().filter(tool -> tool.server().equals(server))
-                    .map(CatalogTool::name).toList();
-        }
-        int removed = cachedTool.clear(server + "__*") + cachedTool.removeDependents(itsTools);
+        int removed = cachedTool.clear(server + "__*");
         if (removed > 0) {
             LOG.log(Level.INFO, writer + " may have changed server " + server + ": removed " + removed
                     + " cached " + (removed == 1 ? "result" : "results") + " that read it");
@@ -191,6 +221,12 @@ public final class ProxiedTools implements CodeTools {
         return Set.copyOf(current.keySet());
     }
 
+    /** The identities of the servers code may call, whether or not they are up yet. */
+    @Override
+    public Map<String, String> identities() {
+        return identities;
+    }
+
     /** What code gets: see {@link #answerOf}. */
     @Override
     public CodeToolCall call(String server, String tool, String argumentsJson) {
@@ -214,9 +250,10 @@ public final class ProxiedTools implements CodeTools {
                     + " object");
         }
         String version = versions.versions().get(found.name());
+        BooleanSupplier stillCurrent = noWriteSince(server);
         ToolCallOutcome outcome;
         try {
-            outcome = callWithStatus(found.name(), args);
+            outcome = callWithStatus(found.name(), args, stillCurrent);
         } catch (CancellationException e) {
             throw e;
         } catch (RuntimeException e) {
@@ -229,7 +266,8 @@ public final class ProxiedTools implements CodeTools {
                 && rules.decide(found).cached();
         String text = answer.isError() ? answer.errorMessage() : answer.valueJson();
         return new CodeToolCall(found.name(), version, answer, cacheable, outcome.status(),
-                text.getBytes(StandardCharsets.UTF_8).length);
+                text.getBytes(StandardCharsets.UTF_8).length, cacheable ? outcome.expiresAt() : null,
+                stillCurrent);
     }
 
     /**

@@ -483,13 +483,14 @@ public final class ServeTools {
                    "pattern": {"type": "string", "minLength": 1,
                      "description": "A glob over cache keys: * matches any run of characters, ? one. Default: * (everything)."},
                    "tool": {"type": "string", "minLength": 1,
-                     "description": "Instead of pattern: a glob over proxied tool names (SERVER__TOOL, e.g. fs__read_*); removes those tools' cached calls."}
+                     "description": "Instead of pattern: a glob over proxied tool names (SERVER__TOOL, e.g. fs__read_*); removes those tools' cached calls and the cached runs that used them."}
                  },
                  "additionalProperties": false}
                 """))
                 .title("Clear cached results")
                 .description("Removes cached results: all of them, those whose key matches a glob, or the cached calls of "
-                        + "the proxied tools whose name matches a glob. Counters stay. "
+                        + "the proxied tools whose name matches a glob; cached runs of code that used a removed call go "
+                        + "with it. Counters stay. "
                         + "On a shared store it holds for the whole fleet. Returns how many entries were removed.")
                 .outputSchema(schema("""
                         {"type": "object",

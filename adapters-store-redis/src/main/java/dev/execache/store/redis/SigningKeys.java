@@ -83,6 +83,14 @@ public final class SigningKeys {
         }
     }
 
+    /**
+     * A key for another use of the fleet's key, derived from the one that signs (an HMAC of the
+     * use's name), so that the fleet's key itself serves one purpose only; null without keys.
+     */
+    public byte[] derive(String use) {
+        return keys.isEmpty() ? null : mac(keys.get(0), List.of("derived key", use));
+    }
+
     /** The signature of these fields with the first key; the fields are told apart by their lengths. */
     String sign(List<String> fields) {
         return FORMAT + Base64.getEncoder().withoutPadding().encodeToString(mac(keys.get(0), fields));

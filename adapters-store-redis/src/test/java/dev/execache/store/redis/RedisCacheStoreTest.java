@@ -1,7 +1,7 @@
 package dev.execache.store.redis;
 
 import dev.execache.core.spi.CacheStore;
-import dev.execache.core.spi.CacheStoreContract;
+import dev.execache.core.CacheStoreContract;
 import dev.execache.core.MutableClock;
 import java.util.ArrayList;
 import java.util.List;

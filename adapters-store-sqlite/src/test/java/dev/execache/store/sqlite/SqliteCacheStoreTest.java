@@ -1,7 +1,7 @@
 package dev.execache.store.sqlite;
 
 import dev.execache.core.spi.CacheStore;
-import dev.execache.core.spi.CacheStoreContract;
+import dev.execache.core.CacheStoreContract;
 import dev.execache.core.MutableClock;
 import java.nio.file.Path;
 import java.sql.Connection;

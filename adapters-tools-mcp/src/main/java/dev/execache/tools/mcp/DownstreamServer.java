@@ -63,6 +63,8 @@ final class DownstreamServer {
     };
 
     private final McpServerSettings settings;
+    /** How the server is reached (see {@link McpServerSettings#identity}); null when shared publicly. */
+    private final String identity;
     private final Duration callTimeout;
     private final ScheduledExecutorService scheduler;
     private final Consumer<String> stderr;
@@ -80,9 +82,10 @@ final class DownstreamServer {
     private record Connection(McpSyncClient client, ServerProcessTransport transport, McpSchema.Implementation info) {
     }
 
-    DownstreamServer(McpServerSettings settings, Duration callTimeout, ScheduledExecutorService scheduler,
-            Consumer<String> stderr, Runnable toolsMayHaveChanged, Clock clock) {
+    DownstreamServer(McpServerSettings settings, byte[] identityKey, Duration callTimeout,
+            ScheduledExecutorService scheduler, Consumer<String> stderr, Runnable toolsMayHaveChanged, Clock clock) {
         this.settings = settings;
+        this.identity = settings.identity(identityKey);
         this.callTimeout = callTimeout;
         this.scheduler = scheduler;
         this.stderr = stderr;
@@ -92,6 +95,10 @@ final class DownstreamServer {
 
     String name() {
         return settings.name();
+    }
+
+    String identity() {
+        return identity;
     }
 
     synchronized List<CatalogTool> tools() {
@@ -276,16 +283,24 @@ final class DownstreamServer {
         Map<String, Object> definition = json.convertValue(tool, OBJECT);
         Boolean readOnly = tool.annotations() == null ? null : tool.annotations().readOnlyHint();
         return new CatalogTool(settings.name() + SEPARATOR + tool.name(), settings.name(),
-                digest(settings.name(), info, definition), definition, readOnly, settings.trustAnnotations());
+                digest(settings.name(), info, definition, identity), definition, readOnly, settings.trustAnnotations());
+    }
+
+    static String digest(String server, McpSchema.Implementation info, Map<String, Object> definition) {
+        return digest(server, info, definition, null);
     }
 
     /**
      * The version of a tool: a digest of what defines it, in canonical JSON so that the order of
-     * keys the server happens to send does not matter.
+     * keys the server happens to send does not matter, and of how its server is reached (its
+     * identity), so that answers of differently configured servers are never taken for each other.
      */
-    static String digest(String server, McpSchema.Implementation info, Map<String, Object> definition) {
+    static String digest(String server, McpSchema.Implementation info, Map<String, Object> definition, String identity) {
         Map<String, Object> defining = new TreeMap<>();
         defining.put("server", server);
+        if (identity != null) {
+            defining.put("identity", identity);
+        }
         Map<String, Object> serverInfo = new LinkedHashMap<>();
         serverInfo.put("name", info == null ? null : info.name());
         serverInfo.put("version", info == null ? null : info.version());

@@ -1,10 +1,18 @@
 package dev.execache.tools.mcp;
 
+import dev.execache.core.CanonicalJson;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.MessageDigest;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.TreeMap;
 import java.util.regex.Pattern;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
 
 /**
  * One downstream MCP server, in the shape agent hosts use for {@code mcpServers}: a command
@@ -16,11 +24,14 @@ import java.util.regex.Pattern;
  *     secrets: the signing keys and the Redis URL)
  * @param cwd where the command runs; null for execache's working directory
  * @param trustAnnotations whether the server's {@code readOnlyHint} may decide what is cached
+ * @param sharePublic whether its answers may be shared with every configuration of it ({@code share:
+ *     public}): they do not depend on who asks. Otherwise ({@code share: private}, the default) only
+ *     with identical configurations, see {@link #identity}
  * @param inherited the environment the server inherits (less execache's secrets), or null for
  *     this process's: a resident server starts a command's servers with that command's own
  */
 public record McpServerSettings(String name, String command, List<String> args, Map<String, String> env, Path cwd,
-        boolean trustAnnotations, Map<String, String> inherited) {
+        boolean trustAnnotations, boolean sharePublic, Map<String, String> inherited) {
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_-]*");
 
     public McpServerSettings {
@@ -36,10 +47,10 @@ public record McpServerSettings(String name, String command, List<String> args, 
         inherited = inherited == null ? null : Map.copyOf(inherited);
     }
 
-    /** Inheriting this process's environment. */
+    /** Private to its configuration, inheriting this process's environment. */
     public McpServerSettings(String name, String command, List<String> args, Map<String, String> env, Path cwd,
             boolean trustAnnotations) {
-        this(name, command, args, env, cwd, trustAnnotations, null);
+        this(name, command, args, env, cwd, trustAnnotations, false, null);
     }
 
     /**
@@ -47,6 +58,56 @@ public record McpServerSettings(String name, String command, List<String> args, 
      * directory unless {@link #cwd} names one.
      */
     public McpServerSettings startedFor(Map<String, String> environment, Path workingDir) {
-        return new McpServerSettings(name, command, args, env, cwd == null ? workingDir : cwd, trustAnnotations, environment);
+        return new McpServerSettings(name, command, args, env, cwd == null ? workingDir : cwd, trustAnnotations,
+                sharePublic, environment);
+    }
+
+    /** The same server, shared with every configuration of it ({@code share: public}) or not. */
+    public McpServerSettings withSharePublic(boolean shared) {
+        return new McpServerSettings(name, command, args, env, cwd, trustAnnotations, shared, inherited);
+    }
+
+    /**
+     * How the server is reached, as a one-way digest (128 bits, hex) of everything in its
+     * configuration that can change its answers: the command, its arguments, the values of its
+     * {@code env} and its working directory (a url server's would be its URL and header values).
+     * Identical configurations have the same identity, any difference gives another; no value can
+     * be read back from it. The environment it inherits is not part of it: a credential the
+     * answers depend on belongs in {@code env}. Null for a server shared publicly.
+     *
+     * @param key keys the digest (HMAC-SHA256) so that only holders of the key can test a guess
+     *     against it; null or empty for a plain SHA-256
+     */
+    public String identity(byte[] key) {
+        if (sharePublic) {
+            return null;
+        }
+        Map<String, Object> reached = new TreeMap<>();
+        reached.put("kind", "command");
+        reached.put("command", command);
+        reached.put("args", args);
+        reached.put("env", new TreeMap<>(env));
+        reached.put("cwd", (cwd == null ? Path.of("") : cwd).toAbsolutePath().normalize().toString());
+        byte[] text = CanonicalJson.write(reached, "server " + name).getBytes(StandardCharsets.UTF_8);
+        try {
+            byte[] digest;
+            if (key == null || key.length == 0) {
+                digest = MessageDigest.getInstance("SHA-256").digest(text);
+            } else {
+                Mac mac = Mac.getInstance("HmacSHA256");
+                mac.init(new SecretKeySpec(key, "HmacSHA256"));
+                digest = mac.doFinal(text);
+            }
+            return HexFormat.of().formatHex(digest, 0, 16);
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("every Java platform must provide SHA-256 and HmacSHA256", e);
+        }
+    }
+
+    /** Names the server and its command, never the values of its environment, which may be secrets. */
+    @Override
+    public String toString() {
+        return "McpServerSettings[name=" + name + ", command=" + command + ", env=" + new TreeMap<>(env).keySet()
+                + ", cwd=" + cwd + ", trustAnnotations=" + trustAnnotations + ", sharePublic=" + sharePublic + "]";
     }
 }

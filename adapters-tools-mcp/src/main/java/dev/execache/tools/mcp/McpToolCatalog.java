@@ -35,13 +35,22 @@ public final class McpToolCatalog implements ToolCatalog {
     private final Duration startWait;
     private List<CatalogTool> lastTold = List.of();
 
+    /** Identities digested without a key (SHA-256). */
+    public McpToolCatalog(List<McpServerSettings> settings, Duration callTimeout, Duration rediscoverEvery,
+            Consumer<String> stderr, Clock clock) {
+        this(settings, null, callTimeout, rediscoverEvery, stderr, clock);
+    }
+
     /**
+     * @param identityKey keys the servers' identities (see {@link McpServerSettings#identity}): a
+     *     key derived from the fleet key, so that a fleet shares and no one without it can test a
+     *     guessed credential against a stored digest; null for none
      * @param callTimeout how long a call (or a server's start) may take before it is a tool error
      * @param rediscoverEvery how often every server is asked for its tools again
      * @param stderr gets the downstream servers' stderr lines, each prefixed with its server's name
      */
-    public McpToolCatalog(List<McpServerSettings> settings, Duration callTimeout, Duration rediscoverEvery,
-            Consumer<String> stderr, Clock clock) {
+    public McpToolCatalog(List<McpServerSettings> settings, byte[] identityKey, Duration callTimeout,
+            Duration rediscoverEvery, Consumer<String> stderr, Clock clock) {
         Objects.requireNonNull(settings, "settings must not be null");
         requirePositive(callTimeout, "callTimeout");
         requirePositive(rediscoverEvery, "rediscoverEvery");
@@ -52,7 +61,7 @@ public final class McpToolCatalog implements ToolCatalog {
             return thread;
         });
         for (McpServerSettings server : settings) {
-            if (servers.put(server.name(), new DownstreamServer(server, callTimeout, scheduler, stderr,
+            if (servers.put(server.name(), new DownstreamServer(server, identityKey, callTimeout, scheduler, stderr,
                     () -> scheduler.execute(this::tellIfChanged), clock)) != null) {
                 throw new IllegalArgumentException("server '" + server.name() + "' is configured twice");
             }
@@ -93,6 +102,18 @@ public final class McpToolCatalog implements ToolCatalog {
             return DownstreamServer.failure("unknown tool '" + tool + "': no configured server offers it");
         }
         return server.call(tool.substring(separator + DownstreamServer.SEPARATOR.length()), args);
+    }
+
+    /** Each server's identity, a one-way digest of how it is reached; servers shared publicly have none. */
+    @Override
+    public Map<String, String> identities() {
+        Map<String, String> identities = new java.util.TreeMap<>();
+        servers.forEach((name, server) -> {
+            if (server.identity() != null) {
+                identities.put(name, server.identity());
+            }
+        });
+        return Map.copyOf(identities);
     }
 
     @Override

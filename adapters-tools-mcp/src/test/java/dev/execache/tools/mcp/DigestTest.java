@@ -53,6 +53,16 @@ class DigestTest {
     }
 
     @Test
+    void theServersIdentityIsPartOfTheVersionAndNoneLeavesItAsItWas() {
+        String none = DownstreamServer.digest("lab", LAB, tool("d"), null);
+
+        assertThat(none).isEqualTo(DownstreamServer.digest("lab", LAB, tool("d")));
+        assertThat(DownstreamServer.digest("lab", LAB, tool("d"), "identity-a"))
+                .isNotEqualTo(none).isNotEqualTo(DownstreamServer.digest("lab", LAB, tool("d"), "identity-b"))
+                .isEqualTo(DownstreamServer.digest("lab", LAB, tool("d"), "identity-a"));
+    }
+
+    @Test
     void theTitleIsNotPartOfTheVersion() {
         Map<String, Object> retitled = tool("d");
         retitled.put("title", "Another title");

@@ -138,6 +138,9 @@ final class InspectCommand implements Callable<Integer> {
     private String keyOf(Session session, Settings.Flags flags) {
         String code = CommandInput.code(target.file, environment, "--file");
         Object contextValue = CommandInput.context(context, environment);
+        if (!session.settings().gateway().isEmpty()) {
+            session.executor().useCodeTools(GatewayCatalog.forKeysOnly(session.settings(), environment));
+        }
         try {
             return session.executor().keyFor(new ExecutionRequest(code, contextValue,
                     new LinkedHashSet<>(Settings.declaredTools(flags)), session.settings().limits()));

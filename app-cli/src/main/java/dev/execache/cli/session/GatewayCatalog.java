@@ -1,14 +1,23 @@
 package dev.execache.cli.session;
 
 import dev.execache.cli.settings.Environment;
+import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.cli.settings.Settings;
+import dev.execache.core.spi.CodeToolCall;
+import dev.execache.core.spi.CodeTools;
 import dev.execache.core.spi.ToolCatalog;
 import dev.execache.tools.mcp.McpServerSettings;
 import dev.execache.tools.mcp.McpToolCatalog;
 import java.lang.System.Logger.Level;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
 
 /** The gateway's downstream servers, started for one command. */
 public final class GatewayCatalog {
@@ -30,12 +39,75 @@ public final class GatewayCatalog {
      */
     public static ToolCatalog open(Settings settings, Environment command, Resources resources) {
         List<McpServerSettings> servers = servers(settings, command);
-        return resources.catalog(new Identity(servers, settings.limits().timeout(), settings.gateway().rediscoverEvery()),
+        return resources.catalog(new Identity(servers, fingerprint(identityKey(settings)),
+                        settings.limits().timeout(), settings.gateway().rediscoverEvery()),
                 () -> start(servers, settings));
     }
 
-    /** What makes two commands' servers the same: equal records, so equal commands, arguments, environment and directory. */
-    private record Identity(List<McpServerSettings> servers, Duration callTimeout, Duration rediscoverEvery) {
+    /**
+     * What makes two commands' servers the same: equal records, so equal commands, arguments,
+     * environment and directory, and the same fleet key (by a digest of it: the key is not kept here).
+     */
+    private record Identity(List<McpServerSettings> servers, String identityKey, Duration callTimeout,
+            Duration rediscoverEvery) {
+    }
+
+    private static String fingerprint(byte[] key) {
+        if (key == null) {
+            return "";
+        }
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(key));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java platform must provide SHA-256", e);
+        }
+    }
+
+    /**
+     * The tools code may call as far as the key of a run needs them, without starting a server:
+     * the identities of the servers it may call, made as {@link #start} makes them.
+     */
+    public static CodeTools forKeysOnly(Settings settings, Environment command) {
+        byte[] key = identityKey(settings);
+        Map<String, String> identities = new TreeMap<>();
+        for (GatewayConfig.Server server : settings.gateway().servers()) {
+            String identity = server.settings().startedFor(command.variables(), command.workingDir()).identity(key);
+            if (server.codeAccess() && identity != null) {
+                identities.put(server.settings().name(), identity);
+            }
+        }
+        return new CodeTools() {
+            @Override
+            public Map<String, List<String>> reachable() {
+                return Map.of();
+            }
+
+            @Override
+            public Set<String> names() {
+                return Set.of();
+            }
+
+            @Override
+            public Map<String, String> identities() {
+                return identities;
+            }
+
+            @Override
+            public CodeToolCall call(String server, String tool, String argumentsJson) {
+                return CodeToolCall.refused(server, tool, "no server was started");
+            }
+        };
+    }
+
+    private static final String IDENTITY_KEY_PURPOSE = "server identity";
+
+    /**
+     * The key of the servers' identities: derived from the fleet's signing key when there is one
+     * (so that the fleet shares, and no one without the key can test a guess against a digest),
+     * none otherwise.
+     */
+    private static byte[] identityKey(Settings settings) {
+        return settings.signingKeys().derive(IDENTITY_KEY_PURPOSE);
     }
 
     private static List<McpServerSettings> servers(Settings settings, Environment command) {
@@ -45,7 +117,7 @@ public final class GatewayCatalog {
 
     private static McpToolCatalog start(List<McpServerSettings> servers, Settings settings) {
         System.Logger downstream = System.getLogger("dev.execache.downstream");
-        return new McpToolCatalog(servers, settings.limits().timeout(), settings.gateway().rediscoverEvery(),
-                line -> downstream.log(Level.INFO, line), Clock.systemUTC()).start();
+        return new McpToolCatalog(servers, identityKey(settings), settings.limits().timeout(),
+                settings.gateway().rediscoverEvery(), line -> downstream.log(Level.INFO, line), Clock.systemUTC()).start();
     }
 }

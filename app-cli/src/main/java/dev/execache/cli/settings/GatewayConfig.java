@@ -28,6 +28,7 @@ import java.util.TreeSet;
  *     trust_annotations: true     # readOnlyHint decides what is cached (default true)
  *     invalidate_on_write: server # a call that may write drops the server's cached reads; none: keep them
  *     code_access: true           # code may call its tools as tools.SERVER.TOOL(args) (default true)
+ *     share: private              # answers shared only by identical configurations; public: by every one
  * tool_calls:
  *   rediscover_seconds: 60
  *   max_per_run: 1000        # tool calls one run of code may make
@@ -44,7 +45,7 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
     static final GatewayConfig NONE = new GatewayConfig(List.of(), List.of(), DEFAULT_REDISCOVER);
     private static final Set<String> SERVER_KEYS = Set.of(
             "command", "args", "env", "cwd", "type", "url", "headers", "trust_annotations", "invalidate_on_write",
-            "code_access");
+            "code_access", "share");
     private static final Set<String> TOOL_CALL_KEYS = Set.of("rediscover_seconds", "rules", "max_per_run",
             "max_bytes_per_run");
     private static final Set<String> RULE_KEYS = Set.of("tool", "enabled", "ttl_seconds", "max_entries");
@@ -192,9 +193,18 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
             invalidateOnWrite = value.equals("server");
         }
         boolean codeAccess = bool(node.path("code_access"), where + ".code_access", file, true);
+        boolean sharePublic = false;
+        JsonNode share = node.path("share");
+        if (!share.isMissingNode() && !share.isNull()) {
+            if (!share.isTextual() || !(share.textValue().equals("public") || share.textValue().equals("private"))) {
+                throw error(file, where + ".share", "must be private (answers shared only by identical configurations)"
+                        + " or public (its answers do not depend on who asks), not " + share);
+            }
+            sharePublic = share.textValue().equals("public");
+        }
         try {
             return new Server(new McpServerSettings(name, command, args, env, cwd == null ? null : base.resolve(cwd),
-                    trust), invalidateOnWrite, codeAccess);
+                    trust, sharePublic, null), invalidateOnWrite, codeAccess);
         } catch (IllegalArgumentException e) {
             throw new UsageException(file + ": " + where + ": " + e.getMessage());
         }

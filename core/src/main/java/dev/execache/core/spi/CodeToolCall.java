@@ -1,7 +1,9 @@
 package dev.execache.core.spi;
 
 import dev.execache.core.CacheStatus;
+import java.time.Instant;
 import java.util.Objects;
+import java.util.function.BooleanSupplier;
 
 /**
  * One tool call made by code, as the host answered it.
@@ -14,13 +16,27 @@ import java.util.Objects;
  *     the call succeeded. A run that made a call that is not cacheable is not stored.
  * @param status how the tool cache answered it (bypass for a tool that is not cached)
  * @param bytes the size of the answer the code gets
+ * @param expiresAt when the cached answer the call gave expires; null when it has none. A run that
+ *     used it is stored for no longer.
+ * @param current whether the answer is still current, asked when the run is stored: false once a
+ *     call that may change the tool's server started or ended after this call was made. A run that
+ *     used an answer that is no longer current is not stored.
  */
 public record CodeToolCall(String tool, String version, ToolAnswer answer, boolean cacheable, CacheStatus status,
-        long bytes) {
+        long bytes, Instant expiresAt, BooleanSupplier current) {
+    private static final BooleanSupplier ALWAYS = () -> true;
+
     public CodeToolCall {
         Objects.requireNonNull(tool, "tool must not be null");
         Objects.requireNonNull(answer, "answer must not be null");
         Objects.requireNonNull(status, "status must not be null");
+        current = current == null ? ALWAYS : current;
+    }
+
+    /** A call whose answer has no expiry of its own and stays current. */
+    public CodeToolCall(String tool, String version, ToolAnswer answer, boolean cacheable, CacheStatus status,
+            long bytes) {
+        this(tool, version, answer, cacheable, status, bytes, null, ALWAYS);
     }
 
     /** A call that never reached a tool (no such tool, or one code may not call). */

@@ -36,6 +36,15 @@ public interface CodeTools {
      */
     Set<String> names();
 
+    /**
+     * The identity of each server code may reach (see {@link ToolCatalog#identities()}): a run of
+     * code that may call tools is keyed on them, so that runs made through differently configured
+     * servers are never taken for each other.
+     */
+    default Map<String, String> identities() {
+        return Map.of();
+    }
+
     /** Calls a tool through the tool cache; never throws for what the tool does. */
     CodeToolCall call(String server, String tool, String argumentsJson);
 }

@@ -33,6 +33,12 @@ public enum Counter {
     UNCACHEABLE_MUTATING_TOOL,
     /** Succeeded, not stored: a tool the code called failed. */
     UNCACHEABLE_TOOL_FAILED,
+    /**
+     * Succeeded, not stored: a tool answer it used (or, for a tool call, its own answer) may be older
+     * than a call that may have changed its server and that started or ended while it was in flight,
+     * or expired before the run ended.
+     */
+    UNCACHEABLE_STALE_TOOL_ANSWER,
     /** Not stored: the run made more tool calls than its limit. */
     UNCACHEABLE_TOO_MANY_TOOL_CALLS,
     /** Not stored: the run's tool calls returned more bytes than its limit. */

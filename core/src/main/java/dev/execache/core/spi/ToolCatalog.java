@@ -22,6 +22,16 @@ public interface ToolCatalog extends AutoCloseable {
      */
     ToolResult call(String tool, Map<String, Object> args);
 
+    /**
+     * Each server's identity: a one-way digest of how it is reached (its command, arguments,
+     * environment, working directory), keyed with the fleet's key where there is one. Answers of
+     * servers with different identities are never taken for each other; a server whose answers do
+     * not depend on who asks has none. Its tools' versions include it.
+     */
+    default Map<String, String> identities() {
+        return Map.of();
+    }
+
     /** Asks to be told when the discovered tools change (added, removed, or a new digest). */
     void addListener(Listener listener);
 

@@ -1,14 +1,11 @@
-package dev.execache.core.spi;
+package dev.execache.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.execache.core.CachePolicy;
-import dev.execache.core.CacheStatus;
-import dev.execache.core.CachedExecutor;
-import dev.execache.core.ExecutionOutcome;
-import dev.execache.core.ExecutionRequest;
-import dev.execache.core.MutableClock;
-import dev.execache.core.ScriptedSandbox;
+import dev.execache.core.spi.CacheEntry;
+import dev.execache.core.spi.CacheStore;
+import dev.execache.core.spi.Counter;
+import dev.execache.core.spi.GroupBound;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -634,6 +631,113 @@ public abstract class CacheStoreContract {
             pool.shutdownNow();
         }
         assertThat(shared.size()).isLessThanOrEqualTo(bound);
+    }
+
+    private static final Duration TOOL_TTL = Duration.ofSeconds(6);
+
+    /** As precisely as every store keeps a time. */
+    private static Instant millis(Instant instant) {
+        return instant.truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
+    }
+
+    private ExecutionRequest codeCallingAcct(String marker) {
+        return ExecutionRequest.of("return await tools.acct.private_items({}) // " + marker, Map.of());
+    }
+
+    @Test
+    void answersOfDifferentlyConfiguredServersStayApartAndIdenticalConfigurationsShare() {
+        ServerThroughCache alice = new ServerThroughCache(store, clock, "identity-a", "alice's", TOOL_TTL);
+        ServerThroughCache bob = new ServerThroughCache(store, clock, "identity-b", "bob's", TOOL_TTL);
+        ServerThroughCache aliceElsewhere = new ServerThroughCache(store, clock, "identity-a", "alice's", TOOL_TTL);
+        CachedExecutor aliceRuns = alice.executor(store, clock, "project-a");
+        CachedExecutor bobRuns = bob.executor(store, clock, "project-b");
+        CachedExecutor aliceElsewhereRuns = aliceElsewhere.executor(store, clock, "project-a2");
+
+        assertThat(alice.read().result().json()).contains("alice's");
+        assertThat(bob.read().result().json()).contains("bob's");
+        assertThat(alice.read().status()).isEqualTo(CacheStatus.HIT);
+        ToolCallOutcome shared = aliceElsewhere.read();
+        assertThat(shared.status()).isEqualTo(CacheStatus.HIT);
+        assertThat(shared.result().json()).contains("alice's");
+        assertThat(aliceElsewhere.served).hasValue(0);
+
+        ExecutionRequest run = codeCallingAcct("run");
+        assertThat(aliceRuns.execute(run).result().value()).contains("alice's");
+        ExecutionOutcome bobsRun = bobRuns.execute(run);
+        assertThat(bobsRun.status()).isEqualTo(CacheStatus.MISS);
+        assertThat(bobsRun.result().value()).contains("bob's");
+        assertThat(aliceRuns.execute(run).status()).isEqualTo(CacheStatus.HIT);
+        ExecutionOutcome sharedRun = aliceElsewhereRuns.execute(run);
+        assertThat(sharedRun.status()).isEqualTo(CacheStatus.HIT);
+        assertThat(sharedRun.result().value()).contains("alice's");
+        assertThat(bobRuns.execute(run).result().value()).contains("bob's");
+    }
+
+    @Test
+    void aRunIsKeptNoLongerThanTheEarliestToolAnswerItUsed() {
+        ServerThroughCache acct = new ServerThroughCache(store, clock, "identity-a", "alice's", TOOL_TTL);
+        CachedExecutor runs = acct.executor(store, clock, "project-a");
+
+        ExecutionOutcome first = runs.execute(codeCallingAcct("first"));
+        Instant firstStored = clock.instant();
+        clock.advance(Duration.ofSeconds(4));
+        ExecutionOutcome second = runs.execute(codeCallingAcct("second"));
+
+        assertThat(second.toolCalls()).extracting(ToolCallRecord::status).containsExactly(CacheStatus.HIT);
+        assertThat(millis(store.peek(first.key()).orElseThrow().expiresAt())).isEqualTo(millis(firstStored.plus(TOOL_TTL)));
+        assertThat(millis(store.peek(second.key()).orElseThrow().expiresAt()))
+                .as("a hit with 2 s left gives the run 2 s").isEqualTo(millis(clock.instant().plusSeconds(2)));
+        clock.advance(Duration.ofSeconds(2));
+        assertThat(runs.execute(codeCallingAcct("first")).status()).isEqualTo(CacheStatus.MISS);
+        assertThat(runs.execute(codeCallingAcct("second")).status()).isEqualTo(CacheStatus.MISS);
+        assertThat(acct.served).hasValue(2);
+    }
+
+    @Test
+    void runsThatUsedAnAnswerAreRemovedWithIt() {
+        ServerThroughCache acct = new ServerThroughCache(store, clock, "identity-a", "alice's", TOOL_TTL);
+        CachedExecutor runs = acct.executor(store, clock, "project-a");
+        ExecutionRequest run = codeCallingAcct("run");
+        String toolFree = runs.execute(ExecutionRequest.of("return 1", Map.of())).key();
+
+        String key = runs.execute(run).key();
+        acct.cache.clear("acct__*");
+        assertThat(store.peek(key)).as("removed with the answers of a cleared tool").isEmpty();
+
+        runs.execute(run);
+        runs.clear(CacheKeys.toolCallPattern(ServerThroughCache.READ));
+        assertThat(store.peek(key)).as("removed with the answers cleared by key").isEmpty();
+
+        runs.execute(run);
+        acct.write();
+        assertThat(store.peek(key)).as("removed with the answers a write made stale").isEmpty();
+
+        runs.execute(run);
+        acct.versions.set(ServerThroughCache.READ, "mcp:definition2+identity-a");
+        assertThat(store.peek(key)).as("removed with the answers of the tool's old version").isEmpty();
+
+        assertThat(store.peek(toolFree)).isPresent();
+    }
+
+    @Test
+    void anAnswerOrARunReadWhileAWriteToItsServerStartedIsNotKept() {
+        ServerThroughCache acct = new ServerThroughCache(store, clock, "identity-a", "alice's", TOOL_TTL);
+        CachedExecutor runs = acct.executor(store, clock, "project-a");
+        acct.duringRead = acct::write;
+
+        ToolCallOutcome raced = acct.read();
+        ExecutionOutcome racedRun = runs.execute(codeCallingAcct("run"));
+
+        assertThat(raced.status()).isEqualTo(CacheStatus.MISS);
+        assertThat(raced.expiresAt()).isNull();
+        assertThat(racedRun.notStoredBecause()).contains("started or ended while it ran");
+        assertThat(store.peek(racedRun.key())).isEmpty();
+        assertThat(store.counters()).containsEntry(Counter.UNCACHEABLE_STALE_TOOL_ANSWER, 3L);
+        acct.duringRead = () -> { };
+        assertThat(acct.read().status()).isEqualTo(CacheStatus.MISS);
+        assertThat(acct.read().status()).isEqualTo(CacheStatus.HIT);
+        assertThat(runs.execute(codeCallingAcct("run")).status()).isEqualTo(CacheStatus.MISS);
+        assertThat(runs.execute(codeCallingAcct("run")).status()).isEqualTo(CacheStatus.HIT);
     }
 
     /** 10,000 by the rules; a store over the network may lower it to keep the suite quick. */

@@ -1,0 +1,94 @@
+package dev.execache.core;
+
+import dev.execache.core.spi.CacheStore;
+import dev.execache.core.spi.CodeToolCall;
+import dev.execache.core.spi.CodeTools;
+import dev.execache.core.spi.Sandbox;
+import dev.execache.core.spi.ToolAnswer;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
+
+/**
+ * One downstream server, {@code acct}, as a gateway offers it to agents and to code: reached as
+ * {@code identity} (its tool's version includes the identity, as a discovered tool's does), its
+ * read {@code acct__private_items} answering {@code items} through a {@link CachedTool}, and a
+ * count of the writes to it that a read notes when it starts.
+ */
+final class ServerThroughCache implements CodeTools {
+    static final String READ = "acct__private_items";
+
+    final MutableToolVersions versions;
+    final CachedTool cache;
+    /** Calls the server itself answered. */
+    final AtomicInteger served = new AtomicInteger();
+    private final String identity;
+    private final AtomicLong writes = new AtomicLong();
+    /** Runs inside the server while it answers a read: a test makes a write arrive there. */
+    volatile Runnable duringRead = () -> { };
+
+    ServerThroughCache(CacheStore store, Clock clock, String identity, String items, Duration ttl) {
+        this.identity = identity;
+        this.versions = new MutableToolVersions(Map.of(READ, "mcp:definition+" + identity));
+        this.cache = CachedTool.builder((tool, args) -> {
+            served.incrementAndGet();
+            duringRead.run();
+            return ToolResult.ok("{\"items\":\"" + items + "\"}");
+        }, store).rule(ToolCacheRule.cache("acct__*", ttl, 100)).toolVersions(versions).clock(clock).build();
+    }
+
+    /** A read as an agent makes it. */
+    ToolCallOutcome read() {
+        return cache.callWithStatus(READ, Map.of(), noWriteSince());
+    }
+
+    /** A call that may change the server: it starts, ends, and the server's cached reads go. */
+    void write() {
+        writes.incrementAndGet();
+        writes.incrementAndGet();
+        cache.clear("acct__*");
+    }
+
+    /** Runs of code: code that names {@code tools.acct} calls the read and returns its answer; other code returns 1. */
+    CachedExecutor executor(CacheStore store, Clock clock, String scope) {
+        Sandbox sandbox = (request, tools) -> ExecutionResult.success(request.code().contains("tools.acct")
+                ? tools.call("acct", "private_items", "{}").valueJson() : "1", "", Duration.ofMillis(5));
+        CachedExecutor executor = new CachedExecutor(sandbox, store, versions, CachePolicy.DEFAULTS, clock,
+                Ticker.SYSTEM, scope);
+        executor.useCodeTools(this);
+        return executor;
+    }
+
+    private BooleanSupplier noWriteSince() {
+        long seen = writes.get();
+        return () -> writes.get() == seen;
+    }
+
+    @Override
+    public Map<String, List<String>> reachable() {
+        return Map.of("acct", List.of("private_items"));
+    }
+
+    @Override
+    public Set<String> names() {
+        return Set.of(READ);
+    }
+
+    @Override
+    public Map<String, String> identities() {
+        return Map.of("acct", identity);
+    }
+
+    @Override
+    public CodeToolCall call(String server, String tool, String argumentsJson) {
+        BooleanSupplier current = noWriteSince();
+        ToolCallOutcome outcome = cache.callWithStatus(READ, Map.of(), current);
+        return new CodeToolCall(READ, versions.versions().get(READ), ToolAnswer.value(outcome.result().json()), true,
+                outcome.status(), outcome.result().json().length(), outcome.expiresAt(), current);
+    }
+}
