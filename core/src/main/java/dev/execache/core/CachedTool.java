@@ -89,6 +89,10 @@ public final class CachedTool {
 
     /** As {@link #call}, and says how the answer came: hit, miss, shared, or bypass for a tool that is not cached. */
     public ToolCallOutcome callWithStatus(String tool, Map<String, ?> args) {
+        return store.oneCall(() -> callOnce(tool, args));
+    }
+
+    private ToolCallOutcome callOnce(String tool, Map<String, ?> args) {
         Optional<ToolCacheRule> rule = ruleFor(tool);
         Map<String, Object> arguments = args == null ? Map.of() : java.util.Collections.unmodifiableMap(new LinkedHashMap<>(args));
         if (rule.isEmpty()) {
@@ -113,6 +117,10 @@ public final class CachedTool {
      * bypassed (a rule turned it off).
      */
     public ToolCallOutcome callUncached(String tool, Map<String, ?> args, boolean mayChange) {
+        return store.oneCall(() -> callUncachedOnce(tool, args, mayChange));
+    }
+
+    private ToolCallOutcome callUncachedOnce(String tool, Map<String, ?> args, boolean mayChange) {
         Map<String, Object> arguments = args == null ? Map.of() : java.util.Collections.unmodifiableMap(new LinkedHashMap<>(args));
         try {
             return new ToolCallOutcome(invoker.invoke(tool, arguments), CacheStatus.BYPASS);

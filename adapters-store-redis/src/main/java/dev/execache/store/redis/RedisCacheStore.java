@@ -17,7 +17,11 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.TreeMap;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -33,6 +37,8 @@ import org.redisson.api.redisnode.RedisNodes;
 import org.redisson.client.RedisAuthRequiredException;
 import org.redisson.client.RedisConnectionException;
 import org.redisson.client.RedisException;
+import org.redisson.client.RedisOutOfMemoryException;
+import org.redisson.client.RedisReadonlyException;
 import org.redisson.client.RedisResponseTimeoutException;
 import org.redisson.client.RedisTimeoutException;
 import org.redisson.client.RedisWrongPasswordException;
@@ -95,6 +101,16 @@ public final class RedisCacheStore implements CacheStore {
     private final SigningKeys signingKeys;
     /** Renews the flights this process holds; stopped on close, so they lapse as a dead holder's do. */
     private final ScheduledExecutorService renewals;
+    /**
+     * Sends the commands issued before the client has connected. Redisson connects on its first
+     * command, in the thread that sends it, and waits there for the connection pool (its connect
+     * timeout for each pooled connection, whatever a caller's budget): a fresh process whose
+     * first command met a paused Redis waited out the pause. Here that wait is this thread's,
+     * and the caller waits for the reply within its budget as for any other.
+     */
+    private final ExecutorService connector;
+    /** Whether a command was sent: Redisson connected, and commands are sent from the caller's thread. */
+    private volatile boolean connected;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     /**
@@ -142,6 +158,11 @@ public final class RedisCacheStore implements CacheStore {
         });
         renewing.setRemoveOnCancelPolicy(true);
         this.renewals = renewing;
+        this.connector = Executors.newSingleThreadExecutor(runnable -> {
+            Thread thread = new Thread(runnable, "execache-redis-connect");
+            thread.setDaemon(true);
+            return thread;
+        });
     }
 
     /** Connects with the default prefix, bound and timeout, on the system clock; see {@link #connect(RedisStoreSettings, Clock)}. */
@@ -178,8 +199,8 @@ public final class RedisCacheStore implements CacheStore {
      */
     public static RedisCacheStore open(RedisStoreSettings settings, Clock clock) {
         RedisCacheStore store = create(settings, clock);
-        // Only to make the connection now rather than on the first call; a failure here is
-        // left for the first call to meet, which says what went wrong.
+        // Only to make the connection now, in the background, rather than on the first call; a
+        // failure here is left for the first call to meet, which says what went wrong.
         store.check();
         store.checkEvictionPolicy();
         return store;
@@ -259,8 +280,8 @@ public final class RedisCacheStore implements CacheStore {
      */
     CompletableFuture<?> checkEvictionPolicy() {
         try {
-            return redisson.getRedisNodes(RedisNodes.SINGLE).getInstance().getConfigAsync("maxmemory-policy")
-                    .toCompletableFuture().whenComplete((config, error) -> {
+            return send(() -> redisson.getRedisNodes(RedisNodes.SINGLE).getInstance().getConfigAsync("maxmemory-policy"))
+                    .whenComplete((config, error) -> {
                         if (error != null || config == null) {
                             LOG.log(System.Logger.Level.DEBUG, () -> "cannot read the maxmemory-policy of Redis at "
                                     + server + ": " + (error == null ? "no answer" : describe(error)));
@@ -288,7 +309,26 @@ public final class RedisCacheStore implements CacheStore {
 
     /** One cheap command, to learn whether Redis answers. */
     private CompletableFuture<?> check() {
-        return redisson.getBucket(keys.counters(), StringCodec.INSTANCE).isExistsAsync().toCompletableFuture();
+        return send(() -> redisson.getBucket(keys.counters(), StringCodec.INSTANCE).isExistsAsync());
+    }
+
+    /**
+     * Sends a command: from the caller's thread once the client has connected, before that from
+     * {@link #connector}, so that no caller waits for the connection outside its budget.
+     */
+    private <R> CompletableFuture<R> send(Supplier<? extends CompletionStage<R>> operation) {
+        if (connected) {
+            return operation.get().toCompletableFuture();
+        }
+        try {
+            return CompletableFuture.supplyAsync(() -> {
+                CompletionStage<R> sent = operation.get();
+                connected = true;
+                return sent;
+            }, connector).thenCompose(sent -> sent);
+        } catch (RejectedExecutionException e) {
+            return CompletableFuture.failedFuture(new RedisStoreException("the store for Redis at " + server + " is closed"));
+        }
     }
 
     @Override
@@ -572,6 +612,7 @@ public final class RedisCacheStore implements CacheStore {
         if (closed.compareAndSet(false, true)) {
             breaker.close();
             renewals.shutdownNow();
+            connector.shutdownNow();
             if (ownsClient) {
                 redisson.shutdown();
             }
@@ -595,18 +636,18 @@ public final class RedisCacheStore implements CacheStore {
      * Runs one operation within the budget, unless the breaker says Redis is being skipped. A
      * failure for want of Redis opens the breaker.
      */
-    private <R> R await(Supplier<? extends java.util.concurrent.CompletionStage<R>> operation) {
+    private <R> R await(Supplier<? extends CompletionStage<R>> operation) {
         breaker.admit();
         CompletableFuture<R> reply;
         try {
-            reply = operation.get().toCompletableFuture();
+            reply = send(operation);
         } catch (RuntimeException e) {
             throw failed(e);
         }
         try {
             return Budget.await(reply, timeout);
         } catch (TimeoutException e) {
-            String because = notAnswering() + e.getMessage();
+            RedisStoreException because = RedisStoreException.timedOut(notAnswering() + e.getMessage(), null);
             breaker.open(because);
             // a reply after all is the surest sign Redis answers again
             reply.whenComplete((value, error) -> {
@@ -614,7 +655,7 @@ public final class RedisCacheStore implements CacheStore {
                     breaker.answered();
                 }
             });
-            throw new RedisStoreException(because);
+            throw because;
         } catch (ExecutionException e) {
             throw failed(e.getCause());
         } catch (InterruptedException e) {
@@ -627,13 +668,27 @@ public final class RedisCacheStore implements CacheStore {
         return "Redis at " + server + " did not answer within " + timeout.toMillis() + " ms";
     }
 
-    /** Opens the breaker unless Redis answered (with an error about the command itself). */
+    /**
+     * Opens the breaker unless Redis answered: with an error about the command itself, or
+     * refusing a write (out of memory under {@code noeviction}, a read-only replica), which
+     * leaves reads as they were.
+     */
     private RedisStoreException failed(Throwable error) {
-        String because = describe(error);
-        if (!(unwrap(error) instanceof RedisException e) || isOutage(e)) {
-            breaker.open(because);
+        Throwable e = unwrap(error);
+        String because = describe(e);
+        RedisStoreException failure = isAuthFailure(e) ? new RedisStoreException(because, e)
+                : isTimeout(e) ? RedisStoreException.timedOut(because, e)
+                : e instanceof RedisConnectionException || isNetwork(e) ? RedisStoreException.unreachable(because, e)
+                : new RedisStoreException(because, e);
+        if (!(e instanceof RedisException answered) || isOutage(answered)) {
+            breaker.open(failure);
         }
-        return new RedisStoreException(because, unwrap(error));
+        return failure;
+    }
+
+    private static boolean isTimeout(Throwable e) {
+        return e instanceof RedisTimeoutException || e instanceof RedisResponseTimeoutException
+                || e instanceof TimeoutException || e.getCause() instanceof TimeoutException;
     }
 
     /** One line for people, naming the server; never the password, client internals or a script. */
@@ -644,15 +699,33 @@ public final class RedisCacheStore implements CacheStore {
             return "Redis at " + server + " refused the credentials: wrong user name or password"
                     + " (the URL's user info, e.g. redis://user:password@host)";
         }
-        if (e instanceof RedisTimeoutException || e instanceof RedisResponseTimeoutException
-                || e instanceof TimeoutException || e.getCause() instanceof TimeoutException) {
+        if (isTimeout(e)) {
             // the client's own limit, the longest a stalled process may wait (see Budget)
             return "Redis at " + server + " did not answer within " + Budget.longest(timeout).toMillis() + " ms";
         }
         if (e instanceof RedisConnectionException || isNetwork(e)) {
             return "cannot reach Redis at " + server + ": " + networkReason(e);
         }
+        String refusal = writeRefusal(e);
+        if (refusal != null) {
+            return "Redis at " + server + " " + refusal;
+        }
         return "Redis at " + server + " failed a command: " + firstLine(text);
+    }
+
+    /** What a Redis that refuses writes but still reads says, in words; null for any other error. */
+    private static String writeRefusal(Throwable e) {
+        String text = String.valueOf(e.getMessage());
+        if (e instanceof RedisOutOfMemoryException || text.contains("command not allowed when used memory")) {
+            return "is full: maxmemory reached, and its maxmemory-policy evicts nothing it may";
+        }
+        if (e instanceof RedisReadonlyException || text.startsWith("READONLY") || text.contains("-READONLY")) {
+            return "is a read-only replica";
+        }
+        if (text.startsWith("MISCONF") || text.contains("-MISCONF")) {
+            return "cannot save its snapshot to disk (MISCONF), so it takes no writes";
+        }
+        return null;
     }
 
     private static boolean isAuthFailure(Throwable e) {
@@ -672,7 +745,8 @@ public final class RedisCacheStore implements CacheStore {
 
     private static boolean isOutage(RedisException e) {
         String text = String.valueOf(e.getMessage());
-        return !(text.startsWith("ERR") || text.contains("user_script") || text.startsWith("WRONGTYPE"));
+        return !(text.startsWith("ERR") || text.contains("user_script") || text.startsWith("WRONGTYPE")
+                || writeRefusal(e) != null);
     }
 
     private static boolean isNetwork(Throwable e) {

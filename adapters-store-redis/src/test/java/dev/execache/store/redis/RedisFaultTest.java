@@ -91,6 +91,92 @@ class RedisFaultTest {
         }
     }
 
+    /**
+     * The client connects on its first command: a process whose first command meets a hung
+     * Redis (one that accepts connections and answers nothing, as under {@code CLIENT PAUSE})
+     * waits one budget for it, not the hang. The hang lasts until the test ends it, far longer
+     * than the client's own connect timeouts, so a caller that waited for the connection itself
+     * would end with a connection error, not the budget's timeout.
+     */
+    @Test
+    void aStoreOpenedWhileRedisHangsWaitsOneBudgetNotTheHang() throws Exception {
+        try (RedisServerProcess server = RedisServerProcess.start()) {
+            server.pause();
+            try (RedisCacheStore store = RedisCacheStore.open(RedisStoreSettings.of(server.url()), clock)) {
+                try {
+                    assertThatThrownBy(() -> store.get("v1:a")).isInstanceOf(RedisException.class)
+                            .hasMessageStartingWith("Redis at " + RedisUrl.parse(server.url()) + " did not answer within "
+                                    + RedisStoreSettings.DEFAULT_TIMEOUT.toMillis() + " ms")
+                            .cause().isInstanceOf(java.util.concurrent.TimeoutException.class);
+                    assertSkipped(() -> store.put(entry("v1:b")));
+                } finally {
+                    server.resume();
+                }
+
+                awaitWorking(store);
+                store.put(entry("v1:c"));
+                assertThat(store.get("v1:c")).isPresent();
+            }
+        }
+    }
+
+    /**
+     * As under {@code serve}, two faces of the policy use one store (here two tool caches): a
+     * killed Redis is one outage, said once as what it is, and its end once, counting the calls
+     * it touched as calls and the failed store operations as operations; the counts of the calls
+     * made meanwhile reach the store when it is back.
+     */
+    @Test
+    void aKilledRedisIsOneOutageForEveryFaceDescribedAsUnreachableAndCountedInCalls() throws Exception {
+        java.util.logging.Logger logger = java.util.logging.Logger.getLogger("dev.execache");
+        List<java.util.logging.LogRecord> lines = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.logging.Handler capture = new java.util.logging.Handler() {
+            @Override public void publish(java.util.logging.LogRecord record) {
+                if (record.getLevel().intValue() >= java.util.logging.Level.INFO.intValue()) {
+                    lines.add(record);
+                }
+            }
+            @Override public void flush() { }
+            @Override public void close() { }
+        };
+        try (RedisServerProcess server = RedisServerProcess.start();
+                RedisCacheStore store = RedisCacheStore.connect(RedisStoreSettings.of(server.url()), clock)) {
+            logger.addHandler(capture);
+            dev.execache.core.CachedTool code = dev.execache.core.CachedTool.builder(
+                    (tool, args) -> dev.execache.core.ToolResult.ok("1"), store).clock(clock).build();
+            dev.execache.core.CachedTool tools = dev.execache.core.CachedTool.builder(
+                    (tool, args) -> dev.execache.core.ToolResult.ok("2"), store).clock(clock).build();
+            code.call("read", Map.of("n", 0));
+            tools.call("read", Map.of("n", 0));
+
+            server.kill();
+            for (int n = 1; n <= 5; n++) {
+                (n % 2 == 0 ? code : tools).call("read", Map.of("n", n));
+            }
+            server.restart();
+            awaitWorking(store);
+            code.call("read", Map.of("n", 6));
+
+            assertThat(lines).filteredOn(line -> line.getLevel() == java.util.logging.Level.WARNING).hasSize(1)
+                    .first().satisfies(line -> assertThat(line.getMessage()).startsWith("cache store cannot be reached")
+                            .contains("Redis at " + RedisUrl.parse(server.url())).doesNotContain("refuses writes", "\n"));
+            assertThat(lines).filteredOn(line -> line.getLevel() == java.util.logging.Level.INFO)
+                    .extracting(java.util.logging.LogRecord::getMessage).singleElement().asString()
+                    .matches("cache store answers again after 5 calls ran uncached \\(\\d+ store operations failed\\);"
+                            + " caching resumed");
+            String recovery = lines.stream().filter(line -> line.getLevel() == java.util.logging.Level.INFO)
+                    .findFirst().orElseThrow().getMessage();
+            long operations = Long.parseLong(recovery.replaceAll(".*\\((\\d+) store operations.*", "$1"));
+            assertThat(operations).as("several store operations per call").isGreaterThan(5);
+            assertThat(store.counters().get(Counter.STORE_ERRORS)).isEqualTo(operations);
+            var read = code.stats().get("read");
+            assertThat(read.hits() + read.misses()).as("the restarted Redis starts empty: the outage's 5 calls and"
+                    + " the one after, each counted once").isEqualTo(6);
+        } finally {
+            logger.removeHandler(capture);
+        }
+    }
+
     @Test
     void anUnreachableRedisAtStartIsAClearError() throws Exception {
         int port;
