@@ -85,12 +85,18 @@ final class StatsCommand extends StoreCommand {
                 out.println(Output.write(node));
             }
             case OPENMETRICS -> out.print(OpenMetrics.write(stats, store));
-            case HUMAN -> human(out, stats, store);
+            case HUMAN -> human(out, stats, store, entriesEstimatedBecause(session));
         }
         return ExitCode.OK;
     }
 
-    private void human(PrintWriter out, CacheStats stats, StoreDescription store) {
+    /** Why the entries counted are an estimate: a Redis whose eviction policy may drop execache's indexes. */
+    private static java.util.Optional<String> entriesEstimatedBecause(Session session) {
+        return session.store() instanceof dev.execache.store.redis.RedisCacheStore redis
+                ? redis.entriesEstimatedBecause() : java.util.Optional.empty();
+    }
+
+    private void human(PrintWriter out, CacheStats stats, StoreDescription store, java.util.Optional<String> estimated) {
         row(out, "store", store.kind() + " " + (store.kind() == StoreKind.MEMORY ? "(this process only)" : store.location()));
         row(out, "limits", store.limits());
         row(out, "counting since", stats.countingSince() == null ? "unknown (counted before execache recorded it)"
@@ -105,7 +111,8 @@ final class StatsCommand extends StoreCommand {
         row(out, "hit rate", String.format(Locale.ROOT, "%.1f%%", stats.hitRate() * 100));
         row(out, "saved, total", Durations.human(stats.totalSaved()));
         row(out, "saved, per hit", Durations.human(stats.averageSaved()));
-        row(out, "entries", stats.entries() + " (about " + Output.bytes(stats.estimatedBytes()) + ")");
+        row(out, "entries", stats.entries() + estimated.map(why -> ", an estimate: " + why).orElse("")
+                + " (about " + Output.bytes(stats.estimatedBytes()) + ")");
         row(out, "evictions", Long.toString(stats.evictions()));
         row(out, "expirations", Long.toString(stats.expirations()));
         row(out, "invalidations", Long.toString(stats.invalidations()));

@@ -297,6 +297,25 @@ public final class RedisCacheStore implements CacheStore {
         }
     }
 
+    /**
+     * Why {@link #size()} is only an estimate, if it is: Redis's {@code maxmemory-policy} may
+     * evict execache's indexes (an {@code allkeys-*} policy), so the entries it counts may differ
+     * from those Redis holds. Empty under {@code noeviction} and the {@code volatile-*} policies,
+     * which keep them, and for a Redis that does not tell its policy. Asks Redis, within the budget.
+     */
+    public Optional<String> entriesEstimatedBecause() {
+        try {
+            Map<String, String> config = await(() -> redisson.getRedisNodes(RedisNodes.SINGLE).getInstance()
+                    .getConfigAsync("maxmemory-policy"));
+            String policy = config == null ? null : config.get("maxmemory-policy");
+            return policy != null && policy.startsWith("allkeys-")
+                    ? Optional.of("Redis's maxmemory-policy " + policy + " may evict execache's indexes")
+                    : Optional.empty();
+        } catch (RuntimeException e) {
+            return Optional.empty();
+        }
+    }
+
     /** The warning for a policy that may evict keys without a TTL, if {@code policy} is one. */
     static Optional<String> evictionPolicyWarning(String server, String policy) {
         if (policy == null || !policy.startsWith("allkeys-")) {

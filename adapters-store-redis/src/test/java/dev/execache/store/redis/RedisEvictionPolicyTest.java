@@ -85,6 +85,7 @@ class RedisEvictionPolicyTest {
             assertThat(stats.hits() + stats.misses()).as("every call counted once").isEqualTo(CALLS);
             assertThat(stats.evictions()).as("Redis did evict (the test would prove nothing otherwise)").isPositive();
             assertThat(stats.entries()).as("entries as Redis holds them").isEqualTo(held);
+            assertThat(store.entriesEstimatedBecause()).as("exact under a policy that keeps execache's own keys").isEmpty();
             assertThat(stats.tools().get("read").hits() + stats.tools().get("read").misses()).isEqualTo(CALLS);
             assertThat(warnings).isEmpty();
         }
@@ -153,6 +154,8 @@ class RedisEvictionPolicyTest {
             first.checkEvictionPolicy().get(10, TimeUnit.SECONDS);
             second.checkEvictionPolicy().get(10, TimeUnit.SECONDS);
 
+            assertThat(first.entriesEstimatedBecause()).as("its count of entries says it is an estimate")
+                    .hasValueSatisfying(why -> assertThat(why).contains("allkeys-lru"));
             assertThat(warnings).hasSize(1);
             String warning = warnings.get(0).getMessage();
             assertThat(warning).doesNotContain("\n").contains("maxmemory-policy allkeys-lru")

@@ -187,15 +187,26 @@ public final class SqliteCacheStore implements CacheStore {
             // the file goes anyway
         }
         CacheFile.remove(file);
-        attach(SingleConnection.open(file));
-        LOG.log(System.Logger.Level.WARNING, "SQLite cache " + file + " could not commit removing its entries ("
-                + rootMessage(cannotCommit) + "); removed the file and started a new, empty one (its counters and"
-                + " last-seen tool versions went with it)");
+        String said = "SQLite cache " + file + " could not commit removing its entries (" + rootMessage(cannotCommit)
+                + "); removed the file";
+        try {
+            attach(SingleConnection.open(file));
+        } catch (RuntimeException e) {
+            closed = true;
+            CacheFile.remove(file);
+            LOG.log(System.Logger.Level.WARNING, said + "; a new one does not fit yet (" + rootMessage(e)
+                    + "): the next command that opens the cache makes one");
+            return;
+        }
+        LOG.log(System.Logger.Level.WARNING, said + " and started a new, empty one (its counters and last-seen tool"
+                + " versions went with it)");
     }
 
     private static boolean isDiskFull(Throwable e) {
         for (Throwable cause = e; cause != null; cause = cause.getCause()) {
-            if (cause instanceof SQLiteException sqlite && sqlite.getResultCode().code % 256 == SQLiteErrorCode.SQLITE_FULL.code) {
+            if (cause instanceof SQLiteException sqlite && sqlite.getResultCode().code % 256 == SQLiteErrorCode.SQLITE_FULL.code
+                    || cause instanceof SQLException sql && sql.getErrorCode() % 256 == SQLiteErrorCode.SQLITE_FULL.code
+                    || String.valueOf(cause.getMessage()).contains("[SQLITE_FULL]")) {
                 return true;
             }
         }
