@@ -2,6 +2,7 @@ package dev.execache.cli;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.core.CacheStats;
+import dev.execache.store.redis.RedisCacheStore;
 import jakarta.inject.Inject;
 import java.io.PrintWriter;
 import java.time.Clock;
@@ -9,6 +10,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -91,12 +93,11 @@ final class StatsCommand extends StoreCommand {
     }
 
     /** Why the entries counted are an estimate: a Redis whose eviction policy may drop execache's indexes. */
-    private static java.util.Optional<String> entriesEstimatedBecause(Session session) {
-        return session.store() instanceof dev.execache.store.redis.RedisCacheStore redis
-                ? redis.entriesEstimatedBecause() : java.util.Optional.empty();
+    private static Optional<String> entriesEstimatedBecause(Session session) {
+        return session.store() instanceof RedisCacheStore redis ? redis.entriesEstimatedBecause() : Optional.empty();
     }
 
-    private void human(PrintWriter out, CacheStats stats, StoreDescription store, java.util.Optional<String> estimated) {
+    private void human(PrintWriter out, CacheStats stats, StoreDescription store, Optional<String> estimated) {
         row(out, "store", store.kind() + " " + (store.kind() == StoreKind.MEMORY ? "(this process only)" : store.location()));
         row(out, "limits", store.limits());
         row(out, "counting since", stats.countingSince() == null ? "unknown (counted before execache recorded it)"

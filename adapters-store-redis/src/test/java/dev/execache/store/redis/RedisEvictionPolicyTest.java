@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
@@ -113,7 +114,7 @@ class RedisEvictionPolicyTest {
                 RedisCacheStore store = RedisCacheStore.connect(
                         settings(redis).withMaxEntries(100_000), new MutableClock(Instant.now()))) {
             String big = "\"" + "x".repeat(16 * 1024) + "\"";
-            java.util.concurrent.atomic.AtomicInteger ran = new java.util.concurrent.atomic.AtomicInteger();
+            AtomicInteger ran = new AtomicInteger();
             CachedTool tool = CachedTool.builder((name, args) -> {
                 ran.incrementAndGet();
                 return ToolResult.ok(big);

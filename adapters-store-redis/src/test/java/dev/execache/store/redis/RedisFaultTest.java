@@ -6,14 +6,22 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.execache.core.CacheEntry;
+import dev.execache.core.CachedTool;
 import dev.execache.core.Counter;
 import dev.execache.core.MutableClock;
+import dev.execache.core.ToolResult;
 import java.net.ServerSocket;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeoutException;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 import org.redisson.client.RedisException;
@@ -107,7 +115,7 @@ class RedisFaultTest {
                     assertThatThrownBy(() -> store.get("v1:a")).isInstanceOf(RedisException.class)
                             .hasMessageStartingWith("Redis at " + RedisUrl.parse(server.url()) + " did not answer within "
                                     + RedisStoreSettings.DEFAULT_TIMEOUT.toMillis() + " ms")
-                            .cause().isInstanceOf(java.util.concurrent.TimeoutException.class);
+                            .cause().isInstanceOf(TimeoutException.class);
                     assertSkipped(() -> store.put(entry("v1:b")));
                 } finally {
                     server.resume();
@@ -128,11 +136,11 @@ class RedisFaultTest {
      */
     @Test
     void aKilledRedisIsOneOutageForEveryFaceDescribedAsUnreachableAndCountedInCalls() throws Exception {
-        java.util.logging.Logger logger = java.util.logging.Logger.getLogger("dev.execache");
-        List<java.util.logging.LogRecord> lines = new java.util.concurrent.CopyOnWriteArrayList<>();
-        java.util.logging.Handler capture = new java.util.logging.Handler() {
-            @Override public void publish(java.util.logging.LogRecord record) {
-                if (record.getLevel().intValue() >= java.util.logging.Level.INFO.intValue()) {
+        Logger logger = Logger.getLogger("dev.execache");
+        List<LogRecord> lines = new CopyOnWriteArrayList<>();
+        Handler capture = new Handler() {
+            @Override public void publish(LogRecord record) {
+                if (record.getLevel().intValue() >= Level.INFO.intValue()) {
                     lines.add(record);
                 }
             }
@@ -142,10 +150,10 @@ class RedisFaultTest {
         try (RedisServerProcess server = RedisServerProcess.start();
                 RedisCacheStore store = RedisCacheStore.connect(RedisStoreSettings.of(server.url()), clock)) {
             logger.addHandler(capture);
-            dev.execache.core.CachedTool code = dev.execache.core.CachedTool.builder(
-                    (tool, args) -> dev.execache.core.ToolResult.ok("1"), store).clock(clock).build();
-            dev.execache.core.CachedTool tools = dev.execache.core.CachedTool.builder(
-                    (tool, args) -> dev.execache.core.ToolResult.ok("2"), store).clock(clock).build();
+            CachedTool code = CachedTool.builder(
+                    (tool, args) -> ToolResult.ok("1"), store).clock(clock).build();
+            CachedTool tools = CachedTool.builder(
+                    (tool, args) -> ToolResult.ok("2"), store).clock(clock).build();
             code.call("read", Map.of("n", 0));
             tools.call("read", Map.of("n", 0));
 
@@ -157,14 +165,14 @@ class RedisFaultTest {
             awaitWorking(store);
             code.call("read", Map.of("n", 6));
 
-            assertThat(lines).filteredOn(line -> line.getLevel() == java.util.logging.Level.WARNING).hasSize(1)
+            assertThat(lines).filteredOn(line -> line.getLevel() == Level.WARNING).hasSize(1)
                     .first().satisfies(line -> assertThat(line.getMessage()).startsWith("cache store cannot be reached")
                             .contains("Redis at " + RedisUrl.parse(server.url())).doesNotContain("refuses writes", "\n"));
-            assertThat(lines).filteredOn(line -> line.getLevel() == java.util.logging.Level.INFO)
-                    .extracting(java.util.logging.LogRecord::getMessage).singleElement().asString()
+            assertThat(lines).filteredOn(line -> line.getLevel() == Level.INFO)
+                    .extracting(LogRecord::getMessage).singleElement().asString()
                     .matches("cache store answers again after 5 calls ran uncached \\(\\d+ store operations failed\\);"
                             + " caching resumed");
-            String recovery = lines.stream().filter(line -> line.getLevel() == java.util.logging.Level.INFO)
+            String recovery = lines.stream().filter(line -> line.getLevel() == Level.INFO)
                     .findFirst().orElseThrow().getMessage();
             long operations = Long.parseLong(recovery.replaceAll(".*\\((\\d+) store operations.*", "$1"));
             assertThat(operations).as("several store operations per call").isGreaterThan(5);

@@ -11,6 +11,7 @@ import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -334,7 +335,7 @@ public final class SqliteCacheStore implements CacheStore {
             return write(handle -> {
                 PreparedBatch delete = handle.prepareBatch("DELETE FROM cache_entries WHERE cache_key = ?");
                 matching.forEach(delete::add);
-                return java.util.Arrays.stream(delete.execute()).sum();
+                return Arrays.stream(delete.execute()).sum();
             });
         } catch (RuntimeException e) {
             if (matching.size() < keys.size() || !isDiskFull(e)) {

@@ -12,7 +12,13 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -197,7 +203,7 @@ class SqliteCacheFileTest {
         int pageSize = 4096;
         int pages = damaged.length / pageSize;
         assertThat(pages).as("a file of many pages").isGreaterThan(20);
-        java.util.Random garbage = new java.util.Random(25);
+        Random garbage = new Random(25);
         byte[] page = new byte[pageSize];
         garbage.nextBytes(page);
         System.arraycopy(page, 0, damaged, (pages / 2) * pageSize, pageSize);
@@ -226,10 +232,10 @@ class SqliteCacheFileTest {
     }
 
     private void assertMovedAsideAndReplaced(Path file, byte[] damaged) throws Exception {
-        java.util.logging.Logger logger = java.util.logging.Logger.getLogger(SqliteCacheStore.class.getName());
-        java.util.List<java.util.logging.LogRecord> lines = new java.util.concurrent.CopyOnWriteArrayList<>();
-        java.util.logging.Handler capture = new java.util.logging.Handler() {
-            @Override public void publish(java.util.logging.LogRecord record) {
+        Logger logger = Logger.getLogger(SqliteCacheStore.class.getName());
+        List<LogRecord> lines = new CopyOnWriteArrayList<>();
+        Handler capture = new Handler() {
+            @Override public void publish(LogRecord record) {
                 lines.add(record);
             }
             @Override public void flush() { }
@@ -244,7 +250,7 @@ class SqliteCacheFileTest {
             logger.removeHandler(capture);
         }
 
-        java.util.List<String> siblings = siblingsOf(file);
+        List<String> siblings = siblingsOf(file);
         assertThat(siblings).hasSize(2).contains("cache.db");
         Path aside = file.resolveSibling(siblings.stream().filter(name -> !name.equals("cache.db")).findFirst().orElseThrow());
         assertThat(aside.getFileName().toString()).startsWith("cache.db.damaged-");
@@ -297,7 +303,7 @@ class SqliteCacheFileTest {
         return new CacheEntry(key, "1", "", Duration.ofMillis(5), Map.of("github", "v1"), now, now.plusSeconds(60), 0);
     }
 
-    private static java.util.List<String> siblingsOf(Path file) throws Exception {
+    private static List<String> siblingsOf(Path file) throws Exception {
         try (var files = Files.list(file.getParent())) {
             return files.map(path -> path.getFileName().toString()).sorted().toList();
         }
