@@ -1,26 +1,27 @@
 package dev.execache.cli;
 
-import dev.execache.mcp.server.Json;
-import dev.execache.cli.output.Output;
-import dev.execache.cli.settings.GatewayConfig;
-import dev.execache.mcp.server.ProxiedTools;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.execache.cli.output.Output;
+import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CacheStatus;
-import dev.execache.core.spi.CacheStore;
 import dev.execache.core.CachedExecutor;
-import dev.execache.core.spi.CatalogTool;
 import dev.execache.core.ExecutionOutcome;
 import dev.execache.core.ExecutionRequest;
+import dev.execache.core.Limits;
 import dev.execache.core.MutableClock;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.Ticker;
 import dev.execache.core.ToolCacheRule;
 import dev.execache.core.ToolCallRecord;
-import dev.execache.core.spi.ToolCatalog;
 import dev.execache.core.ToolResult;
+import dev.execache.core.spi.CacheStore;
+import dev.execache.core.spi.CatalogTool;
+import dev.execache.core.spi.ToolCatalog;
+import dev.execache.mcp.server.Json;
+import dev.execache.mcp.server.ProxiedTools;
 import dev.execache.sandbox.DenoSandbox;
 import dev.execache.sandbox.DenoSandboxSettings;
 import dev.execache.store.memory.MemoryCacheStore;
@@ -37,9 +38,11 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -89,7 +92,7 @@ class AnswerIdentityTest {
         }
 
         ExecutionOutcome run(String code) {
-            return executor.execute(new ExecutionRequest(code, null, java.util.Set.of(), dev.execache.core.Limits.DEFAULTS));
+            return executor.execute(new ExecutionRequest(code, null, Set.of(), Limits.DEFAULTS));
         }
     }
 
@@ -323,7 +326,7 @@ class AnswerIdentityTest {
     }
 
     /** While {@code inFlight} waits inside the held call, a write to the same server starts and ends. */
-    private static <T> T writeWhileHeld(HeldCatalog catalog, Project lab, java.util.function.Supplier<T> inFlight)
+    private static <T> T writeWhileHeld(HeldCatalog catalog, Project lab, Supplier<T> inFlight)
             throws Exception {
         CompletableFuture<T> reading = CompletableFuture.supplyAsync(inFlight);
         assertThat(catalog.answered.await(2, TimeUnit.MINUTES)).isTrue();

@@ -325,7 +325,7 @@ class CommandLineIT {
 
         assertThat(lenient.exitCode()).as(lenient.toString()).isZero();
         assertThat(lenient.stdout().trim()).isEqualTo("{\"total\":1}");
-        assertThat(lenient.stderr()).contains("warning: cache store failed").contains("cannot reach Redis");
+        assertThat(lenient.stderr()).contains("warning: cache store cannot be reached").contains("cannot reach Redis");
         assertThat(strict.exitCode()).as(strict.toString()).isEqualTo(3);
         assertThat(strict.stdout()).isEmpty();
     }

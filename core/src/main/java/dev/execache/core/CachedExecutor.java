@@ -83,6 +83,10 @@ public final class CachedExecutor {
      * @throws SandboxUnavailableException if the sandbox cannot run anything
      */
     public ExecutionOutcome execute(ExecutionRequest request) {
+        return store.oneCall(() -> executeOnce(request));
+    }
+
+    private ExecutionOutcome executeOnce(ExecutionRequest request) {
         CodeTools tools = codeTools;
         Map<String, String> versions = versionsFor(request, tools);
         if (!policy.enabled()) {

@@ -107,6 +107,10 @@ public final class CachedTool {
      */
     public ToolCallOutcome callWithStatus(String tool, Map<String, ?> args, BooleanSupplier stillCurrent) {
         Objects.requireNonNull(stillCurrent, "stillCurrent must not be null");
+        return store.oneCall(() -> callOnce(tool, args, stillCurrent));
+    }
+
+    private ToolCallOutcome callOnce(String tool, Map<String, ?> args, BooleanSupplier stillCurrent) {
         Optional<ToolCacheRule> rule = ruleFor(tool);
         Map<String, Object> arguments = args == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(args));
         if (rule.isEmpty()) {
@@ -131,6 +135,10 @@ public final class CachedTool {
      * bypassed (a rule turned it off).
      */
     public ToolCallOutcome callUncached(String tool, Map<String, ?> args, boolean mayChange) {
+        return store.oneCall(() -> callUncachedOnce(tool, args, mayChange));
+    }
+
+    private ToolCallOutcome callUncachedOnce(String tool, Map<String, ?> args, boolean mayChange) {
         Map<String, Object> arguments = args == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(args));
         try {
             return new ToolCallOutcome(invoker.invoke(tool, arguments), CacheStatus.BYPASS);

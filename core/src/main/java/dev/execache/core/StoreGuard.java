@@ -6,53 +6,95 @@ import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.FlightLease;
 import dev.execache.core.spi.GroupBound;
 import java.lang.System.Logger.Level;
+import java.net.ConnectException;
+import java.net.NoRouteToHostException;
+import java.net.UnknownHostException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Collections;
 import java.util.EnumMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.WeakHashMap;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /**
  * The store as the policy uses it: every method returns a fallback instead of failing, so a
- * store's failure never fails a run. A failing call is counted and logged once per outage of
- * its kind (reads, writes): a store that still reads but cannot write (a full disk, Redis out
- * of memory) logs one warning, not one per call. Errors counted while the store was down are
- * added to its counter once it answers again.
+ * store's failure never fails a run.
+ *
+ * <p>Failures are told apart by what they say about the store, not by which call met them: a
+ * store that is <em>down</em> (it cannot be reached, a {@link ConnectException}; it did not
+ * answer in time, a {@link TimeoutException}; or it failed a read) serves nothing until it
+ * answers again; a store that only <em>refuses writes</em> (a full disk, Redis out of memory
+ * under {@code noeviction}, a read-only file) still serves what it holds. Each outage is logged
+ * once when it starts, as what it is, and once when it ends, with what it cost: the calls it
+ * touched and the store operations that failed (added to {@link Counter#STORE_ERRORS} once the
+ * store takes writes again). Counts the store refused are kept here meanwhile, shown by
+ * {@link #counters()}, and written when it takes them again.
+ *
+ * <p>The outage is the store's, not this guard's: every guard of one store (a {@code serve}
+ * process has an executor and a tool cache on it, the resident server an executor per command)
+ * shares it, so one outage is one warning and one recovery line per process.
  */
 final class StoreGuard {
     private static final System.Logger LOG = System.getLogger("dev.execache.core");
 
-    private final CacheStore store;
-    /** Calls fail by kind: a full store still reads, and may still hand out flights, or not. */
-    private enum Kind { READ, WRITE, FLIGHT }
+    /** Weak keys: an outage is forgotten with its store. An outage holds nothing of the store. */
+    private static final Map<CacheStore, Outage> OUTAGES = Collections.synchronizedMap(new WeakHashMap<>());
 
-    private final AtomicBoolean readsDown = new AtomicBoolean();
-    private final AtomicBoolean writesDown = new AtomicBoolean();
-    private final AtomicBoolean flightsDown = new AtomicBoolean();
-    /** Whether this write outage was logged: it is not while reads are down too (one outage, one line). */
-    private volatile boolean writeOutageLogged;
-    private final AtomicLong unreportedErrors = new AtomicLong();
+    /** The outages a store operation failed in during the policy call running on this thread. */
+    private static final ThreadLocal<Set<Outage>> CALL = new ThreadLocal<>();
+
+    private enum Op { READ, WRITE, COUNT, FLIGHT }
+
+    private enum State {
+        UP, READ_ONLY, DOWN;
+    }
+
+    private final CacheStore store;
+    private final Outage outage;
 
     StoreGuard(CacheStore store) {
         this.store = store;
+        this.outage = OUTAGES.computeIfAbsent(store, ignored -> new Outage());
+    }
+
+    /**
+     * Runs one call of the policy (a run of code, a tool call): if any of its store operations
+     * fails, the outage counts it as one call, however many operations failed. A call made while
+     * another runs on the same thread (code calling a tool) is part of it.
+     */
+    <T> T oneCall(Supplier<T> work) {
+        if (CALL.get() != null) {
+            return work.get();
+        }
+        Set<Outage> failedIn = new HashSet<>(2);
+        CALL.set(failedIn);
+        try {
+            return work.get();
+        } finally {
+            CALL.remove();
+            failedIn.forEach(Outage::callFailed);
+        }
     }
 
     Optional<CacheEntry> get(String key) {
-        return call(Kind.READ, "read an entry", () -> store.get(key), Optional.empty());
+        return call(Op.READ, "read an entry", () -> store.get(key), Optional.empty());
     }
 
     Optional<CacheEntry> peek(String key) {
-        return call(Kind.READ, "read an entry", () -> store.peek(key), Optional.empty());
+        return call(Op.READ, "read an entry", () -> store.peek(key), Optional.empty());
     }
 
     /** @return the keys evicted to keep the group's bound, or empty if the store failed */
     Optional<List<String>> put(CacheEntry entry, GroupBound bound) {
-        return call(Kind.WRITE, "store a result", () -> Optional.of(bound == null ? putPlain(entry) : store.put(entry, bound)),
+        return call(Op.WRITE, "store a result", () -> Optional.of(bound == null ? putPlain(entry) : store.put(entry, bound)),
                 Optional.empty());
     }
 
@@ -61,49 +103,59 @@ final class StoreGuard {
         return List.of();
     }
 
-    /** @return whether the counters were added */
+    /**
+     * Adds to the store's counters; counts it refuses are kept here and added later.
+     *
+     * @return whether the store took them
+     */
     boolean count(String tool, Map<Counter, Long> deltas) {
-        return call(Kind.WRITE, "count", () -> {
+        boolean counted = call(Op.COUNT, "count", () -> {
             store.increment(tool, deltas);
             return true;
         }, false);
+        if (counted) {
+            outage.writeUnwritten(store);
+        } else {
+            outage.keepUnwritten(tool, deltas);
+        }
+        return counted;
     }
 
     boolean remove(String key) {
-        return call(Kind.WRITE, "remove an entry", () -> store.remove(key), false);
+        return call(Op.WRITE, "remove an entry", () -> store.remove(key), false);
     }
 
     int removeByTool(String tool) {
-        return call(Kind.WRITE, "remove entries of a tool", () -> store.removeByTool(tool), 0);
+        return call(Op.WRITE, "remove entries of a tool", () -> store.removeByTool(tool), 0);
     }
 
     int removeByTool(String tool, String version) {
-        return call(Kind.WRITE, "remove entries of a tool", () -> store.removeByTool(tool, version), 0);
+        return call(Op.WRITE, "remove entries of a tool", () -> store.removeByTool(tool, version), 0);
     }
 
     int removeByPattern(String keyGlob) {
-        return call(Kind.WRITE, "clear entries", () -> store.removeByPattern(keyGlob), 0);
+        return call(Op.WRITE, "clear entries", () -> store.removeByPattern(keyGlob), 0);
     }
 
     List<CacheEntry> entries() {
-        return call(Kind.READ, "list entries", store::entries, List.of());
+        return call(Op.READ, "list entries", store::entries, List.of());
     }
 
     int size() {
-        return call(Kind.READ, "count entries", store::size, 0);
+        return call(Op.READ, "count entries", store::size, 0);
     }
 
     long estimatedBytes() {
-        return call(Kind.READ, "estimate size", store::estimatedBytes, 0L);
+        return call(Op.READ, "estimate size", store::estimatedBytes, 0L);
     }
 
     Optional<Map<String, String>> lastSeenVersions(String scope) {
-        return call(Kind.READ, "read tool versions", () -> Optional.of(store.lastSeenVersions(scope)), Optional.empty());
+        return call(Op.READ, "read tool versions", () -> Optional.of(store.lastSeenVersions(scope)), Optional.empty());
     }
 
     /** @return whether the versions were recorded */
     boolean recordVersions(String scope, Map<String, String> versions) {
-        return call(Kind.WRITE, "record tool versions", () -> {
+        return call(Op.WRITE, "record tool versions", () -> {
             store.recordVersions(scope, versions);
             return true;
         }, false);
@@ -111,7 +163,7 @@ final class StoreGuard {
 
     /** The fleet-wide flight of {@code key}, or {@link FlightLease#LOCAL} if the store cannot give one. */
     FlightLease acquireFlight(String key, Duration maxHold) {
-        return call(Kind.FLIGHT, "take the flight", () -> {
+        return call(Op.FLIGHT, "take the flight", () -> {
             try {
                 return store.acquireFlight(key, maxHold);
             } catch (InterruptedException e) {
@@ -121,63 +173,70 @@ final class StoreGuard {
         }, FlightLease.LOCAL);
     }
 
+    /** Whether an outage of the store (down, or refusing writes) is going on. */
     boolean isDown() {
-        return readsDown.get() || writesDown.get() || flightsDown.get();
+        return outage.state != State.UP;
     }
 
-    /** The store's counters plus errors it has not been told of yet; only local errors if it is down. */
+    /**
+     * The store's counters plus what it has not taken yet: counts it refused and the operations
+     * that failed; only those if it cannot be read.
+     */
     Map<Counter, Long> counters() {
-        Map<Counter, Long> counters = call(Kind.READ, "read counters", store::counters, new EnumMap<>(Counter.class));
+        Map<Counter, Long> counters = call(Op.READ, "read counters", store::counters, new EnumMap<>(Counter.class));
         Map<Counter, Long> merged = new EnumMap<>(Counter.class);
         for (Counter counter : Counter.values()) {
             merged.put(counter, counters.getOrDefault(counter, 0L));
         }
-        merged.merge(Counter.STORE_ERRORS, unreportedErrors.get(), Long::sum);
+        outage.unwritten(null).forEach((counter, delta) -> merged.merge(counter, delta, Long::sum));
+        merged.merge(Counter.STORE_ERRORS, outage.failedOperations.get(), Long::sum);
         return merged;
     }
 
     Optional<Instant> countingSince() {
-        return call(Kind.READ, "read counters", store::countingSince, Optional.empty());
+        return call(Op.READ, "read counters", store::countingSince, Optional.empty());
     }
 
     Map<String, Map<Counter, Long>> toolCounters() {
-        return call(Kind.READ, "read counters", store::toolCounters, new TreeMap<>());
+        Map<String, Map<Counter, Long>> byTool = new TreeMap<>();
+        call(Op.READ, "read counters", store::toolCounters, Map.<String, Map<Counter, Long>>of())
+                .forEach((tool, counted) -> byTool.put(tool, new EnumMap<>(counted)));
+        for (String tool : outage.toolsWithUnwritten()) {
+            Map<Counter, Long> counted = byTool.computeIfAbsent(tool, ignored -> zeros());
+            outage.unwritten(tool).forEach((counter, delta) -> counted.merge(counter, delta, Long::sum));
+        }
+        return byTool;
     }
 
-    private <T> T call(Kind kind, String what, Supplier<T> action, T fallback) {
+    private static Map<Counter, Long> zeros() {
+        Map<Counter, Long> counters = new EnumMap<>(Counter.class);
+        for (Counter counter : Counter.values()) {
+            counters.put(counter, 0L);
+        }
+        return counters;
+    }
+
+    private <T> T call(Op op, String what, Supplier<T> action, T fallback) {
+        T value;
         try {
-            T value = action.get();
-            recovered(kind);
-            return value;
+            value = action.get();
         } catch (RuntimeException e) {
-            failed(kind, what, e);
+            failed(op, what, e);
             return fallback;
         }
+        if (outage.state != State.UP) {
+            outage.succeeded(op, store);
+        }
+        return value;
     }
 
-    private AtomicBoolean down(Kind kind) {
-        return switch (kind) {
-            case READ -> readsDown;
-            case WRITE -> writesDown;
-            case FLIGHT -> flightsDown;
-        };
-    }
-
-    private void failed(Kind kind, String what, RuntimeException e) {
-        unreportedErrors.incrementAndGet();
-        if (!down(kind).compareAndSet(false, true)) {
-            return;
+    private void failed(Op op, String what, RuntimeException e) {
+        outage.failedOperations.incrementAndGet();
+        Set<Outage> failedIn = CALL.get();
+        if (failedIn != null) {
+            failedIn.add(outage);
         }
-        if (kind == Kind.READ) {
-            LOG.log(Level.WARNING, "cache store failed to " + what + "; running uncached until it answers again: " + reason(e));
-        } else if (kind == Kind.WRITE && !readsDown.get()) {
-            writeOutageLogged = true;
-            LOG.log(Level.WARNING, "cache store failed to " + what + "; it still reads, but stores and counts nothing"
-                    + " until it can write again: " + reason(e));
-        } else if (kind == Kind.FLIGHT && !readsDown.get()) {
-            LOG.log(Level.WARNING, "cache store failed to " + what + "; identical runs in other processes may run at"
-                    + " the same time until it answers again: " + reason(e));
-        }
+        outage.failed(op, what, e);
     }
 
     /** The exception and its root cause: clients often wrap the useful part ("connection refused"). */
@@ -193,19 +252,126 @@ final class StoreGuard {
         return message + " (" + (root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage()) + ")";
     }
 
-    private void recovered(Kind kind) {
-        AtomicBoolean down = down(kind);
-        if (down.get() && down.compareAndSet(true, false)) {
-            long errors = unreportedErrors.getAndSet(0);
-            if (kind == Kind.READ || writeOutageLogged) {
-                writeOutageLogged = false;
-                LOG.log(Level.INFO, "cache store answers again after " + errors + " failed calls; caching resumed");
+    /** What a failure says about the store, from the kind of exception in its causes. */
+    private static String downBecause(Throwable e) {
+        for (Throwable cause = e; cause != null; cause = cause.getCause() == cause ? null : cause.getCause()) {
+            if (cause instanceof TimeoutException) {
+                return "did not answer in time";
             }
+            if (cause instanceof ConnectException || cause instanceof NoRouteToHostException
+                    || cause instanceof UnknownHostException) {
+                return "cannot be reached";
+            }
+        }
+        return null;
+    }
+
+    /** One store's outage, shared by every guard of that store. */
+    private static final class Outage {
+        volatile State state = State.UP;
+        /** Store operations that failed and are not in the store's own counter yet. */
+        final AtomicLong failedOperations = new AtomicLong();
+        /** Calls of the policy that met a failure in this outage. */
+        final AtomicLong failedCalls = new AtomicLong();
+        /** Counts the store refused, by tool ({@code ""} for the totals only). */
+        private final Map<String, Map<Counter, Long>> unwritten = new TreeMap<>();
+        /** Whether {@link #unwritten} holds anything: read without the lock on every count. */
+        private volatile boolean anyUnwritten;
+
+        void callFailed() {
+            failedCalls.incrementAndGet();
+        }
+
+        synchronized void failed(Op op, String what, RuntimeException e) {
+            if (state == State.DOWN) {
+                return;
+            }
+            String down = downBecause(e);
+            if (down == null && op != Op.READ) {
+                if (state == State.UP) {
+                    state = State.READ_ONLY;
+                    failedCalls.set(0);
+                    LOG.log(Level.WARNING, "cache store refuses writes (" + StoreGuard.reason(e) + "); it still serves"
+                            + " what it holds, but stores nothing new until it takes writes again");
+                }
+                return;
+            }
+            if (state == State.UP) {
+                failedCalls.set(0);
+            }
+            state = State.DOWN;
+            LOG.log(Level.WARNING, "cache store " + (down == null ? "failed to " + what : down) + " ("
+                    + StoreGuard.reason(e) + "); running uncached until it answers again");
+        }
+
+        /**
+         * A store that was down answers again; one that refused writes takes them again only when
+         * it stores something (a store may keep counts in memory, so a count proves nothing).
+         */
+        void succeeded(Op op, CacheStore store) {
+            State was;
+            long calls;
+            synchronized (this) {
+                was = state;
+                if (was == State.UP || (was == State.READ_ONLY && op != Op.WRITE)) {
+                    return;
+                }
+                state = State.UP;
+                calls = failedCalls.getAndSet(0);
+            }
+            long operations = failedOperations.getAndSet(0);
+            LOG.log(Level.INFO, "cache store " + (was == State.DOWN ? "answers again" : "takes writes again") + " after "
+                    + calls + (calls == 1 ? " call" : " calls") + (was == State.DOWN ? " ran uncached" : " stored or counted nothing")
+                    + " (" + operations + " store " + (operations == 1 ? "operation" : "operations") + " failed); caching resumed");
             try {
-                store.increment(Counter.STORE_ERRORS, errors);
+                store.increment(Counter.STORE_ERRORS, operations);
             } catch (RuntimeException e) {
-                unreportedErrors.addAndGet(errors);
+                failedOperations.addAndGet(operations);
             }
+            writeUnwritten(store);
+        }
+
+        synchronized void keepUnwritten(String tool, Map<Counter, Long> deltas) {
+            anyUnwritten = true;
+            deltas.forEach((counter, delta) -> unwritten.computeIfAbsent(tool == null ? "" : tool,
+                    ignored -> new EnumMap<>(Counter.class)).merge(counter, delta, Long::sum));
+        }
+
+        /** Writes the counts the store refused, now that it took others. */
+        void writeUnwritten(CacheStore store) {
+            if (!anyUnwritten) {
+                return;
+            }
+            Map<String, Map<Counter, Long>> pending;
+            synchronized (this) {
+                pending = new TreeMap<>(unwritten);
+                unwritten.clear();
+                anyUnwritten = false;
+            }
+            pending.forEach((tool, deltas) -> {
+                try {
+                    store.increment(tool.isEmpty() ? null : tool, deltas);
+                } catch (RuntimeException e) {
+                    keepUnwritten(tool, deltas);
+                }
+            });
+        }
+
+        /** The counts not written yet: in total ({@code tool} null) or of one tool. */
+        synchronized Map<Counter, Long> unwritten(String tool) {
+            Map<Counter, Long> total = new EnumMap<>(Counter.class);
+            if (tool != null) {
+                total.putAll(unwritten.getOrDefault(tool, Map.of()));
+                return total;
+            }
+            unwritten.values().forEach(deltas -> deltas.forEach((counter, delta) -> total.merge(counter, delta, Long::sum)));
+            return total;
+        }
+
+        synchronized Set<String> toolsWithUnwritten() {
+            Set<String> tools = new HashSet<>(unwritten.keySet());
+            tools.remove("");
+            return tools;
         }
     }
 }

@@ -8,6 +8,7 @@ import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.GroupBound;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -50,6 +51,16 @@ public abstract class CacheStoreContract {
      * signs its entries does), rather than returning it for the caller's checksum to catch.
      */
     protected boolean refusesDamagedEntries() {
+        return false;
+    }
+
+    /**
+     * Makes {@link #store}'s backend refuse every write from now on while it still reads (as a
+     * full disk, or Redis out of memory under {@code noeviction}, would) and returns true; false
+     * where the backend cannot be made to here, and the rule is then not checked. A subclass
+     * that did undoes it after the test.
+     */
+    protected boolean refuseWrites() throws Exception {
         return false;
     }
 
@@ -191,6 +202,35 @@ public abstract class CacheStoreContract {
         ExecutionOutcome next = executor.execute(request);
         assertThat(next.status()).isEqualTo(CacheStatus.HIT);
         assertThat(next.result().value()).isEqualTo("\"return 1\"");
+    }
+
+    /**
+     * A store that refuses writes still serves what it holds and its figures: a hit it cannot
+     * count is a hit all the same, and a refused write (an entry, a count, a flight) turns no
+     * read off.
+     */
+    @Test
+    void aStoreThatRefusesWritesStillServesWhatItHoldsAndItsFigures() throws Exception {
+        store.put(entry("v1:a"));
+        store.increment(Counter.MISSES, 3);
+        org.junit.jupiter.api.Assumptions.assumeTrue(refuseWrites(), "this store cannot be made to refuse writes here");
+
+        assertThat(store.get("v1:a")).as("a hit it cannot count").isPresent();
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> store.put(entry("v1:b")))
+                .isInstanceOf(RuntimeException.class);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> store.increment(Counter.HITS, 1))
+                .isInstanceOf(RuntimeException.class);
+        try {
+            store.acquireFlight("v1:c", Duration.ofSeconds(30)).close();
+        } catch (RuntimeException refused) {
+            // a flight is a write too: refused, or given locally
+        }
+
+        assertThat(store.get("v1:a")).as("no refused write turns reads off").isPresent();
+        assertThat(store.peek("v1:b")).isEmpty();
+        assertThat(store.size()).isEqualTo(1);
+        assertThat(store.entries()).extracting(CacheEntry::key).containsExactly("v1:a");
+        assertThat(store.counters().get(Counter.MISSES)).isEqualTo(3L);
     }
 
     @Test
@@ -637,7 +677,7 @@ public abstract class CacheStoreContract {
 
     /** As precisely as every store keeps a time. */
     private static Instant millis(Instant instant) {
-        return instant.truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
+        return instant.truncatedTo(ChronoUnit.MILLIS);
     }
 
     private ExecutionRequest codeCallingAcct(String marker) {

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.Sandbox;
 import java.lang.Thread.State;
+import java.net.ConnectException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -471,8 +472,102 @@ class CachedExecutorTest {
         }
 
         assertThat(records).filteredOn(record -> record.getLevel() == Level.WARNING).hasSize(1)
-                .allSatisfy(record -> assertThat(record.getMessage()).contains("it still reads"));
+                .allSatisfy(record -> assertThat(record.getMessage()).contains("refuses writes").contains("still serves"));
         assertThat(records).filteredOn(record -> record.getMessage().contains("caching resumed")).isEmpty();
+    }
+
+    /**
+     * A SQLite file on a full disk: storing fails, counting works (the store keeps counts until
+     * its next write). One warning for the outage, however many runs meet it, and no line saying
+     * it ended: a count proves nothing about storing.
+     */
+    @Test
+    void aStoreThatCountsButCannotStoreIsOneOutageNotALinePerRun() {
+        List<LogRecord> records = captureCoreLog(() -> {
+            executor.execute(request("a"));
+            store.failPuts(true);
+            for (int n = 0; n < 24; n++) {
+                assertThat(executor.execute(request("new " + n)).status()).isEqualTo(CacheStatus.STORE_ERROR);
+                assertThat(executor.execute(request("a")).status()).isEqualTo(CacheStatus.HIT);
+            }
+        });
+
+        assertThat(records).singleElement().satisfies(record -> assertThat(record.getMessage())
+                .startsWith("cache store refuses writes").contains("SQLITE_FULL"));
+    }
+
+    /**
+     * A store that dies between the read and the write of one call (a killed Redis): its first
+     * failure is a write, and it is described as what it is, down, not as a store that still reads.
+     * Its end is one line, counting the runs it touched as runs and the failed operations apart.
+     */
+    @Test
+    void aStoreThatCannotBeReachedIsDownWhicheverOperationMetItFirst() {
+        List<LogRecord> records = captureCoreLog(() -> {
+            executor.execute(request("a"));
+            store.failWrites(() -> new IllegalStateException("cannot reach the store (test)",
+                    new ConnectException("connection refused")));
+            executor.execute(request("b"));
+            store.fail(true);
+            executor.execute(request("c"));
+            executor.execute(request("d"));
+            store.fail(false);
+            store.failWrites(false);
+            executor.execute(request("e"));
+        });
+
+        assertThat(records).hasSize(2);
+        assertThat(records.get(0).getMessage()).startsWith("cache store cannot be reached").contains("connection refused")
+                .doesNotContain("refuses writes", "still serves");
+        assertThat(records.get(1).getMessage()).matches("cache store answers again after 3 calls ran uncached"
+                + " \\((\\d+) store operations failed\\); caching resumed");
+    }
+
+    /** Two faces on one store (as in serve): one outage, one warning, one line when it ends. */
+    @Test
+    void everyFaceOfOneStoreSharesItsOutage() {
+        CachedTool tool = CachedTool.builder((name, args) -> ToolResult.ok("1"), store).clock(clock).build();
+        List<LogRecord> records = captureCoreLog(() -> {
+            store.fail(true);
+            executor.execute(request("a"));
+            tool.call("read", Map.of("n", 1));
+            executor.execute(request("b"));
+            store.fail(false);
+            tool.call("read", Map.of("n", 2));
+            executor.execute(request("c"));
+        });
+
+        assertThat(records).extracting(LogRecord::getLevel)
+                .containsExactly(Level.WARNING, Level.INFO);
+        assertThat(records.get(1).getMessage()).startsWith("cache store answers again after 3 calls ran uncached");
+    }
+
+    private static List<LogRecord> captureCoreLog(Runnable work) {
+        Logger logger = Logger.getLogger("dev.execache.core");
+        List<LogRecord> records = new CopyOnWriteArrayList<>();
+        Handler capture = new Handler() {
+            @Override
+            public void publish(LogRecord record) {
+                if (record.getMessage().startsWith("cache store")) {
+                    records.add(record);
+                }
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        logger.addHandler(capture);
+        try {
+            work.run();
+        } finally {
+            logger.removeHandler(capture);
+        }
+        return records;
     }
 
     @Test

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 
 /**
  * Wraps a store so a test can make every call fail (an outage) and count the calls that
@@ -21,6 +22,9 @@ public final class SwitchableStore implements CacheStore {
     private final AtomicInteger calls = new AtomicInteger();
     private volatile boolean failing;
     private volatile boolean failingWrites;
+    private volatile boolean failingPuts;
+    private volatile Supplier<RuntimeException> writeFailure =
+            () -> new IllegalStateException("store is full (test)");
 
     public SwitchableStore(CacheStore delegate) {
         this.delegate = delegate;
@@ -35,10 +39,32 @@ public final class SwitchableStore implements CacheStore {
         this.failingWrites = fail;
     }
 
+    /** Writes fail with {@code failure} from now on: Redis gone in the middle of a call, say. */
+    public void failWrites(Supplier<RuntimeException> failure) {
+        this.writeFailure = failure;
+        this.failingWrites = true;
+    }
+
+    /**
+     * Storing a result fails, everything else works: a SQLite file on a full disk, which keeps
+     * counts in memory until its next write.
+     */
+    public void failPuts(boolean fail) {
+        this.failingPuts = fail;
+    }
+
     private CacheStore writeTarget() {
         CacheStore target = target();
         if (failingWrites) {
-            throw new IllegalStateException("store is full (test)");
+            throw writeFailure.get();
+        }
+        return target;
+    }
+
+    private CacheStore putTarget() {
+        CacheStore target = writeTarget();
+        if (failingPuts) {
+            throw new IllegalStateException("[SQLITE_FULL] database or disk is full (test)");
         }
         return target;
     }
@@ -59,7 +85,7 @@ public final class SwitchableStore implements CacheStore {
     @Override public Optional<CacheEntry> get(String key) { return target().get(key); }
     @Override public Optional<CacheEntry> peek(String key) { return target().peek(key); }
     @Override public List<CacheEntry> entries() { return target().entries(); }
-    @Override public void put(CacheEntry entry) { writeTarget().put(entry); }
+    @Override public void put(CacheEntry entry) { putTarget().put(entry); }
     @Override public boolean remove(String key) { return writeTarget().remove(key); }
     @Override public int removeByTool(String tool) { return writeTarget().removeByTool(tool); }
     @Override public int removeByTool(String tool, String version) { return writeTarget().removeByTool(tool, version); }
@@ -68,7 +94,7 @@ public final class SwitchableStore implements CacheStore {
     @Override public int size() { return target().size(); }
     @Override public long estimatedBytes() { return target().estimatedBytes(); }
     @Override public int purgeExpired() { return target().purgeExpired(); }
-    @Override public List<String> put(CacheEntry entry, GroupBound bound) { return writeTarget().put(entry, bound); }
+    @Override public List<String> put(CacheEntry entry, GroupBound bound) { return putTarget().put(entry, bound); }
     @Override public void increment(String tool, Map<Counter, Long> deltas) { writeTarget().increment(tool, deltas); }
     @Override public Map<Counter, Long> counters() { return target().counters(); }
     @Override public Map<String, Map<Counter, Long>> toolCounters() { return target().toolCounters(); }

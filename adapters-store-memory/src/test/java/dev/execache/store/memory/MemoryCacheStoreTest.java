@@ -2,10 +2,10 @@ package dev.execache.store.memory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.execache.core.CacheStoreContract;
 import dev.execache.core.MutableClock;
 import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.CacheStore;
-import dev.execache.core.CacheStoreContract;
 import dev.execache.core.spi.Counter;
 import java.lang.reflect.Field;
 import java.time.Clock;

@@ -25,8 +25,8 @@ final class Breaker implements AutoCloseable {
     private final Supplier<? extends CompletionStage<?>> check;
     private final Duration budget;
     private final ScheduledExecutorService checker;
-    /** Why Redis is skipped, or null while it is used. */
-    private volatile String openBecause;
+    /** The failure that made Redis skipped, or null while it is used. */
+    private volatile RedisStoreException openBecause;
     private Duration pause = FIRST_PAUSE;
     /** Whether a check is scheduled or running: one at a time. */
     private boolean checkPending;
@@ -51,9 +51,9 @@ final class Breaker implements AutoCloseable {
 
     /** @throws RedisStoreException at once while Redis is skipped */
     void admit() {
-        String because = openBecause;
+        RedisStoreException because = openBecause;
         if (because != null) {
-            throw new RedisStoreException(because + "; skipped until a check in the background finds it answering");
+            throw because.again(because.getMessage() + "; skipped until a check in the background finds it answering");
         }
     }
 
@@ -62,7 +62,7 @@ final class Breaker implements AutoCloseable {
     }
 
     /** Skips Redis from now on, until it is found answering again. */
-    synchronized void open(String because) {
+    synchronized void open(RedisStoreException because) {
         if (openBecause != null || checker.isShutdown()) {
             return;
         }
@@ -74,11 +74,14 @@ final class Breaker implements AutoCloseable {
         }
     }
 
-    /** Redis answered a call after all: it is used again from now on. */
+    /**
+     * Redis answered a call after all: it is used again from now on. (Said at debug level only:
+     * the caller's own guard says once that the store answers again, with what the outage cost.)
+     */
     synchronized void answered() {
         if (openBecause != null && !checker.isShutdown()) {
             openBecause = null;
-            LOG.log(Level.INFO, "Redis at " + server + " answers again");
+            LOG.log(Level.DEBUG, "Redis at " + server + " answers again");
         }
     }
 

@@ -16,6 +16,10 @@ import java.util.function.LongSupplier;
  * Redis that stopped answering, while a Redis that is paused or gone on an idle machine still
  * costs one budget. The same idea as Hadoop's JvmPauseMonitor (HADOOP-9618): judge a timeout
  * against the time the process actually ran.
+ *
+ * <p>Lateness while the process itself kept the CPU busy is not a stall: a process that has just
+ * started wakes late because its own threads are loading classes and compiling, not because it
+ * could not run, so a slice's lateness counts only beyond the CPU time the process used meanwhile.
  */
 final class Budget {
     static final Duration SLICE = Duration.ofMillis(50);
@@ -25,15 +29,32 @@ final class Budget {
 
     private final long budget;
     private final LongSupplier nanoTime;
+    private final LongSupplier cpuTime;
     private final long start;
     private long stalled;
     /** When the current slice should have ended, or -1 before the first. */
     private long sliceEnd = -1;
+    /** The process's CPU time when the current slice began, or -1 if unknown (the first slice). */
+    private long sliceCpu = -1;
 
+    /** A budget that takes every late wake-up for a stall (for a caller that cannot tell the process's CPU time). */
     Budget(Duration budget, LongSupplier nanoTime) {
+        this(budget, nanoTime, () -> -1);
+    }
+
+    /**
+     * @param cpuTime the CPU time this process has used, in nanoseconds, or -1 if unknown
+     */
+    Budget(Duration budget, LongSupplier nanoTime, LongSupplier cpuTime) {
         this.budget = budget.toNanos();
         this.nanoTime = nanoTime;
+        this.cpuTime = cpuTime;
         this.start = nanoTime.getAsLong();
+    }
+
+    /** The CPU time of this process so far, in nanoseconds, or -1 where the platform does not say. */
+    static long processCpuTime() {
+        return ProcessHandle.current().info().totalCpuDuration().map(Duration::toNanos).orElse(-1L);
     }
 
     /** The longest wait a budget allows: the Redis client's own timeouts are this, so as not to cut it short. */
@@ -48,7 +69,16 @@ final class Budget {
     long nextWait() {
         long now = nanoTime.getAsLong();
         if (sliceEnd >= 0) {
-            stalled += Math.max(0, now - sliceEnd - SLACK.toNanos());
+            // read only once a reply takes longer than a slice: a hit does not pay for it
+            long cpu = cpuTime.getAsLong();
+            long late = Math.max(0, now - sliceEnd - SLACK.toNanos());
+            if (cpu < 0) {
+                stalled += late;
+            } else if (sliceCpu >= 0) {
+                stalled += Math.max(0, late - (cpu - sliceCpu));
+            }
+            // else the first slice, whose CPU time is unknown: its lateness is not taken for a stall
+            sliceCpu = cpu;
         }
         long allowed = Math.min(budget + stalled, budget * MAX_STRETCH);
         long left = start + allowed - now;
@@ -73,7 +103,7 @@ final class Budget {
      */
     static <R> R await(CompletableFuture<R> reply, Duration budget)
             throws TimeoutException, ExecutionException, InterruptedException {
-        Budget left = new Budget(budget, System::nanoTime);
+        Budget left = new Budget(budget, System::nanoTime, Budget::processCpuTime);
         for (long wait = left.nextWait(); wait > 0; wait = left.nextWait()) {
             try {
                 return reply.get(wait, TimeUnit.NANOSECONDS);

@@ -25,6 +25,9 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -39,6 +42,8 @@ import org.redisson.api.redisnode.RedisNodes;
 import org.redisson.client.RedisAuthRequiredException;
 import org.redisson.client.RedisConnectionException;
 import org.redisson.client.RedisException;
+import org.redisson.client.RedisOutOfMemoryException;
+import org.redisson.client.RedisReadonlyException;
 import org.redisson.client.RedisResponseTimeoutException;
 import org.redisson.client.RedisTimeoutException;
 import org.redisson.client.RedisWrongPasswordException;
@@ -101,6 +106,16 @@ public final class RedisCacheStore implements CacheStore {
     private final SigningKeys signingKeys;
     /** Renews the flights this process holds; stopped on close, so they lapse as a dead holder's do. */
     private final ScheduledExecutorService renewals;
+    /**
+     * Sends the commands issued before the client has connected. Redisson connects on its first
+     * command, in the thread that sends it, and waits there for the connection pool (its connect
+     * timeout for each pooled connection, whatever a caller's budget): a fresh process whose
+     * first command met a paused Redis waited out the pause. Here that wait is this thread's,
+     * and the caller waits for the reply within its budget as for any other.
+     */
+    private final ExecutorService connector;
+    /** Whether a command was sent: Redisson connected, and commands are sent from the caller's thread. */
+    private volatile boolean connected;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     /**
@@ -148,6 +163,11 @@ public final class RedisCacheStore implements CacheStore {
         });
         renewing.setRemoveOnCancelPolicy(true);
         this.renewals = renewing;
+        this.connector = Executors.newSingleThreadExecutor(runnable -> {
+            Thread thread = new Thread(runnable, "execache-redis-connect");
+            thread.setDaemon(true);
+            return thread;
+        });
     }
 
     /** Connects with the default prefix, bound and timeout, on the system clock; see {@link #connect(RedisStoreSettings, Clock)}. */
@@ -184,8 +204,8 @@ public final class RedisCacheStore implements CacheStore {
      */
     public static RedisCacheStore open(RedisStoreSettings settings, Clock clock) {
         RedisCacheStore store = create(settings, clock);
-        // Only to make the connection now rather than on the first call; a failure here is
-        // left for the first call to meet, which says what went wrong.
+        // Only to make the connection now, in the background, rather than on the first call; a
+        // failure here is left for the first call to meet, which says what went wrong.
         store.check();
         store.checkEvictionPolicy();
         return store;
@@ -265,8 +285,8 @@ public final class RedisCacheStore implements CacheStore {
      */
     CompletableFuture<?> checkEvictionPolicy() {
         try {
-            return redisson.getRedisNodes(RedisNodes.SINGLE).getInstance().getConfigAsync("maxmemory-policy")
-                    .toCompletableFuture().whenComplete((config, error) -> {
+            return send(() -> redisson.getRedisNodes(RedisNodes.SINGLE).getInstance().getConfigAsync("maxmemory-policy"))
+                    .whenComplete((config, error) -> {
                         if (error != null || config == null) {
                             LOG.log(System.Logger.Level.DEBUG, () -> "cannot read the maxmemory-policy of Redis at "
                                     + server + ": " + (error == null ? "no answer" : describe(error)));
@@ -282,6 +302,25 @@ public final class RedisCacheStore implements CacheStore {
         }
     }
 
+    /**
+     * Why {@link #size()} is only an estimate, if it is: Redis's {@code maxmemory-policy} may
+     * evict execache's indexes (an {@code allkeys-*} policy), so the entries it counts may differ
+     * from those Redis holds. Empty under {@code noeviction} and the {@code volatile-*} policies,
+     * which keep them, and for a Redis that does not tell its policy. Asks Redis, within the budget.
+     */
+    public Optional<String> entriesEstimatedBecause() {
+        try {
+            Map<String, String> config = await(() -> redisson.getRedisNodes(RedisNodes.SINGLE).getInstance()
+                    .getConfigAsync("maxmemory-policy"));
+            String policy = config == null ? null : config.get("maxmemory-policy");
+            return policy != null && policy.startsWith("allkeys-")
+                    ? Optional.of("Redis's maxmemory-policy " + policy + " may evict execache's indexes")
+                    : Optional.empty();
+        } catch (RuntimeException e) {
+            return Optional.empty();
+        }
+    }
+
     /** The warning for a policy that may evict keys without a TTL, if {@code policy} is one. */
     static Optional<String> evictionPolicyWarning(String server, String policy) {
         if (policy == null || !policy.startsWith("allkeys-")) {
@@ -294,7 +333,26 @@ public final class RedisCacheStore implements CacheStore {
 
     /** One cheap command, to learn whether Redis answers. */
     private CompletableFuture<?> check() {
-        return redisson.getBucket(keys.counters(), StringCodec.INSTANCE).isExistsAsync().toCompletableFuture();
+        return send(() -> redisson.getBucket(keys.counters(), StringCodec.INSTANCE).isExistsAsync());
+    }
+
+    /**
+     * Sends a command: from the caller's thread once the client has connected, before that from
+     * {@link #connector}, so that no caller waits for the connection outside its budget.
+     */
+    private <R> CompletableFuture<R> send(Supplier<? extends CompletionStage<R>> operation) {
+        if (connected) {
+            return operation.get().toCompletableFuture();
+        }
+        try {
+            return CompletableFuture.supplyAsync(() -> {
+                CompletionStage<R> sent = operation.get();
+                connected = true;
+                return sent;
+            }, connector).thenCompose(sent -> sent);
+        } catch (RejectedExecutionException e) {
+            return CompletableFuture.failedFuture(new RedisStoreException("the store for Redis at " + server + " is closed"));
+        }
     }
 
     @Override
@@ -578,6 +636,7 @@ public final class RedisCacheStore implements CacheStore {
         if (closed.compareAndSet(false, true)) {
             breaker.close();
             renewals.shutdownNow();
+            connector.shutdownNow();
             if (ownsClient) {
                 redisson.shutdown();
             }
@@ -605,14 +664,14 @@ public final class RedisCacheStore implements CacheStore {
         breaker.admit();
         CompletableFuture<R> reply;
         try {
-            reply = operation.get().toCompletableFuture();
+            reply = send(operation);
         } catch (RuntimeException e) {
             throw failed(e);
         }
         try {
             return Budget.await(reply, timeout);
         } catch (TimeoutException e) {
-            String because = notAnswering() + e.getMessage();
+            RedisStoreException because = RedisStoreException.timedOut(notAnswering() + e.getMessage(), null);
             breaker.open(because);
             // a reply after all is the surest sign Redis answers again
             reply.whenComplete((value, error) -> {
@@ -620,7 +679,7 @@ public final class RedisCacheStore implements CacheStore {
                     breaker.answered();
                 }
             });
-            throw new RedisStoreException(because);
+            throw because;
         } catch (ExecutionException e) {
             throw failed(e.getCause());
         } catch (InterruptedException e) {
@@ -633,13 +692,27 @@ public final class RedisCacheStore implements CacheStore {
         return "Redis at " + server + " did not answer within " + timeout.toMillis() + " ms";
     }
 
-    /** Opens the breaker unless Redis answered (with an error about the command itself). */
+    /**
+     * Opens the breaker unless Redis answered: with an error about the command itself, or
+     * refusing a write (out of memory under {@code noeviction}, a read-only replica), which
+     * leaves reads as they were.
+     */
     private RedisStoreException failed(Throwable error) {
-        String because = describe(error);
-        if (!(unwrap(error) instanceof RedisException e) || isOutage(e)) {
-            breaker.open(because);
+        Throwable e = unwrap(error);
+        String because = describe(e);
+        RedisStoreException failure = isAuthFailure(e) ? new RedisStoreException(because, e)
+                : isTimeout(e) ? RedisStoreException.timedOut(because, e)
+                : e instanceof RedisConnectionException || isNetwork(e) ? RedisStoreException.unreachable(because, e)
+                : new RedisStoreException(because, e);
+        if (!(e instanceof RedisException answered) || isOutage(answered)) {
+            breaker.open(failure);
         }
-        return new RedisStoreException(because, unwrap(error));
+        return failure;
+    }
+
+    private static boolean isTimeout(Throwable e) {
+        return e instanceof RedisTimeoutException || e instanceof RedisResponseTimeoutException
+                || e instanceof TimeoutException || e.getCause() instanceof TimeoutException;
     }
 
     /** One line for people, naming the server; never the password, client internals or a script. */
@@ -650,15 +723,33 @@ public final class RedisCacheStore implements CacheStore {
             return "Redis at " + server + " refused the credentials: wrong user name or password"
                     + " (the URL's user info, e.g. redis://user:password@host)";
         }
-        if (e instanceof RedisTimeoutException || e instanceof RedisResponseTimeoutException
-                || e instanceof TimeoutException || e.getCause() instanceof TimeoutException) {
+        if (isTimeout(e)) {
             // the client's own limit, the longest a stalled process may wait (see Budget)
             return "Redis at " + server + " did not answer within " + Budget.longest(timeout).toMillis() + " ms";
         }
         if (e instanceof RedisConnectionException || isNetwork(e)) {
             return "cannot reach Redis at " + server + ": " + networkReason(e);
         }
+        String refusal = writeRefusal(e);
+        if (refusal != null) {
+            return "Redis at " + server + " " + refusal;
+        }
         return "Redis at " + server + " failed a command: " + firstLine(text);
+    }
+
+    /** What a Redis that refuses writes but still reads says, in words; null for any other error. */
+    private static String writeRefusal(Throwable e) {
+        String text = String.valueOf(e.getMessage());
+        if (e instanceof RedisOutOfMemoryException || text.contains("command not allowed when used memory")) {
+            return "is full: maxmemory reached, and its maxmemory-policy evicts nothing it may";
+        }
+        if (e instanceof RedisReadonlyException || text.startsWith("READONLY") || text.contains("-READONLY")) {
+            return "is a read-only replica";
+        }
+        if (text.startsWith("MISCONF") || text.contains("-MISCONF")) {
+            return "cannot save its snapshot to disk (MISCONF), so it takes no writes";
+        }
+        return null;
     }
 
     private static boolean isAuthFailure(Throwable e) {
@@ -678,7 +769,8 @@ public final class RedisCacheStore implements CacheStore {
 
     private static boolean isOutage(RedisException e) {
         String text = String.valueOf(e.getMessage());
-        return !(text.startsWith("ERR") || text.contains("user_script") || text.startsWith("WRONGTYPE"));
+        return !(text.startsWith("ERR") || text.contains("user_script") || text.startsWith("WRONGTYPE")
+                || writeRefusal(e) != null);
     }
 
     private static boolean isNetwork(Throwable e) {

@@ -98,7 +98,8 @@ final class Scripts {
     /**
      * The hit path, kept apart from the others so that it stays small: KEYS are the entry's
      * hash, {@code lru}, {@code seq} and {@code meta}; ARGV[1] key, [2] now, [3] '1' to count a
-     * hit and refresh recency. Returns expires, hits, value, console, exec, created, tools, sum and label
+     * hit and refresh recency (a Redis that refuses writes, out of memory under {@code noeviction},
+     * still serves the hit, uncounted and unrefreshed). Returns expires, hits, value, console, exec, created, tools, sum and label
      * (null for an entry written before labels), or empty
      * if there is no live entry, or {'stale'} if there is an expired or Redis-dropped one
      * still indexed, for the caller to run {@link #EXPIRE}.
@@ -114,8 +115,14 @@ final class Scripts {
                 return {}
             end
             if ARGV[3] == '1' then
-                fields[2] = tostring(redis.call('HINCRBY', KEYS[1], 'hits', 1))
-                redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[3]), ARGV[1])
+                local hits = redis.pcall('HINCRBY', KEYS[1], 'hits', 1)
+                if type(hits) == 'number' then
+                    fields[2] = tostring(hits)
+                end
+                local seq = redis.pcall('INCR', KEYS[3])
+                if type(seq) == 'number' then
+                    redis.pcall('ZADD', KEYS[2], seq, ARGV[1])
+                end
             end
             return fields
             """;

@@ -45,6 +45,32 @@ class BudgetTest {
                 .isLessThanOrEqualTo(BUDGET.multipliedBy(2).plus(Budget.SLICE));
     }
 
+    /**
+     * A process that has just started wakes late because its own threads load classes and
+     * compile: it was running all along, so the wait is one budget. A process that used no CPU
+     * while it woke late (a starved machine, a stopped process) gets that time back.
+     */
+    @Test
+    void aProcessBusyWithItsOwnWorkIsNotStalledOneThatCouldNotRunIs() {
+        long[] cpu = {0};
+        Duration late = Duration.ofMillis(50);
+        Budget busy = new Budget(BUDGET, () -> now, () -> cpu[0]);
+        long start = now;
+        for (long wait = busy.nextWait(); wait > 0; wait = busy.nextWait()) {
+            now += wait + late.toNanos();
+            cpu[0] += wait + late.toNanos();
+        }
+        assertThat(busy.stalled()).isZero();
+        assertThat(Duration.ofNanos(now - start)).isLessThanOrEqualTo(BUDGET.plus(late).plus(Budget.SLICE));
+
+        Budget starved = new Budget(BUDGET, () -> now, () -> cpu[0]);
+        for (long wait = starved.nextWait(); wait > 0; wait = starved.nextWait()) {
+            now += wait + late.toNanos();
+            cpu[0] += Duration.ofMillis(1).toNanos();
+        }
+        assertThat(starved.stalled()).isGreaterThan(BUDGET.dividedBy(2));
+    }
+
     @Test
     void noStallStretchesTheWaitPastFourBudgets() {
         Duration waited = waitUntilSpent(Duration.ofSeconds(1));

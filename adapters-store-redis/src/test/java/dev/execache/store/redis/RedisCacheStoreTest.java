@@ -1,8 +1,8 @@
 package dev.execache.store.redis;
 
-import dev.execache.core.spi.CacheStore;
 import dev.execache.core.CacheStoreContract;
 import dev.execache.core.MutableClock;
+import dev.execache.core.spi.CacheStore;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -14,6 +14,7 @@ import org.redisson.client.codec.StringCodec;
 class RedisCacheStoreTest extends CacheStoreContract {
     private final List<String> prefixes = new ArrayList<>();
     private final TestRedis redis;
+    private boolean refusingWrites;
 
     RedisCacheStoreTest(TestRedis redis) {
         this.redis = redis;
@@ -33,6 +34,36 @@ class RedisCacheStoreTest extends CacheStoreContract {
         RedissonClient admin = redis.client();
         try {
             admin.<String, String>getMap(new KeyLayout(prefixes.get(0)).entry(key), StringCodec.INSTANCE).put("value", newValue);
+        } finally {
+            admin.shutdown();
+        }
+    }
+
+    /** Redis out of memory under noeviction: only on a server the tests started, never on one named to them. */
+    @Override
+    protected boolean refuseWrites() {
+        if (System.getenv(TestRedis.URL_VARIABLE) != null) {
+            return false;
+        }
+        setMemoryLimit("1", "noeviction");
+        refusingWrites = true;
+        return true;
+    }
+
+    @AfterEach
+    void acceptWritesAgain() {
+        if (refusingWrites) {
+            setMemoryLimit("0", "noeviction");
+            refusingWrites = false;
+        }
+    }
+
+    private void setMemoryLimit(String maxmemory, String policy) {
+        RedissonClient admin = redis.client();
+        try {
+            var node = admin.getRedisNodes(org.redisson.api.redisnode.RedisNodes.SINGLE).getInstance();
+            node.setConfig("maxmemory-policy", policy);
+            node.setConfig("maxmemory", maxmemory);
         } finally {
             admin.shutdown();
         }

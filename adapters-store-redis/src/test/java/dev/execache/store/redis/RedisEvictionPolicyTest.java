@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
@@ -86,8 +87,64 @@ class RedisEvictionPolicyTest {
             assertThat(stats.hits() + stats.misses()).as("every call counted once").isEqualTo(CALLS);
             assertThat(stats.evictions()).as("Redis did evict (the test would prove nothing otherwise)").isPositive();
             assertThat(stats.entries()).as("entries as Redis holds them").isEqualTo(held);
+            assertThat(store.entriesEstimatedBecause()).as("exact under a policy that keeps execache's own keys").isEmpty();
             assertThat(stats.tools().get("read").hits() + stats.tools().get("read").misses()).isEqualTo(CALLS);
             assertThat(warnings).isEmpty();
+        }
+    }
+
+    /**
+     * Under {@code noeviction} a full Redis refuses every write but still reads: what it holds
+     * is served (a hit it cannot count is a hit all the same), nothing makes the process skip it,
+     * the counts it refuses are kept by the process, and its entries are what it holds. One
+     * warning says it refuses writes.
+     */
+    @Test
+    void underNoevictionAFullRedisServesWhatItHoldsAndItsFiguresStayTrue() throws Exception {
+        Logger core = Logger.getLogger("dev.execache.core");
+        List<LogRecord> coreLines = new CopyOnWriteArrayList<>();
+        Handler coreCapture = new Handler() {
+            @Override public void publish(LogRecord record) {
+                coreLines.add(record);
+            }
+            @Override public void flush() { }
+            @Override public void close() { }
+        };
+        core.addHandler(coreCapture);
+        try (RedisServerProcess redis = RedisServerProcess.start("--maxmemory", "2mb", "--maxmemory-policy", "noeviction");
+                RedisCacheStore store = RedisCacheStore.connect(
+                        settings(redis).withMaxEntries(100_000), new MutableClock(Instant.now()))) {
+            String big = "\"" + "x".repeat(16 * 1024) + "\"";
+            AtomicInteger ran = new AtomicInteger();
+            CachedTool tool = CachedTool.builder((name, args) -> {
+                ran.incrementAndGet();
+                return ToolResult.ok(big);
+            }, store).build();
+
+            int pages = CALLS / 2;
+            for (int i = 0; i < CALLS; i++) {
+                tool.call("read", Map.of("page", i % pages));
+            }
+            long held;
+            RedissonClient admin = admin(redis);
+            try {
+                held = admin.getKeys().getKeysStream(KeysScanOptions.defaults().pattern(new KeyLayout(PREFIX).entry("*"))).count();
+            } finally {
+                admin.shutdown();
+            }
+
+            assertThat(held).as("Redis filled up: some results stored, not all").isBetween(1L, pages - 1L);
+            assertThat(ran.get()).as("the second round ran only what Redis did not hold").isEqualTo(CALLS - held);
+            var read = tool.stats().get("read");
+            assertThat(read.hits()).as("every result Redis holds was a hit in the second round").isEqualTo(held);
+            assertThat(read.hits() + read.misses()).as("every call counted once, though Redis refused the counts")
+                    .isEqualTo(CALLS);
+            assertThat(CacheStats.of(store).entries()).as("entries as Redis holds them").isEqualTo(held);
+            assertThat(coreLines).filteredOn(line -> line.getLevel().intValue() >= Level.WARNING.intValue())
+                    .singleElement().satisfies(line -> assertThat(line.getMessage()).startsWith("cache store refuses writes")
+                            .contains("is full: maxmemory reached").doesNotContain("\n"));
+        } finally {
+            core.removeHandler(coreCapture);
         }
     }
 
@@ -99,6 +156,8 @@ class RedisEvictionPolicyTest {
             first.checkEvictionPolicy().get(10, TimeUnit.SECONDS);
             second.checkEvictionPolicy().get(10, TimeUnit.SECONDS);
 
+            assertThat(first.entriesEstimatedBecause()).as("its count of entries says it is an estimate")
+                    .hasValueSatisfying(why -> assertThat(why).contains("allkeys-lru"));
             assertThat(warnings).hasSize(1);
             String warning = warnings.get(0).getMessage();
             assertThat(warning).doesNotContain("\n").contains("maxmemory-policy allkeys-lru")

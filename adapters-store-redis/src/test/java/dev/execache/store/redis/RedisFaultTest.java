@@ -5,15 +5,23 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import dev.execache.core.CachedTool;
+import dev.execache.core.MutableClock;
+import dev.execache.core.ToolResult;
 import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.Counter;
-import dev.execache.core.MutableClock;
 import java.net.ServerSocket;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeoutException;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 import org.redisson.client.RedisException;
@@ -88,6 +96,92 @@ class RedisFaultTest {
 
             awaitWorking(store);
             assertThat(store.get("v1:a")).isPresent();
+        }
+    }
+
+    /**
+     * The client connects on its first command: a process whose first command meets a hung
+     * Redis (one that accepts connections and answers nothing, as under {@code CLIENT PAUSE})
+     * waits one budget for it, not the hang. The hang lasts until the test ends it, far longer
+     * than the client's own connect timeouts, so a caller that waited for the connection itself
+     * would end with a connection error, not the budget's timeout.
+     */
+    @Test
+    void aStoreOpenedWhileRedisHangsWaitsOneBudgetNotTheHang() throws Exception {
+        try (RedisServerProcess server = RedisServerProcess.start()) {
+            server.pause();
+            try (RedisCacheStore store = RedisCacheStore.open(RedisStoreSettings.of(server.url()), clock)) {
+                try {
+                    assertThatThrownBy(() -> store.get("v1:a")).isInstanceOf(RedisException.class)
+                            .hasMessageStartingWith("Redis at " + RedisUrl.parse(server.url()) + " did not answer within "
+                                    + RedisStoreSettings.DEFAULT_TIMEOUT.toMillis() + " ms")
+                            .cause().isInstanceOf(TimeoutException.class);
+                    assertSkipped(() -> store.put(entry("v1:b")));
+                } finally {
+                    server.resume();
+                }
+
+                awaitWorking(store);
+                store.put(entry("v1:c"));
+                assertThat(store.get("v1:c")).isPresent();
+            }
+        }
+    }
+
+    /**
+     * As under {@code serve}, two faces of the policy use one store (here two tool caches): a
+     * killed Redis is one outage, said once as what it is, and its end once, counting the calls
+     * it touched as calls and the failed store operations as operations; the counts of the calls
+     * made meanwhile reach the store when it is back.
+     */
+    @Test
+    void aKilledRedisIsOneOutageForEveryFaceDescribedAsUnreachableAndCountedInCalls() throws Exception {
+        Logger logger = Logger.getLogger("dev.execache");
+        List<LogRecord> lines = new CopyOnWriteArrayList<>();
+        Handler capture = new Handler() {
+            @Override public void publish(LogRecord record) {
+                if (record.getLevel().intValue() >= Level.INFO.intValue()) {
+                    lines.add(record);
+                }
+            }
+            @Override public void flush() { }
+            @Override public void close() { }
+        };
+        try (RedisServerProcess server = RedisServerProcess.start();
+                RedisCacheStore store = RedisCacheStore.connect(RedisStoreSettings.of(server.url()), clock)) {
+            logger.addHandler(capture);
+            CachedTool code = CachedTool.builder(
+                    (tool, args) -> ToolResult.ok("1"), store).clock(clock).build();
+            CachedTool tools = CachedTool.builder(
+                    (tool, args) -> ToolResult.ok("2"), store).clock(clock).build();
+            code.call("read", Map.of("n", 0));
+            tools.call("read", Map.of("n", 0));
+
+            server.kill();
+            for (int n = 1; n <= 5; n++) {
+                (n % 2 == 0 ? code : tools).call("read", Map.of("n", n));
+            }
+            server.restart();
+            awaitWorking(store);
+            code.call("read", Map.of("n", 6));
+
+            assertThat(lines).filteredOn(line -> line.getLevel() == Level.WARNING).hasSize(1)
+                    .first().satisfies(line -> assertThat(line.getMessage()).startsWith("cache store cannot be reached")
+                            .contains("Redis at " + RedisUrl.parse(server.url())).doesNotContain("refuses writes", "\n"));
+            assertThat(lines).filteredOn(line -> line.getLevel() == Level.INFO)
+                    .extracting(LogRecord::getMessage).singleElement().asString()
+                    .matches("cache store answers again after 5 calls ran uncached \\(\\d+ store operations failed\\);"
+                            + " caching resumed");
+            String recovery = lines.stream().filter(line -> line.getLevel() == Level.INFO)
+                    .findFirst().orElseThrow().getMessage();
+            long operations = Long.parseLong(recovery.replaceAll(".*\\((\\d+) store operations.*", "$1"));
+            assertThat(operations).as("several store operations per call").isGreaterThan(5);
+            assertThat(store.counters().get(Counter.STORE_ERRORS)).isEqualTo(operations);
+            var read = code.stats().get("read");
+            assertThat(read.hits() + read.misses()).as("the restarted Redis starts empty: the outage's 5 calls and"
+                    + " the one after, each counted once").isEqualTo(6);
+        } finally {
+            logger.removeHandler(capture);
         }
     }
 

@@ -1,8 +1,8 @@
 package dev.execache.store.redis;
 
-import dev.execache.core.spi.CacheStore;
 import dev.execache.core.CacheStoreContract;
 import dev.execache.core.MutableClock;
+import dev.execache.core.spi.CacheStore;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;

@@ -2,9 +2,13 @@ package dev.execache.store.sqlite;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
 import java.util.Arrays;
 
 /**
@@ -13,6 +17,8 @@ import java.util.Arrays;
  */
 final class CacheFile {
     private static final byte[] SQLITE_HEADER = "SQLite format 3\0".getBytes(StandardCharsets.US_ASCII);
+    /** Where SQLite's header keeps {@code PRAGMA application_id}, big-endian. */
+    private static final int APPLICATION_ID_OFFSET = 68;
 
     private CacheFile() {
     }
@@ -42,6 +48,57 @@ final class CacheFile {
             requireSqliteFile(path);
         }
         return path;
+    }
+
+    /**
+     * Whether the file's header names it an execache cache ({@code PRAGMA application_id}, read
+     * from the bytes, as a damaged file cannot be asked through SQLite): only such a file is
+     * ever moved aside; any other is refused and left as it is.
+     */
+    static boolean isMarkedAsCache(Path path) {
+        byte[] header;
+        try (InputStream in = Files.newInputStream(path)) {
+            header = in.readNBytes(APPLICATION_ID_OFFSET + 4);
+        } catch (IOException e) {
+            return false;
+        }
+        return header.length == APPLICATION_ID_OFFSET + 4
+                && Arrays.equals(header, 0, SQLITE_HEADER.length, SQLITE_HEADER, 0, SQLITE_HEADER.length)
+                && ByteBuffer.wrap(header, APPLICATION_ID_OFFSET, 4).getInt() == Schema.APPLICATION_ID;
+    }
+
+    /**
+     * Moves a damaged cache aside, with its write-ahead log, to {@code NAME.damaged-TIME} in its
+     * directory (the shared-memory index is only a cache of the log, and is deleted), so that a
+     * new file takes its place and nothing more is written into it.
+     *
+     * @return where it went
+     */
+    static Path moveAside(Path path, Instant now) {
+        Path aside = path.resolveSibling(path.getFileName() + ".damaged-"
+                + DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss.SSS'Z'").withZone(ZoneOffset.UTC).format(now));
+        try {
+            Files.move(path, aside);
+            Path log = path.resolveSibling(path.getFileName() + "-wal");
+            if (Files.exists(log)) {
+                Files.move(log, aside.resolveSibling(aside.getFileName() + "-wal"));
+            }
+            Files.deleteIfExists(path.resolveSibling(path.getFileName() + "-shm"));
+        } catch (IOException e) {
+            throw new IllegalStateException("SQLite cache " + path + " is damaged and cannot be moved aside: " + e, e);
+        }
+        return aside;
+    }
+
+    /** Removes the cache and its write-ahead log and shared-memory index: it is only a cache. */
+    static void remove(Path path) {
+        try {
+            for (String suffix : new String[] {"", "-wal", "-shm"}) {
+                Files.deleteIfExists(path.resolveSibling(path.getFileName() + suffix));
+            }
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot remove SQLite cache " + path + ": " + e, e);
+        }
     }
 
     private static void requireSqliteFile(Path path) {

@@ -1,12 +1,15 @@
 package dev.execache.store.sqlite;
 
-import java.lang.System.Logger.Level;
 import dev.execache.core.spi.CacheEntry;
+import java.lang.System.Logger.Level;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Map;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
@@ -15,6 +18,7 @@ import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.JdbiException;
 import org.jdbi.v3.core.statement.PreparedBatch;
+import org.sqlite.ProgressHandler;
 import org.sqlite.SQLiteErrorCode;
 import org.sqlite.SQLiteException;
 
@@ -133,6 +137,54 @@ final class Schema {
             List.of(FROM_SEED, TO_LABELS, GROUPS_AND_CHECKSUMS, SCOPED_VERSIONS);
 
     private Schema() {
+    }
+
+    /**
+     * What {@code PRAGMA quick_check} finds wrong with the file's structure (its b-trees, the
+     * links between its pages), or empty if nothing, or if the check ran past {@code limit}: a
+     * large file is checked only as far as the time allows, so that opening it stays quick.
+     * Only reads. (A damaged value is caught by its checksum; this is about the file itself.)
+     */
+    static Optional<String> damage(Jdbi jdbi, Duration limit) {
+        return jdbi.withHandle(handle -> {
+            Connection connection = handle.getConnection();
+            long deadline = System.nanoTime() + limit.toNanos();
+            try {
+                ProgressHandler.setHandler(connection, 1000, new ProgressHandler() {
+                    @Override
+                    protected int progress() {
+                        return System.nanoTime() > deadline ? 1 : 0;
+                    }
+                });
+                try {
+                    List<String> problems = handle.createQuery("PRAGMA quick_check(3)").mapTo(String.class).list();
+                    return problems.equals(List.of("ok")) ? Optional.<String>empty()
+                            : Optional.of(String.join("; ", problems).replace("*** in database main ***", "")
+                                    .replaceAll("\\s+", " ").strip());
+                } catch (JdbiException e) {
+                    if (hasCode(e, SQLiteErrorCode.SQLITE_INTERRUPT)) {
+                        return Optional.<String>empty();
+                    }
+                    if (hasCode(e, SQLiteErrorCode.SQLITE_CORRUPT) || hasCode(e, SQLiteErrorCode.SQLITE_NOTADB)) {
+                        return Optional.of(String.valueOf(e.getCause() == null ? e.getMessage() : e.getCause().getMessage()));
+                    }
+                    throw e;
+                } finally {
+                    ProgressHandler.clearHandler(connection);
+                }
+            } catch (SQLException e) {
+                throw new IllegalStateException("cannot check SQLite cache: " + e.getMessage(), e);
+            }
+        });
+    }
+
+    private static boolean hasCode(Throwable e, SQLiteErrorCode code) {
+        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+            if (cause instanceof SQLiteException sqlite && sqlite.getResultCode().code % 256 == code.code) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

@@ -1,9 +1,9 @@
 package dev.execache.store.sqlite;
 
+import dev.execache.core.Glob;
 import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.Counter;
-import dev.execache.core.Glob;
 import dev.execache.core.spi.GroupBound;
 import java.nio.file.Path;
 import java.sql.ResultSet;
@@ -11,6 +11,7 @@ import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -27,6 +28,8 @@ import org.jdbi.v3.core.statement.SqlStatements;
 import org.jdbi.v3.core.statement.StatementContext;
 import org.jdbi.v3.core.statement.TemplateEngine;
 import org.jdbi.v3.sqlite3.SQLitePlugin;
+import org.sqlite.SQLiteErrorCode;
+import org.sqlite.SQLiteException;
 
 /**
  * A {@link CacheStore} in one SQLite file that several processes may share: write-ahead
@@ -75,11 +78,17 @@ public final class SqliteCacheStore implements CacheStore {
             INSERT INTO last_seen_versions (scope, tool, version) VALUES (?, ?, ?)
             ON CONFLICT (scope, tool) DO UPDATE SET version = excluded.version""";
 
+    /** How long the check of the file's structure at open may take (see {@link Schema#damage}). */
+    static final Duration QUICK_CHECK_LIMIT = Duration.ofMillis(500);
+
+    private static final System.Logger LOG = System.getLogger(SqliteCacheStore.class.getName());
+
     private final Path file;
     private final int maxEntries;
     private final Clock clock;
-    private final SingleConnection connection;
-    private final Jdbi jdbi;
+    /** Replaced, with {@link #jdbi}, only when the file is (see {@link #replaceFile}). */
+    private SingleConnection connection;
+    private Jdbi jdbi;
     /** In order of use, the oldest first. */
     private final LinkedHashMap<String, PendingUse> pendingUses = new LinkedHashMap<>();
     /** By counter row name. */
@@ -103,15 +112,114 @@ public final class SqliteCacheStore implements CacheStore {
         this.clock = Objects.requireNonNull(clock, "clock must not be null");
         this.maxEntries = maxEntries;
         this.file = CacheFile.prepare(file);
-        this.connection = SingleConnection.open(this.file);
-        this.jdbi = Jdbi.create(connection).installPlugin(new SQLitePlugin());
-        jdbi.getConfig(SqlStatements.class).setTemplateEngine(TemplateEngine.NOP);
+        attach(openIntact());
+    }
+
+    /**
+     * Opens the file, unless its structure is damaged: a damaged cache is moved aside (said in
+     * one line, with where) and a new file takes its place, so nothing is written into it. A
+     * damaged file that is not marked as a cache is refused and left as it is.
+     */
+    private SingleConnection openIntact() {
+        SingleConnection opened;
         try {
-            Schema.open(jdbi, this.file);
+            opened = SingleConnection.open(file);
+        } catch (IllegalArgumentException damagedOrNotADatabase) {
+            if (!CacheFile.isMarkedAsCache(file)) {
+                throw damagedOrNotADatabase;
+            }
+            return replaceDamaged(rootMessage(damagedOrNotADatabase));
+        }
+        Optional<String> damage;
+        try {
+            damage = Schema.damage(jdbiOn(opened), QUICK_CHECK_LIMIT);
         } catch (RuntimeException e) {
-            connection.close();
+            opened.close();
             throw e;
         }
+        if (damage.isEmpty()) {
+            return opened;
+        }
+        opened.close();
+        if (!CacheFile.isMarkedAsCache(file)) {
+            throw new IllegalArgumentException("SQLite database " + file + " is damaged (" + damage.get()
+                    + ") and is not an execache cache; refusing to use it (the file is left unchanged)");
+        }
+        return replaceDamaged(damage.get());
+    }
+
+    private SingleConnection replaceDamaged(String damage) {
+        Path aside = CacheFile.moveAside(file, clock.instant());
+        LOG.log(System.Logger.Level.WARNING, "SQLite cache " + file + " is damaged (" + damage + "); moved it to "
+                + aside + " and started a new cache file in its place");
+        return SingleConnection.open(file);
+    }
+
+    /** Uses {@code opened} from now on, making it a current cache first. */
+    private void attach(SingleConnection opened) {
+        Jdbi made = jdbiOn(opened);
+        try {
+            Schema.open(made, file);
+        } catch (RuntimeException e) {
+            opened.close();
+            throw e;
+        }
+        this.connection = opened;
+        this.jdbi = made;
+    }
+
+    private static Jdbi jdbiOn(SingleConnection connection) {
+        Jdbi jdbi = Jdbi.create(connection).installPlugin(new SQLitePlugin());
+        jdbi.getConfig(SqlStatements.class).setTemplateEngine(TemplateEngine.NOP);
+        return jdbi;
+    }
+
+    /**
+     * Removes the file and starts a new, empty one in its place, when removing every entry
+     * cannot commit because the disk is full: it is only a cache, and a full disk must be
+     * freeable through execache. Its counters and last-seen tool versions go with it; said in one line.
+     */
+    private void replaceFile(RuntimeException cannotCommit) {
+        pendingUses.clear();
+        pendingCounts.clear();
+        try {
+            connection.close();
+        } catch (RuntimeException e) {
+            // the file goes anyway
+        }
+        CacheFile.remove(file);
+        String said = "SQLite cache " + file + " could not commit removing its entries (" + rootMessage(cannotCommit)
+                + "); removed the file";
+        try {
+            attach(SingleConnection.open(file));
+        } catch (RuntimeException e) {
+            closed = true;
+            CacheFile.remove(file);
+            LOG.log(System.Logger.Level.WARNING, said + "; a new one does not fit yet (" + rootMessage(e)
+                    + "): the next command that opens the cache makes one");
+            return;
+        }
+        LOG.log(System.Logger.Level.WARNING, said + " and started a new, empty one (its counters and last-seen tool"
+                + " versions went with it)");
+    }
+
+    private static boolean isDiskFull(Throwable e) {
+        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+            if (cause instanceof SQLiteException sqlite && sqlite.getResultCode().code % 256 == SQLiteErrorCode.SQLITE_FULL.code
+                    || cause instanceof SQLException sql && sql.getErrorCode() % 256 == SQLiteErrorCode.SQLITE_FULL.code
+                    || String.valueOf(cause.getMessage()).contains("[SQLITE_FULL]")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static String rootMessage(Throwable e) {
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        return root.getMessage() == null ? String.valueOf(e.getMessage()) : root.getMessage();
     }
 
     /** {@code $XDG_CACHE_HOME/execache/cache.db}, or {@code ~/.cache/execache/cache.db}. */
@@ -213,31 +321,49 @@ public final class SqliteCacheStore implements CacheStore {
                  WHERE cache_key IN (SELECT cache_key FROM entry_tools WHERE tool = ? AND version = ?)""", tool, version));
     }
 
+    /** When the glob matches every entry and the disk is too full to commit the deletion, see {@link #clear()}. */
     @Override
     public synchronized int removeByPattern(String keyGlob) {
         Glob glob = Glob.of(keyGlob);
-        return write(handle -> {
-            List<String> matching = handle.createQuery("SELECT cache_key FROM cache_entries")
-                    .mapTo(String.class)
-                    .filter(glob::matches)
-                    .list();
-            if (matching.isEmpty()) {
-                return 0;
+        List<String> keys = jdbi.withHandle(handle -> handle.createQuery("SELECT cache_key FROM cache_entries")
+                .mapTo(String.class).list());
+        List<String> matching = keys.stream().filter(glob::matches).toList();
+        if (matching.isEmpty()) {
+            return 0;
+        }
+        try {
+            return write(handle -> {
+                PreparedBatch delete = handle.prepareBatch("DELETE FROM cache_entries WHERE cache_key = ?");
+                matching.forEach(delete::add);
+                return Arrays.stream(delete.execute()).sum();
+            });
+        } catch (RuntimeException e) {
+            if (matching.size() < keys.size() || !isDiskFull(e)) {
+                throw e;
             }
-            PreparedBatch delete = handle.prepareBatch("DELETE FROM cache_entries WHERE cache_key = ?");
-            matching.forEach(delete::add);
-            delete.execute();
+            replaceFile(e);
             return matching.size();
-        });
+        }
     }
 
+    /**
+     * On a disk too full to commit the deletion, the file is removed and a new one started in
+     * its place (said in one line): counters and last-seen versions then go too.
+     */
     @Override
     public synchronized void clear() {
         pendingUses.clear();
-        write(handle -> {
-            handle.execute("DELETE FROM entry_tools");
-            return handle.execute("DELETE FROM cache_entries");
-        });
+        try {
+            write(handle -> {
+                handle.execute("DELETE FROM entry_tools");
+                return handle.execute("DELETE FROM cache_entries");
+            });
+        } catch (RuntimeException e) {
+            if (!isDiskFull(e)) {
+                throw e;
+            }
+            replaceFile(e);
+        }
     }
 
     @Override

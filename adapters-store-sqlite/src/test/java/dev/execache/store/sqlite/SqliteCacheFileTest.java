@@ -14,6 +14,11 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -164,8 +169,9 @@ class SqliteCacheFileTest {
                 .hasMessageContaining(file.toString());
     }
 
+    /** Everything after SQLite's header is garbage: the header still says the file is a cache. */
     @Test
-    void aDamagedFileIsRefusedAndLeftUnchanged() throws Exception {
+    void aCacheDamagedAfterItsHeaderIsMovedAsideUnchangedAndReplaced() throws Exception {
         Path file = directory.resolve("cache.db");
         try (var store = open(file)) {
             store.put(entry("v1:a"));
@@ -176,10 +182,81 @@ class SqliteCacheFileTest {
         }
         Files.write(file, damaged);
 
+        assertMovedAsideAndReplaced(file, damaged);
+    }
+
+    /**
+     * The case met in the field: 4 KiB of garbage in one page in the middle of the file, which
+     * SQLite only notices when a query walks through that page. It is noticed when the file is
+     * opened, before anything is written into it.
+     */
+    @Test
+    void aCacheWithAPageOfGarbageInTheMiddleIsNoticedWhenOpenedAndNothingIsWrittenIntoIt() throws Exception {
+        Path file = directory.resolve("cache.db");
+        try (var store = open(file)) {
+            for (int i = 0; i < 60; i++) {
+                store.put(new CacheEntry("v1:" + i, "\"" + "v".repeat(3000) + i + "\"", "", Duration.ofMillis(5),
+                        Map.of("github", "v1"), clock.instant(), clock.instant().plusSeconds(60), 0));
+            }
+        }
+        byte[] damaged = Files.readAllBytes(file);
+        int pageSize = 4096;
+        int pages = damaged.length / pageSize;
+        assertThat(pages).as("a file of many pages").isGreaterThan(20);
+        Random garbage = new Random(25);
+        byte[] page = new byte[pageSize];
+        garbage.nextBytes(page);
+        System.arraycopy(page, 0, damaged, (pages / 2) * pageSize, pageSize);
+        Files.write(file, damaged);
+
+        assertMovedAsideAndReplaced(file, damaged);
+    }
+
+    @Test
+    void anotherApplicationsDamagedDatabaseIsRefusedAndLeftUnchanged() throws Exception {
+        Path file = directory.resolve("other.db");
+        SqliteFiles.execute(file, "CREATE TABLE notes (body TEXT)",
+                "INSERT INTO notes SELECT printf('%.3000c', 'n') FROM (WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL"
+                        + " SELECT i + 1 FROM n WHERE i < 60) SELECT i FROM n)");
+        byte[] damaged = Files.readAllBytes(file);
+        for (int i = 100; i < damaged.length; i++) {
+            damaged[i] = (byte) 0xA5;
+        }
+        Files.write(file, damaged);
+
         assertThatThrownBy(() -> open(file))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining(file.toString());
         assertThat(Files.readAllBytes(file)).isEqualTo(damaged);
+        assertThat(siblingsOf(file)).containsExactly("other.db");
+    }
+
+    private void assertMovedAsideAndReplaced(Path file, byte[] damaged) throws Exception {
+        Logger logger = Logger.getLogger(SqliteCacheStore.class.getName());
+        List<LogRecord> lines = new CopyOnWriteArrayList<>();
+        Handler capture = new Handler() {
+            @Override public void publish(LogRecord record) {
+                lines.add(record);
+            }
+            @Override public void flush() { }
+            @Override public void close() { }
+        };
+        logger.addHandler(capture);
+        try (var store = open(file)) {
+            assertThat(store.size()).as("a new, empty cache").isZero();
+            store.put(entry("v1:b"));
+            assertThat(store.get("v1:b")).isPresent();
+        } finally {
+            logger.removeHandler(capture);
+        }
+
+        List<String> siblings = siblingsOf(file);
+        assertThat(siblings).hasSize(2).contains("cache.db");
+        Path aside = file.resolveSibling(siblings.stream().filter(name -> !name.equals("cache.db")).findFirst().orElseThrow());
+        assertThat(aside.getFileName().toString()).startsWith("cache.db.damaged-");
+        assertThat(Files.readAllBytes(aside)).as("moved aside as it was: nothing written into it").isEqualTo(damaged);
+        assertThat(lines).singleElement().satisfies(line -> assertThat(line.getMessage())
+                .contains(file.toString() + " is damaged").contains("moved it to " + aside).doesNotContain("\n"));
     }
 
     @Test

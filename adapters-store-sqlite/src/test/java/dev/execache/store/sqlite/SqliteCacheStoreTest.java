@@ -1,8 +1,8 @@
 package dev.execache.store.sqlite;
 
-import dev.execache.core.spi.CacheStore;
 import dev.execache.core.CacheStoreContract;
 import dev.execache.core.MutableClock;
+import dev.execache.core.spi.CacheStore;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;

@@ -11,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
@@ -107,7 +108,7 @@ public final class McpToolCatalog implements ToolCatalog {
     /** Each server's identity, a one-way digest of how it is reached; servers shared publicly have none. */
     @Override
     public Map<String, String> identities() {
-        Map<String, String> identities = new java.util.TreeMap<>();
+        Map<String, String> identities = new TreeMap<>();
         servers.forEach((name, server) -> {
             if (server.identity() != null) {
                 identities.put(name, server.identity());

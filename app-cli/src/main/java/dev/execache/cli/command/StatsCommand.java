@@ -12,6 +12,7 @@ import dev.execache.cli.settings.StoreKind;
 import dev.execache.cli.settings.UsageException;
 import dev.execache.core.CacheStats;
 import dev.execache.mcp.server.Json;
+import dev.execache.store.redis.RedisCacheStore;
 import jakarta.inject.Inject;
 import java.io.PrintWriter;
 import java.time.Clock;
@@ -19,6 +20,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -95,12 +97,17 @@ final class StatsCommand extends StoreCommand {
                 out.println(Json.write(node));
             }
             case OPENMETRICS -> out.print(OpenMetrics.write(stats, store));
-            case HUMAN -> human(out, stats, store);
+            case HUMAN -> human(out, stats, store, entriesEstimatedBecause(session));
         }
         return ExitCode.OK;
     }
 
-    private void human(PrintWriter out, CacheStats stats, StoreDescription store) {
+    /** Why the entries counted are an estimate: a Redis whose eviction policy may drop execache's indexes. */
+    private static Optional<String> entriesEstimatedBecause(Session session) {
+        return session.store() instanceof RedisCacheStore redis ? redis.entriesEstimatedBecause() : Optional.empty();
+    }
+
+    private void human(PrintWriter out, CacheStats stats, StoreDescription store, Optional<String> estimated) {
         row(out, "store", store.kind() + " " + (store.kind() == StoreKind.MEMORY ? "(this process only)" : store.location()));
         row(out, "limits", store.limits());
         row(out, "counting since", stats.countingSince() == null ? "unknown (counted before execache recorded it)"
@@ -115,7 +122,8 @@ final class StatsCommand extends StoreCommand {
         row(out, "hit rate", String.format(Locale.ROOT, "%.1f%%", stats.hitRate() * 100));
         row(out, "saved, total", Durations.human(stats.totalSaved()));
         row(out, "saved, per hit", Durations.human(stats.averageSaved()));
-        row(out, "entries", stats.entries() + " (about " + Output.bytes(stats.estimatedBytes()) + ")");
+        row(out, "entries", stats.entries() + estimated.map(why -> ", an estimate: " + why).orElse("")
+                + " (about " + Output.bytes(stats.estimatedBytes()) + ")");
         row(out, "evictions", Long.toString(stats.evictions()));
         row(out, "expirations", Long.toString(stats.expirations()));
         row(out, "invalidations", Long.toString(stats.invalidations()));
