@@ -284,6 +284,11 @@ public final class SharedResources implements Resources {
                 }
 
                 @Override
+                public Map<String, String> identities() {
+                    return catalog.identities();
+                }
+
+                @Override
                 public void addListener(Listener listener) {
                     own.add(listener);
                     listeners.add(listener);

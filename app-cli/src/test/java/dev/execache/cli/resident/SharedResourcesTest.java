@@ -59,6 +59,14 @@ class SharedResourcesTest {
     }
 
     @Test
+    void aLeaseAnswersAsTheServersDo() {
+        try (ToolCatalog lease = lease("a")) {
+            assertThat(lease.identities()).isEqualTo(Map.of("lab", "4f2a"));
+            assertThat(lease.call("lab__get", Map.of()).json()).isEqualTo("{\"answered\":true}");
+        }
+    }
+
+    @Test
     void aLeaseHearsOfChangedToolsOnlyUntilItIsClosed() {
         AtomicInteger heard = new AtomicInteger();
         ToolCatalog first = lease("a");
@@ -95,7 +103,12 @@ class SharedResourcesTest {
 
         @Override
         public ToolResult call(String tool, Map<String, Object> args) {
-            return ToolResult.ok("{}");
+            return ToolResult.ok("{\"answered\":true}");
+        }
+
+        @Override
+        public Map<String, String> identities() {
+            return Map.of("lab", "4f2a");
         }
 
         @Override
