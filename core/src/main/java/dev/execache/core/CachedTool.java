@@ -175,7 +175,7 @@ public final class CachedTool {
      */
     public int clear(String toolGlob) {
         Glob glob = Glob.of(toolGlob);
-        int removed = store.removeByPattern(keyGenerator.pattern(toolGlob));
+        int removed = store.removeByPattern(Glob.of(keyGenerator.pattern(toolGlob)));
         for (String tool : toolVersions.versions().keySet()) {
             if (glob.matches(tool)) {
                 removed += store.removeByTool(tool);

@@ -150,7 +150,7 @@ final class PolicyLoop {
     int clear(String keyGlob) {
         Glob glob = Glob.of(keyGlob);
         Map<String, Set<String>> answered = new HashMap<>();
-        if (!keyGlob.equals("*")) {
+        if (!glob.toString().equals("*")) {
             for (CacheEntry entry : store.entries()) {
                 if (CacheKeys.isToolCall(entry) && glob.matches(entry.key())) {
                     entry.dependsOnTools().forEach((tool, version) ->
@@ -158,7 +158,7 @@ final class PolicyLoop {
                 }
             }
         }
-        int removed = store.removeByPattern(keyGlob);
+        int removed = store.removeByPattern(glob);
         if (answered.isEmpty()) {
             return removed;
         }

@@ -133,8 +133,8 @@ final class StoreGuard {
         return call(Op.WRITE, "remove entries of a tool", () -> store.removeByTool(tool, version), 0);
     }
 
-    int removeByPattern(String keyGlob) {
-        return call(Op.WRITE, "clear entries", () -> store.removeByPattern(keyGlob), 0);
+    int removeByPattern(Glob keys) {
+        return call(Op.WRITE, "clear entries", () -> store.removeByPattern(keys), 0);
     }
 
     List<CacheEntry> entries() {

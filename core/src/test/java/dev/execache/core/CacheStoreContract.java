@@ -418,11 +418,11 @@ public abstract class CacheStoreContract {
         store.put(entry("v1:read_file:1"));
         store.put(entry("v1:query:1"));
 
-        assertThat(store.removeByPattern("v1:read:*")).isEqualTo(2);
+        assertThat(store.removeByPattern(Glob.of("v1:read:*"))).isEqualTo(2);
 
         assertThat(store.peek("v1:read_file:1")).isPresent();
         assertThat(store.peek("v1:query:1")).isPresent();
-        assertThat(store.removeByPattern("v1:?uery:*")).isEqualTo(1);
+        assertThat(store.removeByPattern(Glob.of("v1:?uery:*"))).isEqualTo(1);
         assertThat(store.size()).isEqualTo(1);
     }
 
@@ -431,7 +431,7 @@ public abstract class CacheStoreContract {
         store.put(entry("v1:a.b"));
         store.put(entry("v1:axb"));
 
-        assertThat(store.removeByPattern("v1:a.b")).isEqualTo(1);
+        assertThat(store.removeByPattern(Glob.of("v1:a.b"))).isEqualTo(1);
         assertThat(store.peek("v1:axb")).isPresent();
     }
 
@@ -578,7 +578,7 @@ public abstract class CacheStoreContract {
         assertThat(store.put(entry("v1:c"), reads)).isEmpty();
         assertThat(store.put(entry("v1:d"), reads)).isEmpty();
 
-        store.removeByPattern("v1:?");
+        store.removeByPattern(Glob.of("v1:?"));
         assertThat(store.put(entry("v1:e"), reads)).isEmpty();
         assertThat(store.put(entry("v1:f"), reads)).isEmpty();
 

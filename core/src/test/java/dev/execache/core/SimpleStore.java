@@ -104,8 +104,7 @@ final class SimpleStore implements CacheStore {
     }
 
     @Override
-    public synchronized int removeByPattern(String keyGlob) {
-        Glob glob = Glob.of(keyGlob);
+    public synchronized int removeByPattern(Glob glob) {
         List<String> keys = entries.keySet().stream().filter(glob::matches).toList();
         keys.forEach(this::remove);
         return keys.size();

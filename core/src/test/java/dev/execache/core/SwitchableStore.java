@@ -89,7 +89,7 @@ public final class SwitchableStore implements CacheStore {
     @Override public boolean remove(String key) { return writeTarget().remove(key); }
     @Override public int removeByTool(String tool) { return writeTarget().removeByTool(tool); }
     @Override public int removeByTool(String tool, String version) { return writeTarget().removeByTool(tool, version); }
-    @Override public int removeByPattern(String keyGlob) { return writeTarget().removeByPattern(keyGlob); }
+    @Override public int removeByPattern(Glob keys) { return writeTarget().removeByPattern(keys); }
     @Override public void clear() { writeTarget().clear(); }
     @Override public int size() { return target().size(); }
     @Override public long estimatedBytes() { return target().estimatedBytes(); }

@@ -193,8 +193,7 @@ public final class MemoryCacheStore implements CacheStore {
     }
 
     @Override
-    public synchronized int removeByPattern(String keyGlob) {
-        Glob glob = Glob.of(keyGlob);
+    public synchronized int removeByPattern(Glob glob) {
         return removeIf(entry -> glob.matches(entry.key()));
     }
 

@@ -478,8 +478,7 @@ public final class RedisCacheStore implements CacheStore {
 
     /** Matches the keys in this process with core's {@link Glob}; the bound keeps that list short. */
     @Override
-    public int removeByPattern(String keyGlob) {
-        Glob glob = Glob.of(keyGlob);
+    public int removeByPattern(Glob glob) {
         Object[] matching = await(() -> redisson.<String>getScoredSortedSet(keys.lru(), StringCodec.INSTANCE).readAllAsync())
                 .stream()
                 .filter(glob::matches)
@@ -548,21 +547,13 @@ public final class RedisCacheStore implements CacheStore {
         stored.forEach((name, value) -> {
             if (name.startsWith(TOOL_COUNTER_PREFIX)) {
                 int colon = name.indexOf(':', TOOL_COUNTER_PREFIX.length());
-                counterNamed(name.substring(TOOL_COUNTER_PREFIX.length(), colon)).ifPresent(counter -> byTool
+                Counter.named(name.substring(TOOL_COUNTER_PREFIX.length(), colon)).ifPresent(counter -> byTool
                         .computeIfAbsent(name.substring(colon + 1), tool -> noCounts()).put(counter, Long.parseLong(value)));
             }
         });
         return byTool;
     }
 
-    /** A counter a newer execache added is left out rather than failing the read. */
-    private static Optional<Counter> counterNamed(String name) {
-        try {
-            return Optional.of(Counter.valueOf(name));
-        } catch (IllegalArgumentException e) {
-            return Optional.empty();
-        }
-    }
 
     @Override
     public void zeroCounters() {

@@ -323,8 +323,7 @@ public final class SqliteCacheStore implements CacheStore {
 
     /** When the glob matches every entry and the disk is too full to commit the deletion, see {@link #clear()}. */
     @Override
-    public synchronized int removeByPattern(String keyGlob) {
-        Glob glob = Glob.of(keyGlob);
+    public synchronized int removeByPattern(Glob glob) {
         List<String> keys = jdbi.withHandle(handle -> handle.createQuery("SELECT cache_key FROM cache_entries")
                 .mapTo(String.class).list());
         List<String> matching = keys.stream().filter(glob::matches).toList();
@@ -419,7 +418,7 @@ public final class SqliteCacheStore implements CacheStore {
         storedCounters().forEach((name, value) -> {
             if (name.startsWith(TOOL_COUNTER_PREFIX)) {
                 int colon = name.indexOf(':', TOOL_COUNTER_PREFIX.length());
-                counterNamed(name.substring(TOOL_COUNTER_PREFIX.length(), colon)).ifPresent(counter ->
+                Counter.named(name.substring(TOOL_COUNTER_PREFIX.length(), colon)).ifPresent(counter ->
                         byTool.computeIfAbsent(name.substring(colon + 1), tool -> noCounts()).put(counter, value));
             }
         });
@@ -435,14 +434,6 @@ public final class SqliteCacheStore implements CacheStore {
         return stored;
     }
 
-    /** A counter a newer execache added is left out rather than failing the read. */
-    private static Optional<Counter> counterNamed(String name) {
-        try {
-            return Optional.of(Counter.valueOf(name));
-        } catch (IllegalArgumentException e) {
-            return Optional.empty();
-        }
-    }
 
     private static Map<Counter, Long> noCounts() {
         Map<Counter, Long> counters = new EnumMap<>(Counter.class);

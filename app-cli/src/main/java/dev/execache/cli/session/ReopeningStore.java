@@ -1,5 +1,6 @@
 package dev.execache.cli.session;
 
+import dev.execache.core.Glob;
 import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.Counter;
@@ -62,7 +63,7 @@ public final class ReopeningStore implements CacheStore {
     @Override public boolean remove(String key) { return store().remove(key); }
     @Override public int removeByTool(String tool) { return store().removeByTool(tool); }
     @Override public int removeByTool(String tool, String version) { return store().removeByTool(tool, version); }
-    @Override public int removeByPattern(String keyGlob) { return store().removeByPattern(keyGlob); }
+    @Override public int removeByPattern(Glob keys) { return store().removeByPattern(keys); }
     @Override public void clear() { store().clear(); }
     @Override public int size() { return store().size(); }
     @Override public long estimatedBytes() { return store().estimatedBytes(); }

@@ -1,5 +1,6 @@
 package dev.execache.core.spi;
 
+import dev.execache.core.Glob;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -58,8 +59,8 @@ public interface CacheStore extends AutoCloseable {
      */
     int removeByTool(String tool, String version);
 
-    /** Removes every entry whose key matches the {@link Glob} {@code keyGlob}; returns how many. */
-    int removeByPattern(String keyGlob);
+    /** Removes every entry whose key matches {@code keys}; returns how many. */
+    int removeByPattern(Glob keys);
 
     /** Removes every entry. Counters and last-seen versions stay. */
     void clear();

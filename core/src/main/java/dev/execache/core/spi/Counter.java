@@ -1,6 +1,7 @@
 package dev.execache.core.spi;
 
 import java.util.Locale;
+import java.util.Optional;
 
 /**
  * The counters a store keeps. A shared store keeps them in the store, so they are fleet-wide.
@@ -47,6 +48,18 @@ public enum Counter {
     UNCACHEABLE_READS_UNWATCHABLE;
 
     /** The reason of an {@code UNCACHEABLE_} counter in lower case ({@code nondeterministic}), null for the others. */
+    /**
+     * The counter a store wrote under {@code name}; empty for a name a newer execache added, so
+     * that a store shared with it is read rather than refused.
+     */
+    public static Optional<Counter> named(String name) {
+        try {
+            return Optional.of(valueOf(name));
+        } catch (IllegalArgumentException e) {
+            return Optional.empty();
+        }
+    }
+
     public String uncacheableReason() {
         String name = name();
         return name.startsWith("UNCACHEABLE_") ? name.substring("UNCACHEABLE_".length()).toLowerCase(Locale.ROOT)
