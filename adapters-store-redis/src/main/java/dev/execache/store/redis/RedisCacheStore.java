@@ -6,14 +6,12 @@ import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.FlightLease;
 import dev.execache.core.spi.GroupBound;
-import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -21,7 +19,6 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -39,20 +36,8 @@ import org.redisson.Redisson;
 import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
 import org.redisson.api.redisnode.RedisNodes;
-import org.redisson.client.RedisAuthRequiredException;
-import org.redisson.client.RedisConnectionException;
 import org.redisson.client.RedisException;
-import org.redisson.client.RedisOutOfMemoryException;
-import org.redisson.client.RedisReadonlyException;
-import org.redisson.client.RedisResponseTimeoutException;
-import org.redisson.client.RedisTimeoutException;
-import org.redisson.client.RedisWrongPasswordException;
 import org.redisson.client.codec.StringCodec;
-import org.redisson.config.BaseMasterSlaveServersConfig;
-import org.redisson.config.Config;
-import org.redisson.config.EqualJitterDelay;
-import org.redisson.config.ReadMode;
-import org.redisson.config.SubscriptionMode;
 
 /**
  * A {@link CacheStore} in Redis, shared by every process that names the same server and key
@@ -102,6 +87,7 @@ public final class RedisCacheStore implements CacheStore {
     private final RScript script;
     private final String server;
     private final Duration timeout;
+    private final RedisFailures failures;
     private final Breaker breaker;
     private final SigningKeys signingKeys;
     /** Renews the flights this process holds; stopped on close, so they lapse as a dead holder's do. */
@@ -154,6 +140,7 @@ public final class RedisCacheStore implements CacheStore {
         this.script = redisson.getScript(StringCodec.INSTANCE);
         this.server = server;
         this.timeout = timeout;
+        this.failures = new RedisFailures(server, timeout);
         this.breaker = new Breaker(server, this::check, timeout);
         this.signingKeys = Objects.requireNonNull(signingKeys, "signingKeys must not be null");
         ScheduledThreadPoolExecutor renewing = new ScheduledThreadPoolExecutor(1, runnable -> {
@@ -214,66 +201,10 @@ public final class RedisCacheStore implements CacheStore {
     private static RedisCacheStore create(RedisStoreSettings settings, Clock clock) {
         Objects.requireNonNull(clock, "clock must not be null");
         RedisUrl url = RedisUrl.parse(settings.url());
-        RedissonClient client = Redisson.create(config(url, settings.timeout()));
+        RedissonClient client = Redisson.create(RedissonConfig.of(url, settings.timeout()));
         settings.unsignedWarning().ifPresent(warning -> LOG.log(System.Logger.Level.WARNING, warning));
         return new RedisCacheStore(client, true, url.toString(), settings.keyPrefix(),
                 settings.maxEntries(), settings.timeout(), settings.signingKeys(), clock);
-    }
-
-    /** Sentinel and Cluster alike: every command to the master, one timeout, no retry. */
-    private static <T extends BaseMasterSlaveServersConfig<T>> void masterOnly(T servers, int millis, EqualJitterDelay reconnection) {
-        servers.setReadMode(ReadMode.MASTER)
-                .setSubscriptionMode(SubscriptionMode.MASTER)
-                .setConnectTimeout(millis)
-                .setTimeout(millis)
-                .setSubscriptionTimeout(millis)
-                .setRetryAttempts(0)
-                .setReconnectionDelay(reconnection)
-                .setMasterConnectionMinimumIdleSize(2)
-                .setMasterConnectionPoolSize(32)
-                .setSlaveConnectionMinimumIdleSize(0)
-                .setSubscriptionConnectionMinimumIdleSize(1);
-    }
-
-    /**
-     * Fails after one timeout, with no retry: on a store error the caller runs uncached, so a
-     * retry would only add latency (and could count a hit twice). The client connects lazily,
-     * in the background, and reconnects the same way, backing off to at most two seconds
-     * between attempts.
-     */
-    static Config config(RedisUrl url, Duration timeout) {
-        // The client waits as long as a stalled process may (see Budget); each caller's own wait is bounded by Budget.
-        int millis = (int) Math.min(Integer.MAX_VALUE, Budget.longest(timeout).toMillis());
-        Config config = new Config();
-        config.setUseScriptCache(true);
-        config.setLazyInitialization(true);
-        config.setUsername(url.username());
-        config.setPassword(url.password());
-        EqualJitterDelay reconnection = new EqualJitterDelay(Duration.ofMillis(100), Duration.ofSeconds(2));
-        switch (url.topology()) {
-            case STANDALONE -> config.useSingleServer()
-                    .setAddress(url.address())
-                    .setDatabase(url.database())
-                    .setConnectTimeout(millis)
-                    .setTimeout(millis)
-                    .setSubscriptionTimeout(millis)
-                    .setRetryAttempts(0)
-                    .setReconnectionDelay(reconnection)
-                    .setConnectionMinimumIdleSize(2)
-                    .setConnectionPoolSize(32)
-                    .setSubscriptionConnectionMinimumIdleSize(1);
-            // Reads go to the master as writes do: a replica may lag behind an entry just
-            // written or removed, and the flight lock lives on the master.
-            case SENTINEL -> masterOnly(config.useSentinelServers()
-                    .setMasterName(url.master())
-                    .addSentinelAddress(url.addresses().toArray(String[]::new))
-                    .setDatabase(url.database())
-                    // one Sentinel is enough to find the master; Sentinel's own quorum decides failovers
-                    .setCheckSentinelsList(false), millis, reconnection);
-            case CLUSTER -> masterOnly(config.useClusterServers()
-                    .addNodeAddress(url.addresses().toArray(String[]::new)), millis, reconnection);
-        }
-        return config;
     }
 
     /**
@@ -689,121 +620,16 @@ public final class RedisCacheStore implements CacheStore {
      * leaves reads as they were.
      */
     private RedisStoreException failed(Throwable error) {
-        Throwable e = unwrap(error);
-        String because = describe(e);
-        RedisStoreException failure = isAuthFailure(e) ? new RedisStoreException(because, e)
-                : isTimeout(e) ? RedisStoreException.timedOut(because, e)
-                : e instanceof RedisConnectionException || isNetwork(e) ? RedisStoreException.unreachable(because, e)
-                : new RedisStoreException(because, e);
-        if (!(e instanceof RedisException answered) || isOutage(answered)) {
+        RedisStoreException failure = failures.classify(error);
+        if (failures.isOutage(error)) {
             breaker.open(failure);
         }
         return failure;
     }
 
-    private static boolean isTimeout(Throwable e) {
-        return e instanceof RedisTimeoutException || e instanceof RedisResponseTimeoutException
-                || e instanceof TimeoutException || e.getCause() instanceof TimeoutException;
-    }
-
     /** One line for people, naming the server; never the password, client internals or a script. */
     String describe(Throwable error) {
-        Throwable e = unwrap(error);
-        String text = String.valueOf(e.getMessage());
-        if (isAuthFailure(e)) {
-            return "Redis at " + server + " refused the credentials: wrong user name or password"
-                    + " (the URL's user info, e.g. redis://user:password@host)";
-        }
-        if (isTimeout(e)) {
-            // the client's own limit, the longest a stalled process may wait (see Budget)
-            return "Redis at " + server + " did not answer within " + Budget.longest(timeout).toMillis() + " ms";
-        }
-        if (e instanceof RedisConnectionException || isNetwork(e)) {
-            return "cannot reach Redis at " + server + ": " + networkReason(e);
-        }
-        String refusal = writeRefusal(e);
-        if (refusal != null) {
-            return "Redis at " + server + " " + refusal;
-        }
-        return "Redis at " + server + " failed a command: " + firstLine(text);
-    }
-
-    /** What a Redis that refuses writes but still reads says, in words; null for any other error. */
-    private static String writeRefusal(Throwable e) {
-        String text = String.valueOf(e.getMessage());
-        if (e instanceof RedisOutOfMemoryException || text.contains("command not allowed when used memory")) {
-            return "is full: maxmemory reached, and its maxmemory-policy evicts nothing it may";
-        }
-        if (e instanceof RedisReadonlyException || text.startsWith("READONLY") || text.contains("-READONLY")) {
-            return "is a read-only replica";
-        }
-        if (text.startsWith("MISCONF") || text.contains("-MISCONF")) {
-            return "cannot save its snapshot to disk (MISCONF), so it takes no writes";
-        }
-        return null;
-    }
-
-    private static boolean isAuthFailure(Throwable e) {
-        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
-            String text = String.valueOf(cause.getMessage());
-            if (cause instanceof RedisWrongPasswordException || cause instanceof RedisAuthRequiredException
-                    || text.contains("WRONGPASS") || text.contains("NOAUTH") || text.contains("invalid password")
-                    || text.contains("invalid username-password")) {
-                return true;
-            }
-            if (cause.getCause() == cause) {
-                break;
-            }
-        }
-        return false;
-    }
-
-    private static boolean isOutage(RedisException e) {
-        String text = String.valueOf(e.getMessage());
-        return !(text.startsWith("ERR") || text.contains("user_script") || text.startsWith("WRONGTYPE")
-                || writeRefusal(e) != null);
-    }
-
-    private static boolean isNetwork(Throwable e) {
-        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
-            if (cause instanceof IOException || cause instanceof RedisConnectionException) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /** The innermost message, e.g. "Connection refused", without client class names. */
-    private static String networkReason(Throwable e) {
-        Throwable root = e;
-        while (root.getCause() != null && root.getCause() != root) {
-            root = root.getCause();
-        }
-        String text = root.getMessage() == null ? "the connection failed" : firstLine(root.getMessage());
-        for (String noise : List.of(": /", ". channel:", ".. channel:")) {
-            int at = text.indexOf(noise);
-            if (at > 0) {
-                text = text.substring(0, at);
-            }
-        }
-        return text.toLowerCase(Locale.ROOT);
-    }
-
-    private static String firstLine(String text) {
-        String line = text.lines().findFirst().orElse("").strip();
-        int script = line.indexOf(" script: ");
-        if (script > 0) {
-            line = line.substring(0, script);
-        }
-        return line.length() > 200 ? line.substring(0, 200) + "..." : line;
-    }
-
-    private static Throwable unwrap(Throwable error) {
-        Throwable e = error;
-        while ((e instanceof CompletionException || e instanceof ExecutionException) && e.getCause() != null) {
-            e = e.getCause();
-        }
-        return e;
+        return failures.describe(error);
     }
 
     private static int toInt(Object reply) {

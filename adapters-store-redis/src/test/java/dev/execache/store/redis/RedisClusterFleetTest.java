@@ -18,7 +18,7 @@ class RedisClusterFleetTest extends RedisFleetContract {
     @BeforeAll
     static void startCluster() throws Exception {
         cluster = TestRedisCluster.start();
-        admin = Redisson.create(RedisCacheStore.config(RedisUrl.parse(cluster.url()), TestRedis.BEHAVIOUR_TIMEOUT));
+        admin = Redisson.create(RedissonConfig.of(RedisUrl.parse(cluster.url()), TestRedis.BEHAVIOUR_TIMEOUT));
     }
 
     @AfterAll

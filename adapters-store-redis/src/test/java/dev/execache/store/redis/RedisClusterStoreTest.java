@@ -22,7 +22,7 @@ class RedisClusterStoreTest extends SharedRedisContract {
     @BeforeAll
     static void startCluster() throws Exception {
         cluster = TestRedisCluster.start();
-        client = Redisson.create(RedisCacheStore.config(RedisUrl.parse(cluster.url()), TestRedis.BEHAVIOUR_TIMEOUT));
+        client = Redisson.create(RedissonConfig.of(RedisUrl.parse(cluster.url()), TestRedis.BEHAVIOUR_TIMEOUT));
     }
 
     @AfterAll
@@ -58,7 +58,7 @@ class RedisClusterStoreTest extends SharedRedisContract {
 
     @Test
     void theFlightIsOneAcrossClientsOnTheCluster() throws Exception {
-        RedissonClient other = Redisson.create(RedisCacheStore.config(RedisUrl.parse(cluster.url()), TestRedis.BEHAVIOUR_TIMEOUT));
+        RedissonClient other = Redisson.create(RedissonConfig.of(RedisUrl.parse(cluster.url()), TestRedis.BEHAVIOUR_TIMEOUT));
         try {
             RedisCacheStore first = (RedisCacheStore) store;
             RedisCacheStore second = new RedisCacheStore(other, prefixes.get(0), BOUND, clock);

@@ -259,7 +259,7 @@ abstract class RedisFleetContract {
     @Test
     @Execution(ExecutionMode.CONCURRENT)
     void aStoreOnTheApplicationsClientLeavesThatClientOpen() {
-        RedissonClient shared = Redisson.create(RedisCacheStore.config(RedisUrl.parse(url()), TestRedis.BEHAVIOUR_TIMEOUT));
+        RedissonClient shared = Redisson.create(RedissonConfig.of(RedisUrl.parse(url()), TestRedis.BEHAVIOUR_TIMEOUT));
         try {
             RedisCacheStore store = new RedisCacheStore(shared, prefix, 10, clock);
             store.increment(Counter.HITS, 1);

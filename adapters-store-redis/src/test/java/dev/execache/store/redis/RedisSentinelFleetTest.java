@@ -18,7 +18,7 @@ class RedisSentinelFleetTest extends RedisFleetContract {
     @BeforeAll
     static void startSentinels() throws Exception {
         sentinels = TestRedisSentinel.start();
-        admin = Redisson.create(RedisCacheStore.config(RedisUrl.parse(sentinels.url()), TestRedis.BEHAVIOUR_TIMEOUT));
+        admin = Redisson.create(RedissonConfig.of(RedisUrl.parse(sentinels.url()), TestRedis.BEHAVIOUR_TIMEOUT));
     }
 
     @AfterAll

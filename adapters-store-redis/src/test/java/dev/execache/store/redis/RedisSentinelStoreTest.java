@@ -19,7 +19,7 @@ class RedisSentinelStoreTest extends SharedRedisContract {
     @BeforeAll
     static void startSentinels() throws Exception {
         sentinels = TestRedisSentinel.start();
-        client = Redisson.create(RedisCacheStore.config(RedisUrl.parse(sentinels.url()), TestRedis.BEHAVIOUR_TIMEOUT));
+        client = Redisson.create(RedissonConfig.of(RedisUrl.parse(sentinels.url()), TestRedis.BEHAVIOUR_TIMEOUT));
     }
 
     @AfterAll

@@ -53,7 +53,7 @@ final class TestRedis implements ParameterResolver {
      * connecting can take longer, and this client only looks at what a store wrote.
      */
     static RedissonClient client(String url) {
-        return Redisson.create(RedisCacheStore.config(RedisUrl.parse(url), Duration.ofSeconds(10)));
+        return Redisson.create(RedissonConfig.of(RedisUrl.parse(url), Duration.ofSeconds(10)));
     }
 
     /** A prefix no other test uses, so that a store on it starts empty. */
