@@ -33,7 +33,7 @@ class CacheMBeanTest {
     @Test
     void theCountersAreAttributesOfAnMBeanNamedForTheStore() throws Exception {
         MemoryCacheStore store = new MemoryCacheStore();
-        store.increment("read", Map.of(Counter.HITS, 3L, Counter.MISSES, 1L, Counter.FAILED, 1L,
+        store.counters().increment("read", Map.of(Counter.HITS, 3L, Counter.MISSES, 1L, Counter.FAILED, 1L,
                 Counter.UNCACHEABLE_NONDETERMINISTIC, 2L, Counter.SAVED_NANOS, 2_000_000_000L));
         StoreDescription description = new StoreDescription(StoreKind.MEMORY, "this process only", 100, 1024L,
                 Duration.ofMinutes(5));
@@ -53,7 +53,7 @@ class CacheMBeanTest {
             CompositeData nondeterministic = byReason.get(new Object[] {"nondeterministic"});
             assertThat(nondeterministic.get("value")).isEqualTo(2L);
 
-            store.increment(Counter.HITS, 1);
+            store.counters().increment(Counter.HITS, 1);
             assertThat(server.getAttribute(name, "Hits")).as("read anew each time").isEqualTo(4L);
 
             try (AutoCloseable again = CacheMBean.register(description, () -> CacheStats.of(new MemoryCacheStore()))) {
@@ -69,7 +69,7 @@ class CacheMBeanTest {
         Path file = dir.resolve("cache.db");
         SharedResources resources = new SharedResources();
         var store = resources.store("sqlite " + file, file, () -> new SqliteCacheStore(file, 10, Clock.systemUTC()));
-        store.increment(Counter.MISSES, 2);
+        store.counters().increment(Counter.MISSES, 2);
         StoreDescription description = new StoreDescription(StoreKind.SQLITE, file.toString(), 10, null, Duration.ofMinutes(5));
 
         resources.opened(store, description);

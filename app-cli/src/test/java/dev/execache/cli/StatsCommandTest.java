@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.execache.cli.command.ExitCode;
-import dev.execache.cli.output.Output;
 import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.Counter;
 import dev.execache.mcp.server.Json;
@@ -43,10 +42,10 @@ class StatsCommandTest {
         try (SqliteCacheStore store = new SqliteCacheStore(db, 100, Clock.systemUTC())) {
             Instant now = Instant.now();
             store.put(new CacheEntry("v1:a", "1", "", Duration.ofMillis(40), Map.of(), now, now.plus(Duration.ofHours(1)), 0));
-            store.increment(null, Map.of(Counter.HITS, 3L, Counter.MISSES, 4L, Counter.FAILED, 1L,
+            store.counters().increment(null, Map.of(Counter.HITS, 3L, Counter.MISSES, 4L, Counter.FAILED, 1L,
                     Counter.UNCACHEABLE_NONDETERMINISTIC, 2L, Counter.BYPASSED, 5L, Counter.SHARED, 6L,
                     Counter.STORE_ERRORS, 7L, Counter.SAVED_NANOS, 1_500_000_000L));
-            store.increment("fs__read \"quoted\\\"", Map.of(Counter.HITS, 2L, Counter.MISSES, 1L,
+            store.counters().increment("fs__read \"quoted\\\"", Map.of(Counter.HITS, 2L, Counter.MISSES, 1L,
                     Counter.UNCACHEABLE_MUTATING_TOOL, 1L));
         }
     }

@@ -2,9 +2,9 @@ package dev.execache.core;
 
 import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.Counter;
+import dev.execache.core.spi.StoreCounters;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Locale;
 import java.util.Collections;
 import java.util.Map;
 import java.util.TreeMap;
@@ -45,8 +45,9 @@ public record CacheStats(
      * does not run anything through (a server's monitoring). Throws what the store throws.
      */
     public static CacheStats of(CacheStore store) {
-        return from(store.counters(), store.toolCounters(), store.size(), store.estimatedBytes(),
-                store.countingSince().orElse(null));
+        StoreCounters counters = store.counters();
+        return from(counters.totals(), counters.perTool(), store.size(), store.estimatedBytes(),
+                counters.countingSince().orElse(null));
     }
 
     static CacheStats from(Map<Counter, Long> counters, Map<String, Map<Counter, Long>> toolCounters,

@@ -110,7 +110,7 @@ final class StoreGuard {
      */
     boolean count(String tool, Map<Counter, Long> deltas) {
         boolean counted = call(Op.COUNT, "count", () -> {
-            store.increment(tool, deltas);
+            store.counters().increment(tool, deltas);
             return true;
         }, false);
         if (counted) {
@@ -183,7 +183,7 @@ final class StoreGuard {
      * that failed; only those if it cannot be read.
      */
     Map<Counter, Long> counters() {
-        Map<Counter, Long> counters = call(Op.READ, "read counters", store::counters, new EnumMap<>(Counter.class));
+        Map<Counter, Long> counters = call(Op.READ, "read counters", () -> store.counters().totals(), new EnumMap<>(Counter.class));
         Map<Counter, Long> merged = new EnumMap<>(Counter.class);
         for (Counter counter : Counter.values()) {
             merged.put(counter, counters.getOrDefault(counter, 0L));
@@ -194,12 +194,12 @@ final class StoreGuard {
     }
 
     Optional<Instant> countingSince() {
-        return call(Op.READ, "read counters", store::countingSince, Optional.empty());
+        return call(Op.READ, "read counters", () -> store.counters().countingSince(), Optional.empty());
     }
 
     Map<String, Map<Counter, Long>> toolCounters() {
         Map<String, Map<Counter, Long>> byTool = new TreeMap<>();
-        call(Op.READ, "read counters", store::toolCounters, Map.<String, Map<Counter, Long>>of())
+        call(Op.READ, "read counters", () -> store.counters().perTool(), Map.<String, Map<Counter, Long>>of())
                 .forEach((tool, counted) -> byTool.put(tool, new EnumMap<>(counted)));
         for (String tool : outage.toolsWithUnwritten()) {
             Map<Counter, Long> counted = byTool.computeIfAbsent(tool, ignored -> zeros());
@@ -324,7 +324,7 @@ final class StoreGuard {
                     + calls + (calls == 1 ? " call" : " calls") + (was == State.DOWN ? " ran uncached" : " stored or counted nothing")
                     + " (" + operations + " store " + (operations == 1 ? "operation" : "operations") + " failed); caching resumed");
             try {
-                store.increment(Counter.STORE_ERRORS, operations);
+                store.counters().increment(Counter.STORE_ERRORS, operations);
             } catch (RuntimeException e) {
                 failedOperations.addAndGet(operations);
             }
@@ -350,7 +350,7 @@ final class StoreGuard {
             }
             pending.forEach((tool, deltas) -> {
                 try {
-                    store.increment(tool.isEmpty() ? null : tool, deltas);
+                    store.counters().increment(tool.isEmpty() ? null : tool, deltas);
                 } catch (RuntimeException e) {
                     keepUnwritten(tool, deltas);
                 }

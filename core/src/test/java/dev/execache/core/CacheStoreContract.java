@@ -179,7 +179,7 @@ public abstract class CacheStoreContract {
 
         if (refusesDamagedEntries()) {
             assertThat(store.get("v1:a")).isEmpty();
-            assertThat(store.counters()).containsEntry(Counter.DAMAGED, 1L);
+            assertThat(store.counters().totals()).containsEntry(Counter.DAMAGED, 1L);
         } else {
             assertThat(store.get("v1:a")).hasValueSatisfying(got -> assertThat(got.isIntact()).isFalse());
         }
@@ -198,7 +198,7 @@ public abstract class CacheStoreContract {
         assertThat(afterDamage.status()).isEqualTo(CacheStatus.MISS);
         assertThat(afterDamage.result().value()).isEqualTo("\"return 1\"");
         assertThat(sandbox.executions()).isEqualTo(2);
-        assertThat(store.counters()).containsEntry(Counter.DAMAGED, 1L);
+        assertThat(store.counters().totals()).containsEntry(Counter.DAMAGED, 1L);
         ExecutionOutcome next = executor.execute(request);
         assertThat(next.status()).isEqualTo(CacheStatus.HIT);
         assertThat(next.result().value()).isEqualTo("\"return 1\"");
@@ -212,13 +212,13 @@ public abstract class CacheStoreContract {
     @Test
     void aStoreThatRefusesWritesStillServesWhatItHoldsAndItsFigures() throws Exception {
         store.put(entry("v1:a"));
-        store.increment(Counter.MISSES, 3);
+        store.counters().increment(Counter.MISSES, 3);
         org.junit.jupiter.api.Assumptions.assumeTrue(refuseWrites(), "this store cannot be made to refuse writes here");
 
         assertThat(store.get("v1:a")).as("a hit it cannot count").isPresent();
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> store.put(entry("v1:b")))
                 .isInstanceOf(RuntimeException.class);
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> store.increment(Counter.HITS, 1))
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> store.counters().increment(Counter.HITS, 1))
                 .isInstanceOf(RuntimeException.class);
         try {
             store.acquireFlight("v1:c", Duration.ofSeconds(30)).close();
@@ -230,7 +230,7 @@ public abstract class CacheStoreContract {
         assertThat(store.peek("v1:b")).isEmpty();
         assertThat(store.size()).isEqualTo(1);
         assertThat(store.entries()).extracting(CacheEntry::key).containsExactly("v1:a");
-        assertThat(store.counters().get(Counter.MISSES)).isEqualTo(3L);
+        assertThat(store.counters().totals().get(Counter.MISSES)).isEqualTo(3L);
     }
 
     @Test
@@ -276,7 +276,7 @@ public abstract class CacheStoreContract {
         assertThat(store.peek("v1:0")).as("refreshed by get").isPresent();
         assertThat(store.peek("v1:1")).as("least recently used").isEmpty();
         assertThat(store.peek("v1:new")).isPresent();
-        assertThat(store.counters().get(Counter.EVICTIONS)).isEqualTo(1L);
+        assertThat(store.counters().totals().get(Counter.EVICTIONS)).isEqualTo(1L);
     }
 
     @Test
@@ -304,7 +304,7 @@ public abstract class CacheStoreContract {
         for (int i = BOUND * 20 - BOUND; i < BOUND * 20; i++) {
             assertThat(store.peek("v1:" + i)).as("recent entry v1:" + i).isPresent();
         }
-        assertThat(store.counters().get(Counter.EVICTIONS)).isEqualTo(BOUND * 19L);
+        assertThat(store.counters().totals().get(Counter.EVICTIONS)).isEqualTo(BOUND * 19L);
     }
 
     @Test
@@ -317,7 +317,7 @@ public abstract class CacheStoreContract {
 
         assertThat(store.get("v1:a")).isEmpty();
         assertThat(store.peek("v1:a")).isEmpty();
-        assertThat(store.counters().get(Counter.EXPIRATIONS)).isEqualTo(1L);
+        assertThat(store.counters().totals().get(Counter.EXPIRATIONS)).isEqualTo(1L);
     }
 
     @Test
@@ -331,7 +331,7 @@ public abstract class CacheStoreContract {
         assertThat(store.purgeExpired()).isEqualTo(2);
         assertThat(store.size()).isEqualTo(1);
         assertThat(store.peek("v1:c")).isPresent();
-        assertThat(store.counters().get(Counter.EXPIRATIONS)).isEqualTo(2L);
+        assertThat(store.counters().totals().get(Counter.EXPIRATIONS)).isEqualTo(2L);
     }
 
     @Test
@@ -439,7 +439,7 @@ public abstract class CacheStoreContract {
     void clearRemovesEveryEntryButKeepsCountersAndVersions() {
         store.put(entry("v1:a", "1", Map.of("github", "v1")));
         store.put(entry("v1:b"));
-        store.increment(Counter.HITS, 2);
+        store.counters().increment(Counter.HITS, 2);
         store.recordVersions(CacheStore.DEFAULT_SCOPE, Map.of("github", "v1"));
 
         store.clear();
@@ -447,66 +447,66 @@ public abstract class CacheStoreContract {
         assertThat(store.size()).isZero();
         assertThat(store.get("v1:a")).isEmpty();
         assertThat(store.removeByTool("github")).isZero();
-        assertThat(store.counters().get(Counter.HITS)).isEqualTo(2L);
+        assertThat(store.counters().totals().get(Counter.HITS)).isEqualTo(2L);
         assertThat(store.lastSeenVersions(CacheStore.DEFAULT_SCOPE)).isEqualTo(Map.of("github", "v1"));
     }
 
     @Test
     void countersStartAtZeroAndAddUp() {
-        Map<Counter, Long> fresh = store.counters();
+        Map<Counter, Long> fresh = store.counters().totals();
         for (Counter counter : Counter.values()) {
             assertThat(fresh.get(counter)).as(counter.name()).isZero();
         }
 
-        store.increment(Counter.HITS, 1);
-        store.increment(Counter.HITS, 2);
-        store.increment(Counter.SAVED_NANOS, 5_000_000_000L);
+        store.counters().increment(Counter.HITS, 1);
+        store.counters().increment(Counter.HITS, 2);
+        store.counters().increment(Counter.SAVED_NANOS, 5_000_000_000L);
 
-        assertThat(store.counters().get(Counter.HITS)).isEqualTo(3L);
-        assertThat(store.counters().get(Counter.SAVED_NANOS)).isEqualTo(5_000_000_000L);
-        assertThat(store.counters().get(Counter.MISSES)).isZero();
+        assertThat(store.counters().totals().get(Counter.HITS)).isEqualTo(3L);
+        assertThat(store.counters().totals().get(Counter.SAVED_NANOS)).isEqualTo(5_000_000_000L);
+        assertThat(store.counters().totals().get(Counter.MISSES)).isZero();
     }
 
     @Test
     void severalCountersAddUpInOneCall() {
-        store.increment(Counter.HITS, 1);
+        store.counters().increment(Counter.HITS, 1);
 
-        store.increment(Map.of(Counter.HITS, 2L, Counter.SAVED_NANOS, 7L));
+        store.counters().increment(Map.of(Counter.HITS, 2L, Counter.SAVED_NANOS, 7L));
 
-        assertThat(store.counters().get(Counter.HITS)).isEqualTo(3L);
-        assertThat(store.counters().get(Counter.SAVED_NANOS)).isEqualTo(7L);
+        assertThat(store.counters().totals().get(Counter.HITS)).isEqualTo(3L);
+        assertThat(store.counters().totals().get(Counter.SAVED_NANOS)).isEqualTo(7L);
     }
 
     @Test
     void aToolsCountersAddToItsOwnAndToTheTotals() {
-        assertThat(store.toolCounters()).isEmpty();
+        assertThat(store.counters().perTool()).isEmpty();
 
-        store.increment("read", Map.of(Counter.HITS, 1L, Counter.SAVED_NANOS, 30L));
-        store.increment("read", Map.of(Counter.MISSES, 1L));
-        store.increment("mcp__db__query:users", Map.of(Counter.MISSES, 2L));
-        store.increment(null, Map.of(Counter.HITS, 4L));
+        store.counters().increment("read", Map.of(Counter.HITS, 1L, Counter.SAVED_NANOS, 30L));
+        store.counters().increment("read", Map.of(Counter.MISSES, 1L));
+        store.counters().increment("mcp__db__query:users", Map.of(Counter.MISSES, 2L));
+        store.counters().increment(null, Map.of(Counter.HITS, 4L));
 
-        assertThat(store.counters()).containsEntry(Counter.HITS, 5L).containsEntry(Counter.MISSES, 3L)
+        assertThat(store.counters().totals()).containsEntry(Counter.HITS, 5L).containsEntry(Counter.MISSES, 3L)
                 .containsEntry(Counter.SAVED_NANOS, 30L);
-        assertThat(store.toolCounters()).containsOnlyKeys("read", "mcp__db__query:users");
-        assertThat(store.toolCounters().get("read")).containsEntry(Counter.HITS, 1L).containsEntry(Counter.MISSES, 1L)
+        assertThat(store.counters().perTool()).containsOnlyKeys("read", "mcp__db__query:users");
+        assertThat(store.counters().perTool().get("read")).containsEntry(Counter.HITS, 1L).containsEntry(Counter.MISSES, 1L)
                 .containsEntry(Counter.SAVED_NANOS, 30L).containsEntry(Counter.EVICTIONS, 0L);
-        assertThat(store.toolCounters().get("mcp__db__query:users")).containsEntry(Counter.MISSES, 2L);
+        assertThat(store.counters().perTool().get("mcp__db__query:users")).containsEntry(Counter.MISSES, 2L);
     }
 
     @Test
     void everyCounterIsKeptInTotalAndPerTool() {
         long delta = 1;
         for (Counter counter : Counter.values()) {
-            store.increment("read", Map.of(counter, delta));
-            store.increment(null, Map.of(counter, 100L));
+            store.counters().increment("read", Map.of(counter, delta));
+            store.counters().increment(null, Map.of(counter, 100L));
             delta++;
         }
 
         delta = 1;
         for (Counter counter : Counter.values()) {
-            assertThat(store.counters().get(counter)).as(counter.name()).isEqualTo(delta + 100);
-            assertThat(store.toolCounters().get("read").get(counter)).as("read " + counter.name()).isEqualTo(delta);
+            assertThat(store.counters().totals().get(counter)).as(counter.name()).isEqualTo(delta + 100);
+            assertThat(store.counters().perTool().get("read").get(counter)).as("read " + counter.name()).isEqualTo(delta);
             delta++;
         }
     }
@@ -515,27 +515,27 @@ public abstract class CacheStoreContract {
     void zeroingSetsEveryCounterToZeroKeepsEntriesAndVersionsAndSaysSinceWhen() {
         store.put(entry("v1:a"));
         store.recordVersions(CacheStore.DEFAULT_SCOPE, Map.of("github", "v1"));
-        store.increment("read", Map.of(Counter.HITS, 3L, Counter.FAILED, 1L));
-        store.increment(null, Map.of(Counter.UNCACHEABLE_NONDETERMINISTIC, 2L));
+        store.counters().increment("read", Map.of(Counter.HITS, 3L, Counter.FAILED, 1L));
+        store.counters().increment(null, Map.of(Counter.UNCACHEABLE_NONDETERMINISTIC, 2L));
         clock.advance(Duration.ofMinutes(3));
         Instant zeroedAt = clock.instant();
 
-        store.zeroCounters();
+        store.counters().zero();
 
         for (Counter counter : Counter.values()) {
-            assertThat(store.counters().get(counter)).as(counter.name()).isZero();
+            assertThat(store.counters().totals().get(counter)).as(counter.name()).isZero();
         }
-        assertThat(store.toolCounters()).isEmpty();
-        assertThat(store.countingSince()).hasValueSatisfying(since ->
+        assertThat(store.counters().perTool()).isEmpty();
+        assertThat(store.counters().countingSince()).hasValueSatisfying(since ->
                 assertThat(since.toEpochMilli()).isEqualTo(zeroedAt.toEpochMilli()));
         assertThat(store.peek("v1:a")).isPresent();
         assertThat(store.lastSeenVersions(CacheStore.DEFAULT_SCOPE)).isEqualTo(Map.of("github", "v1"));
 
         clock.advance(Duration.ofMinutes(1));
-        store.increment("read", Map.of(Counter.HITS, 1L));
-        assertThat(store.counters().get(Counter.HITS)).isEqualTo(1L);
-        assertThat(store.toolCounters().get("read").get(Counter.HITS)).isEqualTo(1L);
-        assertThat(store.countingSince().orElseThrow().toEpochMilli()).isEqualTo(zeroedAt.toEpochMilli());
+        store.counters().increment("read", Map.of(Counter.HITS, 1L));
+        assertThat(store.counters().totals().get(Counter.HITS)).isEqualTo(1L);
+        assertThat(store.counters().perTool().get("read").get(Counter.HITS)).isEqualTo(1L);
+        assertThat(store.counters().countingSince().orElseThrow().toEpochMilli()).isEqualTo(zeroedAt.toEpochMilli());
     }
 
     @Test
@@ -543,9 +543,9 @@ public abstract class CacheStoreContract {
         Instant created = clock.instant();
         clock.advance(Duration.ofMinutes(2));
 
-        store.increment(Counter.MISSES, 1);
+        store.counters().increment(Counter.MISSES, 1);
 
-        assertThat(store.countingSince()).hasValueSatisfying(since -> assertThat(since.toEpochMilli())
+        assertThat(store.counters().countingSince()).hasValueSatisfying(since -> assertThat(since.toEpochMilli())
                 .isBetween(created.toEpochMilli(), clock.millis()));
     }
 
@@ -565,7 +565,7 @@ public abstract class CacheStoreContract {
         assertThat(store.peek("v1:a")).isPresent();
         assertThat(store.peek("v1:c")).isPresent();
         assertThat(store.peek("v1:other")).as("entries outside the group are not the group's to evict").isPresent();
-        assertThat(store.counters().get(Counter.EVICTIONS)).isEqualTo(1L);
+        assertThat(store.counters().totals().get(Counter.EVICTIONS)).isEqualTo(1L);
     }
 
     @Test
@@ -587,7 +587,7 @@ public abstract class CacheStoreContract {
         assertThat(store.put(entry("v1:h"), reads)).isEmpty();
         assertThat(store.put(entry("v1:g"), reads)).as("replacing an entry does not count it twice").isEmpty();
         assertThat(store.put(entry("v1:i"), reads)).hasSize(1);
-        assertThat(store.counters().get(Counter.EVICTIONS)).isEqualTo(1L);
+        assertThat(store.counters().totals().get(Counter.EVICTIONS)).isEqualTo(1L);
     }
 
     @Test
@@ -772,7 +772,7 @@ public abstract class CacheStoreContract {
         assertThat(raced.expiresAt()).isNull();
         assertThat(racedRun.notStoredBecause()).contains("started or ended while it ran");
         assertThat(store.peek(racedRun.key())).isEmpty();
-        assertThat(store.counters()).containsEntry(Counter.UNCACHEABLE_STALE_TOOL_ANSWER, 3L);
+        assertThat(store.counters().totals()).containsEntry(Counter.UNCACHEABLE_STALE_TOOL_ANSWER, 3L);
         acct.duringRead = () -> { };
         assertThat(acct.read().status()).isEqualTo(CacheStatus.MISS);
         assertThat(acct.read().status()).isEqualTo(CacheStatus.HIT);

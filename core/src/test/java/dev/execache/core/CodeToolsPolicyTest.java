@@ -1,15 +1,15 @@
 package dev.execache.core;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.CodeToolCall;
 import dev.execache.core.spi.CodeTools;
-import dev.execache.core.spi.ToolVersionSource;
-import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.Sandbox;
 import dev.execache.core.spi.SandboxTools;
 import dev.execache.core.spi.ToolAnswer;
-import static org.assertj.core.api.Assertions.assertThat;
-
+import dev.execache.core.spi.ToolVersionSource;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -124,7 +124,7 @@ class CodeToolsPolicyTest {
         ExecutionOutcome second = executor.execute(code("a.read;a.write"));
 
         assertThat(first.notStoredBecause()).isEqualTo("a__write is not cached (it may change something), so neither is the run");
-        assertThat(store.counters().get(Counter.UNCACHEABLE_MUTATING_TOOL)).isPositive();
+        assertThat(store.counters().totals().get(Counter.UNCACHEABLE_MUTATING_TOOL)).isPositive();
         assertThat(second.status()).isEqualTo(CacheStatus.MISS);
         assertThat(first.toolCalls()).extracting(ToolCallRecord::tool, ToolCallRecord::status)
                 .containsExactly(org.assertj.core.groups.Tuple.tuple("a__read", CacheStatus.MISS),
@@ -138,7 +138,7 @@ class CodeToolsPolicyTest {
         ExecutionOutcome outcome = executor(quietVersions, CachePolicy.DEFAULTS).execute(code("a.fail"));
 
         assertThat(outcome.notStoredBecause()).isEqualTo("the call of a__fail failed");
-        assertThat(store.counters()).containsEntry(Counter.UNCACHEABLE_TOOL_FAILED, 1L);
+        assertThat(store.counters().totals()).containsEntry(Counter.UNCACHEABLE_TOOL_FAILED, 1L);
         assertThat(store.size()).isZero();
     }
 
@@ -150,7 +150,7 @@ class CodeToolsPolicyTest {
         assertThat(outcome.result().value()).isEqualTo("2");
         assertThat(calls).hasSize(2);
         assertThat(outcome.notStoredBecause()).isEqualTo("the run made more tool calls than its limit of 2");
-        assertThat(store.counters()).containsEntry(Counter.UNCACHEABLE_TOO_MANY_TOOL_CALLS, 1L);
+        assertThat(store.counters().totals()).containsEntry(Counter.UNCACHEABLE_TOO_MANY_TOOL_CALLS, 1L);
     }
 
     @Test
@@ -160,7 +160,7 @@ class CodeToolsPolicyTest {
 
         assertThat(outcome.result().value()).isEqualTo("2");
         assertThat(outcome.notStoredBecause()).isEqualTo("the run's tool calls returned more than its limit of 30 bytes");
-        assertThat(store.counters()).containsEntry(Counter.UNCACHEABLE_TOOL_RESULTS_TOO_LARGE, 1L);
+        assertThat(store.counters().totals()).containsEntry(Counter.UNCACHEABLE_TOOL_RESULTS_TOO_LARGE, 1L);
     }
 
     @Test
@@ -174,7 +174,7 @@ class CodeToolsPolicyTest {
         assertThat(kept.result().nondeterminism()).containsExactly("Math.random");
         assertThat(kept.notStoredBecause()).isEqualTo("the code used Math.random and cache_nondeterministic is false");
         assertThat(store.peek(kept.key())).isEmpty();
-        assertThat(store.counters()).containsEntry(Counter.UNCACHEABLE_NONDETERMINISTIC, 1L)
+        assertThat(store.counters().totals()).containsEntry(Counter.UNCACHEABLE_NONDETERMINISTIC, 1L)
                 .containsEntry(Counter.MISSES, 2L).doesNotContainKey(Counter.FAILED);
     }
 
@@ -204,7 +204,7 @@ class CodeToolsPolicyTest {
                 .execute(code("a.read"));
 
         assertThat(outcome.status()).isEqualTo(CacheStatus.BYPASS);
-        assertThat(store.counters()).containsEntry(Counter.BYPASSED, 1L).doesNotContainKey(Counter.MISSES);
+        assertThat(store.counters().totals()).containsEntry(Counter.BYPASSED, 1L).doesNotContainKey(Counter.MISSES);
         assertThat(outcome.toolCalls()).extracting(ToolCallRecord::tool).containsExactly("a__read");
     }
 }

@@ -128,12 +128,12 @@ class PolicyFacesTest {
         assertThat(first).isEqualTo("\"a\"");
         assertThat(second).isEqualTo(first);
         assertThat(runs).hasValue(1);
-        assertThat(simpleStore.counters()).containsEntry(Counter.HITS, 1L).containsEntry(Counter.MISSES, 1L);
+        assertThat(simpleStore.counters().totals()).containsEntry(Counter.HITS, 1L).containsEntry(Counter.MISSES, 1L);
         if (face.countedTool() != null) {
-            assertThat(simpleStore.toolCounters().get(face.countedTool()))
+            assertThat(simpleStore.counters().perTool().get(face.countedTool()))
                     .containsEntry(Counter.HITS, 1L).containsEntry(Counter.MISSES, 1L);
         } else {
-            assertThat(simpleStore.toolCounters()).isEmpty();
+            assertThat(simpleStore.counters().perTool()).isEmpty();
         }
     }
 
@@ -148,9 +148,9 @@ class PolicyFacesTest {
         face.call("a");
 
         long savedPerHit = WORK.minus(LOOKUP).toNanos();
-        assertThat(simpleStore.counters()).containsEntry(Counter.SAVED_NANOS, 2 * savedPerHit);
+        assertThat(simpleStore.counters().totals()).containsEntry(Counter.SAVED_NANOS, 2 * savedPerHit);
         if (face.countedTool() != null) {
-            assertThat(simpleStore.toolCounters().get(face.countedTool())).containsEntry(Counter.SAVED_NANOS, 2 * savedPerHit);
+            assertThat(simpleStore.counters().perTool().get(face.countedTool())).containsEntry(Counter.SAVED_NANOS, 2 * savedPerHit);
         }
     }
 
@@ -165,8 +165,8 @@ class PolicyFacesTest {
 
         assertThat(face.call("a")).isEqualTo("\"a\"");
         assertThat(runs).hasValue(2);
-        assertThat(simpleStore.counters()).containsEntry(Counter.DAMAGED, 1L);
-        assertThat(simpleStore.counters().getOrDefault(Counter.HITS, 0L)).as("the damaged read is no hit").isZero();
+        assertThat(simpleStore.counters().totals()).containsEntry(Counter.DAMAGED, 1L);
+        assertThat(simpleStore.counters().totals().getOrDefault(Counter.HITS, 0L)).as("the damaged read is no hit").isZero();
         assertThat(face.call("a")).isEqualTo("\"a\"");
         assertThat(runs).as("the fresh result is served again").hasValue(2);
     }
@@ -182,9 +182,9 @@ class PolicyFacesTest {
 
         assertThat(runs).hasValue(2);
         assertThat(simpleStore.size()).isZero();
-        assertThat(simpleStore.counters()).containsEntry(Counter.MISSES, 2L).containsEntry(Counter.FAILED, 2L);
+        assertThat(simpleStore.counters().totals()).containsEntry(Counter.MISSES, 2L).containsEntry(Counter.FAILED, 2L);
         if (face.countedTool() != null) {
-            assertThat(simpleStore.toolCounters().get(face.countedTool())).containsEntry(Counter.FAILED, 2L);
+            assertThat(simpleStore.counters().perTool().get(face.countedTool())).containsEntry(Counter.FAILED, 2L);
         }
     }
 
@@ -231,7 +231,7 @@ class PolicyFacesTest {
         face.call("a");
 
         assertThat(runs).hasValue(2);
-        assertThat(simpleStore.counters()).containsEntry(Counter.INVALIDATIONS, 1L);
+        assertThat(simpleStore.counters().totals()).containsEntry(Counter.INVALIDATIONS, 1L);
         assertThat(simpleStore.size()).isEqualTo(1);
     }
 
@@ -249,7 +249,7 @@ class PolicyFacesTest {
         face.call("a");
         face.call("a");
         assertThat(runs).hasValue(3);
-        assertThat(simpleStore.counters().get(Counter.STORE_ERRORS)).as("the outage's errors reach the store").isPositive();
+        assertThat(simpleStore.counters().totals().get(Counter.STORE_ERRORS)).as("the outage's errors reach the store").isPositive();
     }
 
     /** Holds the one run until every other thread waits for it, so none arrives after it finished. */

@@ -4,6 +4,7 @@ import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.GroupBound;
+import dev.execache.core.spi.StoreCounters;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -21,6 +22,7 @@ import java.util.TreeMap;
  * bounds, the simplest way: the eldest by insertion or use of the group goes.
  */
 final class SimpleStore implements CacheStore {
+    private final StoreCounters figures = new Counters();
     private final Clock clock;
     private final LinkedHashMap<String, CacheEntry> entries = new LinkedHashMap<>(16, 0.75f, true);
     private final Map<String, String> groupOf = new HashMap<>();
@@ -128,22 +130,13 @@ final class SimpleStore implements CacheStore {
     @Override public synchronized int purgeExpired() { return 0; }
 
     @Override
-    public synchronized void increment(String tool, Map<Counter, Long> deltas) {
-        deltas.forEach((counter, delta) -> counters.merge(counter, delta, Long::sum));
-        if (tool != null) {
-            Map<Counter, Long> own = toolCounters.computeIfAbsent(tool, name -> new EnumMap<>(Counter.class));
-            deltas.forEach((counter, delta) -> own.merge(counter, delta, Long::sum));
-        }
+    public StoreCounters counters() {
+        return figures;
     }
 
-    @Override public synchronized Map<Counter, Long> counters() { return new EnumMap<>(counters); }
 
-    @Override
-    public synchronized Map<String, Map<Counter, Long>> toolCounters() {
-        Map<String, Map<Counter, Long>> copy = new TreeMap<>();
-        toolCounters.forEach((tool, counted) -> copy.put(tool, new EnumMap<>(counted)));
-        return copy;
-    }
+
+
 
     @Override public synchronized Map<String, String> lastSeenVersions(String scope) {
         return Map.copyOf(versions.getOrDefault(scope, Map.of()));
@@ -154,12 +147,46 @@ final class SimpleStore implements CacheStore {
 
     private Instant countingSince;
 
-    @Override
-    public synchronized void zeroCounters() {
-        counters.clear();
-        toolCounters.clear();
-        countingSince = clock.instant();
-    }
 
-    @Override public synchronized Optional<Instant> countingSince() { return Optional.ofNullable(countingSince); }
+    /** The figures kept beside the entries; see {@link StoreCounters}. */
+    private final class Counters implements StoreCounters {
+        @Override
+        public void increment(String tool, Map<Counter, Long> deltas) {
+            synchronized (SimpleStore.this) {
+                deltas.forEach((counter, delta) -> counters.merge(counter, delta, Long::sum));
+                if (tool != null) {
+                    Map<Counter, Long> own = toolCounters.computeIfAbsent(tool, name -> new EnumMap<>(Counter.class));
+                    deltas.forEach((counter, delta) -> own.merge(counter, delta, Long::sum));
+                }
+            }
+        }
+
+        @Override public Map<Counter, Long> totals() {
+            synchronized (SimpleStore.this) {     return new EnumMap<>(counters);
+            }
+        }
+
+        @Override
+        public Map<String, Map<Counter, Long>> perTool() {
+            synchronized (SimpleStore.this) {
+                Map<String, Map<Counter, Long>> copy = new TreeMap<>();
+                toolCounters.forEach((tool, counted) -> copy.put(tool, new EnumMap<>(counted)));
+                return copy;
+            }
+        }
+
+        @Override
+        public void zero() {
+            synchronized (SimpleStore.this) {
+                counters.clear();
+                toolCounters.clear();
+                countingSince = clock.instant();
+            }
+        }
+
+        @Override public Optional<Instant> countingSince() {
+            synchronized (SimpleStore.this) {     return Optional.ofNullable(countingSince);
+            }
+        }
+    }
 }

@@ -5,6 +5,7 @@ import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.FlightLease;
 import dev.execache.core.spi.GroupBound;
+import dev.execache.core.spi.StoreCounters;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -95,15 +96,21 @@ public final class SwitchableStore implements CacheStore {
     @Override public long estimatedBytes() { return target().estimatedBytes(); }
     @Override public int purgeExpired() { return target().purgeExpired(); }
     @Override public List<String> put(CacheEntry entry, GroupBound bound) { return putTarget().put(entry, bound); }
-    @Override public void increment(String tool, Map<Counter, Long> deltas) { writeTarget().increment(tool, deltas); }
-    @Override public Map<Counter, Long> counters() { return target().counters(); }
-    @Override public Map<String, Map<Counter, Long>> toolCounters() { return target().toolCounters(); }
+    /** Counting goes where writes go, reading where reads go. */
+    @Override
+    public StoreCounters counters() {
+        return new StoreCounters() {
+            @Override public void increment(String tool, Map<Counter, Long> deltas) { writeTarget().counters().increment(tool, deltas); }
+            @Override public Map<Counter, Long> totals() { return target().counters().totals(); }
+            @Override public Map<String, Map<Counter, Long>> perTool() { return target().counters().perTool(); }
+            @Override public void zero() { target().counters().zero(); }
+            @Override public Optional<Instant> countingSince() { return target().counters().countingSince(); }
+        };
+    }
     @Override public Map<String, String> lastSeenVersions(String scope) { return target().lastSeenVersions(scope); }
     @Override public void recordVersions(String scope, Map<String, String> versions) {
         writeTarget().recordVersions(scope, versions);
     }
-    @Override public void zeroCounters() { target().zeroCounters(); }
-    @Override public Optional<Instant> countingSince() { return target().countingSince(); }
 
     @Override
     public FlightLease acquireFlight(String key, Duration maxHold) throws InterruptedException {

@@ -1,20 +1,20 @@
 package dev.execache.store.memory;
 
+import dev.execache.core.Glob;
 import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.Counter;
-import dev.execache.core.Glob;
 import dev.execache.core.spi.GroupBound;
+import dev.execache.core.spi.StoreCounters;
 import java.time.Clock;
+import java.time.Instant;
 import java.util.ArrayList;
-import java.util.List;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
-import java.util.Map;
-import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
@@ -32,6 +32,7 @@ import java.util.function.Predicate;
  * used; an entry larger than the whole byte bound is not kept.
  */
 public final class MemoryCacheStore implements CacheStore {
+    private final StoreCounters figures = new Counters();
     public static final int DEFAULT_MAX_ENTRIES = 100;
     /** 64 MiB: well under the JVM's default heap on any machine execache runs on. */
     public static final long DEFAULT_MAX_BYTES = 64L * 1024 * 1024;
@@ -226,31 +227,13 @@ public final class MemoryCacheStore implements CacheStore {
     }
 
     @Override
-    public void increment(String tool, Map<Counter, Long> deltas) {
-        deltas.forEach((counter, delta) -> counters.get(counter).addAndGet(delta));
-        if (tool != null) {
-            Map<Counter, AtomicLong> own = toolCounters.computeIfAbsent(tool, name -> {
-                Map<Counter, AtomicLong> created = new EnumMap<>(Counter.class);
-                for (Counter counter : Counter.values()) {
-                    created.put(counter, new AtomicLong());
-                }
-                return created;
-            });
-            deltas.forEach((counter, delta) -> own.get(counter).addAndGet(delta));
-        }
+    public StoreCounters counters() {
+        return figures;
     }
 
-    @Override
-    public Map<Counter, Long> counters() {
-        return snapshot(counters);
-    }
 
-    @Override
-    public Map<String, Map<Counter, Long>> toolCounters() {
-        Map<String, Map<Counter, Long>> snapshot = new TreeMap<>();
-        toolCounters.forEach((tool, counted) -> snapshot.put(tool, snapshot(counted)));
-        return snapshot;
-    }
+
+
 
     private static Map<Counter, Long> snapshot(Map<Counter, AtomicLong> counted) {
         Map<Counter, Long> snapshot = new EnumMap<>(Counter.class);
@@ -258,17 +241,7 @@ public final class MemoryCacheStore implements CacheStore {
         return snapshot;
     }
 
-    @Override
-    public synchronized void zeroCounters() {
-        counters.values().forEach(counter -> counter.set(0));
-        toolCounters.clear();
-        countingSince = clock.instant();
-    }
 
-    @Override
-    public Optional<Instant> countingSince() {
-        return Optional.of(countingSince);
-    }
 
     @Override
     public Map<String, String> lastSeenVersions(String scope) {
@@ -293,5 +266,50 @@ public final class MemoryCacheStore implements CacheStore {
         List<String> matching = entries.values().stream().filter(condition).map(CacheEntry::key).toList();
         matching.forEach(this::drop);
         return matching.size();
+    }
+
+
+    /** The figures kept beside the entries; see {@link StoreCounters}. */
+    private final class Counters implements StoreCounters {
+        @Override
+        public void increment(String tool, Map<Counter, Long> deltas) {
+            deltas.forEach((counter, delta) -> counters.get(counter).addAndGet(delta));
+            if (tool != null) {
+                Map<Counter, AtomicLong> own = toolCounters.computeIfAbsent(tool, name -> {
+                    Map<Counter, AtomicLong> created = new EnumMap<>(Counter.class);
+                    for (Counter counter : Counter.values()) {
+                        created.put(counter, new AtomicLong());
+                    }
+                    return created;
+                });
+                deltas.forEach((counter, delta) -> own.get(counter).addAndGet(delta));
+            }
+        }
+
+        @Override
+        public Map<Counter, Long> totals() {
+            return snapshot(counters);
+        }
+
+        @Override
+        public Map<String, Map<Counter, Long>> perTool() {
+            Map<String, Map<Counter, Long>> snapshot = new TreeMap<>();
+            toolCounters.forEach((tool, counted) -> snapshot.put(tool, snapshot(counted)));
+            return snapshot;
+        }
+
+        @Override
+        public void zero() {
+            synchronized (MemoryCacheStore.this) {
+                counters.values().forEach(counter -> counter.set(0));
+                toolCounters.clear();
+                countingSince = clock.instant();
+            }
+        }
+
+        @Override
+        public Optional<Instant> countingSince() {
+            return Optional.of(countingSince);
+        }
     }
 }

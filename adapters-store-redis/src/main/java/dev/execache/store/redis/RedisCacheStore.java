@@ -6,6 +6,7 @@ import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.FlightLease;
 import dev.execache.core.spi.GroupBound;
+import dev.execache.core.spi.StoreCounters;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -60,6 +61,7 @@ import org.redisson.client.codec.StringCodec;
  * instance works again once the server is back.
  */
 public final class RedisCacheStore implements CacheStore {
+    private final StoreCounters figures = new Counters();
     private static final System.Logger LOG = System.getLogger(RedisCacheStore.class.getName());
 
     /**
@@ -443,59 +445,16 @@ public final class RedisCacheStore implements CacheStore {
     }
 
     @Override
-    public void increment(String tool, Map<Counter, Long> deltas) {
-        List<Object> args = new ArrayList<>();
-        deltas.forEach((counter, delta) -> {
-            args.add(counter.name());
-            args.add(Long.toString(delta));
-            if (tool != null) {
-                args.add(TOOL_COUNTER_PREFIX + counter.name() + ":" + tool);
-                args.add(Long.toString(delta));
-            }
-        });
-        if (!args.isEmpty()) {
-            run(Scripts.INCREMENT_ALL, RScript.ReturnType.LONG, args.toArray());
-        }
-    }
-
-    @Override
-    public Map<Counter, Long> counters() {
-        Map<String, String> stored = await(() -> redisson.<String, String>getMap(keys.counters(), StringCodec.INSTANCE)
-                .readAllMapAsync());
-        Map<Counter, Long> counters = noCounts();
-        for (Counter counter : Counter.values()) {
-            String value = stored.get(counter.name());
-            counters.put(counter, value == null ? 0L : Long.parseLong(value));
-        }
-        return counters;
-    }
-
-    @Override
-    public Map<String, Map<Counter, Long>> toolCounters() {
-        Map<String, String> stored = await(() -> redisson.<String, String>getMap(keys.counters(), StringCodec.INSTANCE)
-                .readAllMapAsync());
-        Map<String, Map<Counter, Long>> byTool = new TreeMap<>();
-        stored.forEach((name, value) -> {
-            if (name.startsWith(TOOL_COUNTER_PREFIX)) {
-                int colon = name.indexOf(':', TOOL_COUNTER_PREFIX.length());
-                Counter.named(name.substring(TOOL_COUNTER_PREFIX.length(), colon)).ifPresent(counter -> byTool
-                        .computeIfAbsent(name.substring(colon + 1), tool -> noCounts()).put(counter, Long.parseLong(value)));
-            }
-        });
-        return byTool;
+    public StoreCounters counters() {
+        return figures;
     }
 
 
-    @Override
-    public void zeroCounters() {
-        run(Scripts.ZERO_COUNTERS, RScript.ReturnType.LONG);
-    }
 
-    @Override
-    public Optional<Instant> countingSince() {
-        String since = await(() -> redisson.<String, String>getMap(keys.counters(), StringCodec.INSTANCE).getAsync("since"));
-        return since == null ? Optional.empty() : Optional.of(Instant.ofEpochMilli(Long.parseLong(since)));
-    }
+
+
+
+
 
     private static Map<Counter, Long> noCounts() {
         Map<Counter, Long> counters = new EnumMap<>(Counter.class);
@@ -686,6 +645,64 @@ public final class RedisCacheStore implements CacheStore {
                 LOG.log(System.Logger.Level.DEBUG, () -> "flight " + flight + " not released (it lapses within "
                         + FLIGHT_LEASE.toSeconds() + " s): " + e.getMessage());
             }
+        }
+    }
+
+
+    /** The figures kept beside the entries; see {@link StoreCounters}. */
+    private final class Counters implements StoreCounters {
+        @Override
+        public void increment(String tool, Map<Counter, Long> deltas) {
+            List<Object> args = new ArrayList<>();
+            deltas.forEach((counter, delta) -> {
+                args.add(counter.name());
+                args.add(Long.toString(delta));
+                if (tool != null) {
+                    args.add(TOOL_COUNTER_PREFIX + counter.name() + ":" + tool);
+                    args.add(Long.toString(delta));
+                }
+            });
+            if (!args.isEmpty()) {
+                run(Scripts.INCREMENT_ALL, RScript.ReturnType.LONG, args.toArray());
+            }
+        }
+
+        @Override
+        public Map<Counter, Long> totals() {
+            Map<String, String> stored = await(() -> redisson.<String, String>getMap(keys.counters(), StringCodec.INSTANCE)
+                    .readAllMapAsync());
+            Map<Counter, Long> counters = noCounts();
+            for (Counter counter : Counter.values()) {
+                String value = stored.get(counter.name());
+                counters.put(counter, value == null ? 0L : Long.parseLong(value));
+            }
+            return counters;
+        }
+
+        @Override
+        public Map<String, Map<Counter, Long>> perTool() {
+            Map<String, String> stored = await(() -> redisson.<String, String>getMap(keys.counters(), StringCodec.INSTANCE)
+                    .readAllMapAsync());
+            Map<String, Map<Counter, Long>> byTool = new TreeMap<>();
+            stored.forEach((name, value) -> {
+                if (name.startsWith(TOOL_COUNTER_PREFIX)) {
+                    int colon = name.indexOf(':', TOOL_COUNTER_PREFIX.length());
+                    Counter.named(name.substring(TOOL_COUNTER_PREFIX.length(), colon)).ifPresent(counter -> byTool
+                            .computeIfAbsent(name.substring(colon + 1), tool -> noCounts()).put(counter, Long.parseLong(value)));
+                }
+            });
+            return byTool;
+        }
+
+        @Override
+        public void zero() {
+            run(Scripts.ZERO_COUNTERS, RScript.ReturnType.LONG);
+        }
+
+        @Override
+        public Optional<Instant> countingSince() {
+            String since = await(() -> redisson.<String, String>getMap(keys.counters(), StringCodec.INSTANCE).getAsync("since"));
+            return since == null ? Optional.empty() : Optional.of(Instant.ofEpochMilli(Long.parseLong(since)));
         }
     }
 }

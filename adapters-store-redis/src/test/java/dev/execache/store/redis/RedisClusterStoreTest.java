@@ -47,7 +47,7 @@ class RedisClusterStoreTest extends SharedRedisContract {
             for (int i = 0; i < 20; i++) {
                 byUrl.put(entry("v1:" + i));
             }
-            byUrl.increment(Counter.HITS, 1);
+            byUrl.counters().increment(Counter.HITS, 1);
 
             assertThat(byUrl.size()).isEqualTo(20);
             assertThat(byUrl.get("v1:7")).isPresent();

@@ -171,9 +171,9 @@ class RedisEvictionPolicyTest {
                 "--maxmemory-policy", "allkeys-lru");
                 RedisCacheStore store = RedisCacheStore.connect(settings(redis), new MutableClock(Instant.now()))) {
             store.checkEvictionPolicy().handle((ignored, error) -> null).get(10, TimeUnit.SECONDS);
-            store.increment(Counter.HITS, 1);
+            store.counters().increment(Counter.HITS, 1);
 
-            assertThat(store.counters().get(Counter.HITS)).isEqualTo(1L);
+            assertThat(store.counters().totals().get(Counter.HITS)).isEqualTo(1L);
             assertThat(warnings).isEmpty();
         }
     }

@@ -82,14 +82,14 @@ abstract class RedisFleetContract {
     void entriesCountersAndVersionsAreSharedByTheFleet() {
         Instant now = clock.instant();
         first.put(new CacheEntry("v1:a", "1", "", Duration.ofSeconds(2), Map.of("github", "v1"), now, now.plus(TTL), 0));
-        first.increment(Counter.MISSES, 1);
+        first.counters().increment(Counter.MISSES, 1);
         first.recordVersions(CacheStore.DEFAULT_SCOPE, Map.of("github", "v1"));
 
         assertThat(second.get("v1:a")).map(CacheEntry::value).contains("1");
-        second.increment(Counter.HITS, 1);
+        second.counters().increment(Counter.HITS, 1);
 
         assertThat(first.peek("v1:a")).map(CacheEntry::hits).contains(1L);
-        assertThat(first.counters()).containsEntry(Counter.HITS, 1L).containsEntry(Counter.MISSES, 1L);
+        assertThat(first.counters().totals()).containsEntry(Counter.HITS, 1L).containsEntry(Counter.MISSES, 1L);
         assertThat(second.lastSeenVersions(CacheStore.DEFAULT_SCOPE)).isEqualTo(Map.of("github", "v1"));
         assertThat(second.removeByTool("github")).isEqualTo(1);
         assertThat(first.peek("v1:a")).isEmpty();
@@ -262,11 +262,11 @@ abstract class RedisFleetContract {
         RedissonClient shared = Redisson.create(RedissonConfig.of(RedisUrl.parse(url()), TestRedis.BEHAVIOUR_TIMEOUT));
         try {
             RedisCacheStore store = new RedisCacheStore(shared, prefix, 10, clock);
-            store.increment(Counter.HITS, 1);
+            store.counters().increment(Counter.HITS, 1);
             store.close();
 
             assertThat(shared.isShutdown()).isFalse();
-            assertThat(first.counters()).containsEntry(Counter.HITS, 1L);
+            assertThat(first.counters().totals()).containsEntry(Counter.HITS, 1L);
         } finally {
             shared.shutdown();
         }

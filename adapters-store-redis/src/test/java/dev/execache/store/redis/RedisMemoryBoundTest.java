@@ -2,9 +2,9 @@ package dev.execache.store.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.execache.core.MutableClock;
 import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.Counter;
-import dev.execache.core.MutableClock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
@@ -66,7 +66,7 @@ class RedisMemoryBoundTest {
         assertThat(toolMembers).as("tool index members, two tools per entry").isLessThanOrEqualTo(2L * BOUND);
         assertThat(keys).as("entry hashes plus a few index and counter keys").isBetween((long) BOUND, BOUND + 20L);
         assertThat(store.size()).isEqualTo(BOUND);
-        Map<Counter, Long> counters = store.counters();
+        Map<Counter, Long> counters = store.counters().totals();
         assertThat(counters.get(Counter.EVICTIONS) + counters.get(Counter.EXPIRATIONS)).isEqualTo(10_000L - BOUND);
         assertThat(counters.get(Counter.EXPIRATIONS)).as("entries outlived by the clock, every 1,000 puts").isPositive();
     }
@@ -88,7 +88,7 @@ class RedisMemoryBoundTest {
 
         assertThat(store.get("v1:a")).isEmpty();
 
-        assertThat(store.counters().get(Counter.EXPIRATIONS)).isEqualTo(1L);
+        assertThat(store.counters().totals().get(Counter.EXPIRATIONS)).isEqualTo(1L);
         assertThat(keysMatching("*"))
                 .as("only the sequence and the counters are left")
                 .containsExactlyInAnyOrder(new KeyLayout(prefix).root() + "seq", new KeyLayout(prefix).root() + "counters", new KeyLayout(prefix).root() + "bytes");
@@ -108,8 +108,8 @@ class RedisMemoryBoundTest {
 
         assertThat(store.size()).isEqualTo(BOUND);
         assertThat(store.peek("v1:1")).as("the bound took the dropped entry, not a live one").isPresent();
-        assertThat(store.counters().get(Counter.EVICTIONS)).isEqualTo(1L);
-        assertThat(store.counters().get(Counter.EXPIRATIONS)).isZero();
+        assertThat(store.counters().totals().get(Counter.EVICTIONS)).isEqualTo(1L);
+        assertThat(store.counters().totals().get(Counter.EXPIRATIONS)).isZero();
     }
 
     private Stream<String> keysMatching(String pattern) {

@@ -5,6 +5,7 @@ import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.GroupBound;
+import dev.execache.core.spi.StoreCounters;
 import java.nio.file.Path;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -43,6 +44,7 @@ import org.sqlite.SQLiteException;
  * until then other processes see the previous counts and recency.
  */
 public final class SqliteCacheStore implements CacheStore {
+    private final StoreCounters figures = new Counters();
     static final int MAX_PENDING_USES = 64;
     static final long MAX_PENDING_MILLIS = 1_000;
 
@@ -388,42 +390,13 @@ public final class SqliteCacheStore implements CacheStore {
     }
 
     @Override
-    public synchronized void increment(String tool, Map<Counter, Long> deltas) {
-        long now = clock.millis();
-        deltas.forEach((counter, delta) -> {
-            if (delta != 0) {
-                notePending(now);
-                pendingCounts.merge(counter.name(), delta, Long::sum);
-                if (tool != null) {
-                    pendingCounts.merge(TOOL_COUNTER_PREFIX + counter.name() + ":" + tool, delta, Long::sum);
-                }
-            }
-        });
-        writeIfDue(now);
+    public StoreCounters counters() {
+        return figures;
     }
 
-    @Override
-    public synchronized Map<Counter, Long> counters() {
-        Map<String, Long> stored = storedCounters();
-        Map<Counter, Long> counters = new EnumMap<>(Counter.class);
-        for (Counter counter : Counter.values()) {
-            counters.put(counter, stored.getOrDefault(counter.name(), 0L));
-        }
-        return counters;
-    }
 
-    @Override
-    public synchronized Map<String, Map<Counter, Long>> toolCounters() {
-        Map<String, Map<Counter, Long>> byTool = new TreeMap<>();
-        storedCounters().forEach((name, value) -> {
-            if (name.startsWith(TOOL_COUNTER_PREFIX)) {
-                int colon = name.indexOf(':', TOOL_COUNTER_PREFIX.length());
-                Counter.named(name.substring(TOOL_COUNTER_PREFIX.length(), colon)).ifPresent(counter ->
-                        byTool.computeIfAbsent(name.substring(colon + 1), tool -> noCounts()).put(counter, value));
-            }
-        });
-        return byTool;
-    }
+
+
 
     /** Every counter row, with what is pending added. */
     private Map<String, Long> storedCounters() {
@@ -443,28 +416,7 @@ public final class SqliteCacheStore implements CacheStore {
         return counters;
     }
 
-    @Override
-    public synchronized void zeroCounters() {
-        long now = clock.millis();
-        write(handle -> {
-            handle.execute("DELETE FROM counters");
-            handle.execute(ADD_TO_COUNTER, SINCE, now);
-            return null;
-        });
-    }
 
-    @Override
-    public synchronized Optional<Instant> countingSince() {
-        return jdbi.withHandle(handle -> {
-            Optional<Long> since = handle.createQuery("SELECT value FROM counters WHERE name = ?")
-                    .bind(0, SINCE).mapTo(Long.class).findOne();
-            if (since.isEmpty() && hasPending()
-                    && handle.createQuery("SELECT count(*) FROM counters").mapTo(Long.class).one() == 0) {
-                return Optional.of(firstPendingAt);
-            }
-            return since;
-        }).map(Instant::ofEpochMilli);
-    }
 
     @Override
     public synchronized Map<String, String> lastSeenVersions(String scope) {
@@ -632,5 +584,80 @@ public final class SqliteCacheStore implements CacheStore {
     }
 
     private record PendingUse(long createdAt, long hits) {
+    }
+
+
+    /** The figures kept beside the entries; see {@link StoreCounters}. */
+    private final class Counters implements StoreCounters {
+        @Override
+        public void increment(String tool, Map<Counter, Long> deltas) {
+            synchronized (SqliteCacheStore.this) {
+                long now = clock.millis();
+                deltas.forEach((counter, delta) -> {
+                    if (delta != 0) {
+                        notePending(now);
+                        pendingCounts.merge(counter.name(), delta, Long::sum);
+                        if (tool != null) {
+                            pendingCounts.merge(TOOL_COUNTER_PREFIX + counter.name() + ":" + tool, delta, Long::sum);
+                        }
+                    }
+                });
+                writeIfDue(now);
+            }
+        }
+
+        @Override
+        public Map<Counter, Long> totals() {
+            synchronized (SqliteCacheStore.this) {
+                Map<String, Long> stored = storedCounters();
+                Map<Counter, Long> counters = new EnumMap<>(Counter.class);
+                for (Counter counter : Counter.values()) {
+                    counters.put(counter, stored.getOrDefault(counter.name(), 0L));
+                }
+                return counters;
+            }
+        }
+
+        @Override
+        public Map<String, Map<Counter, Long>> perTool() {
+            synchronized (SqliteCacheStore.this) {
+                Map<String, Map<Counter, Long>> byTool = new TreeMap<>();
+                storedCounters().forEach((name, value) -> {
+                    if (name.startsWith(TOOL_COUNTER_PREFIX)) {
+                        int colon = name.indexOf(':', TOOL_COUNTER_PREFIX.length());
+                        Counter.named(name.substring(TOOL_COUNTER_PREFIX.length(), colon)).ifPresent(counter ->
+                                byTool.computeIfAbsent(name.substring(colon + 1), tool -> noCounts()).put(counter, value));
+                    }
+                });
+                return byTool;
+            }
+        }
+
+        @Override
+        public void zero() {
+            synchronized (SqliteCacheStore.this) {
+                long now = clock.millis();
+                write(handle -> {
+                    handle.execute("DELETE FROM counters");
+                    handle.execute(ADD_TO_COUNTER, SINCE, now);
+                    return null;
+                });
+            }
+        }
+
+        @Override
+        public Optional<Instant> countingSince() {
+            synchronized (SqliteCacheStore.this) {
+                return jdbi.withHandle(handle -> {
+                    Optional<Long> since = handle.createQuery("SELECT value FROM counters WHERE name = ?")
+                            .bind(0, SINCE).mapTo(Long.class).findOne();
+                    if (since.isEmpty() && hasPending()
+                            && handle.createQuery("SELECT count(*) FROM counters").mapTo(Long.class).one() == 0) {
+                        return Optional.of(firstPendingAt);
+                    }
+                    return since;
+                }).map(Instant::ofEpochMilli);
+            }
+        }
     }
 }

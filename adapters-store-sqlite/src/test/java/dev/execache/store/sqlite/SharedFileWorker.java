@@ -1,7 +1,7 @@
 package dev.execache.store.sqlite;
 
-import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.CacheEntry;
+import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.Counter;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -42,14 +42,14 @@ public final class SharedFileWorker {
                 Instant now = clock.instant();
                 store.put(new CacheEntry(key(worker, i), value(worker, i), "worker " + worker, Duration.ofMillis(i),
                         Map.of("worker" + worker, "1", "shared", "1"), now, now.plus(Duration.ofHours(1)), 0));
-                store.increment(Counter.MISSES, 1);
+                store.counters().increment(Counter.MISSES, 1);
 
                 int own = random.nextInt(i + 1);
                 Optional<CacheEntry> mine = store.get(key(worker, own));
                 if (mine.isEmpty() || !mine.get().value().equals(value(worker, own))) {
                     throw new IllegalStateException("worker " + worker + " lost its own entry " + key(worker, own) + ": " + mine);
                 }
-                store.increment(Counter.HITS, 1);
+                store.counters().increment(Counter.HITS, 1);
 
                 int other = random.nextInt(workers);
                 int theirs = random.nextInt(entries);

@@ -155,7 +155,7 @@ class SqliteSchemaMigrationTest {
             assertThat(gh.value()).isEqualTo("7");
             assertThat(gh.label()).isEqualTo("gh.ts");
             assertThat(gh.isIntact()).isTrue();
-            assertThat(store.counters().get(Counter.HITS)).isEqualTo(12L);
+            assertThat(store.counters().totals().get(Counter.HITS)).isEqualTo(12L);
             assertThat(store.lastSeenVersions(CacheStore.DEFAULT_SCOPE))
                     .as("versions seen before scopes existed are the default scope's")
                     .isEqualTo(Map.of("gh", "v1", "sql", "3"));

@@ -2,10 +2,10 @@ package dev.execache.store.sqlite;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.execache.core.spi.CacheStore;
-import dev.execache.core.spi.CacheEntry;
-import dev.execache.core.spi.Counter;
 import dev.execache.core.MutableClock;
+import dev.execache.core.spi.CacheEntry;
+import dev.execache.core.spi.CacheStore;
+import dev.execache.core.spi.Counter;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -44,14 +44,14 @@ class SqliteSharedFileTest {
     void everythingSurvivesClosingAndReopening() {
         first.put(entry("v1:a", Map.of("github", "v1")));
         first.get("v1:a");
-        first.increment(Counter.HITS, 1);
-        first.increment(Counter.SAVED_NANOS, 120_000_000);
+        first.counters().increment(Counter.HITS, 1);
+        first.counters().increment(Counter.SAVED_NANOS, 120_000_000);
         first.recordVersions(CacheStore.DEFAULT_SCOPE, Map.of("github", "v1"));
         first.close();
 
         try (SqliteCacheStore reopened = new SqliteCacheStore(file, 3, clock)) {
             assertThat(reopened.peek("v1:a")).map(CacheEntry::hits).contains(1L);
-            assertThat(reopened.counters()).containsEntry(Counter.HITS, 1L).containsEntry(Counter.SAVED_NANOS, 120_000_000L);
+            assertThat(reopened.counters().totals()).containsEntry(Counter.HITS, 1L).containsEntry(Counter.SAVED_NANOS, 120_000_000L);
             assertThat(reopened.lastSeenVersions(CacheStore.DEFAULT_SCOPE)).isEqualTo(Map.of("github", "v1"));
             assertThat(reopened.removeByTool("github")).isEqualTo(1);
         }
@@ -69,15 +69,15 @@ class SqliteSharedFileTest {
         first.put(entry("v1:a", Map.of()));
         first.get("v1:a");
         first.get("v1:a");
-        first.increment(Counter.HITS, 2);
+        first.counters().increment(Counter.HITS, 2);
 
         assertThat(second.peek("v1:a")).map(CacheEntry::hits).as("a hit only reads").contains(0L);
-        assertThat(second.counters()).containsEntry(Counter.HITS, 0L);
+        assertThat(second.counters().totals()).containsEntry(Counter.HITS, 0L);
 
         first.put(entry("v1:b", Map.of()));
 
         assertThat(second.peek("v1:a")).map(CacheEntry::hits).contains(2L);
-        assertThat(second.counters()).containsEntry(Counter.HITS, 2L);
+        assertThat(second.counters().totals()).containsEntry(Counter.HITS, 2L);
     }
 
     @Test
@@ -126,7 +126,7 @@ class SqliteSharedFileTest {
 
         assertThat(second.peek("v1:a")).as("used last by the other store").isPresent();
         assertThat(second.peek("v1:b")).isEmpty();
-        assertThat(second.counters()).containsEntry(Counter.EVICTIONS, 1L);
+        assertThat(second.counters().totals()).containsEntry(Counter.EVICTIONS, 1L);
     }
 
     @Test
@@ -154,7 +154,7 @@ class SqliteSharedFileTest {
         assertThat(first.peek("v1:live")).isPresent();
         assertThat(first.peek("v1:new")).isPresent();
         assertThat(first.size()).isEqualTo(2);
-        assertThat(first.counters()).containsEntry(Counter.EXPIRATIONS, 2L).containsEntry(Counter.EVICTIONS, 0L);
+        assertThat(first.counters().totals()).containsEntry(Counter.EXPIRATIONS, 2L).containsEntry(Counter.EVICTIONS, 0L);
     }
 
     @Test
@@ -166,7 +166,7 @@ class SqliteSharedFileTest {
 
         assertThat(SqliteFiles.queryText(file, "SELECT group_concat(cache_key) FROM cache_entries")).isEqualTo("v1:b");
         assertThat(SqliteFiles.queryLong(file, "SELECT count(*) FROM entry_tools")).isZero();
-        assertThat(first.counters()).containsEntry(Counter.EXPIRATIONS, 1L);
+        assertThat(first.counters().totals()).containsEntry(Counter.EXPIRATIONS, 1L);
     }
 
     @Test
@@ -178,7 +178,7 @@ class SqliteSharedFileTest {
 
         assertThat(SqliteFiles.queryLong(file, "SELECT count(*) FROM cache_entries")).isZero();
         assertThat(SqliteFiles.queryLong(file, "SELECT count(*) FROM entry_tools")).isZero();
-        assertThat(first.counters()).containsEntry(Counter.EXPIRATIONS, 1L);
+        assertThat(first.counters().totals()).containsEntry(Counter.EXPIRATIONS, 1L);
     }
 
     @Test

@@ -81,7 +81,7 @@ final class StatsCommand extends StoreCommand {
         StoreDescription store = StoreDescription.of(session.settings());
         if (zero) {
             try {
-                session.store().zeroCounters();
+                session.store().counters().zero();
             } catch (RuntimeException e) {
                 throw storeFailed(session, e);
             }

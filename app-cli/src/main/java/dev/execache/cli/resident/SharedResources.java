@@ -202,7 +202,7 @@ public final class SharedResources implements Resources {
             CacheStore open = store.getValue().store();
             String counters;
             try {
-                var counted = open.counters();
+                var counted = open.counters().totals();
                 counters = counted.getOrDefault(Counter.HITS, 0L) + " hits, " + counted.getOrDefault(Counter.MISSES, 0L)
                         + " misses, " + open.size() + " entries";
             } catch (RuntimeException e) {

@@ -3,9 +3,9 @@ package dev.execache.cli.session;
 import dev.execache.core.Glob;
 import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.CacheStore;
-import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.FlightLease;
 import dev.execache.core.spi.GroupBound;
+import dev.execache.core.spi.StoreCounters;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -69,15 +69,11 @@ public final class ReopeningStore implements CacheStore {
     @Override public long estimatedBytes() { return store().estimatedBytes(); }
     @Override public int purgeExpired() { return store().purgeExpired(); }
     @Override public List<String> put(CacheEntry entry, GroupBound bound) { return store().put(entry, bound); }
-    @Override public void increment(String tool, Map<Counter, Long> deltas) { store().increment(tool, deltas); }
-    @Override public Map<Counter, Long> counters() { return store().counters(); }
-    @Override public Map<String, Map<Counter, Long>> toolCounters() { return store().toolCounters(); }
+    @Override public StoreCounters counters() { return store().counters(); }
     @Override public Map<String, String> lastSeenVersions(String scope) { return store().lastSeenVersions(scope); }
     @Override public void recordVersions(String scope, Map<String, String> versions) {
         store().recordVersions(scope, versions);
     }
-    @Override public void zeroCounters() { store().zeroCounters(); }
-    @Override public Optional<Instant> countingSince() { return store().countingSince(); }
 
     @Override
     public FlightLease acquireFlight(String key, Duration maxHold) throws InterruptedException {

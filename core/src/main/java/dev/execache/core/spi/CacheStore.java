@@ -2,7 +2,6 @@ package dev.execache.core.spi;
 
 import dev.execache.core.Glob;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -74,38 +73,8 @@ public interface CacheStore extends AutoCloseable {
     /** Removes every expired entry; returns how many. */
     int purgeExpired();
 
-    default void increment(Counter counter, long delta) {
-        increment(null, Map.of(counter, delta));
-    }
-
-    default void increment(Map<Counter, Long> deltas) {
-        increment(null, deltas);
-    }
-
-    /**
-     * Adds to several counters at once (a store over the network does it in one round trip):
-     * to the totals and, unless {@code tool} is null, to that tool's own counters too.
-     */
-    void increment(String tool, Map<Counter, Long> deltas);
-
-    /** Every counter in total, zero for those never incremented. */
-    Map<Counter, Long> counters();
-
-    /** The counters of each tool that was ever counted, by tool name (sorted). */
-    Map<String, Map<Counter, Long>> toolCounters();
-
-    /**
-     * Sets every counter, in total and per tool, to zero (fleet-wide for a shared store) and
-     * starts counting anew from the clock's now. Entries and last-seen versions stay.
-     */
-    void zeroCounters();
-
-    /**
-     * When the counters started: when the store first counted (its creation) or was last
-     * zeroed; empty if nothing has been counted yet or the store does not know (counted by an
-     * execache that did not record it).
-     */
-    Optional<Instant> countingSince();
+    /** The figures the store keeps beside its entries (fleet-wide for a shared store). */
+    StoreCounters counters();
 
     /**
      * The version of each tool as last recorded in {@code scope}. A scope is one project's view
