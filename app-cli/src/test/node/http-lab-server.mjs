@@ -6,7 +6,9 @@
 //   --era 2026   2026-07-28, stateless: server/discover, _meta on every request, ttlMs on tools/list
 //                (written by hand: the SDK pinned here knows no 2026-07-28)
 //   --port N (0: any), --token T (requests must carry "Authorization: Bearer T"), --ttl-ms N,
-//   --delay-ms N (every tools/call takes that much longer, for the benchmark)
+//   --delay-ms N (every tools/call takes that much longer, for the benchmark),
+//   --oauth ID:SECRET (it is its own authorization server too: RFC 9728 and RFC 8414 metadata, a
+//   client credentials token endpoint; /mcp wants a token it issued), --token-lifetime SECONDS
 // Prints "listening PORT" on stdout once it listens.
 import http from "node:http";
 import { randomUUID } from "node:crypto";
@@ -24,6 +26,10 @@ const json = process.argv.includes("--json");
 const token = option("token", null);
 const ttlMs = Number(option("ttl-ms", "60000"));
 const delayMs = Number(option("delay-ms", "0"));
+const oauthClient = option("oauth", null);
+const tokenLifetime = Number(option("token-lifetime", "3600"));
+const issued = new Set();
+const oauthLog = { issued: 0, methods: [], resources: [], scopes: [] };
 
 const readOnly = { readOnlyHint: true };
 const object = (properties = {}) => ({ type: "object", properties });
@@ -31,6 +37,7 @@ const tools = {
   get_count: { description: "The counter.", inputSchema: object({ who: { type: "string" } }), annotations: readOnly },
   increment: { description: "Adds one to the counter.", inputSchema: object(), annotations: { readOnlyHint: false } },
   fail: { description: "Always fails.", inputSchema: object(), annotations: readOnly },
+  oauth_log: { description: "The tokens issued, and how the client authenticated.", inputSchema: object() },
   dropped_stream: { description: "Closes its answer's stream, then answers.", inputSchema: object({ who: { type: "string" } }), annotations: readOnly },
   end_sessions: { description: "Ends every session, as a restart would.", inputSchema: object(), annotations: { readOnlyHint: false } },
   refuse_next: {
@@ -46,7 +53,6 @@ const tools = {
 };
 let counter = 0;
 const served = {};
-const authorizations = new Set();
 let refusing = { status: 0, count: 0, retryAfter: null };
 const sessions = new Map();
 
@@ -61,6 +67,8 @@ async function callTool(name, args, extra, notify) {
   switch (name) {
     case "get_count":
       return text({ counter, served: served[name], who: args.who ?? null, era });
+    case "oauth_log":
+      return text(oauthLog);
     case "increment":
       counter += 1;
       return text({ counter });
@@ -174,10 +182,58 @@ async function modern(req, res) {
   }
 }
 
+const readForm = (req) => new Promise((resolve) => {
+  const chunks = [];
+  req.on("data", (chunk) => chunks.push(chunk));
+  req.on("end", () => resolve(new URLSearchParams(Buffer.concat(chunks).toString("utf8"))));
+});
+
+async function authorization(req, res, origin) {
+  const path = new URL(req.url, origin).pathname;
+  if (path.startsWith("/.well-known/oauth-protected-resource")) {
+    return answer(res, 200, { resource: `${origin}/mcp`, authorization_servers: [origin] });
+  }
+  if (path === "/.well-known/oauth-authorization-server") {
+    return answer(res, 200, { issuer: origin, token_endpoint: `${origin}/token`, grant_types_supported: ["client_credentials"],
+      token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post"] });
+  }
+  if (path === "/token") {
+    const form = await readForm(req);
+    const [id, secret] = oauthClient.split(":");
+    let method = null;
+    if (req.headers.authorization?.startsWith("Basic ")) {
+      const [user, password] = Buffer.from(req.headers.authorization.slice(6), "base64").toString("utf8").split(":")
+        .map(decodeURIComponent);
+      method = user === id && password === secret ? "client_secret_basic" : null;
+    } else if (form.get("client_id") === id && form.get("client_secret") === secret) {
+      method = "client_secret_post";
+    }
+    if (form.get("grant_type") !== "client_credentials" || method === null) {
+      return answer(res, 401, { error: "invalid_client" });
+    }
+    const token = `at-${randomUUID()}`;
+    issued.add(token);
+    oauthLog.issued += 1;
+    oauthLog.methods.push(method);
+    oauthLog.resources.push(form.get("resource"));
+    oauthLog.scopes.push(form.get("scope"));
+    return answer(res, 200, { access_token: token, token_type: "Bearer", expires_in: tokenLifetime });
+  }
+  const bearer = req.headers.authorization?.startsWith("Bearer ") ? req.headers.authorization.slice(7) : null;
+  if (!issued.has(bearer)) {
+    return answer(res, 401, { error: "invalid_token" },
+      { "www-authenticate": `Bearer resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp"` });
+  }
+  return null;
+}
+
 const httpServer = http.createServer(async (req, res) => {
   try {
-    if (req.headers.authorization) {
-      authorizations.add(req.headers.authorization);
+    if (oauthClient !== null) {
+      const handled = await authorization(req, res, `http://127.0.0.1:${httpServer.address().port}`);
+      if (handled !== null) {
+        return handled;
+      }
     }
     if (token !== null && req.headers.authorization !== `Bearer ${token}`) {
       return answer(res, 401, { error: "invalid_token" }, { "www-authenticate": 'Bearer error="invalid_token"' });

@@ -24,12 +24,18 @@ final class HttpMcpException extends RuntimeException {
     private final Kind kind;
     private final int status;
     private final Duration retryAfter;
+    private final String challenge;
 
     HttpMcpException(Kind kind, int status, Duration retryAfter, String message) {
+        this(kind, status, retryAfter, null, message);
+    }
+
+    HttpMcpException(Kind kind, int status, Duration retryAfter, String challenge, String message) {
         super(message);
         this.kind = kind;
         this.status = status;
         this.retryAfter = retryAfter;
+        this.challenge = challenge;
     }
 
     HttpMcpException(Kind kind, String message) {
@@ -43,6 +49,11 @@ final class HttpMcpException extends RuntimeException {
     /** The HTTP status, 0 when there was none. */
     int status() {
         return status;
+    }
+
+    /** The WWW-Authenticate header of a 401, or null. */
+    String challenge() {
+        return challenge;
     }
 
     /** How long the server asked to wait, or null when it did not say. */

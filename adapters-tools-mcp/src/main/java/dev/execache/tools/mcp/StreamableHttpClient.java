@@ -59,6 +59,7 @@ final class StreamableHttpClient implements AutoCloseable {
     private final HttpClient http;
     private final ScheduledExecutorService timer;
     private final Consumer<JsonNode> notifications;
+    private final Predicate<String> unauthorized;
     private final ObjectMapper json = new ObjectMapper();
     private final AtomicLong ids = new AtomicLong();
 
@@ -75,9 +76,11 @@ final class StreamableHttpClient implements AutoCloseable {
      * @param headers the headers of every request, asked for each request (a token may be renewed)
      * @param headerNames the configured headers' names, for messages (never their values)
      * @param notifications gets every notification the server sends
+     * @param unauthorized told the WWW-Authenticate header of a 401; says whether to send the request
+     *     once more (with a new token)
      */
     StreamableHttpClient(String server, URI url, Supplier<Map<String, String>> headers, Set<String> headerNames,
-            HttpClient http, ScheduledExecutorService timer, Consumer<JsonNode> notifications) {
+            HttpClient http, ScheduledExecutorService timer, Consumer<JsonNode> notifications, Predicate<String> unauthorized) {
         this.server = server;
         this.url = url;
         this.headers = headers;
@@ -85,6 +88,7 @@ final class StreamableHttpClient implements AutoCloseable {
         this.http = http;
         this.timer = timer;
         this.notifications = notifications;
+        this.unauthorized = unauthorized;
     }
 
     /** Discovers the server (2026-07-28) or initializes a session with it (2025-11-25 and older). */
@@ -147,6 +151,17 @@ final class StreamableHttpClient implements AutoCloseable {
     }
 
     private JsonNode exchange(String method, ObjectNode params, long deadline) {
+        try {
+            return exchangeOnce(method, params, deadline);
+        } catch (HttpMcpException e) {
+            if (e.status() == 401 && unauthorized.test(e.challenge())) {
+                return exchangeOnce(method, params, deadline);
+            }
+            throw e;
+        }
+    }
+
+    private JsonNode exchangeOnce(String method, ObjectNode params, long deadline) {
         long id = ids.incrementAndGet();
         ObjectNode message = json.createObjectNode();
         message.put("jsonrpc", "2.0");
@@ -237,7 +252,8 @@ final class StreamableHttpClient implements AutoCloseable {
         }
         String excerpt = excerpt(response.body());
         if (status == 401 || status == 403) {
-            throw new HttpMcpException(Kind.CREDENTIALS_REFUSED, status, null, "server " + server
+            throw new HttpMcpException(Kind.CREDENTIALS_REFUSED, status, null,
+                    response.headers().firstValue("www-authenticate").orElse(null), "server " + server
                     + " refused the credentials (HTTP " + status + ")" + (headerNames.isEmpty()
                             ? ": it needs some; give its entry headers (such as Authorization) or oauth"
                             : ": check the value of the header " + String.join(", ", headerNames)));

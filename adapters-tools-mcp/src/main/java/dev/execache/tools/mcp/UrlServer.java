@@ -15,8 +15,11 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -59,6 +62,7 @@ final class UrlServer extends Downstream {
     private ScheduledFuture<?> relist;
     /** Why the last attempt to reach the server failed; null once it is reached. */
     private HttpMcpException lastFailure;
+    private ClientCredentialsTokens tokens;
 
     UrlServer(UrlServerSettings settings, Duration callTimeout, ScheduledExecutorService scheduler, HttpClient http,
             Runnable toolsMayHaveChanged, Clock clock) {
@@ -89,9 +93,10 @@ final class UrlServer extends Downstream {
             connecting = true;
         }
         Map<String, String> headers;
+        String secret;
         try {
             headers = settings.headerValues();
-            settings.clientSecret();
+            secret = settings.clientSecret();
         } catch (UrlServerSettings.UnsetVariableException e) {
             synchronized (this) {
                 unavailable = e.getMessage();
@@ -101,9 +106,18 @@ final class UrlServer extends Downstream {
             LOG.log(Level.WARNING, e.getMessage() + "; the server is unavailable");
             return false;
         }
-        Supplier<Map<String, String>> perRequest = () -> headers;
+        ClientCredentialsTokens oauth = settings.clientCredentials() == null ? null : tokens(secret);
+        Supplier<Map<String, String>> perRequest = oauth == null ? () -> headers : () -> {
+            Map<String, String> withToken = new LinkedHashMap<>(headers);
+            withToken.put("Authorization", "Bearer " + oauth.token());
+            return withToken;
+        };
+        Set<String> headerNames = new TreeSet<>(headers.keySet());
+        if (oauth != null) {
+            headerNames.add("Authorization (an OAuth token of client " + settings.clientCredentials().clientId() + ")");
+        }
         StreamableHttpClient opened = new StreamableHttpClient(settings.name(), settings.url(), perRequest,
-                headers.keySet(), http, scheduler, this::notified);
+                headerNames, http, scheduler, this::notified, challenge -> oauth != null && oauth.refused(challenge));
         try {
             opened.open(startTimeout());
             McpSchema.Implementation serverInfo = implementation(opened.serverInfo());
@@ -143,6 +157,15 @@ final class UrlServer extends Downstream {
             scheduleConnect(delay);
             return false;
         }
+    }
+
+    /** Kept across reconnections, so that a token outlives a session; the secret is resolved once. */
+    private synchronized ClientCredentialsTokens tokens(String secret) {
+        if (tokens == null) {
+            tokens = new ClientCredentialsTokens(settings.name(), settings.url(), settings.clientCredentials(), secret, http,
+                    clock, startTimeout());
+        }
+        return tokens;
     }
 
     @Override
