@@ -1,15 +1,24 @@
 package dev.execache.tools.mcp;
 
+import dev.execache.core.CanonicalJson;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.MessageDigest;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
 
 /**
  * One downstream MCP server reached over Streamable HTTP at a URL, in the shape agent hosts use
@@ -170,6 +179,48 @@ public record UrlServerSettings(String name, URI url, Map<String, String> header
         String rest = VARIABLE.matcher(template).replaceAll("");
         if (rest.contains("${")) {
             throw new IllegalArgumentException(where + " has a '${' that is not a variable such as ${GITHUB_TOKEN}");
+        }
+    }
+
+    /**
+     * How the server is reached, as a one-way digest (128 bits, hex) of everything that can change
+     * its answers: the whole URL (a query may name a tenant), each header's name (lower case, as
+     * HTTP compares them) and resolved value, and the OAuth client's id, resolved secret and scope.
+     * Identical configurations have the same identity, any difference gives another; no value can
+     * be read back from it. The same shape as a command server's identity on the answer-identity
+     * branch, so that merging it is a matter of giving {@link DownstreamSettings} this method.
+     *
+     * @param key keys the digest (HMAC-SHA256) so that only holders of the key can test a guessed
+     *     credential against it; null or empty for a plain SHA-256
+     * @throws UnsetVariableException when a header or the secret names a variable that is not set
+     */
+    public String identity(byte[] key) {
+        Map<String, Object> reached = new TreeMap<>();
+        reached.put("kind", "url");
+        reached.put("url", url.normalize().toString());
+        Map<String, String> values = new TreeMap<>();
+        headerValues().forEach((header, value) -> values.put(header.toLowerCase(Locale.ROOT), value));
+        reached.put("headers", values);
+        if (clientCredentials != null) {
+            Map<String, Object> oauth = new TreeMap<>();
+            oauth.put("clientId", clientCredentials.clientId());
+            oauth.put("clientSecret", clientSecret());
+            oauth.put("scope", clientCredentials.scope());
+            reached.put("oauth", oauth);
+        }
+        byte[] text = CanonicalJson.write(reached, "server " + name).getBytes(StandardCharsets.UTF_8);
+        try {
+            byte[] digest;
+            if (key == null || key.length == 0) {
+                digest = MessageDigest.getInstance("SHA-256").digest(text);
+            } else {
+                Mac mac = Mac.getInstance("HmacSHA256");
+                mac.init(new SecretKeySpec(key, "HmacSHA256"));
+                digest = mac.doFinal(text);
+            }
+            return HexFormat.of().formatHex(digest, 0, 16);
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("every Java platform must provide SHA-256 and HmacSHA256", e);
         }
     }
 
