@@ -157,6 +157,13 @@ async function legacy(req, res) {
 }
 
 const META = "io.modelcontextprotocol/";
+const listeners = new Set();
+const notifyListeners = async () => {
+  for (const listener of listeners) {
+    listener.res.write(`data: ${JSON.stringify({ jsonrpc: "2.0", method: "notifications/tools/list_changed",
+      params: { _meta: { [`${META}subscriptionId`]: listener.id } } })}\n\n`);
+  }
+};
 async function modern(req, res) {
   if (req.method !== "POST") {
     return answer(res, 405, { jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed" }, id: null });
@@ -176,7 +183,16 @@ async function modern(req, res) {
     case "tools/list":
       return ok({ tools: listTools(), ttlMs, cacheScope: "public" });
     case "tools/call":
-      return ok(await callTool(message.params.name, message.params.arguments ?? {}, undefined, async () => {}));
+      return ok(await callTool(message.params.name, message.params.arguments ?? {}, undefined, notifyListeners));
+    case "subscriptions/listen": {
+      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+      const listener = { id: message.id, res };
+      listeners.add(listener);
+      res.on("close", () => listeners.delete(listener));
+      res.write(`data: ${JSON.stringify({ jsonrpc: "2.0", method: "notifications/subscriptions/acknowledged",
+        params: { notifications: message.params.notifications, _meta: { [`${META}subscriptionId`]: message.id } } })}\n\n`);
+      return undefined;
+    }
     default:
       return answer(res, 200, { jsonrpc: "2.0", id: message.id, error: { code: -32601, message: `no method ${message.method}` } });
   }

@@ -23,8 +23,10 @@ import java.time.format.DateTimeParseException;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -71,6 +73,8 @@ final class StreamableHttpClient implements AutoCloseable {
     private volatile boolean closed;
     private volatile Thread listener;
     private volatile InputStream listening;
+    /** Counted down when the notification stream is open (or cannot be), so that open() returns listening. */
+    private final CountDownLatch streamOpen = new CountDownLatch(1);
 
     /**
      * @param headers the headers of every request, asked for each request (a token may be renewed)
@@ -107,6 +111,9 @@ final class StreamableHttpClient implements AutoCloseable {
                 serverInfo = discovered.has("serverInfo") ? discovered.get("serverInfo")
                         : discovered.path("_meta").path(META + "serverInfo");
                 capabilities = discovered.path("capabilities");
+                if (capabilities.path("tools").path("listChanged").asBoolean(false)) {
+                    listen(deadline);
+                }
                 return;
             }
         } catch (HttpMcpException e) {
@@ -127,7 +134,7 @@ final class StreamableHttpClient implements AutoCloseable {
         capabilities = initialized.path("capabilities");
         notify("notifications/initialized", deadline);
         if (sessionId != null && capabilities.path("tools").path("listChanged").asBoolean(false)) {
-            listen();
+            listen(deadline);
         }
     }
 
@@ -333,32 +340,59 @@ final class StreamableHttpClient implements AutoCloseable {
     }
 
     /**
-     * The standalone stream of a 2025-era session, on which the server sends what is not an
-     * answer, such as {@code notifications/tools/list_changed}; opened again after the server's
-     * {@code retry} when it ends.
+     * The stream on which the server sends what is not an answer, such as
+     * {@code notifications/tools/list_changed}: in the 2025 era the session's standalone stream
+     * (a GET, resumed with {@code Last-Event-ID}), in the 2026-07-28 era a
+     * {@code subscriptions/listen} request whose answer is that stream. Opened again after the
+     * server's {@code retry} when it ends; a 2026 stream cannot be resumed, so a new one is taken
+     * as a change (what it missed is listed again).
      */
-    private void listen() {
+    private void listen(long openedBy) {
         String session = sessionId;
         Thread thread = new Thread(() -> {
             String lastEventId = null;
             Duration retry = DEFAULT_RETRY;
             int failures = 0;
-            while (!closed && session.equals(sessionId)) {
+            boolean listenedBefore = false;
+            while (!closed && Objects.equals(session, sessionId)) {
                 Events events = new Events();
                 try {
-                    HttpRequest.Builder get = base(System.nanoTime() + Duration.ofSeconds(30).toNanos())
-                            .header("Accept", "text/event-stream").GET();
-                    if (lastEventId != null) {
-                        get.header("Last-Event-ID", lastEventId);
+                    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+                    HttpRequest.Builder request;
+                    if (modern) {
+                        ObjectNode message = json.createObjectNode();
+                        message.put("jsonrpc", "2.0");
+                        message.put("id", ids.incrementAndGet());
+                        message.put("method", "subscriptions/listen");
+                        ObjectNode params = json.createObjectNode();
+                        params.putObject("notifications").put("toolsListChanged", true);
+                        message.set("params", withMeta(params));
+                        request = base(deadline).header("Content-Type", "application/json")
+                                .header("Accept", "application/json, text/event-stream")
+                                .POST(HttpRequest.BodyPublishers.ofByteArray(json.writeValueAsBytes(message)));
+                    } else {
+                        request = base(deadline).header("Accept", "text/event-stream").GET();
+                        if (lastEventId != null) {
+                            request.header("Last-Event-ID", lastEventId);
+                        }
                     }
-                    HttpResponse<InputStream> response = send(get);
+                    HttpResponse<InputStream> response = send(request);
                     if (response.statusCode() == 405 || response.statusCode() == 409) {
                         closeQuietly(response.body());
                         return;
                     }
                     check(response, session);
+                    if (!response.headers().firstValue("content-type").orElse("").startsWith("text/event-stream")) {
+                        closeQuietly(response.body());
+                        return;
+                    }
                     listening = response.body();
+                    streamOpen.countDown();
                     failures = 0;
+                    if (modern && listenedBefore) {
+                        notifications.accept(json.createObjectNode().put("method", "notifications/tools/list_changed"));
+                    }
+                    listenedBefore = true;
                     events.read(response.body(), message -> false);
                 } catch (HttpMcpException e) {
                     if (e.kind() == Kind.SESSION_EXPIRED) {
@@ -366,7 +400,10 @@ final class StreamableHttpClient implements AutoCloseable {
                     }
                     failures++;
                     LOG.log(Level.DEBUG, "server " + server + ": its notification stream failed: " + e.getMessage());
+                } catch (IOException e) {
+                    throw new IllegalStateException("a JSON-RPC message of ours cannot be written", e);
                 } finally {
+                    streamOpen.countDown();
                     closeQuietly(listening);
                     lastEventId = events.lastEventId != null ? events.lastEventId : lastEventId;
                     retry = events.retry != null ? events.retry : retry;
@@ -382,6 +419,11 @@ final class StreamableHttpClient implements AutoCloseable {
         thread.setDaemon(true);
         listener = thread;
         thread.start();
+        try {
+            streamOpen.await(Math.max(0, openedBy - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** The events of one SSE stream, and the last event id and retry it gave. */
