@@ -1,8 +1,15 @@
 package dev.execache.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.execache.cli.command.ExitCode;
+import dev.execache.cli.session.GatewayCatalog;
+import dev.execache.cli.settings.Environment;
+import dev.execache.cli.settings.Settings;
+import dev.execache.cli.settings.UsageException;
+import dev.execache.mcp.server.Json;
+import dev.execache.tools.mcp.McpToolCatalog;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -11,6 +18,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
@@ -82,6 +90,22 @@ class UrlServersCommandTest {
 
         assertThat(err.toString(StandardCharsets.UTF_8))
                 .contains("server remote: headers.Authorization names the environment variable LAB_TOKEN, which is not set");
+    }
+
+    @Test
+    void serveGoesOnWithoutAServerWhoseVariableIsNotSetAndSaysWhyOnACall() throws IOException {
+        Environment command = new Environment(Map.of(), dir, new ByteArrayInputStream(new byte[0]));
+        Settings settings = Settings.resolve(new Settings.Flags(null, "memory", null, null, false, null, null, null, null,
+                null, List.of(), List.of()), command.variables(), command.workingDir());
+
+        try (McpToolCatalog serving = GatewayCatalog.serve(settings, command)) {
+            String text = Json.MAPPER.readTree(serving.call("remote__get_count", Map.of()).json())
+                    .at("/content/0/text").textValue();
+
+            assertThat(text).contains("LAB_TOKEN, which is not set; the server is unavailable");
+        }
+        assertThatThrownBy(() -> GatewayCatalog.start(settings, command)).isInstanceOf(UsageException.class)
+                .hasMessageContaining("LAB_TOKEN");
     }
 
     @Test
