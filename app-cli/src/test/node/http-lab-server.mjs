@@ -37,6 +37,7 @@ const tools = {
   get_count: { description: "The counter.", inputSchema: object({ who: { type: "string" } }), annotations: readOnly },
   increment: { description: "Adds one to the counter.", inputSchema: object(), annotations: { readOnlyHint: false } },
   fail: { description: "Always fails.", inputSchema: object(), annotations: readOnly },
+  sleep: { description: "Answers after ms milliseconds.", inputSchema: object({ ms: { type: "number" } }), annotations: readOnly },
   oauth_log: { description: "The tokens issued, and how the client authenticated.", inputSchema: object() },
   dropped_stream: { description: "Closes its answer's stream, then answers.", inputSchema: object({ who: { type: "string" } }), annotations: readOnly },
   end_sessions: { description: "Ends every session, as a restart would.", inputSchema: object(), annotations: { readOnlyHint: false } },
@@ -67,6 +68,9 @@ async function callTool(name, args, extra, notify) {
   switch (name) {
     case "get_count":
       return text({ counter, served: served[name], who: args.who ?? null, era });
+    case "sleep":
+      await new Promise((resolve) => setTimeout(resolve, args.ms));
+      return text({ slept: args.ms });
     case "oauth_log":
       return text(oauthLog);
     case "increment":

@@ -186,6 +186,23 @@ class UrlServersTest {
     }
 
     @Test
+    void aCallThatDoesNotAnswerInTimeIsAnErrorAfterTheCallTimeout() throws InterruptedException {
+        UrlServerSettings settings = server(TOKEN);
+        McpToolCatalog slow = new McpToolCatalog(List.of(settings), Duration.ofSeconds(3), Duration.ofHours(1), line -> { },
+                clock).start();
+        catalogs.add(slow);
+        CountDownLatch connected = new CountDownLatch(1);
+        slow.addListener(tools -> connected.countDown());
+        if (slow.tools().isEmpty()) {
+            assertThat(connected.await(60, TimeUnit.SECONDS)).as("the server connected").isTrue();
+        }
+
+        String message = errorText(slow.call("remote__sleep", Map.of("ms", 120_000)));
+
+        assertThat(message).contains("calling sleep on server remote failed: server remote did not answer in time");
+    }
+
+    @Test
     void toolsListChangedOnTheSessionsStreamRediscoversTheTools() throws InterruptedException {
         ProxiedTools gateway = gateway(server(TOKEN));
         CountDownLatch changed = new CountDownLatch(1);
