@@ -21,6 +21,11 @@ abstract class Downstream {
     /** {@link #refresh}, logging a failure instead of throwing it. */
     abstract void refreshQuietly();
 
+    /** The periodic re-discovery ({@code rediscover_seconds}); a server that says how long its list lives may skip it. */
+    void rediscover() {
+        refreshQuietly();
+    }
+
     abstract ToolResult call(String tool, Map<String, Object> args);
 
     /** The process id of a server execache started, -1 when it is not running or not a process. */

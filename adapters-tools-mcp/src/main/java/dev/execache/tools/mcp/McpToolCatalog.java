@@ -126,7 +126,7 @@ public final class McpToolCatalog implements ToolCatalog {
     }
 
     private void refreshQuietly() {
-        servers.values().forEach(Downstream::refreshQuietly);
+        servers.values().forEach(Downstream::rediscover);
     }
 
     private synchronized void tellIfChanged() {

@@ -152,7 +152,8 @@ final class UrlServer extends Downstream {
                 }
                 notifyAll();
             }
-            LOG.log(Level.WARNING, "server " + settings.name() + ": cannot connect: " + e.getMessage()
+            LOG.log(Level.WARNING, (e instanceof HttpMcpException ? e.getMessage()
+                    : "server " + settings.name() + ": cannot connect: " + e.getMessage())
                     + "; trying again in " + delay.toMillis() / 1000.0 + " s");
             scheduleConnect(delay);
             return false;
@@ -201,12 +202,23 @@ final class UrlServer extends Downstream {
         }
     }
 
+    /** A 2026-07-28 server's list is listed again when its ttlMs lapses, instead of at the fixed interval. */
+    @Override
+    void rediscover() {
+        synchronized (this) {
+            if (relist != null && !relist.isDone()) {
+                return;
+            }
+        }
+        refreshQuietly();
+    }
+
     @Override
     void refreshQuietly() {
         try {
             refresh();
         } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "server " + settings.name() + ": listing its tools failed: " + e.getMessage());
+            LOG.log(Level.WARNING, "listing the tools of server " + settings.name() + " failed: " + e.getMessage());
         }
     }
 
@@ -318,8 +330,7 @@ final class UrlServer extends Downstream {
             delay = nextBackoff(why);
         }
         current.close();
-        LOG.log(Level.WARNING, "server " + settings.name() + ": " + why.getMessage() + "; reaching it again in "
-                + delay.toMillis() / 1000.0 + " s");
+        LOG.log(Level.WARNING, why.getMessage() + "; reaching it again in " + delay.toMillis() / 1000.0 + " s");
         scheduleConnect(delay);
     }
 
