@@ -6,11 +6,13 @@
 //   --era 2026   2026-07-28, stateless: server/discover, _meta on every request, ttlMs on tools/list
 //                (written by hand: the SDK pinned here knows no 2026-07-28)
 //   --port N (0: any), --token T (requests must carry "Authorization: Bearer T"), --ttl-ms N,
-//   --delay-ms N (every tools/call takes that much longer, for the benchmark),
+//   --tls-key FILE --tls-cert FILE (https), --delay-ms N (every tools/call takes that much longer, for the benchmark),
 //   --oauth ID:SECRET (it is its own authorization server too: RFC 9728 and RFC 8414 metadata, a
 //   client credentials token endpoint; /mcp wants a token it issued), --token-lifetime SECONDS
 // Prints "listening PORT" on stdout once it listens.
 import http from "node:http";
+import https from "node:https";
+import { readFileSync } from "node:fs";
 import { randomUUID } from "node:crypto";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
@@ -247,7 +249,9 @@ async function authorization(req, res, origin) {
   return null;
 }
 
-const httpServer = http.createServer(async (req, res) => {
+const tls = option("tls-cert", null) === null ? null
+  : { key: readFileSync(option("tls-key")), cert: readFileSync(option("tls-cert")) };
+const handler = async (req, res) => {
   try {
     if (oauthClient !== null) {
       const handled = await authorization(req, res, `http://127.0.0.1:${httpServer.address().port}`);
@@ -270,7 +274,8 @@ const httpServer = http.createServer(async (req, res) => {
       answer(res, 500, { error: String(e) });
     }
   }
-});
+};
+const httpServer = tls === null ? http.createServer(handler) : https.createServer(tls, handler);
 httpServer.listen(Number(option("port", "0")), "127.0.0.1", () => {
   console.log(`listening ${httpServer.address().port}`);
 });

@@ -30,7 +30,7 @@ final class HttpLab implements AutoCloseable {
     }
 
     URI url() {
-        return URI.create("http://127.0.0.1:" + port + "/mcp");
+        return URI.create((options.contains("--tls-cert") ? "https" : "http") + "://127.0.0.1:" + port + "/mcp");
     }
 
     /** Stops the server, as a crash or a deploy would. */

@@ -34,6 +34,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
+import javax.net.ssl.SSLHandshakeException;
 
 /**
  * The client side of MCP's Streamable HTTP transport, in both eras: 2026-07-28 (stateless, each
@@ -239,6 +240,10 @@ final class StreamableHttpClient implements AutoCloseable {
             return http.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
         } catch (HttpTimeoutException e) {
             throw new HttpMcpException(Kind.TIMEOUT, "server " + server + " did not answer in time");
+        } catch (SSLHandshakeException e) {
+            throw new HttpMcpException(Kind.UNREACHABLE, "server " + server + " at " + UrlServerSettings.withoutQuery(url)
+                    + ": its TLS certificate is not trusted by the JVM's trust store (" + describe(e) + "); for a private CA,"
+                    + " name a trust store that holds it: -Djavax.net.ssl.trustStore");
         } catch (ConnectException e) {
             throw new HttpMcpException(Kind.UNREACHABLE, "server " + server + " cannot be reached at "
                     + UrlServerSettings.withoutQuery(url) + " (connection refused)");
