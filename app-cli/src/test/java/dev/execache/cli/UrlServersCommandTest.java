@@ -116,7 +116,8 @@ class UrlServersCommandTest {
         assertThat(run(Map.of(), "config")).isEqualTo(ExitCode.OK);
         String unset = out.toString(StandardCharsets.UTF_8);
 
-        assertThat(set).contains("remote " + lab.url() + " headers Authorization (LAB_TOKEN set)").doesNotContain(TOKEN);
+        assertThat(set).contains("remote " + lab.url() + " headers Authorization (LAB_TOKEN set)  [config ")
+                .doesNotContain(TOKEN);
         assertThat(unset).contains("(LAB_TOKEN unset)");
     }
 

@@ -97,18 +97,22 @@ final class ConfigCommand implements Callable<Integer> {
         values.put("tools", Entries.tools(settings.tools()));
         values.put("deno", settings.denoPath() == null ? "(look up)" : settings.denoPath().toString());
         values.put("servers", servers(settings));
+        Map<String, String> sources = new LinkedHashMap<>(settings.sources());
+        if (!settings.gateway().isEmpty()) {
+            sources.put("servers", "config " + settings.configPath());
+        }
         PrintWriter out = spec.commandLine().getOut();
         if (json) {
             ObjectNode node = Json.MAPPER.createObjectNode();
             values.forEach((name, value) -> {
                 ObjectNode setting = node.putObject(name);
                 setting.put("value", value);
-                setting.put("source", settings.sources().getOrDefault(name, "default"));
+                setting.put("source", sources.getOrDefault(name, "default"));
             });
             out.println(Json.write(node));
         } else {
             values.forEach((name, value) -> out.printf(Locale.ROOT, "%-14s %s  [%s]%n", name, value,
-                    settings.sources().getOrDefault(name, "default")));
+                    sources.getOrDefault(name, "default")));
         }
         out.flush();
         return ExitCode.OK;
