@@ -314,8 +314,12 @@ final class UrlServer extends Downstream {
         expired.close();
         LOG.log(Level.INFO, "server " + settings.name() + ": the session ended; starting a new one");
         connect();
-        synchronized (this) {
-            return client;
+        try {
+            // another thread may be the one reaching it (a call of its own, or the scheduled reconnection)
+            return awaitClient();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return null;
         }
     }
 
