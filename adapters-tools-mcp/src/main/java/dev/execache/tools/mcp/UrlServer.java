@@ -11,10 +11,14 @@ import dev.execache.tools.mcp.HttpMcpException.Kind;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.lang.System.Logger.Level;
 import java.net.http.HttpClient;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -63,6 +67,8 @@ final class UrlServer extends Downstream {
     /** Why the last attempt to reach the server failed; null once it is reached. */
     private HttpMcpException lastFailure;
     private ClientCredentialsTokens tokens;
+    /** How the server is reached ({@link UrlServerSettings#identity}), known once its variables are resolved. */
+    private volatile String identity;
 
     UrlServer(UrlServerSettings settings, Duration callTimeout, ScheduledExecutorService scheduler, HttpClient http,
             Runnable toolsMayHaveChanged, Clock clock) {
@@ -97,6 +103,7 @@ final class UrlServer extends Downstream {
         try {
             headers = settings.headerValues();
             secret = settings.clientSecret();
+            identity = settings.identity(null);
         } catch (UrlServerSettings.UnsetVariableException e) {
             synchronized (this) {
                 unavailable = e.getMessage();
@@ -379,8 +386,23 @@ final class UrlServer extends Downstream {
         Map<String, Object> definition = json.convertValue(tool, OBJECT);
         Boolean readOnly = tool.annotations() == null ? null : tool.annotations().readOnlyHint();
         return new CatalogTool(settings.name() + DownstreamServer.SEPARATOR + tool.name(), settings.name(),
-                DownstreamServer.digest(settings.name(), serverInfo, definition), definition, readOnly,
+                version(DownstreamServer.digest(settings.name(), serverInfo, definition)), definition, readOnly,
                 settings.trustAnnotations());
+    }
+
+    /**
+     * A tool's version: the digest of what defines it, and of how the server is reached (its
+     * identity: the URL and the headers' values), so that the answers of configurations with other
+     * credentials are never taken for each other (the version is part of every cache key).
+     */
+    private String version(String definitionDigest) {
+        try {
+            byte[] hash = MessageDigest.getInstance("SHA-256")
+                    .digest((definitionDigest + "\n" + identity).getBytes(StandardCharsets.UTF_8));
+            return "mcp:" + HexFormat.of().formatHex(hash, 0, 16);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java platform must provide SHA-256", e);
+        }
     }
 
     private static McpSchema.Implementation implementation(JsonNode serverInfo) {

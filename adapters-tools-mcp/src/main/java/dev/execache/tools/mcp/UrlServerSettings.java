@@ -187,8 +187,7 @@ public record UrlServerSettings(String name, URI url, Map<String, String> header
      * its answers: the whole URL (a query may name a tenant), each header's name (lower case, as
      * HTTP compares them) and resolved value, and the OAuth client's id, resolved secret and scope.
      * Identical configurations have the same identity, any difference gives another; no value can
-     * be read back from it. The same shape as a command server's identity on the answer-identity
-     * branch, so that merging it is a matter of giving {@link DownstreamSettings} this method.
+     * be read back from it. Each tool's version includes it, so answers are kept per credential.
      *
      * @param key keys the digest (HMAC-SHA256) so that only holders of the key can test a guessed
      *     credential against it; null or empty for a plain SHA-256
