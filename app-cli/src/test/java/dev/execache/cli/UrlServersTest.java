@@ -186,6 +186,18 @@ class UrlServersTest {
     }
 
     @Test
+    void aBadGatewayIsAnErrorAndTheServerIsReachedAgain() {
+        ProxiedTools gateway = gateway(server(TOKEN));
+        answer(gateway.call("remote__refuse_next", Map.of("status", 502, "count", 1)));
+
+        String message = errorText(gateway.call("remote__get_count", Map.of("who", "bad-gateway")));
+        JsonNode again = answer(gateway.call("remote__get_count", Map.of("who", "bad-gateway")));
+
+        assertThat(message).contains("server remote cannot be reached: the proxy in front of it answered HTTP 502");
+        assertThat(again.get("who").textValue()).isEqualTo("bad-gateway");
+    }
+
+    @Test
     void aCallThatDoesNotAnswerInTimeIsAnErrorAfterTheCallTimeout() throws InterruptedException {
         UrlServerSettings settings = server(TOKEN);
         McpToolCatalog slow = new McpToolCatalog(List.of(settings), Duration.ofSeconds(3), Duration.ofHours(1), line -> { },

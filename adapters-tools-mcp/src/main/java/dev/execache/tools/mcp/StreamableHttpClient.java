@@ -276,6 +276,10 @@ final class StreamableHttpClient implements AutoCloseable {
                     + (status == 429 ? " is rate limiting (HTTP 429)" : " is unavailable (HTTP 503)")
                     + (retryAfter == null ? "" : "; it asks to try again in " + retryAfter.toSeconds() + " s"));
         }
+        if (status == 502 || status == 504) {
+            throw new HttpMcpException(Kind.UNREACHABLE, status, null, "server " + server + " cannot be reached: the proxy"
+                    + " in front of it answered HTTP " + status + (status == 502 ? " (bad gateway)" : " (gateway timeout)"));
+        }
         if (status == 404 && sentSession != null) {
             throw new HttpMcpException(Kind.SESSION_EXPIRED, status, null, "server " + server + " ended the session");
         }
