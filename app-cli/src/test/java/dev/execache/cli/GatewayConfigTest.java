@@ -10,6 +10,9 @@ import dev.execache.cli.settings.UsageException;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.ToolCacheRule;
 import dev.execache.core.spi.CatalogTool;
+import dev.execache.tools.mcp.McpServerSettings;
+import dev.execache.tools.mcp.UrlServerSettings;
+import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -50,21 +53,47 @@ class GatewayConfigTest {
                 """);
 
         assertThat(config.servers()).hasSize(2);
-        GatewayConfig.Server memory = config.servers().get(0);
-        assertThat(memory.settings().args()).containsExactly("-y", "@modelcontextprotocol/server-memory");
-        assertThat(memory.settings().env()).containsEntry("MEMORY_FILE_PATH", "./memory.jsonl");
-        assertThat(memory.settings().cwd()).isEqualTo(dir.resolve("sub"));
-        assertThat(memory.settings().trustAnnotations()).isTrue();
-        assertThat(memory.invalidateOnWrite()).isTrue();
+        McpServerSettings memory = (McpServerSettings) config.servers().get(0).settings();
+        assertThat(memory.args()).containsExactly("-y", "@modelcontextprotocol/server-memory");
+        assertThat(memory.env()).containsEntry("MEMORY_FILE_PATH", "./memory.jsonl");
+        assertThat(memory.cwd()).isEqualTo(dir.resolve("sub"));
+        assertThat(memory.trustAnnotations()).isTrue();
+        assertThat(config.servers().get(0).invalidateOnWrite()).isTrue();
         assertThat(config.servers().get(1).settings().trustAnnotations()).isFalse();
         assertThat(config.servers().get(1).invalidateOnWrite()).isFalse();
-        assertThat(memory.settings().sharePublic()).as("private by default").isFalse();
+        assertThat(memory.sharePublic()).as("private by default").isFalse();
         assertThat(config.servers().get(1).settings().sharePublic()).isTrue();
         assertThat(config.rediscoverEvery()).isEqualTo(Duration.ofSeconds(5));
         assertThat(config.rules()).containsExactly(
                 ToolCacheRule.cache("fs__read_*", Duration.ofSeconds(60), CachePolicy.DEFAULT_MAX_ENTRIES),
                 ToolCacheRule.cache("*__search_*", Duration.ofSeconds(30), 50),
                 new ToolCacheRule("db__query", false, CachePolicy.DEFAULT_TTL, CachePolicy.DEFAULT_MAX_ENTRIES));
+    }
+
+    @Test
+    void aUrlServerTakesItsHeaderVariablesFromTheEnvironmentOnly() {
+        GatewayConfig config = parse("""
+                servers:
+                  github:
+                    type: http
+                    url: https://api.example.com/mcp?tenant=1
+                    headers: {Authorization: "Bearer ${GITHUB_TOKEN}", X-Team: "${TEAM}-${REGION}"}
+                    trust_annotations: false
+                """);
+
+        UrlServerSettings github = (UrlServerSettings) config.servers().get(0).settings();
+        UrlServerSettings forCommand = github.startedFor(Map.of("GITHUB_TOKEN", "t0k", "TEAM", "core", "REGION", "eu"), dir);
+        UrlServerSettings unset = github.startedFor(Map.of("GITHUB_TOKEN", "t0k"), dir);
+
+        assertThat(github.url()).isEqualTo(URI.create("https://api.example.com/mcp?tenant=1"));
+        assertThat(github.trustAnnotations()).isFalse();
+        assertThat(forCommand.headerValues()).containsExactly(Map.entry("Authorization", "Bearer t0k"),
+                Map.entry("X-Team", "core-eu"));
+        assertThat(unset.variables()).containsExactly(Map.entry("GITHUB_TOKEN", true), Map.entry("TEAM", false),
+                Map.entry("REGION", false));
+        assertThatThrownBy(unset::headerValues).isInstanceOf(UrlServerSettings.UnsetVariableException.class)
+                .hasMessage("server github: headers.X-Team names the environment variable TEAM, which is not set");
+        assertThat(forCommand.toString()).doesNotContain("t0k").doesNotContain("tenant").contains("Authorization");
     }
 
     @Test
@@ -76,12 +105,21 @@ class GatewayConfigTest {
         assertThatThrownBy(() -> parse("servers: {a: {command: x, invalidate_on_write: all}}"))
                 .hasMessageContaining("servers.a.invalidate_on_write must be server or none");
         assertThatThrownBy(() -> parse("servers: {a: {type: http, command: x}}"))
-                .hasMessageContaining("only stdio servers");
-        assertThatThrownBy(() -> parse("servers: {a: {url: \"https://example.com/mcp\"}}"))
+                .hasMessageContaining("servers.a.type 'http' needs url");
+        assertThatThrownBy(() -> parse("servers: {a: {type: sse, url: \"https://example.com/mcp\"}}"))
+                .hasMessageContaining("servers.a.type 'sse' is not supported");
+        assertThatThrownBy(() -> parse("servers: {a: {url: \"https://example.com/mcp\", command: x}}"))
                 .isInstanceOf(UsageException.class)
-                .hasMessageContaining("servers.a.url url servers are not supported yet; use command");
-        assertThatThrownBy(() -> parse("servers: {a: {type: http, url: \"https://example.com/mcp\", headers: {}}}"))
-                .hasMessageContaining("url servers are not supported yet");
+                .hasMessageContaining("servers.a.command does not go with url");
+        assertThatThrownBy(() -> parse("servers: {a: {command: x, headers: {A: b}}}"))
+                .hasMessageContaining("servers.a.headers goes with url, not command");
+        assertThatThrownBy(() -> parse("servers: {a: {url: \"ftp://example.com/mcp\"}}"))
+                .hasMessageContaining("url must be http:// or https://");
+        assertThatThrownBy(() -> parse("servers: {a: {url: \"https://example.com/mcp\", headers: {A: \"${B\"}}}"))
+                .hasMessageContaining("headers.A has a '${' that is not a variable");
+        assertThatThrownBy(() -> parse("servers: {a: {url: \"https://example.com/mcp\", oauth: {client_id: c,"
+                + " client_secret: s, auth_method: private_key_jwt}}}"))
+                .hasMessageContaining("oauth.auth_method must be client_secret_basic or client_secret_post");
         assertThatThrownBy(() -> parse("servers: {a__b: {command: x}}"))
                 .hasMessageContaining("two underscores");
         assertThatThrownBy(() -> parse("tool_calls: {rules: [{ttl_seconds: 5}]}"))

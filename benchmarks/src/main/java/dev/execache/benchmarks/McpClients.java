@@ -53,7 +53,7 @@ final class McpClients {
         return took;
     }
 
-    private static McpSyncClient client(String command, List<String> args) {
+    static McpSyncClient client(String command, List<String> args) {
         StdioClientTransport transport = new StdioClientTransport(
                 ServerParameters.builder(command).args(args).build(), new JacksonMcpJsonMapper(new ObjectMapper()));
         transport.setStdErrorHandler(line -> { });

@@ -41,7 +41,7 @@ import java.util.function.Consumer;
  * One downstream server: its process and client, restarted with backoff when it dies, and the
  * tools it offered when it was last asked.
  */
-final class DownstreamServer {
+final class DownstreamServer extends Downstream {
     private static final System.Logger LOG = System.getLogger("dev.execache.tools.mcp");
     static final String SEPARATOR = "__";
     private static final Duration FIRST_BACKOFF = Duration.ofSeconds(1);
@@ -97,6 +97,7 @@ final class DownstreamServer {
         return settings.name();
     }
 
+    @Override
     String identity() {
         return identity;
     }

@@ -17,7 +17,7 @@ import javax.crypto.spec.SecretKeySpec;
 /**
  * One downstream MCP server, in the shape agent hosts use for {@code mcpServers}: a command
  * started with its arguments, environment and working directory, spoken to over stdio.
- * (An HTTP {@code url} would be a second kind of server beside the command.)
+ * (A server reached over HTTP is a {@link UrlServerSettings}.)
  *
  * @param name how execache names the server; its tools are offered as {@code NAME__TOOL}
  * @param env added to execache's own environment (which the server inherits, less execache's
@@ -31,7 +31,7 @@ import javax.crypto.spec.SecretKeySpec;
  *     this process's: a resident server starts a command's servers with that command's own
  */
 public record McpServerSettings(String name, String command, List<String> args, Map<String, String> env, Path cwd,
-        boolean trustAnnotations, boolean sharePublic, Map<String, String> inherited) {
+        boolean trustAnnotations, boolean sharePublic, Map<String, String> inherited) implements DownstreamSettings {
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_-]*");
 
     public McpServerSettings {
@@ -57,6 +57,7 @@ public record McpServerSettings(String name, String command, List<String> args, 
      * Started on behalf of a command: inheriting its environment, and running in its working
      * directory unless {@link #cwd} names one.
      */
+    @Override
     public McpServerSettings startedFor(Map<String, String> environment, Path workingDir) {
         return new McpServerSettings(name, command, args, env, cwd == null ? workingDir : cwd, trustAnnotations,
                 sharePublic, environment);
@@ -78,6 +79,7 @@ public record McpServerSettings(String name, String command, List<String> args, 
      * @param key keys the digest (HMAC-SHA256) so that only holders of the key can test a guess
      *     against it; null or empty for a plain SHA-256
      */
+    @Override
     public String identity(byte[] key) {
         if (sharePublic) {
             return null;

@@ -4,6 +4,7 @@ import dev.execache.core.ToolResult;
 import dev.execache.core.spi.CatalogTool;
 import dev.execache.core.spi.ToolCatalog;
 import java.lang.System.Logger.Level;
+import java.net.http.HttpClient;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -22,35 +23,37 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 
 /**
- * The tools of the downstream MCP servers, offered as {@code SERVER__TOOL}. Each server is
- * started with the MCP Java SDK client over stdio, restarted with backoff when it dies, and
- * asked for its tools at start, on its {@code notifications/tools/list_changed}, after a
- * restart and every {@code rediscoverEvery}.
+ * The tools of the downstream MCP servers, offered as {@code SERVER__TOOL}. A command server is
+ * started with the MCP Java SDK client over stdio and restarted with backoff when it dies; a url
+ * server is reached over Streamable HTTP and reached again with backoff when it cannot be. Each is
+ * asked for its tools at start, on its {@code notifications/tools/list_changed}, after a restart
+ * and every {@code rediscoverEvery} (a url server of the 2026-07-28 era also when its list's
+ * {@code ttlMs} lapses).
  */
 public final class McpToolCatalog implements ToolCatalog {
     private static final System.Logger LOG = System.getLogger("dev.execache.tools.mcp");
 
-    private final Map<String, DownstreamServer> servers = new LinkedHashMap<>();
+    private final Map<String, Downstream> servers = new LinkedHashMap<>();
     private final ScheduledExecutorService scheduler;
     private final CopyOnWriteArrayList<Listener> listeners = new CopyOnWriteArrayList<>();
     private final Duration startWait;
     private List<CatalogTool> lastTold = List.of();
 
     /** Identities digested without a key (SHA-256). */
-    public McpToolCatalog(List<McpServerSettings> settings, Duration callTimeout, Duration rediscoverEvery,
+    public McpToolCatalog(List<? extends DownstreamSettings> settings, Duration callTimeout, Duration rediscoverEvery,
             Consumer<String> stderr, Clock clock) {
         this(settings, null, callTimeout, rediscoverEvery, stderr, clock);
     }
 
     /**
-     * @param identityKey keys the servers' identities (see {@link McpServerSettings#identity}): a
+     * @param identityKey keys the servers' identities (see {@link DownstreamSettings#identity}): a
      *     key derived from the fleet key, so that a fleet shares and no one without it can test a
      *     guessed credential against a stored digest; null for none
      * @param callTimeout how long a call (or a server's start) may take before it is a tool error
      * @param rediscoverEvery how often every server is asked for its tools again
      * @param stderr gets the downstream servers' stderr lines, each prefixed with its server's name
      */
-    public McpToolCatalog(List<McpServerSettings> settings, byte[] identityKey, Duration callTimeout,
+    public McpToolCatalog(List<? extends DownstreamSettings> settings, byte[] identityKey, Duration callTimeout,
             Duration rediscoverEvery, Consumer<String> stderr, Clock clock) {
         Objects.requireNonNull(settings, "settings must not be null");
         requirePositive(callTimeout, "callTimeout");
@@ -61,9 +64,19 @@ public final class McpToolCatalog implements ToolCatalog {
             thread.setDaemon(true);
             return thread;
         });
-        for (McpServerSettings server : settings) {
-            if (servers.put(server.name(), new DownstreamServer(server, identityKey, callTimeout, scheduler, stderr,
-                    () -> scheduler.execute(this::tellIfChanged), clock)) != null) {
+        HttpClient http = null;
+        for (DownstreamSettings server : settings) {
+            Runnable toolsMayHaveChanged = () -> scheduler.execute(this::tellIfChanged);
+            Downstream downstream;
+            if (server instanceof UrlServerSettings url) {
+                http = http != null ? http : HttpClient.newBuilder().connectTimeout(callTimeout)
+                        .version(HttpClient.Version.HTTP_1_1).build();
+                downstream = new UrlServer(url, identityKey, callTimeout, scheduler, http, toolsMayHaveChanged, clock);
+            } else {
+                downstream = new DownstreamServer((McpServerSettings) server, identityKey, callTimeout, scheduler, stderr,
+                        toolsMayHaveChanged, clock);
+            }
+            if (servers.put(server.name(), downstream) != null) {
                 throw new IllegalArgumentException("server '" + server.name() + "' is configured twice");
             }
         }
@@ -74,7 +87,7 @@ public final class McpToolCatalog implements ToolCatalog {
     /** Starts every server at once and waits (at most the call timeout) for each to connect or fail once. */
     public McpToolCatalog start() {
         List<CompletableFuture<Boolean>> starting = new ArrayList<>();
-        for (DownstreamServer server : servers.values()) {
+        for (Downstream server : servers.values()) {
             starting.add(CompletableFuture.supplyAsync(server::connect, scheduler));
         }
         try {
@@ -98,7 +111,7 @@ public final class McpToolCatalog implements ToolCatalog {
     @Override
     public ToolResult call(String tool, Map<String, Object> args) {
         int separator = tool.indexOf(DownstreamServer.SEPARATOR);
-        DownstreamServer server = separator < 0 ? null : servers.get(tool.substring(0, separator));
+        Downstream server = separator < 0 ? null : servers.get(tool.substring(0, separator));
         if (server == null) {
             return DownstreamServer.failure("unknown tool '" + tool + "': no configured server offers it");
         }
@@ -124,18 +137,18 @@ public final class McpToolCatalog implements ToolCatalog {
 
     /** Asks every running server for its tools now, as the periodic re-discovery does. */
     public void refresh() {
-        servers.values().forEach(DownstreamServer::refresh);
+        servers.values().forEach(Downstream::refresh);
         tellIfChanged();
     }
 
     /** The process id of a running server, -1 when it is not running. */
     public long pid(String server) {
-        DownstreamServer downstream = servers.get(server);
+        Downstream downstream = servers.get(server);
         return downstream == null ? -1 : downstream.pid();
     }
 
     private void refreshQuietly() {
-        servers.values().forEach(DownstreamServer::refreshQuietly);
+        servers.values().forEach(Downstream::rediscover);
     }
 
     private synchronized void tellIfChanged() {
@@ -156,7 +169,7 @@ public final class McpToolCatalog implements ToolCatalog {
     @Override
     public void close() {
         scheduler.shutdownNow();
-        servers.values().parallelStream().forEach(DownstreamServer::close);
+        servers.values().parallelStream().forEach(Downstream::close);
     }
 
     private static void requirePositive(Duration duration, String name) {

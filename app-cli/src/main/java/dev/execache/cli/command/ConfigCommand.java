@@ -5,14 +5,21 @@ import dev.execache.cli.output.Entries;
 import dev.execache.cli.output.Output;
 import dev.execache.cli.settings.Durations;
 import dev.execache.cli.settings.Environment;
+import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.cli.settings.Redaction;
 import dev.execache.cli.settings.Settings;
 import dev.execache.mcp.server.Json;
+import dev.execache.tools.mcp.DownstreamSettings;
+import dev.execache.tools.mcp.McpServerSettings;
+import dev.execache.tools.mcp.UrlServerSettings;
 import jakarta.inject.Inject;
 import java.io.PrintWriter;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeSet;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -43,6 +50,31 @@ final class ConfigCommand implements Callable<Integer> {
         this.environment = environment;
     }
 
+    /**
+     * Each server: its command, or its URL (without query) with the variables its headers name,
+     * each set or unset. Never a header's value: it may be a credential.
+     */
+    private String servers(Settings settings) {
+        if (settings.gateway().isEmpty()) {
+            return "(none)";
+        }
+        List<String> servers = new ArrayList<>();
+        for (GatewayConfig.Server server : settings.gateway().servers()) {
+            DownstreamSettings reached = server.settings().startedFor(environment.variables(), environment.workingDir());
+            if (reached instanceof UrlServerSettings url) {
+                List<String> variables = new ArrayList<>();
+                url.variables().forEach((name, set) -> variables.add(name + " " + (set ? "set" : "unset")));
+                servers.add(url.name() + " " + UrlServerSettings.withoutQuery(url.url())
+                        + (url.headers().isEmpty() ? "" : " headers " + String.join(", ", new TreeSet<>(url.headers().keySet())))
+                        + (url.clientCredentials() == null ? "" : " oauth " + url.clientCredentials().clientId())
+                        + (variables.isEmpty() ? "" : " (" + String.join(", ", variables) + ")"));
+            } else if (reached instanceof McpServerSettings command) {
+                servers.add(command.name() + " " + command.command());
+            }
+        }
+        return String.join("; ", servers);
+    }
+
     @Override
     public Integer call() {
         Settings settings = Settings.resolve(options.flags(), environment);
@@ -64,18 +96,23 @@ final class ConfigCommand implements Callable<Integer> {
                 : String.join(", ", settings.limits().allowRead()));
         values.put("tools", Entries.tools(settings.tools()));
         values.put("deno", settings.denoPath() == null ? "(look up)" : settings.denoPath().toString());
+        values.put("servers", servers(settings));
+        Map<String, String> sources = new LinkedHashMap<>(settings.sources());
+        if (!settings.gateway().isEmpty()) {
+            sources.put("servers", "config " + settings.configPath());
+        }
         PrintWriter out = spec.commandLine().getOut();
         if (json) {
             ObjectNode node = Json.MAPPER.createObjectNode();
             values.forEach((name, value) -> {
                 ObjectNode setting = node.putObject(name);
                 setting.put("value", value);
-                setting.put("source", settings.sources().getOrDefault(name, "default"));
+                setting.put("source", sources.getOrDefault(name, "default"));
             });
             out.println(Json.write(node));
         } else {
             values.forEach((name, value) -> out.printf(Locale.ROOT, "%-14s %s  [%s]%n", name, value,
-                    settings.sources().getOrDefault(name, "default")));
+                    sources.getOrDefault(name, "default")));
         }
         out.flush();
         return ExitCode.OK;

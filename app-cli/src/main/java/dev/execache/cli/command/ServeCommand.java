@@ -86,7 +86,7 @@ final class ServeCommand implements Callable<Integer> {
             warmUp(session);
             serving.add(new ConfigWatcher(configFile(settings), versions, pinnedTools()).start(WATCH_INTERVAL));
             ProxiedTools proxied = settings.gateway().isEmpty() ? null
-                    : new ProxiedTools(serving.add(GatewayCatalog.start(settings, environment)), session.store(), versions,
+                    : new ProxiedTools(serving.add(GatewayCatalog.serve(settings, environment)), session.store(), versions,
                             settings.gateway().policy(), settings.policy(), Clock.systemUTC());
             if (proxied != null) {
                 session.executor().useCodeTools(proxied);

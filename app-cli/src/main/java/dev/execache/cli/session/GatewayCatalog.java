@@ -3,11 +3,13 @@ package dev.execache.cli.session;
 import dev.execache.cli.settings.Environment;
 import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.cli.settings.Settings;
+import dev.execache.cli.settings.UsageException;
 import dev.execache.core.spi.CodeToolCall;
 import dev.execache.core.spi.CodeTools;
 import dev.execache.core.spi.ToolCatalog;
-import dev.execache.tools.mcp.McpServerSettings;
+import dev.execache.tools.mcp.DownstreamSettings;
 import dev.execache.tools.mcp.McpToolCatalog;
+import dev.execache.tools.mcp.UrlServerSettings;
 import java.lang.System.Logger.Level;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -28,8 +30,18 @@ public final class GatewayCatalog {
      * Starts the configured servers (waiting at most the run timeout for them) and returns their
      * catalog. They inherit the command's environment and working directory, which in a resident
      * server are the typed command's, not the server's.
+     *
+     * @throws UsageException when a url server's header names an environment variable that is not set
      */
     public static McpToolCatalog start(Settings settings, Environment command) {
+        return start(requireVariables(servers(settings, command)), settings);
+    }
+
+    /**
+     * Starts the configured servers for {@code serve}, which goes on without a url server whose
+     * header names a variable that is not set: that server is unavailable, and says why.
+     */
+    public static McpToolCatalog serve(Settings settings, Environment command) {
         return start(servers(settings, command), settings);
     }
 
@@ -38,7 +50,7 @@ public final class GatewayCatalog {
      * running since an earlier command that started the same servers.
      */
     public static ToolCatalog open(Settings settings, Environment command, Resources resources) {
-        List<McpServerSettings> servers = servers(settings, command);
+        List<DownstreamSettings> servers = requireVariables(servers(settings, command));
         return resources.catalog(new Identity(servers, fingerprint(identityKey(settings)),
                         settings.limits().timeout(), settings.gateway().rediscoverEvery()),
                 () -> start(servers, settings));
@@ -46,9 +58,10 @@ public final class GatewayCatalog {
 
     /**
      * What makes two commands' servers the same: equal records, so equal commands, arguments,
-     * environment and directory, and the same fleet key (by a digest of it: the key is not kept here).
+     * environment and directory, or equal URLs, headers and the environment their variables come
+     * from; and the same fleet key (by a digest of it: the key is not kept here).
      */
-    private record Identity(List<McpServerSettings> servers, String identityKey, Duration callTimeout,
+    private record Identity(List<DownstreamSettings> servers, String identityKey, Duration callTimeout,
             Duration rediscoverEvery) {
     }
 
@@ -110,12 +123,26 @@ public final class GatewayCatalog {
         return settings.signingKeys().derive(IDENTITY_KEY_PURPOSE);
     }
 
-    private static List<McpServerSettings> servers(Settings settings, Environment command) {
+    private static List<DownstreamSettings> servers(Settings settings, Environment command) {
         return settings.gateway().servers().stream()
                 .map(server -> server.settings().startedFor(command.variables(), command.workingDir())).toList();
     }
 
-    private static McpToolCatalog start(List<McpServerSettings> servers, Settings settings) {
+    private static List<DownstreamSettings> requireVariables(List<DownstreamSettings> servers) {
+        for (DownstreamSettings server : servers) {
+            if (server instanceof UrlServerSettings url) {
+                try {
+                    url.headerValues();
+                    url.clientSecret();
+                } catch (UrlServerSettings.UnsetVariableException e) {
+                    throw new UsageException(e.getMessage());
+                }
+            }
+        }
+        return servers;
+    }
+
+    private static McpToolCatalog start(List<DownstreamSettings> servers, Settings settings) {
         System.Logger downstream = System.getLogger("dev.execache.downstream");
         return new McpToolCatalog(servers, identityKey(settings), settings.limits().timeout(),
                 settings.gateway().rediscoverEvery(), line -> downstream.log(Level.INFO, line), Clock.systemUTC()).start();

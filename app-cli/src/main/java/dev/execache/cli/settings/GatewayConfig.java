@@ -4,7 +4,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.execache.core.Limits;
 import dev.execache.core.ToolCacheRule;
 import dev.execache.mcp.server.GatewayPolicy;
+import dev.execache.tools.mcp.DownstreamSettings;
 import dev.execache.tools.mcp.McpServerSettings;
+import dev.execache.tools.mcp.UrlServerSettings;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -29,6 +33,10 @@ import java.util.TreeSet;
  *     invalidate_on_write: server # a call that may write drops the server's cached reads; none: keep them
  *     code_access: true           # code may call its tools as tools.SERVER.TOOL(args) (default true)
  *     share: private              # answers shared only by identical configurations; public: by every one
+ *   github:                 # a server reached over Streamable HTTP
+ *     url: https://api.githubcopilot.com/mcp/
+ *     headers: {Authorization: "Bearer ${GITHUB_TOKEN}"}   # ${VAR}: from the environment only
+ *     oauth: {client_id: id, client_secret: "${SECRET}", scope: read, auth_method: client_secret_basic}
  * tool_calls:
  *   rediscover_seconds: 60
  *   max_per_run: 1000        # tool calls one run of code may make
@@ -44,8 +52,9 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
     static final Duration DEFAULT_REDISCOVER = Duration.ofSeconds(60);
     static final GatewayConfig NONE = new GatewayConfig(List.of(), List.of(), DEFAULT_REDISCOVER);
     private static final Set<String> SERVER_KEYS = Set.of(
-            "command", "args", "env", "cwd", "type", "url", "headers", "trust_annotations", "invalidate_on_write",
+            "command", "args", "env", "cwd", "type", "url", "headers", "oauth", "trust_annotations", "invalidate_on_write",
             "code_access", "share");
+    private static final Set<String> OAUTH_KEYS = Set.of("client_id", "client_secret", "scope", "auth_method");
     private static final Set<String> TOOL_CALL_KEYS = Set.of("rediscover_seconds", "rules", "max_per_run",
             "max_bytes_per_run");
     private static final Set<String> RULE_KEYS = Set.of("tool", "enabled", "ttl_seconds", "max_entries");
@@ -54,8 +63,8 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
      * One server, what a call to it that may write does to its cached reads, and whether code
      * may call its tools.
      */
-    public record Server(McpServerSettings settings, boolean invalidateOnWrite, boolean codeAccess) {
-        public Server(McpServerSettings settings, boolean invalidateOnWrite) {
+    public record Server(DownstreamSettings settings, boolean invalidateOnWrite, boolean codeAccess) {
+        public Server(DownstreamSettings settings, boolean invalidateOnWrite) {
             this(settings, invalidateOnWrite, true);
         }
     }
@@ -141,47 +150,16 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
     private static Server server(String name, JsonNode node, Path file, Path base) {
         String where = "servers." + name;
         requireKeys(node, where, SERVER_KEYS, file);
-        // url (and its headers) is the agent hosts' shape of an HTTP server: known, so that a pasted
-        // entry is refused by name instead of as an unknown key, and the place HTTP goes later
-        if (!node.path("url").isMissingNode() || !node.path("headers").isMissingNode()) {
-            throw error(file, where + ".url", "url servers are not supported yet; use command (a stdio server)");
-        }
         JsonNode type = node.path("type");
-        if (!type.isMissingNode() && !"stdio".equals(type.asText())) {
-            throw error(file, where + ".type", "'" + type.asText() + "' is not supported yet; only stdio servers"
-                    + " (command, args, env, cwd)");
+        boolean byUrl = !node.path("url").isMissingNode();
+        if (!type.isMissingNode() && !Set.of("stdio", "http", "streamable-http", "streamableHttp").contains(type.asText())) {
+            throw error(file, where + ".type", "'" + type.asText() + "' is not supported; stdio (command, args, env, cwd)"
+                    + " or http (url, headers)");
         }
-        String command = text(node.path("command"), where + ".command", file);
-        if (command == null) {
-            throw error(file, where + ".command", "is required: the program that starts the server");
+        if (!type.isMissingNode() && type.asText().equals("stdio") == byUrl) {
+            throw error(file, where + ".type", type.asText().equals("stdio") ? "stdio does not go with url" : "'"
+                    + type.asText() + "' needs url");
         }
-        List<String> args = new ArrayList<>();
-        JsonNode argsNode = node.path("args");
-        if (!argsNode.isMissingNode() && !argsNode.isNull()) {
-            if (!argsNode.isArray()) {
-                throw error(file, where + ".args", "must be a list of strings");
-            }
-            for (JsonNode arg : argsNode) {
-                if (!arg.isValueNode() || arg.isNull()) {
-                    throw error(file, where + ".args", "must hold only strings, not " + arg);
-                }
-                args.add(arg.asText());
-            }
-        }
-        Map<String, String> env = new LinkedHashMap<>();
-        JsonNode envNode = node.path("env");
-        if (!envNode.isMissingNode() && !envNode.isNull()) {
-            if (!envNode.isObject()) {
-                throw error(file, where + ".env", "must map variable names to values");
-            }
-            envNode.fields().forEachRemaining(variable -> {
-                if (!variable.getValue().isValueNode() || variable.getValue().isNull()) {
-                    throw error(file, where + ".env." + variable.getKey(), "must be a string");
-                }
-                env.put(variable.getKey(), variable.getValue().asText());
-            });
-        }
-        String cwd = text(node.path("cwd"), where + ".cwd", file);
         boolean trust = bool(node.path("trust_annotations"), where + ".trust_annotations", file, true);
         boolean invalidateOnWrite = true;
         JsonNode onWrite = node.path("invalidate_on_write");
@@ -202,12 +180,84 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
             }
             sharePublic = share.textValue().equals("public");
         }
+        DownstreamSettings settings;
         try {
-            return new Server(new McpServerSettings(name, command, args, env, cwd == null ? null : base.resolve(cwd),
-                    trust, sharePublic, null), invalidateOnWrite, codeAccess);
+            settings = byUrl ? urlServer(name, node, where, file, trust).withSharePublic(sharePublic)
+                    : commandServer(name, node, where, file, base, trust).withSharePublic(sharePublic);
         } catch (IllegalArgumentException e) {
             throw new UsageException(file + ": " + where + ": " + e.getMessage());
         }
+        return new Server(settings, invalidateOnWrite, codeAccess);
+    }
+
+    private static UrlServerSettings urlServer(String name, JsonNode node, String where, Path file, boolean trust) {
+        for (String commandKey : List.of("command", "args", "env", "cwd")) {
+            if (!node.path(commandKey).isMissingNode()) {
+                throw error(file, where + "." + commandKey, "does not go with url: a server is a command or a url");
+            }
+        }
+        String url = text(node.path("url"), where + ".url", file);
+        URI uri;
+        try {
+            uri = new URI(url);
+        } catch (URISyntaxException e) {
+            throw error(file, where + ".url", "is not a URL: " + e.getMessage());
+        }
+        Map<String, String> headers = strings(node.path("headers"), where + ".headers", file);
+        UrlServerSettings.ClientCredentials oauth = null;
+        JsonNode oauthNode = node.path("oauth");
+        if (!oauthNode.isMissingNode() && !oauthNode.isNull()) {
+            requireKeys(oauthNode, where + ".oauth", OAUTH_KEYS, file);
+            oauth = new UrlServerSettings.ClientCredentials(text(oauthNode.path("client_id"), where + ".oauth.client_id", file),
+                    text(oauthNode.path("client_secret"), where + ".oauth.client_secret", file),
+                    text(oauthNode.path("scope"), where + ".oauth.scope", file),
+                    text(oauthNode.path("auth_method"), where + ".oauth.auth_method", file));
+        }
+        return new UrlServerSettings(name, uri, headers, trust, oauth, null);
+    }
+
+    private static Map<String, String> strings(JsonNode node, String where, Path file) {
+        Map<String, String> values = new LinkedHashMap<>();
+        if (!node.isMissingNode() && !node.isNull()) {
+            if (!node.isObject()) {
+                throw error(file, where, "must map names to values");
+            }
+            node.fields().forEachRemaining(value -> {
+                if (!value.getValue().isValueNode() || value.getValue().isNull()) {
+                    throw error(file, where + "." + value.getKey(), "must be a string");
+                }
+                values.put(value.getKey(), value.getValue().asText());
+            });
+        }
+        return values;
+    }
+
+    private static McpServerSettings commandServer(String name, JsonNode node, String where, Path file, Path base,
+            boolean trust) {
+        if (!node.path("headers").isMissingNode() || !node.path("oauth").isMissingNode()) {
+            throw error(file, where + (node.path("headers").isMissingNode() ? ".oauth" : ".headers"),
+                    "goes with url, not command");
+        }
+        String command = text(node.path("command"), where + ".command", file);
+        if (command == null) {
+            throw error(file, where + ".command", "is required: the program that starts the server");
+        }
+        List<String> args = new ArrayList<>();
+        JsonNode argsNode = node.path("args");
+        if (!argsNode.isMissingNode() && !argsNode.isNull()) {
+            if (!argsNode.isArray()) {
+                throw error(file, where + ".args", "must be a list of strings");
+            }
+            for (JsonNode arg : argsNode) {
+                if (!arg.isValueNode() || arg.isNull()) {
+                    throw error(file, where + ".args", "must hold only strings, not " + arg);
+                }
+                args.add(arg.asText());
+            }
+        }
+        Map<String, String> env = strings(node.path("env"), where + ".env", file);
+        String cwd = text(node.path("cwd"), where + ".cwd", file);
+        return new McpServerSettings(name, command, args, env, cwd == null ? null : base.resolve(cwd), trust);
     }
 
     private static ToolCacheRule rule(JsonNode node, String name, Path file, Duration defaultTtl, int defaultMaxEntries) {

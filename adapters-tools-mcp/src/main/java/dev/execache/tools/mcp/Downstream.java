@@ -1,0 +1,38 @@
+package dev.execache.tools.mcp;
+
+import dev.execache.core.ToolResult;
+import dev.execache.core.spi.CatalogTool;
+import java.util.List;
+import java.util.Map;
+
+/** One downstream server as the catalog sees it, however it is reached. */
+abstract class Downstream {
+    abstract String name();
+
+    /** The tools it offered when it was last asked. */
+    abstract List<CatalogTool> tools();
+
+    /** Reaches the server and lists its tools; on failure, tries again later with backoff. Returns whether it is up. */
+    abstract boolean connect();
+
+    /** Lists the tools again; tells the catalog when they changed. */
+    abstract void refresh();
+
+    /** {@link #refresh}, logging a failure instead of throwing it. */
+    abstract void refreshQuietly();
+
+    /** The periodic re-discovery ({@code rediscover_seconds}); a server that says how long its list lives may skip it. */
+    void rediscover() {
+        refreshQuietly();
+    }
+
+    abstract ToolResult call(String tool, Map<String, Object> args);
+
+    /** How the server is reached ({@link DownstreamSettings#identity}); null when shared publicly or not known yet. */
+    abstract String identity();
+
+    /** The process id of a server execache started, -1 when it is not running or not a process. */
+    abstract long pid();
+
+    abstract void close();
+}

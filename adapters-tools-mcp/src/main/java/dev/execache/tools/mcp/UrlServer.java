@@ -1,0 +1,476 @@
+package dev.execache.tools.mcp;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.execache.core.ToolResult;
+import dev.execache.core.spi.CatalogTool;
+import dev.execache.tools.mcp.HttpMcpException.Kind;
+import io.modelcontextprotocol.spec.McpSchema;
+import java.lang.System.Logger.Level;
+import java.net.http.HttpClient;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * One downstream server reached at a URL: its client, reached again with backoff when it cannot
+ * be, and the tools it offered when it was last asked. Tools are listed again when the server says
+ * they changed, and, in the 2026-07-28 era, when the {@code ttlMs} of its last list lapses.
+ */
+final class UrlServer extends Downstream {
+    private static final System.Logger LOG = System.getLogger("dev.execache.tools.mcp");
+    private static final Duration FIRST_BACKOFF = Duration.ofSeconds(1);
+    private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
+    /** A ttlMs shorter than this is taken as this, so that a server cannot make execache list its tools in a loop. */
+    private static final Duration MIN_TTL = Duration.ofSeconds(1);
+    private static final Duration MIN_START_TIMEOUT = Duration.ofSeconds(30);
+    private static final TypeReference<Map<String, Object>> OBJECT = new TypeReference<>() {
+    };
+
+    private final UrlServerSettings settings;
+    private final Duration callTimeout;
+    private final ScheduledExecutorService scheduler;
+    private final Runnable toolsMayHaveChanged;
+    private final Clock clock;
+    private final HttpClient http;
+    private final ObjectMapper json = new ObjectMapper();
+
+    private StreamableHttpClient client;
+    private McpSchema.Implementation info;
+    private List<CatalogTool> tools = List.of();
+    private boolean closed;
+    private boolean connecting;
+    private int failures;
+    /** Why the server cannot be reached until its configuration changes (a variable that is not set); null otherwise. */
+    private String unavailable;
+    /** Until when the server asked (Retry-After) not to be called. */
+    private Instant quietUntil = Instant.MIN;
+    private ScheduledFuture<?> relist;
+    /** Why the last attempt to reach the server failed; null once it is reached. */
+    private HttpMcpException lastFailure;
+    private ClientCredentialsTokens tokens;
+    /** How the server is reached ({@link UrlServerSettings#identity}), known once its variables are resolved. */
+    private volatile String identity;
+    private final byte[] identityKey;
+
+    UrlServer(UrlServerSettings settings, byte[] identityKey, Duration callTimeout, ScheduledExecutorService scheduler,
+            HttpClient http, Runnable toolsMayHaveChanged, Clock clock) {
+        this.settings = settings;
+        this.identityKey = identityKey;
+        this.callTimeout = callTimeout;
+        this.scheduler = scheduler;
+        this.http = http;
+        this.toolsMayHaveChanged = toolsMayHaveChanged;
+        this.clock = clock;
+    }
+
+    @Override
+    String name() {
+        return settings.name();
+    }
+
+    @Override
+    String identity() {
+        return identity;
+    }
+
+    @Override
+    synchronized List<CatalogTool> tools() {
+        return tools;
+    }
+
+    @Override
+    boolean connect() {
+        synchronized (this) {
+            if (closed || client != null || connecting || unavailable != null) {
+                return client != null;
+            }
+            connecting = true;
+        }
+        Map<String, String> headers;
+        String secret;
+        try {
+            headers = settings.headerValues();
+            secret = settings.clientSecret();
+            identity = settings.identity(identityKey);
+        } catch (UrlServerSettings.UnsetVariableException e) {
+            synchronized (this) {
+                unavailable = e.getMessage();
+                connecting = false;
+                notifyAll();
+            }
+            LOG.log(Level.WARNING, e.getMessage() + "; the server is unavailable");
+            return false;
+        }
+        ClientCredentialsTokens oauth = settings.clientCredentials() == null ? null : tokens(secret);
+        Supplier<Map<String, String>> perRequest = oauth == null ? () -> headers : () -> {
+            Map<String, String> withToken = new LinkedHashMap<>(headers);
+            withToken.put("Authorization", "Bearer " + oauth.token());
+            return withToken;
+        };
+        Set<String> headerNames = new TreeSet<>(headers.keySet());
+        if (oauth != null) {
+            headerNames.add("Authorization (an OAuth token of client " + settings.clientCredentials().clientId() + ")");
+        }
+        StreamableHttpClient opened = new StreamableHttpClient(settings.name(), settings.url(), perRequest,
+                headerNames, http, scheduler, this::notified, challenge -> oauth != null && oauth.refused(challenge));
+        try {
+            opened.open(startTimeout());
+            McpSchema.Implementation serverInfo = implementation(opened.serverInfo());
+            List<CatalogTool> listed = list(opened, serverInfo);
+            synchronized (this) {
+                connecting = false;
+                if (closed) {
+                    opened.close();
+                    return false;
+                }
+                client = opened;
+                info = serverInfo;
+                tools = listed;
+                failures = 0;
+                lastFailure = null;
+                notifyAll();
+            }
+            LOG.log(Level.INFO, "server " + settings.name() + ": connected (" + describe(serverInfo) + ", MCP "
+                    + opened.protocolVersion() + " over HTTP), " + listed.size() + (listed.size() == 1 ? " tool" : " tools"));
+            toolsMayHaveChanged.run();
+            return true;
+        } catch (RuntimeException e) {
+            opened.close();
+            Duration delay = nextBackoff(e);
+            synchronized (this) {
+                connecting = false;
+                if (e instanceof HttpMcpException http) {
+                    lastFailure = http;
+                    if (http.retryAfter() != null) {
+                        quietUntil = clock.instant().plus(http.retryAfter());
+                    }
+                }
+                notifyAll();
+            }
+            LOG.log(Level.WARNING, (e instanceof HttpMcpException ? e.getMessage()
+                    : "server " + settings.name() + ": cannot connect: " + e.getMessage())
+                    + "; trying again in " + delay.toMillis() / 1000.0 + " s");
+            scheduleConnect(delay);
+            return false;
+        }
+    }
+
+    /** Kept across reconnections, so that a token outlives a session; the secret is resolved once. */
+    private synchronized ClientCredentialsTokens tokens(String secret) {
+        if (tokens == null) {
+            tokens = new ClientCredentialsTokens(settings.name(), settings.url(), settings.clientCredentials(), secret, http,
+                    clock, startTimeout());
+        }
+        return tokens;
+    }
+
+    @Override
+    void refresh() {
+        StreamableHttpClient current;
+        McpSchema.Implementation serverInfo;
+        synchronized (this) {
+            current = client;
+            serverInfo = info;
+        }
+        if (current == null) {
+            return;
+        }
+        List<CatalogTool> listed;
+        try {
+            listed = list(current, serverInfo);
+        } catch (HttpMcpException e) {
+            if (e.kind() == Kind.SESSION_EXPIRED || e.kind() == Kind.UNREACHABLE) {
+                lost(current, e);
+            }
+            throw e;
+        }
+        boolean changed;
+        synchronized (this) {
+            if (client != current) {
+                return;
+            }
+            changed = !listed.equals(tools);
+            tools = listed;
+        }
+        if (changed) {
+            toolsMayHaveChanged.run();
+        }
+    }
+
+    /** A 2026-07-28 server's list is listed again when its ttlMs lapses, instead of at the fixed interval. */
+    @Override
+    void rediscover() {
+        synchronized (this) {
+            if (relist != null && !relist.isDone()) {
+                return;
+            }
+        }
+        refreshQuietly();
+    }
+
+    @Override
+    void refreshQuietly() {
+        try {
+            refresh();
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "listing the tools of server " + settings.name() + " failed: " + e.getMessage());
+        }
+    }
+
+    @Override
+    ToolResult call(String tool, Map<String, Object> args) {
+        StreamableHttpClient current;
+        try {
+            current = awaitClient();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return DownstreamServer.failure("calling " + tool + " on server " + settings.name() + " was interrupted");
+        }
+        synchronized (this) {
+            if (unavailable != null) {
+                return DownstreamServer.failure(unavailable + "; the server is unavailable");
+            }
+            Instant now = clock.instant();
+            if (now.isBefore(quietUntil)) {
+                return DownstreamServer.failure("server " + settings.name() + " asked not to be called for "
+                        + Math.max(1, Duration.between(now, quietUntil).toSeconds()) + " s more; try again then");
+            }
+        }
+        if (current == null) {
+            HttpMcpException why;
+            synchronized (this) {
+                why = lastFailure;
+            }
+            return DownstreamServer.failure(why != null && why.kind() == Kind.CREDENTIALS_REFUSED ? why.getMessage()
+                    : "server " + settings.name() + " cannot be reached (execache keeps trying) and did not come up within "
+                            + callTimeout.toMillis() / 1000.0 + " s" + (why == null ? "" : " (" + why.getMessage() + ")")
+                            + "; try again shortly");
+        }
+        ObjectNode params = json.createObjectNode();
+        params.put("name", tool);
+        params.set("arguments", json.valueToTree(args));
+        try {
+            return result(tool, callOnce(current, params));
+        } catch (HttpMcpException e) {
+            if (e.kind() == Kind.SESSION_EXPIRED) {
+                // the server ended the session (a restart, or its own expiry): a new one, once
+                StreamableHttpClient again = reopen(current);
+                if (again != null) {
+                    try {
+                        return result(tool, callOnce(again, params));
+                    } catch (HttpMcpException second) {
+                        return failed(tool, again, second);
+                    }
+                }
+            }
+            return failed(tool, current, e);
+        }
+    }
+
+    private JsonNode callOnce(StreamableHttpClient current, ObjectNode params) {
+        return current.request("tools/call", params, callTimeout);
+    }
+
+    private ToolResult result(String tool, JsonNode result) {
+        ObjectNode copy = result.deepCopy();
+        copy.remove("resultType");
+        try {
+            return new ToolResult(json.writeValueAsString(copy), copy.path("isError").asBoolean(false));
+        } catch (JsonProcessingException e) {
+            return DownstreamServer.failure("the answer of " + settings.name() + DownstreamServer.SEPARATOR + tool
+                    + " cannot be written as JSON: " + e.getOriginalMessage());
+        }
+    }
+
+    private ToolResult failed(String tool, StreamableHttpClient current, HttpMcpException e) {
+        switch (e.kind()) {
+            case RETRY_LATER -> {
+                if (e.retryAfter() != null) {
+                    synchronized (this) {
+                        quietUntil = clock.instant().plus(e.retryAfter());
+                    }
+                }
+            }
+            case UNREACHABLE, SESSION_EXPIRED -> lost(current, e);
+            default -> {
+            }
+        }
+        return DownstreamServer.failure("calling " + tool + " on server " + settings.name() + " failed: " + e.getMessage());
+    }
+
+    /** A new session in place of one the server ended; null when that fails too. */
+    private StreamableHttpClient reopen(StreamableHttpClient expired) {
+        synchronized (this) {
+            if (client != expired) {
+                return client;
+            }
+            client = null;
+        }
+        expired.close();
+        LOG.log(Level.INFO, "server " + settings.name() + ": the session ended; starting a new one");
+        connect();
+        try {
+            // another thread may be the one reaching it (a call of its own, or the scheduled reconnection)
+            return awaitClient();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return null;
+        }
+    }
+
+    /** The server cannot be reached any more: reach it again with backoff. */
+    private void lost(StreamableHttpClient current, HttpMcpException why) {
+        Duration delay;
+        synchronized (this) {
+            if (client != current || closed) {
+                return;
+            }
+            client = null;
+            delay = nextBackoff(why);
+        }
+        current.close();
+        LOG.log(Level.WARNING, why.getMessage() + "; reaching it again in " + delay.toMillis() / 1000.0 + " s");
+        scheduleConnect(delay);
+    }
+
+    private void notified(JsonNode notification) {
+        if ("notifications/tools/list_changed".equals(notification.path("method").asText())) {
+            schedule(this::refreshQuietly, Duration.ZERO);
+        }
+    }
+
+    private List<CatalogTool> list(StreamableHttpClient current, McpSchema.Implementation serverInfo) {
+        List<CatalogTool> listed = new ArrayList<>();
+        String cursor = null;
+        long ttl = -1;
+        do {
+            ObjectNode params = json.createObjectNode();
+            if (cursor != null) {
+                params.put("cursor", cursor);
+            }
+            JsonNode page = current.request("tools/list", params, startTimeout());
+            for (JsonNode tool : page.path("tools")) {
+                listed.add(catalogTool(json.convertValue(tool, McpSchema.Tool.class), serverInfo));
+            }
+            if (page.path("ttlMs").isNumber()) {
+                ttl = ttl < 0 ? page.get("ttlMs").longValue() : Math.min(ttl, page.get("ttlMs").longValue());
+            }
+            cursor = page.path("nextCursor").isTextual() ? page.get("nextCursor").asText() : null;
+        } while (cursor != null && !cursor.isEmpty());
+        if (current.modern() && ttl >= 0) {
+            relistAfter(Duration.ofMillis(Math.max(ttl, MIN_TTL.toMillis())));
+        }
+        return List.copyOf(listed);
+    }
+
+    private synchronized void relistAfter(Duration ttl) {
+        if (relist != null) {
+            relist.cancel(false);
+        }
+        relist = schedule(this::refreshQuietly, ttl);
+    }
+
+    private CatalogTool catalogTool(McpSchema.Tool tool, McpSchema.Implementation serverInfo) {
+        Map<String, Object> definition = json.convertValue(tool, OBJECT);
+        Boolean readOnly = tool.annotations() == null ? null : tool.annotations().readOnlyHint();
+        return new CatalogTool(settings.name() + DownstreamServer.SEPARATOR + tool.name(), settings.name(),
+                DownstreamServer.digest(settings.name(), serverInfo, definition, identity), definition, readOnly,
+                settings.trustAnnotations());
+    }
+
+    private static McpSchema.Implementation implementation(JsonNode serverInfo) {
+        if (serverInfo == null || !serverInfo.isObject()) {
+            return null;
+        }
+        return new McpSchema.Implementation(serverInfo.path("name").asText(null), serverInfo.path("version").asText(null));
+    }
+
+    private Duration startTimeout() {
+        return callTimeout.compareTo(MIN_START_TIMEOUT) > 0 ? callTimeout : MIN_START_TIMEOUT;
+    }
+
+    private synchronized StreamableHttpClient awaitClient() throws InterruptedException {
+        long deadline = System.nanoTime() + callTimeout.toNanos();
+        while (client == null && !closed && unavailable == null
+                && (lastFailure == null || lastFailure.kind() != Kind.CREDENTIALS_REFUSED)) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                break;
+            }
+            TimeUnit.NANOSECONDS.timedWait(this, left);
+        }
+        return client;
+    }
+
+    /** Doubling from 1 s to 30 s, and never sooner than the server's Retry-After. */
+    private synchronized Duration nextBackoff(RuntimeException why) {
+        long millis = Math.min(FIRST_BACKOFF.toMillis() << Math.min(failures, 5), MAX_BACKOFF.toMillis());
+        failures++;
+        if (why instanceof HttpMcpException http && http.retryAfter() != null) {
+            millis = Math.max(millis, http.retryAfter().toMillis());
+        }
+        return Duration.ofMillis(millis);
+    }
+
+    private void scheduleConnect(Duration delay) {
+        schedule(this::connect, delay);
+    }
+
+    private ScheduledFuture<?> schedule(Runnable task, Duration delay) {
+        synchronized (this) {
+            if (closed) {
+                return null;
+            }
+        }
+        try {
+            return scheduler.schedule(task, delay.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            return null; // the catalog is closing
+        }
+    }
+
+    @Override
+    long pid() {
+        return -1;
+    }
+
+    @Override
+    void close() {
+        StreamableHttpClient current;
+        synchronized (this) {
+            closed = true;
+            current = client;
+            client = null;
+            if (relist != null) {
+                relist.cancel(false);
+            }
+            notifyAll();
+        }
+        if (current != null) {
+            current.close();
+        }
+    }
+
+    private static String describe(McpSchema.Implementation info) {
+        return info == null ? "no server info" : info.name() + " " + info.version();
+    }
+}

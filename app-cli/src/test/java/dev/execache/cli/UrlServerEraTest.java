@@ -1,0 +1,104 @@
+package dev.execache.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.execache.cli.settings.GatewayConfig;
+import dev.execache.core.CachePolicy;
+import dev.execache.core.MutableToolVersions;
+import dev.execache.core.ToolResult;
+import dev.execache.mcp.server.Json;
+import dev.execache.mcp.server.ProxiedTools;
+import dev.execache.store.memory.MemoryCacheStore;
+import dev.execache.tools.mcp.McpToolCatalog;
+import dev.execache.tools.mcp.UrlServerSettings;
+import java.io.IOException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A url server of the 2026-07-28 era (stateless: server/discover, _meta on every request, ttlMs
+ * on tools/list), written by hand in the tests' HTTP lab server since the pinned TypeScript SDK
+ * knows only 2025-11-25.
+ */
+class UrlServerEraTest {
+    private static final Duration CALL_TIMEOUT = Duration.ofSeconds(20);
+    private static HttpLab lab;
+
+    private final MutableToolVersions versions = new MutableToolVersions();
+    private McpToolCatalog catalog;
+
+    @BeforeAll
+    static void startLab() throws IOException {
+        lab = HttpLab.start("--era", "2026", "--ttl-ms", "1000");
+    }
+
+    @AfterAll
+    static void stopLab() throws InterruptedException {
+        lab.close();
+    }
+
+    @AfterEach
+    void closeCatalog() {
+        catalog.close();
+    }
+
+    private ProxiedTools gateway() {
+        UrlServerSettings settings = new UrlServerSettings("modern", lab.url(), Map.of(), true);
+        catalog = new McpToolCatalog(List.of(settings), CALL_TIMEOUT, Duration.ofHours(1), line -> { },
+                Clock.systemUTC()).start();
+        return new ProxiedTools(catalog, new MemoryCacheStore(100, Clock.systemUTC()), versions,
+                new GatewayConfig(List.of(new GatewayConfig.Server(settings, true)), List.of(), Duration.ofHours(1)).policy(),
+                CachePolicy.DEFAULTS, Clock.systemUTC());
+    }
+
+    private static JsonNode answer(ToolResult result) throws IOException {
+        assertThat(result.isError()).as(result.json()).isFalse();
+        return Json.MAPPER.readTree(Json.MAPPER.readTree(result.json()).at("/content/0/text").textValue());
+    }
+
+    @Test
+    void aServerThatOffers20260728IsSpokenToWithoutAHandshakeAndItsReadsAreCached() throws IOException {
+        List<String> logged;
+        ProxiedTools gateway;
+        try (CapturedLog log = new CapturedLog()) {
+            gateway = gateway();
+            logged = log.lines();
+        }
+
+        JsonNode first = answer(gateway.call("modern__get_count", Map.of("who", "2026")));
+        JsonNode second = answer(gateway.call("modern__get_count", Map.of("who", "2026")));
+
+        assertThat(logged).anySatisfy(line -> assertThat(line).contains("http-lab-2026 1.0.0, MCP 2026-07-28 over HTTP"));
+        assertThat(first.get("era").textValue()).isEqualTo("2026");
+        assertThat(second).isEqualTo(first);
+        assertThat(gateway.stats().get("modern__get_count").hits()).isEqualTo(1);
+        assertThat(Json.MAPPER.readTree(gateway.call("modern__get_count", Map.of("who", "fresh")).json()).has("resultType"))
+                .isFalse();
+    }
+
+    @Test
+    void theToolsAreListedAgainWhenTheTtlOfTheLastListLapses() throws IOException, InterruptedException {
+        ProxiedTools gateway = gateway();
+        String before = versions.versions().get("modern__fail");
+        CountDownLatch relisted = new CountDownLatch(1);
+        catalog.addListener(tools -> {
+            if (tools.stream().anyMatch(tool -> "Fails, seen at the ttl.".equals(tool.definition().get("description")))) {
+                relisted.countDown();
+            }
+        });
+
+        answer(gateway.call("modern__set_description", Map.of("tool", "fail", "description", "Fails, seen at the ttl.")));
+
+        assertThat(relisted.await(60, TimeUnit.SECONDS)).as("listed again after ttlMs, with no notification").isTrue();
+        assertThat(versions.versions().get("modern__fail")).isNotEqualTo(before);
+    }
+}

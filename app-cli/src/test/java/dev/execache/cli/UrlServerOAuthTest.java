@@ -1,0 +1,119 @@
+package dev.execache.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.execache.core.MutableClock;
+import dev.execache.core.ToolResult;
+import dev.execache.mcp.server.Json;
+import dev.execache.tools.mcp.McpToolCatalog;
+import dev.execache.tools.mcp.UrlServerSettings;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A url server that wants an OAuth token, got machine to machine with client credentials: the
+ * HTTP lab server is its own authorization server (protected-resource and authorization server
+ * metadata, a token endpoint).
+ */
+class UrlServerOAuthTest {
+    private static final Duration CALL_TIMEOUT = Duration.ofSeconds(20);
+    private static final String SECRET = "s3cret-9e2a-never-shown";
+    private static HttpLab lab;
+
+    private final List<McpToolCatalog> catalogs = new ArrayList<>();
+    private final MutableClock clock = new MutableClock();
+
+    @BeforeAll
+    static void startLab() throws IOException {
+        lab = HttpLab.start("--era", "2025", "--oauth", "client-7:" + SECRET);
+    }
+
+    @AfterAll
+    static void stopLab() throws InterruptedException {
+        lab.close();
+    }
+
+    @AfterEach
+    void closeCatalogs() {
+        catalogs.forEach(McpToolCatalog::close);
+    }
+
+    private McpToolCatalog catalog(String method, String secret) {
+        UrlServerSettings settings = new UrlServerSettings("secured", lab.url(), Map.of(), true,
+                new UrlServerSettings.ClientCredentials("client-7", "${LAB_SECRET}", "tools.read", method),
+                Map.of("LAB_SECRET", secret));
+        McpToolCatalog catalog = new McpToolCatalog(List.of(settings), CALL_TIMEOUT, Duration.ofHours(1), line -> { },
+                clock).start();
+        catalogs.add(catalog);
+        return catalog;
+    }
+
+    private static JsonNode answer(ToolResult result) throws IOException {
+        assertThat(result.isError()).as(result.json()).isFalse();
+        return Json.MAPPER.readTree(Json.MAPPER.readTree(result.json()).at("/content/0/text").textValue());
+    }
+
+    private static String last(JsonNode array) {
+        return array.get(array.size() - 1).asText();
+    }
+
+    @Test
+    void clientSecretBasicGetsATokenFoundThroughTheMetadataAndNeverLogsTheSecret() throws IOException {
+        List<String> logged;
+        JsonNode log;
+        try (CapturedLog captured = new CapturedLog()) {
+            McpToolCatalog catalog = catalog("client_secret_basic", SECRET);
+            answer(catalog.call("secured__get_count", Map.of()));
+            log = answer(catalog.call("secured__oauth_log", Map.of()));
+            logged = captured.lines();
+        }
+
+        assertThat(last(log.get("methods"))).isEqualTo("client_secret_basic");
+        assertThat(last(log.get("resources"))).isEqualTo(lab.url().toString());
+        assertThat(last(log.get("scopes"))).isEqualTo("tools.read");
+        assertThat(String.join("\n", logged)).doesNotContain(SECRET).doesNotContain("at-");
+    }
+
+    @Test
+    void clientSecretPostSendsTheCredentialsInTheForm() throws IOException {
+        McpToolCatalog catalog = catalog("client_secret_post", SECRET);
+
+        JsonNode log = answer(catalog.call("secured__oauth_log", Map.of()));
+
+        assertThat(last(log.get("methods"))).isEqualTo("client_secret_post");
+    }
+
+    @Test
+    void aTokenIsKeptAndRenewedBeforeItExpires() throws IOException {
+        McpToolCatalog catalog = catalog("client_secret_basic", SECRET);
+        int first = answer(catalog.call("secured__oauth_log", Map.of())).get("issued").intValue();
+
+        int kept = answer(catalog.call("secured__oauth_log", Map.of())).get("issued").intValue();
+        clock.advance(Duration.ofSeconds(3600 - 30));
+        int renewed = answer(catalog.call("secured__oauth_log", Map.of())).get("issued").intValue();
+
+        assertThat(kept).isEqualTo(first);
+        assertThat(renewed).isEqualTo(first + 1);
+    }
+
+    @Test
+    void aWrongSecretIsRefusedNamingTheClientButNotTheSecret() throws IOException {
+        String wrong = "wrong-41ff-never-shown";
+        McpToolCatalog catalog = catalog("client_secret_basic", wrong);
+
+        ToolResult refused = catalog.call("secured__get_count", Map.of());
+
+        assertThat(refused.isError()).isTrue();
+        String text = Json.MAPPER.readTree(refused.json()).at("/content/0/text").textValue();
+        assertThat(text).contains("refused the client credentials of client-7 (HTTP 401, invalid_client)")
+                .doesNotContain(wrong);
+    }
+}

@@ -1,0 +1,282 @@
+// An MCP server of the tests' own over Streamable HTTP, on loopback: it counts the calls it serves
+// (so a test can tell a cached answer from a fresh one) and can misbehave on request: end its
+// sessions, close an answer's stream before answering, refuse credentials, ask to be left alone.
+//   --era 2025   the official SDK's StreamableHTTPServerTransport, a session per client, answers
+//                as SSE streams that can be resumed (an event store), or as JSON with --json
+//   --era 2026   2026-07-28, stateless: server/discover, _meta on every request, ttlMs on tools/list
+//                (written by hand: the SDK pinned here knows no 2026-07-28)
+//   --port N (0: any), --token T (requests must carry "Authorization: Bearer T"), --ttl-ms N,
+//   --tls-key FILE --tls-cert FILE (https), --delay-ms N (every tools/call takes that much longer, for the benchmark),
+//   --oauth ID:SECRET (it is its own authorization server too: RFC 9728 and RFC 8414 metadata, a
+//   client credentials token endpoint; /mcp wants a token it issued), --token-lifetime SECONDS
+// Prints "listening PORT" on stdout once it listens.
+import http from "node:http";
+import https from "node:https";
+import { readFileSync } from "node:fs";
+import { randomUUID } from "node:crypto";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { InMemoryEventStore } from "@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js";
+import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+
+const option = (name, otherwise) => {
+  const at = process.argv.indexOf(`--${name}`);
+  return at < 0 ? otherwise : process.argv[at + 1];
+};
+const era = option("era", "2025");
+const json = process.argv.includes("--json");
+const token = option("token", null);
+const ttlMs = Number(option("ttl-ms", "60000"));
+const delayMs = Number(option("delay-ms", "0"));
+const oauthClient = option("oauth", null);
+const tokenLifetime = Number(option("token-lifetime", "3600"));
+const issued = new Set();
+const oauthLog = { issued: 0, methods: [], resources: [], scopes: [] };
+
+const readOnly = { readOnlyHint: true };
+const object = (properties = {}) => ({ type: "object", properties });
+const tools = {
+  get_count: { description: "The counter.", inputSchema: object({ who: { type: "string" } }), annotations: readOnly },
+  increment: { description: "Adds one to the counter.", inputSchema: object(), annotations: { readOnlyHint: false } },
+  fail: { description: "Always fails.", inputSchema: object(), annotations: readOnly },
+  sleep: { description: "Answers after ms milliseconds.", inputSchema: object({ ms: { type: "number" } }), annotations: readOnly },
+  oauth_log: { description: "The tokens issued, and how the client authenticated.", inputSchema: object() },
+  dropped_stream: { description: "Closes its answer's stream, then answers.", inputSchema: object({ who: { type: "string" } }), annotations: readOnly },
+  end_sessions: { description: "Ends every session, as a restart would.", inputSchema: object(), annotations: { readOnlyHint: false } },
+  refuse_next: {
+    description: "Answers the next requests with an HTTP status (429, 503, 401) and Retry-After.",
+    inputSchema: object({ status: { type: "number" }, count: { type: "number" }, retry_after: { type: "string" } }),
+    annotations: { readOnlyHint: false },
+  },
+  set_description: {
+    description: "Changes a tool's description; notify: send tools/list_changed.",
+    inputSchema: object({ tool: { type: "string" }, description: { type: "string" }, notify: { type: "boolean" } }),
+    annotations: { readOnlyHint: false },
+  },
+};
+let counter = 0;
+const served = {};
+let refusing = { status: 0, count: 0, retryAfter: null };
+const sessions = new Map();
+
+const text = (value) => ({ content: [{ type: "text", text: JSON.stringify(value) }] });
+const listTools = () => Object.entries(tools).map(([name, tool]) => ({ name, ...tool }));
+
+async function callTool(name, args, extra, notify) {
+  served[name] = (served[name] ?? 0) + 1;
+  if (delayMs > 0) {
+    await new Promise((resolve) => setTimeout(resolve, delayMs));
+  }
+  switch (name) {
+    case "get_count":
+      return text({ counter, served: served[name], who: args.who ?? null, era });
+    case "sleep":
+      await new Promise((resolve) => setTimeout(resolve, args.ms));
+      return text({ slept: args.ms });
+    case "oauth_log":
+      return text(oauthLog);
+    case "increment":
+      counter += 1;
+      return text({ counter });
+    case "fail":
+      return { ...text({ served: served[name] }), isError: true };
+    case "dropped_stream":
+      extra?.closeSSEStream?.();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      return text({ served: served[name], resumed: Boolean(extra?.closeSSEStream), who: args.who ?? null });
+    case "end_sessions":
+    {
+      const ended = [...sessions.values()];
+      sessions.clear();
+      setTimeout(() => ended.forEach((session) => session.transport.close()), 100);
+      return text({ ended: ended.length });
+    }
+    case "refuse_next":
+      refusing = { status: args.status, count: args.count ?? 1, retryAfter: args.retry_after ?? null };
+      return text({ refusing });
+    case "set_description":
+      tools[args.tool].description = args.description;
+      if (args.notify) {
+        await notify();
+      }
+      return text({ changed: args.tool });
+    default:
+      return { ...text({ unknown: name }), isError: true };
+  }
+}
+
+function newSdkServer() {
+  const server = new Server({ name: "http-lab", version: "1.0.0" }, { capabilities: { tools: { listChanged: true } } });
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listTools() }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) =>
+    callTool(request.params.name, request.params.arguments ?? {}, extra, async () => {
+      for (const session of sessions.values()) {
+        await session.server.sendToolListChanged().catch(() => {});
+      }
+    }));
+  return server;
+}
+
+const readBody = (req) => new Promise((resolve, reject) => {
+  const chunks = [];
+  req.on("data", (chunk) => chunks.push(chunk));
+  req.on("end", () => {
+    const body = Buffer.concat(chunks).toString("utf8");
+    try {
+      resolve(body ? JSON.parse(body) : undefined);
+    } catch (e) {
+      reject(e);
+    }
+  });
+  req.on("error", reject);
+});
+
+const answer = (res, status, body, headers = {}) => {
+  res.writeHead(status, { "content-type": "application/json", ...headers });
+  res.end(body === undefined ? "" : JSON.stringify(body));
+};
+
+async function legacy(req, res) {
+  const sessionId = req.headers["mcp-session-id"];
+  const body = req.method === "POST" ? await readBody(req) : undefined;
+  if (sessionId) {
+    const session = sessions.get(sessionId);
+    if (!session) {
+      return answer(res, 404, { jsonrpc: "2.0", error: { code: -32001, message: "Session not found" }, id: null });
+    }
+    return session.transport.handleRequest(req, res, body);
+  }
+  if (req.method !== "POST" || body?.method !== "initialize") {
+    return answer(res, 400, { jsonrpc: "2.0", error: { code: -32000, message: "Bad Request: no session" }, id: null });
+  }
+  const server = newSdkServer();
+  const transport = new StreamableHTTPServerTransport({
+    sessionIdGenerator: () => randomUUID(),
+    enableJsonResponse: json,
+    eventStore: json ? undefined : new InMemoryEventStore(),
+    retryInterval: 50,
+    onsessioninitialized: (id) => sessions.set(id, { server, transport }),
+    onsessionclosed: (id) => sessions.delete(id),
+  });
+  await server.connect(transport);
+  return transport.handleRequest(req, res, body);
+}
+
+const META = "io.modelcontextprotocol/";
+const listeners = new Set();
+const notifyListeners = async () => {
+  for (const listener of listeners) {
+    listener.res.write(`data: ${JSON.stringify({ jsonrpc: "2.0", method: "notifications/tools/list_changed",
+      params: { _meta: { [`${META}subscriptionId`]: listener.id } } })}\n\n`);
+  }
+};
+async function modern(req, res) {
+  if (req.method !== "POST") {
+    return answer(res, 405, { jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed" }, id: null });
+  }
+  const message = await readBody(req);
+  const meta = message?.params?._meta ?? {};
+  if (req.headers["mcp-protocol-version"] !== "2026-07-28" || meta[`${META}protocolVersion`] !== "2026-07-28"
+      || !meta[`${META}clientCapabilities`]) {
+    return answer(res, 400, { jsonrpc: "2.0", id: message?.id ?? null,
+      error: { code: -32602, message: "2026-07-28 needs MCP-Protocol-Version and _meta on every request" } });
+  }
+  const ok = (result) => answer(res, 200, { jsonrpc: "2.0", id: message.id, result: { resultType: "complete", ...result } });
+  switch (message.method) {
+    case "server/discover":
+      return ok({ supportedVersions: ["2026-07-28"], capabilities: { tools: { listChanged: true } },
+        serverInfo: { name: "http-lab-2026", version: "1.0.0" }, ttlMs: ttlMs, cacheScope: "public" });
+    case "tools/list":
+      return ok({ tools: listTools(), ttlMs, cacheScope: "public" });
+    case "tools/call":
+      return ok(await callTool(message.params.name, message.params.arguments ?? {}, undefined, notifyListeners));
+    case "subscriptions/listen": {
+      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+      const listener = { id: message.id, res };
+      listeners.add(listener);
+      res.on("close", () => listeners.delete(listener));
+      res.write(`data: ${JSON.stringify({ jsonrpc: "2.0", method: "notifications/subscriptions/acknowledged",
+        params: { notifications: message.params.notifications, _meta: { [`${META}subscriptionId`]: message.id } } })}\n\n`);
+      return undefined;
+    }
+    default:
+      return answer(res, 200, { jsonrpc: "2.0", id: message.id, error: { code: -32601, message: `no method ${message.method}` } });
+  }
+}
+
+const readForm = (req) => new Promise((resolve) => {
+  const chunks = [];
+  req.on("data", (chunk) => chunks.push(chunk));
+  req.on("end", () => resolve(new URLSearchParams(Buffer.concat(chunks).toString("utf8"))));
+});
+
+async function authorization(req, res, origin) {
+  const path = new URL(req.url, origin).pathname;
+  if (path.startsWith("/.well-known/oauth-protected-resource")) {
+    return answer(res, 200, { resource: `${origin}/mcp`, authorization_servers: [origin] });
+  }
+  if (path === "/.well-known/oauth-authorization-server") {
+    return answer(res, 200, { issuer: origin, token_endpoint: `${origin}/token`, grant_types_supported: ["client_credentials"],
+      token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post"] });
+  }
+  if (path === "/token") {
+    const form = await readForm(req);
+    const [id, secret] = oauthClient.split(":");
+    let method = null;
+    if (req.headers.authorization?.startsWith("Basic ")) {
+      const [user, password] = Buffer.from(req.headers.authorization.slice(6), "base64").toString("utf8").split(":")
+        .map(decodeURIComponent);
+      method = user === id && password === secret ? "client_secret_basic" : null;
+    } else if (form.get("client_id") === id && form.get("client_secret") === secret) {
+      method = "client_secret_post";
+    }
+    if (form.get("grant_type") !== "client_credentials" || method === null) {
+      return answer(res, 401, { error: "invalid_client" });
+    }
+    const token = `at-${randomUUID()}`;
+    issued.add(token);
+    oauthLog.issued += 1;
+    oauthLog.methods.push(method);
+    oauthLog.resources.push(form.get("resource"));
+    oauthLog.scopes.push(form.get("scope"));
+    return answer(res, 200, { access_token: token, token_type: "Bearer", expires_in: tokenLifetime });
+  }
+  const bearer = req.headers.authorization?.startsWith("Bearer ") ? req.headers.authorization.slice(7) : null;
+  if (!issued.has(bearer)) {
+    return answer(res, 401, { error: "invalid_token" },
+      { "www-authenticate": `Bearer resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp"` });
+  }
+  return null;
+}
+
+const tls = option("tls-cert", null) === null ? null
+  : { key: readFileSync(option("tls-key")), cert: readFileSync(option("tls-cert")) };
+const handler = async (req, res) => {
+  try {
+    if (oauthClient !== null) {
+      const handled = await authorization(req, res, `http://127.0.0.1:${httpServer.address().port}`);
+      if (handled !== null) {
+        return handled;
+      }
+    }
+    if (token !== null && req.headers.authorization !== `Bearer ${token}`) {
+      return answer(res, 401, { error: "invalid_token" }, { "www-authenticate": 'Bearer error="invalid_token"' });
+    }
+    if (refusing.count > 0 && req.method === "POST") {
+      refusing.count -= 1;
+      return answer(res, refusing.status, { error: "refused" },
+        refusing.retryAfter === null ? {} : { "retry-after": refusing.retryAfter });
+    }
+    return await (era === "2026" ? modern(req, res) : legacy(req, res));
+  } catch (e) {
+    console.error(e);
+    if (!res.headersSent) {
+      answer(res, 500, { error: String(e) });
+    }
+  }
+};
+const httpServer = tls === null ? http.createServer(handler) : https.createServer(tls, handler);
+httpServer.listen(Number(option("port", "0")), "127.0.0.1", () => {
+  console.log(`listening ${httpServer.address().port}`);
+});
+process.on("SIGTERM", () => process.exit(0));
