@@ -1,18 +1,11 @@
 package dev.execache.tools.mcp;
 
-import dev.execache.core.CanonicalJson;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.security.GeneralSecurityException;
-import java.security.MessageDigest;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
 import java.util.regex.Pattern;
-import javax.crypto.Mac;
-import javax.crypto.spec.SecretKeySpec;
 
 /**
  * One downstream MCP server, in the shape agent hosts use for {@code mcpServers}: a command
@@ -90,20 +83,7 @@ public record McpServerSettings(String name, String command, List<String> args, 
         reached.put("args", args);
         reached.put("env", new TreeMap<>(env));
         reached.put("cwd", (cwd == null ? Path.of("") : cwd).toAbsolutePath().normalize().toString());
-        byte[] text = CanonicalJson.write(reached, "server " + name).getBytes(StandardCharsets.UTF_8);
-        try {
-            byte[] digest;
-            if (key == null || key.length == 0) {
-                digest = MessageDigest.getInstance("SHA-256").digest(text);
-            } else {
-                Mac mac = Mac.getInstance("HmacSHA256");
-                mac.init(new SecretKeySpec(key, "HmacSHA256"));
-                digest = mac.doFinal(text);
-            }
-            return HexFormat.of().formatHex(digest, 0, 16);
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("every Java platform must provide SHA-256 and HmacSHA256", e);
-        }
+        return ServerIdentity.of(name, reached, key);
     }
 
     /** Names the server and its command, never the values of its environment, which may be secrets. */

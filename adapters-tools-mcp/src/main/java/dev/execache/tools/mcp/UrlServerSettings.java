@@ -1,13 +1,8 @@
 package dev.execache.tools.mcp;
 
-import dev.execache.core.CanonicalJson;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.security.GeneralSecurityException;
-import java.security.MessageDigest;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -17,8 +12,6 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import javax.crypto.Mac;
-import javax.crypto.spec.SecretKeySpec;
 
 /**
  * One downstream MCP server reached over Streamable HTTP at a URL, in the shape agent hosts use
@@ -225,20 +218,7 @@ public record UrlServerSettings(String name, URI url, Map<String, String> header
             oauth.put("scope", clientCredentials.scope());
             reached.put("oauth", oauth);
         }
-        byte[] text = CanonicalJson.write(reached, "server " + name).getBytes(StandardCharsets.UTF_8);
-        try {
-            byte[] digest;
-            if (key == null || key.length == 0) {
-                digest = MessageDigest.getInstance("SHA-256").digest(text);
-            } else {
-                Mac mac = Mac.getInstance("HmacSHA256");
-                mac.init(new SecretKeySpec(key, "HmacSHA256"));
-                digest = mac.doFinal(text);
-            }
-            return HexFormat.of().formatHex(digest, 0, 16);
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("every Java platform must provide SHA-256 and HmacSHA256", e);
-        }
+        return ServerIdentity.of(name, reached, key);
     }
 
     /** Names the server, its URL without query and its header names, never a header's value. */
