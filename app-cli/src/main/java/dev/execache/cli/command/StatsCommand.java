@@ -94,6 +94,7 @@ final class StatsCommand extends StoreCommand {
                 ObjectNode node = Json.MAPPER.createObjectNode();
                 store.putInto(node);
                 node.setAll(Json.stats(stats));
+                node.put("entriesEstimatedBecause", entriesEstimatedBecause(session).orElse(null));
                 out.println(Json.write(node));
             }
             case OPENMETRICS -> out.print(OpenMetrics.write(stats, store));
