@@ -1,13 +1,15 @@
 // Drives `execache serve` with the split TypeScript SDK client (@modelcontextprotocol/client, pinned),
 // in each way it negotiates the protocol era.
 // Usage: node eras-client.mjs MODE TRANSPORT TARGET...
-//   MODE: legacy | auto | pinned (2026-07-28)
+//   MODE: legacy | auto | pinned (2026-07-28) | cancel (pinned; aborts a running call when told to on stdin)
 //   TRANSPORT: http URL [TOKEN] | stdio COMMAND [ARGS...]
 // Prints one JSON line: what the client negotiated and what the calls answered.
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { createInterface } from "node:readline";
 
 const [mode, transportKind, ...target] = process.argv.slice(2);
+const print = (event) => process.stdout.write(JSON.stringify(event) + "\n");
 const versionNegotiation = mode === "legacy" ? { mode: "legacy" } : mode === "auto" ? { mode: "auto" }
   : { mode: { pin: "2026-07-28" } };
 const transport = transportKind === "http"
@@ -16,6 +18,23 @@ const transport = transportKind === "http"
   : new StdioClientTransport({ command: target[0], args: target.slice(1), env: { ...process.env }, stderr: "inherit" });
 const client = new Client({ name: "execache-eras-it", version: "1" }, { versionNegotiation });
 const out = { mode, transport: transportKind };
+if (mode === "cancel") {
+  const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+  await client.connect(transport);
+  const abort = new AbortController();
+  const running = client.callTool({ name: "execute_code", arguments: { code: "while (true) {}", timeout: 25 } },
+    { timeout: 120000, signal: abort.signal })
+    .then((result) => ({ answered: result }), (error) => ({ rejected: String(error?.message ?? error) }));
+  print({ event: "calling" });
+  await lines.next();
+  abort.abort("the agent changed its mind");
+  print({ event: "cancelled", how: await running });
+  await lines.next();
+  const stats = await client.callTool({ name: "cache_stats", arguments: {} });
+  print({ event: "stats", stats: stats.structuredContent });
+  await client.close();
+  process.exit(0);
+}
 try {
   await client.connect(transport);
   out.protocolVersion = client.getNegotiatedProtocolVersion?.() ?? null;
@@ -46,5 +65,5 @@ try {
 } finally {
   await client.close().catch(() => {});
 }
-process.stdout.write(JSON.stringify(out) + "\n");
+print(out);
 process.exit(0);

@@ -337,9 +337,10 @@ public final class McpHttpServer implements AutoCloseable {
                         "Invalid Request: not a JSON-RPC 2.0 request, notification or response");
                 return;
             }
+            JsonNode id = isRequest ? object.get("id") : null;
             HeaderCheck check = HeaderCheck.of(request, object, isRequest);
             if (check != null) {
-                refuse(response, callback, 400, check.code(), check.message(), check.data());
+                sendJson(response, callback, 400, StatelessProtocol.error(id, check.code(), check.message(), check.data()));
                 return;
             }
             if (!isRequest) {
@@ -352,6 +353,14 @@ public final class McpHttpServer implements AutoCloseable {
                 return;
             }
             String method = object.get("method").textValue();
+            boolean modern = StatelessProtocol.isModern(method, object.get("params"));
+            if (!StatelessProtocol.isMethodOf(method, modern)) {
+                sendJson(response, callback, modern ? 404 : 200, StatelessProtocol.error(id,
+                        McpSchema.ErrorCodes.METHOD_NOT_FOUND, "Method not found: " + method
+                                + (modern ? " (not a method of protocol version " + StatelessProtocol.MODERN + ")" : ""),
+                        null));
+                return;
+            }
             String callId = "http-" + callIds.incrementAndGet();
             if (streams && McpSchema.METHOD_TOOLS_CALL.equals(method)) {
                 stream(request, response, callback, object, callId);
@@ -359,7 +368,16 @@ public final class McpHttpServer implements AutoCloseable {
             }
             request.addIdleTimeoutListener(timeout -> false);
             String answer = protocol.answer(object, callId, null);
-            sendJson(response, callback, 200, answer);
+            // written before the request counts as answered, so that a stop waits for these bytes too
+            response.setStatus(200);
+            response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
+            try (Blocker.Callback written = Blocker.callback()) {
+                Content.Sink.write(response, true, JsonText.escapeLoneSurrogates(answer), written);
+                written.block();
+                callback.succeeded();
+            } catch (IOException | RuntimeException e) {
+                callback.failed(e);
+            }
         }
 
         /** A tool call answered as an SSE stream: its notifications, then its answer. A closed stream cancels it. */
@@ -530,9 +548,6 @@ public final class McpHttpServer implements AutoCloseable {
                 if (!isRequest) {
                     return methodHeader != null && !methodHeader.equals(method) ? mismatch(methodHeader,
                             "the body names method " + method + " but the Mcp-Method header names " + methodHeader) : null;
-                }
-                if (StatelessProtocol.DISCOVER.equals(method)) {
-                    return null;
                 }
                 return new HeaderCheck(McpSchema.ErrorCodes.INVALID_PARAMS, "Invalid params: the MCP-Protocol-Version "
                         + "header names " + version + ", but the request has no _meta envelope ("

@@ -102,6 +102,15 @@ public final class StatelessProtocol implements AutoCloseable {
         return null;
     }
 
+    /** Whether the era has the method: 2026-07-28 dropped initialize, ping and logging/setLevel. */
+    static boolean isMethodOf(String method, boolean modern) {
+        return switch (method) {
+            case DISCOVER, McpSchema.METHOD_TOOLS_LIST, McpSchema.METHOD_TOOLS_CALL -> true;
+            case McpSchema.METHOD_INITIALIZE, McpSchema.METHOD_PING, McpSchema.METHOD_LOGGING_SET_LEVEL -> !modern;
+            default -> false;
+        };
+    }
+
     /** The era a request is of: the modern one when it claims the envelope or discovers. */
     static boolean isModern(String method, JsonNode params) {
         return claimsEnvelope(params) || DISCOVER.equals(method);
@@ -132,14 +141,17 @@ public final class StatelessProtocol implements AutoCloseable {
                 return unsupportedVersion(id, claimed);
             }
         }
+        if (!isMethodOf(method, modern)) {
+            return notFound(id, method);
+        }
         try {
             return switch (method) {
-                case McpSchema.METHOD_PING -> result(id, Json.MAPPER.createObjectNode(), modern, method);
+                case McpSchema.METHOD_PING -> result(id, Json.MAPPER.createObjectNode(), false, method);
                 case DISCOVER -> result(id, discover(), true, method);
                 case McpSchema.METHOD_TOOLS_LIST -> result(id, toolList(modern), modern, method);
                 case McpSchema.METHOD_TOOLS_CALL -> callTool(id, given, modern, callId, stream);
-                case McpSchema.METHOD_INITIALIZE -> modern ? notFound(id, method) : initialize(id, given);
-                case McpSchema.METHOD_LOGGING_SET_LEVEL -> modern ? notFound(id, method) : setLevel(id, given);
+                case McpSchema.METHOD_INITIALIZE -> initialize(id, given);
+                case McpSchema.METHOD_LOGGING_SET_LEVEL -> setLevel(id, given);
                 default -> notFound(id, method);
             };
         } catch (IOException e) {
