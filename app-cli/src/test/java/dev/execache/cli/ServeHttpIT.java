@@ -174,6 +174,36 @@ class ServeHttpIT {
     }
 
     @Test
+    void theGatewayAndCodeThatCallsToolsWorkOverHttp() throws Exception {
+        Path config = Files.writeString(dir.resolve("gateway.yaml"), """
+                servers:
+                  lab:
+                    command: node
+                    args: ["%s"]
+                """.formatted(Downstream.nodeModules().resolveSibling("lab-server.mjs")));
+        try (HttpServeProcess gateway = HttpServeProcess.start(NO_POOL, "--store", "memory", "--config", config.toString(),
+                "--http", "0")) {
+            Map<String, String> json = Map.of("Accept", "application/json");
+            String list = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}";
+            String proxied = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"lab__get_count\","
+                    + "\"arguments\":{\"who\":\"http\"}}}";
+            String code = "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"execute_code\","
+                    + "\"arguments\":{\"code\":\"return await tools.lab.get_count({who: 'code'})\"}}}";
+
+            JsonNode tools = RawHttp.post(gateway.port(), list, json).json().at("/result/tools");
+            JsonNode first = RawHttp.post(gateway.port(), proxied, json).json().get("result");
+            JsonNode second = RawHttp.post(gateway.port(), proxied, json).json().get("result");
+            JsonNode ran = RawHttp.post(gateway.port(), code, json).json().at("/result/structuredContent");
+
+            assertThat(tools.findValuesAsText("name")).contains("lab__get_count", "describe_tools", "execute_code");
+            assertThat(first.at("/content/0/text").textValue()).contains("\"who\":\"http\"");
+            assertThat(second.at("/content/0/text").textValue()).isEqualTo(first.at("/content/0/text").textValue());
+            assertThat(ran.at("/result/who").textValue()).isEqualTo("code");
+            assertThat(ran.at("/toolCalls/0/tool").textValue()).isEqualTo("lab__get_count");
+        }
+    }
+
+    @Test
     void aNonLoopbackAddressWithoutATokenIsRefusedInOneLine() throws Exception {
         HttpServeProcess refused = HttpServeProcess.run(NO_POOL, "--store", "memory", "--http", "0.0.0.0:0");
 
