@@ -28,11 +28,13 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiConsumer;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.NetworkConnectionLimit;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.Server;
@@ -106,6 +108,9 @@ public final class McpHttpServer implements AutoCloseable {
         connector.setPort(settings.port());
         connector.setIdleTimeout(settings.idleTimeout().toMillis());
         server.addConnector(connector);
+        // idle keep-alive connections must not use up the process's file descriptors: past the
+        // limit the connector stops accepting until one closes
+        server.addBean(new NetworkConnectionLimit(settings.maxConcurrent() * 4, connector));
         server.setHandler(new McpHandler());
         server.setStopTimeout(settings.drainLimit().toMillis());
     }
@@ -367,7 +372,7 @@ public final class McpHttpServer implements AutoCloseable {
                 return;
             }
             request.addIdleTimeoutListener(timeout -> false);
-            String answer = protocol.answer(object, callId, null);
+            String answer = answerOrExplain(object, callId, null);
             // written before the request counts as answered, so that a stop waits for these bytes too
             response.setStatus(200);
             response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
@@ -398,7 +403,7 @@ public final class McpHttpServer implements AutoCloseable {
                     HEARTBEAT.toMillis(), HEARTBEAT.toMillis(), TimeUnit.MILLISECONDS);
             String answer;
             try {
-                answer = protocol.answer(call, callId, (method, params) -> {
+                answer = answerOrExplain(call, callId, (method, params) -> {
                     ObjectNode notification = Json.MAPPER.createObjectNode();
                     notification.put("jsonrpc", McpSchema.JSONRPC_VERSION);
                     notification.put("method", method);
@@ -412,6 +417,24 @@ public final class McpHttpServer implements AutoCloseable {
                 callback.succeeded();
             } else {
                 callback.failed(new IOException("the client closed the stream"));
+            }
+        }
+
+        /**
+         * The answer, or, when answering failed unexpectedly, a JSON-RPC error that says so (while
+         * stopping: that the server is shutting down, as for any call still running then; a class
+         * first loaded while the JVM exits can fail to initialize).
+         */
+        private String answerOrExplain(ObjectNode request, String callId, BiConsumer<String, ObjectNode> stream) {
+            try {
+                return protocol.answer(request, callId, stream);
+            } catch (RuntimeException | LinkageError e) {
+                if (draining.get()) {
+                    return protocol.shuttingDown(request);
+                }
+                LOG.log(Level.WARNING, "answering " + request.path("method").asText() + " failed: " + e, e);
+                return StatelessProtocol.error(request.get("id"), McpSchema.ErrorCodes.INTERNAL_ERROR,
+                        request.path("method").asText() + " failed unexpectedly: " + e, null);
             }
         }
 

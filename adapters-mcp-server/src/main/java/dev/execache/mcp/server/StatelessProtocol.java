@@ -250,6 +250,19 @@ public final class StatelessProtocol implements AutoCloseable {
         return toolResult(id, result, modern);
     }
 
+    /** The answer to a request that was stopped because the server is stopping. */
+    String shuttingDown(ObjectNode request) {
+        JsonNode id = request.get("id");
+        if (!McpSchema.METHOD_TOOLS_CALL.equals(request.path("method").asText())) {
+            return error(id, McpSchema.ErrorCodes.INTERNAL_ERROR, "the server is shutting down", null);
+        }
+        try {
+            return toolResult(id, ServeTools.shuttingDown(), isModern(McpSchema.METHOD_TOOLS_CALL, request.get("params")));
+        } catch (IOException e) {
+            return error(id, McpSchema.ErrorCodes.INTERNAL_ERROR, "the server is shutting down", null);
+        }
+    }
+
     /** The answer to a tool call whose answer would be longer than one message may be. */
     String answerTooLarge(ObjectNode request, long size, long limit) {
         try {
