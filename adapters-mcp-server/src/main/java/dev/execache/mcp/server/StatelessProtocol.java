@@ -285,7 +285,8 @@ public final class StatelessProtocol implements AutoCloseable {
 
     private ObjectNode capabilities() {
         ObjectNode capabilities = Json.MAPPER.createObjectNode();
-        capabilities.putObject("tools").put("listChanged", listChanges);
+        // no session, so no notifications/tools/list_changed: tools/list's ttlMs says when to list again
+        capabilities.putObject("tools").put("listChanged", false);
         capabilities.putObject("logging");
         return capabilities;
     }
