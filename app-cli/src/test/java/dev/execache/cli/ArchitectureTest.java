@@ -56,7 +56,7 @@ class ArchitectureTest {
     static final ArchRule theMcpServerKnowsOnlyCoreAndTheMcpSdk = classes()
             .that().resideInAPackage(MCP_SERVER)
             .should().onlyDependOnClassesThat().resideInAnyPackage("java..", CORE, MCP_SERVER,
-                    "io.modelcontextprotocol..", "com.fasterxml.jackson..", "reactor..")
+                    "io.modelcontextprotocol..", "com.fasterxml.jackson..", "reactor..", "org.eclipse.jetty..")
             .because("the MCP server is a driving adapter: it reaches the cache through core's ports only, and"
                     + " app-cli starts it (DESIGN.md)");
 

@@ -38,12 +38,14 @@ public final class McpStdioServer implements AutoCloseable {
     private final McpSyncServer server;
     private final StdioTransport transport;
     private final LogNotifications logs;
+    private final StatelessProtocol stateless;
     private final CompletableFuture<Void> stopped = new CompletableFuture<>();
 
     public McpStdioServer(ServeTools tools, String version, InputStream in, OutputStream out, Duration drainLimit) {
         McpJsonMapper mapper = new JacksonMcpJsonMapper(new ObjectMapper());
         this.transport = new StdioTransport(in, out, mapper, drainLimit, tools.calls());
-        tools.notifyWith(transport::notify);
+        this.stateless = new StatelessProtocol(tools, version, mapper, transport::notify);
+        transport.answerStatelessWith(stateless);
         this.server = McpServer.sync(transport)
                 .serverInfo("execache", version)
                 .instructions(INSTRUCTIONS)
@@ -62,6 +64,7 @@ public final class McpStdioServer implements AutoCloseable {
     private void replaceTools(List<SyncToolSpecification> changed, List<String> withdrawn) {
         withdrawn.forEach(server::removeTool);
         changed.forEach(server::addTool);
+        stateless.replaceTools(changed, withdrawn);
     }
 
     /** Blocks until input has ended (and every request read has been answered) or {@link #close()} was called. */
@@ -79,6 +82,7 @@ public final class McpStdioServer implements AutoCloseable {
             return;
         }
         Logger.getLogger("dev.execache").removeHandler(logs);
+        stateless.close();
         transport.shutDown();
         CompletableFuture<Void> closing = CompletableFuture.runAsync(server::closeGracefully);
         try {
@@ -90,6 +94,11 @@ public final class McpStdioServer implements AutoCloseable {
             Thread.currentThread().interrupt();
             server.close();
         }
+    }
+
+    /** The MCP log level of a log record's level. */
+    static McpSchema.LoggingLevel level(java.util.logging.Level level) {
+        return LogNotifications.level(level);
     }
 
     /**
@@ -116,7 +125,7 @@ public final class McpStdioServer implements AutoCloseable {
             transport.notify("notifications/message", params);
         }
 
-        private static McpSchema.LoggingLevel level(java.util.logging.Level level) {
+        static McpSchema.LoggingLevel level(java.util.logging.Level level) {
             int value = level.intValue();
             if (value >= java.util.logging.Level.SEVERE.intValue()) {
                 return McpSchema.LoggingLevel.ERROR;

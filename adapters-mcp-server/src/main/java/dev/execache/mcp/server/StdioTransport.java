@@ -25,6 +25,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
 import reactor.core.publisher.Mono;
 
@@ -73,6 +75,12 @@ public final class StdioTransport implements McpServerTransportProvider {
     private final Object answers = new Object();
     private final AtomicBoolean closing = new AtomicBoolean();
     private final CompletableFuture<Void> ended = new CompletableFuture<>();
+    private final ExecutorService modernRequests = Executors.newCachedThreadPool(task -> {
+        Thread thread = new Thread(task, "execache-mcp-stateless");
+        thread.setDaemon(true);
+        return thread;
+    });
+    private volatile StatelessProtocol stateless;
     private volatile McpServerSession session;
     private volatile boolean initialized;
     private volatile String protocolVersion;
@@ -85,6 +93,11 @@ public final class StdioTransport implements McpServerTransportProvider {
         this.mapper = mapper;
         this.drainLimit = drainLimit;
         this.calls = calls;
+    }
+
+    /** Answers the requests of the 2026-07-28 era, which need no session. */
+    void answerStatelessWith(StatelessProtocol protocol) {
+        this.stateless = protocol;
     }
 
     /** Completes when input has ended and every request read was answered (or the drain limit passed). */
@@ -117,9 +130,13 @@ public final class StdioTransport implements McpServerTransportProvider {
 
     /** Sends a notification now, unless the session is not initialized yet. */
     void notify(String method, ObjectNode params) {
-        if (!initialized) {
-            return;
+        if (initialized) {
+            notifyStateless(method, params);
         }
+    }
+
+    /** Sends a notification of a request of the 2026-07-28 era, which has no session to wait for. */
+    private void notifyStateless(String method, ObjectNode params) {
         ObjectNode message = Json.MAPPER.createObjectNode();
         message.put("jsonrpc", McpSchema.JSONRPC_VERSION);
         message.put("method", method);
@@ -227,6 +244,11 @@ public final class StdioTransport implements McpServerTransportProvider {
         String method = message.path("method").isTextual() ? message.get("method").textValue() : null;
         boolean request = method != null && hasId(message);
         Object id = request ? idOf(message.get("id")) : null;
+        if (request && batch == null && stateless != null
+                && StatelessProtocol.isModern(method, message.get("params"))) {
+            answerStateless(message, method, id);
+            return;
+        }
         if (request && batch != null) {
             batches.put(InFlightCalls.key(id), batch);
         }
@@ -274,6 +296,43 @@ public final class StdioTransport implements McpServerTransportProvider {
         }
         session.handle(parsed).subscribe(null,
                 error -> LOG.log(Level.WARNING, "handling a message failed: " + error.getMessage()));
+    }
+
+    /**
+     * A request of the 2026-07-28 era: answered from its own envelope, on a thread of its own, with
+     * no session; notifications/cancelled and a shutdown stop it as they stop a session's calls.
+     */
+    private void answerStateless(ObjectNode message, String method, Object id) {
+        if (!message.path("jsonrpc").asText().equals(McpSchema.JSONRPC_VERSION)) {
+            deliver(id, errorLine(id, McpSchema.ErrorCodes.INVALID_REQUEST, "Invalid Request: jsonrpc must be \"2.0\"", null));
+            return;
+        }
+        Object key = InFlightCalls.key(id);
+        unanswered.put(key, method);
+        modernRequests.execute(() -> {
+            try {
+                String line = stateless.answer(message, id, this::notifyStateless);
+                if (dropped.remove(key)) {
+                    return;
+                }
+                int size = line.length() > MAX_ANSWER_BYTES / 6
+                        ? JsonText.escapeLoneSurrogates(line).getBytes(StandardCharsets.UTF_8).length : 0;
+                if (size > MAX_ANSWER_BYTES) {
+                    LOG.log(Level.WARNING, "an answer of " + size + " bytes is over the limit of "
+                            + MAX_ANSWER_BYTES + " bytes; sent an error instead");
+                    line = McpSchema.METHOD_TOOLS_CALL.equals(method)
+                            ? stateless.answerTooLarge(message, size, MAX_ANSWER_BYTES)
+                            : errorLine(id, McpSchema.ErrorCodes.INTERNAL_ERROR, "the answer is " + size
+                                    + " bytes, over the limit of " + MAX_ANSWER_BYTES + " bytes", null);
+                }
+                deliver(id, line);
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "answering " + method + " failed: " + e);
+                deliver(id, errorLine(id, McpSchema.ErrorCodes.INTERNAL_ERROR, method + " failed: " + e.getMessage(), null));
+            } finally {
+                answered(id);
+            }
+        });
     }
 
     /** Why a request is refused at once, or null when it goes on. */

@@ -12,7 +12,10 @@ import dev.execache.cli.settings.ConfigWatcher;
 import dev.execache.cli.settings.Environment;
 import dev.execache.cli.settings.Settings;
 import dev.execache.core.MutableToolVersions;
+import dev.execache.cli.settings.ServeHttp;
+import dev.execache.mcp.server.HttpServeSettings;
 import dev.execache.mcp.server.Json;
+import dev.execache.mcp.server.McpHttpServer;
 import dev.execache.mcp.server.McpStdioServer;
 import dev.execache.mcp.server.ProxiedTools;
 import dev.execache.mcp.server.ServeSettings;
@@ -27,16 +30,20 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Deque;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 @Command(name = "serve",
         mixinStandardHelpOptions = true,
-        description = {"Serves the cache to agents over the Model Context Protocol (MCP), on stdin and stdout.",
+        description = {"Serves the cache to agents over the Model Context Protocol (MCP), on stdin and stdout, or with "
+                + "--http over Streamable HTTP at http://HOST:PORT/mcp (stateless, both protocol eras).",
             "Tools: execute_code, cache_stats, invalidate_tool, clear_cache. Takes every setting of run.",
             "While it runs, a change to tools: in the config file invalidates the changed tools' results.",
             "Logs go to stderr (and to the client as MCP log messages, at the level it sets). It ends when stdin ends "
@@ -58,6 +65,21 @@ final class ServeCommand implements Callable<Integer> {
     @Mixin
     RunOptions options = new RunOptions();
 
+    @Option(names = "--http", paramLabel = "[HOST:]PORT",
+            description = "Serve MCP over Streamable HTTP at http://HOST:PORT/mcp instead of stdio; HOST defaults to "
+                    + "127.0.0.1 (also serve.http in the config file). A host that is not loopback needs a token.")
+    String http;
+
+    @Option(names = "--http-token-file", paramLabel = "FILE",
+            description = "Bearer tokens that --http asks for, one per line, optionally NAME TOKEN; the file must not be "
+                    + "readable by others. Also EXECACHE_HTTP_TOKEN.")
+    Path httpTokenFile;
+
+    @Option(names = "--http-allow-host", paramLabel = "NAME",
+            description = "A host name that requests' Host and Origin may name besides the loopback ones (repeatable), "
+                    + "such as the name a balancer is reached by.")
+    List<String> httpAllowHosts = new ArrayList<>();
+
     @Inject
     ServeCommand(SessionFactory sessions, Environment environment) {
         this.sessions = sessions;
@@ -70,6 +92,8 @@ final class ServeCommand implements Callable<Integer> {
         if (!environment.variables().containsKey("EXECACHE_WARM_POOL")) {
             settings = settings.withWarmPoolSize(DenoSandboxSettings.defaultWarmPoolSize());
         }
+        HttpServeSettings httpSettings = ServeHttp.resolve(http, httpTokenFile, httpAllowHosts, environment.variables(),
+                configFile(settings), environment.workingDir(), settings.limits().timeout().plus(DRAIN_MARGIN));
         PrintStream protocol = System.out;
         System.setOut(System.err);
         Serving serving = new Serving();
@@ -91,7 +115,11 @@ final class ServeCommand implements Callable<Integer> {
             if (proxied != null) {
                 session.executor().useCodeTools(proxied);
             }
-            McpStdioServer server = serving.add(new McpStdioServer(new ServeTools(session.executor(), serveSettings(settings), proxied),
+            ServeTools tools = new ServeTools(session.executor(), serveSettings(settings), proxied);
+            if (httpSettings != null) {
+                return serveHttp(serving, tools, httpSettings, settings);
+            }
+            McpStdioServer server = serving.add(new McpStdioServer(tools,
                     version(), environment.stdin(), protocol, settings.limits().timeout().plus(DRAIN_MARGIN)));
             LOG.log(Level.INFO, "serving MCP on stdio (store " + settings.store() + ", "
                     + (settings.policy().enabled() ? "ttl " + settings.policy().ttl().toSeconds() + " s, "
@@ -101,6 +129,23 @@ final class ServeCommand implements Callable<Integer> {
         } finally {
             serving.close();
         }
+    }
+
+    private static int serveHttp(Serving serving, ServeTools tools, HttpServeSettings http, Settings settings)
+            throws InterruptedException {
+        McpHttpServer server = new McpHttpServer(tools, version(), http);
+        try {
+            server.start();
+        } catch (IOException e) {
+            throw new InfrastructureException(e.getMessage(), e);
+        }
+        serving.add(server);
+        LOG.log(Level.INFO, "serving MCP on " + server.url() + " (store " + settings.store() + ", "
+                + (http.tokens().isEmpty() ? "no token asked: loopback only" : http.tokens().size() + " token(s)") + ", "
+                + (settings.policy().enabled() ? "ttl " + settings.policy().ttl().toSeconds() + " s, "
+                        + settings.policy().maxEntries() + " entries" : "caching off") + ")");
+        server.awaitEnd();
+        return ExitCode.OK;
     }
 
     private ServeSettings serveSettings(Settings settings) {

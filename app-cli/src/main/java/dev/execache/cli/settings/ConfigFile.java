@@ -41,6 +41,7 @@ import java.util.TreeSet;
  *   jira: {type: object}  # a JSON schema: its fingerprint is the version
  * servers: ...            # downstream MCP servers, see GatewayConfig
  * tool_calls: ...
+ * serve: {http: "127.0.0.1:8080", ...}  # serve --http, see ServeHttp
  * </pre>
  */
 public record ConfigFile(
@@ -65,7 +66,7 @@ public record ConfigFile(
     private static final class Yaml {
         static final ObjectMapper MAPPER = new ObjectMapper(new YAMLFactory());
     }
-    private static final Set<String> TOP = Set.of("code_execution", "tools", "servers", "tool_calls");
+    private static final Set<String> TOP = Set.of("code_execution", "tools", "servers", "tool_calls", "serve");
     private static final Set<String> EXECUTION = Set.of("cache", "timeout_seconds", "memory_mb", "allow_read");
     private static final Set<String> CACHE = Set.of(
             "enabled", "max_entries", "ttl_seconds", "store", "sqlite_path", "redis_url", "require_store",

@@ -1,0 +1,615 @@
+package dev.execache.mcp.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
+import io.modelcontextprotocol.spec.McpSchema;
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.System.Logger.Level;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiConsumer;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.NetworkConnectionLimit;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.Blocker;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+
+/**
+ * MCP over Streamable HTTP at {@code /mcp}, stateless: every POST is answered on its own (JSON, or
+ * for a tool call an SSE stream that carries its progress), in either era, by {@link
+ * StatelessProtocol}, so that any instance behind a balancer can answer any request. A client
+ * that closes a tool call's stream cancels the run. Host and Origin are checked against loopback
+ * and configured names (DNS rebinding), tokens are asked when there are any, and bodies,
+ * concurrency and silence are bounded.
+ */
+public final class McpHttpServer implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger("dev.execache.cli");
+    static final String PATH = "/mcp";
+    /** How often a running tool call's stream is written to, so that a client gone is noticed. */
+    private static final Duration HEARTBEAT = Duration.ofMillis(250);
+    private static final Set<String> LOOPBACK_NAMES = Set.of("localhost", "127.0.0.1", "::1", "[::1]");
+
+    private final StatelessProtocol protocol;
+    private final HttpServeSettings settings;
+    private final Server server;
+    private final ServerConnector connector;
+    private final List<byte[]> tokenDigests = new ArrayList<>();
+    private final List<String> tokenNames = new ArrayList<>();
+    private final Set<String> allowedHosts = new HashSet<>();
+    private final Semaphore permits;
+    private final AtomicBoolean draining = new AtomicBoolean();
+    private final AtomicInteger answering = new AtomicInteger();
+    private final AtomicLong callIds = new AtomicLong();
+    private final ScheduledExecutorService heartbeats = Executors.newSingleThreadScheduledExecutor(task -> {
+        Thread thread = new Thread(task, "execache-http-heartbeat");
+        thread.setDaemon(true);
+        return thread;
+    });
+    private final InFlightCalls calls;
+
+    public McpHttpServer(ServeTools tools, String version, HttpServeSettings settings) {
+        this.settings = settings;
+        this.calls = tools.calls();
+        this.protocol = new StatelessProtocol(tools, version, new JacksonMcpJsonMapper(new ObjectMapper()),
+                (method, params) -> { });
+        if (tools.proxied() != null) {
+            tools.proxied().onChange(protocol::replaceTools);
+        }
+        for (HttpServeSettings.HttpToken token : settings.tokens()) {
+            tokenDigests.add(sha256(token.secret()));
+            tokenNames.add(token.name());
+        }
+        allowedHosts.addAll(LOOPBACK_NAMES);
+        if (!settings.address().isLoopbackAddress()) {
+            allowedHosts.add(settings.address().getHostAddress().toLowerCase(Locale.ROOT));
+        }
+        settings.allowedHosts().forEach(host -> allowedHosts.add(host.toLowerCase(Locale.ROOT)));
+        this.permits = new Semaphore(settings.maxConcurrent());
+
+        QueuedThreadPool threads = new QueuedThreadPool(Math.max(32, settings.maxConcurrent() * 2 + 16), 4);
+        threads.setName("execache-http");
+        threads.setDaemon(true);
+        this.server = new Server(threads);
+        HttpConfiguration http = new HttpConfiguration();
+        http.setSendServerVersion(false);
+        http.setSendDateHeader(false);
+        http.setRequestHeaderSize(16 * 1024);
+        this.connector = new ServerConnector(server, new HttpConnectionFactory(http));
+        connector.setHost(settings.address().getHostAddress());
+        connector.setPort(settings.port());
+        connector.setIdleTimeout(settings.idleTimeout().toMillis());
+        server.addConnector(connector);
+        // idle keep-alive connections must not use up the process's file descriptors: past the
+        // limit the connector stops accepting until one closes
+        server.addBean(new NetworkConnectionLimit(settings.maxConcurrent() * 4, connector));
+        server.setHandler(new McpHandler());
+        server.setStopTimeout(settings.drainLimit().toMillis());
+    }
+
+    /** Binds the address and starts answering. */
+    public McpHttpServer start() throws IOException {
+        try {
+            server.start();
+        } catch (IOException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IOException("cannot serve HTTP on " + settings.address().getHostAddress() + ":" + settings.port()
+                    + ": " + e.getMessage(), e);
+        }
+        return this;
+    }
+
+    /** The port it listens on (the one picked when the settings said 0). */
+    public int port() {
+        return connector.getLocalPort();
+    }
+
+    /** The URL of the MCP endpoint. */
+    public String url() {
+        String host = settings.address().getHostAddress();
+        return "http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + port() + PATH;
+    }
+
+    /** Blocks until the server has stopped. */
+    public void awaitEnd() throws InterruptedException {
+        server.join();
+    }
+
+    /**
+     * Stops: new requests are answered 503, calls still running are stopped and answered that the
+     * server is shutting down (as on stdio), and the server waits for those answers to go out.
+     */
+    @Override
+    public void close() {
+        if (!draining.compareAndSet(false, true)) {
+            return;
+        }
+        calls.cancelAll();
+        long deadline = System.nanoTime() + settings.drainLimit().toNanos();
+        synchronized (answering) {
+            while (answering.get() > 0 && System.nanoTime() < deadline) {
+                try {
+                    answering.wait(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
+        }
+        if (answering.get() > 0) {
+            LOG.log(Level.WARNING, "stopping; gave up waiting for " + answering.get() + " requests still being answered");
+        }
+        try {
+            server.stop();
+        } catch (Exception e) {
+            LOG.log(Level.DEBUG, "stopping the HTTP server: " + e);
+        }
+        heartbeats.shutdownNow();
+        protocol.close();
+    }
+
+    private static byte[] sha256(String text) {
+        try {
+            return MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("no SHA-256 in this JVM", e);
+        }
+    }
+
+    /** Which token a request carries, by name; null when it carries none that is valid. Constant time in the token. */
+    private String tokenName(String authorization) {
+        if (authorization == null || !authorization.regionMatches(true, 0, "Bearer ", 0, 7)) {
+            return null;
+        }
+        byte[] given = sha256(authorization.substring(7).strip());
+        String found = null;
+        for (int i = 0; i < tokenDigests.size(); i++) {
+            if (MessageDigest.isEqual(given, tokenDigests.get(i)) && found == null) {
+                found = tokenNames.get(i);
+            }
+        }
+        return found;
+    }
+
+    private boolean hostAllowed(String hostHeader) {
+        if (hostHeader == null || hostHeader.isBlank()) {
+            return false;
+        }
+        String host = hostHeader.strip().toLowerCase(Locale.ROOT);
+        if (host.startsWith("[")) {
+            int end = host.indexOf(']');
+            host = end < 0 ? host : host.substring(0, end + 1);
+        } else if (host.indexOf(':') >= 0 && host.indexOf(':') == host.lastIndexOf(':')) {
+            host = host.substring(0, host.indexOf(':'));
+        }
+        return allowedHosts.contains(host);
+    }
+
+    private boolean originAllowed(String origin) {
+        try {
+            URI uri = new URI(origin.strip());
+            return uri.getHost() != null && (uri.getScheme().equals("http") || uri.getScheme().equals("https"))
+                    && allowedHosts.contains(uri.getHost().toLowerCase(Locale.ROOT));
+        } catch (Exception e) {
+            return false;
+        }
+    }
+
+    private final class McpHandler extends Handler.Abstract {
+        @Override
+        public boolean handle(Request request, Response response, Callback callback) {
+            String path = Request.getPathInContext(request);
+            if (!PATH.equals(path) && !(PATH + "/").equals(path)) {
+                return refuse(response, callback, 404, McpSchema.ErrorCodes.INVALID_REQUEST,
+                        "Not Found: MCP is at " + PATH);
+            }
+            String host = request.getHeaders().get(HttpHeader.HOST);
+            if (!hostAllowed(host)) {
+                LOG.log(Level.WARNING, "refused a request for host " + printable(host) + " (403): not a loopback name "
+                        + "and not allowed by --http-allow-host");
+                return refuse(response, callback, 403, -32000, "Forbidden: the Host header names a host this server "
+                        + "does not answer for (allow it with --http-allow-host)");
+            }
+            String origin = request.getHeaders().get(HttpHeader.ORIGIN);
+            if (origin != null && !originAllowed(origin)) {
+                LOG.log(Level.WARNING, "refused a request from origin " + printable(origin) + " (403)");
+                return refuse(response, callback, 403, -32000, "Forbidden: the Origin header names an origin this "
+                        + "server does not answer (allow its host with --http-allow-host)");
+            }
+            if (!tokenDigests.isEmpty() && tokenName(request.getHeaders().get(HttpHeader.AUTHORIZATION)) == null) {
+                response.getHeaders().put(HttpHeader.WWW_AUTHENTICATE, "Bearer realm=\"execache\"");
+                return refuse(response, callback, 401, -32000,
+                        "Unauthorized: send Authorization: Bearer TOKEN with a token this server knows");
+            }
+            if (!"POST".equals(request.getMethod())) {
+                response.getHeaders().put(HttpHeader.ALLOW, "POST");
+                return refuse(response, callback, 405, -32000, "Method Not Allowed: this server is stateless; "
+                        + "send each message as a POST (there is no session stream to GET or DELETE)");
+            }
+            if (draining.get()) {
+                return refuse(response, callback, 503, -32000, "the server is shutting down; send it again to another "
+                        + "instance or once it is back");
+            }
+            String contentType = request.getHeaders().get(HttpHeader.CONTENT_TYPE);
+            if (contentType == null || !contentType.toLowerCase(Locale.ROOT).startsWith("application/json")) {
+                return refuse(response, callback, 415, McpSchema.ErrorCodes.INVALID_REQUEST,
+                        "Unsupported Media Type: the body must be application/json");
+            }
+            String accept = request.getHeaders().get(HttpHeader.ACCEPT);
+            boolean streams = accept != null && accept.toLowerCase(Locale.ROOT).contains("text/event-stream");
+            if (accept != null && !streams && !accept.toLowerCase(Locale.ROOT).contains("application/json")
+                    && !accept.contains("*/*")) {
+                return refuse(response, callback, 406, McpSchema.ErrorCodes.INVALID_REQUEST,
+                        "Not Acceptable: accept application/json and text/event-stream");
+            }
+            if (request.getLength() > settings.maxBodyBytes()) {
+                return tooLarge(response, callback);
+            }
+            if (!permits.tryAcquire()) {
+                response.getHeaders().put(HttpHeader.RETRY_AFTER, "1");
+                return refuse(response, callback, 503, -32000, "Service Unavailable: " + settings.maxConcurrent()
+                        + " requests are being answered at once; try again");
+            }
+            answering.incrementAndGet();
+            try {
+                byte[] body = readBody(request);
+                if (body == null) {
+                    return tooLarge(response, callback);
+                }
+                answer(request, response, callback, body, streams);
+            } catch (IOException e) {
+                callback.failed(e);
+            } finally {
+                permits.release();
+                if (answering.decrementAndGet() == 0) {
+                    synchronized (answering) {
+                        answering.notifyAll();
+                    }
+                }
+            }
+            return true;
+        }
+
+        private boolean tooLarge(Response response, Callback callback) {
+            return refuse(response, callback, 413, McpSchema.ErrorCodes.INVALID_REQUEST, "Content Too Large: a body "
+                    + "is at most " + settings.maxBodyBytes() + " bytes");
+        }
+
+        /** The body, or null when it is longer than the limit. */
+        private byte[] readBody(Request request) throws IOException {
+            try (InputStream in = Content.Source.asInputStream(request)) {
+                byte[] body = in.readNBytes(settings.maxBodyBytes() + 1);
+                return body.length > settings.maxBodyBytes() ? null : body;
+            }
+        }
+
+        private void answer(Request request, Response response, Callback callback, byte[] body, boolean streams)
+                throws IOException {
+            JsonNode message;
+            try {
+                message = Json.MAPPER.readTree(body);
+            } catch (IOException e) {
+                refuse(response, callback, 400, McpSchema.ErrorCodes.PARSE_ERROR, "Parse error: the body is not JSON");
+                return;
+            }
+            if (message instanceof ArrayNode) {
+                refuse(response, callback, 400, McpSchema.ErrorCodes.INVALID_REQUEST,
+                        "Invalid Request: JSON-RPC batches are not taken over HTTP; send one message per POST");
+                return;
+            }
+            if (!(message instanceof ObjectNode object) || !object.path("jsonrpc").asText().equals("2.0")) {
+                refuse(response, callback, 400, McpSchema.ErrorCodes.INVALID_REQUEST,
+                        "Invalid Request: the body is not a JSON-RPC 2.0 message");
+                return;
+            }
+            boolean isRequest = object.path("method").isTextual()
+                    && (object.path("id").isTextual() || object.path("id").isIntegralNumber());
+            if (!object.path("method").isTextual()) {
+                if (object.has("id") && (object.has("result") || object.has("error"))) {
+                    accepted(response, callback);
+                    return;
+                }
+                refuse(response, callback, 400, McpSchema.ErrorCodes.INVALID_REQUEST,
+                        "Invalid Request: not a JSON-RPC 2.0 request, notification or response");
+                return;
+            }
+            JsonNode id = isRequest ? object.get("id") : null;
+            HeaderCheck check = HeaderCheck.of(request, object, isRequest);
+            if (check != null) {
+                sendJson(response, callback, 400, StatelessProtocol.error(id, check.code(), check.message(), check.data()));
+                return;
+            }
+            if (!isRequest) {
+                if (object.has("id")) {
+                    refuse(response, callback, 400, McpSchema.ErrorCodes.INVALID_REQUEST,
+                            "Invalid Request: id must be a string or an integer");
+                    return;
+                }
+                accepted(response, callback);
+                return;
+            }
+            String method = object.get("method").textValue();
+            boolean modern = StatelessProtocol.isModern(method, object.get("params"));
+            if (!StatelessProtocol.isMethodOf(method, modern)) {
+                sendJson(response, callback, modern ? 404 : 200, StatelessProtocol.error(id,
+                        McpSchema.ErrorCodes.METHOD_NOT_FOUND, "Method not found: " + method
+                                + (modern ? " (not a method of protocol version " + StatelessProtocol.MODERN + ")" : ""),
+                        null));
+                return;
+            }
+            String callId = "http-" + callIds.incrementAndGet();
+            if (streams && McpSchema.METHOD_TOOLS_CALL.equals(method)) {
+                stream(request, response, callback, object, callId);
+                return;
+            }
+            request.addIdleTimeoutListener(timeout -> false);
+            String answer = answerOrExplain(object, callId, null);
+            // written before the request counts as answered, so that a stop waits for these bytes too
+            response.setStatus(200);
+            response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
+            try (Blocker.Callback written = Blocker.callback()) {
+                Content.Sink.write(response, true, JsonText.escapeLoneSurrogates(answer), written);
+                written.block();
+                callback.succeeded();
+            } catch (IOException | RuntimeException e) {
+                callback.failed(e);
+            }
+        }
+
+        /** A tool call answered as an SSE stream: its notifications, then its answer. A closed stream cancels it. */
+        private void stream(Request request, Response response, Callback callback, ObjectNode call, String callId) {
+            response.setStatus(200);
+            response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/event-stream");
+            response.getHeaders().put(HttpHeader.CACHE_CONTROL, "no-cache, no-transform");
+            // nginx would otherwise hold back the stream until it ends
+            response.getHeaders().put("X-Accel-Buffering", "no");
+            request.addIdleTimeoutListener(timeout -> false);
+            SseWriter writer = new SseWriter(response, () -> {
+                if (!draining.get()) {
+                    LOG.log(Level.INFO, "a client closed the stream of a tool call; stopping it");
+                }
+                protocol.cancel(callId);
+            });
+            ScheduledFuture<?> heartbeat = heartbeats.scheduleWithFixedDelay(() -> writer.write(":\n\n", false),
+                    HEARTBEAT.toMillis(), HEARTBEAT.toMillis(), TimeUnit.MILLISECONDS);
+            String answer;
+            try {
+                answer = answerOrExplain(call, callId, (method, params) -> {
+                    ObjectNode notification = Json.MAPPER.createObjectNode();
+                    notification.put("jsonrpc", McpSchema.JSONRPC_VERSION);
+                    notification.put("method", method);
+                    notification.set("params", params);
+                    writer.write(event(Json.write(notification)), false);
+                });
+            } finally {
+                heartbeat.cancel(false);
+            }
+            if (writer.write(event(answer), true)) {
+                callback.succeeded();
+            } else {
+                callback.failed(new IOException("the client closed the stream"));
+            }
+        }
+
+        /**
+         * The answer, or, when answering failed unexpectedly, a JSON-RPC error that says so (while
+         * stopping: that the server is shutting down, as for any call still running then; a class
+         * first loaded while the JVM exits can fail to initialize).
+         */
+        private String answerOrExplain(ObjectNode request, String callId, BiConsumer<String, ObjectNode> stream) {
+            try {
+                return protocol.answer(request, callId, stream);
+            } catch (RuntimeException | LinkageError e) {
+                if (draining.get()) {
+                    return protocol.shuttingDown(request);
+                }
+                LOG.log(Level.WARNING, "answering " + request.path("method").asText() + " failed: " + e, e);
+                return StatelessProtocol.error(request.get("id"), McpSchema.ErrorCodes.INTERNAL_ERROR,
+                        request.path("method").asText() + " failed unexpectedly: " + e, null);
+            }
+        }
+
+        private static String event(String json) {
+            return "event: message\ndata: " + JsonText.escapeLoneSurrogates(json.replace("\r\n", "\\n")
+                    .replace("\n", "\\n").replace("\r", "\\n")) + "\n\n";
+        }
+
+        private static void accepted(Response response, Callback callback) {
+            response.setStatus(202);
+            callback.succeeded();
+        }
+
+        private static boolean refuse(Response response, Callback callback, int status, int code, String message) {
+            return refuse(response, callback, status, code, message, null);
+        }
+
+        private static boolean refuse(Response response, Callback callback, int status, int code, String message,
+                JsonNode data) {
+            sendJson(response, callback, status, StatelessProtocol.error(null, code, message, data));
+            return true;
+        }
+
+        private static void sendJson(Response response, Callback callback, int status, String json) {
+            response.setStatus(status);
+            response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
+            Content.Sink.write(response, true, JsonText.escapeLoneSurrogates(json), callback);
+        }
+    }
+
+    private static String printable(String value) {
+        if (value == null) {
+            return "(none)";
+        }
+        String clean = value.replaceAll("[^\\x20-\\x7e]", "?");
+        return clean.length() <= 80 ? clean : clean.substring(0, 77) + "...";
+    }
+
+    /** Writes an SSE stream one event at a time, from any thread; the first failed write says the client is gone. */
+    private static final class SseWriter {
+        private final Response response;
+        private final Runnable onGone;
+        private boolean gone;
+        private boolean ended;
+
+        SseWriter(Response response, Runnable onGone) {
+            this.response = response;
+            this.onGone = onGone;
+        }
+
+        synchronized boolean write(String text, boolean last) {
+            if (gone || ended) {
+                return false;
+            }
+            try (Blocker.Callback written = Blocker.callback()) {
+                Content.Sink.write(response, last, text, written);
+                written.block();
+                ended = last;
+                return true;
+            } catch (IOException | RuntimeException e) {
+                gone = true;
+                onGone.run();
+                return false;
+            }
+        }
+    }
+
+    /**
+     * The 2026-07-28 era's header checks: MCP-Protocol-Version, Mcp-Method and Mcp-Name must say
+     * what the body says (400, HeaderMismatch), and an envelope must be whole.
+     */
+    private record HeaderCheck(int code, String message, JsonNode data) {
+        private static final String BASE64_PREFIX = "=?base64?";
+        private static final String BASE64_SUFFIX = "?=";
+
+        static HeaderCheck of(Request request, ObjectNode message, boolean isRequest) {
+            String method = message.get("method").textValue();
+            JsonNode params = message.get("params");
+            String version = header(request, "MCP-Protocol-Version");
+            String methodHeader = header(request, "Mcp-Method");
+            boolean headerModern = version != null && version.compareTo(StatelessProtocol.MODERN) >= 0
+                    && !StatelessProtocol.LEGACY.contains(version);
+            boolean claims = StatelessProtocol.claimsEnvelope(params);
+            if (McpSchema.METHOD_INITIALIZE.equals(method) && !claims) {
+                return headerModern ? mismatch(version, "an initialize request (the 2025 handshake) was sent with "
+                        + "MCP-Protocol-Version " + version) : null;
+            }
+            if (claims) {
+                String problem = StatelessProtocol.envelopeProblem(params);
+                if (problem != null) {
+                    return new HeaderCheck(McpSchema.ErrorCodes.INVALID_PARAMS, problem, null);
+                }
+                String claimed = params.get("_meta").get(StatelessProtocol.PROTOCOL_VERSION_META).textValue();
+                if (version != null && !version.equals(claimed)) {
+                    return mismatch(version, "the body's _meta names protocol version " + claimed
+                            + " but the MCP-Protocol-Version header names " + version);
+                }
+                if (methodHeader != null && !methodHeader.equals(method)) {
+                    return mismatch(methodHeader, "the body names method " + method + " but the Mcp-Method header names "
+                            + methodHeader);
+                }
+                if (!isRequest) {
+                    return null;
+                }
+                if (!StatelessProtocol.MODERN.equals(claimed)) {
+                    ObjectNode data = Json.MAPPER.createObjectNode();
+                    data.putArray("supported").add(StatelessProtocol.MODERN);
+                    data.put("requested", claimed);
+                    return new HeaderCheck(StatelessProtocol.UNSUPPORTED_PROTOCOL_VERSION,
+                            "Unsupported protocol version: " + claimed, data);
+                }
+                if (version == null) {
+                    return mismatch("(missing)", "the body's _meta names protocol version " + claimed
+                            + " but the MCP-Protocol-Version header is missing");
+                }
+                if (methodHeader == null) {
+                    return mismatch("(missing)", "the body names method " + method + " but the Mcp-Method header is missing");
+                }
+                if (McpSchema.METHOD_TOOLS_CALL.equals(method) && params.path("name").isTextual()) {
+                    String name = params.get("name").textValue();
+                    String nameHeader = header(request, "Mcp-Name");
+                    if (nameHeader == null) {
+                        return mismatch("(missing)", "the body calls tool " + name + " but the Mcp-Name header is missing");
+                    }
+                    String decoded = decode(nameHeader);
+                    if (!name.equals(decoded)) {
+                        return mismatch(nameHeader, "the body calls tool " + name + " but the Mcp-Name header names "
+                                + (decoded == null ? "an invalid Base64 value" : decoded));
+                    }
+                }
+                return null;
+            }
+            if (headerModern) {
+                if (!isRequest) {
+                    return methodHeader != null && !methodHeader.equals(method) ? mismatch(methodHeader,
+                            "the body names method " + method + " but the Mcp-Method header names " + methodHeader) : null;
+                }
+                return new HeaderCheck(McpSchema.ErrorCodes.INVALID_PARAMS, "Invalid params: the MCP-Protocol-Version "
+                        + "header names " + version + ", but the request has no _meta envelope ("
+                        + StatelessProtocol.PROTOCOL_VERSION_META + ", " + StatelessProtocol.CLIENT_CAPABILITIES_META + ")",
+                        null);
+            }
+            if (version != null && !StatelessProtocol.LEGACY.contains(version) && !StatelessProtocol.MODERN.equals(version)) {
+                return new HeaderCheck(McpSchema.ErrorCodes.INVALID_REQUEST, "Bad Request: unsupported "
+                        + "MCP-Protocol-Version " + version + " (supported: " + StatelessProtocol.MODERN + ", "
+                        + String.join(", ", StatelessProtocol.LEGACY) + ")", null);
+            }
+            return null;
+        }
+
+        private static HeaderCheck mismatch(String header, String body) {
+            ObjectNode data = Json.MAPPER.createObjectNode();
+            ObjectNode mismatch = data.putObject("mismatch");
+            mismatch.put("header", header);
+            mismatch.put("body", body);
+            return new HeaderCheck(StatelessProtocol.HEADER_MISMATCH,
+                    "Bad Request: the request headers and body disagree: " + body, data);
+        }
+
+        private static String header(Request request, String name) {
+            String value = request.getHeaders().get(name);
+            return value == null ? null : value.strip();
+        }
+
+        /** An Mcp-Name value: as it is, or Base64 between =?base64? and ?= (names that are not plain ASCII). */
+        private static String decode(String value) {
+            if (!(value.startsWith(BASE64_PREFIX) && value.endsWith(BASE64_SUFFIX))) {
+                return value;
+            }
+            try {
+                return new String(Base64.getDecoder().decode(value.substring(BASE64_PREFIX.length(),
+                        value.length() - BASE64_SUFFIX.length())), StandardCharsets.UTF_8);
+            } catch (IllegalArgumentException e) {
+                return null;
+            }
+        }
+    }
+}

@@ -1,0 +1,417 @@
+package dev.execache.mcp.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.modelcontextprotocol.json.McpJsonMapper;
+import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
+import io.modelcontextprotocol.spec.McpSchema;
+import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
+import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
+import io.modelcontextprotocol.spec.McpSchema.LoggingLevel;
+import java.io.IOException;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiConsumer;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+
+/**
+ * MCP answered one request at a time, with no session: every request of the 2026-07-28 era (on
+ * stdio and HTTP alike), and on HTTP the 2025 era's requests too, so that any instance of a fleet
+ * can answer any request. It serves the same {@link ServeTools} as the stdio session.
+ *
+ * <p>The MCP Java SDK has no 2026-07-28 era (modelcontextprotocol/java-sdk #1011: server/discover,
+ * the per-request {@code _meta} envelope) and its stateless server answers only JSON, so a tool
+ * call cannot stream progress on its own SSE response (java-sdk #539). This class is that layer,
+ * written once for both transports; delete it when the SDK has both.
+ */
+public final class StatelessProtocol implements AutoCloseable {
+    public static final String MODERN = "2026-07-28";
+    /** The versions of the initialize era that serve accepts, newest first. */
+    public static final List<String> LEGACY = List.of("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05");
+    static final String PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion";
+    static final String CLIENT_CAPABILITIES_META = "io.modelcontextprotocol/clientCapabilities";
+    static final String LOG_LEVEL_META = "io.modelcontextprotocol/logLevel";
+    static final String SERVER_INFO_META = "io.modelcontextprotocol/serverInfo";
+    static final String DISCOVER = "server/discover";
+    static final int HEADER_MISMATCH = -32020;
+    static final int UNSUPPORTED_PROTOCOL_VERSION = -32022;
+    /** How long a client may keep the tool list: longer when it cannot change while serve runs. */
+    private static final long FIXED_LIST_TTL_MS = 300_000;
+    private static final long CHANGING_LIST_TTL_MS = 30_000;
+
+    private final McpJsonMapper mapper;
+    private final String version;
+    private final InFlightCalls calls;
+    private final boolean listChanges;
+    private final Map<String, SyncToolSpecification> tools = new LinkedHashMap<>();
+    private final BiConsumer<String, ObjectNode> fallback;
+    private final Map<String, Stream> streams = new ConcurrentHashMap<>();
+    private final AtomicLong ids = new AtomicLong();
+    private final RequestLogs logs = new RequestLogs();
+
+    /**
+     * @param fallback where notifications of requests that have no stream of their own go (the
+     *     stdio session's, for its progress tokens)
+     */
+    StatelessProtocol(ServeTools serveTools, String version, McpJsonMapper mapper, BiConsumer<String, ObjectNode> fallback) {
+        this.mapper = mapper;
+        this.version = version;
+        this.calls = serveTools.calls();
+        this.listChanges = serveTools.proxied() != null;
+        this.fallback = fallback;
+        serveTools.specifications().forEach(spec -> tools.put(spec.tool().name(), spec));
+        serveTools.notifyWith(this::route);
+        Logger.getLogger("dev.execache").addHandler(logs);
+    }
+
+    /** Offers new or changed tools and withdraws others. */
+    synchronized void replaceTools(List<SyncToolSpecification> changed, List<String> withdrawn) {
+        withdrawn.forEach(tools::remove);
+        changed.forEach(spec -> tools.put(spec.tool().name(), spec));
+    }
+
+    /** Whether a request's params carry the 2026-07-28 envelope (its protocol version key). */
+    static boolean claimsEnvelope(JsonNode params) {
+        return params != null && params.path("_meta").isObject() && params.get("_meta").has(PROTOCOL_VERSION_META);
+    }
+
+    /** What is wrong with a request's envelope, or null when it is whole. */
+    static String envelopeProblem(JsonNode params) {
+        JsonNode meta = params.get("_meta");
+        if (!meta.path(PROTOCOL_VERSION_META).isTextual()) {
+            return "Invalid _meta envelope for protocol revision " + MODERN + ": " + PROTOCOL_VERSION_META
+                    + " must be a protocol version string";
+        }
+        if (!meta.path(CLIENT_CAPABILITIES_META).isObject()) {
+            return "Invalid _meta envelope for protocol revision " + MODERN + ": " + CLIENT_CAPABILITIES_META
+                    + (meta.has(CLIENT_CAPABILITIES_META) ? " must be an object" : " is missing");
+        }
+        JsonNode level = meta.get(LOG_LEVEL_META);
+        if (level != null && level(level) == null) {
+            return "Invalid _meta envelope for protocol revision " + MODERN + ": " + LOG_LEVEL_META
+                    + " must be one of debug, info, notice, warning, error, critical, alert, emergency";
+        }
+        return null;
+    }
+
+    /** Whether the era has the method: 2026-07-28 dropped initialize, ping and logging/setLevel. */
+    static boolean isMethodOf(String method, boolean modern) {
+        return switch (method) {
+            case DISCOVER, McpSchema.METHOD_TOOLS_LIST, McpSchema.METHOD_TOOLS_CALL -> true;
+            case McpSchema.METHOD_INITIALIZE, McpSchema.METHOD_PING, McpSchema.METHOD_LOGGING_SET_LEVEL -> !modern;
+            default -> false;
+        };
+    }
+
+    /** The era a request is of: the modern one when it claims the envelope or discovers. */
+    static boolean isModern(String method, JsonNode params) {
+        return claimsEnvelope(params) || DISCOVER.equals(method);
+    }
+
+    /**
+     * The answer to one JSON-RPC request, as JSON text.
+     *
+     * @param callId the id under which {@link InFlightCalls} knows a tool call, so that it can be cancelled
+     * @param stream where this request's notifications (progress, logs) go; null: the fallback's
+     */
+    public String answer(ObjectNode request, Object callId, BiConsumer<String, ObjectNode> stream) {
+        JsonNode id = request.get("id");
+        String method = request.path("method").asText();
+        JsonNode params = request.get("params");
+        if (params != null && !params.isNull() && !params.isObject()) {
+            return error(id, McpSchema.ErrorCodes.INVALID_PARAMS, "Invalid params: params must be an object", null);
+        }
+        ObjectNode given = params instanceof ObjectNode object ? object : Json.MAPPER.createObjectNode();
+        boolean modern = isModern(method, params);
+        if (claimsEnvelope(params)) {
+            String problem = envelopeProblem(params);
+            if (problem != null) {
+                return error(id, McpSchema.ErrorCodes.INVALID_PARAMS, problem, null);
+            }
+            String claimed = params.at("/_meta/" + PROTOCOL_VERSION_META.replace("/", "~1")).textValue();
+            if (!MODERN.equals(claimed)) {
+                return unsupportedVersion(id, claimed);
+            }
+        }
+        if (!isMethodOf(method, modern)) {
+            return notFound(id, method);
+        }
+        try {
+            return switch (method) {
+                case McpSchema.METHOD_PING -> result(id, Json.MAPPER.createObjectNode(), false, method);
+                case DISCOVER -> result(id, discover(), true, method);
+                case McpSchema.METHOD_TOOLS_LIST -> result(id, toolList(modern), modern, method);
+                case McpSchema.METHOD_TOOLS_CALL -> callTool(id, given, modern, callId, stream);
+                case McpSchema.METHOD_INITIALIZE -> initialize(id, given);
+                case McpSchema.METHOD_LOGGING_SET_LEVEL -> setLevel(id, given);
+                default -> notFound(id, method);
+            };
+        } catch (IOException e) {
+            return error(id, McpSchema.ErrorCodes.INTERNAL_ERROR, "cannot write the answer: " + e.getMessage(), null);
+        }
+    }
+
+    private String initialize(JsonNode id, ObjectNode params) throws IOException {
+        if (!params.path("protocolVersion").isTextual()) {
+            return error(id, McpSchema.ErrorCodes.INVALID_PARAMS, "Invalid params: params.protocolVersion must be a string", null);
+        }
+        String requested = params.get("protocolVersion").textValue();
+        ObjectNode result = Json.MAPPER.createObjectNode();
+        result.put("protocolVersion", LEGACY.contains(requested) ? requested : LEGACY.get(0));
+        result.set("capabilities", capabilities());
+        result.set("serverInfo", serverInfo());
+        result.put("instructions", McpStdioServer.INSTRUCTIONS);
+        return result(id, result, false, McpSchema.METHOD_INITIALIZE);
+    }
+
+    private String setLevel(JsonNode id, ObjectNode params) throws IOException {
+        if (level(params.get("level")) == null) {
+            return error(id, McpSchema.ErrorCodes.INVALID_PARAMS, "Invalid params: params.level must be one of debug, info, "
+                    + "notice, warning, error, critical, alert, emergency", null);
+        }
+        // no session keeps the level: on HTTP a client sets it per request, in _meta
+        return result(id, Json.MAPPER.createObjectNode(), false, McpSchema.METHOD_LOGGING_SET_LEVEL);
+    }
+
+    private ObjectNode discover() {
+        ObjectNode result = Json.MAPPER.createObjectNode();
+        ArrayNode versions = result.putArray("supportedVersions");
+        versions.add(MODERN);
+        LEGACY.forEach(versions::add);
+        result.set("capabilities", capabilities());
+        result.set("serverInfo", serverInfo());
+        result.put("instructions", McpStdioServer.INSTRUCTIONS);
+        return result;
+    }
+
+    private ObjectNode toolList(boolean modern) {
+        ObjectNode result = Json.MAPPER.createObjectNode();
+        ArrayNode list = result.putArray("tools");
+        synchronized (this) {
+            tools.values().forEach(spec -> list.add(Json.MAPPER.valueToTree(spec.tool())));
+        }
+        if (modern) {
+            result.put("ttlMs", listChanges ? CHANGING_LIST_TTL_MS : FIXED_LIST_TTL_MS);
+        }
+        return result;
+    }
+
+    private String callTool(JsonNode id, ObjectNode params, boolean modern, Object callId,
+            BiConsumer<String, ObjectNode> stream) throws IOException {
+        if (!params.path("name").isTextual()) {
+            return error(id, McpSchema.ErrorCodes.INVALID_PARAMS, "Invalid params: params.name must be the tool's name as a string", null);
+        }
+        JsonNode arguments = params.get("arguments");
+        if (arguments != null && !arguments.isNull() && !arguments.isObject()) {
+            return error(id, McpSchema.ErrorCodes.INVALID_PARAMS, "Invalid params: params.arguments must be an object", null);
+        }
+        String name = params.get("name").textValue();
+        SyncToolSpecification spec;
+        synchronized (this) {
+            spec = tools.get(name);
+        }
+        if (spec == null) {
+            return error(id, McpSchema.ErrorCodes.INVALID_PARAMS, "Unknown tool: " + name, null);
+        }
+        ObjectNode meta = params.get("_meta") instanceof ObjectNode given ? given.deepCopy() : Json.MAPPER.createObjectNode();
+        JsonNode token = meta.get("progressToken");
+        if (token != null && !token.isTextual() && !token.isIntegralNumber()) {
+            return error(id, McpSchema.ErrorCodes.INVALID_PARAMS,
+                    "Invalid params: params._meta.progressToken must be a string or an integer", null);
+        }
+        String streamKey = null;
+        if (stream != null) {
+            streamKey = "execache-" + ids.incrementAndGet();
+            streams.put(streamKey, new Stream(token, stream, modern ? level(meta.get(LOG_LEVEL_META)) : null));
+            if (token != null) {
+                meta.put("progressToken", streamKey);
+            }
+        }
+        meta.set(StdioTransport.REQUEST_ID_META, Json.MAPPER.valueToTree(callId));
+        ObjectNode call = params.deepCopy();
+        call.set("_meta", meta);
+        CallToolResult result;
+        try {
+            CallToolRequest request = mapper.convertValue(call, CallToolRequest.class);
+            result = spec.callHandler().apply(null, request);
+        } finally {
+            if (streamKey != null) {
+                streams.remove(streamKey);
+            }
+        }
+        return toolResult(id, result, modern);
+    }
+
+    /** The answer to a request that was stopped because the server is stopping. */
+    String shuttingDown(ObjectNode request) {
+        JsonNode id = request.get("id");
+        if (!McpSchema.METHOD_TOOLS_CALL.equals(request.path("method").asText())) {
+            return error(id, McpSchema.ErrorCodes.INTERNAL_ERROR, "the server is shutting down", null);
+        }
+        try {
+            return toolResult(id, ServeTools.shuttingDown(), isModern(McpSchema.METHOD_TOOLS_CALL, request.get("params")));
+        } catch (IOException e) {
+            return error(id, McpSchema.ErrorCodes.INTERNAL_ERROR, "the server is shutting down", null);
+        }
+    }
+
+    /** The answer to a tool call whose answer would be longer than one message may be. */
+    String answerTooLarge(ObjectNode request, long size, long limit) {
+        try {
+            return toolResult(request.get("id"), ServeTools.answerTooLarge(size, limit),
+                    isModern(request.path("method").asText(), request.get("params")));
+        } catch (IOException e) {
+            return error(request.get("id"), McpSchema.ErrorCodes.INTERNAL_ERROR, "cannot write the answer: " + e.getMessage(), null);
+        }
+    }
+
+
+    /** Whether an answer to this request's call would only be seen by a client that closed its stream. */
+    boolean isCancelled(Object callId) {
+        return calls.isCancelled(callId);
+    }
+
+    void cancel(Object callId) {
+        calls.cancel(callId);
+    }
+
+    private ObjectNode capabilities() {
+        ObjectNode capabilities = Json.MAPPER.createObjectNode();
+        // no session, so no notifications/tools/list_changed: tools/list's ttlMs says when to list again
+        capabilities.putObject("tools").put("listChanged", false);
+        capabilities.putObject("logging");
+        return capabilities;
+    }
+
+    private ObjectNode serverInfo() {
+        ObjectNode info = Json.MAPPER.createObjectNode();
+        info.put("name", "execache");
+        info.put("version", version);
+        return info;
+    }
+
+    private String result(JsonNode id, ObjectNode result, boolean modern, String method) throws IOException {
+        if (modern) {
+            ObjectNode meta = result.get("_meta") instanceof ObjectNode given ? given : result.putObject("_meta");
+            meta.set(SERVER_INFO_META, serverInfo());
+            result.put("resultType", "complete");
+            if (McpSchema.METHOD_TOOLS_LIST.equals(method) || DISCOVER.equals(method)) {
+                if (!result.has("ttlMs")) {
+                    result.put("ttlMs", 0);
+                }
+                result.put("cacheScope", "public");
+            }
+        }
+        return response(id, Json.write(result));
+    }
+
+    /**
+     * A tool's result, written by the SDK's mapper (the content's type tags, and structured content
+     * that may hold raw JSON of any depth, as {@link Json#rawJson} made it), with the era's fields.
+     */
+    private String toolResult(JsonNode id, CallToolResult result, boolean modern) throws IOException {
+        if (!modern) {
+            return response(id, mapper.writeValueAsString(result));
+        }
+        Map<String, Object> meta = new LinkedHashMap<>(result.meta() == null ? Map.of() : result.meta());
+        meta.put(SERVER_INFO_META, Json.MAPPER.convertValue(serverInfo(), Map.class));
+        String body = mapper.writeValueAsString(new CallToolResult(result.content(), result.isError(),
+                result.structuredContent(), meta));
+        return response(id, body.substring(0, body.lastIndexOf('}')) + ",\"resultType\":\"complete\"}");
+    }
+
+    private static String response(JsonNode id, String result) {
+        return "{\"jsonrpc\":\"2.0\",\"id\":" + (id == null ? "null" : Json.write(id)) + ",\"result\":" + result + "}";
+    }
+
+    private String notFound(JsonNode id, String method) {
+        return error(id, McpSchema.ErrorCodes.METHOD_NOT_FOUND, "Method not found: " + method, null);
+    }
+
+    private String unsupportedVersion(JsonNode id, String requested) {
+        ObjectNode data = Json.MAPPER.createObjectNode();
+        data.putArray("supported").add(MODERN);
+        data.put("requested", requested);
+        return error(id, UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version: " + requested
+                + " (this server speaks " + MODERN + " per request, and " + String.join(", ", LEGACY)
+                + " through initialize)", data);
+    }
+
+    static String error(JsonNode id, int code, String message, JsonNode data) {
+        ObjectNode response = Json.MAPPER.createObjectNode();
+        response.put("jsonrpc", McpSchema.JSONRPC_VERSION);
+        response.set("id", id == null ? Json.MAPPER.nullNode() : id);
+        ObjectNode error = response.putObject("error");
+        error.put("code", code);
+        error.put("message", message);
+        if (data != null) {
+            error.set("data", data);
+        }
+        return Json.write(response);
+    }
+
+    static LoggingLevel level(JsonNode level) {
+        if (level == null || !level.isTextual() || !level.textValue().equals(level.textValue().toLowerCase(Locale.ROOT))) {
+            return null;
+        }
+        return Arrays.stream(LoggingLevel.values()).filter(each -> each.name().equalsIgnoreCase(level.textValue()))
+                .findFirst().orElse(null);
+    }
+
+    /** Sends a notification of a tool call to the stream of the request it belongs to. */
+    private void route(String method, ObjectNode params) {
+        JsonNode token = params.get("progressToken");
+        Stream stream = token == null ? null : streams.get(token.asText());
+        if (stream == null) {
+            fallback.accept(method, params);
+            return;
+        }
+        ObjectNode own = params.deepCopy();
+        own.set("progressToken", stream.token());
+        stream.sink().accept(method, own);
+    }
+
+    @Override
+    public void close() {
+        Logger.getLogger("dev.execache").removeHandler(logs);
+    }
+
+    private record Stream(JsonNode token, BiConsumer<String, ObjectNode> sink, LoggingLevel logLevel) {
+    }
+
+    /** What execache logs while a request runs goes to that request's stream, at the level it asked for. */
+    private final class RequestLogs extends Handler {
+        @Override
+        public void publish(LogRecord record) {
+            if (streams.isEmpty()) {
+                return;
+            }
+            LoggingLevel level = McpStdioServer.level(record.getLevel());
+            for (Stream stream : streams.values()) {
+                if (stream.logLevel() != null && level.level() >= stream.logLevel().level()) {
+                    ObjectNode params = Json.MAPPER.createObjectNode();
+                    params.put("level", level.name().toLowerCase(Locale.ROOT));
+                    params.put("logger", "execache");
+                    params.put("data", record.getMessage());
+                    stream.sink().accept("notifications/message", params);
+                }
+            }
+        }
+
+        @Override
+        public void flush() {
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+}

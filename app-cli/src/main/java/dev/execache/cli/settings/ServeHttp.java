@@ -1,0 +1,186 @@
+package dev.execache.cli.settings;
+
+import com.fasterxml.jackson.core.JacksonException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.MissingNode;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import dev.execache.mcp.server.HttpServeSettings;
+import dev.execache.mcp.server.HttpServeSettings.HttpToken;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Where {@code serve --http} listens and whom it lets in: {@code --http [HOST:]PORT} (else
+ * {@code serve.http} in the config file), tokens from {@code EXECACHE_HTTP_TOKEN} and
+ * {@code --http-token-file} (else {@code serve.http_token_file}), extra host names from
+ * {@code --http-allow-host} (else {@code serve.http_allow_hosts}).
+ */
+public final class ServeHttp {
+    public static final String TOKEN_VARIABLE = "EXECACHE_HTTP_TOKEN";
+    private static final Set<String> KEYS = Set.of("http", "http_token_file", "http_allow_hosts");
+
+    private ServeHttp() {
+    }
+
+    /**
+     * The HTTP settings, or null to serve on stdio.
+     *
+     * @param configFile the config file, when there is one
+     */
+    public static HttpServeSettings resolve(String listen, Path tokenFile, List<String> allowHosts,
+            Map<String, String> environment, Path configFile, Path workingDir, Duration drainLimit) {
+        JsonNode serve = serveSection(configFile);
+        if (listen == null && serve.path("http").isValueNode()) {
+            listen = serve.get("http").asText();
+        }
+        if (listen == null) {
+            if (tokenFile != null || !allowHosts.isEmpty()) {
+                throw new UsageException("--http-token-file and --http-allow-host go with --http [HOST:]PORT");
+            }
+            return null;
+        }
+        if (tokenFile == null && serve.path("http_token_file").isTextual()) {
+            tokenFile = configFile.toAbsolutePath().getParent().resolve(serve.get("http_token_file").textValue());
+        }
+        Set<String> hosts = new LinkedHashSet<>(allowHosts);
+        if (hosts.isEmpty() && serve.path("http_allow_hosts").isArray()) {
+            serve.get("http_allow_hosts").forEach(host -> hosts.add(host.asText()));
+        }
+        List<HttpToken> tokens = new ArrayList<>();
+        String fromEnvironment = environment.get(TOKEN_VARIABLE);
+        try {
+            if (fromEnvironment != null && !fromEnvironment.isBlank()) {
+                tokens.add(new HttpToken(TOKEN_VARIABLE, fromEnvironment.strip()));
+            }
+            if (tokenFile != null) {
+                tokens.addAll(readTokens(workingDir.resolve(tokenFile)));
+            }
+            Address address = address(listen);
+            return HttpServeSettings.of(address.host(), address.port(), tokens, hosts, drainLimit);
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(e.getMessage());
+        }
+    }
+
+    private record Address(InetAddress host, int port) {
+    }
+
+    /** [HOST:]PORT; the host defaults to 127.0.0.1, an IPv6 host is in brackets. */
+    static Address address(String listen) {
+        String text = listen.strip();
+        String host = "127.0.0.1";
+        String port = text;
+        int colon = text.lastIndexOf(':');
+        if (colon >= 0) {
+            host = text.substring(0, colon);
+            port = text.substring(colon + 1);
+            if (host.startsWith("[") && host.endsWith("]")) {
+                host = host.substring(1, host.length() - 1);
+            }
+        }
+        int number;
+        try {
+            number = Integer.parseInt(port);
+        } catch (NumberFormatException e) {
+            number = -1;
+        }
+        if (number < 0 || number > 65535 || host.isEmpty()) {
+            throw new UsageException("--http: give [HOST:]PORT, such as 8080 or 127.0.0.1:8080, not '" + listen + "'");
+        }
+        try {
+            return new Address(InetAddress.getByName(host), number);
+        } catch (UnknownHostException e) {
+            throw new UsageException("--http: unknown host '" + host + "'");
+        }
+    }
+
+    /** One token per line, optionally after a name ({@code NAME TOKEN}); # starts a comment. */
+    static List<HttpToken> readTokens(Path file) {
+        if (!Files.isRegularFile(file)) {
+            throw new UsageException("--http-token-file: " + file + " does not exist");
+        }
+        try {
+            Set<PosixFilePermission> permissions = Files.getPosixFilePermissions(file);
+            if (permissions.contains(PosixFilePermission.GROUP_READ) || permissions.contains(PosixFilePermission.OTHERS_READ)) {
+                throw new UsageException("--http-token-file: " + file + " can be read by others; it holds secrets: "
+                        + "chmod 600 " + file);
+            }
+        } catch (UnsupportedOperationException e) {
+            // not a POSIX file system: nothing to check
+        } catch (IOException e) {
+            throw new UsageException("--http-token-file: cannot read " + file + ": " + e.getMessage());
+        }
+        List<String> lines;
+        try {
+            lines = Files.readAllLines(file);
+        } catch (IOException e) {
+            throw new UsageException("--http-token-file: cannot read " + file + ": " + e.getMessage());
+        }
+        List<HttpToken> tokens = new ArrayList<>();
+        Set<String> names = new HashSet<>();
+        for (int i = 0; i < lines.size(); i++) {
+            String line = lines.get(i).strip();
+            if (line.isEmpty() || line.startsWith("#")) {
+                continue;
+            }
+            String[] parts = line.split("\\s+");
+            if (parts.length > 2) {
+                throw new UsageException("--http-token-file: " + file + " line " + (i + 1) + ": give TOKEN or NAME TOKEN");
+            }
+            String name = parts.length == 2 ? parts[0] : "line " + (i + 1);
+            if (!names.add(name)) {
+                throw new UsageException("--http-token-file: " + file + " line " + (i + 1) + ": the name " + name
+                        + " is used twice");
+            }
+            try {
+                tokens.add(new HttpToken(name, parts[parts.length - 1]));
+            } catch (IllegalArgumentException e) {
+                throw new UsageException("--http-token-file: " + file + " line " + (i + 1) + ": " + e.getMessage());
+            }
+        }
+        if (tokens.isEmpty()) {
+            throw new UsageException("--http-token-file: " + file + " holds no token");
+        }
+        return tokens;
+    }
+
+    private static JsonNode serveSection(Path configFile) {
+        if (configFile == null || !Files.isRegularFile(configFile)) {
+            return MissingNode.getInstance();
+        }
+        JsonNode root;
+        try {
+            root = new ObjectMapper(new YAMLFactory()).readTree(Files.readString(configFile));
+        } catch (JacksonException e) {
+            throw new UsageException(configFile + ": not valid YAML: " + e.getOriginalMessage());
+        } catch (IOException e) {
+            throw new UsageException("cannot read config file " + configFile + ": " + e.getMessage());
+        }
+        JsonNode serve = root == null ? null : root.get("serve");
+        if (serve == null || serve.isNull()) {
+            return MissingNode.getInstance();
+        }
+        if (!serve.isObject()) {
+            throw new UsageException(configFile + ": serve must be a mapping");
+        }
+        serve.fieldNames().forEachRemaining(key -> {
+            if (!KEYS.contains(key)) {
+                throw new UsageException(configFile + ": serve." + key + " is not a setting (known: " + String.join(", ",
+                        KEYS.stream().sorted().toList()) + ")");
+            }
+        });
+        return serve;
+    }
+}

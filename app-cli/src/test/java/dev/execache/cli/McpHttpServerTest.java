@@ -1,0 +1,284 @@
+package dev.execache.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.execache.mcp.server.HttpServeSettings;
+import dev.execache.mcp.server.HttpServeSettings.HttpToken;
+import dev.execache.mcp.server.McpHttpServer;
+import dev.execache.core.CachePolicy;
+import dev.execache.core.CachedExecutor;
+import dev.execache.core.ExecutionResult;
+import dev.execache.core.MutableClock;
+import dev.execache.core.MutableToolVersions;
+import dev.execache.core.ScriptedSandbox;
+import dev.execache.mcp.server.ServeTools;
+import dev.execache.store.memory.MemoryCacheStore;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code serve --http}'s server in process, spoken to by hand: both eras statelessly, the
+ * 2026-07-28 header checks, and what keeps it safe by default (Host, Origin, tokens, limits).
+ * One open server and one with a token, shared by the class.
+ */
+class McpHttpServerTest {
+    private static final String TOKEN = "s3cret-token-for-tests-0123456789";
+    private static final String MODERN = "2026-07-28";
+
+    @TempDir
+    static Path dir;
+
+    private static McpHttpServer open;
+    private static McpHttpServer guarded;
+    /** One request at a time, silence for at most half a second, and a run that waits to be let go. */
+    private static McpHttpServer narrow;
+    private static final CountDownLatch started = new CountDownLatch(1);
+    private static final CountDownLatch release = new CountDownLatch(1);
+
+    @BeforeAll
+    static void start() throws IOException {
+        ServeFixture fixture = new ServeFixture(dir, Map.of("github", "v1"));
+        InetAddress loopback = InetAddress.getLoopbackAddress();
+        open = new McpHttpServer(new ServeTools(fixture.executor, fixture.serveSettings), "test",
+                HttpServeSettings.of(loopback, 0, List.of(), Set.of("mcp.example.org"), Duration.ofSeconds(5))).start();
+        ServeFixture other = new ServeFixture(dir, Map.of());
+        guarded = new McpHttpServer(new ServeTools(other.executor, other.serveSettings), "test",
+                new HttpServeSettings(loopback, 0, List.of(new HttpToken("agent-a", TOKEN)), Set.of(), 2048, 4,
+                        Duration.ofSeconds(30), Duration.ofSeconds(5))).start();
+        MutableClock clock = new MutableClock();
+        ScriptedSandbox waiting = new ScriptedSandbox(request -> {
+            started.countDown();
+            try {
+                release.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return ExecutionResult.success("1", "", Duration.ofMillis(1));
+        });
+        CachedExecutor executor = new CachedExecutor(waiting, new MemoryCacheStore(100, clock),
+                new MutableToolVersions(Map.of()), CachePolicy.DEFAULTS, clock);
+        narrow = new McpHttpServer(new ServeTools(executor, other.serveSettings), "test",
+                new HttpServeSettings(loopback, 0, List.of(), Set.of(), 2048, 1, Duration.ofMillis(500),
+                        Duration.ofSeconds(5))).start();
+    }
+
+    @AfterAll
+    static void stop() {
+        release.countDown();
+        open.close();
+        guarded.close();
+        narrow.close();
+    }
+
+    private static String request(Object id, String method, String params) {
+        return "{\"jsonrpc\":\"2.0\",\"id\":" + id + ",\"method\":\"" + method + "\",\"params\":" + params + "}";
+    }
+
+    private static String envelope(String more) {
+        return "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"" + MODERN + "\","
+                + "\"io.modelcontextprotocol/clientCapabilities\":{}" + more + "}";
+    }
+
+    private static Map<String, String> modernHeaders(String method, String name) {
+        Map<String, String> headers = new HashMap<>();
+        headers.put("MCP-Protocol-Version", MODERN);
+        headers.put("Mcp-Method", method);
+        if (name != null) {
+            headers.put("Mcp-Name", name);
+        }
+        return headers;
+    }
+
+    private static String callTwo(String meta) {
+        return request(7, "tools/call", "{\"name\":\"execute_code\",\"arguments\":{\"code\":\"" + ServeFixture.TWO + "\"}"
+                + (meta == null ? "" : "," + meta) + "}");
+    }
+
+    @Test
+    void theInitializeEraIsAnsweredWithoutASession() throws IOException {
+        RawHttp.Answer initialized = RawHttp.post(open.port(), request(1, "initialize",
+                "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}"),
+                Map.of());
+        RawHttp.Answer notified = RawHttp.post(open.port(), "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}",
+                Map.of("MCP-Protocol-Version", "2025-06-18"));
+        RawHttp.Answer miss = RawHttp.post(open.port(), callTwo(null), Map.of("Accept", "application/json"));
+        RawHttp.Answer hit = RawHttp.post(open.port(), callTwo(null), Map.of("MCP-Protocol-Version", "2025-06-18",
+                "Accept", "application/json"));
+
+        assertThat(initialized.status()).isEqualTo(200);
+        assertThat(initialized.json().at("/result/protocolVersion").textValue()).isEqualTo("2025-06-18");
+        assertThat(initialized.header("Mcp-Session-Id")).isNull();
+        assertThat(notified.status()).isEqualTo(202);
+        assertThat(miss.json().at("/result/structuredContent/cache").textValue()).isIn("miss", "hit");
+        assertThat(hit.json().at("/result/structuredContent/cache").textValue()).isEqualTo("hit");
+        assertThat(hit.json().at("/result/structuredContent/result").intValue()).isEqualTo(2);
+        assertThat(hit.json().at("/result/resultType").isMissingNode()).isTrue();
+    }
+
+    @Test
+    void theModernEraIsAnsweredFromEachRequestsEnvelope() throws IOException {
+        RawHttp.Answer discovered = RawHttp.post(open.port(), request(1, "server/discover", "{" + envelope("") + "}"),
+                modernHeaders("server/discover", null));
+        RawHttp.Answer listed = RawHttp.post(open.port(), request(2, "tools/list", "{" + envelope("") + "}"),
+                modernHeaders("tools/list", null));
+        RawHttp.Answer called = RawHttp.post(open.port(), callTwo(envelope("")), modernHeaders("tools/call", "execute_code"));
+        RawHttp.Answer initialize = RawHttp.post(open.port(), request(4, "initialize", "{" + envelope("") + "}"),
+                modernHeaders("initialize", null));
+
+        JsonNode discover = discovered.json().get("result");
+        assertThat(discover.get("supportedVersions").get(0).textValue()).isEqualTo(MODERN);
+        assertThat(discover.at("/capabilities/tools").isObject()).isTrue();
+        assertThat(discover.get("resultType").textValue()).isEqualTo("complete");
+        JsonNode list = listed.json().get("result");
+        assertThat(list.get("ttlMs").longValue()).isEqualTo(300_000);
+        assertThat(list.get("cacheScope").textValue()).isEqualTo("public");
+        assertThat(list.at("/_meta/io.modelcontextprotocol~1serverInfo/name").textValue()).isEqualTo("execache");
+        assertThat(called.header("Content-Type")).startsWith("text/event-stream");
+        JsonNode answer = called.events().get(called.events().size() - 1);
+        assertThat(answer.at("/result/resultType").textValue()).isEqualTo("complete");
+        assertThat(answer.at("/result/structuredContent/result").intValue()).isEqualTo(2);
+        assertThat(answer.get("id").intValue()).isEqualTo(7);
+        assertThat(initialize.json().at("/error/code").intValue()).isEqualTo(-32601);
+    }
+
+    @Test
+    void headersThatDisagreeWithTheBodyAreAHeaderMismatch() throws IOException {
+        Map<String, String> wrongVersion = modernHeaders("tools/call", "execute_code");
+        wrongVersion.put("MCP-Protocol-Version", "2025-11-25");
+        Map<String, String> wrongMethod = modernHeaders("tools/list", "execute_code");
+        Map<String, String> wrongName = modernHeaders("tools/call", "cache_stats");
+        Map<String, String> noName = modernHeaders("tools/call", null);
+        Map<String, String> base64Name = modernHeaders("tools/call", "=?base64?ZXhlY3V0ZV9jb2Rl?=");
+
+        for (Map<String, String> headers : List.of(wrongVersion, wrongMethod, wrongName, noName)) {
+            RawHttp.Answer answer = RawHttp.post(open.port(), callTwo(envelope("")), headers);
+            assertThat(answer.status()).as(headers.toString()).isEqualTo(400);
+            assertThat(answer.json().at("/error/code").intValue()).as(headers.toString()).isEqualTo(-32020);
+        }
+        assertThat(RawHttp.post(open.port(), callTwo(envelope("")), base64Name).status()).isEqualTo(200);
+        RawHttp.Answer noEnvelope = RawHttp.post(open.port(), callTwo(null), modernHeaders("tools/call", "execute_code"));
+        assertThat(noEnvelope.status()).isEqualTo(400);
+        assertThat(noEnvelope.json().at("/error/code").intValue()).isEqualTo(-32602);
+        RawHttp.Answer unknownVersion = RawHttp.post(open.port(), callTwo(null), Map.of("MCP-Protocol-Version", "1999-01-01"));
+        assertThat(unknownVersion.status()).isEqualTo(400);
+    }
+
+    @Test
+    void onlyLoopbackAndConfiguredHostsAndOriginsAreAnswered() throws IOException {
+        String ping = request(1, "ping", "{}");
+
+        assertThat(RawHttp.post(open.port(), ping, Map.of("Host", "evil.example:80")).status()).isEqualTo(403);
+        assertThat(RawHttp.post(open.port(), ping, Map.of("Host", "localhost:" + open.port())).status()).isEqualTo(200);
+        assertThat(RawHttp.post(open.port(), ping, Map.of("Host", "[::1]:" + open.port())).status()).isEqualTo(200);
+        assertThat(RawHttp.post(open.port(), ping, Map.of("Host", "mcp.example.org")).status()).isEqualTo(200);
+        assertThat(RawHttp.post(open.port(), ping, Map.of("Origin", "http://evil.example")).status()).isEqualTo(403);
+        assertThat(RawHttp.post(open.port(), ping, Map.of("Origin", "null")).status()).isEqualTo(403);
+        assertThat(RawHttp.post(open.port(), ping, Map.of("Origin", "http://localhost:3000")).status()).isEqualTo(200);
+    }
+
+    @Test
+    void aRequestWithoutAValidTokenIsUnauthorized() throws IOException {
+        String ping = request(1, "ping", "{}");
+        int port = guarded.port();
+
+        RawHttp.Answer none = RawHttp.post(port, ping, Map.of());
+        RawHttp.Answer wrong = RawHttp.post(port, ping, Map.of("Authorization", "Bearer " + TOKEN + "x"));
+        RawHttp.Answer basic = RawHttp.post(port, ping, Map.of("Authorization", "Basic " + TOKEN));
+        RawHttp.Answer right = RawHttp.post(port, ping, Map.of("Authorization", "Bearer " + TOKEN));
+
+        assertThat(List.of(none.status(), wrong.status(), basic.status())).containsOnly(401);
+        assertThat(none.header("WWW-Authenticate")).startsWith("Bearer");
+        assertThat(none.body()).doesNotContain(TOKEN);
+        assertThat(right.status()).isEqualTo(200);
+    }
+
+    @Test
+    void limitsAndMethodsAreEnforced() throws IOException {
+        String large = request(1, "tools/call", "{\"name\":\"execute_code\",\"arguments\":{\"code\":\""
+                + "x".repeat(4096) + "\"}}");
+        Map<String, String> auth = Map.of("Authorization", "Bearer " + TOKEN);
+
+        assertThat(RawHttp.post(guarded.port(), large, auth).status()).isEqualTo(413);
+        assertThat(RawHttp.send(open.port(), "GET", "/mcp", null, Map.of()).status()).isEqualTo(405);
+        assertThat(RawHttp.send(open.port(), "DELETE", "/mcp", null, Map.of()).status()).isEqualTo(405);
+        assertThat(RawHttp.send(open.port(), "POST", "/other", "{}", Map.of()).status()).isEqualTo(404);
+        assertThat(RawHttp.post(open.port(), "{not json", Map.of()).status()).isEqualTo(400);
+        assertThat(RawHttp.post(open.port(), "[" + request(1, "ping", "{}") + "]", Map.of()).status()).isEqualTo(400);
+        assertThat(RawHttp.post(open.port(), request(1, "ping", "{}"), Map.of("Content-Type", "text/plain")).status())
+                .isEqualTo(415);
+    }
+
+    @Test
+    void logsGoToTheStreamOfARequestThatAskedForThemAtItsLevel() throws IOException {
+        String asked = request(9, "tools/call", "{\"name\":\"invalidate_tool\",\"arguments\":{\"tool\":\"github\"},"
+                + envelope(",\"io.modelcontextprotocol/logLevel\":\"info\"") + "}");
+        String quiet = request(10, "tools/call", "{\"name\":\"invalidate_tool\",\"arguments\":{\"tool\":\"github\"},"
+                + envelope("") + "}");
+
+        List<JsonNode> logged = RawHttp.post(open.port(), asked, modernHeaders("tools/call", "invalidate_tool")).events();
+        List<JsonNode> silent = RawHttp.post(open.port(), quiet, modernHeaders("tools/call", "invalidate_tool")).events();
+
+        assertThat(logged).anySatisfy(event -> {
+            assertThat(event.get("method").textValue()).isEqualTo("notifications/message");
+            assertThat(event.at("/params/level").textValue()).isEqualTo("info");
+            assertThat(event.at("/params/data").textValue()).contains("github");
+        });
+        assertThat(logged.get(logged.size() - 1).at("/result/structuredContent/tool").textValue()).isEqualTo("github");
+        assertThat(silent).hasSize(1).noneMatch(event -> event.has("method"));
+    }
+
+    @Test
+    void aRequestBeyondTheBoundOnRequestsAtOnceIs503AndASilentClientIsCutOff() throws Exception {
+        String running = request(1, "tools/call", "{\"name\":\"execute_code\",\"arguments\":{\"code\":\"wait\"}}");
+        CompletableFuture<RawHttp.Answer> first = CompletableFuture.supplyAsync(() -> {
+            try {
+                return RawHttp.post(narrow.port(), running, Map.of("Accept", "application/json"));
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        started.await();
+
+        RawHttp.Answer refused = RawHttp.post(narrow.port(), request(2, "ping", "{}"), Map.of());
+        release.countDown();
+
+        assertThat(refused.status()).isEqualTo(503);
+        assertThat(refused.header("Retry-After")).isEqualTo("1");
+        assertThat(first.get(60, TimeUnit.SECONDS).status()).isEqualTo(200);
+        try (Socket slow = new Socket("127.0.0.1", narrow.port())) {
+            slow.setSoTimeout(60_000);
+            slow.getOutputStream().write("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n".getBytes(StandardCharsets.US_ASCII));
+            slow.getOutputStream().flush();
+            assertThat(slow.getInputStream().read()).as("the connection is closed, not held").isEqualTo(-1);
+        }
+    }
+
+    @Test
+    void aNonLoopbackBindWithoutATokenIsRefused() throws IOException {
+        InetAddress any = InetAddress.getByName("0.0.0.0");
+
+        assertThatThrownBy(() -> HttpServeSettings.of(any, 0, List.of(), Set.of(), Duration.ofSeconds(1)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("not a loopback address, needs a token");
+        assertThatThrownBy(() -> new HttpToken("short", "abc"))
+                .hasMessageContaining("shorter than 16")
+                .hasMessageNotContaining("abc");
+    }
+}

@@ -1,0 +1,124 @@
+package dev.execache.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.execache.cli.settings.ServeHttp;
+import dev.execache.cli.settings.UsageException;
+import dev.execache.mcp.server.HttpServeSettings;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Where {@code serve --http} listens and whom it lets in, from flags, environment and config file. */
+class ServeHttpSettingsTest {
+    private static final String TOKEN = "a-long-enough-token-0123456789";
+    private static final Duration DRAIN = Duration.ofSeconds(5);
+
+    @TempDir
+    Path dir;
+
+    private HttpServeSettings resolve(String listen, Path tokenFile, List<String> hosts, Map<String, String> env) {
+        return ServeHttp.resolve(listen, tokenFile, hosts, env, dir.resolve("execache.yaml"), dir, DRAIN);
+    }
+
+    private Path privateFile(String name, String text) throws IOException {
+        Path file = dir.resolve(name);
+        Files.writeString(file, text);
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
+        return file;
+    }
+
+    @Test
+    void withoutHttpItServesOnStdio() {
+        assertThat(resolve(null, null, List.of(), Map.of())).isNull();
+    }
+
+    @Test
+    void aPortAloneListensOnLoopbackAndAHostCanBeNamed() {
+        HttpServeSettings port = resolve("8080", null, List.of(), Map.of());
+        HttpServeSettings ipv6 = resolve("[::1]:9000", null, List.of(), Map.of());
+
+        assertThat(port.address().getHostAddress()).isEqualTo("127.0.0.1");
+        assertThat(port.port()).isEqualTo(8080);
+        assertThat(port.tokens()).isEmpty();
+        assertThat(ipv6.address().isLoopbackAddress()).isTrue();
+        assertThat(ipv6.port()).isEqualTo(9000);
+    }
+
+    @Test
+    void aBadAddressIsAUsageErrorThatShowsTheForm() {
+        assertThatThrownBy(() -> resolve("eighty", null, List.of(), Map.of()))
+                .isInstanceOf(UsageException.class).hasMessageContaining("[HOST:]PORT");
+        assertThatThrownBy(() -> resolve("127.0.0.1:70000", null, List.of(), Map.of()))
+                .isInstanceOf(UsageException.class);
+    }
+
+    @Test
+    void tokensComeFromTheEnvironmentAndAFileOfNamedLines() throws IOException {
+        Path file = privateFile("tokens", "# rotated monthly\nagent-a " + TOKEN + "1\n\n" + TOKEN + "2\n");
+
+        HttpServeSettings settings = resolve("0.0.0.0:8080", file, List.of(), Map.of(ServeHttp.TOKEN_VARIABLE, TOKEN));
+
+        assertThat(settings.tokens()).extracting(HttpServeSettings.HttpToken::name)
+                .containsExactly(ServeHttp.TOKEN_VARIABLE, "agent-a", "line 4");
+        assertThat(settings.tokens().toString()).doesNotContain(TOKEN);
+    }
+
+    @Test
+    void aTokenFileThatIsReadableByOthersEmptyOrAmbiguousIsRefused() throws IOException {
+        Path open = dir.resolve("open");
+        Files.writeString(open, TOKEN + "\n");
+        Files.setPosixFilePermissions(open, PosixFilePermissions.fromString("rw-r-----"));
+        Path empty = privateFile("empty", "# nothing yet\n");
+        Path twice = privateFile("twice", "a " + TOKEN + "1\na " + TOKEN + "2\n");
+        Path shortOne = privateFile("short", "a tooshort\n");
+
+        assertThatThrownBy(() -> resolve("8080", open, List.of(), Map.of())).hasMessageContaining("read by others");
+        assertThatThrownBy(() -> resolve("8080", empty, List.of(), Map.of())).hasMessageContaining("holds no token");
+        assertThatThrownBy(() -> resolve("8080", twice, List.of(), Map.of())).hasMessageContaining("used twice");
+        assertThatThrownBy(() -> resolve("8080", shortOne, List.of(), Map.of()))
+                .hasMessageContaining("shorter than 16").hasMessageNotContaining("tooshort");
+    }
+
+    @Test
+    void aNonLoopbackHostWithoutATokenIsAUsageError() {
+        assertThatThrownBy(() -> resolve("0.0.0.0:8080", null, List.of(), Map.of()))
+                .isInstanceOf(UsageException.class)
+                .hasMessageContaining("not a loopback address, needs a token");
+    }
+
+    @Test
+    void theConfigFileCanSayItAllAndFlagsWin() throws IOException {
+        privateFile("agent-tokens", "agent-a " + TOKEN + "\n");
+        Files.writeString(dir.resolve("execache.yaml"), """
+                serve:
+                  http: "127.0.0.1:8181"
+                  http_token_file: agent-tokens
+                  http_allow_hosts: [mcp.example.org]
+                """);
+
+        HttpServeSettings fromFile = resolve(null, null, List.of(), Map.of());
+        HttpServeSettings fromFlag = resolve("9191", null, List.of("other.example.org"), Map.of());
+
+        assertThat(fromFile.port()).isEqualTo(8181);
+        assertThat(fromFile.tokens()).extracting(HttpServeSettings.HttpToken::name).containsExactly("agent-a");
+        assertThat(fromFile.allowedHosts()).containsExactly("mcp.example.org");
+        assertThat(fromFlag.port()).isEqualTo(9191);
+        assertThat(fromFlag.allowedHosts()).containsExactly("other.example.org");
+    }
+
+    @Test
+    void anUnknownServeSettingIsNamed() throws IOException {
+        Files.writeString(dir.resolve("execache.yaml"), "serve:\n  htp: 8080\n");
+
+        assertThatThrownBy(() -> resolve(null, null, List.of(), Map.of()))
+                .isInstanceOf(UsageException.class).hasMessageContaining("serve.htp");
+    }
+}
