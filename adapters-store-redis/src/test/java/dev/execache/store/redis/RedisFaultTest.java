@@ -165,8 +165,11 @@ class RedisFaultTest {
             awaitWorking(store);
             code.call("read", Map.of("n", 6));
 
+            // On a loaded machine the call's budget may lapse before the refused connection is seen:
+            // then the one outage is told as slow, which it also was; never as refusing writes.
             assertThat(lines).filteredOn(line -> line.getLevel() == Level.WARNING).hasSize(1)
-                    .first().satisfies(line -> assertThat(line.getMessage()).startsWith("cache store cannot be reached")
+                    .first().satisfies(line -> assertThat(line.getMessage())
+                            .matches("(?s)cache store (cannot be reached|did not answer in time).*")
                             .contains("Redis at " + RedisUrl.parse(server.url())).doesNotContain("refuses writes", "\n"));
             assertThat(lines).filteredOn(line -> line.getLevel() == Level.INFO)
                     .extracting(LogRecord::getMessage).singleElement().asString()
