@@ -21,7 +21,7 @@ import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.CatalogTool;
 import dev.execache.core.spi.ToolCatalog;
 import dev.execache.mcp.server.Json;
-import dev.execache.mcp.server.ProxiedTools;
+import dev.execache.mcp.server.Gateway;
 import dev.execache.sandbox.DenoSandbox;
 import dev.execache.sandbox.DenoSandboxSettings;
 import dev.execache.store.memory.MemoryCacheStore;
@@ -53,7 +53,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Whose answer, and for how long, in process: real lab servers (the tests' own MCP server, which
  * answers {@code private_items} with the account its environment names) behind the same
- * {@link ProxiedTools} serve uses, real stores, a real Deno for code.
+ * {@link Gateway} serve uses, real stores, a real Deno for code.
  */
 class AnswerIdentityTest {
     private static final Duration CALL_TIMEOUT = Duration.ofSeconds(20);
@@ -86,7 +86,7 @@ class AnswerIdentityTest {
     }
 
     /** One project's view: its own servers and tool versions over a store it may share with others. */
-    private record Project(ProxiedTools tools, CachedExecutor executor, MutableToolVersions versions) {
+    private record Project(Gateway tools, CachedExecutor executor, MutableToolVersions versions) {
         JsonNode call(String tool) {
             return answer(tools.call(tool, Map.of()));
         }
@@ -117,7 +117,7 @@ class AnswerIdentityTest {
             List<ToolCacheRule> rules) throws InterruptedException {
         Downstream.await("the acct server connected", Duration.ofSeconds(60), () -> !catalog.tools().isEmpty());
         MutableToolVersions versions = new MutableToolVersions();
-        ProxiedTools tools = new ProxiedTools(catalog, store, versions,
+        Gateway tools = new Gateway(catalog, store, versions,
                 new GatewayConfig(List.of(new GatewayConfig.Server(server, true)), rules, Duration.ofHours(1)).policy(),
                 CachePolicy.DEFAULTS, clock);
         CachedExecutor executor = new CachedExecutor(sandbox, store, versions, CachePolicy.DEFAULTS, clock,

@@ -15,7 +15,7 @@ import dev.execache.core.Limits;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolCallRecord;
 import dev.execache.mcp.server.Json;
-import dev.execache.mcp.server.ProxiedTools;
+import dev.execache.mcp.server.Gateway;
 import dev.execache.sandbox.DenoSandbox;
 import dev.execache.sandbox.DenoSandboxSettings;
 import dev.execache.store.memory.MemoryCacheStore;
@@ -39,7 +39,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Code that calls tools, end to end in one process: a real Deno sandbox, the policy over a real
  * store, and the real downstream servers (the memory and filesystem reference servers and the
- * tests' lab server) behind the same {@link ProxiedTools} serve uses.
+ * tests' lab server) behind the same {@link Gateway} serve uses.
  */
 class CodeToolsTest {
     private static final Duration CALL_TIMEOUT = Duration.ofSeconds(20);
@@ -51,7 +51,7 @@ class CodeToolsTest {
     private McpToolCatalog catalog;
     private final MutableToolVersions versions = new MutableToolVersions();
     private MemoryCacheStore store;
-    private ProxiedTools gateway;
+    private Gateway gateway;
     private CachedExecutor executor;
 
     @BeforeAll
@@ -76,7 +76,7 @@ class CodeToolsTest {
         catalog = new McpToolCatalog(servers.stream().map(GatewayConfig.Server::settings).toList(), CALL_TIMEOUT,
                 Duration.ofHours(1), line -> { }, Clock.systemUTC()).start();
         store = new MemoryCacheStore(100, Clock.systemUTC());
-        gateway = new ProxiedTools(catalog, store, versions, new GatewayConfig(servers, List.of(), Duration.ofHours(1)).policy(),
+        gateway = new Gateway(catalog, store, versions, new GatewayConfig(servers, List.of(), Duration.ofHours(1)).policy(),
                 policy, Clock.systemUTC());
         executor = new CachedExecutor(sandbox, store, versions, policy, Clock.systemUTC());
         executor.useCodeTools(gateway);
@@ -250,7 +250,7 @@ class CodeToolsTest {
         ExecutionOutcome first = run(code, null);
         ExecutionOutcome second = run(code, null);
 
-        JsonNode graph = Json.MAPPER.readTree(ProxiedTools.answerOf(gateway.call("memory__read_graph", Map.of()))
+        JsonNode graph = Json.MAPPER.readTree(Gateway.answerOf(gateway.call("memory__read_graph", Map.of()))
                 .valueJson());
         assertThat(graph.at("/entities/0/observations")).hasSize(2);
         assertThat(second.status()).isEqualTo(CacheStatus.MISS);

@@ -11,7 +11,7 @@ import dev.execache.core.ToolCacheRule;
 import dev.execache.core.ToolResult;
 import dev.execache.core.spi.CacheStore;
 import dev.execache.mcp.server.Json;
-import dev.execache.mcp.server.ProxiedTools;
+import dev.execache.mcp.server.Gateway;
 import dev.execache.store.memory.MemoryCacheStore;
 import dev.execache.tools.mcp.McpServerSettings;
 import dev.execache.tools.mcp.McpToolCatalog;
@@ -44,15 +44,15 @@ class GatewayTest {
         catalogs.forEach(McpToolCatalog::close);
     }
 
-    private ProxiedTools gateway(List<GatewayConfig.Server> servers, List<ToolCacheRule> rules, CacheStore store) {
+    private Gateway gateway(List<GatewayConfig.Server> servers, List<ToolCacheRule> rules, CacheStore store) {
         catalog = new McpToolCatalog(servers.stream().map(GatewayConfig.Server::settings).toList(), CALL_TIMEOUT,
                 Duration.ofHours(1), line -> { }, Clock.systemUTC()).start();
         catalogs.add(catalog);
-        return new ProxiedTools(catalog, store, versions, new GatewayConfig(servers, rules, Duration.ofHours(1)).policy(),
+        return new Gateway(catalog, store, versions, new GatewayConfig(servers, rules, Duration.ofHours(1)).policy(),
                 CachePolicy.DEFAULTS, Clock.systemUTC());
     }
 
-    private ProxiedTools lab(boolean invalidateOnWrite) {
+    private Gateway lab(boolean invalidateOnWrite) {
         return gateway(List.of(new GatewayConfig.Server(Downstream.lab("lab", true), invalidateOnWrite)), List.of(),
                 new MemoryCacheStore(100, Clock.systemUTC()));
     }
@@ -86,7 +86,7 @@ class GatewayTest {
 
     @Test
     void readOnlyCallsAreCachedAndCounted() {
-        ProxiedTools gateway = lab(true);
+        Gateway gateway = lab(true);
 
         JsonNode first = answer(gateway.call("lab__get_count", Map.of("who", "a")));
         JsonNode second = answer(gateway.call("lab__get_count", Map.of("who", "a")));
@@ -101,7 +101,7 @@ class GatewayTest {
 
     @Test
     void aMutatingCallIsNeverCachedAndMakesTheNextReadOfItsServerFresh() {
-        ProxiedTools gateway = lab(true);
+        Gateway gateway = lab(true);
         assertThat(answer(gateway.call("lab__get_count", Map.of())).get("counter").intValue()).isZero();
 
         JsonNode once = answer(gateway.call("lab__increment", Map.of()));
@@ -116,7 +116,7 @@ class GatewayTest {
 
     @Test
     void withInvalidateOnWriteNoneAWriteLeavesTheCachedReads() {
-        ProxiedTools gateway = lab(false);
+        Gateway gateway = lab(false);
         gateway.call("lab__get_count", Map.of());
 
         gateway.call("lab__increment", Map.of());
@@ -126,7 +126,7 @@ class GatewayTest {
 
     @Test
     void errorsAreNeverCached() {
-        ProxiedTools gateway = lab(true);
+        Gateway gateway = lab(true);
 
         ToolResult first = gateway.call("lab__fail", Map.of());
         ToolResult second = gateway.call("lab__fail", Map.of());
@@ -138,7 +138,7 @@ class GatewayTest {
 
     @Test
     void aSchemaChangeAnnouncedWithListChangedInvalidatesThatToolOnly() throws InterruptedException {
-        ProxiedTools gateway = lab(false);
+        Gateway gateway = lab(false);
         String before = versions.versions().get("lab__get_count");
         gateway.call("lab__get_count", Map.of());
         gateway.call("lab__get_other", Map.of());
@@ -154,7 +154,7 @@ class GatewayTest {
 
     @Test
     void aSchemaChangeWithoutListChangedIsFoundByTheNextDiscovery() {
-        ProxiedTools gateway = lab(false);
+        Gateway gateway = lab(false);
         String before = versions.versions().get("lab__get_count");
         String other = versions.versions().get("lab__get_other");
         gateway.call("lab__get_count", Map.of());
@@ -172,7 +172,7 @@ class GatewayTest {
 
     @Test
     void aServerKilledMidCallGivesAToolErrorAndIsRestartedWithBackoffLogged() throws InterruptedException {
-        ProxiedTools gateway = lab(true);
+        Gateway gateway = lab(true);
         long pid = catalog.pid("lab");
 
         ToolResult crashed;
@@ -192,7 +192,7 @@ class GatewayTest {
 
     @Test
     void aCallWhileTheServerRestartsWaitsForItWithinTheCallTimeout() {
-        ProxiedTools gateway = lab(true);
+        Gateway gateway = lab(true);
         long pid = catalog.pid("lab");
 
         assertThat(gateway.call("lab__crash", Map.of()).isError()).isTrue();
@@ -242,7 +242,7 @@ class GatewayTest {
                 line -> { }, Clock.systemUTC()).start();
         catalogs.add(catalog);
         awaitConnected(catalog);
-        ProxiedTools gateway = new ProxiedTools(catalog, new MemoryCacheStore(100, Clock.systemUTC()), versions,
+        Gateway gateway = new Gateway(catalog, new MemoryCacheStore(100, Clock.systemUTC()), versions,
                 new GatewayConfig(List.of(new GatewayConfig.Server(Downstream.lab("lab", true), false)), List.of(),
                         Duration.ofSeconds(1)).policy(), CachePolicy.DEFAULTS, Clock.systemUTC());
         String before = versions.versions().get("lab__get_count");
@@ -272,7 +272,7 @@ class GatewayTest {
     @Test
     void untrustedAnnotationsCacheNothingWithoutARule() {
         McpServerSettings untrusted = Downstream.lab("lab", false);
-        ProxiedTools gateway = gateway(List.of(new GatewayConfig.Server(untrusted, false)),
+        Gateway gateway = gateway(List.of(new GatewayConfig.Server(untrusted, false)),
                 List.of(ToolCacheRule.cache("lab__get_o*", Duration.ofMinutes(1), 10)),
                 new MemoryCacheStore(100, Clock.systemUTC()));
 
@@ -287,7 +287,7 @@ class GatewayTest {
     void createThenReadOnTheReferenceServersNeverReturnsTheStateBeforeTheCreate() throws IOException {
         Path root = Files.createDirectories(dir.resolve("files"));
         Files.writeString(root.resolve("note.txt"), "first");
-        ProxiedTools gateway = gateway(List.of(new GatewayConfig.Server(Downstream.memory(dir), true),
+        Gateway gateway = gateway(List.of(new GatewayConfig.Server(Downstream.memory(dir), true),
                 new GatewayConfig.Server(Downstream.filesystem(root), true)), List.of(),
                 new MemoryCacheStore(100, Clock.systemUTC()));
         String note = root.resolve("note.txt").toString();

@@ -15,7 +15,7 @@ import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolCallRecord;
 import dev.execache.mcp.server.Json;
 import dev.execache.mcp.server.McpStdioServer;
-import dev.execache.mcp.server.ProxiedTools;
+import dev.execache.mcp.server.Gateway;
 import dev.execache.mcp.server.ServeTools;
 import dev.execache.sandbox.DenoSandbox;
 import dev.execache.sandbox.DenoSandboxSettings;
@@ -58,7 +58,7 @@ class RunEndsDuringToolCallTest {
     private final CompletableFuture<Void> writing = new CompletableFuture<>();
     private MemoryCacheStore store;
     private CachedExecutor executor;
-    private ProxiedTools gateway;
+    private Gateway gateway;
 
     @BeforeAll
     static void startSandbox() throws IOException {
@@ -86,7 +86,7 @@ class RunEndsDuringToolCallTest {
             }
         }, Clock.systemUTC()).start();
         store = new MemoryCacheStore(100, Clock.systemUTC());
-        gateway = new ProxiedTools(catalog, store, versions,
+        gateway = new Gateway(catalog, store, versions,
                 new GatewayConfig(List.of(new GatewayConfig.Server(lab, true)), List.of(), Duration.ofHours(1)).policy(),
                 CachePolicy.DEFAULTS, Clock.systemUTC());
         executor = new CachedExecutor(sandbox, store, versions, CachePolicy.DEFAULTS, Clock.systemUTC());

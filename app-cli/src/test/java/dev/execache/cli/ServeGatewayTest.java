@@ -3,7 +3,7 @@ package dev.execache.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.execache.mcp.server.ProxiedTools;
+import dev.execache.mcp.server.Gateway;
 import dev.execache.mcp.server.McpStdioServer;
 import dev.execache.mcp.server.ServeTools;
 import dev.execache.cli.settings.GatewayConfig;
@@ -40,11 +40,11 @@ class ServeGatewayTest {
                 List.of(), Duration.ofHours(1));
         catalog = new McpToolCatalog(List.of(Downstream.lab("lab", true)), Duration.ofSeconds(20), Duration.ofHours(1),
                 line -> { }, Clock.systemUTC()).start();
-        ProxiedTools proxied = new ProxiedTools(catalog, fixture.store, fixture.versions, config.policy(), CachePolicy.DEFAULTS,
+        Gateway gateway = new Gateway(catalog, fixture.store, fixture.versions, config.policy(), CachePolicy.DEFAULTS,
                 fixture.clock);
         Pipe toServer = Pipe.open();
         Pipe fromServer = Pipe.open();
-        server = new McpStdioServer(new ServeTools(fixture.executor, fixture.serveSettings, proxied), "test",
+        server = new McpStdioServer(new ServeTools(fixture.executor, fixture.serveSettings, gateway), "test",
                 Channels.newInputStream(toServer.source()), Channels.newOutputStream(fromServer.sink()),
                 Duration.ofSeconds(5));
         client = new RawMcpClient(Channels.newOutputStream(toServer.sink()), Channels.newInputStream(fromServer.source()));
@@ -63,7 +63,7 @@ class ServeGatewayTest {
     }
 
     @Test
-    void toolsListIsExecachesToolsAndTheProxiedOnesWithTheirAnnotations() {
+    void toolsListIsExecachesToolsAndTheGatewayOnesWithTheirAnnotations() {
         JsonNode init = client.initialize();
 
         assertThat(init.at("/capabilities/tools/listChanged").booleanValue()).isTrue();
@@ -79,7 +79,7 @@ class ServeGatewayTest {
     }
 
     @Test
-    void aProxiedReadIsCachedAndAnsweredAsTheServerGaveIt() {
+    void aGatewayReadIsCachedAndAnsweredAsTheServerGaveIt() {
         client.initialize();
 
         JsonNode first = client.callTool("lab__get_count", Map.of("who", "x"));
@@ -167,7 +167,7 @@ class ServeGatewayTest {
         JsonNode result = client.callTool("inspect_tool_call", Map.of("tool", "lab__nope"));
 
         assertThat(result.get("isError").booleanValue()).isTrue();
-        assertThat(result.at("/content/0/text").textValue()).contains("no proxied tool is called 'lab__nope'")
+        assertThat(result.at("/content/0/text").textValue()).contains("no gateway tool is called 'lab__nope'")
                 .contains("lab__get_count");
     }
 

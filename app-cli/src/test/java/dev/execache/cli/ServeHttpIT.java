@@ -185,14 +185,14 @@ class ServeHttpIT {
                 "--http", "0")) {
             Map<String, String> json = Map.of("Accept", "application/json");
             String list = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}";
-            String proxied = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"lab__get_count\","
+            String gatewayCall = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"lab__get_count\","
                     + "\"arguments\":{\"who\":\"http\"}}}";
             String code = "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"execute_code\","
                     + "\"arguments\":{\"code\":\"return await tools.lab.get_count({who: 'code'})\"}}}";
 
             JsonNode tools = RawHttp.post(gateway.port(), list, json).json().at("/result/tools");
-            JsonNode first = RawHttp.post(gateway.port(), proxied, json).json().get("result");
-            JsonNode second = RawHttp.post(gateway.port(), proxied, json).json().get("result");
+            JsonNode first = RawHttp.post(gateway.port(), gatewayCall, json).json().get("result");
+            JsonNode second = RawHttp.post(gateway.port(), gatewayCall, json).json().get("result");
             JsonNode ran = RawHttp.post(gateway.port(), code, json).json().at("/result/structuredContent");
 
             assertThat(tools.findValuesAsText("name")).contains("lab__get_count", "describe_tools", "execute_code");

@@ -103,7 +103,7 @@ class ToolsCommandTest {
     }
 
     @Test
-    void inspectToolCallShowsTheCachedCallOfAProxiedTool() throws IOException {
+    void inspectToolCallShowsTheCachedCallOfAGatewayTool() throws IOException {
         labConfig();
         Files.writeString(dir.resolve("code.js"), "return (await tools.lab.get_count({who: 'cli'})).served");
         assertThat(run("run", "code.js")).isEqualTo(ExitCode.OK);

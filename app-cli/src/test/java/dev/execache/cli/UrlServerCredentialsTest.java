@@ -10,7 +10,7 @@ import dev.execache.core.ToolResult;
 import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.CacheStore;
 import dev.execache.mcp.server.Json;
-import dev.execache.mcp.server.ProxiedTools;
+import dev.execache.mcp.server.Gateway;
 import dev.execache.store.memory.MemoryCacheStore;
 import dev.execache.tools.mcp.McpToolCatalog;
 import dev.execache.tools.mcp.UrlServerSettings;
@@ -52,13 +52,13 @@ class UrlServerCredentialsTest {
     }
 
     /** A gateway of its own (as another process would be) on the shared store. */
-    private ProxiedTools gateway(String token) {
+    private Gateway gateway(String token) {
         UrlServerSettings settings = new UrlServerSettings("remote", lab.url(), Map.of("Authorization", "Bearer ${TOKEN}"),
                 true, null, Map.of("TOKEN", token));
         McpToolCatalog catalog = new McpToolCatalog(List.of(settings), Duration.ofSeconds(20), Duration.ofHours(1),
                 line -> { }, Clock.systemUTC()).start();
         catalogs.add(catalog);
-        return new ProxiedTools(catalog, store, new MutableToolVersions(),
+        return new Gateway(catalog, store, new MutableToolVersions(),
                 new GatewayConfig(List.of(new GatewayConfig.Server(settings, true)), List.of(), Duration.ofHours(1)).policy(),
                 CachePolicy.DEFAULTS, Clock.systemUTC());
     }
@@ -71,9 +71,9 @@ class UrlServerCredentialsTest {
     @Test
     void differentHeaderValuesNeverShareCachedAnswersAndEqualOnesDo() throws IOException {
         String alice = "alice-6d0e-never-stored";
-        ProxiedTools asAlice = gateway(alice);
-        ProxiedTools asBob = gateway("bob-91c3-never-stored");
-        ProxiedTools asAliceAgain = gateway(alice);
+        Gateway asAlice = gateway(alice);
+        Gateway asBob = gateway("bob-91c3-never-stored");
+        Gateway asAliceAgain = gateway(alice);
 
         JsonNode first = answer(asAlice.call("remote__get_count", Map.of("who", "shared-args")));
         JsonNode bobs = answer(asBob.call("remote__get_count", Map.of("who", "shared-args")));

@@ -8,7 +8,7 @@ import dev.execache.core.CachePolicy;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolResult;
 import dev.execache.mcp.server.Json;
-import dev.execache.mcp.server.ProxiedTools;
+import dev.execache.mcp.server.Gateway;
 import dev.execache.store.memory.MemoryCacheStore;
 import dev.execache.tools.mcp.McpToolCatalog;
 import dev.execache.tools.mcp.UrlServerSettings;
@@ -51,11 +51,11 @@ class UrlServerEraTest {
         catalog.close();
     }
 
-    private ProxiedTools gateway() {
+    private Gateway gateway() {
         UrlServerSettings settings = new UrlServerSettings("modern", lab.url(), Map.of(), true);
         catalog = new McpToolCatalog(List.of(settings), CALL_TIMEOUT, Duration.ofHours(1), line -> { },
                 Clock.systemUTC()).start();
-        return new ProxiedTools(catalog, new MemoryCacheStore(100, Clock.systemUTC()), versions,
+        return new Gateway(catalog, new MemoryCacheStore(100, Clock.systemUTC()), versions,
                 new GatewayConfig(List.of(new GatewayConfig.Server(settings, true)), List.of(), Duration.ofHours(1)).policy(),
                 CachePolicy.DEFAULTS, Clock.systemUTC());
     }
@@ -68,7 +68,7 @@ class UrlServerEraTest {
     @Test
     void aServerThatOffers20260728IsSpokenToWithoutAHandshakeAndItsReadsAreCached() throws IOException {
         List<String> logged;
-        ProxiedTools gateway;
+        Gateway gateway;
         try (CapturedLog log = new CapturedLog()) {
             gateway = gateway();
             logged = log.lines();
@@ -87,7 +87,7 @@ class UrlServerEraTest {
 
     @Test
     void theToolsAreListedAgainWhenTheTtlOfTheLastListLapses() throws IOException, InterruptedException {
-        ProxiedTools gateway = gateway();
+        Gateway gateway = gateway();
         String before = versions.versions().get("modern__fail");
         CountDownLatch relisted = new CountDownLatch(1);
         catalog.addListener(tools -> {

@@ -10,7 +10,7 @@ import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolResult;
 import dev.execache.core.spi.CatalogTool;
 import dev.execache.mcp.server.Json;
-import dev.execache.mcp.server.ProxiedTools;
+import dev.execache.mcp.server.Gateway;
 import dev.execache.store.memory.MemoryCacheStore;
 import dev.execache.tools.mcp.McpToolCatalog;
 import dev.execache.tools.mcp.UrlServerSettings;
@@ -62,11 +62,11 @@ class UrlServersTest {
                 token == null ? Map.of() : Map.of("LAB_TOKEN", token));
     }
 
-    private ProxiedTools gateway(UrlServerSettings settings) {
+    private Gateway gateway(UrlServerSettings settings) {
         catalog = new McpToolCatalog(List.of(settings), CALL_TIMEOUT, Duration.ofHours(1), line -> { }, clock).start();
         catalogs.add(catalog);
         GatewayConfig.Server server = new GatewayConfig.Server(settings, true);
-        return new ProxiedTools(catalog, new MemoryCacheStore(100, clock), versions,
+        return new Gateway(catalog, new MemoryCacheStore(100, clock), versions,
                 new GatewayConfig(List.of(server), List.of(), Duration.ofHours(1)).policy(), CachePolicy.DEFAULTS, clock);
     }
 
@@ -89,8 +89,8 @@ class UrlServersTest {
     }
 
     @Test
-    void aUrlServersReadsAreProxiedAndCachedAndItsTokenIsNeverLogged() {
-        ProxiedTools gateway;
+    void aUrlServersReadsAreCachedThroughTheGatewayAndItsTokenIsNeverLogged() {
+        Gateway gateway;
         List<String> logged;
         try (CapturedLog log = new CapturedLog()) {
             gateway = gateway(server(TOKEN));
@@ -112,7 +112,7 @@ class UrlServersTest {
 
     @Test
     void anAnswerWhoseStreamTheServerClosedIsResumedWithLastEventId() {
-        ProxiedTools gateway = gateway(server(TOKEN));
+        Gateway gateway = gateway(server(TOKEN));
 
         JsonNode resumed = answer(gateway.call("remote__dropped_stream", Map.of("who", "resume")));
 
@@ -122,7 +122,7 @@ class UrlServersTest {
 
     @Test
     void aSessionTheServerEndedIsStartedAgainOnceAndTheCallAnswered() {
-        ProxiedTools gateway = gateway(server(TOKEN));
+        Gateway gateway = gateway(server(TOKEN));
         answer(gateway.call("remote__get_count", Map.of("who", "before-end")));
 
         answer(gateway.call("remote__end_sessions", Map.of()));
@@ -134,7 +134,7 @@ class UrlServersTest {
     @Test
     void refusedCredentialsNameTheServerAndTheHeaderButNeverTheValue() {
         String wrong = "wrong-5c1d-never-shown";
-        ProxiedTools gateway;
+        Gateway gateway;
         String message;
         List<String> logged;
         try (CapturedLog log = new CapturedLog()) {
@@ -151,7 +151,7 @@ class UrlServersTest {
 
     @Test
     void aVariableThatIsNotSetMakesTheServerUnavailableNamingIt() {
-        ProxiedTools gateway = gateway(server(null));
+        Gateway gateway = gateway(server(null));
 
         String message = errorText(gateway.call("remote__get_count", Map.of()));
 
@@ -160,7 +160,7 @@ class UrlServersTest {
 
     @Test
     void aRateLimitedCallIsNeverCachedAndRetryAfterIsHonoured() {
-        ProxiedTools gateway = gateway(server(TOKEN));
+        Gateway gateway = gateway(server(TOKEN));
         answer(gateway.call("remote__refuse_next", Map.of("status", 429, "count", 1, "retry_after", "120")));
 
         String limited = errorText(gateway.call("remote__get_count", Map.of("who", "limited")));
@@ -177,7 +177,7 @@ class UrlServersTest {
 
     @Test
     void anUnavailableServerSays503AndItsRetryAfter() {
-        ProxiedTools gateway = gateway(server(TOKEN));
+        Gateway gateway = gateway(server(TOKEN));
         answer(gateway.call("remote__refuse_next", Map.of("status", 503, "count", 1, "retry_after", "7")));
 
         String message = errorText(gateway.call("remote__get_count", Map.of("who", "unavailable")));
@@ -187,7 +187,7 @@ class UrlServersTest {
 
     @Test
     void aBadGatewayIsAnErrorAndTheServerIsReachedAgain() {
-        ProxiedTools gateway = gateway(server(TOKEN));
+        Gateway gateway = gateway(server(TOKEN));
         answer(gateway.call("remote__refuse_next", Map.of("status", 502, "count", 1)));
 
         String message = errorText(gateway.call("remote__get_count", Map.of("who", "bad-gateway")));
@@ -216,7 +216,7 @@ class UrlServersTest {
 
     @Test
     void toolsListChangedOnTheSessionsStreamRediscoversTheTools() throws InterruptedException {
-        ProxiedTools gateway = gateway(server(TOKEN));
+        Gateway gateway = gateway(server(TOKEN));
         CountDownLatch changed = new CountDownLatch(1);
         catalog.addListener(tools -> {
             if (tools.stream().anyMatch(tool -> "Fails, told by list_changed.".equals(tool.definition().get("description")))) {

@@ -32,7 +32,7 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * The hit paths a server's identity is part of: a run of code that may call three servers (its
- * key holds their identities) and a proxied tool call (its version holds its server's identity),
+ * key holds their identities) and a gateway tool call (its version holds its server's identity),
  * each on the memory store. Written against what core had before identities too (the
  * {@code identities} method is then unused), so the same class measures both.
  */

@@ -8,7 +8,7 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * A proxied tool call through {@code execache serve} against the same call made directly to
+ * A gateway tool call through {@code execache serve} against the same call made directly to
  * the downstream server, with the same client (the MCP Java SDK's), in one run: the median of
  * a cached read-only call (a hit) and of a miss (new arguments each time) through execache,
  * and of the direct call.

@@ -81,8 +81,8 @@ public final class McpHttpServer implements AutoCloseable {
         this.calls = tools.calls();
         this.protocol = new StatelessProtocol(tools, version, new JacksonMcpJsonMapper(new ObjectMapper()),
                 (method, params) -> { });
-        if (tools.proxied() != null) {
-            tools.proxied().onChange(protocol::replaceTools);
+        if (tools.gateway() != null) {
+            tools.gateway().onChange(protocol::replaceTools);
         }
         for (HttpServeSettings.HttpToken token : settings.tokens()) {
             tokenDigests.add(sha256(token.secret()));

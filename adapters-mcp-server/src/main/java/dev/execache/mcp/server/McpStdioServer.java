@@ -50,13 +50,13 @@ public final class McpStdioServer implements AutoCloseable {
                 .serverInfo("execache", version)
                 .instructions(INSTRUCTIONS)
                 .jsonMapper(mapper)
-                .capabilities(McpSchema.ServerCapabilities.builder().tools(tools.proxied() != null).logging().build())
+                .capabilities(McpSchema.ServerCapabilities.builder().tools(tools.gateway() != null).logging().build())
                 .tools(tools.specifications())
                 .build();
         this.logs = new LogNotifications(transport);
         Logger.getLogger("dev.execache").addHandler(logs);
-        if (tools.proxied() != null) {
-            tools.proxied().onChange(this::replaceTools);
+        if (tools.gateway() != null) {
+            tools.gateway().onChange(this::replaceTools);
         }
     }
 

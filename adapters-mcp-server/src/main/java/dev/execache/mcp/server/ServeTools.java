@@ -39,7 +39,7 @@ import java.util.function.Function;
 /**
  * The tools {@code execache serve} offers: {@code execute_code}, {@code cache_stats},
  * {@code invalidate_tool} and {@code clear_cache}, and with downstream servers {@code describe_tools},
- * {@code inspect_tool_call} and the proxied tools. A bad argument or a failed run is a tool
+ * {@code inspect_tool_call} and the gateway tools. A bad argument or a failed run is a tool
  * error ({@code isError}) with a message that names the problem; nothing here throws to the
  * protocol layer.
  */
@@ -62,17 +62,17 @@ public final class ServeTools {
         return thread;
     });
     private volatile BiConsumer<String, ObjectNode> notifications = (method, params) -> { };
-    private final ProxiedTools proxied;
+    private final Gateway gateway;
 
     public ServeTools(CachedExecutor executor, ServeSettings settings) {
         this(executor, settings, null);
     }
 
-    /** @param proxied the downstream servers' tools, offered beside execache's own; null for none */
-    public ServeTools(CachedExecutor executor, ServeSettings settings, ProxiedTools proxied) {
+    /** @param gateway the downstream servers' tools, offered beside execache's own; null for none */
+    public ServeTools(CachedExecutor executor, ServeSettings settings, Gateway gateway) {
         this.executor = executor;
         this.settings = settings;
-        this.proxied = proxied;
+        this.gateway = gateway;
     }
 
     InFlightCalls calls() {
@@ -90,17 +90,17 @@ public final class ServeTools {
                 tool(describeCacheStats(), this::cacheStats),
                 tool(describeInvalidateTool(), this::invalidateTool),
                 tool(describeClearCache(), this::clearCache)));
-        if (proxied != null) {
+        if (gateway != null) {
             all.add(tool(describeDescribeTools(), this::describeTools));
             all.add(tool(describeInspectToolCall(), this::inspectToolCall));
-            all.addAll(proxied.specifications());
+            all.addAll(gateway.specifications());
         }
         return all;
     }
 
-    /** The proxied tools, whose list changes while serve runs; null when there are none. */
-    ProxiedTools proxied() {
-        return proxied;
+    /** The gateway tools, whose list changes while serve runs; null when there are none. */
+    Gateway gateway() {
+        return gateway;
     }
 
     private Tool describeExecuteCode() {
@@ -158,14 +158,14 @@ public final class ServeTools {
         return Tool.builder("inspect_tool_call", schema("""
                 {"type": "object",
                  "properties": {
-                   "tool": {"type": "string", "minLength": 1, "description": "The proxied tool, as SERVER__TOOL."},
+                   "tool": {"type": "string", "minLength": 1, "description": "The gateway tool, as SERVER__TOOL."},
                    "arguments": {"type": "object", "description": "The call's arguments (key order does not matter). Default: {}."}
                  },
                  "required": ["tool"],
                  "additionalProperties": false}
                 """))
                 .title("Inspect one cached tool call")
-                .description("What the cache holds for one call of a proxied tool, without counting a hit and without "
+                .description("What the cache holds for one call of a gateway tool, without counting a hit and without "
                         + "calling the tool: whether it is cached, its age, the TTL left and its hits.")
                 .outputSchema(schema("""
                         {"type": "object",
@@ -185,19 +185,19 @@ public final class ServeTools {
 
     private CallToolResult inspectToolCall(Map<String, Object> arguments) {
         if (!(arguments.get("tool") instanceof String tool) || tool.isBlank()) {
-            return failure("tool: give the proxied tool's name (SERVER__TOOL) as a non-empty string");
+            return failure("tool: give the gateway tool's name (SERVER__TOOL) as a non-empty string");
         }
         Object given = arguments.getOrDefault("arguments", Map.of());
         if (!(given instanceof Map<?, ?> callArguments)) {
             return failure("arguments: must be an object, the call's arguments");
         }
-        if (!proxied.names().contains(tool)) {
-            return failure("tool: no proxied tool is called '" + tool + "' (known: "
-                    + String.join(", ", new TreeSet<>(proxied.names())) + ")");
+        if (!gateway.names().contains(tool)) {
+            return failure("tool: no gateway tool is called '" + tool + "' (known: "
+                    + String.join(", ", new TreeSet<>(gateway.names())) + ")");
         }
         @SuppressWarnings("unchecked")
         Map<String, Object> args = (Map<String, Object>) callArguments;
-        ProxiedTools.Inspected inspected = proxied.inspect(tool, args);
+        Gateway.Inspected inspected = gateway.inspect(tool, args);
         ObjectNode node = Json.MAPPER.createObjectNode();
         node.put("tool", tool);
         node.put("cached", inspected.info().isPresent());
@@ -231,9 +231,9 @@ public final class ServeTools {
 
     private CallToolResult describeTools(Map<String, Object> arguments) {
         ObjectNode node = Json.MAPPER.createObjectNode();
-        node.put("typescript", proxied.typescript());
+        node.put("typescript", gateway.typescript());
         return CallToolResult.builder()
-                .content(List.of(TextContent.builder(proxied.typescript()).build()))
+                .content(List.of(TextContent.builder(gateway.typescript()).build()))
                 .structuredContent(node)
                 .isError(false)
                 .build();
@@ -483,13 +483,13 @@ public final class ServeTools {
                    "pattern": {"type": "string", "minLength": 1,
                      "description": "A glob over cache keys: * matches any run of characters, ? one. Default: * (everything)."},
                    "tool": {"type": "string", "minLength": 1,
-                     "description": "Instead of pattern: a glob over proxied tool names (SERVER__TOOL, e.g. fs__read_*); removes those tools' cached calls and the cached runs that used them."}
+                     "description": "Instead of pattern: a glob over gateway tool names (SERVER__TOOL, e.g. fs__read_*); removes those tools' cached calls and the cached runs that used them."}
                  },
                  "additionalProperties": false}
                 """))
                 .title("Clear cached results")
                 .description("Removes cached results: all of them, those whose key matches a glob, or the cached calls of "
-                        + "the proxied tools whose name matches a glob; cached runs of code that used a removed call go "
+                        + "the gateway tools whose name matches a glob; cached runs of code that used a removed call go "
                         + "with it. Counters stay. "
                         + "On a shared store it holds for the whole fleet. Returns how many entries were removed.")
                 .outputSchema(schema("""
@@ -529,12 +529,12 @@ public final class ServeTools {
         if (!(arguments.get("tool") instanceof String glob) || glob.isBlank()) {
             return failure("tool: must be a non-empty glob over tool names such as 'fs__read_*'");
         }
-        if (proxied == null) {
-            return failure("tool: there are no proxied tools (no servers: in the config file)");
+        if (gateway == null) {
+            return failure("tool: there are no gateway tools (no servers: in the config file)");
         }
         int removed;
         try {
-            removed = proxied.clear(glob);
+            removed = gateway.clear(glob);
         } catch (IllegalArgumentException e) {
             return failure("tool: " + e.getMessage());
         }

@@ -65,7 +65,7 @@ public final class StatelessProtocol implements AutoCloseable {
         this.mapper = mapper;
         this.version = version;
         this.calls = serveTools.calls();
-        this.listChanges = serveTools.proxied() != null;
+        this.listChanges = serveTools.gateway() != null;
         this.fallback = fallback;
         serveTools.specifications().forEach(spec -> tools.put(spec.tool().name(), spec));
         serveTools.notifyWith(this::route);

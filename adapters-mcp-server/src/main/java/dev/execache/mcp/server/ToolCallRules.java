@@ -12,7 +12,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Whether calls of a proxied tool are cached, and why. A rule (glob on {@code SERVER__TOOL},
+ * Whether calls of a gateway tool are cached, and why. A rule (glob on {@code SERVER__TOOL},
  * first match wins) decides; without one, a trusted server's {@code readOnlyHint: true} does.
  * A tool whose name says it changes something, or whose trusted annotations do not say it
  * is read-only, is cached only by a rule that names it exactly.

@@ -17,7 +17,7 @@ import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.CatalogTool;
 import dev.execache.core.spi.ToolCatalog;
 import dev.execache.mcp.server.Json;
-import dev.execache.mcp.server.ProxiedTools;
+import dev.execache.mcp.server.Gateway;
 import dev.execache.tools.mcp.McpToolCatalog;
 import jakarta.inject.Inject;
 import java.io.PrintWriter;
@@ -66,7 +66,7 @@ final class InspectCommand implements Callable<Integer> {
         String file;
 
         @Option(names = "--tool-call", paramLabel = "SERVER__TOOL",
-                description = "A proxied tool whose cached call to show (with --args).")
+                description = "A gateway tool whose cached call to show (with --args).")
         String toolCall;
     }
 

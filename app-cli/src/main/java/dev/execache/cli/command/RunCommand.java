@@ -19,7 +19,7 @@ import dev.execache.core.ExecutionResult;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.spi.ToolCatalog;
 import dev.execache.mcp.server.Json;
-import dev.execache.mcp.server.ProxiedTools;
+import dev.execache.mcp.server.Gateway;
 import dev.execache.tools.mcp.McpToolCatalog;
 import jakarta.inject.Inject;
 import java.io.PrintWriter;
@@ -109,7 +109,7 @@ final class RunCommand implements Callable<Integer> {
             return null;
         }
         ToolCatalog catalog = session.gatewayCatalog(environment);
-        session.executor().useCodeTools(new ProxiedTools(catalog, session.store(), versions, settings.gateway().policy(),
+        session.executor().useCodeTools(new Gateway(catalog, session.store(), versions, settings.gateway().policy(),
                 settings.policy(), Clock.systemUTC()));
         return catalog;
     }

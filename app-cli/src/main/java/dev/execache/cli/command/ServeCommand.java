@@ -17,7 +17,7 @@ import dev.execache.mcp.server.HttpServeSettings;
 import dev.execache.mcp.server.Json;
 import dev.execache.mcp.server.McpHttpServer;
 import dev.execache.mcp.server.McpStdioServer;
-import dev.execache.mcp.server.ProxiedTools;
+import dev.execache.mcp.server.Gateway;
 import dev.execache.mcp.server.ServeSettings;
 import dev.execache.mcp.server.ServeTools;
 import dev.execache.sandbox.DenoSandboxSettings;
@@ -109,13 +109,13 @@ final class ServeCommand implements Callable<Integer> {
             LOG.log(Level.INFO, configFileLine(settings));
             warmUp(session);
             serving.add(new ConfigWatcher(configFile(settings), versions, pinnedTools()).start(WATCH_INTERVAL));
-            ProxiedTools proxied = settings.gateway().isEmpty() ? null
-                    : new ProxiedTools(serving.add(GatewayCatalog.serve(settings, environment)), session.store(), versions,
+            Gateway gateway = settings.gateway().isEmpty() ? null
+                    : new Gateway(serving.add(GatewayCatalog.serve(settings, environment)), session.store(), versions,
                             settings.gateway().policy(), settings.policy(), Clock.systemUTC());
-            if (proxied != null) {
-                session.executor().useCodeTools(proxied);
+            if (gateway != null) {
+                session.executor().useCodeTools(gateway);
             }
-            ServeTools tools = new ServeTools(session.executor(), serveSettings(settings), proxied);
+            ServeTools tools = new ServeTools(session.executor(), serveSettings(settings), gateway);
             if (httpSettings != null) {
                 return serveHttp(serving, tools, httpSettings, settings);
             }

@@ -11,7 +11,7 @@ import dev.execache.cli.settings.Settings;
 import dev.execache.cli.settings.UsageException;
 import dev.execache.core.spi.CatalogTool;
 import dev.execache.mcp.server.Json;
-import dev.execache.mcp.server.ProxiedTools;
+import dev.execache.mcp.server.Gateway;
 import dev.execache.mcp.server.ToolCallRules;
 import dev.execache.mcp.server.TypeScriptDeclarations;
 import dev.execache.tools.mcp.McpToolCatalog;

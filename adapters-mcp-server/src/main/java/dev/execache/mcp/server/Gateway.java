@@ -58,7 +58,7 @@ import java.util.stream.Collectors;
  * such calls, which a read notes when it starts and the cache checks when it stores. (The removal
  * after the write catches what was stored before it ended.)
  */
-public final class ProxiedTools implements CodeTools {
+public final class Gateway implements CodeTools {
     private static final TypeReference<Map<String, Object>> OBJECT = new TypeReference<>() {
     };
     /** Text is JSON only when all of it is: "true story" is text, not true. */
@@ -79,7 +79,7 @@ public final class ProxiedTools implements CodeTools {
     private Map<String, CatalogTool> offered = Map.of();
     private BiConsumer<List<SyncToolSpecification>, List<String>> offer;
 
-    public ProxiedTools(ToolCatalog catalog, CacheStore store, MutableToolVersions versions, GatewayPolicy config,
+    public Gateway(ToolCatalog catalog, CacheStore store, MutableToolVersions versions, GatewayPolicy config,
             CachePolicy policy, Clock clock) {
         this.catalog = catalog;
         this.versions = versions;
@@ -110,7 +110,7 @@ public final class ProxiedTools implements CodeTools {
         toolsChanged(catalog.tools());
     }
 
-    /** Hits and misses per proxied tool, counted in this process. */
+    /** Hits and misses per gateway tool, counted in this process. */
     public Map<String, ToolStats> stats() {
         return cachedTool.stats();
     }
@@ -123,12 +123,12 @@ public final class ProxiedTools implements CodeTools {
     public record Inspected(String key, Optional<ToolCallInfo> info) {
     }
 
-    /** What the cache holds for one call of a proxied tool, without counting a hit or calling the tool. */
+    /** What the cache holds for one call of a gateway tool, without counting a hit or calling the tool. */
     public Inspected inspect(String name, Map<String, Object> args) {
         return new Inspected(cachedTool.keyFor(name, args), cachedTool.inspect(name, args));
     }
 
-    /** Removes the cached calls of every proxied tool whose name matches the glob; returns how many. */
+    /** Removes the cached calls of every gateway tool whose name matches the glob; returns how many. */
     public int clear(String toolGlob) {
         return cachedTool.clear(toolGlob);
     }
