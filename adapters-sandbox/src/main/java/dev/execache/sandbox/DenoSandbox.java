@@ -5,7 +5,7 @@ import dev.execache.core.ExecutionError;
 import dev.execache.core.ExecutionRequest;
 import dev.execache.core.ExecutionResult;
 import dev.execache.core.spi.Sandbox;
-import dev.execache.core.spi.SandboxTools;
+import dev.execache.core.spi.CodeTools;
 import dev.execache.core.spi.SandboxUnavailableException;
 import java.time.Duration;
 import java.util.Objects;
@@ -80,7 +80,7 @@ public final class DenoSandbox implements Sandbox {
      * the runner's authenticated channel, one at a time. They count against the run's timeout.
      */
     @Override
-    public ExecutionResult execute(ExecutionRequest request, SandboxTools tools) {
+    public ExecutionResult execute(ExecutionRequest request, CodeTools tools) {
         Objects.requireNonNull(request, "request must not be null");
         Objects.requireNonNull(tools, "tools must not be null");
         ensureOpen();
@@ -99,7 +99,7 @@ public final class DenoSandbox implements Sandbox {
         }
     }
 
-    private ExecutionResult executeInSlot(ExecutionRequest request, SandboxTools tools, DenoRuntime deno,
+    private ExecutionResult executeInSlot(ExecutionRequest request, CodeTools tools, DenoRuntime deno,
             LaunchFlags flags) {
         // the time limit starts now: waiting for a slot is not the code's time
         long start = System.nanoTime();
@@ -129,7 +129,7 @@ public final class DenoSandbox implements Sandbox {
         }
     }
 
-    private ExecutionResult runOn(Runner runner, ExecutionRequest request, SandboxTools tools, long start) {
+    private ExecutionResult runOn(Runner runner, ExecutionRequest request, CodeTools tools, long start) {
         // until its process is gone, not only until its result is in: close() waits for it
         running.add(runner);
         runner.process().onExit().thenRun(() -> running.remove(runner));

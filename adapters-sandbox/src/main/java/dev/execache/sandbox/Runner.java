@@ -6,9 +6,9 @@ import dev.execache.core.ExecutionError;
 import dev.execache.core.ExecutionRequest;
 import dev.execache.core.ExecutionResult;
 import dev.execache.core.Limits;
-import dev.execache.core.spi.SandboxTools;
+import dev.execache.core.spi.CodeTools;
 import dev.execache.core.spi.SandboxUnavailableException;
-import dev.execache.core.spi.ToolAnswer;
+import dev.execache.core.ToolResult;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -127,7 +127,7 @@ final class Runner {
      *
      * @param startNanos when the caller started to wait, for the execution time
      */
-    ExecutionResult run(ExecutionRequest request, SandboxTools tools, Executor io, long startNanos) {
+    ExecutionResult run(ExecutionRequest request, CodeTools tools, Executor io, long startNanos) {
         boolean ended = false;
         try {
             ExecutionResult result = runUnderLimits(request, tools, io, startNanos);
@@ -144,7 +144,7 @@ final class Runner {
         }
     }
 
-    private ExecutionResult runUnderLimits(ExecutionRequest request, SandboxTools tools, Executor io, long startNanos) {
+    private ExecutionResult runUnderLimits(ExecutionRequest request, CodeTools tools, Executor io, long startNanos) {
         Limits limits = request.limits();
         byte[] secret = HexFormat.of().formatHex(randomBytes()).getBytes(StandardCharsets.US_ASCII);
         ModuleSource source = new ModuleSource(request.code(), runtime.runnerUrlPrefix());
@@ -194,14 +194,14 @@ final class Runner {
      * call in flight is cancelled by interrupting that thread, and no call is made after.
      */
     private static final class ToolCalls implements FrameReader.Calls {
-        private final SandboxTools tools;
+        private final CodeTools tools;
         private final OutputStream stdin;
         private long number;
         /** The thread making a call now, null between calls; guarded by this. */
         private Thread calling;
         private boolean cancelled;
 
-        ToolCalls(SandboxTools tools, OutputStream stdin) {
+        ToolCalls(CodeTools tools, OutputStream stdin) {
             this.tools = tools;
             this.stdin = stdin;
         }
@@ -211,9 +211,9 @@ final class Runner {
             number++;
             String text = new String(payload, StandardCharsets.UTF_8);
             List<String> fields = serverToolAndArguments(text);
-            ToolAnswer answer;
+            ToolResult answer;
             if (fields == null) {
-                answer = ToolAnswer.error("the tool call could not be read");
+                answer = ToolResult.error("the tool call could not be read");
             } else {
                 synchronized (this) {
                     if (cancelled) {
@@ -222,7 +222,7 @@ final class Runner {
                     calling = Thread.currentThread();
                 }
                 try {
-                    answer = tools.call(fields.get(0), fields.get(1), fields.get(2));
+                    answer = tools.call(fields.get(0), fields.get(1), fields.get(2)).answer();
                 } catch (CancellationException e) {
                     synchronized (this) {
                         if (cancelled) {
@@ -231,7 +231,7 @@ final class Runner {
                         }
                     }
                     // cancelled by something else: the code still waits, and gets an error
-                    answer = ToolAnswer.error("the call was cancelled: " + e.getMessage());
+                    answer = ToolResult.error("the call was cancelled: " + e.getMessage());
                 } finally {
                     synchronized (this) {
                         calling = null;
@@ -241,7 +241,7 @@ final class Runner {
                 }
             }
             FrameReader.Answer kind = answer.isError() ? FrameReader.Answer.ERROR : FrameReader.Answer.VALUE;
-            byte[] body = (answer.isError() ? answer.errorMessage() : answer.valueJson()).getBytes(StandardCharsets.UTF_8);
+            byte[] body = answer.json().getBytes(StandardCharsets.UTF_8);
             byte[] header = (kind.code + Long.toString(number) + ":" + body.length + "\n").getBytes(StandardCharsets.US_ASCII);
             try {
                 stdin.write(header);

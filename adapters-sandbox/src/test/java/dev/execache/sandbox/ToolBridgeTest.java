@@ -2,12 +2,14 @@ package dev.execache.sandbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.execache.core.CacheStatus;
 import dev.execache.core.ErrorType;
 import dev.execache.core.ExecutionRequest;
 import dev.execache.core.ExecutionResult;
 import dev.execache.core.Limits;
-import dev.execache.core.spi.SandboxTools;
-import dev.execache.core.spi.ToolAnswer;
+import dev.execache.core.ToolResult;
+import dev.execache.core.spi.CodeToolCall;
+import dev.execache.core.spi.CodeTools;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -40,7 +42,7 @@ class ToolBridgeTest {
     }
 
     /** Answers {"echo": args, "n": call number}; "fail" answers an error; records every call. */
-    static final class Recording implements SandboxTools {
+    static final class Recording implements CodeTools {
         final List<String> calls = new CopyOnWriteArrayList<>();
 
         @Override
@@ -49,12 +51,12 @@ class ToolBridgeTest {
         }
 
         @Override
-        public ToolAnswer call(String server, String tool, String argumentsJson) {
+        public CodeToolCall call(String server, String tool, String argumentsJson) {
             calls.add(server + "." + tool + " " + argumentsJson);
-            if (tool.equals("fail")) {
-                return ToolAnswer.error("the tool says no");
-            }
-            return ToolAnswer.value("{\"echo\":" + argumentsJson + ",\"n\":" + calls.size() + "}");
+            ToolResult answer = tool.equals("fail") ? ToolResult.error("the tool says no")
+                    : ToolResult.ok("{\"echo\":" + argumentsJson + ",\"n\":" + calls.size() + "}");
+            return new CodeToolCall(server + "__" + tool, "1", answer, !answer.isError(), CacheStatus.MISS,
+                    answer.json().length());
         }
     }
 

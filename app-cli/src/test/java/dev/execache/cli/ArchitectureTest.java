@@ -79,7 +79,7 @@ class ArchitectureTest {
      */
     static final List<String> CORE_SPI = List.of(
             "CacheStore", "CacheEntry", "StoreCounters", "Counter", "GroupBound", "FlightLease",
-            "Sandbox", "SandboxTools", "SandboxUnavailableException", "ToolAnswer",
+            "Sandbox", "SandboxUnavailableException",
             "ToolVersionSource", "ToolCatalog", "CatalogTool", "ToolCallCancelledException", "CodeTools", "CodeToolCall");
 
     @ArchTest

@@ -251,7 +251,7 @@ class CodeToolsTest {
         ExecutionOutcome second = run(code, null);
 
         JsonNode graph = Json.MAPPER.readTree(Gateway.answerOf(gateway.call("memory__read_graph", Map.of()))
-                .valueJson());
+                .json());
         assertThat(graph.at("/entities/0/observations")).hasSize(2);
         assertThat(second.status()).isEqualTo(CacheStatus.MISS);
         assertThat(first.notStoredBecause()).contains("memory__add_observations");

@@ -3,7 +3,7 @@ package dev.execache.benchmarks;
 import dev.execache.core.ExecutionRequest;
 import dev.execache.core.ExecutionResult;
 import dev.execache.core.spi.Sandbox;
-import dev.execache.core.spi.SandboxTools;
+import dev.execache.core.spi.CodeTools;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /** Counts the executions that reach the sandbox it wraps (which its owner closes). */
@@ -16,7 +16,7 @@ final class CountingSandbox implements Sandbox {
     }
 
     @Override
-    public ExecutionResult execute(ExecutionRequest request, SandboxTools tools) {
+    public ExecutionResult execute(ExecutionRequest request, CodeTools tools) {
         executions.incrementAndGet();
         return delegate.execute(request, tools);
     }

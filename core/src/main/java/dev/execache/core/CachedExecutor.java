@@ -7,8 +7,6 @@ import dev.execache.core.spi.CodeTools;
 import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.GroupBound;
 import dev.execache.core.spi.Sandbox;
-import dev.execache.core.spi.SandboxTools;
-import dev.execache.core.spi.ToolAnswer;
 import dev.execache.core.spi.ToolCallCancelledException;
 import dev.execache.core.spi.ToolVersionSource;
 import java.lang.System.Logger.Level;
@@ -20,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CancellationException;
@@ -260,7 +259,7 @@ public final class CachedExecutor {
      * The tools of one run: every call goes to the {@link CodeTools} under the run's limits, and
      * is recorded, with the version of the tool it reached and whether its answer may be reused.
      */
-    private final class RunTools implements SandboxTools {
+    private final class RunTools implements CodeTools {
         private final CodeTools tools;
         private final Limits limits;
         private final List<ToolCallRecord> calls = new ArrayList<>();
@@ -287,12 +286,22 @@ public final class CachedExecutor {
         }
 
         @Override
-        public ToolAnswer call(String server, String tool, String argumentsJson) {
+        public Set<String> names() {
+            return tools.names();
+        }
+
+        @Override
+        public Map<String, String> identities() {
+            return tools.identities();
+        }
+
+        @Override
+        public CodeToolCall call(String server, String tool, String argumentsJson) {
             synchronized (this) {
                 if (count >= limits.maxToolCalls()) {
                     String problem = "the run made more tool calls than its limit of " + limits.maxToolCalls();
                     notStored(Counter.UNCACHEABLE_TOO_MANY_TOOL_CALLS, problem);
-                    return ToolAnswer.error(problem);
+                    return CodeToolCall.refused(server, tool, problem);
                 }
                 count++;
             }
@@ -319,7 +328,7 @@ public final class CachedExecutor {
                 inFlight = null;
                 if (ended) {
                     // the run's outcome was taken without this call, which it reports as cancelled
-                    return call.answer();
+                    return call;
                 }
                 calls.add(new ToolCallRecord(call.tool(), call.status(), took, call.answer().isError()));
                 if (call.version() != null) {
@@ -342,10 +351,10 @@ public final class CachedExecutor {
                     String problem = "the run's tool calls returned more than its limit of " + limits.maxToolBytes()
                             + " bytes";
                     notStored(Counter.UNCACHEABLE_TOOL_RESULTS_TOO_LARGE, problem);
-                    return ToolAnswer.error(problem);
+                    return CodeToolCall.refused(server, tool, problem);
                 }
             }
-            return call.answer();
+            return call;
         }
 
         /** The call in flight was cut off by the end of its run. */

@@ -54,8 +54,8 @@ public final class CachedTool {
     private final ToolInvoker invoker;
     private final StoreGuard store;
     private final PolicyLoop loop;
-    /** The rules in order, each with its glob compiled once. */
-    private final Map<ToolCacheRule, Glob> rules = new LinkedHashMap<>();
+    /** The rules in order. */
+    private final List<ToolCacheRule> rules;
     /** Which rule applies to a tool never changes after building: decided once per tool name. */
     private final Map<String, Optional<ToolCacheRule>> ruleByTool = new ConcurrentHashMap<>();
     private final ToolCacheRule defaultRule;
@@ -70,7 +70,7 @@ public final class CachedTool {
         this.invoker = builder.invoker;
         this.store = new StoreGuard(builder.store);
         this.loop = new PolicyLoop(store, builder.clock, builder.ticker);
-        builder.rules.forEach(rule -> rules.put(rule, Glob.of(rule.toolGlob())));
+        rules = List.copyOf(builder.rules);
         this.defaultRule = builder.defaultRule;
         this.keyGenerator = builder.keyGenerator;
         this.toolVersions = builder.toolVersions;
@@ -229,9 +229,8 @@ public final class CachedTool {
 
     private Optional<ToolCacheRule> decideRule(String tool) {
         boolean isMutating = isMutating(tool);
-        for (Map.Entry<ToolCacheRule, Glob> entry : rules.entrySet()) {
-            ToolCacheRule rule = entry.getKey();
-            if (entry.getValue().matches(tool)) {
+        for (ToolCacheRule rule : rules) {
+            if (rule.tools().matches(tool)) {
                 boolean allowed = rule.enabled() && (!isMutating || rule.namesExactly(tool));
                 return allowed ? Optional.of(rule) : Optional.empty();
             }

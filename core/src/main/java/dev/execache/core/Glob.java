@@ -41,6 +41,17 @@ public final class Glob {
     }
 
 
+    /** Globs are equal when they are written the same. */
+    @Override
+    public boolean equals(Object other) {
+        return other instanceof Glob that && glob.equals(that.glob);
+    }
+
+    @Override
+    public int hashCode() {
+        return glob.hashCode();
+    }
+
     @Override
     public String toString() {
         return glob;

@@ -4,15 +4,16 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * How calls of the tools whose name matches {@code toolGlob} are cached.
+ * How calls of the tools whose name matches {@code tools} are cached.
  *
  * <p>A mutating tool ({@link CachedTool#MUTATING_TOOLS}) is cached only by an enabled rule
  * that names it exactly, without wildcards: a broad rule such as {@code *} never turns on
  * caching of {@code bash}.
  */
-public record ToolCacheRule(String toolGlob, boolean enabled, Duration ttl, int maxEntries) {
+public record ToolCacheRule(Glob tools, boolean enabled, Duration ttl, int maxEntries) {
     public ToolCacheRule {
-        Glob.of(toolGlob);
+        Objects.requireNonNull(tools, "tools must not be null");
+        String toolGlob = tools.toString();
         Objects.requireNonNull(ttl, "ttl must not be null (rule " + toolGlob + ")");
         if (ttl.isZero() || ttl.isNegative()) {
             throw new IllegalArgumentException("ttl must be positive (rule " + toolGlob + "): " + ttl);
@@ -20,6 +21,16 @@ public record ToolCacheRule(String toolGlob, boolean enabled, Duration ttl, int 
         if (maxEntries < 1) {
             throw new IllegalArgumentException("maxEntries must be at least 1 (rule " + toolGlob + "): " + maxEntries);
         }
+    }
+
+    /** @throws IllegalArgumentException if {@code toolGlob} is blank, or ttl or maxEntries out of range */
+    public ToolCacheRule(String toolGlob, boolean enabled, Duration ttl, int maxEntries) {
+        this(Glob.of(toolGlob), enabled, ttl, maxEntries);
+    }
+
+    /** The glob as written. */
+    public String toolGlob() {
+        return tools.toString();
     }
 
     public static ToolCacheRule cache(String toolGlob, Duration ttl, int maxEntries) {
@@ -31,6 +42,6 @@ public record ToolCacheRule(String toolGlob, boolean enabled, Duration ttl, int 
     }
 
     boolean namesExactly(String tool) {
-        return toolGlob.equals(tool);
+        return toolGlob().equals(tool);
     }
 }

@@ -7,8 +7,7 @@ import dev.execache.core.spi.CodeToolCall;
 import dev.execache.core.spi.CodeTools;
 import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.Sandbox;
-import dev.execache.core.spi.SandboxTools;
-import dev.execache.core.spi.ToolAnswer;
+import dev.execache.core.spi.CodeTools;
 import dev.execache.core.spi.ToolVersionSource;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -50,10 +49,10 @@ class CodeToolsPolicyTest {
             calls.add(server + "." + tool);
             String name = server + "__" + tool;
             if (tool.equals("fail")) {
-                return new CodeToolCall(name, current.get(name), ToolAnswer.error("no"), false, CacheStatus.MISS, 2);
+                return new CodeToolCall(name, current.get(name), ToolResult.error("no"), false, CacheStatus.MISS, 2);
             }
             boolean reads = tool.equals("read");
-            return new CodeToolCall(name, current.get(name), ToolAnswer.value("\"" + "x".repeat(10) + "\""), reads,
+            return new CodeToolCall(name, current.get(name), ToolResult.ok("\"" + "x".repeat(10) + "\""), reads,
                     reads ? CacheStatus.MISS : CacheStatus.BYPASS, 12);
         }
     };
@@ -61,7 +60,7 @@ class CodeToolsPolicyTest {
     /** Makes the calls its code lists, returns how many answers were values; "random;" marks Math.random. */
     private final Sandbox sandbox = new Sandbox() {
         @Override
-        public ExecutionResult execute(ExecutionRequest request, SandboxTools tools) {
+        public ExecutionResult execute(ExecutionRequest request, CodeTools tools) {
             int values = 0;
             boolean random = false;
             for (String call : request.code().split(";")) {
@@ -69,7 +68,7 @@ class CodeToolsPolicyTest {
                     random = true;
                 } else if (!call.isBlank()) {
                     String[] parts = call.split("\\.");
-                    values += tools.call(parts[0], parts[1], "{}").isError() ? 0 : 1;
+                    values += tools.call(parts[0], parts[1], "{}").answer().isError() ? 0 : 1;
                 }
             }
             ExecutionResult result = ExecutionResult.success(Integer.toString(values), "", Duration.ofMillis(5));

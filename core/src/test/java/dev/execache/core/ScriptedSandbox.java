@@ -1,7 +1,7 @@
 package dev.execache.core;
 
 import dev.execache.core.spi.Sandbox;
-import dev.execache.core.spi.SandboxTools;
+import dev.execache.core.spi.CodeTools;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
@@ -30,7 +30,7 @@ public final class ScriptedSandbox implements Sandbox {
     }
 
     @Override
-    public ExecutionResult execute(ExecutionRequest request, SandboxTools tools) {
+    public ExecutionResult execute(ExecutionRequest request, CodeTools tools) {
         executions.incrementAndGet();
         return script.apply(request);
     }

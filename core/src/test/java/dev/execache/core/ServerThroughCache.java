@@ -4,7 +4,6 @@ import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.CodeToolCall;
 import dev.execache.core.spi.CodeTools;
 import dev.execache.core.spi.Sandbox;
-import dev.execache.core.spi.ToolAnswer;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
@@ -57,7 +56,7 @@ final class ServerThroughCache implements CodeTools {
     /** Runs of code: code that names {@code tools.acct} calls the read and returns its answer; other code returns 1. */
     CachedExecutor executor(CacheStore store, Clock clock, String scope) {
         Sandbox sandbox = (request, tools) -> ExecutionResult.success(request.code().contains("tools.acct")
-                ? tools.call("acct", "private_items", "{}").valueJson() : "1", "", Duration.ofMillis(5));
+                ? tools.call("acct", "private_items", "{}").answer().json() : "1", "", Duration.ofMillis(5));
         CachedExecutor executor = new CachedExecutor(sandbox, store, versions, CachePolicy.DEFAULTS, clock,
                 Ticker.SYSTEM, scope);
         executor.useCodeTools(this);
@@ -88,7 +87,7 @@ final class ServerThroughCache implements CodeTools {
     public CodeToolCall call(String server, String tool, String argumentsJson) {
         BooleanSupplier current = noWriteSince();
         ToolCallOutcome outcome = cache.callWithStatus(READ, Map.of(), current);
-        return new CodeToolCall(READ, versions.versions().get(READ), ToolAnswer.value(outcome.result().json()), true,
+        return new CodeToolCall(READ, versions.versions().get(READ), ToolResult.ok(outcome.result().json()), true,
                 outcome.status(), outcome.result().json().length(), outcome.expiresAt(), current);
     }
 }

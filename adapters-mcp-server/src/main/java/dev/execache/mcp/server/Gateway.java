@@ -20,7 +20,6 @@ import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.CatalogTool;
 import dev.execache.core.spi.CodeToolCall;
 import dev.execache.core.spi.CodeTools;
-import dev.execache.core.spi.ToolAnswer;
 import dev.execache.core.spi.ToolCatalog;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.spec.McpSchema;
@@ -258,13 +257,13 @@ public final class Gateway implements CodeTools {
             throw e;
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "the call of " + found.name() + " from code failed", e);
-            ToolAnswer failed = ToolAnswer.error("the call of " + found.name() + " failed: " + e.getMessage());
+            ToolResult failed = ToolResult.error("the call of " + found.name() + " failed: " + e.getMessage());
             return new CodeToolCall(found.name(), version, failed, false, CacheStatus.BYPASS, 0);
         }
-        ToolAnswer answer = answerOf(outcome.result());
+        ToolResult answer = answerOf(outcome.result());
         boolean cacheable = !answer.isError() && outcome.status() != CacheStatus.BYPASS
                 && rules.decide(found).cached();
-        String text = answer.isError() ? answer.errorMessage() : answer.valueJson();
+        String text = answer.json();
         return new CodeToolCall(found.name(), version, answer, cacheable, outcome.status(),
                 text.getBytes(StandardCharsets.UTF_8).length, cacheable ? outcome.expiresAt() : null,
                 stillCurrent);
@@ -274,12 +273,12 @@ public final class Gateway implements CodeTools {
      * A tool's result as code sees it: its structured content when it has one, else its text
      * (parsed when it is JSON), else its content array. An error is its text.
      */
-    public static ToolAnswer answerOf(ToolResult result) {
+    public static ToolResult answerOf(ToolResult result) {
         JsonNode node;
         try {
             node = Json.MAPPER.readTree(result.json());
         } catch (JsonProcessingException e) {
-            return ToolAnswer.error("the tool's answer is not a tool result");
+            return ToolResult.error("the tool's answer is not a tool result");
         }
         JsonNode content = node.path("content");
         StringBuilder text = new StringBuilder();
@@ -292,11 +291,11 @@ public final class Gateway implements CodeTools {
             }
         }
         if (result.isError() || node.path("isError").asBoolean(false)) {
-            return ToolAnswer.error(text.isEmpty() ? "the tool failed without a message" : text.toString());
+            return ToolResult.error(text.isEmpty() ? "the tool failed without a message" : text.toString());
         }
         JsonNode structured = node.path("structuredContent");
         if (!structured.isMissingNode() && !structured.isNull()) {
-            return ToolAnswer.value(Json.write(structured));
+            return ToolResult.ok(Json.write(structured));
         }
         if (onlyText) {
             try {
@@ -304,12 +303,12 @@ public final class Gateway implements CodeTools {
                 if (parsed == null || parsed.isMissingNode()) {
                     throw new JsonParseException(null, "empty");
                 }
-                return ToolAnswer.value(Json.write(parsed));
+                return ToolResult.ok(Json.write(parsed));
             } catch (IOException e) {
-                return ToolAnswer.value(Json.write(Json.MAPPER.getNodeFactory().textNode(text.toString())));
+                return ToolResult.ok(Json.write(Json.MAPPER.getNodeFactory().textNode(text.toString())));
             }
         }
-        return ToolAnswer.value(Json.write(content.isMissingNode() ? Json.MAPPER.createArrayNode() : content));
+        return ToolResult.ok(Json.write(content.isMissingNode() ? Json.MAPPER.createArrayNode() : content));
     }
 
     private void toolsChanged(List<CatalogTool> tools) {

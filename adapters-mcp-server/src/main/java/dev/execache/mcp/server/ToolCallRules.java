@@ -7,9 +7,7 @@ import dev.execache.core.ToolCacheRule;
 import dev.execache.core.spi.CatalogTool;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * Whether calls of a gateway tool are cached, and why. A rule (glob on {@code SERVER__TOOL},
@@ -22,20 +20,20 @@ public final class ToolCallRules {
     static final List<String> WRITING_NAMES = List.of("write*", "edit*", "create*", "update*", "delete*",
             "remove*", "move*", "rename*", "deploy*", "bash");
 
-    private final Map<ToolCacheRule, Glob> rules = new LinkedHashMap<>();
+    private final List<ToolCacheRule> rules;
     private final CachePolicy policy;
     private final List<Glob> writingNames = new ArrayList<>();
     private final List<Glob> writingFullNames = CachedTool.MUTATING_TOOLS.stream().map(Glob::of).toList();
 
     /** @param policy whether caching is on, and the TTL of a tool cached for its annotation */
     public ToolCallRules(List<ToolCacheRule> rules, CachePolicy policy) {
-        rules.forEach(rule -> this.rules.put(rule, Glob.of(rule.toolGlob())));
+        this.rules = List.copyOf(rules);
         this.policy = policy;
         WRITING_NAMES.forEach(name -> writingNames.add(Glob.of(name)));
     }
 
     List<ToolCacheRule> rules() {
-        return List.copyOf(rules.keySet());
+        return rules;
     }
 
     /**
@@ -55,13 +53,8 @@ public final class ToolCallRules {
         if (!policy.enabled()) {
             return new Decision(false, "caching is off", null, true);
         }
-        ToolCacheRule rule = null;
-        for (Map.Entry<ToolCacheRule, Glob> entry : rules.entrySet()) {
-            if (entry.getValue().matches(tool.name())) {
-                rule = entry.getKey();
-                break;
-            }
-        }
+        ToolCacheRule rule = rules.stream().filter(candidate -> candidate.tools().matches(tool.name())).findFirst()
+                .orElse(null);
         String bare = tool.serverToolName();
         boolean writingName = writingNames.stream().anyMatch(glob -> glob.matches(bare))
                 || writingFullNames.stream().anyMatch(glob -> glob.matches(tool.name()));

@@ -12,7 +12,7 @@ import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.CatalogTool;
 import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.Sandbox;
-import dev.execache.core.spi.SandboxTools;
+import dev.execache.core.spi.CodeTools;
 import dev.execache.core.spi.ToolCatalog;
 import dev.execache.sandbox.DenoSandbox;
 import dev.execache.sandbox.DenoSandboxSettings;
@@ -317,7 +317,7 @@ public final class SharedResources implements Resources {
     /** A shared sandbox a command uses and does not close. */
     private record KeptOpen(Sandbox sandbox) implements Sandbox {
         @Override
-        public ExecutionResult execute(ExecutionRequest request, SandboxTools tools) {
+        public ExecutionResult execute(ExecutionRequest request, CodeTools tools) {
             return sandbox.execute(request, tools);
         }
 

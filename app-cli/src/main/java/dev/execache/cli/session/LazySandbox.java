@@ -3,7 +3,7 @@ package dev.execache.cli.session;
 import dev.execache.core.ExecutionRequest;
 import dev.execache.core.ExecutionResult;
 import dev.execache.core.spi.Sandbox;
-import dev.execache.core.spi.SandboxTools;
+import dev.execache.core.spi.CodeTools;
 import jakarta.inject.Provider;
 
 /** Starts the real sandbox on the first execution, and closes it only if it was started. */
@@ -17,7 +17,7 @@ final class LazySandbox implements Sandbox {
     }
 
     @Override
-    public ExecutionResult execute(ExecutionRequest request, SandboxTools tools) {
+    public ExecutionResult execute(ExecutionRequest request, CodeTools tools) {
         return start().execute(request, tools);
     }
 

@@ -1,5 +1,6 @@
 package dev.execache.core.spi;
 
+import dev.execache.core.ToolResult;
 import dev.execache.core.CacheStatus;
 import java.time.Instant;
 import java.util.Objects;
@@ -22,7 +23,7 @@ import java.util.function.BooleanSupplier;
  *     call that may change the tool's server started or ended after this call was made. A run that
  *     used an answer that is no longer current is not stored.
  */
-public record CodeToolCall(String tool, String version, ToolAnswer answer, boolean cacheable, CacheStatus status,
+public record CodeToolCall(String tool, String version, ToolResult answer, boolean cacheable, CacheStatus status,
         long bytes, Instant expiresAt, BooleanSupplier current) {
     private static final BooleanSupplier ALWAYS = () -> true;
 
@@ -34,14 +35,14 @@ public record CodeToolCall(String tool, String version, ToolAnswer answer, boole
     }
 
     /** A call whose answer has no expiry of its own and stays current. */
-    public CodeToolCall(String tool, String version, ToolAnswer answer, boolean cacheable, CacheStatus status,
+    public CodeToolCall(String tool, String version, ToolResult answer, boolean cacheable, CacheStatus status,
             long bytes) {
         this(tool, version, answer, cacheable, status, bytes, null, ALWAYS);
     }
 
     /** A call that never reached a tool (no such tool, or one code may not call). */
     public static CodeToolCall refused(String server, String tool, String message) {
-        return new CodeToolCall(server + "." + tool, null, ToolAnswer.error(message), false, CacheStatus.BYPASS,
+        return new CodeToolCall(server + "." + tool, null, ToolResult.error(message), false, CacheStatus.BYPASS,
                 message.length());
     }
 }

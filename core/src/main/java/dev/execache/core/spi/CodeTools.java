@@ -3,11 +3,13 @@ package dev.execache.core.spi;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 
 /**
- * The tools code may call, as the host offers them (the downstream servers' tools behind the
- * tool cache). {@link CachedExecutor} routes every call of a run through it, records what the
- * run called, and decides from that whether the run may be stored.
+ * The tools code may call: as the host offers them (the downstream servers' tools behind the
+ * tool cache), and as a {@link Sandbox} receives them for one run. {@link CachedExecutor} hands
+ * each run its own, which routes every call to the host's under the run's limits and records
+ * what the run called, so the sandbox knows nothing of caching or of where the tools come from.
  */
 public interface CodeTools {
     CodeTools NONE = new CodeTools() {
@@ -31,10 +33,14 @@ public interface CodeTools {
     Map<String, List<String>> reachable();
 
     /**
-     * The names ({@code SERVER__TOOL}) of every tool this offers, reachable or not. A run depends
+     * The names ({@code SERVER__TOOL}) of every tool this offers, reachable or not (by default, those reachable). A run depends
      * on those it called, not on all of them.
      */
-    Set<String> names();
+    default Set<String> names() {
+        Set<String> names = new TreeSet<>();
+        reachable().forEach((server, tools) -> tools.forEach(tool -> names.add(server + "__" + tool)));
+        return names;
+    }
 
     /**
      * The identity of each server code may reach (see {@link ToolCatalog#identities()}): a run of
@@ -45,6 +51,14 @@ public interface CodeTools {
         return Map.of();
     }
 
-    /** Calls a tool through the tool cache; never throws for what the tool does. */
+    /**
+     * Calls a tool through the tool cache and waits for its answer. Never throws for what the tool
+     * does: a failure is an error answer. When the run ends while the call is in flight, the
+     * sandbox interrupts the thread that made it: the call then gives up at once, cancels what it
+     * asked for, and throws a {@link java.util.concurrent.CancellationException} (a
+     * {@link ToolCallCancelledException} when it knows whether the tool was reached).
+     *
+     * @param argumentsJson the arguments as the code gave them, as JSON text
+     */
     CodeToolCall call(String server, String tool, String argumentsJson);
 }

@@ -14,7 +14,7 @@ public interface Sandbox extends AutoCloseable {
      * @throws SandboxUnavailableException when the sandbox itself cannot run anything
      */
     default ExecutionResult execute(ExecutionRequest request) {
-        return execute(request, SandboxTools.NONE);
+        return execute(request, CodeTools.NONE);
     }
 
     /**
@@ -24,7 +24,7 @@ public interface Sandbox extends AutoCloseable {
      *
      * @throws SandboxUnavailableException when the sandbox itself cannot run anything
      */
-    ExecutionResult execute(ExecutionRequest request, SandboxTools tools);
+    ExecutionResult execute(ExecutionRequest request, CodeTools tools);
 
     @Override
     default void close() {
