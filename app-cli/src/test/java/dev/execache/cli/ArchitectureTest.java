@@ -78,7 +78,7 @@ class ArchitectureTest {
      * code may call) and what crosses them.
      */
     static final List<String> CORE_SPI = List.of(
-            "CacheStore", "CacheEntry", "StoreCounters", "Counter", "GroupBound", "FlightLease",
+            "CacheStore", "CacheEntry", "StoreCounters", "WriteGenerations", "Counter", "GroupBound", "FlightLease",
             "Sandbox", "SandboxTools", "SandboxUnavailableException", "ToolAnswer",
             "ToolVersionSource", "ToolCatalog", "CatalogTool", "ToolCallCancelledException", "CodeTools", "CodeToolCall");
 

@@ -6,6 +6,7 @@ import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.FlightLease;
 import dev.execache.core.spi.GroupBound;
 import dev.execache.core.spi.StoreCounters;
+import dev.execache.core.spi.WriteGenerations;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -105,6 +106,18 @@ public final class SwitchableStore implements CacheStore {
             @Override public Map<String, Map<Counter, Long>> perTool() { return target().counters().perTool(); }
             @Override public void zero() { target().counters().zero(); }
             @Override public Optional<Instant> countingSince() { return target().counters().countingSince(); }
+        };
+    }
+    /** Reading a generation goes where reads go, advancing it where writes go, a put on condition where puts go. */
+    @Override
+    public WriteGenerations writeGenerations() {
+        return new WriteGenerations() {
+            @Override public long current(String server) { return target().writeGenerations().current(server); }
+            @Override public void advance(String server) { writeTarget().writeGenerations().advance(server); }
+            @Override
+            public Optional<List<String>> putIfCurrent(CacheEntry entry, GroupBound bound, Map<String, Long> seen) {
+                return putTarget().writeGenerations().putIfCurrent(entry, bound, seen);
+            }
         };
     }
     @Override public Map<String, String> lastSeenVersions(String scope) { return target().lastSeenVersions(scope); }
