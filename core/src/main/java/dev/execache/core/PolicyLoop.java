@@ -71,7 +71,7 @@ final class PolicyLoop {
 
         /**
          * The write generation of each server the result read, as noted before it asked them
-         * (see {@link dev.execache.core.spi.WriteGenerations}): the result is stored only if none
+         * (see {@code WriteGenerations} in the SPI): the result is stored only if none
          * has moved, checked by the store atomically with the put. Empty when not known (the
          * store could not say, or a run noted two of one server because a write came between
          * its calls): the result is then not stored.

@@ -25,6 +25,7 @@ public final class SwitchableStore implements CacheStore {
     private volatile boolean failing;
     private volatile boolean failingWrites;
     private volatile boolean failingPuts;
+    private volatile boolean failingGenerations;
     private volatile Supplier<RuntimeException> writeFailure =
             () -> new IllegalStateException("store is full (test)");
 
@@ -53,6 +54,18 @@ public final class SwitchableStore implements CacheStore {
      */
     public void failPuts(boolean fail) {
         this.failingPuts = fail;
+    }
+
+    /** Reading or advancing a write generation fails, everything else works. */
+    public void failWriteGenerations(boolean fail) {
+        this.failingGenerations = fail;
+    }
+
+    private WriteGenerations generations(CacheStore target) {
+        if (failingGenerations) {
+            throw new IllegalStateException("write generations cannot be read (test)");
+        }
+        return target.writeGenerations();
     }
 
     private CacheStore writeTarget() {
@@ -112,8 +125,8 @@ public final class SwitchableStore implements CacheStore {
     @Override
     public WriteGenerations writeGenerations() {
         return new WriteGenerations() {
-            @Override public long current(String server) { return target().writeGenerations().current(server); }
-            @Override public void advance(String server) { writeTarget().writeGenerations().advance(server); }
+            @Override public long current(String server) { return generations(target()).current(server); }
+            @Override public void advance(String server) { generations(writeTarget()).advance(server); }
             @Override
             public Optional<List<String>> putIfCurrent(CacheEntry entry, GroupBound bound, Map<String, Long> seen) {
                 return putTarget().writeGenerations().putIfCurrent(entry, bound, seen);
