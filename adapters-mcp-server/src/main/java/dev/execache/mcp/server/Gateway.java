@@ -147,10 +147,6 @@ public final class Gateway implements CodeTools {
     }
 
     public ToolResult call(String name, Map<String, Object> args) {
-        CatalogTool tool;
-        synchronized (this) {
-            tool = current.get(name);
-        }
         return callWithStatus(name, args, OptionalLong.empty()).result();
     }
 
@@ -247,7 +243,7 @@ public final class Gateway implements CodeTools {
                     + " object");
         }
         String version = versions.versions().get(found.name());
-        boolean writesCounted = invalidatedOnWrite.contains(server);
+        boolean writesCounted = invalidatedOnWrite.contains(server) && rules.decide(found).cached();
         // noted before the lookup: a hit the run uses must be as current as a fresh read
         OptionalLong seen = writesCounted ? cachedTool.writeGeneration(server) : OptionalLong.empty();
         ToolCallOutcome outcome;
