@@ -18,7 +18,6 @@ import dev.execache.core.ToolCacheRule;
 import dev.execache.core.ToolCallRecord;
 import dev.execache.core.ToolResult;
 import dev.execache.core.spi.CacheStore;
-import dev.execache.core.spi.CatalogTool;
 import dev.execache.core.spi.ToolCatalog;
 import dev.execache.mcp.server.Json;
 import dev.execache.mcp.server.Gateway;
@@ -40,7 +39,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
@@ -263,58 +261,6 @@ class AnswerIdentityTest {
         ExecutionOutcome after = lab.run(READ);
         assertThat(after.status()).as("not the run TTL of 5 min: the answer it used is gone").isEqualTo(CacheStatus.MISS);
         assertThat(value(after).get("served").intValue()).isEqualTo(2);
-    }
-
-    /**
-     * The catalog, with the first call of one tool held after its server answered it, until the
-     * test lets it go: a read in flight, made deterministic.
-     */
-    private static final class HeldCatalog implements ToolCatalog {
-        private final ToolCatalog real;
-        private final String held;
-        final CountDownLatch answered = new CountDownLatch(1);
-        final CountDownLatch release = new CountDownLatch(1);
-        private volatile boolean holding = true;
-
-        HeldCatalog(ToolCatalog real, String held) {
-            this.real = real;
-            this.held = held;
-        }
-
-        @Override
-        public ToolResult call(String tool, Map<String, Object> args) {
-            ToolResult result = real.call(tool, args);
-            if (holding && tool.equals(held)) {
-                holding = false;
-                answered.countDown();
-                try {
-                    release.await();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-            return result;
-        }
-
-        @Override
-        public List<CatalogTool> tools() {
-            return real.tools();
-        }
-
-        @Override
-        public Map<String, String> identities() {
-            return real.identities();
-        }
-
-        @Override
-        public void addListener(Listener listener) {
-            real.addListener(listener);
-        }
-
-        @Override
-        public void close() {
-            real.close();
-        }
     }
 
     private HeldCatalog held(String tool) {

@@ -78,8 +78,8 @@ class ArchitectureTest {
      * code may call) and what crosses them.
      */
     static final List<String> CORE_SPI = List.of(
-            "CacheStore", "CacheEntry", "StoreCounters", "Counter", "GroupBound", "FlightLease",
-            "Sandbox", "SandboxUnavailableException",
+            "CacheStore", "CacheEntry", "StoreCounters", "WriteGenerations", "Counter", "GroupBound", "FlightLease",
+            "Sandbox", "SandboxUnavailableException", "ToolResult",
             "ToolVersionSource", "ToolCatalog", "CatalogTool", "ToolCallCancelledException", "CodeTools", "CodeToolCall");
 
     @ArchTest

@@ -23,7 +23,6 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.BooleanSupplier;
 
 /**
  * Runs code through the cache: a hit returns the stored result without running anything; a
@@ -264,7 +263,10 @@ public final class CachedExecutor {
         private final Limits limits;
         private final List<ToolCallRecord> calls = new ArrayList<>();
         private final Map<String, String> called = new TreeMap<>();
-        private final List<BooleanSupplier> answersCurrent = new ArrayList<>();
+        /** The write generation of each server the run's answers read, as noted before the first call to it. */
+        private final Map<String, Long> writesSeen = new TreeMap<>();
+        /** Whether two calls to one server noted different generations: a write came between them. */
+        private boolean writtenBetweenCalls;
         private Instant answersExpireAt;
         private int count;
         private long bytes;
@@ -334,7 +336,12 @@ public final class CachedExecutor {
                 if (call.version() != null) {
                     called.put(call.tool(), call.version());
                 }
-                answersCurrent.add(call.current());
+                call.writesSeen().forEach((read, generation) -> {
+                    Long earlier = writesSeen.putIfAbsent(read, generation);
+                    if (earlier != null && !earlier.equals(generation)) {
+                        writtenBetweenCalls = true;
+                    }
+                });
                 if (call.expiresAt() != null && (answersExpireAt == null || call.expiresAt().isBefore(answersExpireAt))) {
                     answersExpireAt = call.expiresAt();
                 }
@@ -407,9 +414,9 @@ public final class CachedExecutor {
             return answersExpireAt;
         }
 
-        /** Whether every answer the run's calls gave is still current (no write to their servers since). */
-        synchronized boolean answersCurrent() {
-            return answersCurrent.stream().allMatch(BooleanSupplier::getAsBoolean);
+        /** The write generations the run's answers were read at; empty if a server was written to between its calls. */
+        synchronized Optional<Map<String, Long>> writesSeen() {
+            return writtenBetweenCalls ? Optional.empty() : Optional.of(Map.copyOf(writesSeen));
         }
     }
 
@@ -435,14 +442,15 @@ public final class CachedExecutor {
         }
 
         @Override
-        public boolean stillCurrent() {
+        public Optional<Map<String, Long>> writesSeen() {
             RunTools run = ranWith;
-            if (run == null || run.answersCurrent()) {
-                return true;
-            }
+            return run == null ? Optional.of(Map.of()) : run.writesSeen();
+        }
+
+        @Override
+        public void stale() {
             staleBecause = "a call that may change a server the run read started or ended while it ran";
             LOG.log(Level.INFO, "not stored: " + staleBecause);
-            return false;
         }
 
         @Override public String key() { return key; }

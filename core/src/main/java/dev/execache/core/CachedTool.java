@@ -5,6 +5,7 @@ import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.GroupBound;
 import dev.execache.core.spi.ToolVersionSource;
+import dev.execache.core.spi.WriteGenerations;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -15,10 +16,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.function.BooleanSupplier;
 
 /**
  * Caches agent tool calls by the same policy as code ({@link CachedExecutor}); both run one
@@ -96,28 +97,53 @@ public final class CachedTool {
 
     /** As {@link #call}, and says how the answer came: hit, miss, shared, or bypass for a tool that is not cached. */
     public ToolCallOutcome callWithStatus(String tool, Map<String, ?> args) {
-        return callWithStatus(tool, args, () -> true);
+        return store.oneCall(() -> callOnce(tool, args, null, null));
     }
 
     /**
-     * As {@link #callWithStatus(String, Map)}, for a caller that knows what may change the tool's
-     * answers (a write to its server): {@code stillCurrent} is asked when a fresh answer is
-     * stored, before and after; false means such a change started or ended while the call was in
-     * flight, and the answer is then not kept (counted as {@link Counter#UNCACHEABLE_STALE_TOOL_ANSWER}).
+     * As {@link #callWithStatus(String, Map)}, for a read of {@code server}, a server whose writes
+     * are counted ({@link #advanceWriteGeneration}): on a miss the server's write generation is
+     * noted before the tool is asked, and the answer is stored only if it has not moved since
+     * (else counted as {@link Counter#UNCACHEABLE_STALE_TOOL_ANSWER}); see {@link WriteGenerations}.
+     * A hit costs nothing more.
      */
-    public ToolCallOutcome callWithStatus(String tool, Map<String, ?> args, BooleanSupplier stillCurrent) {
-        Objects.requireNonNull(stillCurrent, "stillCurrent must not be null");
-        return store.oneCall(() -> callOnce(tool, args, stillCurrent));
+    public ToolCallOutcome callWithStatus(String tool, Map<String, ?> args, String server) {
+        Objects.requireNonNull(server, "server must not be null");
+        return store.oneCall(() -> callOnce(tool, args, server, null));
     }
 
-    private ToolCallOutcome callOnce(String tool, Map<String, ?> args, BooleanSupplier stillCurrent) {
+    /**
+     * As {@link #callWithStatus(String, Map, String)}, with the generation the caller noted itself
+     * before making the call ({@link #writeGeneration}): code does, for its run.
+     */
+    public ToolCallOutcome callWithStatus(String tool, Map<String, ?> args, String server, long seen) {
+        Objects.requireNonNull(server, "server must not be null");
+        return store.oneCall(() -> callOnce(tool, args, server, seen));
+    }
+
+    /** The write generation of {@code server} now, or empty if the store cannot say (then nothing that read it is stored). */
+    public OptionalLong writeGeneration(String server) {
+        return store.writeGeneration(server);
+    }
+
+    /**
+     * Counts the start or the end of a call that may write to {@code server}, fleet-wide on a
+     * shared store; a caller counts both, and after the end removes the server's cached reads.
+     *
+     * @return whether the store counted it
+     */
+    public boolean advanceWriteGeneration(String server) {
+        return store.advanceWriteGeneration(server);
+    }
+
+    private ToolCallOutcome callOnce(String tool, Map<String, ?> args, String server, Long seen) {
         Optional<ToolCacheRule> rule = ruleFor(tool);
         Map<String, Object> arguments = args == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(args));
         if (rule.isEmpty()) {
             return callUncached(tool, arguments, isMutating(tool));
         }
         String key = keyOf(tool, arguments);
-        PolicyLoop.Outcome<ToolResult> outcome = loop.serve(new Call(tool, arguments, key, rule.get(), stillCurrent));
+        PolicyLoop.Outcome<ToolResult> outcome = loop.serve(new Call(tool, arguments, key, rule.get(), server, seen));
         switch (outcome.status()) {
             case HIT -> listeners.forEach(listener -> listener.onHit(tool, key));
             case SHARED -> listeners.forEach(listener -> listener.onShared(tool, key));
@@ -248,23 +274,41 @@ public final class CachedTool {
         private final Map<String, Object> arguments;
         private final String key;
         private final ToolCacheRule rule;
-        private final BooleanSupplier stillCurrent;
+        /** The server whose writes make the answer stale, or null; and its generation as noted before the call. */
+        private final String server;
+        private volatile Long seen;
 
-        Call(String tool, Map<String, Object> arguments, String key, ToolCacheRule rule, BooleanSupplier stillCurrent) {
+        Call(String tool, Map<String, Object> arguments, String key, ToolCacheRule rule, String server, Long seen) {
             this.tool = tool;
             this.arguments = arguments;
             this.key = key;
             this.rule = rule;
-            this.stillCurrent = stillCurrent;
+            this.server = server;
+            this.seen = seen;
         }
 
-        @Override public boolean stillCurrent() { return stillCurrent.getAsBoolean(); }
+        @Override
+        public Optional<Map<String, Long>> writesSeen() {
+            if (server == null) {
+                return Optional.of(Map.of());
+            }
+            Long noted = seen;
+            return noted == null ? Optional.empty() : Optional.of(Map.of(server, noted));
+        }
+
+        @Override
+        public ToolResult run() {
+            if (server != null && seen == null) {
+                OptionalLong now = store.writeGeneration(server);
+                seen = now.isPresent() ? now.getAsLong() : null;
+            }
+            return invoker.invoke(tool, arguments);
+        }
 
         @Override public String key() { return key; }
         @Override public String tool() { return tool; }
         @Override public Duration maxHold() { return flightHold; }
         @Override public GroupBound bound() { return new GroupBound("tool:" + rule.toolGlob(), rule.maxEntries()); }
-        @Override public ToolResult run() { return invoker.invoke(tool, arguments); }
         @Override public ToolResult fromEntry(CacheEntry entry) { return ToolResult.ok(entry.value()); }
         @Override public Counter whyNotStored(ToolResult result) { return Counter.FAILED; }
 

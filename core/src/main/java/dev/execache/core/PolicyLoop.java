@@ -70,13 +70,18 @@ final class PolicyLoop {
         }
 
         /**
-         * Whether the result just run may stay stored: false when something that may have changed
-         * what it read happened while it ran (a write to the server it read). Asked before and
-         * again after the entry is stored, so that a change whose removal of stale entries ran
-         * between the two still finds it gone.
+         * The write generation of each server the result read, as noted before it asked them
+         * (see {@code WriteGenerations} in the SPI): the result is stored only if none
+         * has moved, checked by the store atomically with the put. Empty when not known (the
+         * store could not say, or a run noted two of one server because a write came between
+         * its calls): the result is then not stored.
          */
-        default boolean stillCurrent() {
-            return true;
+        default Optional<Map<String, Long>> writesSeen() {
+            return Optional.of(Map.of());
+        }
+
+        /** Told when the result is not stored because a server it read was written to meanwhile. */
+        default void stale() {
         }
     }
 
@@ -213,15 +218,19 @@ final class PolicyLoop {
             Duration took = Duration.ofNanos(ticker.read() - runStart);
             Optional<CacheEntry> entry = call.entryFor(result, took);
             Counter notStored = entry.isEmpty() ? call.whyNotStored(result) : null;
-            if (entry.isPresent() && !call.stillCurrent()) {
-                entry = Optional.empty();
-                notStored = Counter.UNCACHEABLE_STALE_TOOL_ANSWER;
-            }
-            Optional<List<String>> evicted = entry.isPresent() ? store.put(entry.get(), call.bound()) : Optional.of(List.of());
-            if (entry.isPresent() && !call.stillCurrent()) {
-                store.remove(call.key());
-                entry = Optional.empty();
-                notStored = Counter.UNCACHEABLE_STALE_TOOL_ANSWER;
+            Optional<Map<String, Long>> seen = entry.isPresent() ? call.writesSeen() : Optional.of(Map.of());
+            Optional<List<String>> evicted = Optional.of(List.of());
+            if (entry.isPresent() && seen.isPresent() && seen.get().isEmpty()) {
+                evicted = store.put(entry.get(), call.bound());
+            } else if (entry.isPresent()) {
+                StoreGuard.Put put = seen.isPresent() ? store.putIfCurrent(entry.get(), call.bound(), seen.get())
+                        : new StoreGuard.Put(Optional.of(List.of()), false);
+                evicted = put.evicted();
+                if (!put.current()) {
+                    entry = Optional.empty();
+                    notStored = Counter.UNCACHEABLE_STALE_TOOL_ANSWER;
+                    call.stale();
+                }
             }
             Map<Counter, Long> counts = new EnumMap<>(Counter.class);
             counts.put(Counter.MISSES, 1L);

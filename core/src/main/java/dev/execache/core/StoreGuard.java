@@ -5,6 +5,7 @@ import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.FlightLease;
 import dev.execache.core.spi.GroupBound;
+import dev.execache.core.spi.WriteGenerations;
 import java.lang.System.Logger.Level;
 import java.net.ConnectException;
 import java.net.NoRouteToHostException;
@@ -17,6 +18,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.WeakHashMap;
@@ -96,6 +98,37 @@ final class StoreGuard {
     Optional<List<String>> put(CacheEntry entry, GroupBound bound) {
         return call(Op.WRITE, "store a result", () -> Optional.of(bound == null ? putPlain(entry) : store.put(entry, bound)),
                 Optional.empty());
+    }
+
+    /**
+     * What a put on condition did.
+     *
+     * @param evicted the keys evicted to keep the group's bound; empty if the store failed
+     * @param current false when a generation had moved, and nothing was stored
+     */
+    record Put(Optional<List<String>> evicted, boolean current) {
+    }
+
+    /** Stores the entry only if no server in {@code seen} was written since; see {@link WriteGenerations}. */
+    Put putIfCurrent(CacheEntry entry, GroupBound bound, Map<String, Long> seen) {
+        Optional<Optional<List<String>>> put = call(Op.WRITE, "store a result",
+                () -> Optional.of(store.writeGenerations().putIfCurrent(entry, bound, seen)), Optional.empty());
+        return put.map(stored -> new Put(Optional.of(stored.orElse(List.of())), stored.isPresent()))
+                .orElseGet(() -> new Put(Optional.empty(), true));
+    }
+
+    /** The server's write generation, or empty if the store cannot say (a read then is not stored). */
+    OptionalLong writeGeneration(String server) {
+        return call(Op.READ, "read a server's writes", () -> OptionalLong.of(store.writeGenerations().current(server)),
+                OptionalLong.empty());
+    }
+
+    /** @return whether the store counted it */
+    boolean advanceWriteGeneration(String server) {
+        return call(Op.WRITE, "count a write", () -> {
+            store.writeGenerations().advance(server);
+            return true;
+        }, false);
     }
 
     private List<String> putPlain(CacheEntry entry) {

@@ -6,6 +6,7 @@ import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.GroupBound;
+import dev.execache.core.spi.WriteGenerations;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -778,6 +779,90 @@ public abstract class CacheStoreContract {
         assertThat(acct.read().status()).isEqualTo(CacheStatus.HIT);
         assertThat(runs.execute(codeCallingAcct("run")).status()).isEqualTo(CacheStatus.MISS);
         assertThat(runs.execute(codeCallingAcct("run")).status()).isEqualTo(CacheStatus.HIT);
+    }
+
+    @Test
+    void aServersWriteGenerationStartsAtZeroAndAdvancesByOneLeavingOtherServersAlone() {
+        WriteGenerations writes = store.writeGenerations();
+        assertThat(writes.current("acct")).isZero();
+
+        writes.advance("acct");
+        writes.advance("acct");
+
+        assertThat(writes.current("acct")).isEqualTo(2);
+        assertThat(writes.current("docs")).isZero();
+    }
+
+    @Test
+    void aPutOnConditionStoresAsAPutWhileNoGenerationItWasReadAtMoved() {
+        store.writeGenerations().advance("acct");
+
+        Optional<List<String>> put = store.writeGenerations().putIfCurrent(
+                entry("k1", "\"fresh\"", Map.of("acct__read", "v1")), null, Map.of("acct", 1L, "docs", 0L));
+
+        assertThat(put).contains(List.of());
+        assertThat(store.get("k1").orElseThrow().value()).isEqualTo("\"fresh\"");
+        assertThat(store.removeByTool("acct__read")).as("indexed by its tools as a put is").isEqualTo(1);
+    }
+
+    @Test
+    void aPutOnConditionStoresNothingOnceAGenerationItWasReadAtMoved() {
+        store.put(entry("k1", "\"old\"", Map.of()));
+        Map<String, Long> seen = Map.of("acct", store.writeGenerations().current("acct"), "docs", 0L);
+        store.writeGenerations().advance("acct");
+
+        assertThat(store.writeGenerations().putIfCurrent(entry("k1", "\"raced\"", Map.of()), null, seen)).isEmpty();
+        assertThat(store.writeGenerations().putIfCurrent(entry("k2"), new GroupBound("tool:acct__*", 10), seen))
+                .isEmpty();
+
+        assertThat(store.peek("k1").orElseThrow().value()).as("left as it was").isEqualTo("\"old\"");
+        assertThat(store.peek("k2")).isEmpty();
+        assertThat(store.size()).isEqualTo(1);
+    }
+
+    @Test
+    void aPutOnConditionKeepsItsGroupsBound() {
+        GroupBound bound = new GroupBound("tool:acct__*", 2);
+        Map<String, Long> seen = Map.of("acct", 0L);
+
+        store.writeGenerations().putIfCurrent(entry("k1"), bound, seen);
+        store.writeGenerations().putIfCurrent(entry("k2"), bound, seen);
+        Optional<List<String>> third = store.writeGenerations().putIfCurrent(entry("k3"), bound, seen);
+
+        assertThat(third).contains(List.of("k1"));
+        assertThat(store.peek("k1")).isEmpty();
+        assertThat(store.peek("k3")).isPresent();
+    }
+
+    @Test
+    void writeGenerationsOutliveClearAndZeroedCounters() {
+        store.writeGenerations().advance("acct");
+
+        store.clear();
+        store.counters().zero();
+
+        assertThat(store.writeGenerations().current("acct")).as("a noted generation is never met again").isEqualTo(1);
+    }
+
+    @Test
+    void noAdvanceIsLostUnderManyThreads() throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        try {
+            List<Future<?>> done = new ArrayList<>();
+            for (int thread = 0; thread < 4; thread++) {
+                done.add(pool.submit(() -> {
+                    for (int i = 0; i < 50; i++) {
+                        store.writeGenerations().advance("acct");
+                    }
+                }));
+            }
+            for (Future<?> each : done) {
+                each.get(2, TimeUnit.MINUTES);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(store.writeGenerations().current("acct")).isEqualTo(200);
     }
 
     /** 10,000 by the rules; a store over the network may lower it to keep the suite quick. */

@@ -55,6 +55,34 @@ class CachedToolTest {
     }
 
     @Test
+    void aReadWhoseServersWriteGenerationCannotBeReadIsAnsweredButNotStored() {
+        SwitchableStore failing = new SwitchableStore(store);
+        CachedTool cached = CachedTool.builder(tools, failing).clock(clock).toolVersions(versions).build();
+        failing.failWriteGenerations(true);
+
+        ToolCallOutcome unknown = cached.callWithStatus("read", Map.of("path", "a"), "fs");
+        boolean counted = cached.advanceWriteGeneration("fs");
+        failing.failWriteGenerations(false);
+
+        assertThat(unknown.result().isError()).isFalse();
+        assertThat(unknown.expiresAt()).as("not stored").isNull();
+        assertThat(counted).isFalse();
+        assertThat(cached.callWithStatus("read", Map.of("path", "a"), "fs").status()).isEqualTo(CacheStatus.MISS);
+        assertThat(cached.callWithStatus("read", Map.of("path", "a"), "fs").status()).isEqualTo(CacheStatus.HIT);
+        assertThat(calls).hasValue(2);
+    }
+
+    @Test
+    void aHitOfAReadDoesNotAskForItsServersWriteGeneration() {
+        SwitchableStore failing = new SwitchableStore(store);
+        CachedTool cached = CachedTool.builder(tools, failing).clock(clock).toolVersions(versions).build();
+        cached.callWithStatus("read", Map.of("path", "a"), "fs");
+        failing.failWriteGenerations(true);
+
+        assertThat(cached.callWithStatus("read", Map.of("path", "a"), "fs").status()).isEqualTo(CacheStatus.HIT);
+    }
+
+    @Test
     void readOnlyToolIsCachedWithArgumentsInAnyOrder() {
         CachedTool cached = builder().build();
 

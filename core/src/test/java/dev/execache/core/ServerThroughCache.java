@@ -10,14 +10,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.BooleanSupplier;
 
 /**
  * One downstream server, {@code acct}, as a gateway offers it to agents and to code: reached as
  * {@code identity} (its tool's version includes the identity, as a discovered tool's does), its
- * read {@code acct__private_items} answering {@code items} through a {@link CachedTool}, and a
- * count of the writes to it that a read notes when it starts.
+ * read {@code acct__private_items} answering {@code items} through a {@link CachedTool}, and the
+ * store's write generation of {@code acct}, which a read notes when it starts.
  */
 final class ServerThroughCache implements CodeTools {
     static final String READ = "acct__private_items";
@@ -27,7 +25,6 @@ final class ServerThroughCache implements CodeTools {
     /** Calls the server itself answered. */
     final AtomicInteger served = new AtomicInteger();
     private final String identity;
-    private final AtomicLong writes = new AtomicLong();
     /** Runs inside the server while it answers a read: a test makes a write arrive there. */
     volatile Runnable duringRead = () -> { };
 
@@ -43,13 +40,13 @@ final class ServerThroughCache implements CodeTools {
 
     /** A read as an agent makes it. */
     ToolCallOutcome read() {
-        return cache.callWithStatus(READ, Map.of(), noWriteSince());
+        return cache.callWithStatus(READ, Map.of(), "acct");
     }
 
     /** A call that may change the server: it starts, ends, and the server's cached reads go. */
     void write() {
-        writes.incrementAndGet();
-        writes.incrementAndGet();
+        cache.advanceWriteGeneration("acct");
+        cache.advanceWriteGeneration("acct");
         cache.clear("acct__*");
     }
 
@@ -61,11 +58,6 @@ final class ServerThroughCache implements CodeTools {
                 Ticker.SYSTEM, scope);
         executor.useCodeTools(this);
         return executor;
-    }
-
-    private BooleanSupplier noWriteSince() {
-        long seen = writes.get();
-        return () -> writes.get() == seen;
     }
 
     @Override
@@ -85,9 +77,9 @@ final class ServerThroughCache implements CodeTools {
 
     @Override
     public CodeToolCall call(String server, String tool, String argumentsJson) {
-        BooleanSupplier current = noWriteSince();
-        ToolCallOutcome outcome = cache.callWithStatus(READ, Map.of(), current);
+        long seen = cache.writeGeneration("acct").orElseThrow();
+        ToolCallOutcome outcome = cache.callWithStatus(READ, Map.of(), "acct", seen);
         return new CodeToolCall(READ, versions.versions().get(READ), ToolResult.ok(outcome.result().json()), true,
-                outcome.status(), outcome.result().json().length(), outcome.expiresAt(), current);
+                outcome.status(), outcome.result().json().length(), outcome.expiresAt(), Map.of("acct", seen));
     }
 }

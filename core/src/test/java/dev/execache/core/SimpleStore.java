@@ -5,6 +5,7 @@ import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.GroupBound;
 import dev.execache.core.spi.StoreCounters;
+import dev.execache.core.spi.WriteGenerations;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -23,12 +24,14 @@ import java.util.TreeMap;
  */
 final class SimpleStore implements CacheStore {
     private final StoreCounters figures = new Counters();
+    private final WriteGenerations writes = new Writes();
     private final Clock clock;
     private final LinkedHashMap<String, CacheEntry> entries = new LinkedHashMap<>(16, 0.75f, true);
     private final Map<String, String> groupOf = new HashMap<>();
     private final Map<Counter, Long> counters = new EnumMap<>(Counter.class);
     private final Map<String, Map<Counter, Long>> toolCounters = new TreeMap<>();
     private final Map<String, Map<String, String>> versions = new HashMap<>();
+    private final Map<String, Long> generations = new HashMap<>();
 
     private volatile Runnable onGet = () -> { };
 
@@ -134,6 +137,11 @@ final class SimpleStore implements CacheStore {
         return figures;
     }
 
+    @Override
+    public WriteGenerations writeGenerations() {
+        return writes;
+    }
+
 
 
 
@@ -186,6 +194,39 @@ final class SimpleStore implements CacheStore {
 
         @Override public Optional<Instant> countingSince() {
             synchronized (SimpleStore.this) {     return Optional.ofNullable(countingSince);
+            }
+        }
+    }
+
+    /** Under the store's lock, so that a put on condition and an advance never interleave. */
+    private final class Writes implements WriteGenerations {
+        @Override
+        public long current(String server) {
+            synchronized (SimpleStore.this) {
+                return generations.getOrDefault(server, 0L);
+            }
+        }
+
+        @Override
+        public void advance(String server) {
+            synchronized (SimpleStore.this) {
+                generations.merge(server, 1L, Long::sum);
+            }
+        }
+
+        @Override
+        public Optional<List<String>> putIfCurrent(CacheEntry entry, GroupBound bound, Map<String, Long> seen) {
+            synchronized (SimpleStore.this) {
+                for (Map.Entry<String, Long> noted : seen.entrySet()) {
+                    if (generations.getOrDefault(noted.getKey(), 0L).longValue() != noted.getValue().longValue()) {
+                        return Optional.empty();
+                    }
+                }
+                if (bound == null) {
+                    put(entry);
+                    return Optional.of(List.of());
+                }
+                return Optional.of(put(entry, bound));
             }
         }
     }

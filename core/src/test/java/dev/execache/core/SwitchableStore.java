@@ -6,6 +6,7 @@ import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.FlightLease;
 import dev.execache.core.spi.GroupBound;
 import dev.execache.core.spi.StoreCounters;
+import dev.execache.core.spi.WriteGenerations;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -24,6 +25,7 @@ public final class SwitchableStore implements CacheStore {
     private volatile boolean failing;
     private volatile boolean failingWrites;
     private volatile boolean failingPuts;
+    private volatile boolean failingGenerations;
     private volatile Supplier<RuntimeException> writeFailure =
             () -> new IllegalStateException("store is full (test)");
 
@@ -52,6 +54,18 @@ public final class SwitchableStore implements CacheStore {
      */
     public void failPuts(boolean fail) {
         this.failingPuts = fail;
+    }
+
+    /** Reading or advancing a write generation fails, everything else works. */
+    public void failWriteGenerations(boolean fail) {
+        this.failingGenerations = fail;
+    }
+
+    private WriteGenerations generations(CacheStore target) {
+        if (failingGenerations) {
+            throw new IllegalStateException("write generations cannot be read (test)");
+        }
+        return target.writeGenerations();
     }
 
     private CacheStore writeTarget() {
@@ -105,6 +119,18 @@ public final class SwitchableStore implements CacheStore {
             @Override public Map<String, Map<Counter, Long>> perTool() { return target().counters().perTool(); }
             @Override public void zero() { target().counters().zero(); }
             @Override public Optional<Instant> countingSince() { return target().counters().countingSince(); }
+        };
+    }
+    /** Reading a generation goes where reads go, advancing it where writes go, a put on condition where puts go. */
+    @Override
+    public WriteGenerations writeGenerations() {
+        return new WriteGenerations() {
+            @Override public long current(String server) { return generations(target()).current(server); }
+            @Override public void advance(String server) { generations(writeTarget()).advance(server); }
+            @Override
+            public Optional<List<String>> putIfCurrent(CacheEntry entry, GroupBound bound, Map<String, Long> seen) {
+                return putTarget().writeGenerations().putIfCurrent(entry, bound, seen);
+            }
         };
     }
     @Override public Map<String, String> lastSeenVersions(String scope) { return target().lastSeenVersions(scope); }

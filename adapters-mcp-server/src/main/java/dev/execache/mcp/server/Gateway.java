@@ -21,6 +21,7 @@ import dev.execache.core.spi.CatalogTool;
 import dev.execache.core.spi.CodeToolCall;
 import dev.execache.core.spi.CodeTools;
 import dev.execache.core.spi.ToolCatalog;
+import dev.execache.core.spi.WriteGenerations;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
@@ -33,12 +34,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CancellationException;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.BooleanSupplier;
 import java.util.function.BiConsumer;
 import java.util.stream.Collectors;
 
@@ -53,9 +52,13 @@ import java.util.stream.Collectors;
  * that called S's tools.
  *
  * <p>A read of S that was in flight when a call that may write to S started or ended is not kept,
- * nor a run that read S before such a call: each server has a count of the starts and ends of
- * such calls, which a read notes when it starts and the cache checks when it stores. (The removal
- * after the write catches what was stored before it ended.)
+ * nor a run that read S before such a call, whichever fleet member made the write: the store
+ * keeps each server's write generation, which such a call advances when it starts and when it
+ * ends; a read notes it before it asks S and is stored only if it has not moved, checked by the
+ * store atomically with the put. (The removal after the write's end catches what was stored
+ * before it; the argument is in {@link WriteGenerations}.) The generation is per server name, as
+ * the removal of S's reads is: every configuration of S on the store shares it, so a write through
+ * one configuration (another credential for the same account, say) stops the others' racing reads too.
  */
 public final class Gateway implements CodeTools {
     private static final TypeReference<Map<String, Object>> OBJECT = new TypeReference<>() {
@@ -72,8 +75,6 @@ public final class Gateway implements CodeTools {
     private final Set<String> codeAccess;
     private final CachedTool cachedTool;
     private final Map<String, String> identities;
-    /** Per server: how many calls that may write to it started and ended, see the class comment. */
-    private final Map<String, AtomicLong> writes = new ConcurrentHashMap<>();
     private Map<String, CatalogTool> current = Map.of();
     private Map<String, CatalogTool> offered = Map.of();
     private BiConsumer<List<SyncToolSpecification>, List<String>> offer;
@@ -145,15 +146,14 @@ public final class Gateway implements CodeTools {
     }
 
     public ToolResult call(String name, Map<String, Object> args) {
-        CatalogTool tool;
-        synchronized (this) {
-            tool = current.get(name);
-        }
-        return callWithStatus(name, args, tool == null ? () -> true : noWriteSince(tool.server())).result();
+        return callWithStatus(name, args, OptionalLong.empty()).result();
     }
 
-    /** @param stillCurrent whether no call that may write to the tool's server started or ended since this one began */
-    private ToolCallOutcome callWithStatus(String name, Map<String, Object> args, BooleanSupplier stillCurrent) {
+    /**
+     * @param seen the write generation of the tool's server as noted before the call (by code, for
+     *     its run); empty to have it noted on a miss
+     */
+    private ToolCallOutcome callWithStatus(String name, Map<String, Object> args, OptionalLong seen) {
         CatalogTool tool;
         synchronized (this) {
             tool = current.get(name);
@@ -162,32 +162,25 @@ public final class Gateway implements CodeTools {
             return new ToolCallOutcome(catalog.call(name, args), CacheStatus.BYPASS);
         }
         ToolCallRules.Decision decision = rules.decide(tool);
+        boolean writesCounted = invalidatedOnWrite.contains(tool.server());
         if (decision.cached()) {
-            return cachedTool.callWithStatus(name, args, stillCurrent);
+            if (!writesCounted) {
+                return cachedTool.callWithStatus(name, args);
+            }
+            return seen.isPresent() ? cachedTool.callWithStatus(name, args, tool.server(), seen.getAsLong())
+                    : cachedTool.callWithStatus(name, args, tool.server());
         }
-        AtomicLong writesToServer = invalidatedOnWrite.contains(tool.server()) ? writesTo(tool.server()) : null;
-        if (writesToServer != null) {
-            writesToServer.incrementAndGet();
+        if (writesCounted) {
+            cachedTool.advanceWriteGeneration(tool.server());
         }
         try {
             return cachedTool.callUncached(name, args, !decision.turnedOff());
         } finally {
-            if (writesToServer != null) {
-                writesToServer.incrementAndGet();
+            if (writesCounted) {
+                cachedTool.advanceWriteGeneration(tool.server());
                 dropReadsOf(tool.server(), name);
             }
         }
-    }
-
-    private AtomicLong writesTo(String server) {
-        return writes.computeIfAbsent(server, name -> new AtomicLong());
-    }
-
-    /** True as long as no call that may write to {@code server} starts or ends. */
-    private BooleanSupplier noWriteSince(String server) {
-        AtomicLong writesToServer = writesTo(server);
-        long seen = writesToServer.get();
-        return () -> writesToServer.get() == seen;
     }
 
     /** After a call that may have changed the server: its cached calls, and cached runs that called its tools. */
@@ -249,10 +242,12 @@ public final class Gateway implements CodeTools {
                     + " object");
         }
         String version = versions.versions().get(found.name());
-        BooleanSupplier stillCurrent = noWriteSince(server);
+        boolean writesCounted = invalidatedOnWrite.contains(server) && rules.decide(found).cached();
+        // noted before the lookup: a hit the run uses must be as current as a fresh read
+        OptionalLong seen = writesCounted ? cachedTool.writeGeneration(server) : OptionalLong.empty();
         ToolCallOutcome outcome;
         try {
-            outcome = callWithStatus(found.name(), args, stillCurrent);
+            outcome = callWithStatus(found.name(), args, seen);
         } catch (CancellationException e) {
             throw e;
         } catch (RuntimeException e) {
@@ -262,11 +257,11 @@ public final class Gateway implements CodeTools {
         }
         ToolResult answer = answerOf(outcome.result());
         boolean cacheable = !answer.isError() && outcome.status() != CacheStatus.BYPASS
-                && rules.decide(found).cached();
+                && rules.decide(found).cached() && (!writesCounted || seen.isPresent());
         String text = answer.json();
         return new CodeToolCall(found.name(), version, answer, cacheable, outcome.status(),
                 text.getBytes(StandardCharsets.UTF_8).length, cacheable ? outcome.expiresAt() : null,
-                stillCurrent);
+                seen.isPresent() ? Map.of(server, seen.getAsLong()) : Map.of());
     }
 
     /**

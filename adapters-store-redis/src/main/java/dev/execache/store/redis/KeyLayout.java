@@ -23,7 +23,8 @@ import java.util.List;
  *       the default scope (and of every version recorded before scopes existed) and of each other;
  *   <li>{@code P groups}, {@code P gsizes}: hashes of key to its bound group, and of group to
  *       how many entries it has (see {@code CacheStore#put(CacheEntry, GroupBound)});
- *   <li>{@code P f:<key>}: the flight of a key: its holder's random token, with the lease as TTL.
+ *   <li>{@code P f:<key>}: the flight of a key: its holder's random token, with the lease as TTL;
+ *   <li>{@code P writes}: hash of server name to its write generation (see {@code WriteGenerations}).
  * </ul>
  *
  * {@code lru}, {@code exp} and {@code meta} always name the same keys, at most the bound, and
@@ -67,13 +68,18 @@ record KeyLayout(String prefix) {
         return root() + "t:" + tool;
     }
 
+    String writes() {
+        return root() + "writes";
+    }
+
     String flight(String key) {
         return root() + "f:" + key;
     }
 
     /** The keys every script but {@link Scripts#GET} gets, in the order they read them. */
     List<Object> scriptKeys() {
-        return List.of(lru(), root() + "exp", meta(), bytes(), seq(), counters(), root() + "groups", root() + "gsizes");
+        return List.of(lru(), root() + "exp", meta(), bytes(), seq(), counters(), root() + "groups", root() + "gsizes",
+                writes());
     }
 
     /** The keys {@link Scripts#GET} gets for {@code key}. */

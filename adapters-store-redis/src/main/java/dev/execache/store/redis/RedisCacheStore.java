@@ -1,5 +1,7 @@
 package dev.execache.store.redis;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.execache.core.Glob;
 import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.CacheStore;
@@ -7,6 +9,7 @@ import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.FlightLease;
 import dev.execache.core.spi.GroupBound;
 import dev.execache.core.spi.StoreCounters;
+import dev.execache.core.spi.WriteGenerations;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -62,7 +65,9 @@ import org.redisson.client.codec.StringCodec;
  */
 public final class RedisCacheStore implements CacheStore {
     private final StoreCounters figures = new Counters();
+    private final WriteGenerations writes = new Writes();
     private static final System.Logger LOG = System.getLogger(RedisCacheStore.class.getName());
+    private static final ObjectMapper JSON = new ObjectMapper();
 
     /**
      * How long a flight lapses after its holder stops renewing it (it died, or lost Redis): the
@@ -357,6 +362,11 @@ public final class RedisCacheStore implements CacheStore {
 
     @Override
     public List<String> put(CacheEntry entry, GroupBound bound) {
+        return put(entry, bound, "").orElseThrow();
+    }
+
+    /** @param seen the write generations as JSON, '' for none; empty if one moved */
+    private Optional<List<String>> put(CacheEntry entry, GroupBound bound, String seen) {
         long expires = entry.expiresAt().toEpochMilli();
         long ttl = Math.max(1, expires - clock.millis());
         List<Object> args = new ArrayList<>(10 + entry.toolVersions().size());
@@ -378,9 +388,10 @@ public final class RedisCacheStore implements CacheStore {
                 Long.toString(entry.executionTime().toNanos()), Long.toString(entry.createdAt().toEpochMilli()),
                 Long.toString(expires), ToolVersions.encode(entry.toolVersions()), Long.toString(entry.checksum()),
                 entry.label())));
+        args.add(seen);
         args.addAll(entry.toolVersions().keySet());
         List<Object> evicted = run(Scripts.PUT, RScript.ReturnType.LIST, args.toArray());
-        return evicted.stream().map(String::valueOf).toList();
+        return evicted == null ? Optional.empty() : Optional.of(evicted.stream().map(String::valueOf).toList());
     }
 
     /** Reads the keys the recency index names, each as {@link #peek}; the bound keeps that list short. */
@@ -447,6 +458,36 @@ public final class RedisCacheStore implements CacheStore {
     @Override
     public StoreCounters counters() {
         return figures;
+    }
+
+    @Override
+    public WriteGenerations writeGenerations() {
+        return writes;
+    }
+
+    /** One hash for the fleet; the check of a put on condition is in {@link Scripts#PUT}. */
+    private final class Writes implements WriteGenerations {
+        @Override
+        public long current(String server) {
+            String generation = await(() -> redisson.<String, String>getMap(keys.writes(), StringCodec.INSTANCE)
+                    .getAsync(server));
+            return generation == null ? 0 : Long.parseLong(generation);
+        }
+
+        @Override
+        public void advance(String server) {
+            await(() -> script.<Long>evalAsync(RScript.Mode.READ_WRITE, Scripts.ADVANCE_WRITES, RScript.ReturnType.LONG,
+                    List.of(keys.writes()), server));
+        }
+
+        @Override
+        public Optional<List<String>> putIfCurrent(CacheEntry entry, GroupBound bound, Map<String, Long> seen) {
+            try {
+                return put(entry, bound, seen.isEmpty() ? "" : JSON.writeValueAsString(seen));
+            } catch (JsonProcessingException e) {
+                throw new IllegalStateException("cannot write write generations " + seen, e);
+            }
+        }
     }
 
 

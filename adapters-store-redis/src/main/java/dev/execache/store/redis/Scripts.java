@@ -15,7 +15,7 @@ package dev.execache.store.redis;
 final class Scripts {
     private static final String COMMON = """
             local lru, exp, meta, bytes, seq, counters = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-            local groups, groupSizes = KEYS[7], KEYS[8]
+            local groups, groupSizes, writes = KEYS[7], KEYS[8], KEYS[9]
             local prefix, now = ARGV[1], tonumber(ARGV[2])
 
             local function entryKey(key)
@@ -153,16 +153,26 @@ final class Scripts {
      * [8] value, [9] console, [10] execution nanos, [11] created (epoch ms), [12] the bound
      * group ('' for none), [13] the group's bound, [14] the value's checksum, [15] the tool
      * versions as one JSON object (see {@link ToolVersions}), [16] the label, [17] the signature ('' for none),
-     * then the tool names. Purges a batch of expired entries, evicts the
+     * [18] the write generations the entry was read at, a JSON object of server to generation
+     * ('' for none), then the tool names. When a server's generation is no longer the one given,
+     * stores nothing and returns nil (in the same script as the put: no write's advance comes
+     * between; see {@code WriteGenerations}). Else purges a batch of expired entries, evicts the
      * group's least recently used past the group's bound, then the store's past the store's.
      * Returns the keys evicted for the group's bound, eldest first.
      */
     static final String PUT = COMMON + """
+            if ARGV[18] ~= '' then
+                for server, generation in pairs(cjson.decode(ARGV[18])) do
+                    if tonumber(redis.call('HGET', writes, server) or '0') ~= generation then
+                        return false
+                    end
+                end
+            end
             local key, group = ARGV[3], ARGV[12]
             local replaced = drop(key)
             local entry = entryKey(key)
             local info = {tonumber(ARGV[6])}
-            for i = 18, #ARGV do
+            for i = 19, #ARGV do
                 info[#info + 1] = ARGV[i]
                 redis.call('SADD', toolKey(ARGV[i]), key)
             end
@@ -327,6 +337,11 @@ final class Scripts {
 
     private Scripts() {
     }
+
+    /** KEYS[1] the writes hash, ARGV[1] a server: advances its write generation. */
+    static final String ADVANCE_WRITES = """
+            return redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
+            """;
 
     /** KEYS[1] flight, ARGV token, lease ms: extends the lease while this token holds it; 1 if it did. */
     static final String RENEW_FLIGHT = """

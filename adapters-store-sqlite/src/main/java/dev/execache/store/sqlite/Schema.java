@@ -31,7 +31,7 @@ import org.sqlite.SQLiteException;
  * tool_versions, created_at, expires_at, hit_count)}, with no application id.
  */
 final class Schema {
-    static final int VERSION = 4;
+    static final int VERSION = 5;
     static final int APPLICATION_ID = 0x65786361;
 
     private static final System.Logger LOG = System.getLogger(Schema.class.getName());
@@ -132,9 +132,16 @@ final class Schema {
             "DROP TABLE last_seen_versions",
             "ALTER TABLE scoped_versions RENAME TO last_seen_versions");
 
+    /**
+     * Version 5: each server's write generation ({@code CacheStore#writeGenerations()}), shared by
+     * every process on the file.
+     */
+    private static final List<String> WRITE_GENERATIONS = List.of(
+            "CREATE TABLE write_generations (server TEXT NOT NULL PRIMARY KEY, generation INTEGER NOT NULL) WITHOUT ROWID");
+
     /** {@code MIGRATIONS.get(v)} takes a file from version {@code v} to {@code v + 1}. */
     private static final List<List<String>> MIGRATIONS =
-            List.of(FROM_SEED, TO_LABELS, GROUPS_AND_CHECKSUMS, SCOPED_VERSIONS);
+            List.of(FROM_SEED, TO_LABELS, GROUPS_AND_CHECKSUMS, SCOPED_VERSIONS, WRITE_GENERATIONS);
 
     private Schema() {
     }

@@ -6,6 +6,7 @@ import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.GroupBound;
 import dev.execache.core.spi.StoreCounters;
+import dev.execache.core.spi.WriteGenerations;
 import java.nio.file.Path;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -45,6 +46,7 @@ import org.sqlite.SQLiteException;
  */
 public final class SqliteCacheStore implements CacheStore {
     private final StoreCounters figures = new Counters();
+    private final WriteGenerations writes = new Writes();
     static final int MAX_PENDING_USES = 64;
     static final long MAX_PENDING_MILLIS = 1_000;
 
@@ -76,6 +78,9 @@ public final class SqliteCacheStore implements CacheStore {
     private static final String SINCE = "since";
     private static final String START_COUNTING =
             "INSERT INTO counters (name, value) SELECT 'since', ? WHERE NOT EXISTS (SELECT 1 FROM counters)";
+    private static final String ADVANCE_GENERATION = """
+            INSERT INTO write_generations (server, generation) VALUES (?, 1)
+            ON CONFLICT (server) DO UPDATE SET generation = generation + 1""";
     private static final String RECORD_VERSION = """
             INSERT INTO last_seen_versions (scope, tool, version) VALUES (?, ?, ?)
             ON CONFLICT (scope, tool) DO UPDATE SET version = excluded.version""";
@@ -272,33 +277,35 @@ public final class SqliteCacheStore implements CacheStore {
     public synchronized List<String> put(CacheEntry entry, GroupBound bound) {
         pendingUses.remove(entry.key());
         long now = clock.millis();
-        return write(handle -> {
-            handle.execute("DELETE FROM cache_entries WHERE cache_key = ?", entry.key());
-            deleteExpired(handle, now);
-            handle.createUpdate(INSERT_ENTRY)
-                    .bind(0, entry.key())
-                    .bind(1, entry.createdAt().toEpochMilli())
-                    .bind(2, entry.expiresAt().toEpochMilli())
-                    .bind(3, entry.hits())
-                    .bind(4, entry.executionTime().toNanos())
-                    .bind(5, entry.estimatedBytes())
-                    .bind(6, ToolVersionsJson.write(entry.toolVersions()))
-                    .bind(7, entry.value())
-                    .bind(8, entry.console())
-                    .bind(9, entry.label())
-                    .bind(10, bound == null ? null : bound.group())
-                    .bind(11, entry.checksum())
-                    .execute();
-            if (!entry.toolVersions().isEmpty()) {
-                PreparedBatch tools = handle.prepareBatch(
-                        "INSERT INTO entry_tools (tool, version, cache_key) VALUES (?, ?, ?)");
-                entry.toolVersions().forEach((tool, version) -> tools.add(tool, version, entry.key()));
-                tools.execute();
-            }
-            List<String> evicted = bound == null ? List.of() : evictPastGroupBound(handle, bound);
-            evictLeastRecentlyUsed(handle);
-            return evicted;
-        });
+        return write(handle -> insert(handle, entry, bound, now));
+    }
+
+    private List<String> insert(Handle handle, CacheEntry entry, GroupBound bound, long now) {
+        handle.execute("DELETE FROM cache_entries WHERE cache_key = ?", entry.key());
+        deleteExpired(handle, now);
+        handle.createUpdate(INSERT_ENTRY)
+                .bind(0, entry.key())
+                .bind(1, entry.createdAt().toEpochMilli())
+                .bind(2, entry.expiresAt().toEpochMilli())
+                .bind(3, entry.hits())
+                .bind(4, entry.executionTime().toNanos())
+                .bind(5, entry.estimatedBytes())
+                .bind(6, ToolVersionsJson.write(entry.toolVersions()))
+                .bind(7, entry.value())
+                .bind(8, entry.console())
+                .bind(9, entry.label())
+                .bind(10, bound == null ? null : bound.group())
+                .bind(11, entry.checksum())
+                .execute();
+        if (!entry.toolVersions().isEmpty()) {
+            PreparedBatch tools = handle.prepareBatch(
+                    "INSERT INTO entry_tools (tool, version, cache_key) VALUES (?, ?, ?)");
+            entry.toolVersions().forEach((tool, version) -> tools.add(tool, version, entry.key()));
+            tools.execute();
+        }
+        List<String> evicted = bound == null ? List.of() : evictPastGroupBound(handle, bound);
+        evictLeastRecentlyUsed(handle);
+        return evicted;
     }
 
     @Override
@@ -392,6 +399,49 @@ public final class SqliteCacheStore implements CacheStore {
     @Override
     public StoreCounters counters() {
         return figures;
+    }
+
+    @Override
+    public WriteGenerations writeGenerations() {
+        return writes;
+    }
+
+    private static long generation(Handle handle, String server) {
+        return handle.createQuery("SELECT generation FROM write_generations WHERE server = ?").bind(0, server)
+                .mapTo(Long.class).findOne().orElse(0L);
+    }
+
+    /** In the file, so every process on it shares them; the check of a put on condition is in the put's transaction. */
+    private final class Writes implements WriteGenerations {
+        @Override
+        public long current(String server) {
+            synchronized (SqliteCacheStore.this) {
+                return jdbi.withHandle(handle -> generation(handle, server));
+            }
+        }
+
+        @Override
+        public void advance(String server) {
+            synchronized (SqliteCacheStore.this) {
+                write(handle -> handle.execute(ADVANCE_GENERATION, server));
+            }
+        }
+
+        @Override
+        public Optional<List<String>> putIfCurrent(CacheEntry entry, GroupBound bound, Map<String, Long> seen) {
+            synchronized (SqliteCacheStore.this) {
+                long now = clock.millis();
+                // an IMMEDIATE transaction holds the file's write lock from its start: no advance comes between
+                return write(handle -> {
+                    for (Map.Entry<String, Long> noted : seen.entrySet()) {
+                        if (generation(handle, noted.getKey()) != noted.getValue()) {
+                            return Optional.<List<String>>empty();
+                        }
+                    }
+                    return Optional.of(insert(handle, entry, bound, now));
+                });
+            }
+        }
     }
 
 

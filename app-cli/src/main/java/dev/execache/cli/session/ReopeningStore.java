@@ -6,6 +6,7 @@ import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.FlightLease;
 import dev.execache.core.spi.GroupBound;
 import dev.execache.core.spi.StoreCounters;
+import dev.execache.core.spi.WriteGenerations;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -70,6 +71,7 @@ public final class ReopeningStore implements CacheStore {
     @Override public int purgeExpired() { return store().purgeExpired(); }
     @Override public List<String> put(CacheEntry entry, GroupBound bound) { return store().put(entry, bound); }
     @Override public StoreCounters counters() { return store().counters(); }
+    @Override public WriteGenerations writeGenerations() { return store().writeGenerations(); }
     @Override public Map<String, String> lastSeenVersions(String scope) { return store().lastSeenVersions(scope); }
     @Override public void recordVersions(String scope, Map<String, String> versions) {
         store().recordVersions(scope, versions);

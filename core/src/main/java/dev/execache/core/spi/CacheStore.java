@@ -77,6 +77,12 @@ public interface CacheStore extends AutoCloseable {
     StoreCounters counters();
 
     /**
+     * The write generation of each server (fleet-wide for a shared store): what keeps a read
+     * that raced a write from being stored.
+     */
+    WriteGenerations writeGenerations();
+
+    /**
      * The version of each tool as last recorded in {@code scope}. A scope is one project's view
      * of its tools (the CLI uses the config file's real path): projects that share a store with
      * different versions of a tool each compare against their own, so they never invalidate each

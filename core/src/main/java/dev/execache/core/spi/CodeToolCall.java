@@ -3,8 +3,8 @@ package dev.execache.core.spi;
 import dev.execache.core.ToolResult;
 import dev.execache.core.CacheStatus;
 import java.time.Instant;
+import java.util.Map;
 import java.util.Objects;
-import java.util.function.BooleanSupplier;
 
 /**
  * One tool call made by code, as the host answered it.
@@ -19,25 +19,24 @@ import java.util.function.BooleanSupplier;
  * @param bytes the size of the answer the code gets
  * @param expiresAt when the cached answer the call gave expires; null when it has none. A run that
  *     used it is stored for no longer.
- * @param current whether the answer is still current, asked when the run is stored: false once a
- *     call that may change the tool's server started or ended after this call was made. A run that
- *     used an answer that is no longer current is not stored.
+ * @param writesSeen the write generation of the tool's server as the store had it before the call
+ *     was made (see {@link WriteGenerations}), by server; empty when the server's writes are not
+ *     counted. A run that used the answer is stored only if none of them has moved.
  */
 public record CodeToolCall(String tool, String version, ToolResult answer, boolean cacheable, CacheStatus status,
-        long bytes, Instant expiresAt, BooleanSupplier current) {
-    private static final BooleanSupplier ALWAYS = () -> true;
+        long bytes, Instant expiresAt, Map<String, Long> writesSeen) {
 
     public CodeToolCall {
         Objects.requireNonNull(tool, "tool must not be null");
         Objects.requireNonNull(answer, "answer must not be null");
         Objects.requireNonNull(status, "status must not be null");
-        current = current == null ? ALWAYS : current;
+        writesSeen = writesSeen == null ? Map.of() : Map.copyOf(writesSeen);
     }
 
-    /** A call whose answer has no expiry of its own and stays current. */
+    /** A call whose answer has no expiry of its own and whose server's writes are not counted. */
     public CodeToolCall(String tool, String version, ToolResult answer, boolean cacheable, CacheStatus status,
             long bytes) {
-        this(tool, version, answer, cacheable, status, bytes, null, ALWAYS);
+        this(tool, version, answer, cacheable, status, bytes, null, Map.of());
     }
 
     /** A call that never reached a tool (no such tool, or one code may not call). */
