@@ -70,6 +70,7 @@ class ArchitectureTest {
             "ToolInvoker", "ToolCallKeyGenerator", "CacheListener", "Glob", "UnknownToolException",
             "ExecutionRequest", "ExecutionResult", "ExecutionError", "ErrorType", "ExecutionOutcome", "CacheStatus",
             "ToolResult", "ToolCallOutcome", "ToolCallRecord", "ToolCallInfo", "Invalidation", "CacheStats", "ToolStats",
+            "Agents", "KeptOut",
             // the canonical JSON every module keys and fingerprints with (RFC 8785)
             "CanonicalJson");
 

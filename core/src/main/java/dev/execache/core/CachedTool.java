@@ -106,18 +106,28 @@ public final class CachedTool {
      * flight, and the answer is then not kept (counted as {@link Counter#UNCACHEABLE_STALE_TOOL_ANSWER}).
      */
     public ToolCallOutcome callWithStatus(String tool, Map<String, ?> args, BooleanSupplier stillCurrent) {
-        Objects.requireNonNull(stillCurrent, "stillCurrent must not be null");
-        return store.oneCall(() -> callOnce(tool, args, stillCurrent));
+        return callWithStatus(tool, args, stillCurrent, null);
     }
 
-    private ToolCallOutcome callOnce(String tool, Map<String, ?> args, BooleanSupplier stillCurrent) {
+    /**
+     * As {@link #callWithStatus(String, Map, BooleanSupplier)}, counted also for {@code agent} (see
+     * {@link Agents}; null: in total and for the tool only).
+     */
+    public ToolCallOutcome callWithStatus(String tool, Map<String, ?> args, BooleanSupplier stillCurrent, String agent) {
+        Objects.requireNonNull(stillCurrent, "stillCurrent must not be null");
+        String agentName = Agents.name(agent);
+        return store.oneCall(() -> callOnce(tool, args, stillCurrent, agentName));
+    }
+
+    private ToolCallOutcome callOnce(String tool, Map<String, ?> args, BooleanSupplier stillCurrent, String agent) {
         Optional<ToolCacheRule> rule = ruleFor(tool);
         Map<String, Object> arguments = args == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(args));
         if (rule.isEmpty()) {
-            return callUncached(tool, arguments, isMutating(tool));
+            return callUncachedOnce(tool, arguments, isMutating(tool), agent);
         }
         String key = keyOf(tool, arguments);
-        PolicyLoop.Outcome<ToolResult> outcome = loop.serve(new Call(tool, arguments, key, rule.get(), stillCurrent));
+        PolicyLoop.Outcome<ToolResult> outcome = loop.serve(new Call(tool, arguments, key, rule.get(), stillCurrent,
+                agent));
         switch (outcome.status()) {
             case HIT -> listeners.forEach(listener -> listener.onHit(tool, key));
             case SHARED -> listeners.forEach(listener -> listener.onShared(tool, key));
@@ -135,15 +145,21 @@ public final class CachedTool {
      * bypassed (a rule turned it off).
      */
     public ToolCallOutcome callUncached(String tool, Map<String, ?> args, boolean mayChange) {
-        return store.oneCall(() -> callUncachedOnce(tool, args, mayChange));
+        return callUncached(tool, args, mayChange, null);
     }
 
-    private ToolCallOutcome callUncachedOnce(String tool, Map<String, ?> args, boolean mayChange) {
+    /** As {@link #callUncached(String, Map, boolean)}, counted also for {@code agent} (null: for none). */
+    public ToolCallOutcome callUncached(String tool, Map<String, ?> args, boolean mayChange, String agent) {
+        String agentName = Agents.name(agent);
+        return store.oneCall(() -> callUncachedOnce(tool, args, mayChange, agentName));
+    }
+
+    private ToolCallOutcome callUncachedOnce(String tool, Map<String, ?> args, boolean mayChange, String agent) {
         Map<String, Object> arguments = args == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(args));
         try {
             return new ToolCallOutcome(invoker.invoke(tool, arguments), CacheStatus.BYPASS);
         } finally {
-            store.count(tool, Map.of(mayChange ? Counter.UNCACHEABLE_MUTATING_TOOL : Counter.BYPASSED, 1L));
+            store.count(tool, agent, Map.of(mayChange ? Counter.UNCACHEABLE_MUTATING_TOOL : Counter.BYPASSED, 1L));
         }
     }
 
@@ -250,14 +266,19 @@ public final class CachedTool {
         private final String key;
         private final ToolCacheRule rule;
         private final BooleanSupplier stillCurrent;
+        private final String agent;
 
-        Call(String tool, Map<String, Object> arguments, String key, ToolCacheRule rule, BooleanSupplier stillCurrent) {
+        Call(String tool, Map<String, Object> arguments, String key, ToolCacheRule rule, BooleanSupplier stillCurrent,
+                String agent) {
             this.tool = tool;
             this.arguments = arguments;
             this.key = key;
             this.rule = rule;
             this.stillCurrent = stillCurrent;
+            this.agent = agent;
         }
+
+        @Override public String agent() { return agent; }
 
         @Override public boolean stillCurrent() { return stillCurrent.getAsBoolean(); }
 

@@ -146,15 +146,21 @@ public final class Gateway implements CodeTools {
     }
 
     public ToolResult call(String name, Map<String, Object> args) {
+        return call(name, args, null);
+    }
+
+    /** As {@link #call(String, Map)}, counted also for {@code agent} (null: for none). */
+    public ToolResult call(String name, Map<String, Object> args, String agent) {
         CatalogTool tool;
         synchronized (this) {
             tool = current.get(name);
         }
-        return callWithStatus(name, args, tool == null ? () -> true : noWriteSince(tool.server())).result();
+        return callWithStatus(name, args, tool == null ? () -> true : noWriteSince(tool.server()), agent).result();
     }
 
     /** @param stillCurrent whether no call that may write to the tool's server started or ended since this one began */
-    private ToolCallOutcome callWithStatus(String name, Map<String, Object> args, BooleanSupplier stillCurrent) {
+    private ToolCallOutcome callWithStatus(String name, Map<String, Object> args, BooleanSupplier stillCurrent,
+            String agent) {
         CatalogTool tool;
         synchronized (this) {
             tool = current.get(name);
@@ -164,14 +170,14 @@ public final class Gateway implements CodeTools {
         }
         ToolCallRules.Decision decision = rules.decide(tool);
         if (decision.cached()) {
-            return cachedTool.callWithStatus(name, args, stillCurrent);
+            return cachedTool.callWithStatus(name, args, stillCurrent, agent);
         }
         AtomicLong writesToServer = invalidatedOnWrite.contains(tool.server()) ? writesTo(tool.server()) : null;
         if (writesToServer != null) {
             writesToServer.incrementAndGet();
         }
         try {
-            return cachedTool.callUncached(name, args, !decision.turnedOff());
+            return cachedTool.callUncached(name, args, !decision.turnedOff(), agent);
         } finally {
             if (writesToServer != null) {
                 writesToServer.incrementAndGet();
@@ -230,6 +236,11 @@ public final class Gateway implements CodeTools {
     /** What code gets: see {@link #answerOf}. */
     @Override
     public CodeToolCall call(String server, String tool, String argumentsJson) {
+        return call(server, tool, argumentsJson, null);
+    }
+
+    @Override
+    public CodeToolCall call(String server, String tool, String argumentsJson, String agent) {
         CatalogTool found = null;
         synchronized (this) {
             for (CatalogTool candidate : current.values()) {
@@ -253,7 +264,7 @@ public final class Gateway implements CodeTools {
         BooleanSupplier stillCurrent = noWriteSince(server);
         ToolCallOutcome outcome;
         try {
-            outcome = callWithStatus(found.name(), args, stillCurrent);
+            outcome = callWithStatus(found.name(), args, stillCurrent, agent);
         } catch (CancellationException e) {
             throw e;
         } catch (RuntimeException e) {
@@ -348,7 +359,7 @@ public final class Gateway implements CodeTools {
         return SyncToolSpecification.builder()
                 .tool(described)
                 .callHandler((exchange, request) -> toCallResult(call(tool.name(),
-                        request.arguments() == null ? Map.of() : request.arguments())))
+                        request.arguments() == null ? Map.of() : request.arguments(), ServeTools.agentOf(request))))
                 .build();
     }
 

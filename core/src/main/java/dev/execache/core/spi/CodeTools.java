@@ -47,4 +47,12 @@ public interface CodeTools {
 
     /** Calls a tool through the tool cache; never throws for what the tool does. */
     CodeToolCall call(String server, String tool, String argumentsJson);
+
+    /**
+     * As {@link #call(String, String, String)}, counted for {@code agent}, the agent whose run makes
+     * the call (null: counted in total only); tools that count nothing per agent need not override it.
+     */
+    default CodeToolCall call(String server, String tool, String argumentsJson, String agent) {
+        return call(server, tool, argumentsJson);
+    }
 }
