@@ -47,7 +47,7 @@ class StatsCommandTest {
                     Counter.STORE_ERRORS, 7L, Counter.SAVED_NANOS, 1_500_000_000L, Counter.KEPT_OUT_BYTES, 4000L,
                     Counter.TOOL_ANSWER_BYTES, 4100L));
             store.counters().increment("fs__read \"quoted\\\"", "ci-bot", Map.of(Counter.HITS, 2L, Counter.MISSES, 1L,
-                    Counter.UNCACHEABLE_MUTATING_TOOL, 1L));
+                    Counter.UNCACHEABLE_MUTATING_TOOL, 1L, Counter.TOOL_ANSWER_BYTES, 2048L));
         }
     }
 
@@ -162,13 +162,14 @@ class StatsCommandTest {
     void theTotalsShowTheContextKeptOutBesideTheTimeSaved() throws Exception {
         assertThat(run("stats")).isEqualTo(ExitCode.OK);
         assertThat(output()).contains("kept out         3.9 KiB (about 1000 tokens, at 4 bytes a token) of agents' contexts;"
-                + " code consumed 4.0 KiB of tool answers");
+                + " code consumed 6.0 KiB of tool answers");
+        assertThat(output()).containsPattern("fs__read .*, 2.0 KiB of answers to code\n");
 
         assertThat(run("stats", "--json")).isEqualTo(ExitCode.OK);
         JsonNode figures = Json.MAPPER.readTree(output());
         assertThat(figures.get("keptOutBytes").asLong()).isEqualTo(4000);
         assertThat(figures.get("keptOutTokens").asLong()).isEqualTo(1000);
-        assertThat(figures.get("toolAnswerBytes").asLong()).isEqualTo(4100);
+        assertThat(figures.get("toolAnswerBytes").asLong()).isEqualTo(4100 + 2048);
         assertThat(figures.at("/agents/claude-code/misses").asLong()).isEqualTo(4);
     }
 
@@ -193,7 +194,7 @@ class StatsCommandTest {
                 .contains("# UNIT execache_kept_out_bytes bytes\n")
                 .contains("\nexecache_kept_out_bytes_total 4000\n")
                 .contains("\nexecache_kept_out_tokens_total 1000\n")
-                .contains("\nexecache_answer_bytes_total 4100\n");
+                .contains("\nexecache_answer_bytes_total 6148\n");
     }
 
     @Test

@@ -173,6 +173,9 @@ final class StatsCommand extends StoreCommand {
                         out.printf(Locale.ROOT, ", %d %s", other.getValue(), other.getKey());
                     }
                 }
+                if (counted.toolAnswerBytes() > 0) {
+                    out.print(", " + Output.bytes(counted.toolAnswerBytes()) + " of answers to code");
+                }
                 out.println();
             });
         }
