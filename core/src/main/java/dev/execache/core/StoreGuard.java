@@ -5,6 +5,7 @@ import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.FlightLease;
 import dev.execache.core.spi.GroupBound;
+import dev.execache.core.spi.StoreCounters;
 import java.lang.System.Logger.Level;
 import java.net.ConnectException;
 import java.net.NoRouteToHostException;
@@ -298,6 +299,8 @@ final class StoreGuard {
         final AtomicLong failedCalls = new AtomicLong();
         /** Counts the store refused, by whose counters they also go to. */
         private final Map<Counted, Map<Counter, Long>> unwritten = new HashMap<>();
+        /** The agents among {@link #unwritten}: at most {@link StoreCounters#MAX_AGENTS}, the rest as other. */
+        private final Set<String> unwrittenAgents = new HashSet<>();
         /** Whether {@link #unwritten} holds anything: read without the lock on every count. */
         private volatile boolean anyUnwritten;
 
@@ -356,7 +359,14 @@ final class StoreGuard {
 
         synchronized void keepUnwritten(Counted counted, Map<Counter, Long> deltas) {
             anyUnwritten = true;
-            deltas.forEach((counter, delta) -> unwritten.computeIfAbsent(counted,
+            // an outage must not let a client that invents names grow memory either
+            boolean pastCap = counted.agent() != null && !unwrittenAgents.contains(counted.agent())
+                    && unwrittenAgents.size() >= StoreCounters.MAX_AGENTS;
+            Counted kept = pastCap ? new Counted(counted.tool(), StoreCounters.OTHER_AGENT) : counted;
+            if (kept.agent() != null) {
+                unwrittenAgents.add(kept.agent());
+            }
+            deltas.forEach((counter, delta) -> unwritten.computeIfAbsent(kept,
                     ignored -> new EnumMap<>(Counter.class)).merge(counter, delta, Long::sum));
         }
 
@@ -369,6 +379,7 @@ final class StoreGuard {
             synchronized (this) {
                 pending = new HashMap<>(unwritten);
                 unwritten.clear();
+                unwrittenAgents.clear();
                 anyUnwritten = false;
             }
             pending.forEach((counted, deltas) -> {
