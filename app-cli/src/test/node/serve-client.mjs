@@ -98,6 +98,13 @@ try {
       }
       break;
     }
+    case "agents": {
+      // the client's name (clientInfo, "execache-ts-it") is the agent its calls are counted for
+      await call("return 'counted'");
+      await call("return 'counted'");
+      print({ event: "stats", stats: await stats() });
+      break;
+    }
     case "deep": {
       const result = await call("let v = 'bottom'; for (let i = 0; i < 1500; i++) v = [v]; return {deep: v, lone: '\\ud800', pair: '\\ud83d\\ude00'}");
       print({ event: "result", isError: result.isError ?? false, text: result.isError ? result.content?.[0]?.text : null,

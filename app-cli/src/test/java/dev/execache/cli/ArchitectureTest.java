@@ -70,6 +70,7 @@ class ArchitectureTest {
             "ToolInvoker", "ToolCallKeyGenerator", "CacheListener", "Glob", "UnknownToolException",
             "ExecutionRequest", "ExecutionResult", "ExecutionError", "ErrorType", "ExecutionOutcome", "CacheStatus",
             "ToolResult", "ToolCallOutcome", "ToolCallRecord", "ToolCallInfo", "Invalidation", "CacheStats", "ToolStats",
+            "Agents", "KeptOut",
             // the canonical JSON every module keys and fingerprints with (RFC 8785)
             "CanonicalJson");
 
@@ -79,7 +80,7 @@ class ArchitectureTest {
      */
     static final List<String> CORE_SPI = List.of(
             "CacheStore", "CacheEntry", "StoreCounters", "WriteGenerations", "Counter", "GroupBound", "FlightLease",
-            "Sandbox", "SandboxUnavailableException", "ToolResult",
+            "Sandbox", "SandboxUnavailableException",
             "ToolVersionSource", "ToolCatalog", "CatalogTool", "ToolCallCancelledException", "CodeTools", "CodeToolCall");
 
     @ArchTest

@@ -34,7 +34,7 @@ class CacheMBeanTest {
     void theCountersAreAttributesOfAnMBeanNamedForTheStore() throws Exception {
         MemoryCacheStore store = new MemoryCacheStore();
         store.counters().increment("read", Map.of(Counter.HITS, 3L, Counter.MISSES, 1L, Counter.FAILED, 1L,
-                Counter.UNCACHEABLE_NONDETERMINISTIC, 2L, Counter.SAVED_NANOS, 2_000_000_000L));
+                Counter.UNCACHEABLE_NONDETERMINISTIC, 2L, Counter.SAVED_NANOS, 2_000_000_000L, Counter.KEPT_OUT_BYTES, 900L));
         StoreDescription description = new StoreDescription(StoreKind.MEMORY, "this process only", 100, 1024L,
                 Duration.ofMinutes(5));
         ObjectName name = new ObjectName("dev.execache:type=Cache,store=memory,location=\"this process only\"");
@@ -45,6 +45,7 @@ class CacheMBeanTest {
             assertThat(server.getAttribute(name, "Failed")).isEqualTo(1L);
             assertThat(server.getAttribute(name, "Uncacheable")).isEqualTo(2L);
             assertThat(server.getAttribute(name, "SavedMillis")).isEqualTo(2000L);
+            assertThat(server.getAttribute(name, "KeptOutBytes")).isEqualTo(900L);
             assertThat(server.getAttribute(name, "HitRate")).isEqualTo(0.75);
             assertThat(server.getAttribute(name, "Store")).isEqualTo("memory");
             assertThat(server.getAttribute(name, "MaxEntries")).isEqualTo(100);

@@ -3,14 +3,17 @@ package dev.execache.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.cli.output.Output;
 import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.core.CachePolicy;
+import dev.execache.core.CacheStats;
 import dev.execache.core.CacheStatus;
 import dev.execache.core.CachedExecutor;
 import dev.execache.core.ErrorType;
 import dev.execache.core.ExecutionOutcome;
 import dev.execache.core.ExecutionRequest;
+import dev.execache.core.KeptOut;
 import dev.execache.core.Limits;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolCallRecord;
@@ -138,6 +141,42 @@ class CodeToolsTest {
         assertThat(second.status()).isEqualTo(CacheStatus.HIT);
         assertThat(second.result().value()).isEqualTo(first.result().value());
         assertThat(second.toolCalls()).isEmpty();
+    }
+
+    @Test
+    void aRunKeepsOutOfTheAgentExactlyTheAnswersItConsumedLessItsResultAndItsHitCountsThemAgain() throws IOException {
+        lab();
+        // get_count answers {"counter":0,"served":N,"who":WHO}: 33 bytes and WHO
+        String code = """
+                const a = await tools.lab.get_count({who: context.who});
+                const b = await tools.lab.get_count({who: context.who + "y"});
+                return a.who.length + b.who.length;
+                """;
+        ExecutionRequest request = new ExecutionRequest(code, Map.of("who", "x".repeat(1000)), Set.of(), Limits.DEFAULTS)
+                .withAgent("claude-code");
+
+        ExecutionOutcome ran = executor.execute(request);
+        ExecutionOutcome hit = executor.execute(request);
+
+        assertThat(ran.result().value()).isEqualTo("2001");
+        assertThat(ran.keptOut()).isEqualTo(new KeptOut(1033 + 1034, 4, Map.of("lab__get_count", 2067L)));
+        assertThat(ran.keptOut().bytes()).isEqualTo(2063);
+        assertThat(ran.keptOut().estimatedTokens()).isEqualTo(515);
+        ObjectNode details = Json.MAPPER.createObjectNode();
+        Json.runDetails(details, ran);
+        assertThat(details.at("/contextKeptOut/bytes").longValue()).isEqualTo(2063);
+        assertThat(details.at("/contextKeptOut/toolAnswerBytesByTool/lab__get_count").longValue()).isEqualTo(2067);
+        assertThat(hit.status()).isEqualTo(CacheStatus.HIT);
+        assertThat(hit.keptOut()).isEqualTo(new KeptOut(2067, 4, Map.of()));
+        CacheStats stats = executor.stats();
+        assertThat(stats.keptOutBytes()).isEqualTo(2 * 2063);
+        assertThat(stats.toolAnswerBytes()).isEqualTo(2067);
+        assertThat(stats.tools().get("lab__get_count").toolAnswerBytes()).isEqualTo(2067);
+        // the run's miss and its two tool calls, then the run's hit
+        assertThat(stats.agents()).containsOnlyKeys("claude-code");
+        assertThat(stats.agents().get("claude-code").misses()).isEqualTo(3);
+        assertThat(stats.agents().get("claude-code").hits()).isEqualTo(1);
+        assertThat(stats.agents().get("claude-code").keptOutBytes()).isEqualTo(2 * 2063);
     }
 
     @Test

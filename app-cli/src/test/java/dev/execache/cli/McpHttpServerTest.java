@@ -112,6 +112,47 @@ class McpHttpServerTest {
     }
 
     @Test
+    void callsAreCountedForTheNamedTokensNameElseTheClientsNameAndNeverForANameTheClientSlipsIntoMeta() throws IOException {
+        String ciBot = "ci-bot-token-0123456789abcdef";
+        String team = "team-token-0123456789abcdef01";
+        String bare = "bare-token-0123456789abcdef01";
+        ServeFixture fixture = new ServeFixture(dir, Map.of());
+        McpHttpServer named = new McpHttpServer(new ServeTools(fixture.executor, fixture.serveSettings), "test",
+                HttpServeSettings.of(InetAddress.getLoopbackAddress(), 0, List.of(new HttpToken("ci-bot", ciBot, true),
+                        new HttpToken("claude-team", team, true), new HttpToken("line 3", bare, false)), Set.of(),
+                        Duration.ofSeconds(5))).start();
+        try {
+            String legacyCall = callTwo(null);
+            String modernCall = callTwo(envelope(",\"io.modelcontextprotocol/clientInfo\":{\"name\":\"Some Client/2\","
+                    + "\"version\":\"1\"}"));
+            String spoofing = callTwo("\"_meta\":{\"dev.execache/agent\":\"ci-bot\"}");
+
+            RawHttp.post(named.port(), legacyCall, Map.of("Authorization", "Bearer " + ciBot));
+            RawHttp.post(named.port(), legacyCall, Map.of("Authorization", "Bearer " + ciBot));
+            Map<String, String> teamHeaders = new HashMap<>(modernHeaders("tools/call", "execute_code"));
+            teamHeaders.put("Authorization", "Bearer " + team);
+            RawHttp.post(named.port(), modernCall, teamHeaders);
+            Map<String, String> bareHeaders = new HashMap<>(modernHeaders("tools/call", "execute_code"));
+            bareHeaders.put("Authorization", "Bearer " + bare);
+            RawHttp.post(named.port(), modernCall, bareHeaders);
+            RawHttp.post(named.port(), spoofing, Map.of("Authorization", "Bearer " + bare));
+            JsonNode stats = RawHttp.post(named.port(), request(9, "tools/call", "{\"name\":\"cache_stats\"}"),
+                    Map.of("Authorization", "Bearer " + bare, "Accept", "application/json")).json()
+                    .at("/result/structuredContent/agents");
+
+            assertThat(stats.fieldNames()).toIterable().containsExactlyInAnyOrder("ci-bot", "claude-team",
+                    "Some-Client-2", "unknown");
+            assertThat(stats.at("/ci-bot/misses").longValue()).isEqualTo(1);
+            assertThat(stats.at("/ci-bot/hits").longValue()).isEqualTo(1);
+            assertThat(stats.at("/claude-team/hits").longValue()).isEqualTo(1);
+            assertThat(stats.at("/Some-Client-2/hits").longValue()).isEqualTo(1);
+            assertThat(stats.at("/unknown/hits").longValue()).isEqualTo(1);
+        } finally {
+            named.close();
+        }
+    }
+
+    @Test
     void theInitializeEraIsAnsweredWithoutASession() throws IOException {
         RawHttp.Answer initialized = RawHttp.post(open.port(), request(1, "initialize",
                 "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}"),

@@ -68,6 +68,8 @@ class ServeHttpSettingsTest {
 
         assertThat(settings.tokens()).extracting(HttpServeSettings.HttpToken::name)
                 .containsExactly(ServeHttp.TOKEN_VARIABLE, "agent-a", "line 4");
+        // only a name the file gives names the agent the token's calls are counted for
+        assertThat(settings.tokens()).extracting(HttpServeSettings.HttpToken::named).containsExactly(false, true, false);
         assertThat(settings.tokens().toString()).doesNotContain(TOKEN);
     }
 

@@ -49,6 +49,17 @@ class ServeWithTypeScriptClientIT {
     }
 
     @Test
+    void callsAreCountedForTheAgentTheClientNamedInInitialize() throws Exception {
+        try (TypeScriptClient client = TypeScriptClient.start("agents", Map.of(), "--store", "memory")) {
+            JsonNode agents = client.await("stats").at("/stats/agents");
+
+            assertThat(agents.fieldNames()).toIterable().containsExactly("execache-ts-it");
+            assertThat(agents.at("/execache-ts-it/misses").longValue()).isEqualTo(1);
+            assertThat(agents.at("/execache-ts-it/hits").longValue()).isEqualTo(1);
+        }
+    }
+
+    @Test
     void aResultOverTheLineLimitIsAnOutputLimitErrorAndTheConnectionStays() throws Exception {
         try (TypeScriptClient client = TypeScriptClient.start("large", Map.of(), "--store", "memory")) {
             List<JsonNode> results = client.all("result");

@@ -42,11 +42,12 @@ class StatsCommandTest {
         try (SqliteCacheStore store = new SqliteCacheStore(db, 100, Clock.systemUTC())) {
             Instant now = Instant.now();
             store.put(new CacheEntry("v1:a", "1", "", Duration.ofMillis(40), Map.of(), now, now.plus(Duration.ofHours(1)), 0));
-            store.counters().increment(null, Map.of(Counter.HITS, 3L, Counter.MISSES, 4L, Counter.FAILED, 1L,
-                    Counter.UNCACHEABLE_NONDETERMINISTIC, 2L, Counter.BYPASSED, 5L, Counter.SHARED, 6L,
-                    Counter.STORE_ERRORS, 7L, Counter.SAVED_NANOS, 1_500_000_000L));
-            store.counters().increment("fs__read \"quoted\\\"", Map.of(Counter.HITS, 2L, Counter.MISSES, 1L,
-                    Counter.UNCACHEABLE_MUTATING_TOOL, 1L));
+            store.counters().increment(null, "claude-code", Map.of(Counter.HITS, 3L, Counter.MISSES, 4L,
+                    Counter.FAILED, 1L, Counter.UNCACHEABLE_NONDETERMINISTIC, 2L, Counter.BYPASSED, 5L, Counter.SHARED, 6L,
+                    Counter.STORE_ERRORS, 7L, Counter.SAVED_NANOS, 1_500_000_000L, Counter.KEPT_OUT_BYTES, 4000L,
+                    Counter.TOOL_ANSWER_BYTES, 4100L));
+            store.counters().increment("fs__read \"quoted\\\"", "ci-bot", Map.of(Counter.HITS, 2L, Counter.MISSES, 1L,
+                    Counter.UNCACHEABLE_MUTATING_TOOL, 1L, Counter.TOOL_ANSWER_BYTES, 2048L));
         }
     }
 
@@ -133,6 +134,67 @@ class StatsCommandTest {
         assertThat(errors).startsWith("execache: --format: unknown format 'yaml' (choose one of human, json, openmetrics)")
                 .doesNotContain("\n").doesNotContain("Exception");
         assertThat(output()).isEmpty();
+    }
+
+    @Test
+    void byAgentShowsOneRowPerAgentTheBusiestFirstWithTheContextKeptOut() {
+        assertThat(run("stats", "--by", "agent")).isEqualTo(ExitCode.OK);
+
+        List<String> lines = output().lines().toList();
+        assertThat(lines.get(0)).startsWith("AGENT").contains("HITS", "MISSES", "HIT RATE", "SAVED", "KEPT OUT", "~TOKENS");
+        assertThat(lines.get(1)).startsWith("claude-code").contains(" 3 ", " 4 ", "42.9%", "3.9 KiB", " 1000");
+        assertThat(lines.get(2)).startsWith("ci-bot").contains(" 2 ", " 1 ", "66.7%");
+    }
+
+    @Test
+    void byAgentAsJsonHasEachAgentsFigures() throws Exception {
+        assertThat(run("stats", "--by", "agent", "--format", "json")).isEqualTo(ExitCode.OK);
+
+        JsonNode agents = Json.MAPPER.readTree(output()).get("agents");
+        assertThat(agents.fieldNames()).toIterable().containsExactly("ci-bot", "claude-code");
+        assertThat(agents.at("/claude-code/hits").asLong()).isEqualTo(3);
+        assertThat(agents.at("/claude-code/keptOutBytes").asLong()).isEqualTo(4000);
+        assertThat(agents.at("/claude-code/keptOutTokens").asLong()).isEqualTo(1000);
+        assertThat(agents.at("/ci-bot/uncacheable").asLong()).isEqualTo(1);
+    }
+
+    @Test
+    void theTotalsShowTheContextKeptOutBesideTheTimeSaved() throws Exception {
+        assertThat(run("stats")).isEqualTo(ExitCode.OK);
+        assertThat(output()).contains("kept out         3.9 KiB (about 1000 tokens, at 4 bytes a token) of agents' contexts;"
+                + " code consumed 6.0 KiB of tool answers");
+        assertThat(output()).containsPattern("fs__read .*, 2.0 KiB of answers to code\n");
+
+        assertThat(run("stats", "--json")).isEqualTo(ExitCode.OK);
+        JsonNode figures = Json.MAPPER.readTree(output());
+        assertThat(figures.get("keptOutBytes").asLong()).isEqualTo(4000);
+        assertThat(figures.get("keptOutTokens").asLong()).isEqualTo(1000);
+        assertThat(figures.get("toolAnswerBytes").asLong()).isEqualTo(4100 + 2048);
+        assertThat(figures.at("/agents/claude-code/misses").asLong()).isEqualTo(4);
+    }
+
+    @Test
+    void anUnknownBreakdownIsAUsageErrorOnOneLine() {
+        assertThat(run("stats", "--by", "team")).isEqualTo(ExitCode.USAGE);
+
+        assertThat(err.toString(StandardCharsets.UTF_8).strip())
+                .startsWith("execache: --by: unknown breakdown 'team' (choose agent or tool)").doesNotContain("\n");
+    }
+
+    @Test
+    void openMetricsHasEachAgentsSeriesAndTheContextKeptOut() {
+        assertThat(run("stats", "--format", "openmetrics")).isEqualTo(ExitCode.OK);
+        String text = output();
+
+        assertFollowsOpenMetricsRules(text);
+        assertThat(text)
+                .contains("\nexecache_agent_hits_total{agent=\"claude-code\"} 3\n")
+                .contains("\nexecache_agent_hits_total{agent=\"ci-bot\"} 2\n")
+                .contains("\nexecache_agent_kept_out_bytes_total{agent=\"claude-code\"} 4000\n")
+                .contains("# UNIT execache_kept_out_bytes bytes\n")
+                .contains("\nexecache_kept_out_bytes_total 4000\n")
+                .contains("\nexecache_kept_out_tokens_total 1000\n")
+                .contains("\nexecache_answer_bytes_total 6148\n");
     }
 
     @Test

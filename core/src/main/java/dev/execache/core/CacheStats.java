@@ -11,7 +11,8 @@ import java.util.TreeMap;
 
 /**
  * What the cache has done, as counted by its store (fleet-wide for a shared store): code
- * executions and tool calls together, and each tool's calls apart in {@code tools}.
+ * executions and tool calls together, each tool's calls apart in {@code tools}, and each agent's
+ * runs and calls apart in {@code agents}.
  */
 public record CacheStats(
         long hits,
@@ -29,14 +30,22 @@ public record CacheStats(
         long failed,
         long bypassed,
         Map<String, Long> uncacheable,
-        Instant countingSince) {
+        Instant countingSince,
+        Map<String, ToolStats> agents,
+        long toolAnswerBytes,
+        long keptOutBytes) {
 
     /**
      * @param uncacheable runs and calls not stored, by reason ({@link Counter#uncacheableReason()}), every reason present
      * @param countingSince when the counters started (the store's creation or its last zeroing); null if unknown
+     * @param agents by agent (see {@link Agents}): at most {@link StoreCounters#MAX_AGENTS}
+     *     names and {@link Agents#OTHER}
+     * @param toolAnswerBytes bytes of tool answers code consumed in runs that ran (hits call no tools)
+     * @param keptOutBytes bytes code mode kept out of agents' contexts, hits included (see {@link KeptOut})
      */
     public CacheStats {
         tools = tools == null ? Map.of() : Collections.unmodifiableMap(new TreeMap<>(tools));
+        agents = agents == null ? Map.of() : Collections.unmodifiableMap(new TreeMap<>(agents));
         uncacheable = uncacheable == null ? Map.of() : Collections.unmodifiableMap(new TreeMap<>(uncacheable));
     }
 
@@ -46,14 +55,16 @@ public record CacheStats(
      */
     public static CacheStats of(CacheStore store) {
         StoreCounters counters = store.counters();
-        return from(counters.totals(), counters.perTool(), store.size(), store.estimatedBytes(),
+        return from(counters.totals(), counters.perTool(), counters.perAgent(), store.size(), store.estimatedBytes(),
                 counters.countingSince().orElse(null));
     }
 
     static CacheStats from(Map<Counter, Long> counters, Map<String, Map<Counter, Long>> toolCounters,
-            long entries, long estimatedBytes, Instant countingSince) {
+            Map<String, Map<Counter, Long>> agentCounters, long entries, long estimatedBytes, Instant countingSince) {
         Map<String, ToolStats> tools = new TreeMap<>();
         toolCounters.forEach((tool, counted) -> tools.put(tool, ToolStats.from(counted)));
+        Map<String, ToolStats> agents = new TreeMap<>();
+        agentCounters.forEach((agent, counted) -> agents.put(agent, ToolStats.from(counted)));
         return new CacheStats(
                 counters.getOrDefault(Counter.HITS, 0L),
                 counters.getOrDefault(Counter.MISSES, 0L),
@@ -70,7 +81,15 @@ public record CacheStats(
                 counters.getOrDefault(Counter.FAILED, 0L),
                 counters.getOrDefault(Counter.BYPASSED, 0L),
                 uncacheable(counters),
-                countingSince);
+                countingSince,
+                agents,
+                counters.getOrDefault(Counter.TOOL_ANSWER_BYTES, 0L),
+                counters.getOrDefault(Counter.KEPT_OUT_BYTES, 0L));
+    }
+
+    /** {@link #keptOutBytes} as tokens, estimated by {@link KeptOut#estimatedTokens(long)} (bytes / 4). */
+    public long keptOutTokens() {
+        return KeptOut.estimatedTokens(keptOutBytes);
     }
 
     static Map<String, Long> uncacheable(Map<Counter, Long> counters) {

@@ -14,6 +14,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -103,7 +104,7 @@ public final class CachedExecutor {
         Ran ran = outcome.result();
         String notStoredBecause = ran.notStoredBecause() != null ? ran.notStoredBecause() : execution.staleBecause();
         return new ExecutionOutcome(ran.result(), outcome.status(), key.get(), outcome.saved(), ran.calls(),
-                notStoredBecause);
+                notStoredBecause, ran.keptOut());
     }
 
     /**
@@ -116,15 +117,52 @@ public final class CachedExecutor {
 
     /** Runs without looking up or storing; counts the run as {@code why} (the store is neither read nor written else). */
     private ExecutionOutcome bypass(ExecutionRequest request, CodeTools tools, Counter why) {
-        RunTools runTools = new RunTools(tools, request.limits());
-        ExecutionResult result;
+        RunTools runTools = new RunTools(tools, request.limits(), request.agent());
+        ExecutionResult result = null;
+        KeptOut keptOut = KeptOut.NONE;
         try {
             result = sandbox.execute(request, runTools);
         } finally {
             runTools.end();
-            store.count(null, Map.of(why, 1L));
+            runTools.countAnswerBytes();
+            Map<Counter, Long> counts = new EnumMap<>(Counter.class);
+            counts.put(why, 1L);
+            if (result != null) {
+                keptOut = runTools.keptOut(result);
+                addKeptOut(keptOut, counts);
+            }
+            store.count(null, request.agent(), counts);
         }
-        return new ExecutionOutcome(result, CacheStatus.BYPASS, null, Duration.ZERO, runTools.calls(), null);
+        return new ExecutionOutcome(result, CacheStatus.BYPASS, null, Duration.ZERO, runTools.calls(), null, keptOut);
+    }
+
+    private static void addKeptOut(KeptOut keptOut, Map<Counter, Long> counts) {
+        if (keptOut.bytes() > 0) {
+            counts.put(Counter.KEPT_OUT_BYTES, keptOut.bytes());
+        }
+    }
+
+    /** The bytes a run returned to the agent: its result's JSON and its console output (UTF-8). */
+    private static long resultBytes(ExecutionResult result) {
+        return utf8Length(result.value() == null ? "" : result.value()) + utf8Length(result.console());
+    }
+
+    private static long utf8Length(String text) {
+        long bytes = 0;
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c < 0x80) {
+                bytes++;
+            } else if (c < 0x800) {
+                bytes += 2;
+            } else if (Character.isHighSurrogate(c) && i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1))) {
+                bytes += 4;
+                i++;
+            } else {
+                bytes += 3;
+            }
+        }
+        return bytes;
     }
 
     /**
@@ -186,8 +224,8 @@ public final class CachedExecutor {
     }
 
     public CacheStats stats() {
-        return CacheStats.from(store.counters(), store.toolCounters(), store.size(), store.estimatedBytes(),
-                store.countingSince().orElse(null));
+        return CacheStats.from(store.counters(), store.toolCounters(), store.agentCounters(), store.size(),
+                store.estimatedBytes(), store.countingSince().orElse(null));
     }
 
     public CachePolicy policy() {
@@ -251,7 +289,7 @@ public final class CachedExecutor {
      * the earliest of the cached tool answers it used expires (null for none).
      */
     private record Ran(ExecutionResult result, List<ToolCallRecord> calls, String notStoredBecause,
-            Counter notStoredCounter, Map<String, String> dependsOn, Instant answersExpireAt) {
+            Counter notStoredCounter, Map<String, String> dependsOn, Instant answersExpireAt, KeptOut keptOut) {
     }
 
     /**
@@ -261,7 +299,10 @@ public final class CachedExecutor {
     private final class RunTools implements CodeTools {
         private final CodeTools tools;
         private final Limits limits;
+        private final String agent;
         private final List<ToolCallRecord> calls = new ArrayList<>();
+        /** Bytes of the answers the code got, by tool: only of calls that reached a tool. */
+        private final Map<String, Long> answerBytes = new TreeMap<>();
         private final Map<String, String> called = new TreeMap<>();
         /** The write generation of each server the run's answers read, as noted before the first call to it. */
         private final Map<String, Long> writesSeen = new TreeMap<>();
@@ -277,9 +318,10 @@ public final class CachedExecutor {
         private long inFlightSince;
         private boolean ended;
 
-        RunTools(CodeTools tools, Limits limits) {
+        RunTools(CodeTools tools, Limits limits, String agent) {
             this.tools = tools;
             this.limits = limits;
+            this.agent = agent;
         }
 
         @Override
@@ -317,7 +359,7 @@ public final class CachedExecutor {
             }
             CodeToolCall call;
             try {
-                call = tools.call(server, tool, argumentsJson);
+                call = tools.call(server, tool, argumentsJson, agent);
             } catch (CancellationException e) {
                 boolean reached = !(e instanceof ToolCallCancelledException cancelled) || cancelled.reachedTool();
                 synchronized (this) {
@@ -354,6 +396,9 @@ public final class CachedExecutor {
                     }
                 }
                 bytes += call.bytes();
+                if (call.version() != null) {
+                    answerBytes.merge(call.tool(), call.bytes(), Long::sum);
+                }
                 if (bytes > limits.maxToolBytes()) {
                     String problem = "the run's tool calls returned more than its limit of " + limits.maxToolBytes()
                             + " bytes";
@@ -392,6 +437,27 @@ public final class CachedExecutor {
                 notStoredBecause = reason;
                 notStoredCounter = counter;
             }
+        }
+
+        /**
+         * Counts, for each tool the run called, the bytes of its answers the code consumed: one
+         * count per tool, after the run, rather than one per call.
+         */
+        void countAnswerBytes() {
+            Map<String, Long> byTool;
+            synchronized (this) {
+                byTool = new TreeMap<>(answerBytes);
+            }
+            byTool.forEach((tool, answered) -> store.count(tool, agent, Map.of(Counter.TOOL_ANSWER_BYTES, answered)));
+        }
+
+        /** What the run kept out of the agent's context: nothing unless it succeeded and consumed tool answers. */
+        synchronized KeptOut keptOut(ExecutionResult result) {
+            long consumed = answerBytes.values().stream().mapToLong(Long::longValue).sum();
+            if (!result.isSuccess() || consumed == 0) {
+                return KeptOut.NONE;
+            }
+            return new KeptOut(consumed, resultBytes(result), answerBytes);
         }
 
         synchronized Counter notStoredCounter() {
@@ -455,18 +521,25 @@ public final class CachedExecutor {
 
         @Override public String key() { return key; }
         @Override public String tool() { return null; }
+        @Override public String agent() { return request.agent(); }
+
+        @Override
+        public void addCounts(Ran ran, Map<Counter, Long> counts) {
+            addKeptOut(ran.keptOut(), counts);
+        }
         @Override public Duration maxHold() { return request.limits().timeout().plus(FLIGHT_MARGIN); }
         @Override public GroupBound bound() { return null; }
 
         @Override
         public Ran run() {
-            RunTools runTools = new RunTools(tools, request.limits());
+            RunTools runTools = new RunTools(tools, request.limits(), request.agent());
             ranWith = runTools;
             ExecutionResult result;
             try {
                 result = sandbox.execute(request, runTools);
             } finally {
                 runTools.end();
+                runTools.countAnswerBytes();
             }
             String notStored = runTools.notStoredBecause();
             Counter notStoredCounter = runTools.notStoredCounter();
@@ -483,7 +556,8 @@ public final class CachedExecutor {
             }
             Map<String, String> dependsOn = new TreeMap<>(versions);
             dependsOn.putAll(runTools.called());
-            return new Ran(result, runTools.calls(), notStored, notStoredCounter, dependsOn, answersExpireAt);
+            return new Ran(result, runTools.calls(), notStored, notStoredCounter, dependsOn, answersExpireAt,
+                    runTools.keptOut(result));
         }
 
         /** The sandbox's own execution time is what a hit saves, not the time spent around it. */
@@ -504,15 +578,22 @@ public final class CachedExecutor {
             if (!expiresAt.isAfter(now)) {
                 return Optional.empty();
             }
+            Map<String, String> dependencies = CacheEntry.dependencies(ran.dependsOn(), result.nondeterminism());
+            if (ran.keptOut().toolAnswerBytes() > 0) {
+                dependencies = new TreeMap<>(dependencies);
+                dependencies.put(CacheEntry.TOOL_ANSWER_BYTES, Long.toString(ran.keptOut().toolAnswerBytes()));
+            }
             return Optional.of(new CacheEntry(key, result.value(), result.console(), result.executionTime(),
-                    CacheEntry.dependencies(ran.dependsOn(), result.nondeterminism()), now, expiresAt, 0,
-                    request.labelOrFirstLine()));
+                    dependencies, now, expiresAt, 0, request.labelOrFirstLine()));
         }
 
         @Override
         public Ran fromEntry(CacheEntry entry) {
-            return new Ran(ExecutionResult.success(entry.value(), entry.console(), entry.executionTime())
-                    .withNondeterminism(entry.nondeterminism()), List.of(), null, null, entry.dependsOnTools(), null);
+            ExecutionResult result = ExecutionResult.success(entry.value(), entry.console(), entry.executionTime())
+                    .withNondeterminism(entry.nondeterminism());
+            KeptOut keptOut = entry.toolAnswerBytes() == 0 ? KeptOut.NONE
+                    : new KeptOut(entry.toolAnswerBytes(), resultBytes(result), Map.of());
+            return new Ran(result, List.of(), null, null, entry.dependsOnTools(), null, keptOut);
         }
 
         /** A failed run is counted as failed whatever else kept it from being stored. */

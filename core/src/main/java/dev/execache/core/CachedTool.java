@@ -97,7 +97,7 @@ public final class CachedTool {
 
     /** As {@link #call}, and says how the answer came: hit, miss, shared, or bypass for a tool that is not cached. */
     public ToolCallOutcome callWithStatus(String tool, Map<String, ?> args) {
-        return store.oneCall(() -> callOnce(tool, args, null, null));
+        return store.oneCall(() -> callOnce(tool, args, null, null, null));
     }
 
     /**
@@ -109,7 +109,7 @@ public final class CachedTool {
      */
     public ToolCallOutcome callWithStatus(String tool, Map<String, ?> args, String server) {
         Objects.requireNonNull(server, "server must not be null");
-        return store.oneCall(() -> callOnce(tool, args, server, null));
+        return callWithStatus(tool, args, server, null, null);
     }
 
     /**
@@ -118,7 +118,22 @@ public final class CachedTool {
      */
     public ToolCallOutcome callWithStatus(String tool, Map<String, ?> args, String server, long seen) {
         Objects.requireNonNull(server, "server must not be null");
-        return store.oneCall(() -> callOnce(tool, args, server, seen));
+        return callWithStatus(tool, args, server, seen, null);
+    }
+
+    /**
+     * The general form of the calls above, counted also for {@code agent} (see {@link Agents}).
+     *
+     * @param server the server whose writes are counted, or null when they are not
+     * @param seen its write generation as the caller noted it, or null to have it noted on a miss
+     * @param agent who asked; null: counted in total and for the tool only
+     */
+    public ToolCallOutcome callWithStatus(String tool, Map<String, ?> args, String server, Long seen, String agent) {
+        if (seen != null) {
+            Objects.requireNonNull(server, "server must not be null when its generation is given");
+        }
+        String agentName = Agents.name(agent);
+        return store.oneCall(() -> callOnce(tool, args, server, seen, agentName));
     }
 
     /** The write generation of {@code server} now, or empty if the store cannot say (then nothing that read it is stored). */
@@ -136,14 +151,15 @@ public final class CachedTool {
         return store.advanceWriteGeneration(server);
     }
 
-    private ToolCallOutcome callOnce(String tool, Map<String, ?> args, String server, Long seen) {
+    private ToolCallOutcome callOnce(String tool, Map<String, ?> args, String server, Long seen, String agent) {
         Optional<ToolCacheRule> rule = ruleFor(tool);
         Map<String, Object> arguments = args == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(args));
         if (rule.isEmpty()) {
-            return callUncached(tool, arguments, isMutating(tool));
+            return callUncachedOnce(tool, arguments, isMutating(tool), agent);
         }
         String key = keyOf(tool, arguments);
-        PolicyLoop.Outcome<ToolResult> outcome = loop.serve(new Call(tool, arguments, key, rule.get(), server, seen));
+        PolicyLoop.Outcome<ToolResult> outcome = loop.serve(new Call(tool, arguments, key, rule.get(), server, seen,
+                agent));
         switch (outcome.status()) {
             case HIT -> listeners.forEach(listener -> listener.onHit(tool, key));
             case SHARED -> listeners.forEach(listener -> listener.onShared(tool, key));
@@ -161,15 +177,21 @@ public final class CachedTool {
      * bypassed (a rule turned it off).
      */
     public ToolCallOutcome callUncached(String tool, Map<String, ?> args, boolean mayChange) {
-        return store.oneCall(() -> callUncachedOnce(tool, args, mayChange));
+        return callUncached(tool, args, mayChange, null);
     }
 
-    private ToolCallOutcome callUncachedOnce(String tool, Map<String, ?> args, boolean mayChange) {
+    /** As {@link #callUncached(String, Map, boolean)}, counted also for {@code agent} (null: for none). */
+    public ToolCallOutcome callUncached(String tool, Map<String, ?> args, boolean mayChange, String agent) {
+        String agentName = Agents.name(agent);
+        return store.oneCall(() -> callUncachedOnce(tool, args, mayChange, agentName));
+    }
+
+    private ToolCallOutcome callUncachedOnce(String tool, Map<String, ?> args, boolean mayChange, String agent) {
         Map<String, Object> arguments = args == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(args));
         try {
             return new ToolCallOutcome(invoker.invoke(tool, arguments), CacheStatus.BYPASS);
         } finally {
-            store.count(tool, Map.of(mayChange ? Counter.UNCACHEABLE_MUTATING_TOOL : Counter.BYPASSED, 1L));
+            store.count(tool, agent, Map.of(mayChange ? Counter.UNCACHEABLE_MUTATING_TOOL : Counter.BYPASSED, 1L));
         }
     }
 
@@ -277,15 +299,20 @@ public final class CachedTool {
         /** The server whose writes make the answer stale, or null; and its generation as noted before the call. */
         private final String server;
         private volatile Long seen;
+        private final String agent;
 
-        Call(String tool, Map<String, Object> arguments, String key, ToolCacheRule rule, String server, Long seen) {
+        Call(String tool, Map<String, Object> arguments, String key, ToolCacheRule rule, String server, Long seen,
+                String agent) {
             this.tool = tool;
             this.arguments = arguments;
             this.key = key;
             this.rule = rule;
             this.server = server;
             this.seen = seen;
+            this.agent = agent;
         }
+
+        @Override public String agent() { return agent; }
 
         @Override
         public Optional<Map<String, Long>> writesSeen() {

@@ -13,18 +13,26 @@ import java.util.Objects;
  * @param saved latency saved by not running (zero unless a hit or shared)
  * @param toolCalls the tool calls the run made, in order (none for a hit: nothing ran)
  * @param notStoredBecause why a successful run was not stored, or null
+ * @param keptOut what the run kept out of the agent's context ({@link KeptOut#NONE} for a run that
+ *     called no tools or failed); a hit or shared result gives the figures of the run it came from
  */
 public record ExecutionOutcome(ExecutionResult result, CacheStatus status, String key, Duration saved,
-        List<ToolCallRecord> toolCalls, String notStoredBecause) {
+        List<ToolCallRecord> toolCalls, String notStoredBecause, KeptOut keptOut) {
     public ExecutionOutcome {
         Objects.requireNonNull(result, "result must not be null");
         Objects.requireNonNull(status, "status must not be null");
         Objects.requireNonNull(saved, "saved must not be null");
         toolCalls = toolCalls == null ? List.of() : List.copyOf(toolCalls);
+        keptOut = keptOut == null ? KeptOut.NONE : keptOut;
+    }
+
+    public ExecutionOutcome(ExecutionResult result, CacheStatus status, String key, Duration saved,
+            List<ToolCallRecord> toolCalls, String notStoredBecause) {
+        this(result, status, key, saved, toolCalls, notStoredBecause, KeptOut.NONE);
     }
 
     public ExecutionOutcome(ExecutionResult result, CacheStatus status, String key, Duration saved) {
-        this(result, status, key, saved, List.of(), null);
+        this(result, status, key, saved, List.of(), null, KeptOut.NONE);
     }
 
     public boolean isHit() {

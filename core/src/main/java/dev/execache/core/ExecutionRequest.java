@@ -15,8 +15,11 @@ import java.util.TreeSet;
  * @param limits what the run may use
  * @param label what a person recognises the run by (a file name, the code's first line); stored with
  *     its result, never part of the key; empty when not given
+ * @param agent who asked (see {@link Agents}), made plain by {@link Agents#name}; its counters count
+ *     the run (and the tool calls its code makes). Null: counted in total only. Never part of the key
  */
-public record ExecutionRequest(String code, Object context, Set<String> tools, Limits limits, String label) {
+public record ExecutionRequest(String code, Object context, Set<String> tools, Limits limits, String label,
+        String agent) {
 
     public ExecutionRequest {
         Objects.requireNonNull(code, "code must not be null");
@@ -29,10 +32,15 @@ public record ExecutionRequest(String code, Object context, Set<String> tools, L
         }
         Objects.requireNonNull(limits, "limits must not be null");
         label = CacheEntry.label(label);
+        agent = Agents.name(agent);
+    }
+
+    public ExecutionRequest(String code, Object context, Set<String> tools, Limits limits, String label) {
+        this(code, context, tools, limits, label, null);
     }
 
     public ExecutionRequest(String code, Object context, Set<String> tools, Limits limits) {
-        this(code, context, tools, limits, "");
+        this(code, context, tools, limits, "", null);
     }
 
     public static ExecutionRequest of(String code, Object context) {
@@ -45,15 +53,19 @@ public record ExecutionRequest(String code, Object context, Set<String> tools, L
     }
 
     public ExecutionRequest withTools(Set<String> newTools) {
-        return new ExecutionRequest(code, context, newTools, limits, label);
+        return new ExecutionRequest(code, context, newTools, limits, label, agent);
     }
 
     public ExecutionRequest withLimits(Limits newLimits) {
-        return new ExecutionRequest(code, context, tools, newLimits, label);
+        return new ExecutionRequest(code, context, tools, newLimits, label, agent);
     }
 
     public ExecutionRequest withLabel(String newLabel) {
-        return new ExecutionRequest(code, context, tools, limits, newLabel);
+        return new ExecutionRequest(code, context, tools, limits, newLabel, agent);
+    }
+
+    public ExecutionRequest withAgent(String newAgent) {
+        return new ExecutionRequest(code, context, tools, limits, label, newAgent);
     }
 
     /** The label a person would give this code when no one gave one: its first non-blank line. */

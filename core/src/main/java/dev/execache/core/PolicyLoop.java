@@ -38,6 +38,15 @@ final class PolicyLoop {
         /** The tool whose own counters also count this call; null for code executions. */
         String tool();
 
+        /** The agent whose counters also count this call; null for none. */
+        default String agent() {
+            return null;
+        }
+
+        /** Adds what else a served {@code result} counts (hit, shared or run) to {@code counts}. */
+        default void addCounts(R result, Map<Counter, Long> counts) {
+        }
+
         /** How long a fleet-wide flight may be held before it lapses. */
         Duration maxHold();
 
@@ -212,7 +221,7 @@ final class PolicyLoop {
             try {
                 result = call.run();
             } catch (RuntimeException | Error e) {
-                store.count(call.tool(), Map.of(Counter.MISSES, 1L, Counter.FAILED, 1L));
+                store.count(call.tool(), call.agent(), Map.of(Counter.MISSES, 1L, Counter.FAILED, 1L));
                 throw e;
             }
             Duration took = Duration.ofNanos(ticker.read() - runStart);
@@ -237,7 +246,8 @@ final class PolicyLoop {
             if (notStored != null) {
                 counts.put(notStored, 1L);
             }
-            boolean counted = store.count(call.tool(), counts);
+            call.addCounts(result, counts);
+            boolean counted = store.count(call.tool(), call.agent(), counts);
             // judged after this call's own store operations: one that succeeded ends the outage of its kind
             CacheStatus status = store.isDown() || !counted || evicted.isEmpty() ? CacheStatus.STORE_ERROR : CacheStatus.MISS;
             Instant expiresAt = entry.isPresent() && evicted.isPresent() ? entry.get().expiresAt() : null;
@@ -262,8 +272,10 @@ final class PolicyLoop {
         Map<Counter, Long> counted = new EnumMap<>(Counter.class);
         counted.put(Counter.HITS, 1L);
         counted.put(Counter.SAVED_NANOS, saved.toNanos());
-        store.count(call.tool(), counted);
-        return new Outcome<>(call.fromEntry(entry), CacheStatus.HIT, saved, List.of(), entry.expiresAt());
+        R result = call.fromEntry(entry);
+        call.addCounts(result, counted);
+        store.count(call.tool(), call.agent(), counted);
+        return new Outcome<>(result, CacheStatus.HIT, saved, List.of(), entry.expiresAt());
     }
 
     /**
@@ -306,10 +318,14 @@ final class PolicyLoop {
             Map<Counter, Long> counted = new EnumMap<>(Counter.class);
             counted.put(Counter.HITS, 1L);
             counted.put(Counter.SAVED_NANOS, saved.toNanos());
-            store.count(call.tool(), counted);
+            call.addCounts(leader.result(), counted);
+            store.count(call.tool(), call.agent(), counted);
             return new Outcome<>(leader.result(), CacheStatus.HIT, saved, List.of(), leader.expiresAt());
         }
-        store.count(call.tool(), Map.of(Counter.SHARED, 1L));
+        Map<Counter, Long> shared = new EnumMap<>(Counter.class);
+        shared.put(Counter.SHARED, 1L);
+        call.addCounts(leader.result(), shared);
+        store.count(call.tool(), call.agent(), shared);
         return new Outcome<>(leader.result(), CacheStatus.SHARED, Duration.ZERO, List.of(), leader.expiresAt());
     }
 }

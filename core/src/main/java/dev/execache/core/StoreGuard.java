@@ -5,6 +5,7 @@ import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.FlightLease;
 import dev.execache.core.spi.GroupBound;
+import dev.execache.core.spi.StoreCounters;
 import dev.execache.core.spi.WriteGenerations;
 import java.lang.System.Logger.Level;
 import java.net.ConnectException;
@@ -14,6 +15,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Collections;
 import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -24,6 +26,7 @@ import java.util.TreeMap;
 import java.util.WeakHashMap;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -142,16 +145,25 @@ final class StoreGuard {
      * @return whether the store took them
      */
     boolean count(String tool, Map<Counter, Long> deltas) {
+        return count(tool, null, deltas);
+    }
+
+    /** As {@link #count(String, Map)}, also for {@code agent} unless it is null. */
+    boolean count(String tool, String agent, Map<Counter, Long> deltas) {
         boolean counted = call(Op.COUNT, "count", () -> {
-            store.counters().increment(tool, deltas);
+            store.counters().increment(tool, agent, deltas);
             return true;
         }, false);
         if (counted) {
             outage.writeUnwritten(store);
         } else {
-            outage.keepUnwritten(tool, deltas);
+            outage.keepUnwritten(new Counted(tool, agent), deltas);
         }
         return counted;
+    }
+
+    /** Whose counters a count goes to, besides the totals: a tool's, an agent's, both or neither. */
+    private record Counted(String tool, String agent) {
     }
 
     boolean remove(String key) {
@@ -221,7 +233,7 @@ final class StoreGuard {
         for (Counter counter : Counter.values()) {
             merged.put(counter, counters.getOrDefault(counter, 0L));
         }
-        outage.unwritten(null).forEach((counter, delta) -> merged.merge(counter, delta, Long::sum));
+        outage.unwritten().forEach((counter, delta) -> merged.merge(counter, delta, Long::sum));
         merged.merge(Counter.STORE_ERRORS, outage.failedOperations.get(), Long::sum);
         return merged;
     }
@@ -234,11 +246,23 @@ final class StoreGuard {
         Map<String, Map<Counter, Long>> byTool = new TreeMap<>();
         call(Op.READ, "read counters", () -> store.counters().perTool(), Map.<String, Map<Counter, Long>>of())
                 .forEach((tool, counted) -> byTool.put(tool, new EnumMap<>(counted)));
-        for (String tool : outage.toolsWithUnwritten()) {
+        outage.unwrittenBy(Counted::tool).forEach((tool, deltas) -> {
             Map<Counter, Long> counted = byTool.computeIfAbsent(tool, ignored -> zeros());
-            outage.unwritten(tool).forEach((counter, delta) -> counted.merge(counter, delta, Long::sum));
-        }
+            deltas.forEach((counter, delta) -> counted.merge(counter, delta, Long::sum));
+        });
         return byTool;
+    }
+
+    /** The counters of each agent, with the counts the store has not taken yet. */
+    Map<String, Map<Counter, Long>> agentCounters() {
+        Map<String, Map<Counter, Long>> byAgent = new TreeMap<>();
+        call(Op.READ, "read counters", () -> store.counters().perAgent(), Map.<String, Map<Counter, Long>>of())
+                .forEach((agent, counted) -> byAgent.put(agent, new EnumMap<>(counted)));
+        outage.unwrittenBy(Counted::agent).forEach((agent, deltas) -> {
+            Map<Counter, Long> counted = byAgent.computeIfAbsent(agent, ignored -> zeros());
+            deltas.forEach((counter, delta) -> counted.merge(counter, delta, Long::sum));
+        });
+        return byAgent;
     }
 
     private static Map<Counter, Long> zeros() {
@@ -306,8 +330,10 @@ final class StoreGuard {
         final AtomicLong failedOperations = new AtomicLong();
         /** Calls of the policy that met a failure in this outage. */
         final AtomicLong failedCalls = new AtomicLong();
-        /** Counts the store refused, by tool ({@code ""} for the totals only). */
-        private final Map<String, Map<Counter, Long>> unwritten = new TreeMap<>();
+        /** Counts the store refused, by whose counters they also go to. */
+        private final Map<Counted, Map<Counter, Long>> unwritten = new HashMap<>();
+        /** The agents among {@link #unwritten}: at most {@link StoreCounters#MAX_AGENTS}, the rest as other. */
+        private final Set<String> unwrittenAgents = new HashSet<>();
         /** Whether {@link #unwritten} holds anything: read without the lock on every count. */
         private volatile boolean anyUnwritten;
 
@@ -364,9 +390,16 @@ final class StoreGuard {
             writeUnwritten(store);
         }
 
-        synchronized void keepUnwritten(String tool, Map<Counter, Long> deltas) {
+        synchronized void keepUnwritten(Counted counted, Map<Counter, Long> deltas) {
             anyUnwritten = true;
-            deltas.forEach((counter, delta) -> unwritten.computeIfAbsent(tool == null ? "" : tool,
+            // an outage must not let a client that invents names grow memory either
+            boolean pastCap = counted.agent() != null && !unwrittenAgents.contains(counted.agent())
+                    && unwrittenAgents.size() >= StoreCounters.MAX_AGENTS;
+            Counted kept = pastCap ? new Counted(counted.tool(), StoreCounters.OTHER_AGENT) : counted;
+            if (kept.agent() != null) {
+                unwrittenAgents.add(kept.agent());
+            }
+            deltas.forEach((counter, delta) -> unwritten.computeIfAbsent(kept,
                     ignored -> new EnumMap<>(Counter.class)).merge(counter, delta, Long::sum));
         }
 
@@ -375,36 +408,40 @@ final class StoreGuard {
             if (!anyUnwritten) {
                 return;
             }
-            Map<String, Map<Counter, Long>> pending;
+            Map<Counted, Map<Counter, Long>> pending;
             synchronized (this) {
-                pending = new TreeMap<>(unwritten);
+                pending = new HashMap<>(unwritten);
                 unwritten.clear();
+                unwrittenAgents.clear();
                 anyUnwritten = false;
             }
-            pending.forEach((tool, deltas) -> {
+            pending.forEach((counted, deltas) -> {
                 try {
-                    store.counters().increment(tool.isEmpty() ? null : tool, deltas);
+                    store.counters().increment(counted.tool(), counted.agent(), deltas);
                 } catch (RuntimeException e) {
-                    keepUnwritten(tool, deltas);
+                    keepUnwritten(counted, deltas);
                 }
             });
         }
 
-        /** The counts not written yet: in total ({@code tool} null) or of one tool. */
-        synchronized Map<Counter, Long> unwritten(String tool) {
+        /** The counts not written yet, in total. */
+        synchronized Map<Counter, Long> unwritten() {
             Map<Counter, Long> total = new EnumMap<>(Counter.class);
-            if (tool != null) {
-                total.putAll(unwritten.getOrDefault(tool, Map.of()));
-                return total;
-            }
             unwritten.values().forEach(deltas -> deltas.forEach((counter, delta) -> total.merge(counter, delta, Long::sum)));
             return total;
         }
 
-        synchronized Set<String> toolsWithUnwritten() {
-            Set<String> tools = new HashSet<>(unwritten.keySet());
-            tools.remove("");
-            return tools;
+        /** The counts not written yet, by tool or by agent ({@code whose}), leaving out those of none. */
+        synchronized Map<String, Map<Counter, Long>> unwrittenBy(Function<Counted, String> whose) {
+            Map<String, Map<Counter, Long>> by = new TreeMap<>();
+            unwritten.forEach((counted, deltas) -> {
+                String name = whose.apply(counted);
+                if (name != null) {
+                    Map<Counter, Long> sum = by.computeIfAbsent(name, ignored -> new EnumMap<>(Counter.class));
+                    deltas.forEach((counter, delta) -> sum.merge(counter, delta, Long::sum));
+                }
+            });
+            return by;
         }
     }
 }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.Counter;
+import dev.execache.core.spi.StoreCounters;
 import dev.execache.core.spi.GroupBound;
 import dev.execache.core.spi.WriteGenerations;
 import java.time.Duration;
@@ -496,10 +497,10 @@ public abstract class CacheStoreContract {
     }
 
     @Test
-    void everyCounterIsKeptInTotalAndPerTool() {
+    void everyCounterIsKeptInTotalPerToolAndPerAgent() {
         long delta = 1;
         for (Counter counter : Counter.values()) {
-            store.counters().increment("read", Map.of(counter, delta));
+            store.counters().increment("read", "claude-code", Map.of(counter, delta));
             store.counters().increment(null, Map.of(counter, 100L));
             delta++;
         }
@@ -508,15 +509,66 @@ public abstract class CacheStoreContract {
         for (Counter counter : Counter.values()) {
             assertThat(store.counters().totals().get(counter)).as(counter.name()).isEqualTo(delta + 100);
             assertThat(store.counters().perTool().get("read").get(counter)).as("read " + counter.name()).isEqualTo(delta);
+            assertThat(store.counters().perAgent().get("claude-code").get(counter)).as("claude-code " + counter.name())
+                    .isEqualTo(delta);
             delta++;
         }
+    }
+
+    @Test
+    void anAgentsCountersAddToItsOwnToItsToolsAndToTheTotals() {
+        assertThat(store.counters().perAgent()).isEmpty();
+
+        store.counters().increment("read", "claude-code", Map.of(Counter.HITS, 1L, Counter.KEPT_OUT_BYTES, 400L));
+        store.counters().increment(null, "claude-code", Map.of(Counter.MISSES, 1L));
+        store.counters().increment("read", "ci-bot", Map.of(Counter.MISSES, 2L));
+        store.counters().increment("read", null, Map.of(Counter.HITS, 4L));
+
+        assertThat(store.counters().totals()).containsEntry(Counter.HITS, 5L).containsEntry(Counter.MISSES, 3L)
+                .containsEntry(Counter.KEPT_OUT_BYTES, 400L);
+        assertThat(store.counters().perTool().get("read")).containsEntry(Counter.HITS, 5L).containsEntry(Counter.MISSES, 2L);
+        assertThat(store.counters().perAgent()).containsOnlyKeys("ci-bot", "claude-code");
+        assertThat(store.counters().perAgent().get("claude-code")).containsEntry(Counter.HITS, 1L)
+                .containsEntry(Counter.MISSES, 1L).containsEntry(Counter.KEPT_OUT_BYTES, 400L);
+        assertThat(store.counters().perAgent().get("ci-bot")).containsEntry(Counter.MISSES, 2L)
+                .containsEntry(Counter.HITS, 0L);
+    }
+
+    @Test
+    void agentsPastTheCapAreCountedAsOtherAndThoseCountedBeforeKeepTheirOwn() {
+        for (int i = 0; i < StoreCounters.MAX_AGENTS; i++) {
+            store.counters().increment(null, "agent-" + i, Map.of(Counter.HITS, 1L));
+        }
+
+        store.counters().increment(null, "latecomer", Map.of(Counter.HITS, 1L));
+        store.counters().increment("read", "another-latecomer", Map.of(Counter.MISSES, 2L));
+        store.counters().increment(null, "agent-7", Map.of(Counter.HITS, 1L));
+
+        Map<String, Map<Counter, Long>> perAgent = store.counters().perAgent();
+        assertThat(perAgent).hasSize(StoreCounters.MAX_AGENTS + 1).containsKey(StoreCounters.OTHER_AGENT)
+                .doesNotContainKeys("latecomer", "another-latecomer");
+        assertThat(perAgent.get(StoreCounters.OTHER_AGENT)).containsEntry(Counter.HITS, 1L).containsEntry(Counter.MISSES, 2L);
+        assertThat(perAgent.get("agent-7")).containsEntry(Counter.HITS, 2L);
+        assertThat(store.counters().totals()).containsEntry(Counter.HITS, StoreCounters.MAX_AGENTS + 2L);
+    }
+
+    @Test
+    void zeroingForgetsTheAgentsSoNewOnesAreCountedByName() {
+        for (int i = 0; i < StoreCounters.MAX_AGENTS; i++) {
+            store.counters().increment(null, "agent-" + i, Map.of(Counter.HITS, 1L));
+        }
+
+        store.counters().zero();
+        store.counters().increment(null, "newcomer", Map.of(Counter.HITS, 1L));
+
+        assertThat(store.counters().perAgent()).containsOnlyKeys("newcomer");
     }
 
     @Test
     void zeroingSetsEveryCounterToZeroKeepsEntriesAndVersionsAndSaysSinceWhen() {
         store.put(entry("v1:a"));
         store.recordVersions(CacheStore.DEFAULT_SCOPE, Map.of("github", "v1"));
-        store.counters().increment("read", Map.of(Counter.HITS, 3L, Counter.FAILED, 1L));
+        store.counters().increment("read", "claude-code", Map.of(Counter.HITS, 3L, Counter.FAILED, 1L));
         store.counters().increment(null, Map.of(Counter.UNCACHEABLE_NONDETERMINISTIC, 2L));
         clock.advance(Duration.ofMinutes(3));
         Instant zeroedAt = clock.instant();
@@ -527,6 +579,7 @@ public abstract class CacheStoreContract {
             assertThat(store.counters().totals().get(counter)).as(counter.name()).isZero();
         }
         assertThat(store.counters().perTool()).isEmpty();
+        assertThat(store.counters().perAgent()).isEmpty();
         assertThat(store.counters().countingSince()).hasValueSatisfying(since ->
                 assertThat(since.toEpochMilli()).isEqualTo(zeroedAt.toEpochMilli()));
         assertThat(store.peek("v1:a")).isPresent();

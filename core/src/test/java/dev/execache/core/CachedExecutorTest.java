@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.Sandbox;
+import dev.execache.core.spi.StoreCounters;
 import java.lang.Thread.State;
 import java.net.ConnectException;
 import java.nio.file.Files;
@@ -404,6 +405,25 @@ class CachedExecutorTest {
         executor.execute(request("c"));
         assertThat(executor.execute(request("c")).status()).isEqualTo(CacheStatus.HIT);
         assertThat(executor.stats().storeErrors()).as("errors of the outage reach the store's counter").isPositive();
+    }
+
+    @Test
+    void countsRefusedInAnOutageKeepAtMostTheCapOfAgentsAndReachTheStoreWhenItIsBack() {
+        store.fail(true);
+        for (int i = 0; i <= StoreCounters.MAX_AGENTS; i++) {
+            executor.execute(request("a").withAgent("agent-" + i));
+        }
+
+        assertThat(executor.stats().agents()).hasSize(StoreCounters.MAX_AGENTS + 1)
+                .containsKey(StoreCounters.OTHER_AGENT).doesNotContainKey("agent-" + StoreCounters.MAX_AGENTS);
+
+        store.fail(false);
+        executor.execute(request("b").withAgent("agent-0"));
+
+        Map<String, ToolStats> agents = executor.stats().agents();
+        assertThat(agents).hasSize(StoreCounters.MAX_AGENTS + 1);
+        assertThat(agents.get("agent-0").misses()).isEqualTo(2);
+        assertThat(agents.get(StoreCounters.OTHER_AGENT).misses()).isEqualTo(1);
     }
 
     @Test

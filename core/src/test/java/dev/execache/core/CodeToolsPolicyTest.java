@@ -94,7 +94,7 @@ class CodeToolsPolicyTest {
         ExecutionOutcome first = executor.execute(code("a.read"));
 
         assertThat(first.status()).isEqualTo(CacheStatus.MISS);
-        assertThat(store.peek(first.key()).orElseThrow().toolVersions()).isEqualTo(new TreeMap<>(Map.of("a__read", "1",
+        assertThat(store.peek(first.key()).orElseThrow().dependsOnTools()).isEqualTo(new TreeMap<>(Map.of("a__read", "1",
                 "pinned", "p1")));
         versions.set("b__read", "2");
         assertThat(executor.execute(code("a.read")).status()).isEqualTo(CacheStatus.HIT);
@@ -205,5 +205,63 @@ class CodeToolsPolicyTest {
         assertThat(outcome.status()).isEqualTo(CacheStatus.BYPASS);
         assertThat(store.counters().totals()).containsEntry(Counter.BYPASSED, 1L).doesNotContainKey(Counter.MISSES);
         assertThat(outcome.toolCalls()).extracting(ToolCallRecord::tool).containsExactly("a__read");
+    }
+
+    @Test
+    void aRunKeepsOutOfTheAgentTheToolAnswersItConsumedLessItsResultAndAHitCountsThemAgain() {
+        CachedExecutor executor = executor(quietVersions, CachePolicy.DEFAULTS);
+        ExecutionRequest request = code("a.read;b.read").withAgent("claude-code");
+
+        ExecutionOutcome ran = executor.execute(request);
+
+        // two answers of 12 bytes; the result "2" is 1 byte
+        assertThat(ran.keptOut()).isEqualTo(new KeptOut(24, 1, Map.of("a__read", 12L, "b__read", 12L)));
+        assertThat(ran.keptOut().bytes()).isEqualTo(23);
+        assertThat(ran.keptOut().estimatedTokens()).isEqualTo(5);
+        assertThat(store.counters().totals()).containsEntry(Counter.TOOL_ANSWER_BYTES, 24L)
+                .containsEntry(Counter.KEPT_OUT_BYTES, 23L);
+        assertThat(store.counters().perTool().get("a__read")).containsEntry(Counter.TOOL_ANSWER_BYTES, 12L);
+        assertThat(store.counters().perAgent().get("claude-code")).containsEntry(Counter.MISSES, 1L)
+                .containsEntry(Counter.KEPT_OUT_BYTES, 23L).containsEntry(Counter.TOOL_ANSWER_BYTES, 24L);
+
+        ExecutionOutcome hit = executor.execute(request);
+
+        assertThat(hit.status()).isEqualTo(CacheStatus.HIT);
+        assertThat(hit.keptOut()).isEqualTo(new KeptOut(24, 1, Map.of()));
+        assertThat(store.counters().totals()).containsEntry(Counter.KEPT_OUT_BYTES, 46L)
+                .containsEntry(Counter.TOOL_ANSWER_BYTES, 24L);
+        assertThat(store.counters().perAgent().get("claude-code")).containsEntry(Counter.HITS, 1L)
+                .containsEntry(Counter.KEPT_OUT_BYTES, 46L);
+        assertThat(executor.stats().keptOutTokens()).isEqualTo(11);
+        assertThat(executor.stats().agents().get("claude-code").keptOutBytes()).isEqualTo(46);
+    }
+
+    @Test
+    void aRunThatCalledNoToolsKeepsNothingOutAndCountsNothingAsKeptOut() {
+        CachedExecutor executor = executor(quietVersions, CachePolicy.DEFAULTS);
+
+        ExecutionOutcome ran = executor.execute(code("random").withAgent("cli"));
+
+        assertThat(ran.keptOut()).isEqualTo(KeptOut.NONE);
+        assertThat(store.counters().totals().getOrDefault(Counter.KEPT_OUT_BYTES, 0L)).isZero();
+        assertThat(store.counters().perAgent().get("cli")).containsEntry(Counter.MISSES, 1L);
+    }
+
+    @Test
+    void aResultLargerThanTheAnswersItUsedKeepsNothingOut() {
+        CachedExecutor executor = executor(quietVersions, CachePolicy.DEFAULTS);
+        CachedExecutor wordy = new CachedExecutor((request, runTools) -> {
+            runTools.call("a", "read", "{}");
+            return ExecutionResult.success("\"" + "y".repeat(40) + "\"", "", Duration.ofMillis(5));
+        }, store, quietVersions, CachePolicy.DEFAULTS, clock);
+        wordy.useCodeTools(tools);
+
+        ExecutionOutcome ran = wordy.execute(code("a.read"));
+
+        assertThat(ran.keptOut().toolAnswerBytes()).isEqualTo(12);
+        assertThat(ran.keptOut().resultBytes()).isEqualTo(42);
+        assertThat(ran.keptOut().bytes()).isZero();
+        assertThat(store.counters().totals().getOrDefault(Counter.KEPT_OUT_BYTES, 0L)).isZero();
+        assertThat(executor.stats().toolAnswerBytes()).isEqualTo(12);
     }
 }

@@ -154,18 +154,34 @@ final class SimpleStore implements CacheStore {
     }
 
     private Instant countingSince;
+    private final Map<String, Map<Counter, Long>> agentCounters = new TreeMap<>();
 
 
     /** The figures kept beside the entries; see {@link StoreCounters}. */
     private final class Counters implements StoreCounters {
         @Override
-        public void increment(String tool, Map<Counter, Long> deltas) {
+        public void increment(String tool, String agent, Map<Counter, Long> deltas) {
             synchronized (SimpleStore.this) {
                 deltas.forEach((counter, delta) -> counters.merge(counter, delta, Long::sum));
                 if (tool != null) {
                     Map<Counter, Long> own = toolCounters.computeIfAbsent(tool, name -> new EnumMap<>(Counter.class));
                     deltas.forEach((counter, delta) -> own.merge(counter, delta, Long::sum));
                 }
+                if (agent != null) {
+                    String counted = agentCounters.containsKey(agent) || agentCounters.size() < MAX_AGENTS
+                            + (agentCounters.containsKey(OTHER_AGENT) ? 1 : 0) ? agent : OTHER_AGENT;
+                    Map<Counter, Long> own = agentCounters.computeIfAbsent(counted, name -> new EnumMap<>(Counter.class));
+                    deltas.forEach((counter, delta) -> own.merge(counter, delta, Long::sum));
+                }
+            }
+        }
+
+        @Override
+        public Map<String, Map<Counter, Long>> perAgent() {
+            synchronized (SimpleStore.this) {
+                Map<String, Map<Counter, Long>> copy = new TreeMap<>();
+                agentCounters.forEach((agent, counted) -> copy.put(agent, new EnumMap<>(counted)));
+                return copy;
             }
         }
 
@@ -188,6 +204,7 @@ final class SimpleStore implements CacheStore {
             synchronized (SimpleStore.this) {
                 counters.clear();
                 toolCounters.clear();
+                agentCounters.clear();
                 countingSince = clock.instant();
             }
         }

@@ -114,7 +114,10 @@ public final class SwitchableStore implements CacheStore {
     @Override
     public StoreCounters counters() {
         return new StoreCounters() {
-            @Override public void increment(String tool, Map<Counter, Long> deltas) { writeTarget().counters().increment(tool, deltas); }
+            @Override public void increment(String tool, String agent, Map<Counter, Long> deltas) {
+                writeTarget().counters().increment(tool, agent, deltas);
+            }
+            @Override public Map<String, Map<Counter, Long>> perAgent() { return target().counters().perAgent(); }
             @Override public Map<Counter, Long> totals() { return target().counters().totals(); }
             @Override public Map<String, Map<Counter, Long>> perTool() { return target().counters().perTool(); }
             @Override public void zero() { target().counters().zero(); }

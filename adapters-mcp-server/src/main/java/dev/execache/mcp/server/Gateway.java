@@ -146,14 +146,19 @@ public final class Gateway implements CodeTools {
     }
 
     public ToolResult call(String name, Map<String, Object> args) {
-        return callWithStatus(name, args, OptionalLong.empty()).result();
+        return call(name, args, null);
+    }
+
+    /** As {@link #call(String, Map)}, counted also for {@code agent} (null: for none). */
+    public ToolResult call(String name, Map<String, Object> args, String agent) {
+        return callWithStatus(name, args, OptionalLong.empty(), agent).result();
     }
 
     /**
      * @param seen the write generation of the tool's server as noted before the call (by code, for
      *     its run); empty to have it noted on a miss
      */
-    private ToolCallOutcome callWithStatus(String name, Map<String, Object> args, OptionalLong seen) {
+    private ToolCallOutcome callWithStatus(String name, Map<String, Object> args, OptionalLong seen, String agent) {
         CatalogTool tool;
         synchronized (this) {
             tool = current.get(name);
@@ -165,16 +170,16 @@ public final class Gateway implements CodeTools {
         boolean writesCounted = invalidatedOnWrite.contains(tool.server());
         if (decision.cached()) {
             if (!writesCounted) {
-                return cachedTool.callWithStatus(name, args);
+                return cachedTool.callWithStatus(name, args, null, null, agent);
             }
-            return seen.isPresent() ? cachedTool.callWithStatus(name, args, tool.server(), seen.getAsLong())
-                    : cachedTool.callWithStatus(name, args, tool.server());
+            return cachedTool.callWithStatus(name, args, tool.server(),
+                    seen.isPresent() ? seen.getAsLong() : null, agent);
         }
         if (writesCounted) {
             cachedTool.advanceWriteGeneration(tool.server());
         }
         try {
-            return cachedTool.callUncached(name, args, !decision.turnedOff());
+            return cachedTool.callUncached(name, args, !decision.turnedOff(), agent);
         } finally {
             if (writesCounted) {
                 cachedTool.advanceWriteGeneration(tool.server());
@@ -222,6 +227,11 @@ public final class Gateway implements CodeTools {
     /** What code gets: see {@link #answerOf}. */
     @Override
     public CodeToolCall call(String server, String tool, String argumentsJson) {
+        return call(server, tool, argumentsJson, null);
+    }
+
+    @Override
+    public CodeToolCall call(String server, String tool, String argumentsJson, String agent) {
         CatalogTool found = null;
         synchronized (this) {
             for (CatalogTool candidate : current.values()) {
@@ -247,7 +257,7 @@ public final class Gateway implements CodeTools {
         OptionalLong seen = writesCounted ? cachedTool.writeGeneration(server) : OptionalLong.empty();
         ToolCallOutcome outcome;
         try {
-            outcome = callWithStatus(found.name(), args, seen);
+            outcome = callWithStatus(found.name(), args, seen, agent);
         } catch (CancellationException e) {
             throw e;
         } catch (RuntimeException e) {
@@ -342,7 +352,7 @@ public final class Gateway implements CodeTools {
         return SyncToolSpecification.builder()
                 .tool(described)
                 .callHandler((exchange, request) -> toCallResult(call(tool.name(),
-                        request.arguments() == null ? Map.of() : request.arguments())))
+                        request.arguments() == null ? Map.of() : request.arguments(), ServeTools.agentOf(request))))
                 .build();
     }
 

@@ -58,8 +58,15 @@ public record HttpServeSettings(InetAddress address, int port, List<HttpToken> t
      *
      * @param name who holds it, as the token file names it
      * @param secret the token
+     * @param named whether the token file gave the name ({@code NAME TOKEN}): then the calls made with
+     *     the token are counted for the agent of that name; a bare token's calls are counted for the
+     *     client's name
      */
-    public record HttpToken(String name, String secret) {
+    public record HttpToken(String name, String secret, boolean named) {
+        public HttpToken(String name, String secret) {
+            this(name, secret, false);
+        }
+
         public HttpToken {
             Objects.requireNonNull(name, "name must not be null");
             Objects.requireNonNull(secret, "secret must not be null");

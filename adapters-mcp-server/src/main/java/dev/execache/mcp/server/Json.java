@@ -11,7 +11,9 @@ import com.fasterxml.jackson.databind.util.RawValue;
 import dev.execache.core.CacheStats;
 import dev.execache.core.ExecutionError;
 import dev.execache.core.ExecutionOutcome;
+import dev.execache.core.KeptOut;
 import dev.execache.core.ToolCallRecord;
+import dev.execache.core.ToolStats;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
@@ -71,6 +73,9 @@ public final class Json {
         } else {
             node.put("countingSince", stats.countingSince().toString());
         }
+        node.put("toolAnswerBytes", stats.toolAnswerBytes());
+        node.put("keptOutBytes", stats.keptOutBytes());
+        node.put("keptOutTokens", stats.keptOutTokens());
         ObjectNode tools = node.putObject("tools");
         stats.tools().forEach((tool, counted) -> {
             ObjectNode one = tools.putObject(tool);
@@ -83,8 +88,28 @@ public final class Json {
             one.put("failed", counted.failed());
             one.put("uncacheable", counted.uncacheable());
             one.put("bypassed", counted.bypassed());
+            one.put("toolAnswerBytes", counted.toolAnswerBytes());
         });
+        ObjectNode agents = node.putObject("agents");
+        stats.agents().forEach((agent, counted) -> agents.set(agent, agent(counted)));
         return node;
+    }
+
+    /** One agent's figures, as {@code cache_stats} and {@code stats --by agent --format json} give them. */
+    public static ObjectNode agent(ToolStats counted) {
+        ObjectNode one = MAPPER.createObjectNode();
+        one.put("hits", counted.hits());
+        one.put("misses", counted.misses());
+        one.put("hitRate", counted.hitRate());
+        one.put("savedMs", millis(counted.saved()));
+        one.put("shared", counted.shared());
+        one.put("failed", counted.failed());
+        one.put("uncacheable", counted.uncacheable());
+        one.put("bypassed", counted.bypassed());
+        one.put("toolAnswerBytes", counted.toolAnswerBytes());
+        one.put("keptOutBytes", counted.keptOutBytes());
+        one.put("keptOutTokens", counted.keptOutTokens());
+        return one;
     }
 
     public static double millis(Duration duration) {
@@ -101,7 +126,8 @@ public final class Json {
 
     /**
      * What a run did besides its result: the tool calls it made (tool, cache status, ms), why it
-     * was not stored, and the sources of non-determinism its code used.
+     * was not stored, the sources of non-determinism its code used, and, for a run that consumed
+     * tool answers, what it kept out of the agent's context.
      */
     public static void runDetails(ObjectNode node, ExecutionOutcome outcome) {
         ArrayNode calls = node.putArray("toolCalls");
@@ -119,6 +145,16 @@ public final class Json {
         node.put("notStored", outcome.notStoredBecause());
         ArrayNode sources = node.putArray("nondeterminism");
         outcome.result().nondeterminism().forEach(sources::add);
+        KeptOut keptOut = outcome.keptOut();
+        if (keptOut.toolAnswerBytes() > 0) {
+            ObjectNode kept = node.putObject("contextKeptOut");
+            kept.put("toolAnswerBytes", keptOut.toolAnswerBytes());
+            kept.put("resultBytes", keptOut.resultBytes());
+            kept.put("bytes", keptOut.bytes());
+            kept.put("estimatedTokens", keptOut.estimatedTokens());
+            ObjectNode byTool = kept.putObject("toolAnswerBytesByTool");
+            keptOut.toolAnswerBytesByTool().forEach(byTool::put);
+        }
     }
 
     /** How a message names the JSON type of a value a person gave. */

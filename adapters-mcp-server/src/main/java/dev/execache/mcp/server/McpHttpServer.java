@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.execache.core.Agents;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.io.IOException;
@@ -64,6 +65,8 @@ public final class McpHttpServer implements AutoCloseable {
     private final ServerConnector connector;
     private final List<byte[]> tokenDigests = new ArrayList<>();
     private final List<String> tokenNames = new ArrayList<>();
+    /** The agent each token's calls are counted for: its name when the token file named it, else null. */
+    private final List<String> tokenAgents = new ArrayList<>();
     private final Set<String> allowedHosts = new HashSet<>();
     private final Semaphore permits;
     private final AtomicBoolean draining = new AtomicBoolean();
@@ -87,6 +90,7 @@ public final class McpHttpServer implements AutoCloseable {
         for (HttpServeSettings.HttpToken token : settings.tokens()) {
             tokenDigests.add(sha256(token.secret()));
             tokenNames.add(token.name());
+            tokenAgents.add(token.named() ? Agents.name(token.name()) : null);
         }
         allowedHosts.addAll(LOOPBACK_NAMES);
         if (!settings.address().isLoopbackAddress()) {
@@ -187,14 +191,25 @@ public final class McpHttpServer implements AutoCloseable {
 
     /** Which token a request carries, by name; null when it carries none that is valid. Constant time in the token. */
     private String tokenName(String authorization) {
+        int found = tokenIndex(authorization);
+        return found < 0 ? null : tokenNames.get(found);
+    }
+
+    /** The agent a request's token names (see {@link HttpServeSettings.HttpToken#named()}); null for none. */
+    private String tokenAgent(String authorization) {
+        int found = tokenIndex(authorization);
+        return found < 0 ? null : tokenAgents.get(found);
+    }
+
+    private int tokenIndex(String authorization) {
         if (authorization == null || !authorization.regionMatches(true, 0, "Bearer ", 0, 7)) {
-            return null;
+            return -1;
         }
         byte[] given = sha256(authorization.substring(7).strip());
-        String found = null;
+        int found = -1;
         for (int i = 0; i < tokenDigests.size(); i++) {
-            if (MessageDigest.isEqual(given, tokenDigests.get(i)) && found == null) {
-                found = tokenNames.get(i);
+            if (MessageDigest.isEqual(given, tokenDigests.get(i)) && found < 0) {
+                found = i;
             }
         }
         return found;
@@ -367,12 +382,13 @@ public final class McpHttpServer implements AutoCloseable {
                 return;
             }
             String callId = "http-" + callIds.incrementAndGet();
+            String agent = tokenAgent(request.getHeaders().get(HttpHeader.AUTHORIZATION));
             if (streams && McpSchema.METHOD_TOOLS_CALL.equals(method)) {
-                stream(request, response, callback, object, callId);
+                stream(request, response, callback, object, callId, agent);
                 return;
             }
             request.addIdleTimeoutListener(timeout -> false);
-            String answer = answerOrExplain(object, callId, null);
+            String answer = answerOrExplain(object, callId, null, agent);
             // written before the request counts as answered, so that a stop waits for these bytes too
             response.setStatus(200);
             response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
@@ -386,7 +402,8 @@ public final class McpHttpServer implements AutoCloseable {
         }
 
         /** A tool call answered as an SSE stream: its notifications, then its answer. A closed stream cancels it. */
-        private void stream(Request request, Response response, Callback callback, ObjectNode call, String callId) {
+        private void stream(Request request, Response response, Callback callback, ObjectNode call, String callId,
+                String agent) {
             response.setStatus(200);
             response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/event-stream");
             response.getHeaders().put(HttpHeader.CACHE_CONTROL, "no-cache, no-transform");
@@ -409,7 +426,7 @@ public final class McpHttpServer implements AutoCloseable {
                     notification.put("method", method);
                     notification.set("params", params);
                     writer.write(event(Json.write(notification)), false);
-                });
+                }, agent);
             } finally {
                 heartbeat.cancel(false);
             }
@@ -425,9 +442,10 @@ public final class McpHttpServer implements AutoCloseable {
          * stopping: that the server is shutting down, as for any call still running then; a class
          * first loaded while the JVM exits can fail to initialize).
          */
-        private String answerOrExplain(ObjectNode request, String callId, BiConsumer<String, ObjectNode> stream) {
+        private String answerOrExplain(ObjectNode request, String callId, BiConsumer<String, ObjectNode> stream,
+                String agent) {
             try {
-                return protocol.answer(request, callId, stream);
+                return protocol.answer(request, callId, stream, agent);
             } catch (RuntimeException | LinkageError e) {
                 if (draining.get()) {
                     return protocol.shuttingDown(request);

@@ -2,6 +2,7 @@ package dev.execache.mcp.server;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.execache.core.Agents;
 import dev.execache.core.CachedExecutor;
 import dev.execache.core.ErrorType;
 import dev.execache.core.ExecutionOutcome;
@@ -146,7 +147,11 @@ public final class ServeTools {
                                "ms": {"type": "number"}, "error": {"type": "boolean"},
                                "cancelled": {"type": "string", "enum": ["not applied", "possibly applied"], "description": "Present when the run ended while the call was in flight: the call was cancelled, before it reached the tool (not applied) or after (possibly applied)."}}}},
                            "notStored": {"type": ["string", "null"], "description": "Why a successful run was not stored (it called a tool that may change something, a call failed, ...); null otherwise."},
-                           "nondeterminism": {"type": "array", "items": {"type": "string"}, "description": "Sources of non-determinism the code used (Date.now, Math.random, ...)."}
+                           "nondeterminism": {"type": "array", "items": {"type": "string"}, "description": "Sources of non-determinism the code used (Date.now, Math.random, ...)."},
+                           "contextKeptOut": {"type": "object", "description": "Present when the run succeeded and its code consumed tool answers: what code mode kept out of the agent's context. bytes = toolAnswerBytes - resultBytes (not below 0); estimatedTokens = bytes / 4. A hit gives the stored run's figures.",
+                             "properties": {"toolAnswerBytes": {"type": "integer"}, "resultBytes": {"type": "integer"},
+                               "bytes": {"type": "integer"}, "estimatedTokens": {"type": "integer"},
+                               "toolAnswerBytesByTool": {"type": "object", "additionalProperties": {"type": "integer"}}}}
                          },
                          "required": ["result", "hit", "cache", "key", "executionTimeMs", "savedMs", "console"]}
                         """))
@@ -243,7 +248,7 @@ public final class ServeTools {
         Map<String, Object> arguments = call.arguments() == null ? Map.of() : call.arguments();
         ExecutionRequest request;
         try {
-            request = executionRequest(arguments);
+            request = executionRequest(arguments).withAgent(agentOf(call));
         } catch (IllegalArgumentException e) {
             return failure(e.getMessage());
         }
@@ -354,6 +359,15 @@ public final class ServeTools {
         return new ExecutionRequest(text, context, tools, limits);
     }
 
+    /**
+     * Who makes a call, as its transport said in {@code _meta} (see {@link StdioTransport#AGENT_META});
+     * {@code unknown} when none did.
+     */
+    static String agentOf(CallToolRequest call) {
+        Object agent = call.meta() == null ? null : call.meta().get(StdioTransport.AGENT_META);
+        return Agents.firstOf(agent instanceof String name ? name : null);
+    }
+
     /** Deno missing and the like, also when Guice wraps it while building the sandbox on first use. */
     private static Throwable infrastructureCause(Throwable e) {
         for (Throwable cause = e; cause != null; cause = cause.getCause()) {
@@ -394,7 +408,8 @@ public final class ServeTools {
                 .description("What the cache has done: hits, misses, shared (answered by an identical run in flight), failed, "
                         + "uncacheable by reason, bypassed, hit rate, latency saved (total and per hit), entries, estimated "
                         + "size, evictions, expirations, invalidations, store errors; the store, its location and limits, "
-                        + "since when it counts. On a shared "
+                        + "since when it counts; each tool's and each agent's figures; the bytes (and estimated tokens) "
+                        + "code mode kept out of agents' contexts. On a shared "
                         + "(redis) store the figures are the whole fleet's. Changes nothing.")
                 .outputSchema(schema("""
                         {"type": "object",
@@ -414,7 +429,11 @@ public final class ServeTools {
                            "uncacheable": {"type": "object", "description": "Runs and calls not stored, by reason.",
                                            "additionalProperties": {"type": "integer"}},
                            "countingSince": {"type": ["string", "null"], "description": "When counting started (ISO 8601); null if unknown."},
-                           "tools": {"type": "object", "description": "Each tool's own figures."}
+                           "tools": {"type": "object", "description": "Each tool's own figures (toolAnswerBytes: bytes of its answers code consumed)."},
+                           "agents": {"type": "object", "description": "Each agent's own figures: a named HTTP token's name, else the MCP client's name, else unknown; cli for execache run. At most 50 names; later ones are counted as other."},
+                           "toolAnswerBytes": {"type": "integer", "description": "Bytes of tool answers code consumed, in runs that ran."},
+                           "keptOutBytes": {"type": "integer", "description": "Bytes code mode kept out of agents' contexts: per run, tool answers consumed minus the result returned; hits count the stored run's figure again."},
+                           "keptOutTokens": {"type": "integer", "description": "keptOutBytes / 4, an estimate in tokens."}
                          },
                          "required": ["store", "hits", "misses", "shared", "hitRate", "totalSavedMs", "averageSavedMs", "entries",
                                       "estimatedBytes", "evictions", "expirations", "invalidations", "storeErrors"]}

@@ -3,6 +3,7 @@ package dev.execache.mcp.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.execache.core.Agents;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.spec.McpSchema;
@@ -40,6 +41,8 @@ public final class StatelessProtocol implements AutoCloseable {
     static final String CLIENT_CAPABILITIES_META = "io.modelcontextprotocol/clientCapabilities";
     static final String LOG_LEVEL_META = "io.modelcontextprotocol/logLevel";
     static final String SERVER_INFO_META = "io.modelcontextprotocol/serverInfo";
+    /** The envelope's client info ({@code name}, {@code version}): who asks, as {@code initialize} said it before. */
+    static final String CLIENT_INFO_META = "io.modelcontextprotocol/clientInfo";
     static final String DISCOVER = "server/discover";
     static final int HEADER_MISMATCH = -32020;
     static final int UNSUPPORTED_PROTOCOL_VERSION = -32022;
@@ -123,6 +126,15 @@ public final class StatelessProtocol implements AutoCloseable {
      * @param stream where this request's notifications (progress, logs) go; null: the fallback's
      */
     public String answer(ObjectNode request, Object callId, BiConsumer<String, ObjectNode> stream) {
+        return answer(request, callId, stream, null);
+    }
+
+    /**
+     * As {@link #answer(ObjectNode, Object, BiConsumer)}, for a request whose transport knows who
+     * sends it: {@code agent} (a named token's name) counts its calls before the envelope's client
+     * name; null: the client's name, else {@code unknown}.
+     */
+    public String answer(ObjectNode request, Object callId, BiConsumer<String, ObjectNode> stream, String agent) {
         JsonNode id = request.get("id");
         String method = request.path("method").asText();
         JsonNode params = request.get("params");
@@ -149,7 +161,7 @@ public final class StatelessProtocol implements AutoCloseable {
                 case McpSchema.METHOD_PING -> result(id, Json.MAPPER.createObjectNode(), false, method);
                 case DISCOVER -> result(id, discover(), true, method);
                 case McpSchema.METHOD_TOOLS_LIST -> result(id, toolList(modern), modern, method);
-                case McpSchema.METHOD_TOOLS_CALL -> callTool(id, given, modern, callId, stream);
+                case McpSchema.METHOD_TOOLS_CALL -> callTool(id, given, modern, callId, stream, agent);
                 case McpSchema.METHOD_INITIALIZE -> initialize(id, given);
                 case McpSchema.METHOD_LOGGING_SET_LEVEL -> setLevel(id, given);
                 default -> notFound(id, method);
@@ -205,7 +217,7 @@ public final class StatelessProtocol implements AutoCloseable {
     }
 
     private String callTool(JsonNode id, ObjectNode params, boolean modern, Object callId,
-            BiConsumer<String, ObjectNode> stream) throws IOException {
+            BiConsumer<String, ObjectNode> stream, String agent) throws IOException {
         if (!params.path("name").isTextual()) {
             return error(id, McpSchema.ErrorCodes.INVALID_PARAMS, "Invalid params: params.name must be the tool's name as a string", null);
         }
@@ -236,6 +248,7 @@ public final class StatelessProtocol implements AutoCloseable {
             }
         }
         meta.set(StdioTransport.REQUEST_ID_META, Json.MAPPER.valueToTree(callId));
+        meta.put(StdioTransport.AGENT_META, Agents.firstOf(agent, meta.path(CLIENT_INFO_META).path("name").textValue()));
         ObjectNode call = params.deepCopy();
         call.set("_meta", meta);
         CallToolResult result;

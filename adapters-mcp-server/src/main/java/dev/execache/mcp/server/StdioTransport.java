@@ -3,6 +3,7 @@ package dev.execache.mcp.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.execache.core.Agents;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.TypeRef;
 import io.modelcontextprotocol.spec.McpSchema;
@@ -60,6 +61,11 @@ public final class StdioTransport implements McpServerTransportProvider {
     public static final int MAX_ANSWER_BYTES = 9 * 1024 * 1024;
     /** Where a tools/call carries its JSON-RPC id to the tool handler (set here, never by the client). */
     static final String REQUEST_ID_META = "dev.execache/requestId";
+    /**
+     * Where a transport tells serve's tools who asks (see {@code Agents}): set by the transport on
+     * every tools/call, over whatever a client sent under that name.
+     */
+    static final String AGENT_META = "dev.execache/agent";
     private static final Set<String> METHODS = Set.of(McpSchema.METHOD_INITIALIZE, McpSchema.METHOD_PING,
             McpSchema.METHOD_TOOLS_LIST, McpSchema.METHOD_TOOLS_CALL, McpSchema.METHOD_LOGGING_SET_LEVEL);
     private static final String BATCH_VERSION = "2025-03-26";
@@ -86,6 +92,8 @@ public final class StdioTransport implements McpServerTransportProvider {
     private volatile String protocolVersion;
     /** Null until the client sets a level: log messages go only to a client that asked for them. */
     private volatile McpSchema.LoggingLevel logLevel;
+    /** The name the client gave in initialize (its clientInfo), made plain; null before, or when it gave none. */
+    private volatile String clientName;
 
     StdioTransport(InputStream in, OutputStream out, McpJsonMapper mapper, Duration drainLimit, InFlightCalls calls) {
         this.in = new BufferedInputStream(in, 64 * 1024);
@@ -272,10 +280,14 @@ public final class StdioTransport implements McpServerTransportProvider {
                 deliver(id, resultLine(id, Json.MAPPER.createObjectNode()));
                 return;
             }
+            if (McpSchema.METHOD_INITIALIZE.equals(method)) {
+                clientName = Agents.name(message.at("/params/clientInfo/name").textValue());
+            }
             if (McpSchema.METHOD_TOOLS_CALL.equals(method)) {
                 ObjectNode params = (ObjectNode) message.get("params");
                 ObjectNode meta = params.get("_meta") instanceof ObjectNode given ? given : params.putObject("_meta");
                 meta.set(REQUEST_ID_META, message.get("id"));
+                meta.put(AGENT_META, Agents.firstOf(clientName));
                 line = Json.write(message);
             }
         } else if (McpSchema.METHOD_NOTIFICATION_INITIALIZED.equals(method)) {

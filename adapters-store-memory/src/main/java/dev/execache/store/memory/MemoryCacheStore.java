@@ -46,6 +46,7 @@ public final class MemoryCacheStore implements CacheStore {
     private final LinkedHashMap<String, Boolean> recency = new LinkedHashMap<>(16, 0.75f, true);
     private final Map<Counter, AtomicLong> counters = new EnumMap<>(Counter.class);
     private final Map<String, Map<Counter, AtomicLong>> toolCounters = new ConcurrentHashMap<>();
+    private final Map<String, Map<Counter, AtomicLong>> agentCounters = new ConcurrentHashMap<>();
     /** The group of each entry that joined one, and how many entries each group has. */
     private final Map<String, String> groupOf = new HashMap<>();
     private final Map<String, Integer> groupSizes = new HashMap<>();
@@ -281,18 +282,45 @@ public final class MemoryCacheStore implements CacheStore {
     /** The figures kept beside the entries; see {@link StoreCounters}. */
     private final class Counters implements StoreCounters {
         @Override
-        public void increment(String tool, Map<Counter, Long> deltas) {
+        public void increment(String tool, String agent, Map<Counter, Long> deltas) {
             deltas.forEach((counter, delta) -> counters.get(counter).addAndGet(delta));
             if (tool != null) {
-                Map<Counter, AtomicLong> own = toolCounters.computeIfAbsent(tool, name -> {
-                    Map<Counter, AtomicLong> created = new EnumMap<>(Counter.class);
-                    for (Counter counter : Counter.values()) {
-                        created.put(counter, new AtomicLong());
-                    }
-                    return created;
-                });
+                Map<Counter, AtomicLong> own = toolCounters.computeIfAbsent(tool, name -> newCounters());
                 deltas.forEach((counter, delta) -> own.get(counter).addAndGet(delta));
             }
+            if (agent != null) {
+                Map<Counter, AtomicLong> own = agentCounters.get(agent);
+                if (own == null) {
+                    own = countersOfNewAgent(agent);
+                }
+                Map<Counter, AtomicLong> counted = own;
+                deltas.forEach((counter, delta) -> counted.get(counter).addAndGet(delta));
+            }
+        }
+
+        /** Under the store's lock, so that two new agents at once cannot both take the last place. */
+        private Map<Counter, AtomicLong> countersOfNewAgent(String agent) {
+            synchronized (MemoryCacheStore.this) {
+                long named = agentCounters.keySet().stream().filter(name -> !name.equals(OTHER_AGENT)).count();
+                String counted = agentCounters.containsKey(agent) || agent.equals(OTHER_AGENT) || named < MAX_AGENTS
+                        ? agent : OTHER_AGENT;
+                return agentCounters.computeIfAbsent(counted, name -> newCounters());
+            }
+        }
+
+        private static Map<Counter, AtomicLong> newCounters() {
+            Map<Counter, AtomicLong> created = new EnumMap<>(Counter.class);
+            for (Counter counter : Counter.values()) {
+                created.put(counter, new AtomicLong());
+            }
+            return created;
+        }
+
+        @Override
+        public Map<String, Map<Counter, Long>> perAgent() {
+            Map<String, Map<Counter, Long>> snapshot = new TreeMap<>();
+            agentCounters.forEach((agent, counted) -> snapshot.put(agent, snapshot(counted)));
+            return snapshot;
         }
 
         @Override
@@ -312,6 +340,7 @@ public final class MemoryCacheStore implements CacheStore {
             synchronized (MemoryCacheStore.this) {
                 counters.values().forEach(counter -> counter.set(0));
                 toolCounters.clear();
+                agentCounters.clear();
                 countingSince = clock.instant();
             }
         }

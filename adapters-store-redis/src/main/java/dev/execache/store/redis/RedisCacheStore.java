@@ -80,6 +80,8 @@ public final class RedisCacheStore implements CacheStore {
     static final Duration FIRST_POLL = Duration.ofMillis(20);
     static final Duration MAX_POLL = Duration.ofMillis(250);
 
+    /** An agent's own counters are the fields {@code agent:<COUNTER>:<agent>} of the counters hash (see {@link Scripts#INCREMENT_ALL}). */
+    private static final String AGENT_COUNTER_PREFIX = "agent:";
     /** A tool's own counters are the fields {@code tool:<COUNTER>:<tool>} of the counters hash. */
     private static final String TOOL_COUNTER_PREFIX = "tool:";
     /** Servers whose eviction policy was warned about: once per process and server. */
@@ -693,8 +695,12 @@ public final class RedisCacheStore implements CacheStore {
     /** The figures kept beside the entries; see {@link StoreCounters}. */
     private final class Counters implements StoreCounters {
         @Override
-        public void increment(String tool, Map<Counter, Long> deltas) {
-            List<Object> args = new ArrayList<>();
+        public void increment(String tool, String agent, Map<Counter, Long> deltas) {
+            if (deltas.isEmpty()) {
+                return;
+            }
+            List<Object> args = new ArrayList<>(List.of(agent == null ? "" : agent, Integer.toString(MAX_AGENTS),
+                    OTHER_AGENT, Integer.toString(deltas.size() * (tool == null ? 1 : 2))));
             deltas.forEach((counter, delta) -> {
                 args.add(counter.name());
                 args.add(Long.toString(delta));
@@ -703,9 +709,28 @@ public final class RedisCacheStore implements CacheStore {
                     args.add(Long.toString(delta));
                 }
             });
-            if (!args.isEmpty()) {
-                run(Scripts.INCREMENT_ALL, RScript.ReturnType.LONG, args.toArray());
+            if (agent != null) {
+                deltas.forEach((counter, delta) -> {
+                    args.add(counter.name());
+                    args.add(Long.toString(delta));
+                });
             }
+            run(Scripts.INCREMENT_ALL, RScript.ReturnType.LONG, args.toArray());
+        }
+
+        @Override
+        public Map<String, Map<Counter, Long>> perAgent() {
+            Map<String, String> stored = await(() -> redisson.<String, String>getMap(keys.counters(), StringCodec.INSTANCE)
+                    .readAllMapAsync());
+            Map<String, Map<Counter, Long>> byAgent = new TreeMap<>();
+            stored.forEach((name, value) -> {
+                if (name.startsWith(AGENT_COUNTER_PREFIX)) {
+                    int colon = name.indexOf(':', AGENT_COUNTER_PREFIX.length());
+                    Counter.named(name.substring(AGENT_COUNTER_PREFIX.length(), colon)).ifPresent(counter -> byAgent
+                            .computeIfAbsent(name.substring(colon + 1), agent -> noCounts()).put(counter, Long.parseLong(value)));
+                }
+            });
+            return byAgent;
         }
 
         @Override

@@ -315,15 +315,37 @@ final class Scripts {
             """;
 
     /**
-     * ARGV[3..]: counter field, delta, counter field, delta, ... The counters hash created here
-     * (first counts, or after Redis lost it) records since when it counts, in its field {@code since}.
+     * ARGV[3] the agent ('' for none), ARGV[4] the cap on agents, ARGV[5] the agent past the cap,
+     * ARGV[6] how many (field, delta) pairs follow for the totals and the tool; after those, (counter,
+     * delta) pairs for the agent's fields {@code agent:<COUNTER>:<agent>}. An agent is counted by its
+     * name if the hash knows it ({@code known-agent:<agent>}) or knows fewer than the cap
+     * ({@code known-agents}), else as the agent past the cap: decided here, so atomically for the
+     * fleet. The counters hash created here (first counts, or after Redis lost it) records since when
+     * it counts, in its field {@code since}.
      */
     static final String INCREMENT_ALL = """
-            if redis.call('EXISTS', KEYS[6]) == 0 then
-              redis.call('HSET', KEYS[6], 'since', ARGV[2])
+            local counters = KEYS[6]
+            if redis.call('EXISTS', counters) == 0 then
+              redis.call('HSET', counters, 'since', ARGV[2])
             end
-            for i = 3, #ARGV, 2 do
-              redis.call('HINCRBY', KEYS[6], ARGV[i], ARGV[i + 1])
+            local plain = 6 + 2 * tonumber(ARGV[6])
+            for i = 7, plain, 2 do
+              redis.call('HINCRBY', counters, ARGV[i], ARGV[i + 1])
+            end
+            local agent = ARGV[3]
+            if agent == '' then
+              return 0
+            end
+            if agent ~= ARGV[5] and redis.call('HEXISTS', counters, 'known-agent:' .. agent) == 0 then
+              if tonumber(redis.call('HGET', counters, 'known-agents') or '0') < tonumber(ARGV[4]) then
+                redis.call('HSET', counters, 'known-agent:' .. agent, '1')
+                redis.call('HINCRBY', counters, 'known-agents', 1)
+              else
+                agent = ARGV[5]
+              end
+            end
+            for i = plain + 1, #ARGV, 2 do
+              redis.call('HINCRBY', counters, 'agent:' .. ARGV[i] .. ':' .. agent, ARGV[i + 1])
             end
             return 0
             """;

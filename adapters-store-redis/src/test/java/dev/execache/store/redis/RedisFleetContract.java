@@ -11,6 +11,7 @@ import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.FlightLease;
+import dev.execache.core.spi.StoreCounters;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
@@ -21,6 +22,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -93,6 +95,27 @@ abstract class RedisFleetContract {
         assertThat(second.lastSeenVersions(CacheStore.DEFAULT_SCOPE)).isEqualTo(Map.of("github", "v1"));
         assertThat(second.removeByTool("github")).isEqualTo(1);
         assertThat(first.peek("v1:a")).isEmpty();
+    }
+
+    @Test
+    @Execution(ExecutionMode.CONCURRENT)
+    void twoInstancesCountingNewAgentsAtOnceNeverCountMoreThanTheCapByName() throws Exception {
+        int each = StoreCounters.MAX_AGENTS;
+        Future<?> counting = other.submit(() -> {
+            for (int i = 0; i < each; i++) {
+                second.counters().increment(null, "second-" + i, Map.of(Counter.HITS, 1L));
+            }
+        });
+        for (int i = 0; i < each; i++) {
+            first.counters().increment(null, "first-" + i, Map.of(Counter.HITS, 1L));
+        }
+        counting.get(30, TimeUnit.SECONDS);
+
+        Map<String, Map<Counter, Long>> perAgent = first.counters().perAgent();
+        assertThat(perAgent).hasSize(StoreCounters.MAX_AGENTS + 1);
+        long counted = perAgent.values().stream().mapToLong(counters -> counters.get(Counter.HITS)).sum();
+        assertThat(counted).isEqualTo(2L * each);
+        assertThat(perAgent.get(StoreCounters.OTHER_AGENT).get(Counter.HITS)).isEqualTo((long) each);
     }
 
     @Test

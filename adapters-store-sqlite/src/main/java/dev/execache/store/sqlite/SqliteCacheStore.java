@@ -15,11 +15,13 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.EnumMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.stream.Collectors;
 import org.jdbi.v3.core.Handle;
@@ -65,6 +67,8 @@ public final class SqliteCacheStore implements CacheStore {
             VALUES (?, ?, ?, (SELECT coalesce(max(last_access), 0) + 1 FROM cache_entries), ?, ?, ?, ?, ?, ?, ?, ?, ?)""";
     /** Counter rows of one tool are named {@code tool:<COUNTER>:<tool>}; totals by the counter's name alone. */
     private static final String TOOL_COUNTER_PREFIX = "tool:";
+    /** Counter rows of one agent are named {@code agent:<COUNTER>:<agent>}. */
+    private static final String AGENT_COUNTER_PREFIX = "agent:";
     private static final String RECORD_USE = """
             UPDATE cache_entries SET hit_count = hit_count + ?, last_access = ?
              WHERE cache_key = ? AND created_at = ?""";
@@ -100,6 +104,8 @@ public final class SqliteCacheStore implements CacheStore {
     private final LinkedHashMap<String, PendingUse> pendingUses = new LinkedHashMap<>();
     /** By counter row name. */
     private final Map<String, Long> pendingCounts = new LinkedHashMap<>();
+    /** The agents counted in the file or pending, as last read from the file; null: read it again. */
+    private Set<String> countedAgents;
     private long firstPendingAt;
     private boolean closed;
 
@@ -189,6 +195,7 @@ public final class SqliteCacheStore implements CacheStore {
     private void replaceFile(RuntimeException cannotCommit) {
         pendingUses.clear();
         pendingCounts.clear();
+        countedAgents = null;
         try {
             connection.close();
         } catch (RuntimeException e) {
@@ -577,6 +584,7 @@ public final class SqliteCacheStore implements CacheStore {
         });
         pendingUses.clear();
         pendingCounts.clear();
+        countedAgents = null;
         return result;
     }
 
@@ -591,7 +599,45 @@ public final class SqliteCacheStore implements CacheStore {
             }
             uses.execute();
         }
-        pendingCounts.forEach((name, delta) -> handle.execute(ADD_TO_COUNTER, name, delta));
+        Set<String> inFile = agentsIn(handle);
+        pendingCounts.forEach((name, delta) -> handle.execute(ADD_TO_COUNTER, cappedAgentRow(name, inFile), delta));
+    }
+
+    /** The agents whose counters the file holds. */
+    private static Set<String> agentsIn(Handle handle) {
+        Set<String> agents = new HashSet<>();
+        handle.createQuery("SELECT name FROM counters WHERE name LIKE 'agent:%'").mapTo(String.class)
+                .forEach(name -> agents.add(agentOf(name)));
+        return agents;
+    }
+
+    private static String agentOf(String row) {
+        return row.substring(row.indexOf(':', AGENT_COUNTER_PREFIX.length()) + 1);
+    }
+
+    /**
+     * The row a pending count goes to: an agent's row is another process's {@code other} when the
+     * file counts {@link StoreCounters#MAX_AGENTS} others already (checked in the write's transaction).
+     */
+    private static String cappedAgentRow(String row, Set<String> inFile) {
+        if (!row.startsWith(AGENT_COUNTER_PREFIX)) {
+            return row;
+        }
+        String agent = agentOf(row);
+        if (!admits(inFile, agent)) {
+            return row.substring(0, row.length() - agent.length()) + StoreCounters.OTHER_AGENT;
+        }
+        inFile.add(agent);
+        return row;
+    }
+
+    /** Whether {@code agent} is counted by its own name among {@code counted}. */
+    private static boolean admits(Set<String> counted, String agent) {
+        if (counted.contains(agent) || agent.equals(StoreCounters.OTHER_AGENT)) {
+            return true;
+        }
+        long named = counted.stream().filter(name -> !name.equals(StoreCounters.OTHER_AGENT)).count();
+        return named < StoreCounters.MAX_AGENTS;
     }
 
     /** Evicts the group's least recently used entries past its bound; returns their keys, eldest first. */
@@ -640,9 +686,10 @@ public final class SqliteCacheStore implements CacheStore {
     /** The figures kept beside the entries; see {@link StoreCounters}. */
     private final class Counters implements StoreCounters {
         @Override
-        public void increment(String tool, Map<Counter, Long> deltas) {
+        public void increment(String tool, String agent, Map<Counter, Long> deltas) {
             synchronized (SqliteCacheStore.this) {
                 long now = clock.millis();
+                String countedAs = agent == null ? null : countedAs(agent);
                 deltas.forEach((counter, delta) -> {
                     if (delta != 0) {
                         notePending(now);
@@ -650,9 +697,39 @@ public final class SqliteCacheStore implements CacheStore {
                         if (tool != null) {
                             pendingCounts.merge(TOOL_COUNTER_PREFIX + counter.name() + ":" + tool, delta, Long::sum);
                         }
+                        if (countedAs != null) {
+                            pendingCounts.merge(AGENT_COUNTER_PREFIX + counter.name() + ":" + countedAs, delta, Long::sum);
+                        }
                     }
                 });
                 writeIfDue(now);
+            }
+        }
+
+        /** The agent a count of {@code agent} goes to: itself, or {@code other} past the cap. */
+        private String countedAs(String agent) {
+            if (countedAgents == null) {
+                countedAgents = jdbi.withHandle(SqliteCacheStore::agentsIn);
+                pendingCounts.keySet().stream().filter(row -> row.startsWith(AGENT_COUNTER_PREFIX))
+                        .forEach(row -> countedAgents.add(agentOf(row)));
+            }
+            String counted = admits(countedAgents, agent) ? agent : StoreCounters.OTHER_AGENT;
+            countedAgents.add(counted);
+            return counted;
+        }
+
+        @Override
+        public Map<String, Map<Counter, Long>> perAgent() {
+            synchronized (SqliteCacheStore.this) {
+                Map<String, Map<Counter, Long>> byAgent = new TreeMap<>();
+                storedCounters().forEach((name, value) -> {
+                    if (name.startsWith(AGENT_COUNTER_PREFIX)) {
+                        int colon = name.indexOf(':', AGENT_COUNTER_PREFIX.length());
+                        Counter.named(name.substring(AGENT_COUNTER_PREFIX.length(), colon)).ifPresent(counter ->
+                                byAgent.computeIfAbsent(name.substring(colon + 1), agent -> noCounts()).put(counter, value));
+                    }
+                });
+                return byAgent;
             }
         }
 

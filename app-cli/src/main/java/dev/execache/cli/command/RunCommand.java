@@ -11,6 +11,7 @@ import dev.execache.cli.settings.Durations;
 import dev.execache.cli.settings.Environment;
 import dev.execache.cli.settings.Settings;
 import dev.execache.cli.settings.UsageException;
+import dev.execache.core.Agents;
 import dev.execache.core.CacheStatus;
 import dev.execache.core.ExecutionError;
 import dev.execache.core.ExecutionOutcome;
@@ -86,7 +87,8 @@ final class RunCommand implements Callable<Integer> {
         try {
             request = new ExecutionRequest(code, contextValue,
                     new LinkedHashSet<>(Settings.declaredTools(options.flags())), settings.limits())
-                    .withLabel(file.equals("-") ? "" : Path.of(file).getFileName().toString());
+                    .withLabel(file.equals("-") ? "" : Path.of(file).getFileName().toString())
+                    .withAgent(Agents.CLI);
         } catch (IllegalArgumentException e) {
             throw new UsageException(e.getMessage(), e);
         }

@@ -11,6 +11,8 @@ import dev.execache.cli.settings.Durations;
 import dev.execache.cli.settings.StoreKind;
 import dev.execache.cli.settings.UsageException;
 import dev.execache.core.CacheStats;
+import dev.execache.core.KeptOut;
+import dev.execache.core.ToolStats;
 import dev.execache.mcp.server.Json;
 import dev.execache.store.redis.RedisCacheStore;
 import jakarta.inject.Inject;
@@ -18,6 +20,7 @@ import java.io.PrintWriter;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -28,8 +31,10 @@ import picocli.CommandLine.Option;
 @Command(name = "stats", mixinStandardHelpOptions = true,
         description = {"Shows what the cache has done: hits, misses, shared (answered by an identical run in flight), "
                 + "failed, uncacheable (and why), bypassed, hit rate, latency saved, entries, evictions, expirations, "
-                + "invalidations, store errors; the store, where it is and its limits; since when it counts. On a "
-                + "shared store, for the whole fleet.",
+                + "invalidations, store errors, the context code mode kept out of agents (bytes and estimated "
+                + "tokens); the store, where it is and its limits; since when it counts. On a shared store, for the "
+                + "whole fleet.",
+            "--by agent breaks the figures down by agent (a named HTTP token, an MCP client, cli); --by tool by tool.",
             "--zero sets the counters to zero (for the whole fleet on Redis) and keeps the entries."})
 final class StatsCommand extends StoreCommand {
     /** How the figures are printed. */
@@ -57,6 +62,11 @@ final class StatsCommand extends StoreCommand {
     @Option(names = "--json", description = "Same as --format json. Default: false.")
     boolean json;
 
+    @Option(names = "--by", paramLabel = "agent|tool",
+            description = "One row per agent (who asked: a named HTTP token, else the MCP client's name, cli for execache "
+                    + "run) or per tool, as a table or with --format json; openmetrics always has both. Default: totals.")
+    String by;
+
     @Option(names = "--zero", description = "Set every counter to zero, in total and per tool (for the whole fleet on "
             + "Redis), and count from now; entries are kept. Default: false.")
     boolean zero;
@@ -74,6 +84,12 @@ final class StatsCommand extends StoreCommand {
     @Override
     void checkOptions() {
         chosen();
+        if (by != null && !by.equals("agent") && !by.equals("tool")) {
+            throw new UsageException("--by: unknown breakdown '" + by + "' (choose agent or tool)");
+        }
+        if (by != null && zero) {
+            throw new UsageException("--by and --zero do not go together: --zero sets every counter to zero");
+        }
     }
 
     @Override
@@ -89,6 +105,18 @@ final class StatsCommand extends StoreCommand {
             return ExitCode.OK;
         }
         CacheStats stats = session.executor().stats();
+        if (by != null && chosen() != Format.OPENMETRICS) {
+            Map<String, ToolStats> rows = by.equals("agent") ? stats.agents() : stats.tools();
+            if (chosen() == Format.JSON) {
+                ObjectNode node = Json.MAPPER.createObjectNode();
+                ObjectNode each = node.putObject(by.equals("agent") ? "agents" : "tools");
+                rows.forEach((name, counted) -> each.set(name, Json.agent(counted)));
+                out.println(Json.write(node));
+            } else {
+                table(out, by, rows);
+            }
+            return ExitCode.OK;
+        }
         switch (chosen()) {
             case JSON -> {
                 ObjectNode node = Json.MAPPER.createObjectNode();
@@ -123,6 +151,9 @@ final class StatsCommand extends StoreCommand {
         row(out, "hit rate", String.format(Locale.ROOT, "%.1f%%", stats.hitRate() * 100));
         row(out, "saved, total", Durations.human(stats.totalSaved()));
         row(out, "saved, per hit", Durations.human(stats.averageSaved()));
+        row(out, "kept out", Output.bytes(stats.keptOutBytes()) + " (about " + stats.keptOutTokens()
+                + " tokens, at 4 bytes a token) of agents' contexts; code consumed " + Output.bytes(stats.toolAnswerBytes())
+                + " of tool answers");
         row(out, "entries", stats.entries() + estimated.map(why -> ", an estimate: " + why).orElse("")
                 + " (about " + Output.bytes(stats.estimatedBytes()) + ")");
         row(out, "evictions", Long.toString(stats.evictions()));
@@ -142,8 +173,40 @@ final class StatsCommand extends StoreCommand {
                         out.printf(Locale.ROOT, ", %d %s", other.getValue(), other.getKey());
                     }
                 }
+                if (counted.toolAnswerBytes() > 0) {
+                    out.print(", " + Output.bytes(counted.toolAnswerBytes()) + " of answers to code");
+                }
                 out.println();
             });
+        }
+    }
+
+    /** One row per agent or tool, the busiest first: calls, hit rate, time saved, context kept out. */
+    private static void table(PrintWriter out, String by, Map<String, ToolStats> rows) {
+        if (rows.isEmpty()) {
+            out.println("no " + (by.equals("agent") ? "agent" : "tool") + " has been counted yet");
+            return;
+        }
+        int width = Math.max(by.length(), rows.keySet().stream().mapToInt(String::length).max().orElse(0));
+        String layout = "%-" + width + "s %8s %8s %8s %9s %10s %12s %10s%n";
+        out.printf(Locale.ROOT, layout, by.toUpperCase(Locale.ROOT), "HITS", "MISSES", "HIT RATE", "SHARED", "SAVED",
+                by.equals("agent") ? "KEPT OUT" : "TO CODE", by.equals("agent") ? "~TOKENS" : "");
+        rows.entrySet().stream()
+                .sorted(Comparator.comparingLong((Map.Entry<String, ToolStats> row) -> row.getValue().hits()
+                        + row.getValue().misses()).reversed().thenComparing(Map.Entry::getKey))
+                .forEach(row -> {
+                    ToolStats counted = row.getValue();
+                    long keptOut = by.equals("agent") ? counted.keptOutBytes() : counted.toolAnswerBytes();
+                    out.printf(Locale.ROOT, layout, row.getKey(), counted.hits(), counted.misses(),
+                            String.format(Locale.ROOT, "%.1f%%", counted.hitRate() * 100), counted.shared(),
+                            Durations.human(counted.saved()), Output.bytes(keptOut),
+                            by.equals("agent") ? Long.toString(KeptOut.estimatedTokens(keptOut)) : "");
+                });
+        if (by.equals("tool")) {
+            out.println("TO CODE: bytes of the tool's answers that code consumed (kept out of the agent's context with the"
+                    + " rest of the run)");
+        } else {
+            out.println("KEPT OUT: tool answers the agent's runs consumed minus the results they returned; ~TOKENS = bytes / 4");
         }
     }
 

@@ -50,4 +50,7 @@ public interface CacheCountersMXBean {
     long getEntries();
 
     long getEstimatedBytes();
+
+    /** Bytes code mode kept out of agents' contexts (tool answers consumed minus results returned). */
+    long getKeptOutBytes();
 }

@@ -88,4 +88,5 @@ public final class CacheMBean implements CacheCountersMXBean {
     @Override public long getDamaged() { return stats.get().damaged(); }
     @Override public long getEntries() { return stats.get().entries(); }
     @Override public long getEstimatedBytes() { return stats.get().estimatedBytes(); }
+    @Override public long getKeptOutBytes() { return stats.get().keptOutBytes(); }
 }

@@ -11,8 +11,9 @@ import java.util.function.ToLongFunction;
  * The figures of {@code execache stats} in the OpenMetrics text format (the Prometheus
  * exposition format's successor), for scrapers and dashboards: every counter a family with the
  * {@code _total} suffix and, when the store says since when it counts, a {@code _created}
- * sample; the figures of each tool in families of their own, labelled by tool, so that a sum
- * over tools never counts a call twice with the totals. The writer is small and its output is
+ * sample; the figures of each tool and of each agent in families of their own, labelled by
+ * {@code tool} or {@code agent}, so that a sum over tools or agents never counts a call twice with the
+ * totals. The writer is small and its output is
  * checked against the format's rules in {@code OpenMetricsTest}; the Prometheus Java client's
  * writers need its own registry and metric types for what is here a snapshot of a few numbers.
  */
@@ -47,6 +48,10 @@ public final class OpenMetrics {
         out.family("execache_estimated_bytes", "gauge", "Estimated size of the entries.", "bytes");
         out.sample("execache_estimated_bytes", null, Long.toString(stats.estimatedBytes()));
         out.gauge("execache_max_entries", "The store's bound on entries.", Integer.toString(store.maxEntries()));
+        out.bytesCounter("execache_answer_bytes", "Bytes of tool answers code consumed.", null, stats.toolAnswerBytes());
+        out.bytesCounter("execache_kept_out_bytes", "Bytes code mode kept out of agents' contexts: per run, tool answers"
+                + " consumed minus the result returned; hits count the stored run's figure again.", null, stats.keptOutBytes());
+        out.counter("execache_kept_out_tokens", "execache_kept_out_bytes / 4: an estimate in tokens.", stats.keptOutTokens());
         if (!stats.tools().isEmpty()) {
             out.toolCounter("execache_tool_hits", "Tool calls answered from the cache, by tool.", stats.tools(), ToolStats::hits);
             out.toolCounter("execache_tool_misses", "Tool calls made, by tool.", stats.tools(), ToolStats::misses);
@@ -64,6 +69,33 @@ public final class OpenMetrics {
                 out.sample("execache_tool_saved_seconds_total", "tool=" + quoted(tool), seconds(counted.saved().toNanos()));
                 out.createdSample("execache_tool_saved_seconds", "tool=" + quoted(tool));
             });
+            out.family("execache_tool_answer_bytes", "counter", "Bytes of the tool's answers code consumed, by tool.", "bytes");
+            stats.tools().forEach((tool, counted) ->
+                    out.counterSample("execache_tool_answer_bytes", "tool=" + quoted(tool), counted.toolAnswerBytes()));
+        }
+        if (!stats.agents().isEmpty()) {
+            Map<String, ToolStats> agents = stats.agents();
+            out.labelledCounter("execache_agent_hits", "Runs and tool calls answered from the cache, by agent.", "agent",
+                    agents, ToolStats::hits);
+            out.labelledCounter("execache_agent_misses", "Runs and tool calls made, by agent.", "agent", agents,
+                    ToolStats::misses);
+            out.labelledCounter("execache_agent_shared", "Runs and tool calls answered by an identical one in flight, by"
+                    + " agent.", "agent", agents, ToolStats::shared);
+            out.labelledCounter("execache_agent_failed", "Runs and tool calls that failed, by agent.", "agent", agents,
+                    ToolStats::failed);
+            out.labelledCounter("execache_agent_uncacheable", "Runs and tool calls not stored, by agent.", "agent", agents,
+                    ToolStats::uncacheable);
+            out.labelledCounter("execache_agent_bypassed", "Runs and tool calls made with caching off, by agent.", "agent",
+                    agents, ToolStats::bypassed);
+            out.family("execache_agent_saved_seconds", "counter", "Latency saved by hits, by agent.", "seconds");
+            agents.forEach((agent, counted) -> {
+                out.sample("execache_agent_saved_seconds_total", "agent=" + quoted(agent), seconds(counted.saved().toNanos()));
+                out.createdSample("execache_agent_saved_seconds", "agent=" + quoted(agent));
+            });
+            out.family("execache_agent_kept_out_bytes", "counter", "Bytes code mode kept out of the agent's context, by"
+                    + " agent.", "bytes");
+            agents.forEach((agent, counted) ->
+                    out.counterSample("execache_agent_kept_out_bytes", "agent=" + quoted(agent), counted.keptOutBytes()));
         }
         out.text.append("# EOF\n");
         return out.text.toString();
@@ -75,8 +107,18 @@ public final class OpenMetrics {
     }
 
     private void toolCounter(String name, String help, Map<String, ToolStats> tools, ToLongFunction<ToolStats> value) {
+        labelledCounter(name, help, "tool", tools, value);
+    }
+
+    private void labelledCounter(String name, String help, String label, Map<String, ToolStats> figures,
+            ToLongFunction<ToolStats> value) {
         family(name, "counter", help, null);
-        tools.forEach((tool, counted) -> counterSample(name, "tool=" + quoted(tool), value.applyAsLong(counted)));
+        figures.forEach((key, counted) -> counterSample(name, label + "=" + quoted(key), value.applyAsLong(counted)));
+    }
+
+    private void bytesCounter(String name, String help, String labels, long value) {
+        family(name, "counter", help, "bytes");
+        counterSample(name, labels, value);
     }
 
     private void counterSample(String name, String labels, long value) {

@@ -145,7 +145,7 @@ public final class ServeHttp {
                         + " is used twice");
             }
             try {
-                tokens.add(new HttpToken(name, parts[parts.length - 1]));
+                tokens.add(new HttpToken(name, parts[parts.length - 1], parts.length == 2));
             } catch (IllegalArgumentException e) {
                 throw new UsageException("--http-token-file: " + file + " line " + (i + 1) + ": " + e.getMessage());
             }

@@ -48,6 +48,14 @@ public record CacheEntry(
      */
     public static final String NONDETERMINISM = "execache:nondeterminism";
 
+    /**
+     * Where an execution entry keeps the bytes of tool answers its run consumed (as the decimal
+     * "version"), the same way as {@link #NONDETERMINISM}: so that a hit can count again what the
+     * run kept out of the agent's context.
+     */
+    public static final String TOOL_ANSWER_BYTES = "execache:tool-answer-bytes";
+    private static final String RESERVED_PREFIX = "execache:";
+
     /** The longest label kept; a longer one is cut, so a label never makes an entry big. */
     public static final int MAX_LABEL_LENGTH = 120;
     private static final Pattern CONTROL = Pattern.compile("\\p{Cntrl}+");
@@ -112,14 +120,30 @@ public record CacheEntry(
         return text.isEmpty() || !Character.isWhitespace(text.charAt(0)) && !Character.isWhitespace(text.charAt(text.length() - 1));
     }
 
-    /** The tools the result depended on, with their versions (without the record of {@link #nondeterminism()}). */
+    /**
+     * The tools the result depended on, with their versions (without the records of
+     * {@link #nondeterminism()} and {@link #toolAnswerBytes()}).
+     */
     public Map<String, String> dependsOnTools() {
-        if (!toolVersions.containsKey(NONDETERMINISM)) {
+        if (!toolVersions.containsKey(NONDETERMINISM) && !toolVersions.containsKey(TOOL_ANSWER_BYTES)) {
             return toolVersions;
         }
         Map<String, String> tools = new TreeMap<>(toolVersions);
-        tools.remove(NONDETERMINISM);
+        tools.keySet().removeIf(name -> name.startsWith(RESERVED_PREFIX));
         return Map.copyOf(tools);
+    }
+
+    /** The bytes of tool answers the stored run consumed; 0 for none (or an entry stored before they were kept). */
+    public long toolAnswerBytes() {
+        String bytes = toolVersions.get(TOOL_ANSWER_BYTES);
+        if (bytes == null) {
+            return 0;
+        }
+        try {
+            return Math.max(0, Long.parseLong(bytes));
+        } catch (NumberFormatException e) {
+            return 0;
+        }
     }
 
     /** The sources of non-determinism the stored run's code used ({@code Date.now}, ...); empty for none. */

@@ -61,4 +61,12 @@ public interface CodeTools {
      * @param argumentsJson the arguments as the code gave them, as JSON text
      */
     CodeToolCall call(String server, String tool, String argumentsJson);
+
+    /**
+     * As {@link #call(String, String, String)}, counted for {@code agent}, the agent whose run makes
+     * the call (null: counted in total only); tools that count nothing per agent need not override it.
+     */
+    default CodeToolCall call(String server, String tool, String argumentsJson, String agent) {
+        return call(server, tool, argumentsJson);
+    }
 }

@@ -45,7 +45,19 @@ public enum Counter {
     /** Not stored: the run's tool calls returned more bytes than its limit. */
     UNCACHEABLE_TOOL_RESULTS_TOO_LARGE,
     /** Neither looked up nor stored: the files the code may read could not all be fingerprinted. */
-    UNCACHEABLE_READS_UNWATCHABLE;
+    UNCACHEABLE_READS_UNWATCHABLE,
+    /**
+     * Bytes of tool answers that code consumed (UTF-8), counted per tool as a run's calls are
+     * answered; tool calls an agent makes itself are not counted here.
+     */
+    TOOL_ANSWER_BYTES,
+    /**
+     * Bytes code mode kept out of the agent's context: for each successful run that called tools,
+     * the bytes of the tool answers it consumed minus the bytes of the result it returned (not
+     * below zero). A hit or shared result counts the run's figure again: the agent was spared
+     * those bytes again.
+     */
+    KEPT_OUT_BYTES;
 
     /** The reason of an {@code UNCACHEABLE_} counter in lower case ({@code nondeterministic}), null for the others. */
     /**

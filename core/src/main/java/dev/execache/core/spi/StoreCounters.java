@@ -12,17 +12,33 @@ import java.util.Optional;
 public interface StoreCounters {
 
     /**
-     * Adds to several counters at once (a store over the network does it in one round trip):
-     * to the totals and, unless {@code tool} is null, to that tool's own counters too.
+     * How many agents a store counts apart, at most; the calls of any further agent are counted
+     * under {@link #OTHER_AGENT}, so that clients that invent names cannot grow the store.
      */
-    void increment(String tool, Map<Counter, Long> deltas);
+    int MAX_AGENTS = 50;
+
+    /** The agent under which the calls of agents past {@link #MAX_AGENTS} are counted. */
+    String OTHER_AGENT = "other";
+
+    /**
+     * Adds to several counters at once (a store over the network does it in one round trip):
+     * to the totals, unless {@code tool} is null to that tool's own counters too, and unless
+     * {@code agent} is null to that agent's. An agent the store does not count yet while it counts
+     * {@link #MAX_AGENTS} already is counted as {@link #OTHER_AGENT} (decided atomically on a
+     * shared store).
+     */
+    void increment(String tool, String agent, Map<Counter, Long> deltas);
+
+    default void increment(String tool, Map<Counter, Long> deltas) {
+        increment(tool, null, deltas);
+    }
 
     default void increment(Counter counter, long delta) {
-        increment(null, Map.of(counter, delta));
+        increment(null, null, Map.of(counter, delta));
     }
 
     default void increment(Map<Counter, Long> deltas) {
-        increment(null, deltas);
+        increment(null, null, deltas);
     }
 
     /** Every counter in total, zero for those never incremented. */
@@ -32,8 +48,15 @@ public interface StoreCounters {
     Map<String, Map<Counter, Long>> perTool();
 
     /**
-     * Sets every counter, in total and per tool, to zero (fleet-wide for a shared store) and
-     * starts counting anew from the clock's now. Entries and last-seen versions stay.
+     * The counters of each agent that was ever counted, by agent name (sorted): at most
+     * {@link #MAX_AGENTS} names and {@link #OTHER_AGENT}.
+     */
+    Map<String, Map<Counter, Long>> perAgent();
+
+    /**
+     * Sets every counter, in total, per tool and per agent, to zero (fleet-wide for a shared store) and
+     * starts counting anew from the clock's now, forgetting the agents it counted. Entries and
+     * last-seen versions stay.
      */
     void zero();
 
