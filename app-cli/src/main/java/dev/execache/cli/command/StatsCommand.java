@@ -16,6 +16,7 @@ import dev.execache.mcp.server.Json;
 import dev.execache.store.redis.RedisCacheStore;
 import jakarta.inject.Inject;
 import java.io.PrintWriter;
+import java.math.BigDecimal;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -173,7 +174,8 @@ final class StatsCommand extends StoreCommand {
                 } else {
                     out.print(redraw ? CLEAR : refresh > 1 ? System.lineSeparator() : "");
                     out.printf(Locale.ROOT, "execache stats at %s, every %s; Ctrl-C to stop%n",
-                            LocalTime.ofInstant(at, ZoneId.systemDefault()).format(TIME), Durations.human(every));
+                            LocalTime.ofInstant(at, ZoneId.systemDefault()).format(TIME),
+                            BigDecimal.valueOf(interval).stripTrailingZeros().toPlainString() + " s");
                     if (session.executor().storeInOutage()) {
                         out.println("the store is in an outage: runs go on uncached; figures are what could be read");
                     }
