@@ -6,7 +6,13 @@
   const TOKEN_KEY = "execache.token";
   const SVG = "http://www.w3.org/2000/svg";
   const $ = (id) => document.getElementById(id);
-  let period = "lastHour";
+  // each period plots one of the server's series over a window of time that ends now
+  const PERIODS = {
+    "show-minutes": { series: "lastHour", span: 600, ticks: ["-10 min", "-5 min"] },
+    "show-hour": { series: "lastHour", span: 3600, ticks: ["-60 min", "-30 min"] },
+    "show-day": { series: "lastDay", span: 86400, ticks: ["-24 h", "-12 h"] },
+  };
+  let period = PERIODS["show-minutes"];
   const order = { tools: "calls", agents: "calls" };
   let latest = null;
   let timer = null;
@@ -243,9 +249,8 @@
       el("line", { x1: f.left, x2: f.width - f.right, y1: y, y2: y, class: "grid" }, svg);
       el("text", { x: f.left - 6, y: y + 4, "text-anchor": "end" }, svg).textContent = label(top * share);
     }
-    const span = series.stepSeconds * series.capacity;
-    const ticks = span <= 3600 ? [[span, "-60 min"], [span / 2, "-30 min"], [0, "now"]]
-      : [[span, "-24 h"], [span / 2, "-12 h"], [0, "now"]];
+    const span = period.span;
+    const ticks = [[span, period.ticks[0]], [span / 2, period.ticks[1]], [0, "now"]];
     for (const [ago, text] of ticks) {
       const x = xOf(f, series, nowMs - ago * 1000);
       el("text", { x, y: f.height - 4, "text-anchor": ago === 0 ? "end" : ago === span ? "start" : "middle" }, svg)
@@ -254,24 +259,24 @@
   }
 
   function xOf(f, series, time) {
-    const span = series.stepSeconds * series.capacity * 1000;
+    const span = period.span * 1000;
     const start = nowMs - span;
     return f.left + ((time - start) / span) * (f.width - f.left - f.right);
   }
 
   function points(series) {
-    const all = series.points.slice();
+    const all = series.points.filter((p) => p.start >= nowMs - period.span * 1000);
     if (series.current && series.current.seconds > 0) all.push(series.current);
     return all;
   }
 
   function barWidth(f, series, point) {
-    return Math.max(1.5, (point.seconds / (series.stepSeconds * series.capacity)) * (f.width - f.left - f.right) - 0.5);
+    return Math.max(1.5, (point.seconds / period.span) * (f.width - f.left - f.right) - 0.5);
   }
 
   function charts(data) {
     nowMs = Date.parse(data.at);
-    const series = data.series[period];
+    const series = data.series[period.series];
     const all = points(series);
     const seconds = (p) => Math.max(p.seconds, 1);
 
@@ -355,11 +360,10 @@
     askForToken(false);
   });
 
-  for (const [id, name] of [["show-hour", "lastHour"], ["show-day", "lastDay"]]) {
+  for (const id of Object.keys(PERIODS)) {
     $(id).addEventListener("click", () => {
-      period = name;
-      $("show-hour").setAttribute("aria-pressed", String(name === "lastHour"));
-      $("show-day").setAttribute("aria-pressed", String(name === "lastDay"));
+      period = PERIODS[id];
+      for (const other of Object.keys(PERIODS)) $(other).setAttribute("aria-pressed", String(other === id));
       if (latest) charts(latest);
     });
   }
