@@ -572,12 +572,27 @@ public final class McpHttpServer implements AutoCloseable {
             try {
                 return protocol.answer(request, callId, stream);
             } catch (RuntimeException | LinkageError e) {
-                if (draining.get()) {
+                if (draining.get() || jvmExiting()) {
                     return protocol.shuttingDown(request);
                 }
                 LOG.log(Level.WARNING, "answering " + request.path("method").asText() + " failed: " + e, e);
                 return StatelessProtocol.error(request.get("id"), McpSchema.ErrorCodes.INTERNAL_ERROR,
                         request.path("method").asText() + " failed unexpectedly: " + e, null);
+            }
+        }
+
+        /**
+         * Whether the JVM has begun to exit: its shutdown hooks run at once, so a call can fail
+         * (a class first loaded then fails to initialize) before this server's own hook says it is draining.
+         */
+        private static boolean jvmExiting() {
+            Thread probe = new Thread(() -> { });
+            try {
+                Runtime.getRuntime().addShutdownHook(probe);
+                Runtime.getRuntime().removeShutdownHook(probe);
+                return false;
+            } catch (IllegalStateException e) {
+                return true;
             }
         }
 
