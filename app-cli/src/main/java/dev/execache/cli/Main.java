@@ -66,6 +66,7 @@ public final class Main {
     public static int execute(String[] args, Environment environment, Console console, PrintStream out, PrintStream err,
             boolean terminal, Resources resources) {
         configureLogging();
+        console.terminal(terminal);
         ROUTE.set(new LogRoute(err, console));
         try {
             return parseAndRun(args, environment, console, out, err,

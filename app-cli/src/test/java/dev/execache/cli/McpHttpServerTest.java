@@ -13,6 +13,10 @@ import dev.execache.core.ExecutionResult;
 import dev.execache.core.MutableClock;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ScriptedSandbox;
+import dev.execache.core.SwitchableStore;
+import dev.execache.core.ExecutionRequest;
+import dev.execache.cli.output.OpenMetrics;
+import dev.execache.cli.output.StoreDescription;
 import dev.execache.mcp.server.ServeTools;
 import dev.execache.store.memory.MemoryCacheStore;
 import java.io.IOException;
@@ -321,5 +325,37 @@ class McpHttpServerTest {
         assertThatThrownBy(() -> new HttpToken("short", "abc"))
                 .hasMessageContaining("shorter than 16")
                 .hasMessageNotContaining("abc");
+    }
+
+    @Test
+    void aStoreInAnOutageStillGivesTheFiguresItCanAndSaysSo() throws Exception {
+        ServeFixture fixture = new ServeFixture(dir, Map.of());
+        SwitchableStore failing = new SwitchableStore(fixture.store);
+        CachedExecutor executor = new CachedExecutor(fixture.sandbox, failing, new MutableToolVersions(Map.of()),
+                CachePolicy.DEFAULTS, fixture.clock);
+        StoreDescription store = StoreDescription.of(fixture.settings);
+        HttpServeSettings settings = HttpServeSettings.of(InetAddress.getLoopbackAddress(), 0, List.of(), Set.of(),
+                Duration.ofSeconds(5));
+        failing.fail(true);
+        executor.execute(ExecutionRequest.of(ServeFixture.TWO, null));
+        try (McpHttpServer server = new McpHttpServer(new ServeTools(executor, fixture.serveSettings), "test", settings,
+                () -> OpenMetrics.write(executor.stats(), store, executor.storeInOutage())).start();
+                McpHttpServer broken = new McpHttpServer(new ServeTools(executor, fixture.serveSettings), "test", settings,
+                        () -> {
+                            throw new IllegalStateException("the store went away");
+                        }).start()) {
+            RawHttp.Answer metrics = RawHttp.send(server.port(), "GET", "/metrics", null, Map.of());
+            RawHttp.Answer data = RawHttp.send(server.port(), "GET", "/dashboard.json", null, Map.of());
+            RawHttp.Answer unread = RawHttp.send(broken.port(), "GET", "/metrics", null, Map.of());
+
+            assertThat(metrics.status()).isEqualTo(200);
+            assertThat(metrics.body()).contains("\nexecache_store_outage 1\n", "\nexecache_misses_total 1\n");
+            assertThat(data.status()).isEqualTo(200);
+            assertThat(data.json().at("/health/outage").booleanValue()).isTrue();
+            assertThat(data.json().at("/health/says").textValue()).contains("uncached");
+            assertThat(data.json().at("/totals/misses").longValue()).isEqualTo(1);
+            assertThat(unread.status()).isEqualTo(503);
+            assertThat(unread.body()).isEqualTo("the figures could not be read: the store went away\n");
+        }
     }
 }

@@ -123,4 +123,34 @@ class ServeHttpSettingsTest {
         assertThatThrownBy(() -> resolve(null, null, List.of(), Map.of()))
                 .isInstanceOf(UsageException.class).hasMessageContaining("serve.htp");
     }
+
+    @Test
+    void figuresTokensComeFromTheirOwnVariableFileOrConfigAndOpenNothingElse() throws IOException {
+        Path file = privateFile("scrapers", "prometheus " + TOKEN + "3\n");
+        privateFile("config-scrapers", "grafana " + TOKEN + "4\n");
+        Files.writeString(dir.resolve("execache.yaml"), "serve:\n  metrics_token_file: config-scrapers\n");
+
+        HttpServeSettings both = ServeHttp.resolve("8080", null, List.of(), file,
+                Map.of(ServeHttp.METRICS_TOKEN_VARIABLE, TOKEN), dir.resolve("execache.yaml"), dir, DRAIN);
+        HttpServeSettings fromConfig = resolve("8080", null, List.of(), Map.of());
+
+        assertThat(both.metricsTokens()).extracting(HttpServeSettings.HttpToken::name)
+                .containsExactly(ServeHttp.METRICS_TOKEN_VARIABLE, "prometheus");
+        assertThat(both.tokens()).as("a figures token is not a token of /mcp").isEmpty();
+        assertThat(fromConfig.metricsTokens()).extracting(HttpServeSettings.HttpToken::name).containsExactly("grafana");
+    }
+
+    @Test
+    void aFiguresTokenFileIsCheckedAsTheOtherAndNeedsHttp() throws IOException {
+        Path open = dir.resolve("open-scrapers");
+        Files.writeString(open, TOKEN + "\n");
+        Files.setPosixFilePermissions(open, PosixFilePermissions.fromString("rw-r--r--"));
+        Path file = privateFile("scrapers", TOKEN + "\n");
+
+        assertThatThrownBy(() -> ServeHttp.resolve("8080", null, List.of(), open, Map.of(), null, dir, DRAIN))
+                .isInstanceOf(UsageException.class).hasMessageStartingWith("--metrics-token-file: ")
+                .hasMessageContaining("read by others");
+        assertThatThrownBy(() -> ServeHttp.resolve(null, null, List.of(), file, Map.of(), null, dir, DRAIN))
+                .isInstanceOf(UsageException.class).hasMessageContaining("go with --http [HOST:]PORT");
+    }
 }

@@ -10,6 +10,7 @@ import dev.execache.mcp.server.Json;
 import dev.execache.store.sqlite.SqliteCacheStore;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -21,6 +22,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeEach;
@@ -213,6 +215,55 @@ class StatsCommandTest {
                 .contains("\nexecache_tool_hits_total{tool=\"fs__read \\\"quoted\\\\\\\"\"} 2\n")
                 .containsPattern("\nexecache_hits_created \\d+\\.\\d{3}\n")
                 .endsWith("# EOF\n");
+    }
+
+    @Test
+    void watchShowsTheFiguresAgainWithWhatChangedPerSecondAndEndsWithZero() {
+        ByteArrayOutputStream seen = new ByteArrayOutputStream();
+        AtomicBoolean counted = new AtomicBoolean();
+        // once the first block is out, the fleet counts 10 more hits, before the watch reads again
+        OutputStream hooked = new OutputStream() {
+            @Override
+            public void write(int b) {
+                seen.write(b);
+            }
+
+            @Override
+            public void write(byte[] bytes, int offset, int length) {
+                seen.write(bytes, offset, length);
+            }
+
+            @Override
+            public void flush() {
+                if (seen.toString(StandardCharsets.UTF_8).contains("per second") && counted.compareAndSet(false, true)) {
+                    try (SqliteCacheStore store = new SqliteCacheStore(db, 100, Clock.systemUTC())) {
+                        store.counters().increment(null, Map.of(Counter.HITS, 10L));
+                    }
+                }
+            }
+        };
+
+        int exit = Main.run(new String[] {"stats", "--watch", "--interval", "0.1", "--count", "2", "--db", db.toString()},
+                Map.of("XDG_CACHE_HOME", dir.resolve("cache").toString(), "EXECACHE_NO_DAEMON", "1"), dir,
+                new ByteArrayInputStream(new byte[0]), new PrintStream(hooked, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+
+        String text = seen.toString(StandardCharsets.UTF_8);
+        String[] blocks = text.split("execache stats at ");
+        assertThat(exit).as(err.toString(StandardCharsets.UTF_8)).isEqualTo(ExitCode.OK);
+        assertThat(blocks).as(text).hasSize(3);
+        assertThat(blocks[1]).contains("every 0.1 s; Ctrl-C to stop").contains("hits             5\n")
+                .contains("per second       from the next refresh on");
+        assertThat(blocks[2]).contains("hits             15\n").containsPattern("per second       [1-9][0-9.]* hits, 0.0 misses");
+        assertThat(text).as("no terminal: no redrawing").doesNotContain("\033[");
+    }
+
+    @Test
+    void watchRefusesOpenMetricsAndAnIntervalBelowATenthOfASecond() {
+        assertThat(run("stats", "--watch", "--format", "openmetrics")).isEqualTo(ExitCode.USAGE);
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("--watch shows the human or json format");
+        assertThat(run("stats", "--watch", "--interval", "0.01")).isEqualTo(ExitCode.USAGE);
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("--interval: give seconds from 0.1 to 86400");
     }
 
     private static final Pattern NAME = Pattern.compile("[a-zA-Z_:][a-zA-Z0-9_:]*");

@@ -228,6 +228,15 @@ public final class CachedExecutor {
                 store.estimatedBytes(), store.countingSince().orElse(null));
     }
 
+    /**
+     * Whether the store is in an outage (unreachable, slow, or refusing writes): runs go on
+     * uncached meanwhile, and {@link #stats()} gives what this process counted on top of what the
+     * store could still be read for.
+     */
+    public boolean storeInOutage() {
+        return store.isDown();
+    }
+
     public CachePolicy policy() {
         return policy;
     }

@@ -17,9 +17,11 @@ import java.util.Set;
  * @param maxConcurrent requests (and their streams) answered at once; more are 503
  * @param idleTimeout how long a connection may stay silent (reading headers or a body included)
  * @param drainLimit how long a stop waits for the requests still being answered
+ * @param metricsTokens tokens that open only the figures ({@code /metrics} and the dashboard's data), for a
+ *     scraper or a person who must not run code; the figures also open to every token in {@code tokens}
  */
 public record HttpServeSettings(InetAddress address, int port, List<HttpToken> tokens, Set<String> allowedHosts,
-        int maxBodyBytes, int maxConcurrent, Duration idleTimeout, Duration drainLimit) {
+        int maxBodyBytes, int maxConcurrent, Duration idleTimeout, Duration drainLimit, List<HttpToken> metricsTokens) {
     public static final int DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
     public static final int DEFAULT_MAX_CONCURRENT = 64;
     public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofSeconds(30);
@@ -29,6 +31,7 @@ public record HttpServeSettings(InetAddress address, int port, List<HttpToken> t
         Objects.requireNonNull(idleTimeout, "idleTimeout must not be null");
         Objects.requireNonNull(drainLimit, "drainLimit must not be null");
         tokens = List.copyOf(Objects.requireNonNull(tokens, "tokens must not be null"));
+        metricsTokens = List.copyOf(Objects.requireNonNull(metricsTokens, "metricsTokens must not be null"));
         allowedHosts = Set.copyOf(Objects.requireNonNull(allowedHosts, "allowedHosts must not be null"));
         if (port < 0 || port > 65535) {
             throw new IllegalArgumentException("port must be 0..65535, not " + port);
@@ -44,6 +47,18 @@ public record HttpServeSettings(InetAddress address, int port, List<HttpToken> t
                     + "address, needs a token (EXECACHE_HTTP_TOKEN or --http-token-file): anyone who can reach it "
                     + "could run code");
         }
+    }
+
+    /** Without tokens of the figures' own. */
+    public HttpServeSettings(InetAddress address, int port, List<HttpToken> tokens, Set<String> allowedHosts,
+            int maxBodyBytes, int maxConcurrent, Duration idleTimeout, Duration drainLimit) {
+        this(address, port, tokens, allowedHosts, maxBodyBytes, maxConcurrent, idleTimeout, drainLimit, List.of());
+    }
+
+    /** The same, with tokens that open only the figures. */
+    public HttpServeSettings withMetricsTokens(List<HttpToken> figuresOnly) {
+        return new HttpServeSettings(address, port, tokens, allowedHosts, maxBodyBytes, maxConcurrent, idleTimeout,
+                drainLimit, figuresOnly);
     }
 
     /** The defaults for a bind address, port, tokens and extra host names. */

@@ -11,15 +11,19 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.lang.System.Logger.Level;
 import java.net.URI;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -30,6 +34,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiConsumer;
+import java.util.function.Supplier;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Handler;
@@ -51,10 +56,26 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
  * that closes a tool call's stream cancels the run. Host and Origin are checked against loopback
  * and configured names (DNS rebinding), tokens are asked when there are any, and bodies,
  * concurrency and silence are bounded.
+ *
+ * <p>Beside MCP it shows the cache's figures: {@code /metrics} (OpenMetrics text, for a scraper),
+ * and a dashboard at {@code /} (a page, a stylesheet and a script from the jar) fed by
+ * {@code /dashboard.json}. The figures open to any token of {@code /mcp} and to the tokens of the
+ * figures alone; the page itself loads without one and asks for it.
  */
 public final class McpHttpServer implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger("dev.execache.cli");
     static final String PATH = "/mcp";
+    static final String METRICS_PATH = "/metrics";
+    static final String DASHBOARD_DATA_PATH = "/dashboard.json";
+    static final String OPENMETRICS_TYPE = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+    /** The dashboard's files, by path: served as they are in the jar, so nothing is built at run time. */
+    private static final Map<String, String> PAGES = Map.of(
+            "/", "index.html",
+            "/index.html", "index.html",
+            "/dashboard.css", "dashboard.css",
+            "/dashboard.js", "dashboard.js");
+    private static final String PAGE_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; "
+            + "img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
     /** How often a running tool call's stream is written to, so that a client gone is noticed. */
     private static final Duration HEARTBEAT = Duration.ofMillis(250);
     private static final Set<String> LOOPBACK_NAMES = Set.of("localhost", "127.0.0.1", "::1", "[::1]");
@@ -67,6 +88,10 @@ public final class McpHttpServer implements AutoCloseable {
     private final List<String> tokenNames = new ArrayList<>();
     /** The agent each token's calls are counted for: its name when the token file named it, else null. */
     private final List<String> tokenAgents = new ArrayList<>();
+    private final List<byte[]> figureTokenDigests = new ArrayList<>();
+    private final Supplier<String> openMetrics;
+    private final Dashboard dashboard;
+    private final Map<String, byte[]> pages = new HashMap<>();
     private final Set<String> allowedHosts = new HashSet<>();
     private final Semaphore permits;
     private final AtomicBoolean draining = new AtomicBoolean();
@@ -80,7 +105,20 @@ public final class McpHttpServer implements AutoCloseable {
     private final InFlightCalls calls;
 
     public McpHttpServer(ServeTools tools, String version, HttpServeSettings settings) {
+        this(tools, version, settings, null);
+    }
+
+    /**
+     * @param openMetrics the text {@code /metrics} answers, read when asked (as {@code execache stats --format
+     *     openmetrics} prints it); null: no {@code /metrics}
+     */
+    public McpHttpServer(ServeTools tools, String version, HttpServeSettings settings, Supplier<String> openMetrics) {
         this.settings = settings;
+        this.openMetrics = openMetrics;
+        this.dashboard = new Dashboard(tools.executor(), tools.settings().store(), version, Clock.systemUTC());
+        for (String file : new HashSet<>(PAGES.values())) {
+            pages.put(file, page(file));
+        }
         this.calls = tools.calls();
         this.protocol = new StatelessProtocol(tools, version, new JacksonMcpJsonMapper(new ObjectMapper()),
                 (method, params) -> { });
@@ -91,6 +129,10 @@ public final class McpHttpServer implements AutoCloseable {
             tokenDigests.add(sha256(token.secret()));
             tokenNames.add(token.name());
             tokenAgents.add(token.named() ? Agents.name(token.name()) : null);
+        }
+        figureTokenDigests.addAll(tokenDigests);
+        for (HttpServeSettings.HttpToken token : settings.metricsTokens()) {
+            figureTokenDigests.add(sha256(token.secret()));
         }
         allowedHosts.addAll(LOOPBACK_NAMES);
         if (!settings.address().isLoopbackAddress()) {
@@ -123,6 +165,7 @@ public final class McpHttpServer implements AutoCloseable {
     public McpHttpServer start() throws IOException {
         try {
             server.start();
+            dashboard.start();
         } catch (IOException e) {
             throw e;
         } catch (Exception e) {
@@ -178,7 +221,19 @@ public final class McpHttpServer implements AutoCloseable {
             LOG.log(Level.DEBUG, "stopping the HTTP server: " + e);
         }
         heartbeats.shutdownNow();
+        dashboard.close();
         protocol.close();
+    }
+
+    private static byte[] page(String file) {
+        try (InputStream in = McpHttpServer.class.getResourceAsStream("dashboard/" + file)) {
+            if (in == null) {
+                throw new IllegalStateException("the dashboard's " + file + " is missing from the jar");
+            }
+            return in.readAllBytes();
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot read the dashboard's " + file + " from the jar: " + e.getMessage(), e);
+        }
     }
 
     private static byte[] sha256(String text) {
@@ -187,6 +242,22 @@ public final class McpHttpServer implements AutoCloseable {
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("no SHA-256 in this JVM", e);
         }
+    }
+
+    /** Whether a request may read the figures: with no token configured, yes; else with one of /mcp's or the figures'. */
+    private boolean mayReadFigures(String authorization) {
+        if (figureTokenDigests.isEmpty()) {
+            return true;
+        }
+        if (authorization == null || !authorization.regionMatches(true, 0, "Bearer ", 0, 7)) {
+            return false;
+        }
+        byte[] given = sha256(authorization.substring(7).strip());
+        boolean found = false;
+        for (byte[] digest : figureTokenDigests) {
+            found |= MessageDigest.isEqual(given, digest);
+        }
+        return found;
     }
 
     /** Which token a request carries, by name; null when it carries none that is valid. Constant time in the token. */
@@ -243,9 +314,11 @@ public final class McpHttpServer implements AutoCloseable {
         @Override
         public boolean handle(Request request, Response response, Callback callback) {
             String path = Request.getPathInContext(request);
-            if (!PATH.equals(path) && !(PATH + "/").equals(path)) {
+            boolean mcp = PATH.equals(path) || (PATH + "/").equals(path);
+            boolean figures = METRICS_PATH.equals(path) || DASHBOARD_DATA_PATH.equals(path);
+            if (!mcp && !figures && !PAGES.containsKey(path)) {
                 return refuse(response, callback, 404, McpSchema.ErrorCodes.INVALID_REQUEST,
-                        "Not Found: MCP is at " + PATH);
+                        "Not Found: MCP is at " + PATH + ", the dashboard at /, the figures at " + METRICS_PATH);
             }
             String host = request.getHeaders().get(HttpHeader.HOST);
             if (!hostAllowed(host)) {
@@ -259,6 +332,9 @@ public final class McpHttpServer implements AutoCloseable {
                 LOG.log(Level.WARNING, "refused a request from origin " + printable(origin) + " (403)");
                 return refuse(response, callback, 403, -32000, "Forbidden: the Origin header names an origin this "
                         + "server does not answer (allow its host with --http-allow-host)");
+            }
+            if (!mcp) {
+                return show(request, response, callback, path, figures);
             }
             if (!tokenDigests.isEmpty() && tokenName(request.getHeaders().get(HttpHeader.AUTHORIZATION)) == null) {
                 response.getHeaders().put(HttpHeader.WWW_AUTHENTICATE, "Bearer realm=\"execache\"");
@@ -311,6 +387,73 @@ public final class McpHttpServer implements AutoCloseable {
                     }
                 }
             }
+            return true;
+        }
+
+        /** The dashboard's files, its data and /metrics: read-only, GET (or HEAD). */
+        private boolean show(Request request, Response response, Callback callback, String path, boolean figures) {
+            if (!"GET".equals(request.getMethod()) && !"HEAD".equals(request.getMethod())) {
+                response.getHeaders().put(HttpHeader.ALLOW, "GET, HEAD");
+                return text(response, callback, 405, "Method Not Allowed: " + path + " is read with GET\n");
+            }
+            if (draining.get()) {
+                return text(response, callback, 503, "the server is shutting down\n");
+            }
+            response.getHeaders().put(HttpHeader.CACHE_CONTROL, "no-store");
+            response.getHeaders().put("X-Content-Type-Options", "nosniff");
+            response.getHeaders().put("Referrer-Policy", "no-referrer");
+            if (!figures) {
+                String file = PAGES.get(path);
+                response.getHeaders().put("Content-Security-Policy", PAGE_POLICY);
+                String type = file.endsWith(".html") ? "text/html; charset=utf-8"
+                        : file.endsWith(".css") ? "text/css; charset=utf-8" : "text/javascript; charset=utf-8";
+                return send(response, callback, 200, type, file.equals("index.html") ? shell() : pages.get(file));
+            }
+            if (!mayReadFigures(request.getHeaders().get(HttpHeader.AUTHORIZATION))) {
+                response.getHeaders().put(HttpHeader.WWW_AUTHENTICATE, "Bearer realm=\"execache\"");
+                return text(response, callback, 401, "Unauthorized: send Authorization: Bearer TOKEN with a token of "
+                        + "this server (one of /mcp's, or one given for the figures)\n");
+            }
+            if (METRICS_PATH.equals(path)) {
+                if (openMetrics == null) {
+                    return text(response, callback, 404, "Not Found: this server has no " + METRICS_PATH + "\n");
+                }
+                String metrics;
+                try {
+                    metrics = openMetrics.get();
+                } catch (RuntimeException e) {
+                    LOG.log(Level.WARNING, "the figures for " + METRICS_PATH + " could not be read: " + e.getMessage());
+                    return text(response, callback, 503, "the figures could not be read: " + e.getMessage() + "\n");
+                }
+                return send(response, callback, 200, OPENMETRICS_TYPE, metrics.getBytes(StandardCharsets.UTF_8));
+            }
+            String json;
+            try {
+                json = Json.write(dashboard.json());
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "the dashboard's figures could not be read: " + e.getMessage());
+                ObjectNode error = Json.MAPPER.createObjectNode();
+                error.put("error", "the figures could not be read: " + e.getMessage());
+                return send(response, callback, 503, "application/json", Json.write(error).getBytes(StandardCharsets.UTF_8));
+            }
+            return send(response, callback, 200, "application/json", json.getBytes(StandardCharsets.UTF_8));
+        }
+
+        /** The page, told whether this server asks for a token (so that it asks before it is refused). */
+        private byte[] shell() {
+            String html = new String(pages.get("index.html"), StandardCharsets.UTF_8);
+            return html.replace("data-token-asked=\"\"", "data-token-asked=\"" + !figureTokenDigests.isEmpty() + "\"")
+                    .getBytes(StandardCharsets.UTF_8);
+        }
+
+        private static boolean text(Response response, Callback callback, int status, String text) {
+            return send(response, callback, status, "text/plain; charset=utf-8", text.getBytes(StandardCharsets.UTF_8));
+        }
+
+        private static boolean send(Response response, Callback callback, int status, String type, byte[] body) {
+            response.setStatus(status);
+            response.getHeaders().put(HttpHeader.CONTENT_TYPE, type);
+            response.write(true, ByteBuffer.wrap(body), callback);
             return true;
         }
 
@@ -447,12 +590,27 @@ public final class McpHttpServer implements AutoCloseable {
             try {
                 return protocol.answer(request, callId, stream, agent);
             } catch (RuntimeException | LinkageError e) {
-                if (draining.get()) {
+                if (draining.get() || jvmExiting()) {
                     return protocol.shuttingDown(request);
                 }
                 LOG.log(Level.WARNING, "answering " + request.path("method").asText() + " failed: " + e, e);
                 return StatelessProtocol.error(request.get("id"), McpSchema.ErrorCodes.INTERNAL_ERROR,
                         request.path("method").asText() + " failed unexpectedly: " + e, null);
+            }
+        }
+
+        /**
+         * Whether the JVM has begun to exit: its shutdown hooks run at once, so a call can fail
+         * (a class first loaded then fails to initialize) before this server's own hook says it is draining.
+         */
+        private static boolean jvmExiting() {
+            Thread probe = new Thread(() -> { });
+            try {
+                Runtime.getRuntime().addShutdownHook(probe);
+                Runtime.getRuntime().removeShutdownHook(probe);
+                return false;
+            } catch (IllegalStateException e) {
+                return true;
             }
         }
 

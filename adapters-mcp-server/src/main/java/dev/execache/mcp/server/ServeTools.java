@@ -80,6 +80,14 @@ public final class ServeTools {
         return calls;
     }
 
+    CachedExecutor executor() {
+        return executor;
+    }
+
+    ServeSettings settings() {
+        return settings;
+    }
+
     /** Where progress notifications go (the transport, once there is one). */
     void notifyWith(BiConsumer<String, ObjectNode> sink) {
         this.notifications = sink;

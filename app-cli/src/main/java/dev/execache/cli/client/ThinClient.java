@@ -72,7 +72,8 @@ public final class ThinClient {
             if (arg.equals("--")) {
                 break;
             }
-            if (arg.equals("--no-daemon")) {
+            // a watch runs until Ctrl-C in a terminal of its own: the warm server saves it nothing
+            if (arg.equals("--no-daemon") || arg.equals("--watch")) {
                 return false;
             }
             if (command == null && !arg.startsWith("-")) {

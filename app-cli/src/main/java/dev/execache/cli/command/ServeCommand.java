@@ -2,6 +2,7 @@ package dev.execache.cli.command;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.cli.output.CacheMBean;
+import dev.execache.cli.output.OpenMetrics;
 import dev.execache.cli.output.StoreDescription;
 import dev.execache.cli.session.GatewayCatalog;
 import dev.execache.cli.session.InfrastructureException;
@@ -35,6 +36,7 @@ import java.util.Deque;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Callable;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -44,6 +46,9 @@ import picocli.CommandLine.Option;
         mixinStandardHelpOptions = true,
         description = {"Serves the cache to agents over the Model Context Protocol (MCP), on stdin and stdout, or with "
                 + "--http over Streamable HTTP at http://HOST:PORT/mcp (stateless, both protocol eras).",
+            "With --http it also shows the cache's figures: a dashboard at http://HOST:PORT/ and OpenMetrics text at "
+                + "/metrics (what stats --format openmetrics prints), fleet-wide on a shared store. The figures open to "
+                + "any token of /mcp and to the figures' own tokens (--metrics-token-file, EXECACHE_METRICS_TOKEN).",
             "Tools: execute_code, cache_stats, invalidate_tool, clear_cache. Takes every setting of run.",
             "While it runs, a change to tools: in the config file invalidates the changed tools' results.",
             "Logs go to stderr (and to the client as MCP log messages, at the level it sets). It ends when stdin ends "
@@ -80,6 +85,13 @@ final class ServeCommand implements Callable<Integer> {
                     + "such as the name a balancer is reached by.")
     List<String> httpAllowHosts = new ArrayList<>();
 
+    @Option(names = "--metrics-token-file", paramLabel = "FILE",
+            description = "Bearer tokens that open only the figures (/metrics and the dashboard's data), not /mcp: for a "
+                    + "scraper or a person who must not run code. Same format as --http-token-file; the file must not be "
+                    + "readable by others. Also EXECACHE_METRICS_TOKEN (never a token on the command line, which others "
+                    + "can read in the process list).")
+    Path metricsTokenFile;
+
     @Inject
     ServeCommand(SessionFactory sessions, Environment environment) {
         this.sessions = sessions;
@@ -92,7 +104,8 @@ final class ServeCommand implements Callable<Integer> {
         if (!environment.variables().containsKey("EXECACHE_WARM_POOL")) {
             settings = settings.withWarmPoolSize(DenoSandboxSettings.defaultWarmPoolSize());
         }
-        HttpServeSettings httpSettings = ServeHttp.resolve(http, httpTokenFile, httpAllowHosts, environment.variables(),
+        HttpServeSettings httpSettings = ServeHttp.resolve(http, httpTokenFile, httpAllowHosts, metricsTokenFile,
+                environment.variables(),
                 configFile(settings), environment.workingDir(), settings.limits().timeout().plus(DRAIN_MARGIN));
         PrintStream protocol = System.out;
         System.setOut(System.err);
@@ -117,7 +130,9 @@ final class ServeCommand implements Callable<Integer> {
             }
             ServeTools tools = new ServeTools(session.executor(), serveSettings(settings), gateway);
             if (httpSettings != null) {
-                return serveHttp(serving, tools, httpSettings, settings);
+                StoreDescription store = StoreDescription.of(settings);
+                return serveHttp(serving, tools, httpSettings, settings,
+                        () -> OpenMetrics.write(session.executor().stats(), store, session.executor().storeInOutage()));
             }
             McpStdioServer server = serving.add(new McpStdioServer(tools,
                     version(), environment.stdin(), protocol, settings.limits().timeout().plus(DRAIN_MARGIN)));
@@ -131,9 +146,9 @@ final class ServeCommand implements Callable<Integer> {
         }
     }
 
-    private static int serveHttp(Serving serving, ServeTools tools, HttpServeSettings http, Settings settings)
-            throws InterruptedException {
-        McpHttpServer server = new McpHttpServer(tools, version(), http);
+    private static int serveHttp(Serving serving, ServeTools tools, HttpServeSettings http, Settings settings,
+            Supplier<String> openMetrics) throws InterruptedException {
+        McpHttpServer server = new McpHttpServer(tools, version(), http, openMetrics);
         try {
             server.start();
         } catch (IOException e) {
@@ -144,6 +159,8 @@ final class ServeCommand implements Callable<Integer> {
                 + (http.tokens().isEmpty() ? "no token asked: loopback only" : http.tokens().size() + " token(s)") + ", "
                 + (settings.policy().enabled() ? "ttl " + settings.policy().ttl().toSeconds() + " s, "
                         + settings.policy().maxEntries() + " entries" : "caching off") + ")");
+        String root = server.url().substring(0, server.url().length() - "mcp".length());
+        LOG.log(Level.INFO, "the dashboard is at " + root + ", the figures for Prometheus at " + root + "metrics");
         server.awaitEnd();
         return ExitCode.OK;
     }

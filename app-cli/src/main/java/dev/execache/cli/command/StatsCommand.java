@@ -1,6 +1,7 @@
 package dev.execache.cli.command;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.execache.cli.output.Console;
 import dev.execache.cli.output.Entries;
 import dev.execache.cli.output.OpenMetrics;
 import dev.execache.cli.output.Output;
@@ -17,16 +18,25 @@ import dev.execache.mcp.server.Json;
 import dev.execache.store.redis.RedisCacheStore;
 import jakarta.inject.Inject;
 import java.io.PrintWriter;
+import java.math.BigDecimal;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalTime;
+import java.time.ZoneId;
+import java.time.format.DateTimeFormatter;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import sun.misc.Signal;
+import sun.misc.SignalHandler;
 
 @Command(name = "stats", mixinStandardHelpOptions = true,
         description = {"Shows what the cache has done: hits, misses, shared (answered by an identical run in flight), "
@@ -35,7 +45,11 @@ import picocli.CommandLine.Option;
                 + "tokens); the store, where it is and its limits; since when it counts. On a shared store, for the "
                 + "whole fleet.",
             "--by agent breaks the figures down by agent (a named HTTP token, an MCP client, cli); --by tool by tool.",
-            "--zero sets the counters to zero (for the whole fleet on Redis) and keeps the entries."})
+            "--zero sets the counters to zero (for the whole fleet on Redis) and keeps the entries.",
+            "--watch shows them again every --interval seconds until Ctrl-C (exit 0): redrawn in place in a terminal, "
+                + "else one block after another (with --format json, one object per line), with hits, misses, shared "
+                + "and failed per second since the previous refresh. serve --http shows the same figures as a "
+                + "dashboard at http://HOST:PORT/."})
 final class StatsCommand extends StoreCommand {
     /** How the figures are printed. */
     enum Format {
@@ -52,7 +66,12 @@ final class StatsCommand extends StoreCommand {
         }
     }
 
+    /** Clears a terminal and puts the cursor home, so that each refresh draws over the last. */
+    private static final String CLEAR = "\033[H\033[2J";
+    private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("HH:mm:ss");
+
     private final Clock clock;
+    private final Console console;
 
     @Option(names = "--format", paramLabel = "human|json|openmetrics",
             description = "human (a table), json (one object) or openmetrics (the Prometheus/OpenMetrics text format, "
@@ -71,10 +90,23 @@ final class StatsCommand extends StoreCommand {
             + "Redis), and count from now; entries are kept. Default: false.")
     boolean zero;
 
+    @Option(names = "--watch", description = "Show the figures again every --interval seconds until Ctrl-C: redrawn "
+            + "in place in a terminal, else one block after another. Default: false.")
+    boolean watch;
+
+    @Option(names = "--interval", paramLabel = "SECONDS", description = "How often --watch refreshes, in seconds "
+            + "(0.1 or more). Default: ${DEFAULT-VALUE}.", defaultValue = "2")
+    double interval;
+
+    /** For scripts and tests: stop after this many refreshes. */
+    @Option(names = "--count", hidden = true, defaultValue = "0")
+    int count;
+
     @Inject
-    StatsCommand(SessionFactory sessions, Clock clock) {
+    StatsCommand(SessionFactory sessions, Clock clock, Console console) {
         super(sessions);
         this.clock = clock;
+        this.console = console;
     }
 
     private Format chosen() {
@@ -83,12 +115,25 @@ final class StatsCommand extends StoreCommand {
 
     @Override
     void checkOptions() {
-        chosen();
+        Format chosen = chosen();
         if (by != null && !by.equals("agent") && !by.equals("tool")) {
             throw new UsageException("--by: unknown breakdown '" + by + "' (choose agent or tool)");
         }
         if (by != null && zero) {
             throw new UsageException("--by and --zero do not go together: --zero sets every counter to zero");
+        }
+        if (watch && zero) {
+            throw new UsageException("--watch and --zero do not go together: zero the counters first, then watch");
+        }
+        if (watch && chosen == Format.OPENMETRICS) {
+            throw new UsageException("--watch shows the human or json format; a scraper reads openmetrics from "
+                    + "serve --http's /metrics");
+        }
+        if (!(interval >= 0.1) || interval > 86_400) {
+            throw new UsageException("--interval: give seconds from 0.1 to 86400, not " + interval);
+        }
+        if (count < 0) {
+            throw new UsageException("--count: give 0 (until Ctrl-C) or more, not " + count);
         }
     }
 
@@ -103,6 +148,9 @@ final class StatsCommand extends StoreCommand {
             }
             out.println("counters set to zero; entries kept");
             return ExitCode.OK;
+        }
+        if (watch) {
+            return watch(session, out, store);
         }
         CacheStats stats = session.executor().stats();
         if (by != null && chosen() != Format.OPENMETRICS) {
@@ -125,10 +173,88 @@ final class StatsCommand extends StoreCommand {
                 node.put("entriesEstimatedBecause", entriesEstimatedBecause(session).orElse(null));
                 out.println(Json.write(node));
             }
-            case OPENMETRICS -> out.print(OpenMetrics.write(stats, store));
+            case OPENMETRICS -> out.print(OpenMetrics.write(stats, store, session.executor().storeInOutage()));
             case HUMAN -> human(out, stats, store, entriesEstimatedBecause(session));
         }
         return ExitCode.OK;
+    }
+
+    /** Shows the figures every interval until Ctrl-C (or --count refreshes); Ctrl-C ends it with exit 0. */
+    private int watch(Session session, PrintWriter out, StoreDescription store) {
+        CountDownLatch stop = new CountDownLatch(1);
+        SignalHandler previous = onInterrupt(stop);
+        boolean redraw = console.terminal() && !"dumb".equals(System.getenv("TERM"));
+        Duration every = Duration.ofMillis(Math.round(interval * 1000));
+        CacheStats before = null;
+        Instant beforeAt = null;
+        try {
+            for (int refresh = 1; count == 0 || refresh <= count; refresh++) {
+                CacheStats stats = session.executor().stats();
+                Instant at = clock.instant();
+                if (chosen() == Format.JSON) {
+                    ObjectNode node = Json.MAPPER.createObjectNode();
+                    node.put("at", at.toString());
+                    store.putInto(node);
+                    node.setAll(Json.stats(stats));
+                    node.put("storeOutage", session.executor().storeInOutage());
+                    node.set("perSecond", perSecond(before, beforeAt, stats, at));
+                    out.println(Json.write(node));
+                } else {
+                    out.print(redraw ? CLEAR : refresh > 1 ? System.lineSeparator() : "");
+                    out.printf(Locale.ROOT, "execache stats at %s, every %s; Ctrl-C to stop%n",
+                            LocalTime.ofInstant(at, ZoneId.systemDefault()).format(TIME),
+                            BigDecimal.valueOf(interval).stripTrailingZeros().toPlainString() + " s");
+                    if (session.executor().storeInOutage()) {
+                        out.println("the store is in an outage: runs go on uncached; figures are what could be read");
+                    }
+                    human(out, stats, store, entriesEstimatedBecause(session));
+                    ObjectNode rates = perSecond(before, beforeAt, stats, at);
+                    row(out, "per second", rates.isEmpty() ? "from the next refresh on"
+                            : String.format(Locale.ROOT, "%.1f hits, %.1f misses, %.1f shared, %.1f failed",
+                                    rates.get("hits").doubleValue(), rates.get("misses").doubleValue(),
+                                    rates.get("shared").doubleValue(), rates.get("failed").doubleValue()));
+                }
+                out.flush();
+                before = stats;
+                beforeAt = at;
+                if ((count == 0 || refresh < count) && stop.await(every.toMillis(), TimeUnit.MILLISECONDS)) {
+                    break;
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            if (previous != null) {
+                Signal.handle(new Signal("INT"), previous);
+            }
+        }
+        return ExitCode.OK;
+    }
+
+    /** Hits, misses, shared and failed per second between two readings; empty before the second. */
+    private static ObjectNode perSecond(CacheStats before, Instant beforeAt, CacheStats now, Instant at) {
+        ObjectNode node = Json.MAPPER.createObjectNode();
+        double seconds = beforeAt == null ? 0 : Duration.between(beforeAt, at).toMillis() / 1000.0;
+        if (before == null || seconds <= 0) {
+            return node;
+        }
+        node.put("hits", Math.max(0, now.hits() - before.hits()) / seconds);
+        node.put("misses", Math.max(0, now.misses() - before.misses()) / seconds);
+        node.put("shared", Math.max(0, now.shared() - before.shared()) / seconds);
+        node.put("failed", Math.max(0, now.failed() - before.failed()) / seconds);
+        return node;
+    }
+
+    /**
+     * Ctrl-C ends the watch as its way out (exit 0), not as a failure; the handler it replaced,
+     * or null when the signal cannot be handled here.
+     */
+    private static SignalHandler onInterrupt(CountDownLatch stop) {
+        try {
+            return Signal.handle(new Signal("INT"), signal -> stop.countDown());
+        } catch (IllegalArgumentException | UnsupportedOperationException e) {
+            return null;
+        }
     }
 
     /** Why the entries counted are an estimate: a Redis whose eviction policy may drop execache's indexes. */

@@ -6,6 +6,7 @@ package dev.execache.cli.output;
  */
 public final class Console {
     private volatile boolean quiet;
+    private volatile boolean terminal;
 
     public boolean quiet() {
         return quiet;
@@ -13,5 +14,14 @@ public final class Console {
 
     public void quiet(boolean quiet) {
         this.quiet = quiet;
+    }
+
+    /** Whether the command line's stdout is a terminal (one that can be redrawn in place). */
+    public boolean terminal() {
+        return terminal;
+    }
+
+    public void terminal(boolean terminal) {
+        this.terminal = terminal;
     }
 }

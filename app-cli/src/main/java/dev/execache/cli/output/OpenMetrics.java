@@ -26,9 +26,20 @@ public final class OpenMetrics {
     }
 
     public static String write(CacheStats stats, StoreDescription store) {
+        return write(stats, store, false);
+    }
+
+    /**
+     * @param storeOutage whether the store is in an outage: the figures are then what could still be read
+     *     plus what this process counted meanwhile, and {@code execache_store_outage} says 1
+     */
+    public static String write(CacheStats stats, StoreDescription store, boolean storeOutage) {
         OpenMetrics out = new OpenMetrics(stats.countingSince());
         out.family("execache_store", "info", "The store the figures come from, where it is.", null);
         out.sample("execache_store_info", "store=" + quoted(store.kind().toString()) + ",location=" + quoted(store.location()), "1");
+        out.gauge("execache_store_outage", "1 while the store is unreachable, slow or refusing writes (runs go on "
+                + "uncached; the figures are what could be read plus what this process counted), else 0.",
+                storeOutage ? "1" : "0");
         out.counter("execache_hits", "Lookups answered from the cache.", stats.hits());
         out.counter("execache_misses", "Lookups not answered from the cache: the run or call was made.", stats.misses());
         out.counter("execache_shared", "Calls answered by an identical run in flight (single flight).", stats.shared());

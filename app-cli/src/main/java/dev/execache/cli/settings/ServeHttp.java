@@ -25,11 +25,14 @@ import java.util.Set;
  * Where {@code serve --http} listens and whom it lets in: {@code --http [HOST:]PORT} (else
  * {@code serve.http} in the config file), tokens from {@code EXECACHE_HTTP_TOKEN} and
  * {@code --http-token-file} (else {@code serve.http_token_file}), extra host names from
- * {@code --http-allow-host} (else {@code serve.http_allow_hosts}).
+ * {@code --http-allow-host} (else {@code serve.http_allow_hosts}); tokens that open only the figures
+ * ({@code /metrics} and the dashboard's data) from {@code EXECACHE_METRICS_TOKEN} and
+ * {@code --metrics-token-file} (else {@code serve.metrics_token_file}).
  */
 public final class ServeHttp {
     public static final String TOKEN_VARIABLE = "EXECACHE_HTTP_TOKEN";
-    private static final Set<String> KEYS = Set.of("http", "http_token_file", "http_allow_hosts");
+    public static final String METRICS_TOKEN_VARIABLE = "EXECACHE_METRICS_TOKEN";
+    private static final Set<String> KEYS = Set.of("http", "http_token_file", "http_allow_hosts", "metrics_token_file");
 
     private ServeHttp() {
     }
@@ -41,15 +44,30 @@ public final class ServeHttp {
      */
     public static HttpServeSettings resolve(String listen, Path tokenFile, List<String> allowHosts,
             Map<String, String> environment, Path configFile, Path workingDir, Duration drainLimit) {
+        return resolve(listen, tokenFile, allowHosts, null, environment, configFile, workingDir, drainLimit);
+    }
+
+    /**
+     * The HTTP settings, or null to serve on stdio.
+     *
+     * @param metricsTokenFile tokens that open only the figures; null for none (or the config file's)
+     * @param configFile the config file, when there is one
+     */
+    public static HttpServeSettings resolve(String listen, Path tokenFile, List<String> allowHosts, Path metricsTokenFile,
+            Map<String, String> environment, Path configFile, Path workingDir, Duration drainLimit) {
         JsonNode serve = serveSection(configFile);
         if (listen == null && serve.path("http").isValueNode()) {
             listen = serve.get("http").asText();
         }
         if (listen == null) {
-            if (tokenFile != null || !allowHosts.isEmpty()) {
-                throw new UsageException("--http-token-file and --http-allow-host go with --http [HOST:]PORT");
+            if (tokenFile != null || !allowHosts.isEmpty() || metricsTokenFile != null) {
+                throw new UsageException("--http-token-file, --http-allow-host and --metrics-token-file go with "
+                        + "--http [HOST:]PORT");
             }
             return null;
+        }
+        if (metricsTokenFile == null && serve.path("metrics_token_file").isTextual()) {
+            metricsTokenFile = configFile.toAbsolutePath().getParent().resolve(serve.get("metrics_token_file").textValue());
         }
         if (tokenFile == null && serve.path("http_token_file").isTextual()) {
             tokenFile = configFile.toAbsolutePath().getParent().resolve(serve.get("http_token_file").textValue());
@@ -67,8 +85,17 @@ public final class ServeHttp {
             if (tokenFile != null) {
                 tokens.addAll(readTokens(workingDir.resolve(tokenFile)));
             }
+            List<HttpToken> metricsTokens = new ArrayList<>();
+            String metricsFromEnvironment = environment.get(METRICS_TOKEN_VARIABLE);
+            if (metricsFromEnvironment != null && !metricsFromEnvironment.isBlank()) {
+                metricsTokens.add(new HttpToken(METRICS_TOKEN_VARIABLE, metricsFromEnvironment.strip()));
+            }
+            if (metricsTokenFile != null) {
+                metricsTokens.addAll(readTokens(workingDir.resolve(metricsTokenFile), "--metrics-token-file"));
+            }
             Address address = address(listen);
-            return HttpServeSettings.of(address.host(), address.port(), tokens, hosts, drainLimit);
+            return HttpServeSettings.of(address.host(), address.port(), tokens, hosts, drainLimit)
+                    .withMetricsTokens(metricsTokens);
         } catch (IllegalArgumentException e) {
             throw new UsageException(e.getMessage());
         }
@@ -106,27 +133,31 @@ public final class ServeHttp {
         }
     }
 
-    /** One token per line, optionally after a name ({@code NAME TOKEN}); # starts a comment. */
     static List<HttpToken> readTokens(Path file) {
+        return readTokens(file, "--http-token-file");
+    }
+
+    /** One token per line, optionally after a name ({@code NAME TOKEN}); # starts a comment. */
+    static List<HttpToken> readTokens(Path file, String option) {
         if (!Files.isRegularFile(file)) {
-            throw new UsageException("--http-token-file: " + file + " does not exist");
+            throw new UsageException(option + ": " + file + " does not exist");
         }
         try {
             Set<PosixFilePermission> permissions = Files.getPosixFilePermissions(file);
             if (permissions.contains(PosixFilePermission.GROUP_READ) || permissions.contains(PosixFilePermission.OTHERS_READ)) {
-                throw new UsageException("--http-token-file: " + file + " can be read by others; it holds secrets: "
+                throw new UsageException(option + ": " + file + " can be read by others; it holds secrets: "
                         + "chmod 600 " + file);
             }
         } catch (UnsupportedOperationException e) {
             // not a POSIX file system: nothing to check
         } catch (IOException e) {
-            throw new UsageException("--http-token-file: cannot read " + file + ": " + e.getMessage());
+            throw new UsageException(option + ": cannot read " + file + ": " + e.getMessage());
         }
         List<String> lines;
         try {
             lines = Files.readAllLines(file);
         } catch (IOException e) {
-            throw new UsageException("--http-token-file: cannot read " + file + ": " + e.getMessage());
+            throw new UsageException(option + ": cannot read " + file + ": " + e.getMessage());
         }
         List<HttpToken> tokens = new ArrayList<>();
         Set<String> names = new HashSet<>();
@@ -137,21 +168,21 @@ public final class ServeHttp {
             }
             String[] parts = line.split("\\s+");
             if (parts.length > 2) {
-                throw new UsageException("--http-token-file: " + file + " line " + (i + 1) + ": give TOKEN or NAME TOKEN");
+                throw new UsageException(option + ": " + file + " line " + (i + 1) + ": give TOKEN or NAME TOKEN");
             }
             String name = parts.length == 2 ? parts[0] : "line " + (i + 1);
             if (!names.add(name)) {
-                throw new UsageException("--http-token-file: " + file + " line " + (i + 1) + ": the name " + name
+                throw new UsageException(option + ": " + file + " line " + (i + 1) + ": the name " + name
                         + " is used twice");
             }
             try {
                 tokens.add(new HttpToken(name, parts[parts.length - 1], parts.length == 2));
             } catch (IllegalArgumentException e) {
-                throw new UsageException("--http-token-file: " + file + " line " + (i + 1) + ": " + e.getMessage());
+                throw new UsageException(option + ": " + file + " line " + (i + 1) + ": " + e.getMessage());
             }
         }
         if (tokens.isEmpty()) {
-            throw new UsageException("--http-token-file: " + file + " holds no token");
+            throw new UsageException(option + ": " + file + " holds no token");
         }
         return tokens;
     }
