@@ -53,7 +53,7 @@ class HttpFleetIT {
     static void start() throws Exception {
         Path binary = Path.of("/usr/sbin/nginx");
         Assumptions.assumeTrue(Files.isExecutable(binary), "nginx is not installed (Debian: apt-get install "
-                + "nginx-light; .ci/run installs it): the fleet-behind-nginx test is skipped");
+                + "nginx-light; the build installs it where it may): the fleet-behind-nginx test is skipped");
         redis = RedisServerProcess.start();
         for (int i = 0; i < 3; i++) {
             fleet.add(HttpServeProcess.start(NO_POOL, "--store", "redis", "--redis-url", redis.url() + "/4",
