@@ -79,7 +79,7 @@ final class ServerThroughCache implements CodeTools {
     public CodeToolCall call(String server, String tool, String argumentsJson) {
         long seen = cache.writeGeneration("acct").orElseThrow();
         ToolCallOutcome outcome = cache.callWithStatus(READ, Map.of(), "acct", seen);
-        return new CodeToolCall(READ, versions.versions().get(READ), ToolResult.ok(outcome.result().json()), true,
-                outcome.status(), outcome.result().json().length(), outcome.expiresAt(), Map.of("acct", seen));
+        return new CodeToolCall(READ, versions.versions().get(READ), outcome, true, outcome.result().json().length(),
+                Map.of("acct", seen));
     }
 }

@@ -268,9 +268,9 @@ public final class Gateway implements CodeTools {
         ToolResult answer = answerOf(outcome.result());
         boolean cacheable = !answer.isError() && outcome.status() != CacheStatus.BYPASS
                 && rules.decide(found).cached() && (!writesCounted || seen.isPresent());
-        String text = answer.json();
-        return new CodeToolCall(found.name(), version, answer, cacheable, outcome.status(),
-                text.getBytes(StandardCharsets.UTF_8).length, cacheable ? outcome.expiresAt() : null,
+        return new CodeToolCall(found.name(), version,
+                new ToolCallOutcome(answer, outcome.status(), cacheable ? outcome.expiresAt() : null), cacheable,
+                answer.json().getBytes(StandardCharsets.UTF_8).length,
                 seen.isPresent() ? Map.of(server, seen.getAsLong()) : Map.of());
     }
 
