@@ -235,7 +235,7 @@ public final class StatelessProtocol implements AutoCloseable {
                 meta.put("progressToken", streamKey);
             }
         }
-        meta.set(StdioTransport.REQUEST_ID_META, Json.MAPPER.valueToTree(callId));
+        meta.set(ServeTools.REQUEST_ID_META, Json.MAPPER.valueToTree(callId));
         ObjectNode call = params.deepCopy();
         call.set("_meta", meta);
         CallToolResult result;

@@ -48,18 +48,11 @@ import reactor.core.publisher.Mono;
  * {@code -32602} naming the field; {@code logging/setLevel} is validated and decides which log
  * records are sent as {@code notifications/message}; batches are taken when the negotiated
  * version (2025-03-26) has them; {@code notifications/cancelled} stops the call and no answer
- * is sent for it. No answer line is longer than {@link #MAX_ANSWER_BYTES}.
+ * is sent for it. No answer line is longer than {@link ServeTools#MAX_ANSWER_BYTES}.
  */
 public final class StdioTransport implements McpServerTransportProvider {
     private static final System.Logger LOG = System.getLogger("dev.execache.cli");
     private static final int MAX_LINE_BYTES = 16 * 1024 * 1024;
-    /**
-     * The longest answer line: the TypeScript SDK's stdio client drops the connection when its
-     * 10 MiB read buffer overflows, and the buffer may hold part of the next message too.
-     */
-    public static final int MAX_ANSWER_BYTES = 9 * 1024 * 1024;
-    /** Where a tools/call carries its JSON-RPC id to the tool handler (set here, never by the client). */
-    static final String REQUEST_ID_META = "dev.execache/requestId";
     private static final Set<String> METHODS = Set.of(McpSchema.METHOD_INITIALIZE, McpSchema.METHOD_PING,
             McpSchema.METHOD_TOOLS_LIST, McpSchema.METHOD_TOOLS_CALL, McpSchema.METHOD_LOGGING_SET_LEVEL);
     private static final String BATCH_VERSION = "2025-03-26";
@@ -75,11 +68,14 @@ public final class StdioTransport implements McpServerTransportProvider {
     private final Object answers = new Object();
     private final AtomicBoolean closing = new AtomicBoolean();
     private final CompletableFuture<Void> ended = new CompletableFuture<>();
-    private final ExecutorService modernRequests = Executors.newCachedThreadPool(task -> {
-        Thread thread = new Thread(task, "execache-mcp-stateless");
+    /** Answer the calls, and take turns reading (see {@link #readAll}). */
+    private final ExecutorService workers = Executors.newCachedThreadPool(task -> {
+        Thread thread = new Thread(task, "execache-mcp-stdio");
         thread.setDaemon(true);
         return thread;
     });
+    /** A call the thread reading now is to answer itself once it has handed reading on; only that thread uses it. */
+    private Runnable readersCall;
     private volatile StatelessProtocol stateless;
     private volatile McpServerSession session;
     private volatile boolean initialized;
@@ -178,6 +174,11 @@ public final class StdioTransport implements McpServerTransportProvider {
         }
     }
 
+    /**
+     * Reads and dispatches lines until input ends. A tool call is answered by the thread that read
+     * it, which first hands reading on to another thread: waking that one then happens while the
+     * call is answered, not before it, and the next line (a cancellation, say) is still read at once.
+     */
     private void readAll() {
         try {
             byte[] line;
@@ -185,6 +186,13 @@ public final class StdioTransport implements McpServerTransportProvider {
                 String text = new String(line, StandardCharsets.UTF_8).strip();
                 if (!text.isEmpty() && !closing.get()) {
                     dispatch(text);
+                }
+                Runnable call = readersCall;
+                if (call != null) {
+                    readersCall = null;
+                    workers.execute(this::readAll);
+                    call.run();
+                    return;
                 }
             }
         } catch (IOException e) {
@@ -246,7 +254,7 @@ public final class StdioTransport implements McpServerTransportProvider {
         Object id = request ? idOf(message.get("id")) : null;
         if (request && batch == null && stateless != null
                 && StatelessProtocol.isModern(method, message.get("params"))) {
-            answerStateless(message, method, id);
+            answerStateless(message, method, id, true);
             return;
         }
         if (request && batch != null) {
@@ -272,10 +280,15 @@ public final class StdioTransport implements McpServerTransportProvider {
                 deliver(id, resultLine(id, Json.MAPPER.createObjectNode()));
                 return;
             }
+            if (McpSchema.METHOD_TOOLS_CALL.equals(method) && stateless != null) {
+                // past the SDK's session: no reactive scheduling and no output schema check of our own tools' answers
+                answerStateless(message, method, id, batch == null);
+                return;
+            }
             if (McpSchema.METHOD_TOOLS_CALL.equals(method)) {
                 ObjectNode params = (ObjectNode) message.get("params");
                 ObjectNode meta = params.get("_meta") instanceof ObjectNode given ? given : params.putObject("_meta");
-                meta.set(REQUEST_ID_META, message.get("id"));
+                meta.set(ServeTools.REQUEST_ID_META, message.get("id"));
                 line = Json.write(message);
             }
         } else if (McpSchema.METHOD_NOTIFICATION_INITIALIZED.equals(method)) {
@@ -299,40 +312,50 @@ public final class StdioTransport implements McpServerTransportProvider {
     }
 
     /**
-     * A request of the 2026-07-28 era: answered from its own envelope, on a thread of its own, with
+     * A request of the 2026-07-28 era, or a tool call of either era: answered from its own envelope, past the SDK
+     * session, on the reader thread (see {@link #readAll}) unless it came in a batch, with
      * no session; notifications/cancelled and a shutdown stop it as they stop a session's calls.
      */
-    private void answerStateless(ObjectNode message, String method, Object id) {
+    private void answerStateless(ObjectNode message, String method, Object id, boolean onReader) {
         if (!message.path("jsonrpc").asText().equals(McpSchema.JSONRPC_VERSION)) {
             deliver(id, errorLine(id, McpSchema.ErrorCodes.INVALID_REQUEST, "Invalid Request: jsonrpc must be \"2.0\"", null));
             return;
         }
         Object key = InFlightCalls.key(id);
         unanswered.put(key, method);
-        modernRequests.execute(() -> {
+        Runnable answer = () -> {
             try {
                 String line = stateless.answer(message, id, this::notifyStateless);
                 if (dropped.remove(key)) {
                     return;
                 }
-                int size = line.length() > MAX_ANSWER_BYTES / 6
+                int size = line.length() > ServeTools.MAX_ANSWER_BYTES / 6
                         ? JsonText.escapeLoneSurrogates(line).getBytes(StandardCharsets.UTF_8).length : 0;
-                if (size > MAX_ANSWER_BYTES) {
+                if (size > ServeTools.MAX_ANSWER_BYTES) {
                     LOG.log(Level.WARNING, "an answer of " + size + " bytes is over the limit of "
-                            + MAX_ANSWER_BYTES + " bytes; sent an error instead");
+                            + ServeTools.MAX_ANSWER_BYTES + " bytes; sent an error instead");
                     line = McpSchema.METHOD_TOOLS_CALL.equals(method)
-                            ? stateless.answerTooLarge(message, size, MAX_ANSWER_BYTES)
+                            ? stateless.answerTooLarge(message, size, ServeTools.MAX_ANSWER_BYTES)
                             : errorLine(id, McpSchema.ErrorCodes.INTERNAL_ERROR, "the answer is " + size
-                                    + " bytes, over the limit of " + MAX_ANSWER_BYTES + " bytes", null);
+                                    + " bytes, over the limit of " + ServeTools.MAX_ANSWER_BYTES + " bytes", null);
                 }
                 deliver(id, line);
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) {
+                if (dropped.remove(key)) {
+                    return;
+                }
                 LOG.log(Level.WARNING, "answering " + method + " failed: " + e);
-                deliver(id, errorLine(id, McpSchema.ErrorCodes.INTERNAL_ERROR, method + " failed: " + e.getMessage(), null));
+                deliver(id, closing.get() ? stateless.shuttingDown(message)
+                        : errorLine(id, McpSchema.ErrorCodes.INTERNAL_ERROR, method + " failed: " + e.getMessage(), null));
             } finally {
                 answered(id);
             }
-        });
+        };
+        if (onReader) {
+            readersCall = answer;
+        } else {
+            workers.execute(answer);
+        }
     }
 
     /** Why a request is refused at once, or null when it goes on. */
@@ -581,15 +604,15 @@ public final class StdioTransport implements McpServerTransportProvider {
                         protocolVersion = result.protocolVersion();
                     }
                     String line = serialize(response);
-                    int size = line.length() > MAX_ANSWER_BYTES / 6
+                    int size = line.length() > ServeTools.MAX_ANSWER_BYTES / 6
                             ? JsonText.escapeLoneSurrogates(line).getBytes(StandardCharsets.UTF_8).length : 0;
-                    if (size > MAX_ANSWER_BYTES) {
+                    if (size > ServeTools.MAX_ANSWER_BYTES) {
                         LOG.log(Level.WARNING, "an answer of " + size + " bytes is over the limit of "
-                                + MAX_ANSWER_BYTES + " bytes; sent an error instead");
+                                + ServeTools.MAX_ANSWER_BYTES + " bytes; sent an error instead");
                         line = McpSchema.METHOD_TOOLS_CALL.equals(method)
-                                ? resultLine(response.id(), ServeTools.answerTooLarge(size, MAX_ANSWER_BYTES))
+                                ? resultLine(response.id(), ServeTools.answerTooLarge(size, ServeTools.MAX_ANSWER_BYTES))
                                 : errorLine(response.id(), McpSchema.ErrorCodes.INTERNAL_ERROR, "the answer is " + size
-                                        + " bytes, over the limit of " + MAX_ANSWER_BYTES + " bytes", null);
+                                        + " bytes, over the limit of " + ServeTools.MAX_ANSWER_BYTES + " bytes", null);
                     }
                     deliver(response.id(), line);
                 } finally {
