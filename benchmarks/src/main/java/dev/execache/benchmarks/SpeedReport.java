@@ -43,11 +43,16 @@ public final class SpeedReport {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String HIT_CODE = "{\"code\":\"return 1 + 1\"}";
 
+    /** The canned answerer's round trip, once the stdio part measured it: the bridge's floor too. */
+    private static double pipeFloorMicros = Double.NaN;
+
     private SpeedReport() {
     }
 
     public static void main(String[] args) throws Exception {
         System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+        // JMH's lock is machine-wide: another checkout's benchmark must not stop this one
+        System.setProperty("jmh.ignoreLock", "true");
         Set<String> parts = new LinkedHashSet<>(args.length == 0 ? PARTS : List.of(args));
         if (!PARTS.containsAll(parts)) {
             System.err.println("usage: SpeedReport [" + String.join("|", PARTS) + "]...");
@@ -129,6 +134,7 @@ public final class SpeedReport {
             }
         }
         double floor = Samples.medianMicros(nanos[0]);
+        pipeFloorMicros = floor;
         double sdk = Samples.medianMicros(nanos[1]);
         double hit = Samples.medianMicros(nanos[2]);
         double stats = Samples.medianMicros(nanos[3]);
@@ -184,12 +190,16 @@ public final class SpeedReport {
                 "≤ 1x", met(hitMicros <= directMicros));
         double perCall = Samples.median(bridge);
         table.add("bridge call from code to a cached tool (median of " + BRIDGE_ROUNDS + " runs of " + BRIDGE_CALLS
-                + " calls)", Table.micros(perCall), "the agent's gateway hit " + Table.micros(hitMicros),
-                Table.times(perCall, hitMicros), "< 50 µs", met(perCall < 50));
+                + " calls)", Table.micros(perCall), Double.isNaN(pipeFloorMicros)
+                        ? "the agent's gateway hit " + Table.micros(hitMicros)
+                        : "the pipe's floor (canned answerer) " + Table.micros(pipeFloorMicros),
+                Table.times(perCall, Double.isNaN(pipeFloorMicros) ? hitMicros : pipeFloorMicros), "< 50 µs",
+                met(perCall < 50));
         table.note("Gateway: the lab server (TypeScript SDK) called directly and through serve with the same bare line"
                 + " client, in turns. Bridge: runs of code making " + BRIDGE_CALLS + " calls of a cached read-only"
                 + " tool, timed by the code itself (`performance.now()` around the calls, over " + BRIDGE_CALLS + ");"
-                + " each run is new code, run on the warm pool.");
+                + " each run is new code, run on the warm pool. A bridge call is one round trip over a pipe (Deno to"
+                + " serve and back), so its floor is the canned answerer's.");
     }
 
     private static void cli(Table table, Path jar, Path lab, Progress progress) throws IOException, InterruptedException {
