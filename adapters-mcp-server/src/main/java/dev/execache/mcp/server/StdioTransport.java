@@ -27,7 +27,11 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import reactor.core.publisher.Mono;
 
 /**
@@ -56,6 +60,10 @@ public final class StdioTransport implements McpServerTransportProvider {
     private static final Set<String> METHODS = Set.of(McpSchema.METHOD_INITIALIZE, McpSchema.METHOD_PING,
             McpSchema.METHOD_TOOLS_LIST, McpSchema.METHOD_TOOLS_CALL, McpSchema.METHOD_LOGGING_SET_LEVEL);
     private static final String BATCH_VERSION = "2025-03-26";
+    /** How long the reading thread may answer a call before another thread takes over reading. */
+    private static final long HAND_ON_AFTER = TimeUnit.MILLISECONDS.toNanos(2);
+    /** How long the watchdog keeps ticking after the last call, before it sleeps until the next one. */
+    private static final long WATCH_IDLE = TimeUnit.SECONDS.toNanos(1);
 
     private final InputStream in;
     private final OutputStream out;
@@ -68,14 +76,17 @@ public final class StdioTransport implements McpServerTransportProvider {
     private final Object answers = new Object();
     private final AtomicBoolean closing = new AtomicBoolean();
     private final CompletableFuture<Void> ended = new CompletableFuture<>();
-    /** Answer the calls, and take turns reading (see {@link #readAll}). */
+    /** Answer the calls of batches, and take over reading from a thread busy with a long call (see {@link #readAll}). */
     private final ExecutorService workers = Executors.newCachedThreadPool(task -> {
         Thread thread = new Thread(task, "execache-mcp-stdio");
         thread.setDaemon(true);
         return thread;
     });
-    /** A call the thread reading now is to answer itself once it has handed reading on; only that thread uses it. */
+    /** A call the thread reading now is to answer itself; only that thread uses it. */
     private Runnable readersCall;
+    /** The call the reading thread is answering now, watched by {@link #watchdog}; null between calls. */
+    private volatile InlineCall inlineCall;
+    private final Watchdog watchdog = new Watchdog();
     private volatile StatelessProtocol stateless;
     private volatile McpServerSession session;
     private volatile boolean initialized;
@@ -107,6 +118,7 @@ public final class StdioTransport implements McpServerTransportProvider {
         Thread reader = new Thread(this::readAll, "execache-mcp-stdin");
         reader.setDaemon(true);
         reader.start();
+        watchdog.start();
     }
 
     @Override
@@ -176,8 +188,9 @@ public final class StdioTransport implements McpServerTransportProvider {
 
     /**
      * Reads and dispatches lines until input ends. A tool call is answered by the thread that read
-     * it, which first hands reading on to another thread: waking that one then happens while the
-     * call is answered, not before it, and the next line (a cancellation, say) is still read at once.
+     * it, so that a cache hit costs no thread hand-off; when a call is still running after
+     * {@link #HAND_ON_AFTER} (a miss that runs code, say), the watchdog hands reading on to another
+     * thread, so the next line (a cancellation, say) is still read within a few milliseconds.
      */
     private void readAll() {
         try {
@@ -190,9 +203,10 @@ public final class StdioTransport implements McpServerTransportProvider {
                 Runnable call = readersCall;
                 if (call != null) {
                     readersCall = null;
-                    workers.execute(this::readAll);
-                    call.run();
-                    return;
+                    if (!answerWhileReading(call)) {
+                        // reading went on in another thread meanwhile
+                        return;
+                    }
                 }
             }
         } catch (IOException e) {
@@ -202,6 +216,19 @@ public final class StdioTransport implements McpServerTransportProvider {
         }
         awaitAnswers();
         ended.complete(null);
+    }
+
+    /** Answers a call on the reading thread; false when reading was handed on while it ran. */
+    private boolean answerWhileReading(Runnable call) {
+        InlineCall current = new InlineCall(System.nanoTime());
+        inlineCall = current;
+        watchdog.wake();
+        try {
+            call.run();
+        } finally {
+            inlineCall = null;
+        }
+        return current.finish();
     }
 
     private void dispatch(String line) {
@@ -579,6 +606,83 @@ public final class StdioTransport implements McpServerTransportProvider {
             }
             if (array != null) {
                 transport.writeRaw(array);
+            }
+        }
+    }
+
+    /** A call answered by the reading thread: it finishes first, or reading is handed on first. */
+    private static final class InlineCall {
+        private static final int RUNNING = 0;
+        private static final int DONE = 1;
+        private static final int HANDED_ON = 2;
+        private final AtomicInteger state = new AtomicInteger(RUNNING);
+        private final long since;
+
+        InlineCall(long since) {
+            this.since = since;
+        }
+
+        /** Whether the reading thread keeps reading: the call finished before reading was handed on. */
+        boolean finish() {
+            return state.compareAndSet(RUNNING, DONE);
+        }
+
+        boolean handOn() {
+            return state.compareAndSet(RUNNING, HANDED_ON);
+        }
+    }
+
+    /**
+     * Hands reading on when the reading thread has answered one call for longer than
+     * {@link #HAND_ON_AFTER}. It ticks only while calls come (and sleeps {@link #WATCH_IDLE} after
+     * the last), so an idle server costs nothing and a quick call costs it no wake-up.
+     */
+    private final class Watchdog implements Runnable {
+        private final Thread thread;
+        private volatile boolean sleeping;
+
+        Watchdog() {
+            thread = new Thread(this, "execache-mcp-watchdog");
+            thread.setDaemon(true);
+        }
+
+        void start() {
+            thread.start();
+        }
+
+        void wake() {
+            if (sleeping) {
+                sleeping = false;
+                LockSupport.unpark(thread);
+            }
+        }
+
+        @Override
+        public void run() {
+            long lastSeen = System.nanoTime();
+            while (!ended.isDone() && !closing.get()) {
+                InlineCall current = inlineCall;
+                long now = System.nanoTime();
+                if (current != null) {
+                    lastSeen = now;
+                    if (now - current.since >= HAND_ON_AFTER && current.handOn()) {
+                        try {
+                            workers.execute(StdioTransport.this::readAll);
+                        } catch (RejectedExecutionException e) {
+                            return;
+                        }
+                    }
+                }
+                if (now - lastSeen < WATCH_IDLE) {
+                    LockSupport.parkNanos(HAND_ON_AFTER / 2);
+                } else {
+                    sleeping = true;
+                    if (inlineCall == null) {
+                        // at most a second, to notice the end
+                        LockSupport.parkNanos(WATCH_IDLE);
+                    }
+                    sleeping = false;
+                }
             }
         }
     }
