@@ -30,6 +30,7 @@ import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -76,6 +77,8 @@ public final class Gateway implements CodeTools {
     /** Per server: how many calls that may write to it started and ended, see the class comment. */
     private final Map<String, AtomicLong> writes = new ConcurrentHashMap<>();
     private Map<String, CatalogTool> current = Map.of();
+    /** Each current tool's decision, made once when the tools change rather than on every call (#29). */
+    private Map<String, ToolCallRules.Decision> decisions = Map.of();
     private Map<String, CatalogTool> offered = Map.of();
     private BiConsumer<List<SyncToolSpecification>, List<String>> offer;
 
@@ -156,13 +159,17 @@ public final class Gateway implements CodeTools {
     /** @param stillCurrent whether no call that may write to the tool's server started or ended since this one began */
     private ToolCallOutcome callWithStatus(String name, Map<String, Object> args, BooleanSupplier stillCurrent) {
         CatalogTool tool;
+        ToolCallRules.Decision decision;
         synchronized (this) {
             tool = current.get(name);
+            decision = decisions.get(name);
         }
         if (tool == null) {
             return new ToolCallOutcome(catalog.call(name, args), CacheStatus.BYPASS);
         }
-        ToolCallRules.Decision decision = rules.decide(tool);
+        if (decision == null) {
+            decision = rules.decide(tool);
+        }
         if (decision.cached()) {
             return cachedTool.callWithStatus(name, args, stillCurrent);
         }
@@ -318,8 +325,13 @@ public final class Gateway implements CodeTools {
         }
         synchronized (this) {
             Map<String, CatalogTool> now = new LinkedHashMap<>();
-            tools.forEach(tool -> now.put(tool.name(), tool));
+            Map<String, ToolCallRules.Decision> decided = new HashMap<>();
+            tools.forEach(tool -> {
+                now.put(tool.name(), tool);
+                decided.put(tool.name(), rules.decide(tool));
+            });
             current = now;
+            decisions = decided;
             tellOffer();
         }
     }
