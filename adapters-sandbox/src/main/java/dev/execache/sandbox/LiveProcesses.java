@@ -15,7 +15,12 @@ final class LiveProcesses {
     private static volatile boolean exiting;
 
     static {
-        Runtime.getRuntime().addShutdownHook(HOOK);
+        try {
+            Runtime.getRuntime().addShutdownHook(HOOK);
+        } catch (IllegalStateException e) {
+            // the first Deno process starts while the JVM exits: it is ended at once
+            exiting = true;
+        }
     }
 
     private LiveProcesses() {

@@ -234,4 +234,30 @@ class McpStdioServerTest {
         assertThat(fast.at("/structuredContent/result").textValue()).isEqualTo("fast");
         assertThat(client.response(slow).at("/result/structuredContent/result").textValue()).isEqualTo("slow");
     }
+
+    @Test
+    void aCancellationSentWhileARunGoesOnStopsItAndGetsNoAnswer() throws Exception {
+        CountDownLatch running = new CountDownLatch(1);
+        CountDownLatch stopped = new CountDownLatch(1);
+        fixture.sandbox.answer(request -> {
+            running.countDown();
+            try {
+                new CountDownLatch(1).await();
+            } catch (InterruptedException e) {
+                stopped.countDown();
+                Thread.currentThread().interrupt();
+            }
+            return ExecutionResult.success("0", "", Duration.ZERO);
+        });
+        client.initialize();
+        int slow = client.sendRequest("tools/call", Map.of("name", "execute_code", "arguments", Map.of("code", "forever")));
+        assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
+
+        client.send("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":" + slow + "}}");
+        assertThat(stopped.await(10, TimeUnit.SECONDS)).isTrue();
+        JsonNode after = client.callTool("cache_stats", Map.of());
+
+        assertThat(after.get("isError").booleanValue()).isFalse();
+        assertThat(client.unclaimed()).noneMatch(message -> message.path("id").intValue() == slow);
+    }
 }

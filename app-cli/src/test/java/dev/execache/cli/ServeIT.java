@@ -74,7 +74,7 @@ class ServeIT {
             CallToolResult stats = server.call("cache_stats", Map.of());
 
             assertThat(notAnObject.isError()).isTrue();
-            assertThat(text(notAnObject)).contains("context").contains("object expected");
+            assertThat(text(notAnObject)).contains("context").contains("must be a JSON object");
             assertThat(unknownTool.isError()).isTrue();
             assertThat(text(unknownTool)).contains("unknown tool 'jira'").contains("github");
             assertThat(tooLong.isError()).isTrue();

@@ -3,7 +3,7 @@ package dev.execache.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.execache.mcp.server.StdioTransport;
+import dev.execache.mcp.server.ServeTools;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -68,7 +68,7 @@ class ServeWithTypeScriptClientIT {
             assertThat(results.get(0).get("isError").booleanValue()).isTrue();
             assertThat(facts(results.get(0)).at("/error/type").textValue()).isEqualTo("OutputLimitError");
             assertThat(facts(results.get(0)).at("/error/message").textValue())
-                    .contains(Integer.toString(StdioTransport.MAX_ANSWER_BYTES));
+                    .contains(Integer.toString(ServeTools.MAX_ANSWER_BYTES));
             assertThat(results.get(1).at("/structured/result").textValue()).isEqualTo("still connected");
         }
     }

@@ -135,6 +135,75 @@ final class CliFigures {
         }
     }
 
+    /** Medians in ms of {@link #resident}: {@code java -version}, a hit, the same hit with a {@code servers:} section. */
+    record Resident(double javaVersion, double hit, double hitWithServers) {
+    }
+
+    /**
+     * A hit through the resident server as the launcher runs it (the client jar, C1 only, the
+     * client's class-data archive), in a directory without {@code execache.yaml} and in one whose
+     * {@code execache.yaml} lists the lab server under {@code servers:}, beside {@code java -version};
+     * the three take turns round by round. The server is the report's own (a private runtime
+     * directory), started before the rounds and stopped after them.
+     */
+    static Resident resident(Path jar, Path labServer, int rounds, Progress progress) throws IOException, InterruptedException {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Path client = jar.resolveSibling("execache-client.jar");
+        Path directory = Files.createTempDirectory("execache-bench-resident");
+        Path runtime = Files.createDirectory(directory.resolve("run"),
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        try {
+            Path plain = Files.createDirectory(directory.resolve("plain"));
+            Path withServers = Files.createDirectory(directory.resolve("servers"));
+            Files.writeString(withServers.resolve("execache.yaml"),
+                    "servers:\n  lab:\n    command: node\n    args: [\"" + labServer + "\"]\n");
+            for (Path dir : List.of(plain, withServers)) {
+                Files.writeString(dir.resolve("hello.ts"), HELLO);
+            }
+            String db = directory.resolve("cache.db").toString();
+            List<String> run = List.of("-jar", client.toString(), "run", "hello.ts", "--store", "sqlite", "--db", db, "--ttl", "1h");
+            Path archive = directory.resolve("client.jsa");
+            List<String> flags = List.of("-Xlog:cds=off", "-Xlog:cds+dynamic=off", "-XX:TieredStopAtLevel=1",
+                    "-XX:SharedArchiveFile=" + archive);
+            expect(server(command(directory, java, List.of(), List.of("-jar", jar.toString(), "server", "start")),
+                    runtime), "running");
+            expect(server(command(plain, java, List.of("-XX:TieredStopAtLevel=1", "-XX:ArchiveClassesAtExit=" + archive), run),
+                    runtime), "cache");
+            expect(server(command(withServers, java, flags, run), runtime), "cache");
+            Map<String, IntFunction<ProcessBuilder>> variants = new LinkedHashMap<>();
+            variants.put("java -version", round -> command(directory, java, List.of("-version"), List.of()));
+            variants.put("hit", round -> server(command(plain, java, flags, run), runtime));
+            variants.put("hit with servers", round -> server(command(withServers, java, flags, run), runtime));
+            List<String> names = new ArrayList<>(variants.keySet());
+            Map<String, List<Double>> millis = new LinkedHashMap<>();
+            names.forEach(name -> millis.put(name, new ArrayList<>()));
+            for (int round = 0; round < rounds; round++) {
+                for (int turn = 0; turn < names.size(); turn++) {
+                    String name = names.get((round + turn) % names.size());
+                    millis.get(name).add(timed(variants.get(name).apply(round),
+                            name.equals("java -version") ? "version" : "cache hit"));
+                }
+                if ((round + 1) % 10 == 0) {
+                    progress.note("cli: round " + (round + 1) + " of " + rounds);
+                }
+            }
+            return new Resident(Samples.median(millis.get("java -version")), Samples.median(millis.get("hit")),
+                    Samples.median(millis.get("hit with servers")));
+        } finally {
+            try {
+                expect(server(command(directory, java, List.of(), List.of("-jar", jar.toString(), "server", "stop")),
+                        runtime), "");
+            } catch (IOException | IllegalStateException e) {
+                progress.note("cli: the server did not stop: " + e.getMessage());
+            }
+            try (Stream<Path> files = Files.walk(directory)) {
+                for (Path file : files.sorted(Comparator.reverseOrder()).toList()) {
+                    Files.delete(file);
+                }
+            }
+        }
+    }
+
     private static List<String> missOf(Path jar, Path script, String db, String token) {
         return List.of("-jar", jar.toString(), "run", script.toString(), "--store", "sqlite", "--db", db, "--ttl", "1h",
                 "--context", "{\"round\":\"" + token + "\"}");

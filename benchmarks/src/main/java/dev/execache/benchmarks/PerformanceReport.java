@@ -124,7 +124,7 @@ public final class PerformanceReport {
         return config;
     }
 
-    private static void deleteTree(Path directory) throws IOException {
+    static void deleteTree(Path directory) throws IOException {
         try (Stream<Path> paths = Files.walk(directory)) {
             for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
                 Files.deleteIfExists(path);
@@ -133,7 +133,7 @@ public final class PerformanceReport {
     }
 
     /** {@code -Dexecache.jar}, else app-cli's jar beside this benchmarks jar, else under the working directory. */
-    private static Path execacheJar() throws URISyntaxException {
+    static Path execacheJar() throws URISyntaxException {
         String configured = System.getProperty("execache.jar");
         if (configured != null) {
             return Path.of(configured);

@@ -47,6 +47,15 @@ final class RawLineClient implements AutoCloseable {
         return took;
     }
 
+    /** Calls a tool with arguments given as JSON text; returns the answer line. */
+    String answer(String tool, String argumentsJson) throws IOException {
+        String answer = request("tools/call", "{\"name\":\"" + tool + "\",\"arguments\":" + argumentsJson + "}");
+        if (answer.contains("\"isError\":true") || answer.contains("\"error\":{")) {
+            throw new IllegalStateException(tool + " failed: " + answer);
+        }
+        return answer;
+    }
+
     private String request(String method, String params) throws IOException {
         int id = nextId++;
         send("{\"jsonrpc\":\"2.0\",\"id\":" + id + ",\"method\":\"" + method + "\",\"params\":" + params + "}");

@@ -9,13 +9,24 @@ import java.util.Locale;
  * as a Markdown table so that it reads in a terminal and pastes into the README as it is.
  */
 final class Table {
-    private static final String[] HEADER = {"figure", "measured", "baseline (same run)", "ratio", "aim"};
-
+    private final String[] header;
     private final List<String[]> rows = new ArrayList<>();
     private final List<String> notes = new ArrayList<>();
 
-    void add(String figure, String measured, String baseline, String ratio, String aim) {
-        rows.add(new String[] {figure, measured, baseline, ratio, aim});
+    Table() {
+        this("figure", "measured", "baseline (same run)", "ratio", "aim");
+    }
+
+    Table(String... header) {
+        this.header = header.clone();
+    }
+
+    /** One row, a cell for each column of the header. */
+    void add(String... cells) {
+        if (cells.length != header.length) {
+            throw new IllegalArgumentException(cells.length + " cells for " + header.length + " columns");
+        }
+        rows.add(cells.clone());
     }
 
     /** A line printed under the table: how a figure was made. */
@@ -64,9 +75,9 @@ final class Table {
     }
 
     String markdown() {
-        int[] widths = new int[HEADER.length];
+        int[] widths = new int[header.length];
         List<String[]> all = new ArrayList<>();
-        all.add(HEADER);
+        all.add(header);
         all.addAll(rows);
         for (String[] row : all) {
             for (int i = 0; i < row.length; i++) {
@@ -74,8 +85,8 @@ final class Table {
             }
         }
         StringBuilder out = new StringBuilder();
-        appendRow(out, HEADER, widths);
-        String[] rule = new String[HEADER.length];
+        appendRow(out, header, widths);
+        String[] rule = new String[header.length];
         for (int i = 0; i < rule.length; i++) {
             rule[i] = "-".repeat(widths[i]);
         }

@@ -30,6 +30,7 @@ import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -76,6 +77,8 @@ public final class Gateway implements CodeTools {
     private final CachedTool cachedTool;
     private final Map<String, String> identities;
     private Map<String, CatalogTool> current = Map.of();
+    /** Each current tool's decision, made once when the tools change rather than on every call (#29). */
+    private Map<String, ToolCallRules.Decision> decisions = Map.of();
     private Map<String, CatalogTool> offered = Map.of();
     private BiConsumer<List<SyncToolSpecification>, List<String>> offer;
 
@@ -160,13 +163,17 @@ public final class Gateway implements CodeTools {
      */
     private ToolCallOutcome callWithStatus(String name, Map<String, Object> args, OptionalLong seen, String agent) {
         CatalogTool tool;
+        ToolCallRules.Decision decision;
         synchronized (this) {
             tool = current.get(name);
+            decision = decisions.get(name);
         }
         if (tool == null) {
             return new ToolCallOutcome(catalog.call(name, args), CacheStatus.BYPASS);
         }
-        ToolCallRules.Decision decision = rules.decide(tool);
+        if (decision == null) {
+            decision = rules.decide(tool);
+        }
         boolean writesCounted = invalidatedOnWrite.contains(tool.server());
         if (decision.cached()) {
             if (!writesCounted) {
@@ -186,6 +193,15 @@ public final class Gateway implements CodeTools {
                 dropReadsOf(tool.server(), name);
             }
         }
+    }
+
+    /** Whether calls of {@code tool} are cached, as decided when the tool list last changed. */
+    private ToolCallRules.Decision decisionFor(CatalogTool tool) {
+        ToolCallRules.Decision decision;
+        synchronized (this) {
+            decision = decisions.get(tool.name());
+        }
+        return decision != null ? decision : rules.decide(tool);
     }
 
     /** After a call that may have changed the server: its cached calls, and cached runs that called its tools. */
@@ -252,7 +268,8 @@ public final class Gateway implements CodeTools {
                     + " object");
         }
         String version = versions.versions().get(found.name());
-        boolean writesCounted = invalidatedOnWrite.contains(server) && rules.decide(found).cached();
+        boolean cached = decisionFor(found).cached();
+        boolean writesCounted = invalidatedOnWrite.contains(server) && cached;
         // noted before the lookup: a hit the run uses must be as current as a fresh read
         OptionalLong seen = writesCounted ? cachedTool.writeGeneration(server) : OptionalLong.empty();
         ToolCallOutcome outcome;
@@ -267,7 +284,7 @@ public final class Gateway implements CodeTools {
         }
         ToolResult answer = answerOf(outcome.result());
         boolean cacheable = !answer.isError() && outcome.status() != CacheStatus.BYPASS
-                && rules.decide(found).cached() && (!writesCounted || seen.isPresent());
+                && cached && (!writesCounted || seen.isPresent());
         return new CodeToolCall(found.name(), version,
                 new ToolCallOutcome(answer, outcome.status(), cacheable ? outcome.expiresAt() : null), cacheable,
                 answer.json().getBytes(StandardCharsets.UTF_8).length,
@@ -322,8 +339,13 @@ public final class Gateway implements CodeTools {
         }
         synchronized (this) {
             Map<String, CatalogTool> now = new LinkedHashMap<>();
-            tools.forEach(tool -> now.put(tool.name(), tool));
+            Map<String, ToolCallRules.Decision> decided = new HashMap<>();
+            tools.forEach(tool -> {
+                now.put(tool.name(), tool);
+                decided.put(tool.name(), rules.decide(tool));
+            });
             current = now;
+            decisions = decided;
             tellOffer();
         }
     }

@@ -1,6 +1,5 @@
 package dev.execache.mcp.server;
 
-import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.core.Agents;
 import dev.execache.core.CachedExecutor;
@@ -17,7 +16,6 @@ import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import io.modelcontextprotocol.spec.McpSchema.TextContent;
 import io.modelcontextprotocol.spec.McpSchema.Tool;
 import io.modelcontextprotocol.spec.McpSchema.ToolAnnotations;
-import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.math.BigDecimal;
 import java.nio.file.Path;
@@ -36,6 +34,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 import java.util.function.Function;
+import java.util.stream.Collectors;
 
 /**
  * The tools {@code execache serve} offers: {@code execute_code}, {@code cache_stats},
@@ -46,8 +45,19 @@ import java.util.function.Function;
  */
 public final class ServeTools {
     private static final System.Logger LOG = System.getLogger("dev.execache.cli");
-    private static final TypeReference<Map<String, Object>> OBJECT = new TypeReference<>() {
-    };
+
+    /**
+     * The longest answer line: the TypeScript SDK's stdio client drops the connection when its
+     * 10 MiB read buffer overflows, and the buffer may hold part of the next message too.
+     */
+    public static final int MAX_ANSWER_BYTES = 9 * 1024 * 1024;
+    /** Where a tools/call carries its JSON-RPC id to the tool handler (set by the transport, never by the client). */
+    static final String REQUEST_ID_META = "dev.execache/requestId";
+    /**
+     * Where a transport tells serve's tools who asks (see {@code Agents}): set by the transport on
+     * every tools/call, over whatever a client sent under that name.
+     */
+    static final String AGENT_META = "dev.execache/agent";
 
     /** How often a run that takes longer says it is still running, when the client asked for progress. */
     private static final Duration PROGRESS_EVERY = Duration.ofSeconds(1);
@@ -114,21 +124,8 @@ public final class ServeTools {
 
     private Tool describeExecuteCode() {
         double maxTimeout = settings.limits().timeout().toMillis() / 1000.0;
-        return Tool.builder("execute_code", schema("""
-                {"type": "object",
-                 "properties": {
-                   "code": {"type": "string", "minLength": 1,
-                     "description": "TypeScript or JavaScript: the body of an async function. `return` gives the result (JSON; undefined becomes null), `context` holds the context, `await` works. `await tools.SERVER.TOOL(args)` calls a tool of the servers execache fronts, through its tool cache (describe_tools gives their TypeScript declarations). Runs in a Deno sandbox with no network, no writes, no environment, no subprocesses."},
-                   "context": {"type": "object",
-                     "description": "The JSON object the code sees as `context`. Part of the cache key (key order does not matter). Default: {}."},
-                   "tools": {"type": "array", "items": {"type": "string", "minLength": 1}, "uniqueItems": true,
-                     "description": "Names of the tools the code depends on; their versions (tools: in %s) are part of the cache key, and a new version of one removes its entries. Every name must be known. Default: none declared, so the code depends on every known tool."},
-                   "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": %s,
-                     "description": "Wall-clock limit of this run in seconds, at most the server's limit. Default: %s."}
-                 },
-                 "required": ["code"],
-                 "additionalProperties": false}
-                """.formatted(Path.of(settings.configFile()).getFileName(), number(maxTimeout), number(maxTimeout))))
+        String configFile = Path.of(settings.configFile()).getFileName().toString();
+        return Tool.builder("execute_code", ToolSchemas.input("execute_code", configFile, number(maxTimeout), maxTimeout))
                 .title("Execute code (cached)")
                 .description("Runs TypeScript/JavaScript in a locked-down Deno sandbox and caches the result: the same "
                         + "code, context and tool versions return the stored result without running again. The result "
@@ -136,62 +133,18 @@ public final class ServeTools {
                         + "console output. A failed run is a tool error with its type (SyntaxError, RuntimeError, "
                         + "TimeoutError, MemoryError, PermissionError, SerializationError, OutputLimitError), message, "
                         + "stack, line and column (as JSON text); failures are never cached. An answer is at most "
-                        + StdioTransport.MAX_ANSWER_BYTES / (1024 * 1024) + " MiB: a larger one is an OutputLimitError.")
-                .outputSchema(schema("""
-                        {"type": "object",
-                         "properties": {
-                           "result": {"description": "What the code returned, as JSON."},
-                           "hit": {"type": "boolean", "description": "Whether the result came without running the code: from the cache, or from an identical run in flight."},
-                           "cache": {"type": "string", "enum": ["hit", "miss", "shared", "bypass", "store_error"],
-                             "description": "hit: from the cache; miss: ran and was stored; shared: an identical request was running, its result was shared; bypass: caching is off; store_error: the store failed, ran uncached."},
-                           "key": {"type": ["string", "null"], "description": "The cache key; null when caching is off."},
-                           "executionTimeMs": {"type": "number", "description": "How long the code ran, in ms (for a hit: the run that was stored)."},
-                           "savedMs": {"type": "number", "description": "Time this call saved by not running, in ms."},
-                           "console": {"type": "string", "description": "What the code printed (console.log and friends)."},
-                           "toolCalls": {"type": "array", "description": "The tool calls the run made, in order (none for a hit: nothing ran).",
-                             "items": {"type": "object", "properties": {
-                               "tool": {"type": "string", "description": "SERVER__TOOL"},
-                               "cache": {"type": "string", "description": "hit, miss or shared: through the tool cache; bypass: the tool is not cached."},
-                               "ms": {"type": "number"}, "error": {"type": "boolean"},
-                               "cancelled": {"type": "string", "enum": ["not applied", "possibly applied"], "description": "Present when the run ended while the call was in flight: the call was cancelled, before it reached the tool (not applied) or after (possibly applied)."}}}},
-                           "notStored": {"type": ["string", "null"], "description": "Why a successful run was not stored (it called a tool that may change something, a call failed, ...); null otherwise."},
-                           "nondeterminism": {"type": "array", "items": {"type": "string"}, "description": "Sources of non-determinism the code used (Date.now, Math.random, ...)."},
-                           "contextKeptOut": {"type": "object", "description": "Present when the run succeeded and its code consumed tool answers: what code mode kept out of the agent's context. bytes = toolAnswerBytes - resultBytes (not below 0); estimatedTokens = bytes / 4. A hit gives the stored run's figures.",
-                             "properties": {"toolAnswerBytes": {"type": "integer"}, "resultBytes": {"type": "integer"},
-                               "bytes": {"type": "integer"}, "estimatedTokens": {"type": "integer"},
-                               "toolAnswerBytesByTool": {"type": "object", "additionalProperties": {"type": "integer"}}}}
-                         },
-                         "required": ["result", "hit", "cache", "key", "executionTimeMs", "savedMs", "console"]}
-                        """))
+                        + MAX_ANSWER_BYTES / (1024 * 1024) + " MiB: a larger one is an OutputLimitError.")
+                .outputSchema(ToolSchemas.output("execute_code"))
                 .annotations(hints("Execute code (cached)", false, false))
                 .build();
     }
 
     private Tool describeInspectToolCall() {
-        return Tool.builder("inspect_tool_call", schema("""
-                {"type": "object",
-                 "properties": {
-                   "tool": {"type": "string", "minLength": 1, "description": "The gateway tool, as SERVER__TOOL."},
-                   "arguments": {"type": "object", "description": "The call's arguments (key order does not matter). Default: {}."}
-                 },
-                 "required": ["tool"],
-                 "additionalProperties": false}
-                """))
+        return Tool.builder("inspect_tool_call", ToolSchemas.input("inspect_tool_call"))
                 .title("Inspect one cached tool call")
                 .description("What the cache holds for one call of a gateway tool, without counting a hit and without "
                         + "calling the tool: whether it is cached, its age, the TTL left and its hits.")
-                .outputSchema(schema("""
-                        {"type": "object",
-                         "properties": {
-                           "tool": {"type": "string"},
-                           "cached": {"type": "boolean"},
-                           "key": {"type": "string"},
-                           "ageSeconds": {"type": "number"},
-                           "ttlLeftSeconds": {"type": "number"},
-                           "hits": {"type": "integer"}
-                         },
-                         "required": ["tool", "cached", "key"]}
-                        """))
+                .outputSchema(ToolSchemas.output("inspect_tool_call"))
                 .annotations(hints("Inspect one cached tool call", true, false))
                 .build();
     }
@@ -224,20 +177,14 @@ public final class ServeTools {
     }
 
     private Tool describeDescribeTools() {
-        return Tool.builder("describe_tools", schema("""
-                {"type": "object", "properties": {}, "additionalProperties": false}
-                """))
+        return Tool.builder("describe_tools", ToolSchemas.input("describe_tools"))
                 .title("Describe the tools code can call")
                 .description("TypeScript declarations of the tools that code run by execute_code can call, as "
                         + "`await tools.SERVER.TOOL(args)`: `declare const tools: { SERVER: { TOOL(args: {...}): "
                         + "Promise<...> } }`, from each tool's input and output schemas, with its description as a doc "
                         + "comment. A tool gives its structured content, else its text (parsed when it is JSON), else "
                         + "its content array; a tool error rejects with an Error carrying the tool's message.")
-                .outputSchema(schema("""
-                        {"type": "object",
-                         "properties": {"typescript": {"type": "string"}},
-                         "required": ["typescript"]}
-                        """))
+                .outputSchema(ToolSchemas.output("describe_tools"))
                 .annotations(hints("Describe the tools code can call", true, false))
                 .build();
     }
@@ -260,7 +207,7 @@ public final class ServeTools {
         } catch (IllegalArgumentException e) {
             return failure(e.getMessage());
         }
-        Object id = call.meta() == null ? null : call.meta().get(StdioTransport.REQUEST_ID_META);
+        Object id = call.meta() == null ? null : call.meta().get(REQUEST_ID_META);
         ScheduledFuture<?> ticking = progressTicks(call.progressToken());
         ExecutionOutcome outcome;
         try {
@@ -357,7 +304,9 @@ public final class ServeTools {
             if (!(name instanceof String tool) || tool.isBlank()) {
                 throw new IllegalArgumentException("tools: every item must be a non-empty tool name, not " + Json.jsonType(name));
             }
-            tools.add(tool);
+            if (!tools.add(tool)) {
+                throw new IllegalArgumentException("tools: '" + tool + "' is named twice");
+            }
         }
         Limits limits = settings.limits();
         Object timeout = arguments.get("timeout");
@@ -372,7 +321,7 @@ public final class ServeTools {
      * {@code unknown} when none did.
      */
     static String agentOf(CallToolRequest call) {
-        Object agent = call.meta() == null ? null : call.meta().get(StdioTransport.AGENT_META);
+        Object agent = call.meta() == null ? null : call.meta().get(AGENT_META);
         return Agents.firstOf(agent instanceof String name ? name : null);
     }
 
@@ -409,9 +358,7 @@ public final class ServeTools {
     }
 
     private Tool describeCacheStats() {
-        return Tool.builder("cache_stats", schema("""
-                {"type": "object", "properties": {}, "additionalProperties": false}
-                """))
+        return Tool.builder("cache_stats", ToolSchemas.input("cache_stats"))
                 .title("Cache statistics")
                 .description("What the cache has done: hits, misses, shared (answered by an identical run in flight), failed, "
                         + "uncacheable by reason, bypassed, hit rate, latency saved (total and per hit), entries, estimated "
@@ -419,33 +366,7 @@ public final class ServeTools {
                         + "since when it counts; each tool's and each agent's figures; the bytes (and estimated tokens) "
                         + "code mode kept out of agents' contexts. On a shared "
                         + "(redis) store the figures are the whole fleet's. Changes nothing.")
-                .outputSchema(schema("""
-                        {"type": "object",
-                         "properties": {
-                           "store": {"type": "string", "description": "memory, sqlite or redis."},
-                           "hits": {"type": "integer"}, "misses": {"type": "integer"},
-                           "shared": {"type": "integer", "description": "Calls answered by an identical run that was in flight."},
-                           "hitRate": {"type": "number", "description": "hits / (hits + misses), 0 when there were none."},
-                           "totalSavedMs": {"type": "number"}, "averageSavedMs": {"type": "number"},
-                           "entries": {"type": "integer"}, "estimatedBytes": {"type": "integer"},
-                           "evictions": {"type": "integer"}, "expirations": {"type": "integer"},
-                           "invalidations": {"type": "integer"}, "storeErrors": {"type": "integer"},
-                           "location": {"type": "string", "description": "The SQLite file, the Redis URL (no password), or this process only."},
-                           "limits": {"type": "object", "description": "maxEntries, maxBytes (null: entries bound only), ttlSeconds (the default)."},
-                           "failed": {"type": "integer", "description": "Runs and calls that failed: never stored."},
-                           "bypassed": {"type": "integer", "description": "Runs and calls made with caching off."},
-                           "uncacheable": {"type": "object", "description": "Runs and calls not stored, by reason.",
-                                           "additionalProperties": {"type": "integer"}},
-                           "countingSince": {"type": ["string", "null"], "description": "When counting started (ISO 8601); null if unknown."},
-                           "tools": {"type": "object", "description": "Each tool's own figures (toolAnswerBytes: bytes of its answers code consumed)."},
-                           "agents": {"type": "object", "description": "Each agent's own figures: a named HTTP token's name, else the MCP client's name, else unknown; cli for execache run. At most 50 names; later ones are counted as other."},
-                           "toolAnswerBytes": {"type": "integer", "description": "Bytes of tool answers code consumed, in runs that ran."},
-                           "keptOutBytes": {"type": "integer", "description": "Bytes code mode kept out of agents' contexts: per run, tool answers consumed minus the result returned; hits count the stored run's figure again."},
-                           "keptOutTokens": {"type": "integer", "description": "keptOutBytes / 4, an estimate in tokens."}
-                         },
-                         "required": ["store", "hits", "misses", "shared", "hitRate", "totalSavedMs", "averageSavedMs", "entries",
-                                      "estimatedBytes", "evictions", "expirations", "invalidations", "storeErrors"]}
-                        """))
+                .outputSchema(ToolSchemas.output("cache_stats"))
                 .annotations(hints("Cache statistics", true, false))
                 .build();
     }
@@ -458,24 +379,12 @@ public final class ServeTools {
     }
 
     private Tool describeInvalidateTool() {
-        return Tool.builder("invalidate_tool", schema("""
-                {"type": "object",
-                 "properties": {
-                   "tool": {"type": "string", "minLength": 1,
-                     "description": "The tool whose cached results to remove: every entry that depended on it goes, as a new version of it would do."}
-                 },
-                 "required": ["tool"],
-                 "additionalProperties": false}
-                """))
+        return Tool.builder("invalidate_tool", ToolSchemas.input("invalidate_tool"))
                 .title("Invalidate a tool's results")
                 .description("Removes every cached result that depended on a tool, for example after the tool changed "
                         + "without a new version. On a shared store it holds for the whole fleet. Returns how many "
                         + "entries were removed.")
-                .outputSchema(schema("""
-                        {"type": "object",
-                         "properties": {"tool": {"type": "string"}, "removed": {"type": "integer"}},
-                         "required": ["tool", "removed"]}
-                        """))
+                .outputSchema(ToolSchemas.output("invalidate_tool"))
                 .annotations(hints("Invalidate a tool's results", false, true))
                 .build();
     }
@@ -504,27 +413,13 @@ public final class ServeTools {
     }
 
     private Tool describeClearCache() {
-        return Tool.builder("clear_cache", schema("""
-                {"type": "object",
-                 "properties": {
-                   "pattern": {"type": "string", "minLength": 1,
-                     "description": "A glob over cache keys: * matches any run of characters, ? one. Default: * (everything)."},
-                   "tool": {"type": "string", "minLength": 1,
-                     "description": "Instead of pattern: a glob over gateway tool names (SERVER__TOOL, e.g. fs__read_*); removes those tools' cached calls and the cached runs that used them."}
-                 },
-                 "additionalProperties": false}
-                """))
+        return Tool.builder("clear_cache", ToolSchemas.input("clear_cache"))
                 .title("Clear cached results")
                 .description("Removes cached results: all of them, those whose key matches a glob, or the cached calls of "
                         + "the gateway tools whose name matches a glob; cached runs of code that used a removed call go "
                         + "with it. Counters stay. "
                         + "On a shared store it holds for the whole fleet. Returns how many entries were removed.")
-                .outputSchema(schema("""
-                        {"type": "object",
-                         "properties": {"pattern": {"type": "string"}, "tool": {"type": "string"},
-                                        "removed": {"type": "integer"}},
-                         "required": ["removed"]}
-                        """))
+                .outputSchema(ToolSchemas.output("clear_cache"))
                 .annotations(hints("Clear cached results", false, true))
                 .build();
     }
@@ -572,27 +467,48 @@ public final class ServeTools {
     }
 
     private static SyncToolSpecification toolWithRequest(Tool tool, Function<CallToolRequest, CallToolResult> handler) {
+        Set<String> names = argumentNames(tool);
         return SyncToolSpecification.builder()
                 .tool(tool)
-                .callHandler((exchange, request) -> call(tool.name(), arguments -> handler.apply(request), request))
+                .callHandler((exchange, request) -> call(tool.name(), names, arguments -> handler.apply(request), request))
                 .build();
     }
 
     private static SyncToolSpecification tool(Tool tool, Function<Map<String, Object>, CallToolResult> handler) {
+        Set<String> names = argumentNames(tool);
         return SyncToolSpecification.builder()
                 .tool(tool)
-                .callHandler((exchange, request) -> call(tool.name(), handler, request))
+                .callHandler((exchange, request) -> call(tool.name(), names, handler, request))
                 .build();
     }
 
-    private static CallToolResult call(String name, Function<Map<String, Object>, CallToolResult> handler,
+    /**
+     * @param names the arguments the tool takes; any other is a tool error, as the input schema's
+     *     {@code additionalProperties: false} says (the handler checks each one's type and range, so
+     *     no schema is validated per call)
+     */
+    private static CallToolResult call(String name, Set<String> names, Function<Map<String, Object>, CallToolResult> handler,
             CallToolRequest request) {
+        Map<String, Object> arguments = request.arguments() == null ? Map.of() : request.arguments();
+        if (!names.containsAll(arguments.keySet())) {
+            Set<String> unknown = new TreeSet<>(arguments.keySet());
+            unknown.removeAll(names);
+            return failure(String.join(", ", unknown) + ": not " + (unknown.size() == 1 ? "an argument" : "arguments")
+                    + " of " + name + " (it takes " + (names.isEmpty() ? "none" : String.join(", ", names)) + ")");
+        }
         try {
-            return handler.apply(request.arguments() == null ? Map.of() : request.arguments());
+            return handler.apply(arguments);
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, name + " failed unexpectedly", e);
             return failure(name + " failed unexpectedly: " + e);
         }
+    }
+
+    /** The names of the input schema's properties, in its order. */
+    private static Set<String> argumentNames(Tool tool) {
+        return tool.inputSchema().get("properties") instanceof Map<?, ?> properties
+                ? properties.keySet().stream().map(String::valueOf).collect(Collectors.toCollection(LinkedHashSet::new))
+                : Set.of();
     }
 
     /** The node as structured content, and as JSON text for clients that read only text. */
@@ -623,13 +539,6 @@ public final class ServeTools {
                 .build();
     }
 
-    private static Map<String, Object> schema(String json) {
-        try {
-            return Json.MAPPER.readValue(json, OBJECT);
-        } catch (IOException e) {
-            throw new IllegalStateException("bad schema in the code: " + e.getMessage(), e);
-        }
-    }
 
     private static String number(double value) {
         return value == Math.rint(value) ? Long.toString((long) value) : Double.toString(value);

@@ -247,8 +247,8 @@ public final class StatelessProtocol implements AutoCloseable {
                 meta.put("progressToken", streamKey);
             }
         }
-        meta.set(StdioTransport.REQUEST_ID_META, Json.MAPPER.valueToTree(callId));
-        meta.put(StdioTransport.AGENT_META, Agents.firstOf(agent, meta.path(CLIENT_INFO_META).path("name").textValue()));
+        meta.set(ServeTools.REQUEST_ID_META, Json.MAPPER.valueToTree(callId));
+        meta.put(ServeTools.AGENT_META, Agents.firstOf(agent, meta.path(CLIENT_INFO_META).path("name").textValue()));
         ObjectNode call = params.deepCopy();
         call.set("_meta", meta);
         CallToolResult result;

@@ -28,7 +28,11 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import reactor.core.publisher.Mono;
 
 /**
@@ -49,26 +53,18 @@ import reactor.core.publisher.Mono;
  * {@code -32602} naming the field; {@code logging/setLevel} is validated and decides which log
  * records are sent as {@code notifications/message}; batches are taken when the negotiated
  * version (2025-03-26) has them; {@code notifications/cancelled} stops the call and no answer
- * is sent for it. No answer line is longer than {@link #MAX_ANSWER_BYTES}.
+ * is sent for it. No answer line is longer than {@link ServeTools#MAX_ANSWER_BYTES}.
  */
 public final class StdioTransport implements McpServerTransportProvider {
     private static final System.Logger LOG = System.getLogger("dev.execache.cli");
     private static final int MAX_LINE_BYTES = 16 * 1024 * 1024;
-    /**
-     * The longest answer line: the TypeScript SDK's stdio client drops the connection when its
-     * 10 MiB read buffer overflows, and the buffer may hold part of the next message too.
-     */
-    public static final int MAX_ANSWER_BYTES = 9 * 1024 * 1024;
-    /** Where a tools/call carries its JSON-RPC id to the tool handler (set here, never by the client). */
-    static final String REQUEST_ID_META = "dev.execache/requestId";
-    /**
-     * Where a transport tells serve's tools who asks (see {@code Agents}): set by the transport on
-     * every tools/call, over whatever a client sent under that name.
-     */
-    static final String AGENT_META = "dev.execache/agent";
     private static final Set<String> METHODS = Set.of(McpSchema.METHOD_INITIALIZE, McpSchema.METHOD_PING,
             McpSchema.METHOD_TOOLS_LIST, McpSchema.METHOD_TOOLS_CALL, McpSchema.METHOD_LOGGING_SET_LEVEL);
     private static final String BATCH_VERSION = "2025-03-26";
+    /** How long the reading thread may answer a call before another thread takes over reading. */
+    private static final long HAND_ON_AFTER = TimeUnit.MILLISECONDS.toNanos(2);
+    /** How long the watchdog keeps ticking after the last call, before it sleeps until the next one. */
+    private static final long WATCH_IDLE = TimeUnit.SECONDS.toNanos(1);
 
     private final InputStream in;
     private final OutputStream out;
@@ -81,11 +77,17 @@ public final class StdioTransport implements McpServerTransportProvider {
     private final Object answers = new Object();
     private final AtomicBoolean closing = new AtomicBoolean();
     private final CompletableFuture<Void> ended = new CompletableFuture<>();
-    private final ExecutorService modernRequests = Executors.newCachedThreadPool(task -> {
-        Thread thread = new Thread(task, "execache-mcp-stateless");
+    /** Answer the calls of batches, and take over reading from a thread busy with a long call (see {@link #readAll}). */
+    private final ExecutorService workers = Executors.newCachedThreadPool(task -> {
+        Thread thread = new Thread(task, "execache-mcp-stdio");
         thread.setDaemon(true);
         return thread;
     });
+    /** A call the thread reading now is to answer itself; only that thread uses it. */
+    private Runnable readersCall;
+    /** The call the reading thread is answering now, watched by {@link #watchdog}; null between calls. */
+    private volatile InlineCall inlineCall;
+    private final Watchdog watchdog = new Watchdog();
     private volatile StatelessProtocol stateless;
     private volatile McpServerSession session;
     private volatile boolean initialized;
@@ -119,6 +121,7 @@ public final class StdioTransport implements McpServerTransportProvider {
         Thread reader = new Thread(this::readAll, "execache-mcp-stdin");
         reader.setDaemon(true);
         reader.start();
+        watchdog.start();
     }
 
     @Override
@@ -186,6 +189,12 @@ public final class StdioTransport implements McpServerTransportProvider {
         }
     }
 
+    /**
+     * Reads and dispatches lines until input ends. A tool call is answered by the thread that read
+     * it, so that a cache hit costs no thread hand-off; when a call is still running after
+     * {@link #HAND_ON_AFTER} (a miss that runs code, say), the watchdog hands reading on to another
+     * thread, so the next line (a cancellation, say) is still read within a few milliseconds.
+     */
     private void readAll() {
         try {
             byte[] line;
@@ -193,6 +202,14 @@ public final class StdioTransport implements McpServerTransportProvider {
                 String text = new String(line, StandardCharsets.UTF_8).strip();
                 if (!text.isEmpty() && !closing.get()) {
                     dispatch(text);
+                }
+                Runnable call = readersCall;
+                if (call != null) {
+                    readersCall = null;
+                    if (!answerWhileReading(call)) {
+                        // reading went on in another thread meanwhile
+                        return;
+                    }
                 }
             }
         } catch (IOException e) {
@@ -202,6 +219,19 @@ public final class StdioTransport implements McpServerTransportProvider {
         }
         awaitAnswers();
         ended.complete(null);
+    }
+
+    /** Answers a call on the reading thread; false when reading was handed on while it ran. */
+    private boolean answerWhileReading(Runnable call) {
+        InlineCall current = new InlineCall(System.nanoTime());
+        inlineCall = current;
+        watchdog.wake();
+        try {
+            call.run();
+        } finally {
+            inlineCall = null;
+        }
+        return current.finish();
     }
 
     private void dispatch(String line) {
@@ -254,7 +284,7 @@ public final class StdioTransport implements McpServerTransportProvider {
         Object id = request ? idOf(message.get("id")) : null;
         if (request && batch == null && stateless != null
                 && StatelessProtocol.isModern(method, message.get("params"))) {
-            answerStateless(message, method, id);
+            answerStateless(message, method, id, true);
             return;
         }
         if (request && batch != null) {
@@ -283,11 +313,16 @@ public final class StdioTransport implements McpServerTransportProvider {
             if (McpSchema.METHOD_INITIALIZE.equals(method)) {
                 clientName = Agents.name(message.at("/params/clientInfo/name").textValue());
             }
+            if (McpSchema.METHOD_TOOLS_CALL.equals(method) && stateless != null) {
+                // past the SDK's session: no reactive scheduling and no output schema check of our own tools' answers
+                answerStateless(message, method, id, batch == null);
+                return;
+            }
             if (McpSchema.METHOD_TOOLS_CALL.equals(method)) {
                 ObjectNode params = (ObjectNode) message.get("params");
                 ObjectNode meta = params.get("_meta") instanceof ObjectNode given ? given : params.putObject("_meta");
-                meta.set(REQUEST_ID_META, message.get("id"));
-                meta.put(AGENT_META, Agents.firstOf(clientName));
+                meta.set(ServeTools.REQUEST_ID_META, message.get("id"));
+                meta.put(ServeTools.AGENT_META, Agents.firstOf(clientName));
                 line = Json.write(message);
             }
         } else if (McpSchema.METHOD_NOTIFICATION_INITIALIZED.equals(method)) {
@@ -311,40 +346,50 @@ public final class StdioTransport implements McpServerTransportProvider {
     }
 
     /**
-     * A request of the 2026-07-28 era: answered from its own envelope, on a thread of its own, with
+     * A request of the 2026-07-28 era, or a tool call of either era: answered from its own envelope, past the SDK
+     * session, on the reader thread (see {@link #readAll}) unless it came in a batch, with
      * no session; notifications/cancelled and a shutdown stop it as they stop a session's calls.
      */
-    private void answerStateless(ObjectNode message, String method, Object id) {
+    private void answerStateless(ObjectNode message, String method, Object id, boolean onReader) {
         if (!message.path("jsonrpc").asText().equals(McpSchema.JSONRPC_VERSION)) {
             deliver(id, errorLine(id, McpSchema.ErrorCodes.INVALID_REQUEST, "Invalid Request: jsonrpc must be \"2.0\"", null));
             return;
         }
         Object key = InFlightCalls.key(id);
         unanswered.put(key, method);
-        modernRequests.execute(() -> {
+        Runnable answer = () -> {
             try {
-                String line = stateless.answer(message, id, this::notifyStateless);
+                String line = stateless.answer(message, id, this::notifyStateless, clientName);
                 if (dropped.remove(key)) {
                     return;
                 }
-                int size = line.length() > MAX_ANSWER_BYTES / 6
+                int size = line.length() > ServeTools.MAX_ANSWER_BYTES / 6
                         ? JsonText.escapeLoneSurrogates(line).getBytes(StandardCharsets.UTF_8).length : 0;
-                if (size > MAX_ANSWER_BYTES) {
+                if (size > ServeTools.MAX_ANSWER_BYTES) {
                     LOG.log(Level.WARNING, "an answer of " + size + " bytes is over the limit of "
-                            + MAX_ANSWER_BYTES + " bytes; sent an error instead");
+                            + ServeTools.MAX_ANSWER_BYTES + " bytes; sent an error instead");
                     line = McpSchema.METHOD_TOOLS_CALL.equals(method)
-                            ? stateless.answerTooLarge(message, size, MAX_ANSWER_BYTES)
+                            ? stateless.answerTooLarge(message, size, ServeTools.MAX_ANSWER_BYTES)
                             : errorLine(id, McpSchema.ErrorCodes.INTERNAL_ERROR, "the answer is " + size
-                                    + " bytes, over the limit of " + MAX_ANSWER_BYTES + " bytes", null);
+                                    + " bytes, over the limit of " + ServeTools.MAX_ANSWER_BYTES + " bytes", null);
                 }
                 deliver(id, line);
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) {
+                if (dropped.remove(key)) {
+                    return;
+                }
                 LOG.log(Level.WARNING, "answering " + method + " failed: " + e);
-                deliver(id, errorLine(id, McpSchema.ErrorCodes.INTERNAL_ERROR, method + " failed: " + e.getMessage(), null));
+                deliver(id, closing.get() ? stateless.shuttingDown(message)
+                        : errorLine(id, McpSchema.ErrorCodes.INTERNAL_ERROR, method + " failed: " + e.getMessage(), null));
             } finally {
                 answered(id);
             }
-        });
+        };
+        if (onReader) {
+            readersCall = answer;
+        } else {
+            workers.execute(answer);
+        }
     }
 
     /** Why a request is refused at once, or null when it goes on. */
@@ -572,6 +617,83 @@ public final class StdioTransport implements McpServerTransportProvider {
         }
     }
 
+    /** A call answered by the reading thread: it finishes first, or reading is handed on first. */
+    private static final class InlineCall {
+        private static final int RUNNING = 0;
+        private static final int DONE = 1;
+        private static final int HANDED_ON = 2;
+        private final AtomicInteger state = new AtomicInteger(RUNNING);
+        private final long since;
+
+        InlineCall(long since) {
+            this.since = since;
+        }
+
+        /** Whether the reading thread keeps reading: the call finished before reading was handed on. */
+        boolean finish() {
+            return state.compareAndSet(RUNNING, DONE);
+        }
+
+        boolean handOn() {
+            return state.compareAndSet(RUNNING, HANDED_ON);
+        }
+    }
+
+    /**
+     * Hands reading on when the reading thread has answered one call for longer than
+     * {@link #HAND_ON_AFTER}. It ticks only while calls come (and sleeps {@link #WATCH_IDLE} after
+     * the last), so an idle server costs nothing and a quick call costs it no wake-up.
+     */
+    private final class Watchdog implements Runnable {
+        private final Thread thread;
+        private volatile boolean sleeping;
+
+        Watchdog() {
+            thread = new Thread(this, "execache-mcp-watchdog");
+            thread.setDaemon(true);
+        }
+
+        void start() {
+            thread.start();
+        }
+
+        void wake() {
+            if (sleeping) {
+                sleeping = false;
+                LockSupport.unpark(thread);
+            }
+        }
+
+        @Override
+        public void run() {
+            long lastSeen = System.nanoTime();
+            while (!ended.isDone() && !closing.get()) {
+                InlineCall current = inlineCall;
+                long now = System.nanoTime();
+                if (current != null) {
+                    lastSeen = now;
+                    if (now - current.since >= HAND_ON_AFTER && current.handOn()) {
+                        try {
+                            workers.execute(StdioTransport.this::readAll);
+                        } catch (RejectedExecutionException e) {
+                            return;
+                        }
+                    }
+                }
+                if (now - lastSeen < WATCH_IDLE) {
+                    LockSupport.parkNanos(HAND_ON_AFTER / 2);
+                } else {
+                    sleeping = true;
+                    if (inlineCall == null) {
+                        // at most a second, to notice the end
+                        LockSupport.parkNanos(WATCH_IDLE);
+                    }
+                    sleeping = false;
+                }
+            }
+        }
+    }
+
     private final class SessionTransport implements McpServerTransport {
         @Override
         public Mono<Void> sendMessage(McpSchema.JSONRPCMessage message) {
@@ -593,15 +715,15 @@ public final class StdioTransport implements McpServerTransportProvider {
                         protocolVersion = result.protocolVersion();
                     }
                     String line = serialize(response);
-                    int size = line.length() > MAX_ANSWER_BYTES / 6
+                    int size = line.length() > ServeTools.MAX_ANSWER_BYTES / 6
                             ? JsonText.escapeLoneSurrogates(line).getBytes(StandardCharsets.UTF_8).length : 0;
-                    if (size > MAX_ANSWER_BYTES) {
+                    if (size > ServeTools.MAX_ANSWER_BYTES) {
                         LOG.log(Level.WARNING, "an answer of " + size + " bytes is over the limit of "
-                                + MAX_ANSWER_BYTES + " bytes; sent an error instead");
+                                + ServeTools.MAX_ANSWER_BYTES + " bytes; sent an error instead");
                         line = McpSchema.METHOD_TOOLS_CALL.equals(method)
-                                ? resultLine(response.id(), ServeTools.answerTooLarge(size, MAX_ANSWER_BYTES))
+                                ? resultLine(response.id(), ServeTools.answerTooLarge(size, ServeTools.MAX_ANSWER_BYTES))
                                 : errorLine(response.id(), McpSchema.ErrorCodes.INTERNAL_ERROR, "the answer is " + size
-                                        + " bytes, over the limit of " + MAX_ANSWER_BYTES + " bytes", null);
+                                        + " bytes, over the limit of " + ServeTools.MAX_ANSWER_BYTES + " bytes", null);
                     }
                     deliver(response.id(), line);
                 } finally {

@@ -1,0 +1,296 @@
+package dev.execache.benchmarks;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.execache.sandbox.DenoSandboxSettings;
+import dev.execache.sandbox.SandboxProbe;
+import java.io.IOException;
+import java.net.URISyntaxException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Every figure of issue #29 beside its baseline, measured in one run, printed as one table:
+ * figure, execache, baseline, ratio, aim, met. Parts (arguments choose some; none means all):
+ * {@code stdio} (an {@code execute_code} hit through {@code serve} against the pipe's floor and
+ * the TypeScript SDK's trivial tool, each driven by the same bare line client), {@code gateway}
+ * (a gateway hit against calling the server directly) with {@code bridge} (a cached tool call
+ * from code), {@code cli} (hits through the resident server), {@code stores} (memory and SQLite
+ * hits) and {@code sandbox} (a cold run against bare {@code deno run}).
+ *
+ * <p>Needs node with the test peers that app-cli's test build installs in
+ * {@code app-cli/target/node} (or {@code -Dexecache.node=DIR}), Deno (installed on first use),
+ * and {@code app-cli/target/execache.jar} (or {@code -Dexecache.jar=}).
+ *
+ * <pre>
+ * ./mvnw -B -q -DskipTests package -pl benchmarks -am &amp;&amp; \
+ *     java -cp benchmarks/target/benchmarks.jar dev.execache.benchmarks.SpeedReport
+ * </pre>
+ */
+public final class SpeedReport {
+    private static final List<String> PARTS = List.of("stdio", "gateway", "cli", "stores", "sandbox");
+    /** Enough calls for C2 to compile serve's hot path (about 10,000 invocations), as in a long session. */
+    private static final int LINE_WARM_UP = 5_000;
+    private static final int LINE_ROUNDS = 2_000;
+    private static final int BRIDGE_CALLS = 1_000;
+    private static final int BRIDGE_ROUNDS = 21;
+    private static final int CLI_ROUNDS = 21;
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String HIT_CODE = "{\"code\":\"return 1 + 1\"}";
+
+    /** The canned answerer's round trip, once the stdio part measured it: the bridge's floor too. */
+    private static double pipeFloorMicros = Double.NaN;
+
+    private SpeedReport() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+        // JMH's lock is machine-wide: another checkout's benchmark must not stop this one
+        System.setProperty("jmh.ignoreLock", "true");
+        Set<String> parts = new LinkedHashSet<>(args.length == 0 ? PARTS : List.of(args));
+        if (!PARTS.containsAll(parts)) {
+            System.err.println("usage: SpeedReport [" + String.join("|", PARTS) + "]...");
+            System.exit(2);
+        }
+        Progress progress = new Progress();
+        String loadAtStart = Machine.loadAverage();
+        DenoSandboxSettings settings = DenoSandboxSettings.builder().warmPoolSize(2).build();
+        SandboxProbe probe = SandboxProbe.prepare(settings);
+        String machine = Machine.describe(probe.denoVersion());
+        progress.note(machine + "; load average " + loadAtStart);
+        Path jar = execacheJar();
+        Path node = nodeDirectory();
+        Table table = new Table("figure", "execache", "baseline (same run)", "ratio", "aim", "met?");
+        Path scratch = Files.createTempDirectory("execache-speed-");
+        try {
+            if (parts.contains("stdio")) {
+                progress.note("stdio: " + LINE_ROUNDS + " calls of each, in turns, after " + LINE_WARM_UP);
+                stdio(table, jar, node, scratch);
+            }
+            if (parts.contains("gateway")) {
+                progress.note("gateway: " + LINE_ROUNDS + " calls of each; bridge: " + BRIDGE_ROUNDS + " runs of "
+                        + BRIDGE_CALLS + " calls");
+                gateway(table, jar, node, scratch);
+            }
+            if (parts.contains("cli")) {
+                progress.note("cli: " + CLI_ROUNDS + " rounds through a resident server of the report's own");
+                cli(table, jar, node.resolve("lab-server.mjs"), progress);
+            }
+            if (parts.contains("stores")) {
+                progress.note("stores: memory with JMH, SQLite against raw JDBC");
+                stores(table, scratch);
+            }
+            if (parts.contains("sandbox")) {
+                progress.note("sandbox: cold start and bare deno run, " + SandboxFigures.RUNS + " of each");
+                double[] sandbox = SandboxFigures.measure(new Table(), probe, settings);
+                table.add("cold run of `return 1 + 1` (median of " + SandboxFigures.RUNS + ")", Table.millis(sandbox[0]),
+                        "bare `deno run` " + Table.millis(sandbox[1]), Table.times(sandbox[0], sandbox[1]), "≤ 1.3x",
+                        met(sandbox[0] / sandbox[1] <= 1.3));
+            }
+        } finally {
+            PerformanceReport.deleteTree(scratch);
+        }
+        progress.note("done");
+        System.out.println();
+        System.out.println("Machine: " + machine);
+        System.out.println("Load average (1, 5, 15 min): " + loadAtStart + " at the start, " + Machine.loadAverage()
+                + " at the end.");
+        System.out.println();
+        System.out.print(table.markdown());
+        System.out.println();
+        System.out.printf(Locale.ROOT, "The report took %.0f s.%n", progress.elapsedSeconds());
+        System.exit(0);
+    }
+
+    /**
+     * The bare line client against three stdio servers, call by call in turns: the canned
+     * answerer (the pipe's floor), the TypeScript SDK's {@code McpServer} with a trivial tool,
+     * and {@code execache serve --store memory} answering an {@code execute_code} hit and
+     * {@code cache_stats}.
+     */
+    private static void stdio(Table table, Path jar, Path node, Path scratch) throws IOException {
+        long[][] nanos = new long[4][LINE_ROUNDS];
+        try (RawLineClient canned = RawLineClient.of("node", List.of(node.resolve("canned-stdio.mjs").toString()));
+                RawLineClient sdk = RawLineClient.of("node", List.of(node.resolve("ts-stdio-server.mjs").toString()));
+                RawLineClient serve = new RawLineClient(serveCommand(jar, scratch.resolve("plain"), null))) {
+            for (int i = 0; i < LINE_WARM_UP + LINE_ROUNDS; i++) {
+                long[] took = {
+                    canned.call("trivial", "{}"),
+                    sdk.call("trivial", "{}"),
+                    serve.call("execute_code", HIT_CODE),
+                    serve.call("cache_stats", "{}"),
+                };
+                if (i >= LINE_WARM_UP) {
+                    for (int k = 0; k < took.length; k++) {
+                        nanos[k][i - LINE_WARM_UP] = took[k];
+                    }
+                }
+            }
+        }
+        double floor = Samples.medianMicros(nanos[0]);
+        pipeFloorMicros = floor;
+        double sdk = Samples.medianMicros(nanos[1]);
+        double hit = Samples.medianMicros(nanos[2]);
+        double stats = Samples.medianMicros(nanos[3]);
+        String rounds = " (median of " + LINE_ROUNDS + ")";
+        table.add("`execute_code` hit through `serve --store memory`, stdio" + rounds, Table.micros(hit),
+                "the pipe's floor (canned answerer) " + Table.micros(floor), Table.times(hit, floor), "≤ 2x",
+                met(hit / floor <= 2));
+        table.add("`execute_code` hit through `serve --store memory`, stdio", Table.micros(hit),
+                "TypeScript SDK `McpServer`, trivial tool " + Table.micros(sdk), Table.times(hit, sdk), "≤ 1x",
+                met(hit <= sdk));
+        table.add("`cache_stats` through `serve --store memory`, stdio", Table.micros(stats),
+                "the pipe's floor (canned answerer) " + Table.micros(floor), Table.times(stats, floor), "", "");
+        table.note("stdio: one bare JSON-RPC line client per server (write a line, read lines to the answer with its"
+                + " id); the canned answerer is a node process that answers every line with the same result; the"
+                + " calls take turns; " + LINE_WARM_UP + " warm-up rounds.");
+    }
+
+    /**
+     * A hit of a gateway tool through serve against the same tool called directly, with the same
+     * bare line client, call by call; then, on the same serve, runs of code that call a cached
+     * tool {@value #BRIDGE_CALLS} times against runs that call nothing (each run new code, so a
+     * miss of the execution cache run on the warm pool).
+     */
+    private static void gateway(Table table, Path jar, Path node, Path scratch) throws IOException {
+        Path lab = node.resolve("lab-server.mjs");
+        long[] direct = new long[LINE_ROUNDS];
+        long[] proxied = new long[LINE_ROUNDS];
+        double[] bridge = new double[BRIDGE_ROUNDS];
+        try (RawLineClient server = RawLineClient.of("node", List.of(lab.toString()));
+                RawLineClient serve = new RawLineClient(serveCommand(jar, scratch.resolve("gateway"), lab))) {
+            for (int i = 0; i < LINE_WARM_UP + LINE_ROUNDS; i++) {
+                long straight = server.call("get_count", "{\"who\":\"bench\"}");
+                long hit = serve.call("lab__get_count", "{\"who\":\"bench\"}");
+                if (i >= LINE_WARM_UP) {
+                    direct[i - LINE_WARM_UP] = straight;
+                    proxied[i - LINE_WARM_UP] = hit;
+                }
+            }
+            for (int i = -3; i < BRIDGE_ROUNDS; i++) {
+                // timed inside the run, so that the run's own start and end stay out of the figure
+                String answer = serve.answer("execute_code", code("// round " + i + "\nconst start = performance.now();\n"
+                        + "for (let k = 0; k < " + BRIDGE_CALLS + "; k++) await tools.lab.get_other({});\n"
+                        + "return (performance.now() - start) * 1000 / " + BRIDGE_CALLS + ";"));
+                if (i >= 0) {
+                    bridge[i] = JSON.readTree(answer).at("/result/structuredContent/result").asDouble();
+                }
+            }
+        }
+        double directMicros = Samples.medianMicros(direct);
+        double hitMicros = Samples.medianMicros(proxied);
+        table.add("gateway hit through `serve`, stdio (median of " + LINE_ROUNDS + ")", Table.micros(hitMicros),
+                "the same server called directly " + Table.micros(directMicros), Table.times(hitMicros, directMicros),
+                "≤ 1x", met(hitMicros <= directMicros));
+        double perCall = Samples.median(bridge);
+        table.add("bridge call from code to a cached tool (median of " + BRIDGE_ROUNDS + " runs of " + BRIDGE_CALLS
+                + " calls)", Table.micros(perCall), Double.isNaN(pipeFloorMicros)
+                        ? "the agent's gateway hit " + Table.micros(hitMicros)
+                        : "the pipe's floor (canned answerer) " + Table.micros(pipeFloorMicros),
+                Table.times(perCall, Double.isNaN(pipeFloorMicros) ? hitMicros : pipeFloorMicros), "< 50 µs",
+                met(perCall < 50));
+        table.note("Gateway: the lab server (TypeScript SDK) called directly and through serve with the same bare line"
+                + " client, in turns. Bridge: runs of code making " + BRIDGE_CALLS + " calls of a cached read-only"
+                + " tool, timed by the code itself (`performance.now()` around the calls, over " + BRIDGE_CALLS + ");"
+                + " each run is new code, run on the warm pool. A bridge call is one round trip over a pipe (Deno to"
+                + " serve and back), so its floor is the canned answerer's.");
+    }
+
+    private static void cli(Table table, Path jar, Path lab, Progress progress) throws IOException, InterruptedException {
+        CliFigures.Resident resident = CliFigures.resident(jar, lab, CLI_ROUNDS, progress);
+        table.add("CLI hit through the resident server, `servers:` lists one server (median of " + CLI_ROUNDS + ")",
+                Table.millis(resident.hitWithServers()), "the same hit without `servers:` " + Table.millis(resident.hit()),
+                Table.times(resident.hitWithServers(), resident.hit()), "≤ 1.2x",
+                met(resident.hitWithServers() / resident.hit() <= 1.2));
+        table.add("CLI hit through the resident server", Table.millis(resident.hit()),
+                "`java -version` " + Table.millis(resident.javaVersion()),
+                Table.times(resident.hit(), resident.javaVersion()), "≤ 2x",
+                met(resident.hit() / resident.javaVersion() <= 2));
+        table.note("CLI: wall time of the thin client (`execache-client.jar`) run as the launcher runs it (C1 only, its"
+                + " class-data archive) with `run hello.ts --store sqlite`, in a directory without `execache.yaml` and in"
+                + " one listing the lab server under `servers:`; the three commands rotate round by round.");
+    }
+
+    private static void stores(Table table, Path scratch) throws Exception {
+        Map<String, Double> nanos = HitPathFigures.memory(new Table(), scratch.resolve("jmh.log"));
+        double get = nanos.get("memoryStoreGet");
+        table.add("memory store hit, `get(key)` (JMH mean)", Table.micros(get / 1000),
+                "Caffeine `getIfPresent` " + Table.micros(nanos.get("caffeineGetIfPresent") / 1000)
+                        + ", `ConcurrentHashMap.get` " + Table.micros(nanos.get("concurrentHashMapGet") / 1000),
+                Table.times(get, nanos.get("caffeineGetIfPresent")), "< 100 ns", met(get < 100));
+        double[] sqlite = HitPathFigures.sqlite(new Table());
+        table.add("SQLite store hit, `get(key)` (median)", Table.micros(sqlite[0]),
+                "raw JDBC primary-key select " + Table.micros(sqlite[1]), Table.times(sqlite[0], sqlite[1]), "≤ 1.3x",
+                met(sqlite[0] / sqlite[1] <= 1.3));
+        table.note("Stores: the memory store with JMH (one fork, 3 warm-up and 5 measured iterations of 0.5 s, the"
+                + " mean); SQLite: one file, 100 entries, store get and a raw select alternating call by call.");
+    }
+
+    private static String met(boolean met) {
+        return met ? "met" : "**not met**";
+    }
+
+    private static String code(String code) {
+        try {
+            return JSON.writeValueAsString(Map.of("code", code));
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** {@code execache serve --store memory} with a config file of its own, listing {@code lab} under servers when given. */
+    private static List<String> serveCommand(Path jar, Path directory, Path lab) throws IOException {
+        Files.createDirectories(directory);
+        Path config = Files.writeString(directory.resolve("execache.yaml"), lab == null ? "# no servers\n"
+                : "servers:\n  lab:\n    command: node\n    args: [\"" + lab + "\"]\n");
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        // -Dexecache.serveOptions="-XX:StartFlightRecording=..." profiles the servers measured
+        String options = System.getProperty("execache.serveOptions", "").strip();
+        if (!options.isEmpty()) {
+            command.addAll(List.of(options.split("\\s+")));
+        }
+        command.addAll(List.of("-jar", jar.toString(), "serve", "--store", "memory", "--config", config.toString()));
+        return command;
+    }
+
+    /**
+     * {@code -Dexecache.node}, else app-cli's test peers (copied to {@code app-cli/target/node} by its
+     * build) under the working directory or beside this jar; installed with {@code npm ci} when missing.
+     */
+    private static Path nodeDirectory() throws URISyntaxException, IOException, InterruptedException {
+        String configured = System.getProperty("execache.node");
+        List<Path> candidates = new ArrayList<>();
+        if (configured != null) {
+            candidates.add(Path.of(configured));
+        } else {
+            candidates.add(Path.of("app-cli/target/node").toAbsolutePath());
+            Path self = Path.of(SpeedReport.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+            candidates.add(self.getParent().getParent().getParent().resolve("app-cli/target/node"));
+        }
+        Path node = candidates.stream()
+                .filter(dir -> Files.isRegularFile(dir.resolve("package-lock.json")))
+                .findFirst()
+                .orElseThrow(() -> new IllegalStateException("no MCP test peers in " + candidates + ": build app-cli"
+                        + " (./mvnw -B -q -DskipTests package -pl benchmarks -am) or name them with -Dexecache.node=DIR"));
+        if (!Files.isDirectory(node.resolve("node_modules/@modelcontextprotocol/sdk"))) {
+            Process install = new ProcessBuilder("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
+                    .directory(node.toFile()).inheritIO().start();
+            if (install.waitFor() != 0) {
+                throw new IllegalStateException("npm ci in " + node + " failed");
+            }
+        }
+        return node;
+    }
+
+    private static Path execacheJar() throws URISyntaxException {
+        return PerformanceReport.execacheJar();
+    }
+}
