@@ -3,7 +3,6 @@ package dev.execache.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.execache.cli.output.Output;
 import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CacheStatus;
@@ -16,10 +15,8 @@ import dev.execache.core.MutableToolVersions;
 import dev.execache.core.Ticker;
 import dev.execache.core.ToolCacheRule;
 import dev.execache.core.ToolCallRecord;
-import dev.execache.core.ToolResult;
 import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.ToolCatalog;
-import dev.execache.mcp.server.Json;
 import dev.execache.mcp.server.Gateway;
 import dev.execache.sandbox.DenoSandbox;
 import dev.execache.sandbox.DenoSandboxSettings;
@@ -86,7 +83,7 @@ class AnswerIdentityTest {
     /** One project's view: its own servers and tool versions over a store it may share with others. */
     private record Project(Gateway tools, CachedExecutor executor, MutableToolVersions versions) {
         JsonNode call(String tool) {
-            return answer(tools.call(tool, Map.of()));
+            return Answers.ofTool(tools.call(tool, Map.of()));
         }
 
         ExecutionOutcome run(String code) {
@@ -130,19 +127,7 @@ class AnswerIdentityTest {
         return store;
     }
 
-    /** The JSON a lab tool answered in its text content. */
-    private static JsonNode answer(ToolResult result) {
-        try {
-            return Json.MAPPER.readTree(Json.MAPPER.readTree(result.json()).at("/content/0/text").textValue());
-        } catch (IOException e) {
-            throw new AssertionError("not a tool result: " + result.json(), e);
-        }
-    }
 
-    private static JsonNode value(ExecutionOutcome outcome) throws IOException {
-        assertThat(outcome.result().error()).isNull();
-        return Json.MAPPER.readTree(outcome.result().value());
-    }
 
     /** Every byte of the store's files (the database and its write-ahead log), as Latin-1 text. */
     private static String bytesOf(Path file) throws IOException {
@@ -173,12 +158,12 @@ class AnswerIdentityTest {
 
             ExecutionOutcome alicesRun = alice.run(READ);
             ExecutionOutcome bobsRun = bob.run(READ);
-            assertThat(value(alicesRun).get("account").textValue()).isEqualTo("alice");
+            assertThat(Answers.ofRun(alicesRun).get("account").textValue()).isEqualTo("alice");
             assertThat(bobsRun.status()).as("bob's run is not a hit of alice's").isEqualTo(CacheStatus.MISS);
-            assertThat(value(bobsRun).get("account").textValue()).isEqualTo("bob");
+            assertThat(Answers.ofRun(bobsRun).get("account").textValue()).isEqualTo("bob");
             assertThat(bobsRun.key()).isNotEqualTo(alicesRun.key());
             assertThat(alice.run(READ).status()).isEqualTo(CacheStatus.HIT);
-            assertThat(value(bob.run(READ)).get("account").textValue()).isEqualTo("bob");
+            assertThat(Answers.ofRun(bob.run(READ)).get("account").textValue()).isEqualTo("bob");
 
             String stored = bytesOf(file);
             assertThat(stored).contains("acct__private_items").doesNotContain(ALICE_TOKEN).doesNotContain(BOB_TOKEN);
@@ -260,7 +245,7 @@ class AnswerIdentityTest {
 
         ExecutionOutcome after = lab.run(READ);
         assertThat(after.status()).as("not the run TTL of 5 min: the answer it used is gone").isEqualTo(CacheStatus.MISS);
-        assertThat(value(after).get("served").intValue()).isEqualTo(2);
+        assertThat(Answers.ofRun(after).get("served").intValue()).isEqualTo(2);
     }
 
     private HeldCatalog held(String tool) {
@@ -305,10 +290,10 @@ class AnswerIdentityTest {
         ExecutionOutcome raced = writeWhileHeld(catalog, lab, () -> lab.run(code));
         ExecutionOutcome next = lab.run(code);
 
-        assertThat(value(raced).get("counter").intValue()).isZero();
+        assertThat(Answers.ofRun(raced).get("counter").intValue()).isZero();
         assertThat(raced.notStoredBecause()).contains("started or ended while it ran");
         assertThat(next.status()).isEqualTo(CacheStatus.MISS);
-        assertThat(value(next).get("counter").intValue()).isEqualTo(1);
+        assertThat(Answers.ofRun(next).get("counter").intValue()).isEqualTo(1);
         assertThat(lab.run(code).status()).isEqualTo(CacheStatus.HIT);
     }
 
@@ -322,8 +307,8 @@ class AnswerIdentityTest {
         ExecutionOutcome raced = writeWhileHeld(catalog, lab, () -> lab.run(code));
         ExecutionOutcome next = lab.run(code);
 
-        assertThat(value(raced).get("counter").intValue()).isZero();
+        assertThat(Answers.ofRun(raced).get("counter").intValue()).isZero();
         assertThat(next.status()).isEqualTo(CacheStatus.MISS);
-        assertThat(value(next).get("counter").intValue()).isEqualTo(1);
+        assertThat(Answers.ofRun(next).get("counter").intValue()).isEqualTo(1);
     }
 }

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.execache.cli.output.Output;
 import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CacheStats;
@@ -106,10 +105,6 @@ class CodeToolsTest {
         return executor.execute(new ExecutionRequest(code, context, Set.of(), Limits.DEFAULTS));
     }
 
-    private static JsonNode value(ExecutionOutcome outcome) throws IOException {
-        assertThat(outcome.result().error()).isNull();
-        return Json.MAPPER.readTree(outcome.result().value());
-    }
 
     private static List<String> tools(ExecutionOutcome outcome) {
         return outcome.toolCalls().stream().map(ToolCallRecord::tool).toList();
@@ -128,8 +123,8 @@ class CodeToolsTest {
         ExecutionOutcome first = run(code, context);
         ExecutionOutcome second = run(code, context);
 
-        assertThat(value(first).get("note").asText()).isEqualTo("first");
-        assertThat(value(first).get("entities").intValue()).isZero();
+        assertThat(Answers.ofRun(first).get("note").asText()).isEqualTo("first");
+        assertThat(Answers.ofRun(first).get("entities").intValue()).isZero();
         assertThat(first.status()).isEqualTo(CacheStatus.MISS);
         assertThat(first.notStoredBecause()).isNull();
         assertThat(tools(first)).containsExactly("fs__read_text_file", "memory__read_graph");
@@ -189,10 +184,10 @@ class CodeToolsTest {
                 return {caught, after: await tools.lab.get_count({who: "small"})};
                 """, null);
 
-        assertThat(value(outcome).get("caught").textValue()).isEqualTo("RangeError: tools.lab.get_count: the call is"
+        assertThat(Answers.ofRun(outcome).get("caught").textValue()).isEqualTo("RangeError: tools.lab.get_count: the call is"
                 + " 20971546 bytes (its arguments as JSON), over the limit of 10485760 bytes that one tool call may"
                 + " have; send less (a part, or a reference to the data)");
-        assertThat(value(outcome).at("/after/who").textValue()).isEqualTo("small");
+        assertThat(Answers.ofRun(outcome).at("/after/who").textValue()).isEqualTo("small");
         assertThat(tools(outcome)).containsExactly("lab__get_count");
     }
 
@@ -203,7 +198,7 @@ class CodeToolsTest {
 
         ExecutionOutcome outcome = run("return await tools.lab.get_other({})", null);
 
-        assertThat(value(outcome).get("served").intValue()).isEqualTo(1);
+        assertThat(Answers.ofRun(outcome).get("served").intValue()).isEqualTo(1);
         assertThat(outcome.toolCalls()).extracting(ToolCallRecord::status).containsExactly(CacheStatus.HIT);
     }
 
@@ -231,8 +226,8 @@ class CodeToolsTest {
         ExecutionOutcome first = run(code, null);
         ExecutionOutcome second = run(code, null);
 
-        assertThat(value(first).asText()).isEqualTo("{\"served\":1}");
-        assertThat(value(second).asText()).isEqualTo("{\"served\":2}");
+        assertThat(Answers.ofRun(first).asText()).isEqualTo("{\"served\":1}");
+        assertThat(Answers.ofRun(second).asText()).isEqualTo("{\"served\":2}");
         assertThat(first.notStoredBecause()).contains("lab__fail failed");
     }
 
@@ -305,8 +300,8 @@ class CodeToolsTest {
                 catch (e) { return [made, e.message]; }
                 """, null, Set.of(), Limits.DEFAULTS.withMaxToolCalls(3)));
 
-        assertThat(value(outcome).get(0).intValue()).isEqualTo(3);
-        assertThat(value(outcome).get(1).asText()).contains("limit of 3");
+        assertThat(Answers.ofRun(outcome).get(0).intValue()).isEqualTo(3);
+        assertThat(Answers.ofRun(outcome).get(1).asText()).contains("limit of 3");
         assertThat(outcome.notStoredBecause()).contains("limit of 3");
     }
 

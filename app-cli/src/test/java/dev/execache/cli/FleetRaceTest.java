@@ -12,11 +12,9 @@ import dev.execache.core.ExecutionRequest;
 import dev.execache.core.Limits;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.Ticker;
-import dev.execache.core.ToolResult;
 import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.ToolCatalog;
 import dev.execache.mcp.server.Gateway;
-import dev.execache.mcp.server.Json;
 import dev.execache.sandbox.DenoSandbox;
 import dev.execache.sandbox.DenoSandboxSettings;
 import dev.execache.store.redis.RedisCacheStore;
@@ -85,7 +83,7 @@ class FleetRaceTest {
     /** One fleet member: its gateway, and its runs of code through that gateway. */
     private record Member(Gateway tools, CachedExecutor executor) {
         JsonNode call(String tool) {
-            return answer(tools.call(tool, Map.of()));
+            return Answers.ofTool(tools.call(tool, Map.of()));
         }
 
         ExecutionOutcome run(String code) {
@@ -138,18 +136,7 @@ class FleetRaceTest {
         return reading.get(2, TimeUnit.MINUTES);
     }
 
-    private static JsonNode answer(ToolResult result) {
-        try {
-            return Json.MAPPER.readTree(Json.MAPPER.readTree(result.json()).at("/content/0/text").textValue());
-        } catch (IOException e) {
-            throw new AssertionError("not a tool result: " + result.json(), e);
-        }
-    }
 
-    private static JsonNode value(ExecutionOutcome outcome) throws IOException {
-        assertThat(outcome.result().error()).isNull();
-        return Json.MAPPER.readTree(outcome.result().value());
-    }
 
     @ParameterizedTest(name = "on {0}")
     @ValueSource(strings = {"redis", "sqlite"})
@@ -180,13 +167,13 @@ class FleetRaceTest {
         ExecutionOutcome nextThroughB = b.run(code);
         ExecutionOutcome thenThroughA = a.run(code);
 
-        assertThat(value(raced).get("counter").intValue()).isZero();
+        assertThat(Answers.ofRun(raced).get("counter").intValue()).isZero();
         assertThat(raced.notStoredBecause()).contains("started or ended while it ran");
         assertThat(nextThroughB.status()).isEqualTo(CacheStatus.MISS);
-        assertThat(value(nextThroughB).get("counter").intValue()).as("the new data").isEqualTo(1);
+        assertThat(Answers.ofRun(nextThroughB).get("counter").intValue()).as("the new data").isEqualTo(1);
         assertThat(nextThroughB.toolCalls()).singleElement().satisfies(call ->
                 assertThat(call.status()).as("the raced read was not stored either").isEqualTo(CacheStatus.MISS));
         assertThat(thenThroughA.status()).isEqualTo(CacheStatus.HIT);
-        assertThat(value(thenThroughA).get("counter").intValue()).isEqualTo(1);
+        assertThat(Answers.ofRun(thenThroughA).get("counter").intValue()).isEqualTo(1);
     }
 }
