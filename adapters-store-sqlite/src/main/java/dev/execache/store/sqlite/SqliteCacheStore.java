@@ -110,6 +110,14 @@ public final class SqliteCacheStore implements CacheStore {
     private PreparedStatement selectEntry;
     /** In order of use, the oldest first. */
     private final LinkedHashMap<String, PendingUse> pendingUses = new LinkedHashMap<>();
+    /** {@link #toolVersions} parsed, by the column's text: the most recently used {@value #PARSED_TOOL_VERSIONS}. */
+    private final Map<String, Map<String, String>> parsedToolVersions = new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Map<String, String>> eldest) {
+            return size() > PARSED_TOOL_VERSIONS;
+        }
+    };
+    private static final int PARSED_TOOL_VERSIONS = 64;
     /** By counter row name. */
     private final Map<String, Long> pendingCounts = new LinkedHashMap<>();
     /** The agents counted in the file or pending, as last read from the file; null: read it again. */
@@ -280,7 +288,7 @@ public final class SqliteCacheStore implements CacheStore {
         long now = clock.millis();
         return jdbi.withHandle(handle -> handle.createQuery(SELECT_LIVE_ENTRIES)
                 .bind(0, now)
-                .map(SqliteCacheStore::entry)
+                .map(this::entry)
                 .list()).stream().map(this::withPendingHits).toList();
     }
 
@@ -571,18 +579,31 @@ public final class SqliteCacheStore implements CacheStore {
         }
     }
 
-    private static CacheEntry entry(ResultSet row, StatementContext context) throws SQLException {
+    private CacheEntry entry(ResultSet row, StatementContext context) throws SQLException {
         return new CacheEntry(
                 row.getString(1),
                 row.getString(7),
                 row.getString(8),
                 Duration.ofNanos(row.getLong(5)),
-                ToolVersionsJson.read(row.getString(6)),
+                toolVersions(row.getString(6)),
                 Instant.ofEpochMilli(row.getLong(2)),
                 Instant.ofEpochMilli(row.getLong(3)),
                 row.getLong(4),
                 row.getString(9),
                 row.getLong(10));
+    }
+
+    /**
+     * The {@code tool_versions} column read, the same few texts parsed once: parsing them with
+     * Jackson on every hit was a tenth of it. Only what parses is kept, so a bad column still fails each read.
+     */
+    private Map<String, String> toolVersions(String json) {
+        Map<String, String> parsed = parsedToolVersions.get(json);
+        if (parsed == null) {
+            parsed = Map.copyOf(ToolVersionsJson.read(json));
+            parsedToolVersions.put(json, parsed);
+        }
+        return parsed;
     }
 
     private CacheEntry withPendingHits(CacheEntry entry) {
