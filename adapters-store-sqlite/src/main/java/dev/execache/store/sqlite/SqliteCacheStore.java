@@ -8,6 +8,8 @@ import dev.execache.core.spi.GroupBound;
 import dev.execache.core.spi.StoreCounters;
 import dev.execache.core.spi.WriteGenerations;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Clock;
@@ -100,8 +102,22 @@ public final class SqliteCacheStore implements CacheStore {
     /** Replaced, with {@link #jdbi}, only when the file is (see {@link #replaceFile}). */
     private SingleConnection connection;
     private Jdbi jdbi;
+    /**
+     * The hit's select, prepared on {@link #connection} at its first use and kept (null: not yet,
+     * or the connection was replaced). Through a Jdbi query a hit prepared it again, and made a
+     * handle, a statement context and a copy of the configuration, on every call: about a third of a hit.
+     */
+    private PreparedStatement selectEntry;
     /** In order of use, the oldest first. */
     private final LinkedHashMap<String, PendingUse> pendingUses = new LinkedHashMap<>();
+    /** {@link #toolVersions} parsed, by the column's text: the most recently used {@value #PARSED_TOOL_VERSIONS}. */
+    private final Map<String, Map<String, String>> parsedToolVersions = new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Map<String, String>> eldest) {
+            return size() > PARSED_TOOL_VERSIONS;
+        }
+    };
+    private static final int PARSED_TOOL_VERSIONS = 64;
     /** By counter row name. */
     private final Map<String, Long> pendingCounts = new LinkedHashMap<>();
     /** The agents counted in the file or pending, as last read from the file; null: read it again. */
@@ -179,6 +195,7 @@ public final class SqliteCacheStore implements CacheStore {
         }
         this.connection = opened;
         this.jdbi = made;
+        this.selectEntry = null;
     }
 
     private static Jdbi jdbiOn(SingleConnection connection) {
@@ -196,6 +213,7 @@ public final class SqliteCacheStore implements CacheStore {
         pendingUses.clear();
         pendingCounts.clear();
         countedAgents = null;
+        forgetSelectEntry();
         try {
             connection.close();
         } catch (RuntimeException e) {
@@ -270,7 +288,7 @@ public final class SqliteCacheStore implements CacheStore {
         long now = clock.millis();
         return jdbi.withHandle(handle -> handle.createQuery(SELECT_LIVE_ENTRIES)
                 .bind(0, now)
-                .map(SqliteCacheStore::entry)
+                .map(this::entry)
                 .list()).stream().map(this::withPendingHits).toList();
     }
 
@@ -509,15 +527,13 @@ public final class SqliteCacheStore implements CacheStore {
             }
         } finally {
             closed = true;
+            forgetSelectEntry();
             connection.close();
         }
     }
 
     private Optional<CacheEntry> live(String key, long now) {
-        Optional<CacheEntry> stored = jdbi.withHandle(handle -> handle.createQuery(SELECT_ENTRY)
-                .bind(0, key)
-                .map(SqliteCacheStore::entry)
-                .findOne());
+        Optional<CacheEntry> stored = stored(key);
         if (stored.isPresent() && now >= stored.get().expiresAt().toEpochMilli()) {
             pendingUses.remove(key);
             write(handle -> {
@@ -530,18 +546,64 @@ public final class SqliteCacheStore implements CacheStore {
         return stored;
     }
 
-    private static CacheEntry entry(ResultSet row, StatementContext context) throws SQLException {
+    /** The entry stored under {@code key}, expired or not; the statement ends (its read too) before this returns. */
+    private Optional<CacheEntry> stored(String key) {
+        Connection open = connection.openConnection();
+        try {
+            if (selectEntry == null) {
+                selectEntry = open.prepareStatement(SELECT_ENTRY);
+            }
+            selectEntry.setString(1, key);
+            try (ResultSet row = selectEntry.executeQuery()) {
+                return row.next() ? Optional.of(entry(row, null)) : Optional.empty();
+            }
+        } catch (SQLException | RuntimeException e) {
+            forgetSelectEntry();
+            if (e instanceof RuntimeException unchecked) {
+                throw unchecked;
+            }
+            throw new IllegalStateException("cannot read " + key + " from SQLite cache " + file + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Closes the kept select, if any; the next read prepares it again. */
+    private void forgetSelectEntry() {
+        PreparedStatement kept = selectEntry;
+        selectEntry = null;
+        if (kept != null) {
+            try {
+                kept.close();
+            } catch (SQLException e) {
+                // the connection it was on goes, or the next read prepares another
+            }
+        }
+    }
+
+    private CacheEntry entry(ResultSet row, StatementContext context) throws SQLException {
         return new CacheEntry(
                 row.getString(1),
                 row.getString(7),
                 row.getString(8),
                 Duration.ofNanos(row.getLong(5)),
-                ToolVersionsJson.read(row.getString(6)),
+                toolVersions(row.getString(6)),
                 Instant.ofEpochMilli(row.getLong(2)),
                 Instant.ofEpochMilli(row.getLong(3)),
                 row.getLong(4),
                 row.getString(9),
                 row.getLong(10));
+    }
+
+    /**
+     * The {@code tool_versions} column read, the same few texts parsed once: parsing them with
+     * Jackson on every hit was a tenth of it. Only what parses is kept, so a bad column still fails each read.
+     */
+    private Map<String, String> toolVersions(String json) {
+        Map<String, String> parsed = parsedToolVersions.get(json);
+        if (parsed == null) {
+            parsed = Map.copyOf(ToolVersionsJson.read(json));
+            parsedToolVersions.put(json, parsed);
+        }
+        return parsed;
     }
 
     private CacheEntry withPendingHits(CacheEntry entry) {
