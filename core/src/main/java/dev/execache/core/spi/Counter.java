@@ -59,7 +59,6 @@ public enum Counter {
      */
     KEPT_OUT_BYTES;
 
-    /** The reason of an {@code UNCACHEABLE_} counter in lower case ({@code nondeterministic}), null for the others. */
     /**
      * The counter a store wrote under {@code name}; empty for a name a newer execache added, so
      * that a store shared with it is read rather than refused.
@@ -72,6 +71,7 @@ public enum Counter {
         }
     }
 
+    /** The reason of an {@code UNCACHEABLE_} counter in lower case ({@code nondeterministic}), null for the others. */
     public String uncacheableReason() {
         String name = name();
         return name.startsWith("UNCACHEABLE_") ? name.substring("UNCACHEABLE_".length()).toLowerCase(Locale.ROOT)
