@@ -128,15 +128,17 @@ final class PolicyLoop {
         if (running != null) {
             return awaitShared((CompletableFuture<Outcome<R>>) (CompletableFuture<?>) running, call);
         }
+        // the flight leaves the map before its waiters wake: one that must run itself (the leader was
+        // cancelled) then starts a flight of its own instead of meeting the finished one again
         try {
             Outcome<R> outcome = lookUpOrRun(call);
+            inFlight.remove(call.key(), mine);
             mine.complete(outcome);
             return outcome;
         } catch (RuntimeException | Error e) {
+            inFlight.remove(call.key(), mine);
             mine.completeExceptionally(e);
             throw e;
-        } finally {
-            inFlight.remove(call.key(), mine);
         }
     }
 
@@ -297,9 +299,11 @@ final class PolicyLoop {
             }
             throw new CancellationException("cancelled while waiting for an identical run");
         } catch (CancellationException e) {
+            inFlight.remove(call.key(), running);
             return serve(call);
         } catch (ExecutionException e) {
             if (e.getCause() instanceof CancellationException) {
+                inFlight.remove(call.key(), running);
                 return serve(call);
             }
             if (e.getCause() instanceof RuntimeException cause) {
