@@ -96,8 +96,8 @@ class RedisEvictionPolicyTest {
     /**
      * Under {@code noeviction} a full Redis refuses every write but still reads: what it holds
      * is served (a hit it cannot count is a hit all the same), nothing makes the process skip it,
-     * the counts it refuses are kept by the process, and its entries are what it holds. One
-     * warning says it refuses writes.
+     * the counts it refuses are kept by the process, and its entries are what it holds. Its
+     * warnings say it refuses writes, never that it cannot be reached.
      */
     @Test
     void underNoevictionAFullRedisServesWhatItHoldsAndItsFiguresStayTrue() throws Exception {
@@ -140,9 +140,12 @@ class RedisEvictionPolicyTest {
             assertThat(read.hits() + read.misses()).as("every call counted once, though Redis refused the counts")
                     .isEqualTo(CALLS);
             assertThat(CacheStats.of(store).entries()).as("entries as Redis holds them").isEqualTo(held);
-            assertThat(coreLines).filteredOn(line -> line.getLevel().intValue() >= Level.WARNING.intValue())
-                    .singleElement().satisfies(line -> assertThat(line.getMessage()).startsWith("cache store refuses writes")
-                            .contains("is full: maxmemory reached").doesNotContain("\n"));
+            List<String> warnings = coreLines.stream().filter(line -> line.getLevel().intValue() >= Level.WARNING.intValue())
+                    .map(LogRecord::getMessage).toList();
+            // at its limit a full Redis may take a small write now and then (a counter), which ends the
+            // outage, and refuse the next: each such spell is warned once; never as unreachable or slow
+            assertThat(warnings).as("the warnings").isNotEmpty().allSatisfy(line -> assertThat(line)
+                    .startsWith("cache store refuses writes").contains("is full: maxmemory reached").doesNotContain("\n"));
         } finally {
             core.removeHandler(coreCapture);
         }
