@@ -121,17 +121,7 @@ final class CliFigures {
             table.add("CLI miss of `return 1 + 1` in-process (AppCDS + C1 only, cold Deno)", Table.millis(miss),
                     "`java -version` " + Table.millis(bare), Table.times(miss, bare), "");
         } finally {
-            try {
-                expect(server(command(directory, java, List.of(), List.of("-jar", jar.toString(), "server", "stop")),
-                        runtime), "");
-            } catch (IOException | IllegalStateException e) {
-                progress.note("cli: the server did not stop: " + e.getMessage());
-            }
-            try (Stream<Path> files = Files.walk(directory)) {
-                for (Path file : files.sorted(Comparator.reverseOrder()).toList()) {
-                    Files.delete(file);
-                }
-            }
+            stopServerAndDelete(directory, java, jar, runtime, progress);
         }
     }
 
@@ -190,16 +180,22 @@ final class CliFigures {
             return new Resident(Samples.median(millis.get("java -version")), Samples.median(millis.get("hit")),
                     Samples.median(millis.get("hit with servers")));
         } finally {
-            try {
-                expect(server(command(directory, java, List.of(), List.of("-jar", jar.toString(), "server", "stop")),
-                        runtime), "");
-            } catch (IOException | IllegalStateException e) {
-                progress.note("cli: the server did not stop: " + e.getMessage());
-            }
-            try (Stream<Path> files = Files.walk(directory)) {
-                for (Path file : files.sorted(Comparator.reverseOrder()).toList()) {
-                    Files.delete(file);
-                }
+            stopServerAndDelete(directory, java, jar, runtime, progress);
+        }
+    }
+
+    /** Stops the report's own resident server and deletes its directory. */
+    private static void stopServerAndDelete(Path directory, String java, Path jar, Path runtime, Progress progress)
+            throws IOException, InterruptedException {
+        try {
+            expect(server(command(directory, java, List.of(), List.of("-jar", jar.toString(), "server", "stop")),
+                    runtime), "");
+        } catch (IOException | IllegalStateException e) {
+            progress.note("cli: the server did not stop: " + e.getMessage());
+        }
+        try (Stream<Path> files = Files.walk(directory)) {
+            for (Path file : files.sorted(Comparator.reverseOrder()).toList()) {
+                Files.delete(file);
             }
         }
     }
