@@ -16,6 +16,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.jar.JarFile;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
@@ -87,6 +88,11 @@ class ResidentServerIT {
         assertThat(loaded).contains("dev.execache.cli.client.ThinClient")
                 .doesNotContain("com.google.inject").doesNotContain("picocli.").doesNotContain("com.fasterxml.jackson")
                 .doesNotContain("org.jdbi").doesNotContain("org.sqlite").doesNotContain("dev.execache.cli.Main ");
+        try (JarFile client = new JarFile(CliProcess.jar().resolveSibling("execache-client.jar").toFile())) {
+            assertThat(client.getManifest().getMainAttributes().getValue("Class-Path"))
+                    .as("the client's jar names no other jar: a class path with the whole jar on it makes every command"
+                            + " open and index that jar").isNull();
+        }
         assertThat(servedBefore).isEqualTo(1);
         assertThat(inProcess.stderr()).as(inProcess.toString()).contains("cache hit");
         assertThat(byEnvironment.stderr()).as(byEnvironment.toString()).contains("cache hit");

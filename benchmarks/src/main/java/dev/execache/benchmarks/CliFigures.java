@@ -153,7 +153,7 @@ final class CliFigures {
             String db = directory.resolve("cache.db").toString();
             List<String> run = List.of("-jar", client.toString(), "run", "hello.ts", "--store", "sqlite", "--db", db, "--ttl", "1h");
             Path archive = directory.resolve("client.jsa");
-            List<String> flags = List.of("-Xlog:cds=off", "-Xlog:cds+dynamic=off", "-XX:TieredStopAtLevel=1",
+            List<String> flags = List.of("-Xlog:cds=off", "-Xlog:cds+dynamic=off", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
                     "-XX:SharedArchiveFile=" + archive);
             expect(server(command(directory, java, List.of(), List.of("-jar", jar.toString(), "server", "start")),
                     runtime), "running");

@@ -28,17 +28,27 @@ public final class ServerControl {
     private static final String FULL_JAR = "execache.jar";
 
     /**
-     * What this build is: the jar's size and modification time (rewritten by every build), so a
-     * client never talks to a server of another build.
+     * The class path with everything (the framework, the server): this process's own, unless
+     * it runs the thin client's jar alone, whose classes are a part of the jar beside it.
      */
-    public static String build() {
+    public static String fullClassPath() {
         String classPath = System.getProperty("java.class.path", "");
         Path jar = Path.of(classPath);
-        // The client jar is rewritten only when the client changes; the jar beside it, with everything, by every build.
         if (jar.getFileName() != null && jar.getFileName().toString().equals(CLIENT_JAR)) {
-            jar = jar.resolveSibling(FULL_JAR);
+            return jar.resolveSibling(FULL_JAR).toString();
         }
+        return classPath;
+    }
+
+    /**
+     * What this build is: the jar's size and modification time (rewritten by every build), so a
+     * client never talks to a server of another build. The client's own jar is rewritten only
+     * when the client changes, so the jar beside it, with everything, is the one that counts.
+     */
+    public static String build() {
+        String classPath = fullClassPath();
         if (!classPath.contains(File.pathSeparator) && classPath.endsWith(".jar")) {
+            Path jar = Path.of(classPath);
             try {
                 return "1:" + Files.size(jar) + ":" + Files.getLastModifiedTime(jar).toMillis();
             } catch (IOException e) {
@@ -63,7 +73,7 @@ public final class ServerControl {
         }
         command.add(ProcessHandle.current().info().command()
                 .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
-        command.addAll(List.of("-Xlog:cds=off", "-Xlog:cds+dynamic=off", "-cp", System.getProperty("java.class.path"),
+        command.addAll(List.of("-Xlog:cds=off", "-Xlog:cds+dynamic=off", "-cp", fullClassPath(),
                 SERVER_MAIN));
         ProcessBuilder builder = new ProcessBuilder(command)
                 .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))

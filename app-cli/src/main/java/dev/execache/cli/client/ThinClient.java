@@ -8,6 +8,8 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.lang.reflect.InvocationTargetException;
+import java.net.URL;
+import java.net.URLClassLoader;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -92,9 +94,25 @@ public final class ThinClient {
         }
     }
 
+    /**
+     * Runs the command in this process. The client's own jar names no other jar in its manifest:
+     * a class path with the whole jar on it made every command, even one the server answers,
+     * open and index that jar (the JDK looks for a socket provider on the class path); so the
+     * rest is loaded here, from the jar beside it, only when a command runs in-process.
+     */
     private static void inProcess(String[] args) throws Throwable {
+        Class<?> main;
         try {
-            Class.forName(IN_PROCESS_MAIN).getMethod("main", String[].class).invoke(null, (Object) args);
+            main = Class.forName(IN_PROCESS_MAIN);
+        } catch (ClassNotFoundException e) {
+            URLClassLoader everything = new URLClassLoader(new URL[] {Path.of(ServerControl.fullClassPath()).toUri().toURL()},
+                    ThinClient.class.getClassLoader());
+            // libraries find their services (JSON mappers, drivers) through the context class loader
+            Thread.currentThread().setContextClassLoader(everything);
+            main = Class.forName(IN_PROCESS_MAIN, true, everything);
+        }
+        try {
+            main.getMethod("main", String[].class).invoke(null, (Object) args);
         } catch (InvocationTargetException e) {
             throw e.getCause();
         }
