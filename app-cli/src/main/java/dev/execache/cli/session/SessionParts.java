@@ -1,8 +1,5 @@
 package dev.execache.cli.session;
 
-import com.google.inject.AbstractModule;
-import com.google.inject.Provides;
-import com.google.inject.Singleton;
 import dev.execache.cli.output.StoreDescription;
 import dev.execache.cli.settings.Environment;
 import dev.execache.cli.settings.Settings;
@@ -21,8 +18,12 @@ import java.nio.file.Files;
 import java.time.Clock;
 import java.time.Duration;
 
-/** Chooses and builds the store, the sandbox and the tool versions from a command's settings. */
-final class AppModule extends AbstractModule {
+/**
+ * Chooses and builds the store, the sandbox and the tool versions from a command's settings.
+ * Plain code, not a Guice module: a child injector per command cost the resident server more
+ * of a cache hit's time than the lookup itself.
+ */
+final class SessionParts {
     /** How often a long-running process tries again to open a store that was unusable at start. */
     private static final Duration REOPEN_EVERY = Duration.ofSeconds(10);
     private static final System.Logger LOG = System.getLogger("dev.execache.cli");
@@ -30,23 +31,12 @@ final class AppModule extends AbstractModule {
     private final Settings settings;
     private final boolean emptyStore;
 
-    AppModule(Settings settings) {
-        this(settings, false);
-    }
-
     /** With {@code emptyStore}, an empty store in memory stands in for one that does not exist yet. */
-    AppModule(Settings settings, boolean emptyStore) {
+    SessionParts(Settings settings, boolean emptyStore) {
         this.settings = settings;
         this.emptyStore = emptyStore;
     }
 
-    @Provides
-    Settings settings() {
-        return settings;
-    }
-
-    @Provides
-    @Singleton
     CacheStore store(Clock clock, Resources resources) {
         if (!settings.policy().enabled()) {
             return countingOnly(clock, resources);
@@ -139,8 +129,6 @@ final class AppModule extends AbstractModule {
         }
     }
 
-    @Provides
-    @Singleton
     Sandbox sandbox(Resources resources, Environment environment) {
         return resources.sandbox(DenoSandboxSettings.builder()
                 .denoExecutable(settings.denoPath())
@@ -167,8 +155,6 @@ final class AppModule extends AbstractModule {
         throw new UsageException("EXECACHE_MAX_RUNS: '" + value + "' is not a whole number of one or more");
     }
 
-    @Provides
-    @Singleton
     ToolVersionSource toolVersions() {
         return new MutableToolVersions(settings.tools());
     }
