@@ -8,7 +8,6 @@ import dev.execache.core.spi.GroupBound;
 import dev.execache.core.spi.StoreCounters;
 import dev.execache.core.spi.WriteGenerations;
 import java.nio.file.Path;
-import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -17,6 +16,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -58,6 +58,7 @@ public final class SqliteCacheStore implements CacheStore {
             SELECT cache_key, created_at, expires_at, hit_count, execution_nanos, tool_versions, result, console, label,
                    checksum
               FROM cache_entries WHERE cache_key = ?""";
+    private static final String SELECT_LAST_SEEN = "SELECT tool, version FROM last_seen_versions WHERE scope = ?";
     private static final String SELECT_LIVE_ENTRIES = """
             SELECT cache_key, created_at, expires_at, hit_count, execution_nanos, tool_versions, result, console, label,
                    checksum
@@ -103,11 +104,12 @@ public final class SqliteCacheStore implements CacheStore {
     private SingleConnection connection;
     private Jdbi jdbi;
     /**
-     * The hit's select, prepared on {@link #connection} at its first use and kept (null: not yet,
-     * or the connection was replaced). Through a Jdbi query a hit prepared it again, and made a
-     * handle, a statement context and a copy of the configuration, on every call: about a third of a hit.
+     * The selects every run makes (the hit's, the last-seen versions'), prepared on {@link #connection}
+     * at their first use and kept, by their SQL, until it is replaced or one fails. Through a Jdbi
+     * query a hit prepared its select again, and made a handle, a statement context and a copy of
+     * the configuration, on every call: about a third of a hit.
      */
-    private PreparedStatement selectEntry;
+    private final Map<String, PreparedStatement> keptSelects = new HashMap<>();
     /** In order of use, the oldest first. */
     private final LinkedHashMap<String, PendingUse> pendingUses = new LinkedHashMap<>();
     /** {@link #toolVersions} parsed, by the column's text: the most recently used {@value #PARSED_TOOL_VERSIONS}. */
@@ -195,7 +197,7 @@ public final class SqliteCacheStore implements CacheStore {
         }
         this.connection = opened;
         this.jdbi = made;
-        this.selectEntry = null;
+        this.keptSelects.clear();
     }
 
     private static Jdbi jdbiOn(SingleConnection connection) {
@@ -213,7 +215,7 @@ public final class SqliteCacheStore implements CacheStore {
         pendingUses.clear();
         pendingCounts.clear();
         countedAgents = null;
-        forgetSelectEntry();
+        forgetKeptSelects();
         try {
             connection.close();
         } catch (RuntimeException e) {
@@ -496,10 +498,24 @@ public final class SqliteCacheStore implements CacheStore {
     @Override
     public synchronized Map<String, String> lastSeenVersions(String scope) {
         Objects.requireNonNull(scope, "scope must not be null");
-        return jdbi.withHandle(handle -> handle.createQuery("SELECT tool, version FROM last_seen_versions WHERE scope = ?")
-                .bind(0, scope)
-                .map((row, context) -> Map.entry(row.getString(1), row.getString(2)))
-                .collect(Collectors.toUnmodifiableMap(Map.Entry::getKey, Map.Entry::getValue)));
+        try {
+            PreparedStatement select = keptSelect(SELECT_LAST_SEEN);
+            select.setString(1, scope);
+            Map<String, String> versions = new HashMap<>();
+            try (ResultSet row = select.executeQuery()) {
+                while (row.next()) {
+                    versions.put(row.getString(1), row.getString(2));
+                }
+            }
+            return Map.copyOf(versions);
+        } catch (SQLException | RuntimeException e) {
+            forgetKeptSelects();
+            if (e instanceof RuntimeException unchecked) {
+                throw unchecked;
+            }
+            throw new IllegalStateException("cannot read the last-seen tool versions from SQLite cache " + file + ": "
+                    + e.getMessage(), e);
+        }
     }
 
     @Override
@@ -527,7 +543,7 @@ public final class SqliteCacheStore implements CacheStore {
             }
         } finally {
             closed = true;
-            forgetSelectEntry();
+            forgetKeptSelects();
             connection.close();
         }
     }
@@ -548,17 +564,14 @@ public final class SqliteCacheStore implements CacheStore {
 
     /** The entry stored under {@code key}, expired or not; the statement ends (its read too) before this returns. */
     private Optional<CacheEntry> stored(String key) {
-        Connection open = connection.openConnection();
         try {
-            if (selectEntry == null) {
-                selectEntry = open.prepareStatement(SELECT_ENTRY);
-            }
-            selectEntry.setString(1, key);
-            try (ResultSet row = selectEntry.executeQuery()) {
+            PreparedStatement select = keptSelect(SELECT_ENTRY);
+            select.setString(1, key);
+            try (ResultSet row = select.executeQuery()) {
                 return row.next() ? Optional.of(entry(row, null)) : Optional.empty();
             }
         } catch (SQLException | RuntimeException e) {
-            forgetSelectEntry();
+            forgetKeptSelects();
             if (e instanceof RuntimeException unchecked) {
                 throw unchecked;
             }
@@ -566,17 +579,25 @@ public final class SqliteCacheStore implements CacheStore {
         }
     }
 
-    /** Closes the kept select, if any; the next read prepares it again. */
-    private void forgetSelectEntry() {
-        PreparedStatement kept = selectEntry;
-        selectEntry = null;
-        if (kept != null) {
+    private PreparedStatement keptSelect(String sql) throws SQLException {
+        PreparedStatement kept = keptSelects.get(sql);
+        if (kept == null) {
+            kept = connection.openConnection().prepareStatement(sql);
+            keptSelects.put(sql, kept);
+        }
+        return kept;
+    }
+
+    /** Closes the kept selects; the next reads prepare them again. */
+    private void forgetKeptSelects() {
+        for (PreparedStatement kept : keptSelects.values()) {
             try {
                 kept.close();
             } catch (SQLException e) {
                 // the connection it was on goes, or the next read prepares another
             }
         }
+        keptSelects.clear();
     }
 
     private CacheEntry entry(ResultSet row, StatementContext context) throws SQLException {
