@@ -198,13 +198,18 @@ public final class CachedExecutor {
             return List.of();
         }
         List<Invalidation> invalidations = new ArrayList<>();
+        // only what changed is written: a command that found every version as it was writes nothing
+        Map<String, String> changed = new TreeMap<>();
         for (Map.Entry<String, String> tool : new TreeMap<>(current).entrySet()) {
             String previous = lastSeen.get().get(tool.getKey());
             if (previous != null && !previous.equals(tool.getValue())) {
                 invalidations.add(loop.invalidate(tool.getKey(), previous, tool.getValue()));
             }
+            if (!tool.getValue().equals(previous)) {
+                changed.put(tool.getKey(), tool.getValue());
+            }
         }
-        if (store.recordVersions(versionScope, current)) {
+        if (changed.isEmpty() || store.recordVersions(versionScope, changed)) {
             versionsSynchronized.set(true);
         }
         return invalidations;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.execache.core.spi.CacheEntry;
+import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.Sandbox;
 import dev.execache.core.spi.StoreCounters;
 import java.lang.Thread.State;
@@ -38,12 +39,14 @@ class CachedExecutorTest {
     private final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
     private final ScriptedSandbox sandbox = ScriptedSandbox.echo();
     private final MutableToolVersions tools = new MutableToolVersions(Map.of("github", "v1", "sql", "3"));
+    private SimpleStore stored;
     private SwitchableStore store;
     private CachedExecutor executor;
 
     @BeforeEach
     void setUp() {
-        store = new SwitchableStore(new SimpleStore(clock));
+        stored = new SimpleStore(clock);
+        store = new SwitchableStore(stored);
         executor = new CachedExecutor(sandbox, store, tools, CachePolicy.DEFAULTS, clock);
     }
 
@@ -324,6 +327,23 @@ class CachedExecutorTest {
         assertThat(invalidations).containsExactly(new Invalidation("github", "v1", "v2", 1));
         assertThat(next.execute(request("uses sql").withTools(Set.of("sql"))).status()).isEqualTo(CacheStatus.HIT);
         assertThat(next.execute(request("uses github").withTools(Set.of("github"))).status()).isEqualTo(CacheStatus.MISS);
+    }
+
+    @Test
+    void aProcessThatFindsEveryVersionAsLastSeenWritesNoVersionsAndOneThatFindsAChangeWritesOnlyIt() {
+        executor.execute(request("uses github").withTools(Set.of("github")));
+        int recordedBefore = stored.recorded().size();
+
+        CachedExecutor same = new CachedExecutor(sandbox, store, new MutableToolVersions(Map.of("github", "v1", "sql", "3")),
+                CachePolicy.DEFAULTS, clock);
+        assertThat(same.execute(request("uses github").withTools(Set.of("github"))).status()).isEqualTo(CacheStatus.HIT);
+        assertThat(stored.recorded()).hasSize(recordedBefore);
+
+        CachedExecutor upgraded = new CachedExecutor(sandbox, store, new MutableToolVersions(Map.of("github", "v2", "sql", "3")),
+                CachePolicy.DEFAULTS, clock);
+        assertThat(upgraded.synchronizeToolVersions()).containsExactly(new Invalidation("github", "v1", "v2", 1));
+        assertThat(stored.recorded()).hasSize(recordedBefore + 1).last().isEqualTo(Map.of("github", "v2"));
+        assertThat(store.lastSeenVersions(CacheStore.DEFAULT_SCOPE)).isEqualTo(Map.of("github", "v2", "sql", "3"));
     }
 
     @Test

@@ -151,7 +151,15 @@ final class SimpleStore implements CacheStore {
     }
     @Override public synchronized void recordVersions(String scope, Map<String, String> newVersions) {
         versions.computeIfAbsent(scope, any -> new HashMap<>()).putAll(newVersions);
+        recorded.add(Map.copyOf(newVersions));
     }
+
+    /** What each {@link #recordVersions} was given, in order. */
+    synchronized List<Map<String, String>> recorded() {
+        return List.copyOf(recorded);
+    }
+
+    private final List<Map<String, String>> recorded = new ArrayList<>();
 
     private Instant countingSince;
     private final Map<String, Map<Counter, Long>> agentCounters = new TreeMap<>();
