@@ -2,7 +2,13 @@ package dev.execache.cli.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /** Which command lines the thin client hands to the resident server and which it runs itself. */
@@ -13,5 +19,15 @@ class ThinClientRoutingTest {
         assertThat(ThinClient.throughServer(new String[] {"stats", "--watch"}, Map.of())).isFalse();
         assertThat(ThinClient.throughServer(new String[] {"stats", "--interval", "1", "--watch"}, Map.of())).isFalse();
         assertThat(ThinClient.throughServer(new String[] {"run", "x.js", "--", "--watch"}, Map.of())).isTrue();
+    }
+
+    /** The launcher picks a command's class-data archive by the same rule: the two lists must not drift apart. */
+    @Test
+    void theLauncherNamesTheCommandsTheServerAnswers() throws IOException {
+        String launcher = Files.readString(Path.of(System.getProperty("execache.launcher", "../execache")));
+        Matcher served = Pattern.compile("\\n\\s*([a-z|]+)\\) return 0 ;;").matcher(launcher);
+
+        assertThat(served.find()).as("the launcher's list of served commands").isTrue();
+        assertThat(Set.of(served.group(1).split("\\|"))).isEqualTo(ThinClient.SERVED);
     }
 }
