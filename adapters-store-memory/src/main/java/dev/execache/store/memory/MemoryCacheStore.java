@@ -12,8 +12,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.HashMap;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -24,9 +22,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 
 /**
- * An in-process LRU {@link CacheStore} under one lock: the entries by key, and their keys
- * in a {@link LinkedHashMap} in access order for recency (kept apart so that {@link #peek}
- * can read without counting as a use). Entries live as long as the process.
+ * An in-process LRU {@link CacheStore} under one lock: the entries by key, each in a slot that
+ * is also a node of the recency list (least recently used first). One lookup finds an entry and
+ * its place, so a hit costs a single hash look-up; {@link #peek} reads without moving it. Entries live as long as the process.
  *
  * <p>Bounded twice: at most {@code maxEntries} entries and at most {@code maxBytes} bytes
  * (estimated), so a few huge results cannot take the heap. One more evicts the least recently
@@ -42,8 +40,10 @@ public final class MemoryCacheStore implements CacheStore {
     private final int maxEntries;
     private final long maxBytes;
     private final Clock clock;
-    private final Map<String, CacheEntry> entries = new HashMap<>();
-    private final LinkedHashMap<String, Boolean> recency = new LinkedHashMap<>(16, 0.75f, true);
+    private final Map<String, Slot> entries = new HashMap<>();
+    /** The ends of the recency list: the least and the most recently used. */
+    private Slot oldest;
+    private Slot newest;
     private final Map<Counter, AtomicLong> counters = new EnumMap<>(Counter.class);
     private final Map<String, Map<Counter, AtomicLong>> toolCounters = new ConcurrentHashMap<>();
     private final Map<String, Map<Counter, AtomicLong>> agentCounters = new ConcurrentHashMap<>();
@@ -82,29 +82,33 @@ public final class MemoryCacheStore implements CacheStore {
 
     @Override
     public synchronized Optional<CacheEntry> get(String key) {
-        CacheEntry entry = entries.get(key);
-        if (entry == null || expire(entry)) {
+        Slot slot = entries.get(key);
+        if (slot == null || expire(slot.entry)) {
             return Optional.empty();
         }
-        CacheEntry hit = entry.withHits(entry.hits() + 1);
-        entries.put(key, hit);
-        recency.get(key);
+        CacheEntry hit = slot.entry.withHits(slot.entry.hits() + 1);
+        slot.entry = hit;
+        if (slot != newest) {
+            unlink(slot);
+            linkNewest(slot);
+        }
         return Optional.of(hit);
     }
 
     @Override
     public synchronized Optional<CacheEntry> peek(String key) {
-        CacheEntry entry = entries.get(key);
-        if (entry == null || expire(entry)) {
+        Slot slot = entries.get(key);
+        if (slot == null || expire(slot.entry)) {
             return Optional.empty();
         }
+        CacheEntry entry = slot.entry;
         return Optional.of(entry);
     }
 
     @Override
     public synchronized List<CacheEntry> entries() {
         Instant now = clock.instant();
-        return entries.values().stream().filter(entry -> !entry.isExpiredAt(now)).toList();
+        return entries.values().stream().map(slot -> slot.entry).filter(entry -> !entry.isExpiredAt(now)).toList();
     }
 
     @Override
@@ -125,13 +129,11 @@ public final class MemoryCacheStore implements CacheStore {
         groupOf.put(entry.key(), bound.group());
         int size = groupSizes.merge(bound.group(), 1, Integer::sum);
         List<String> evicted = new ArrayList<>();
-        Iterator<String> eldestFirst = recency.keySet().iterator();
-        while (size > bound.maxEntries()) {
-            String eldest = eldestFirst.next();
-            if (bound.group().equals(groupOf.get(eldest))) {
-                eldestFirst.remove();
-                count(drop(eldest));
-                evicted.add(eldest);
+        for (Slot slot = oldest; size > bound.maxEntries(); slot = slot.newer) {
+            String key = slot.entry.key();
+            if (bound.group().equals(groupOf.get(key))) {
+                count(drop(key));
+                evicted.add(key);
                 size--;
             }
         }
@@ -151,17 +153,15 @@ public final class MemoryCacheStore implements CacheStore {
 
     private void insert(CacheEntry entry) {
         drop(entry.key());
-        entries.put(entry.key(), entry);
-        recency.put(entry.key(), Boolean.TRUE);
+        Slot slot = new Slot(entry);
+        entries.put(entry.key(), slot);
+        linkNewest(slot);
         bytes += entry.estimatedBytes();
     }
 
     private void evictPastBound() {
-        Iterator<String> eldestFirst = recency.keySet().iterator();
         while (entries.size() > maxEntries || bytes > maxBytes) {
-            String eldest = eldestFirst.next();
-            eldestFirst.remove();
-            count(drop(eldest));
+            count(drop(oldest.entry.key()));
         }
     }
 
@@ -169,18 +169,45 @@ public final class MemoryCacheStore implements CacheStore {
         counters.get(evicted.isExpiredAt(clock.instant()) ? Counter.EXPIRATIONS : Counter.EVICTIONS).incrementAndGet();
     }
 
-    /** Takes an entry out of every index (the caller takes it out of {@code recency} if it iterates it). */
+    /** Takes an entry out of every index and the recency list; returns it, or null when there was none. */
     private CacheEntry drop(String key) {
-        CacheEntry removed = entries.remove(key);
-        recency.remove(key);
+        Slot removed = entries.remove(key);
         String group = groupOf.remove(key);
         if (group != null) {
             groupSizes.computeIfPresent(group, (name, size) -> size == 1 ? null : size - 1);
         }
-        if (removed != null) {
-            bytes -= removed.estimatedBytes();
+        if (removed == null) {
+            return null;
         }
-        return removed;
+        unlink(removed);
+        bytes -= removed.entry.estimatedBytes();
+        return removed.entry;
+    }
+
+    private void linkNewest(Slot slot) {
+        slot.older = newest;
+        slot.newer = null;
+        if (newest == null) {
+            oldest = slot;
+        } else {
+            newest.newer = slot;
+        }
+        newest = slot;
+    }
+
+    private void unlink(Slot slot) {
+        if (slot.older == null) {
+            oldest = slot.newer;
+        } else {
+            slot.older.newer = slot.newer;
+        }
+        if (slot.newer == null) {
+            newest = slot.older;
+        } else {
+            slot.newer.older = slot.older;
+        }
+        slot.older = null;
+        slot.newer = null;
     }
 
     @Override
@@ -206,7 +233,8 @@ public final class MemoryCacheStore implements CacheStore {
     @Override
     public synchronized void clear() {
         entries.clear();
-        recency.clear();
+        oldest = null;
+        newest = null;
         groupOf.clear();
         groupSizes.clear();
         bytes = 0;
@@ -273,11 +301,23 @@ public final class MemoryCacheStore implements CacheStore {
     }
 
     private int removeIf(Predicate<CacheEntry> condition) {
-        List<String> matching = entries.values().stream().filter(condition).map(CacheEntry::key).toList();
+        List<String> matching = entries.values().stream().map(slot -> slot.entry).filter(condition).map(CacheEntry::key)
+                .toList();
         matching.forEach(this::drop);
         return matching.size();
     }
 
+
+    /** An entry and its place in the recency list. */
+    private static final class Slot {
+        private CacheEntry entry;
+        private Slot older;
+        private Slot newer;
+
+        private Slot(CacheEntry entry) {
+            this.entry = entry;
+        }
+    }
 
     /** The figures kept beside the entries; see {@link StoreCounters}. */
     private final class Counters implements StoreCounters {

@@ -26,10 +26,13 @@ class MemoryCacheStoreTest extends CacheStoreContract {
     protected void damageValue(String key, String newValue) throws Exception {
         Field field = MemoryCacheStore.class.getDeclaredField("entries");
         field.setAccessible(true);
-        Map<String, CacheEntry> entries = (Map<String, CacheEntry>) field.get(store);
+        Map<String, Object> slots = (Map<String, Object>) field.get(store);
         synchronized (store) {
-            CacheEntry entry = entries.get(key);
-            entries.put(key, new CacheEntry(key, newValue, entry.console(), entry.executionTime(), entry.toolVersions(),
+            Object slot = slots.get(key);
+            Field held = slot.getClass().getDeclaredField("entry");
+            held.setAccessible(true);
+            CacheEntry entry = (CacheEntry) held.get(slot);
+            held.set(slot, new CacheEntry(key, newValue, entry.console(), entry.executionTime(), entry.toolVersions(),
                     entry.createdAt(), entry.expiresAt(), entry.hits(), entry.label(), entry.checksum()));
         }
     }
