@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.core.Agents;
 import io.modelcontextprotocol.json.McpJsonMapper;
+import io.modelcontextprotocol.json.TypeRef;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
@@ -49,6 +50,9 @@ public final class StatelessProtocol implements AutoCloseable {
     /** How long a client may keep the tool list: longer when it cannot change while serve runs. */
     private static final long FIXED_LIST_TTL_MS = 300_000;
     private static final long CHANGING_LIST_TTL_MS = 30_000;
+
+    private static final TypeRef<Map<String, Object>> OBJECT = new TypeRef<>() {
+    };
 
     private final McpJsonMapper mapper;
     private final String version;
@@ -233,7 +237,11 @@ public final class StatelessProtocol implements AutoCloseable {
         if (spec == null) {
             return error(id, McpSchema.ErrorCodes.INVALID_PARAMS, "Unknown tool: " + name, null);
         }
-        ObjectNode meta = params.get("_meta") instanceof ObjectNode given ? given.deepCopy() : Json.MAPPER.createObjectNode();
+        // a shallow copy: only its own keys change, the client's nodes are only read
+        ObjectNode meta = Json.MAPPER.createObjectNode();
+        if (params.get("_meta") instanceof ObjectNode given) {
+            meta.setAll(given);
+        }
         JsonNode token = meta.get("progressToken");
         if (token != null && !token.isTextual() && !token.isIntegralNumber()) {
             return error(id, McpSchema.ErrorCodes.INVALID_PARAMS,
@@ -249,11 +257,12 @@ public final class StatelessProtocol implements AutoCloseable {
         }
         meta.set(ServeTools.REQUEST_ID_META, Json.MAPPER.valueToTree(callId));
         meta.put(ServeTools.AGENT_META, Agents.firstOf(agent, meta.path(CLIENT_INFO_META).path("name").textValue()));
-        ObjectNode call = params.deepCopy();
-        call.set("_meta", meta);
         CallToolResult result;
         try {
-            CallToolRequest request = mapper.convertValue(call, CallToolRequest.class);
+            // the request's parts converted as the SDK's creator converts them, without a copy of the whole
+            CallToolRequest request = new CallToolRequest(name,
+                    arguments == null || arguments.isNull() ? null : mapper.convertValue(arguments, OBJECT),
+                    mapper.convertValue(meta, OBJECT));
             result = spec.callHandler().apply(null, request);
         } finally {
             if (streamKey != null) {
