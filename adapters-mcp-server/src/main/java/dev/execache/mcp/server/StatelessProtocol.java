@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.core.Agents;
 import io.modelcontextprotocol.json.McpJsonMapper;
-import io.modelcontextprotocol.json.TypeRef;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
@@ -20,6 +19,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiConsumer;
+import java.util.function.Function;
 import java.util.logging.Handler;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
@@ -50,9 +50,6 @@ public final class StatelessProtocol implements AutoCloseable {
     /** How long a client may keep the tool list: longer when it cannot change while serve runs. */
     private static final long FIXED_LIST_TTL_MS = 300_000;
     private static final long CHANGING_LIST_TTL_MS = 30_000;
-
-    private static final TypeRef<Map<String, Object>> OBJECT = new TypeRef<>() {
-    };
 
     private final McpJsonMapper mapper;
     private final String version;
@@ -259,10 +256,11 @@ public final class StatelessProtocol implements AutoCloseable {
         meta.put(ServeTools.AGENT_META, Agents.firstOf(agent, meta.path(CLIENT_INFO_META).path("name").textValue()));
         CallToolResult result;
         try {
-            // the request's parts converted as the SDK's creator converts them, without a copy of the whole
+            // the request's parts as the SDK's creator would get them, without a copy of the whole
+            Function<JsonNode, Object> other = node -> mapper.convertValue(node, Object.class);
             CallToolRequest request = new CallToolRequest(name,
-                    arguments == null || arguments.isNull() ? null : mapper.convertValue(arguments, OBJECT),
-                    mapper.convertValue(meta, OBJECT));
+                    arguments == null || arguments.isNull() ? null : Json.plain((ObjectNode) arguments, other),
+                    Json.plain(meta, other));
             result = spec.callHandler().apply(null, request);
         } finally {
             if (streamKey != null) {
