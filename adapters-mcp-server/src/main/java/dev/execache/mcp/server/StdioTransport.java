@@ -60,6 +60,8 @@ public final class StdioTransport implements McpServerTransportProvider {
     private static final Set<String> METHODS = Set.of(McpSchema.METHOD_INITIALIZE, McpSchema.METHOD_PING,
             McpSchema.METHOD_TOOLS_LIST, McpSchema.METHOD_TOOLS_CALL, McpSchema.METHOD_LOGGING_SET_LEVEL);
     private static final String BATCH_VERSION = "2025-03-26";
+    /** At most this much per read: a file stream allocates a native buffer for each larger read. */
+    private static final int READ_BYTES = 8192;
     /** How long the reading thread may answer a call before another thread takes over reading. */
     private static final long HAND_ON_AFTER = TimeUnit.MILLISECONDS.toNanos(2);
     /** How long the watchdog keeps ticking after the last call, before it sleeps until the next one. */
@@ -67,7 +69,7 @@ public final class StdioTransport implements McpServerTransportProvider {
 
     private final InputStream in;
     /** Input read but not yet taken as lines: {@code buffer[position..limit)}. */
-    private final byte[] buffer = new byte[64 * 1024];
+    private final byte[] buffer = new byte[READ_BYTES];
     private int position;
     private int limit;
     private final OutputStream out;
@@ -482,7 +484,7 @@ public final class StdioTransport implements McpServerTransportProvider {
         byte[] whole = null;
         while (true) {
             if (position == limit) {
-                int read = in.read(buffer, 0, buffer.length);
+                int read = in.read(buffer, 0, READ_BYTES);
                 if (read == -1) {
                     ended = true;
                     break;
