@@ -129,6 +129,23 @@ class McpStdioServerTest {
     }
 
     @Test
+    void aKeyGivenTwiceInOneObjectAtAnyDepthIsAParseErrorAndTheServerKeepsServing() {
+        client.initialize();
+
+        client.send("{\"jsonrpc\":\"2.0\",\"id\":80,\"method\":\"tools/call\",\"method\":\"tools/list\"}");
+        JsonNode topLevel = client.response(null);
+        client.send("{\"jsonrpc\":\"2.0\",\"id\":81,\"method\":\"tools/call\",\"params\":{\"name\":\"execute_code\","
+                + "\"arguments\":{\"code\":\"return 1\",\"context\":{\"a\":1,\"a\":2}}}}");
+        JsonNode nested = client.response(null);
+        JsonNode after = client.callTool("execute_code", Map.of("code", ServeFixture.TWO));
+
+        assertThat(topLevel.at("/error/code").intValue()).isEqualTo(-32700);
+        assertThat(nested.at("/error/code").intValue()).isEqualTo(-32700);
+        assertThat(nested.at("/error/message").textValue()).isEqualTo("Parse error: the line is not JSON");
+        assertThat(after.at("/structuredContent/result").intValue()).isEqualTo(2);
+    }
+
+    @Test
     void anUnknownMethodIsAProtocolError() {
         client.initialize();
 
