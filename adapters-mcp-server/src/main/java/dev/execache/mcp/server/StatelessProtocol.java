@@ -349,7 +349,9 @@ public final class StatelessProtocol implements AutoCloseable {
     }
 
     private static String response(JsonNode id, String result) {
-        return "{\"jsonrpc\":\"2.0\",\"id\":" + (id == null ? "null" : Json.write(id)) + ",\"result\":" + result + "}";
+        // an integer id is its digits, as the mapper writes it, without a writer made for them
+        String written = id == null ? "null" : id.isIntegralNumber() ? id.asText() : Json.write(id);
+        return "{\"jsonrpc\":\"2.0\",\"id\":" + written + ",\"result\":" + result + "}";
     }
 
     private String notFound(JsonNode id, String method) {

@@ -15,7 +15,7 @@ import java.util.function.Function;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** A tool call's arguments and _meta made plain by hand, as the SDK's mapper would convert them. */
+/** A tool call's arguments and _meta made plain by hand, as the SDK's mapper would convert them; ids written by hand. */
 class JsonTest {
     private static final McpJsonMapper SDK = new JacksonMcpJsonMapper(new ObjectMapper());
     private static final Function<JsonNode, Object> FALLBACK = node -> SDK.convertValue(node, Object.class);
@@ -56,6 +56,15 @@ class JsonTest {
         });
         assertThat(plain).isEqualTo(converted);
         assertSameTypes(plain, converted);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"0", "7", "-12", "2147483648", "-9223372036854775808", "123456789012345678901234567890"})
+    void anIntegerIdAsTextIsWhatTheMapperWritesForIt(String id) throws Exception {
+        JsonNode node = Json.MAPPER.readTree(id);
+
+        assertThat(node.isIntegralNumber()).isTrue();
+        assertThat(node.asText()).isEqualTo(Json.write(node));
     }
 
     /** Equal maps may still differ in kind (a Long where an Integer was, a TreeMap for a LinkedHashMap). */
