@@ -129,6 +129,42 @@ class McpStdioServerTest {
     }
 
     @Test
+    void aKeyGivenTwiceInOneObjectAtAnyDepthIsAParseErrorAndTheServerKeepsServing() {
+        client.initialize();
+
+        client.send("{\"jsonrpc\":\"2.0\",\"id\":80,\"method\":\"tools/call\",\"method\":\"tools/list\"}");
+        JsonNode topLevel = client.response(null);
+        client.send("{\"jsonrpc\":\"2.0\",\"id\":81,\"method\":\"tools/call\",\"params\":{\"name\":\"execute_code\","
+                + "\"arguments\":{\"code\":\"return 1\",\"context\":{\"a\":1,\"a\":2}}}}");
+        JsonNode nested = client.response(null);
+        JsonNode after = client.callTool("execute_code", Map.of("code", ServeFixture.TWO));
+
+        assertThat(topLevel.at("/error/code").intValue()).isEqualTo(-32700);
+        assertThat(nested.at("/error/code").intValue()).isEqualTo(-32700);
+        assertThat(nested.at("/error/message").textValue()).isEqualTo("Parse error: the line is not JSON");
+        assertThat(after.at("/structuredContent/result").intValue()).isEqualTo(2);
+    }
+
+    @Test
+    void aLineLongerThanOneReadAndLinesSentTogetherAreEachReadWhole() {
+        client.initialize();
+        // two-byte characters across the reads' boundaries, and more than two reads' worth
+        String big = "é".repeat(5000) + "x".repeat(12_000);
+
+        JsonNode echoed = client.callTool("execute_code", Map.of("code", "return context", "context", Map.of("text", big)));
+        client.send("{\"jsonrpc\":\"2.0\",\"id\":901,\"method\":\"tools/call\",\"params\":{\"name\":\"execute_code\","
+                + "\"arguments\":{\"code\":\"" + ServeFixture.TWO + "\"}}}\r\n"
+                + "{\"jsonrpc\":\"2.0\",\"id\":902,\"method\":\"tools/call\",\"params\":{\"name\":\"execute_code\","
+                + "\"arguments\":{\"code\":\"return context\",\"context\":{\"n\":902}}}}");
+        JsonNode first = client.response(901);
+        JsonNode second = client.response(902);
+
+        assertThat(echoed.at("/structuredContent/result/text").textValue()).isEqualTo(big);
+        assertThat(first.at("/result/structuredContent/result").intValue()).isEqualTo(2);
+        assertThat(second.at("/result/structuredContent/result/n").intValue()).isEqualTo(902);
+    }
+
+    @Test
     void anUnknownMethodIsAProtocolError() {
         client.initialize();
 

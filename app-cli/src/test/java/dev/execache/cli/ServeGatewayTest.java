@@ -90,6 +90,23 @@ class ServeGatewayTest {
     }
 
     @Test
+    void hitsOfOneToolWithOtherArgumentsInTurnAreEachTheirOwnAnswer() {
+        client.initialize();
+
+        JsonNode x = client.callTool("lab__get_count", Map.of("who", "x"));
+        JsonNode y = client.callTool("lab__get_count", Map.of("who", "y"));
+        JsonNode xAgain = client.callTool("lab__get_count", Map.of("who", "x"));
+        JsonNode yAgain = client.callTool("lab__get_count", Map.of("who", "y"));
+        JsonNode yThird = client.callTool("lab__get_count", Map.of("who", "y"));
+
+        assertThat(x.at("/content/0/text").textValue()).contains("\"who\":\"x\"");
+        assertThat(y.at("/content/0/text").textValue()).contains("\"who\":\"y\"");
+        assertThat(xAgain).isEqualTo(x);
+        assertThat(yAgain).isEqualTo(y);
+        assertThat(yThird).isEqualTo(y);
+    }
+
+    @Test
     void aDownstreamListChangeIsSentToTheClient() throws InterruptedException {
         client.initialize();
         toolNames();

@@ -24,6 +24,9 @@ import java.util.TreeMap;
 final class CacheKeys {
     static final String PREFIX = "v1:";
     private static final int HEX_CHARS_KEPT = 32;
+    private static final HexFormat HEX = HexFormat.of();
+    /** One per thread: looking the algorithm up costs as much as hashing a short key. */
+    private static final ThreadLocal<MessageDigest> SHA_256 = ThreadLocal.withInitial(CacheKeys::newSha256);
 
     private CacheKeys() {
     }
@@ -76,9 +79,14 @@ final class CacheKeys {
     }
 
     static String sha256(String text) {
+        // digest() resets it for the thread's next key
+        byte[] digest = SHA_256.get().digest(text.getBytes(StandardCharsets.UTF_8));
+        return HEX.formatHex(digest, 0, HEX_CHARS_KEPT / 2);
+    }
+
+    private static MessageDigest newSha256() {
         try {
-            byte[] digest = MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
-            return HexFormat.of().formatHex(digest).substring(0, HEX_CHARS_KEPT);
+            return MessageDigest.getInstance("SHA-256");
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("every Java platform must provide SHA-256", e);
         }

@@ -84,7 +84,9 @@ final class StoreGuard {
         try {
             return work.get();
         } finally {
-            CALL.remove();
+            // cleared, not removed: a removed thread-local is made again on the next call's get, and
+            // its map swept for stale entries, on every hit
+            CALL.set(null);
             failedIn.forEach(Outage::callFailed);
         }
     }

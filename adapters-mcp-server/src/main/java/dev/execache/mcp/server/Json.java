@@ -6,7 +6,14 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.BigIntegerNode;
+import com.fasterxml.jackson.databind.node.BooleanNode;
+import com.fasterxml.jackson.databind.node.DoubleNode;
+import com.fasterxml.jackson.databind.node.IntNode;
+import com.fasterxml.jackson.databind.node.LongNode;
+import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.node.TextNode;
 import com.fasterxml.jackson.databind.util.RawValue;
 import dev.execache.core.CacheStats;
 import dev.execache.core.ExecutionError;
@@ -15,8 +22,13 @@ import dev.execache.core.KeptOut;
 import dev.execache.core.ToolCallRecord;
 import dev.execache.core.ToolStats;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.function.Function;
 
 /**
  * Outcomes, errors and figures as JSON, one way for every face: {@code serve}'s answers and the
@@ -155,6 +167,46 @@ public final class Json {
             ObjectNode byTool = kept.putObject("toolAnswerBytesByTool");
             keptOut.toolAnswerBytesByTool().forEach(byTool::put);
         }
+    }
+
+    /**
+     * An object node as plain values, equal to what {@code convertValue(node, Map<String, Object>)}
+     * of a default mapper gives (objects as {@link LinkedHashMap}, arrays as {@link ArrayList},
+     * integers as the smallest of Integer, Long, BigInteger that the node holds, other numbers as
+     * Double), without writing the tree out and reading it back; a node of another kind (a decimal, a
+     * float, binary) is converted by {@code fallback}.
+     */
+    static Map<String, Object> plain(ObjectNode node, Function<JsonNode, Object> fallback) {
+        Map<String, Object> map = new LinkedHashMap<>(Math.max(4, (int) (node.size() / 0.75f) + 1));
+        for (Iterator<Map.Entry<String, JsonNode>> fields = node.fields(); fields.hasNext();) {
+            Map.Entry<String, JsonNode> field = fields.next();
+            map.put(field.getKey(), plainValue(field.getValue(), fallback));
+        }
+        return map;
+    }
+
+    private static Object plainValue(JsonNode node, Function<JsonNode, Object> fallback) {
+        if (node instanceof ObjectNode object) {
+            return plain(object, fallback);
+        }
+        if (node instanceof ArrayNode array) {
+            List<Object> list = new ArrayList<>(array.size());
+            array.forEach(item -> list.add(plainValue(item, fallback)));
+            return list;
+        }
+        if (node instanceof TextNode) {
+            return node.textValue();
+        }
+        if (node instanceof BooleanNode) {
+            return node.booleanValue();
+        }
+        if (node instanceof IntNode || node instanceof LongNode || node instanceof BigIntegerNode || node instanceof DoubleNode) {
+            return node.numberValue();
+        }
+        if (node instanceof NullNode) {
+            return null;
+        }
+        return fallback.apply(node);
     }
 
     /** How a message names the JSON type of a value a person gave. */

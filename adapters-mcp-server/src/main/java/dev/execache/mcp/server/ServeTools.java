@@ -203,7 +203,7 @@ public final class ServeTools {
         Map<String, Object> arguments = call.arguments() == null ? Map.of() : call.arguments();
         ExecutionRequest request;
         try {
-            request = executionRequest(arguments).withAgent(agentOf(call));
+            request = executionRequest(arguments, agentOf(call));
         } catch (IllegalArgumentException e) {
             return failure(e.getMessage());
         }
@@ -286,7 +286,7 @@ public final class ServeTools {
         return error;
     }
 
-    private ExecutionRequest executionRequest(Map<String, Object> arguments) {
+    private ExecutionRequest executionRequest(Map<String, Object> arguments, String agent) {
         Object code = arguments.get("code");
         if (!(code instanceof String text) || text.isBlank()) {
             throw new IllegalArgumentException("code: give the code to run as a non-empty string");
@@ -313,7 +313,8 @@ public final class ServeTools {
         if (timeout != null) {
             limits = limits.withTimeout(timeout(timeout, limits.timeout()));
         }
-        return new ExecutionRequest(text, context, tools, limits);
+        // one request with its agent: each is checked (its context written out) as it is made
+        return new ExecutionRequest(text, context, tools, limits, "", agent);
     }
 
     /**

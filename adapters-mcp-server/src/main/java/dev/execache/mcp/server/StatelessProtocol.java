@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiConsumer;
+import java.util.function.Function;
 import java.util.logging.Handler;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
@@ -233,7 +234,11 @@ public final class StatelessProtocol implements AutoCloseable {
         if (spec == null) {
             return error(id, McpSchema.ErrorCodes.INVALID_PARAMS, "Unknown tool: " + name, null);
         }
-        ObjectNode meta = params.get("_meta") instanceof ObjectNode given ? given.deepCopy() : Json.MAPPER.createObjectNode();
+        // a shallow copy: only its own keys change, the client's nodes are only read
+        ObjectNode meta = Json.MAPPER.createObjectNode();
+        if (params.get("_meta") instanceof ObjectNode given) {
+            meta.setAll(given);
+        }
         JsonNode token = meta.get("progressToken");
         if (token != null && !token.isTextual() && !token.isIntegralNumber()) {
             return error(id, McpSchema.ErrorCodes.INVALID_PARAMS,
@@ -249,11 +254,13 @@ public final class StatelessProtocol implements AutoCloseable {
         }
         meta.set(ServeTools.REQUEST_ID_META, Json.MAPPER.valueToTree(callId));
         meta.put(ServeTools.AGENT_META, Agents.firstOf(agent, meta.path(CLIENT_INFO_META).path("name").textValue()));
-        ObjectNode call = params.deepCopy();
-        call.set("_meta", meta);
         CallToolResult result;
         try {
-            CallToolRequest request = mapper.convertValue(call, CallToolRequest.class);
+            // the request's parts as the SDK's creator would get them, without a copy of the whole
+            Function<JsonNode, Object> other = node -> mapper.convertValue(node, Object.class);
+            CallToolRequest request = new CallToolRequest(name,
+                    arguments == null || arguments.isNull() ? null : Json.plain((ObjectNode) arguments, other),
+                    Json.plain(meta, other));
             result = spec.callHandler().apply(null, request);
         } finally {
             if (streamKey != null) {
@@ -342,7 +349,9 @@ public final class StatelessProtocol implements AutoCloseable {
     }
 
     private static String response(JsonNode id, String result) {
-        return "{\"jsonrpc\":\"2.0\",\"id\":" + (id == null ? "null" : Json.write(id)) + ",\"result\":" + result + "}";
+        // an integer id is its digits, as the mapper writes it, without a writer made for them
+        String written = id == null ? "null" : id.isIntegralNumber() ? id.asText() : Json.write(id);
+        return "{\"jsonrpc\":\"2.0\",\"id\":" + written + ",\"result\":" + result + "}";
     }
 
     private String notFound(JsonNode id, String method) {

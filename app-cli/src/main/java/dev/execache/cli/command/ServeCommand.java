@@ -23,7 +23,10 @@ import dev.execache.mcp.server.ServeSettings;
 import dev.execache.mcp.server.ServeTools;
 import dev.execache.sandbox.DenoSandboxSettings;
 import jakarta.inject.Inject;
+import java.io.FileDescriptor;
+import java.io.FileInputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.PrintStream;
 import java.lang.System.Logger.Level;
 import java.nio.file.Files;
@@ -134,8 +137,10 @@ final class ServeCommand implements Callable<Integer> {
                 return serveHttp(serving, tools, httpSettings, settings,
                         () -> OpenMetrics.write(session.executor().stats(), store, session.executor().storeInOutage()));
             }
+            // System.in itself: its buffer asks the descriptor how much more is waiting (two system calls) after each read
+            InputStream stdin = environment.stdin() == System.in ? new FileInputStream(FileDescriptor.in) : environment.stdin();
             McpStdioServer server = serving.add(new McpStdioServer(tools,
-                    version(), environment.stdin(), protocol, settings.limits().timeout().plus(DRAIN_MARGIN)));
+                    version(), stdin, protocol, settings.limits().timeout().plus(DRAIN_MARGIN)));
             LOG.log(Level.INFO, "serving MCP on stdio (store " + settings.store() + ", "
                     + (settings.policy().enabled() ? "ttl " + settings.policy().ttl().toSeconds() + " s, "
                             + settings.policy().maxEntries() + " entries" : "caching off") + ")");
