@@ -7,6 +7,7 @@ import dev.execache.core.Ticker;
 import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.Sandbox;
 import dev.execache.core.spi.ToolVersionSource;
+import jakarta.inject.Inject;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -19,6 +20,7 @@ final class CachedExecutorFactory {
     private final Clock clock;
     private final String versionScope;
 
+    @Inject
     CachedExecutorFactory(CacheStore store, ToolVersionSource toolVersions, Settings settings, Clock clock,
             Environment environment) {
         this.store = store;

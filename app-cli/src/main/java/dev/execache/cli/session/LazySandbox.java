@@ -2,17 +2,17 @@ package dev.execache.cli.session;
 
 import dev.execache.core.ExecutionRequest;
 import dev.execache.core.ExecutionResult;
-import dev.execache.core.spi.CodeTools;
 import dev.execache.core.spi.Sandbox;
-import java.util.function.Supplier;
+import dev.execache.core.spi.CodeTools;
+import jakarta.inject.Provider;
 
 /** Starts the real sandbox on the first execution, and closes it only if it was started. */
 final class LazySandbox implements Sandbox {
-    private final Supplier<Sandbox> sandboxes;
+    private final Provider<Sandbox> sandboxes;
     private volatile Sandbox started;
     private boolean closed;
 
-    LazySandbox(Supplier<Sandbox> sandboxes) {
+    LazySandbox(Provider<Sandbox> sandboxes) {
         this.sandboxes = sandboxes;
     }
 

@@ -7,10 +7,11 @@ import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.Sandbox;
 import dev.execache.core.spi.ToolCatalog;
 import dev.execache.core.spi.ToolVersionSource;
-import java.util.function.Supplier;
+import jakarta.inject.Inject;
+import jakarta.inject.Provider;
 
 /**
- * Everything one command uses, built from its settings by {@link SessionFactory}. The sandbox
+ * Everything one command uses, built from its settings by {@link AppModule}. The sandbox
  * starts only when code first runs, so commands that only read the store never need Deno.
  */
 public final class Session implements AutoCloseable {
@@ -24,7 +25,8 @@ public final class Session implements AutoCloseable {
     private final Resources resources;
     private final String versionScope;
 
-    Session(Settings settings, CacheStore store, Supplier<Sandbox> sandboxes, CachedExecutorFactory executors,
+    @Inject
+    Session(Settings settings, CacheStore store, Provider<Sandbox> sandboxes, CachedExecutorFactory executors,
             ToolVersionSource toolVersions, Resources resources) {
         this.settings = settings;
         this.resources = resources;

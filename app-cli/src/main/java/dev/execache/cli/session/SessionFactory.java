@@ -1,28 +1,25 @@
 package dev.execache.cli.session;
 
+import com.google.inject.Injector;
+import com.google.inject.ProvisionException;
 import dev.execache.cli.settings.Environment;
 import dev.execache.cli.settings.Settings;
 import dev.execache.cli.settings.StoreKind;
 import dev.execache.cli.settings.UsageException;
-import dev.execache.core.spi.CacheStore;
-import dev.execache.core.spi.ToolVersionSource;
 import jakarta.inject.Inject;
 import java.nio.file.Files;
-import java.time.Clock;
 
-/** Opens a {@link Session} for a command's settings. */
+/** Opens a {@link Session} for a command's settings, in a child injector of the process's. */
 public final class SessionFactory {
     private static final System.Logger LOG = System.getLogger("dev.execache.cli");
 
+    private final Injector injector;
     private final Environment environment;
-    private final Clock clock;
-    private final Resources resources;
 
     @Inject
-    SessionFactory(Environment environment, Clock clock, Resources resources) {
+    SessionFactory(Injector injector, Environment environment) {
+        this.injector = injector;
         this.environment = environment;
-        this.clock = clock;
-        this.resources = resources;
     }
 
     /**
@@ -51,10 +48,17 @@ public final class SessionFactory {
     }
 
     private Session open(Settings settings, boolean emptyInstead) {
-        SessionParts parts = new SessionParts(settings, emptyInstead);
-        CacheStore store = parts.store(clock, resources);
-        ToolVersionSource toolVersions = parts.toolVersions();
-        return new Session(settings, store, () -> parts.sandbox(resources, environment),
-                new CachedExecutorFactory(store, toolVersions, settings, clock, environment), toolVersions, resources);
+        try {
+            return injector.createChildInjector(new AppModule(settings, emptyInstead)).getInstance(Session.class);
+        } catch (ProvisionException e) {
+            for (var message : e.getErrorMessages()) {
+                Throwable cause = message.getCause();
+                if (cause instanceof RuntimeException runtime
+                        && (cause instanceof UsageException || cause instanceof InfrastructureException)) {
+                    throw runtime;
+                }
+            }
+            throw e;
+        }
     }
 }

@@ -1,5 +1,8 @@
 package dev.execache.cli.session;
 
+import com.google.inject.AbstractModule;
+import com.google.inject.Provides;
+import com.google.inject.Singleton;
 import dev.execache.cli.output.StoreDescription;
 import dev.execache.cli.settings.Environment;
 import dev.execache.cli.settings.Settings;
@@ -18,12 +21,8 @@ import java.nio.file.Files;
 import java.time.Clock;
 import java.time.Duration;
 
-/**
- * Chooses and builds the store, the sandbox and the tool versions from a command's settings.
- * Plain code, not a Guice module: a child injector per command cost the resident server more
- * of a cache hit's time than the lookup itself.
- */
-final class SessionParts {
+/** Chooses and builds the store, the sandbox and the tool versions from a command's settings. */
+final class AppModule extends AbstractModule {
     /** How often a long-running process tries again to open a store that was unusable at start. */
     private static final Duration REOPEN_EVERY = Duration.ofSeconds(10);
     private static final System.Logger LOG = System.getLogger("dev.execache.cli");
@@ -31,12 +30,23 @@ final class SessionParts {
     private final Settings settings;
     private final boolean emptyStore;
 
+    AppModule(Settings settings) {
+        this(settings, false);
+    }
+
     /** With {@code emptyStore}, an empty store in memory stands in for one that does not exist yet. */
-    SessionParts(Settings settings, boolean emptyStore) {
+    AppModule(Settings settings, boolean emptyStore) {
         this.settings = settings;
         this.emptyStore = emptyStore;
     }
 
+    @Provides
+    Settings settings() {
+        return settings;
+    }
+
+    @Provides
+    @Singleton
     CacheStore store(Clock clock, Resources resources) {
         if (!settings.policy().enabled()) {
             return countingOnly(clock, resources);
@@ -129,6 +139,8 @@ final class SessionParts {
         }
     }
 
+    @Provides
+    @Singleton
     Sandbox sandbox(Resources resources, Environment environment) {
         return resources.sandbox(DenoSandboxSettings.builder()
                 .denoExecutable(settings.denoPath())
@@ -155,6 +167,8 @@ final class SessionParts {
         throw new UsageException("EXECACHE_MAX_RUNS: '" + value + "' is not a whole number of one or more");
     }
 
+    @Provides
+    @Singleton
     ToolVersionSource toolVersions() {
         return new MutableToolVersions(settings.tools());
     }
