@@ -3,6 +3,7 @@ package dev.execache.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.execache.mcp.server.Json;
 import dev.execache.mcp.server.McpStdioServer;
 import dev.execache.mcp.server.ServeTools;
 import dev.execache.core.ExecutionResult;
@@ -96,6 +97,48 @@ class McpStdioServerTest {
         assertThat(miss.at("/structuredContent/cache").textValue()).isEqualTo("miss");
         assertThat(hit.at("/structuredContent/cache").textValue()).isEqualTo("hit");
         assertThat(hit.get("isError").booleanValue()).isFalse();
+    }
+
+    @Test
+    void hitsOfRunsInTurnAreEachTheirOwnAnswer() throws Exception {
+        client.initialize();
+        Map<String, Object> one = Map.of("code", "return context", "context", Map.of("n", 1));
+        Map<String, Object> two = Map.of("code", "return context", "context", Map.of("n", 2));
+
+        client.callTool("execute_code", one);
+        client.callTool("execute_code", two);
+        JsonNode oneHit = client.callTool("execute_code", one);
+        JsonNode oneAgain = client.callTool("execute_code", one);
+        JsonNode twoHit = client.callTool("execute_code", two);
+
+        assertThat(oneHit.at("/structuredContent/result/n").intValue()).isEqualTo(1);
+        assertThat(oneHit.at("/structuredContent/cache").textValue()).isEqualTo("hit");
+        assertThat(oneAgain).isEqualTo(oneHit);
+        assertThat(twoHit.at("/structuredContent/result/n").intValue()).isEqualTo(2);
+        assertThat(twoHit.at("/structuredContent/cache").textValue()).isEqualTo("hit");
+        for (JsonNode answer : List.of(oneHit, oneAgain, twoHit)) {
+            assertThat(Json.MAPPER.readTree(answer.at("/content/0/text").textValue()))
+                    .isEqualTo(answer.get("structuredContent"));
+        }
+    }
+
+    @Test
+    void theSameHitIsWrittenInTheEraOfEachRequest() {
+        client.initialize();
+        Map<String, Object> envelope = Map.of("io.modelcontextprotocol/protocolVersion", "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities", Map.of());
+
+        client.callTool("execute_code", Map.of("code", ServeFixture.TWO));
+        JsonNode legacy = client.callTool("execute_code", Map.of("code", ServeFixture.TWO));
+        JsonNode modern = client.request("tools/call", Map.of("name", "execute_code",
+                "arguments", Map.of("code", ServeFixture.TWO), "_meta", envelope)).get("result");
+        JsonNode legacyAgain = client.callTool("execute_code", Map.of("code", ServeFixture.TWO));
+
+        assertThat(legacy.has("resultType")).isFalse();
+        assertThat(modern.get("resultType").textValue()).isEqualTo("complete");
+        assertThat(modern.at("/_meta/io.modelcontextprotocol~1serverInfo/name").textValue()).isEqualTo("execache");
+        assertThat(modern.get("structuredContent")).isEqualTo(legacy.get("structuredContent"));
+        assertThat(legacyAgain).isEqualTo(legacy);
     }
 
     @Test

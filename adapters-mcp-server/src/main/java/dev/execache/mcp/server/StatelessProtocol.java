@@ -50,6 +50,8 @@ public final class StatelessProtocol implements AutoCloseable {
     /** How long a client may keep the tool list: longer when it cannot change while serve runs. */
     private static final long FIXED_LIST_TTL_MS = 300_000;
     private static final long CHANGING_LIST_TTL_MS = 30_000;
+    /** The longest answer text kept for a repeat of the same answer: a longer one is written each time. */
+    private static final int KEPT_WRITTEN_CHARS = 128 * 1024;
 
     private final McpJsonMapper mapper;
     private final String version;
@@ -60,6 +62,8 @@ public final class StatelessProtocol implements AutoCloseable {
     private final Map<String, Stream> streams = new ConcurrentHashMap<>();
     private final AtomicLong ids = new AtomicLong();
     private final RequestLogs logs = new RequestLogs();
+    /** Each tool's last answer and its text, for a repeat of the same answer (see {@link #toolResult}). */
+    private final Map<String, Written> lastWritten = new ConcurrentHashMap<>();
 
     /**
      * @param fallback where notifications of requests that have no stream of their own go (the
@@ -79,7 +83,11 @@ public final class StatelessProtocol implements AutoCloseable {
     /** Offers new or changed tools and withdraws others. */
     synchronized void replaceTools(List<SyncToolSpecification> changed, List<String> withdrawn) {
         withdrawn.forEach(tools::remove);
-        changed.forEach(spec -> tools.put(spec.tool().name(), spec));
+        withdrawn.forEach(lastWritten::remove);
+        changed.forEach(spec -> {
+            tools.put(spec.tool().name(), spec);
+            lastWritten.remove(spec.tool().name());
+        });
     }
 
     /** Whether a request's params carry the 2026-07-28 envelope (its protocol version key). */
@@ -267,7 +275,7 @@ public final class StatelessProtocol implements AutoCloseable {
                 streams.remove(streamKey);
             }
         }
-        return toolResult(id, result, modern);
+        return response(id, resultText(name, result, modern));
     }
 
     /** The answer to a request that was stopped because the server is stopping. */
@@ -338,14 +346,40 @@ public final class StatelessProtocol implements AutoCloseable {
      * that may hold raw JSON of any depth, as {@link Json#rawJson} made it), with the era's fields.
      */
     private String toolResult(JsonNode id, CallToolResult result, boolean modern) throws IOException {
+        return response(id, write(result, modern));
+    }
+
+    /**
+     * A tool's result as {@link #write} writes it, written once for a tool that gives the same
+     * answer object again: a repeated hit ({@link Gateway} keeps the answer it last read, and
+     * {@link ServeTools} its last {@code execute_code} answer), which is most of a hit's writing (#29).
+     * An answer object is never changed once a handler has returned it.
+     */
+    private String resultText(String tool, CallToolResult result, boolean modern) throws IOException {
+        Written last = lastWritten.get(tool);
+        if (last != null && last.result() == result && last.modern() == modern) {
+            return last.text();
+        }
+        String text = write(result, modern);
+        if (text.length() <= KEPT_WRITTEN_CHARS) {
+            lastWritten.put(tool, new Written(result, modern, text));
+        }
+        return text;
+    }
+
+    private String write(CallToolResult result, boolean modern) throws IOException {
         if (!modern) {
-            return response(id, mapper.writeValueAsString(result));
+            return mapper.writeValueAsString(result);
         }
         Map<String, Object> meta = new LinkedHashMap<>(result.meta() == null ? Map.of() : result.meta());
         meta.put(SERVER_INFO_META, Json.MAPPER.convertValue(serverInfo(), Map.class));
         String body = mapper.writeValueAsString(new CallToolResult(result.content(), result.isError(),
                 result.structuredContent(), meta));
-        return response(id, body.substring(0, body.lastIndexOf('}')) + ",\"resultType\":\"complete\"}");
+        return body.substring(0, body.lastIndexOf('}')) + ",\"resultType\":\"complete\"}";
+    }
+
+    /** A tool's answer and its text, in the era it was written for. */
+    private record Written(CallToolResult result, boolean modern, String text) {
     }
 
     private static String response(JsonNode id, String result) {
