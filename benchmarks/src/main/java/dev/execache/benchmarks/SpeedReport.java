@@ -13,6 +13,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -117,6 +118,7 @@ public final class SpeedReport {
      */
     private static void stdio(Table table, Path jar, Path node, Path scratch) throws IOException {
         long[][] nanos = new long[4][LINE_ROUNDS];
+        Optional<String> allCpus = pinForTurns();
         try (RawLineClient canned = RawLineClient.of("node", List.of(node.resolve("canned-stdio.mjs").toString()));
                 RawLineClient sdk = RawLineClient.of("node", List.of(node.resolve("ts-stdio-server.mjs").toString()));
                 RawLineClient serve = new RawLineClient(serveCommand(jar, scratch.resolve("plain"), null))) {
@@ -133,6 +135,8 @@ public final class SpeedReport {
                     }
                 }
             }
+        } finally {
+            allCpus.ifPresent(Machine::unpin);
         }
         double floor = Samples.medianMicros(nanos[0]);
         pipeFloorMicros = floor;
@@ -150,7 +154,29 @@ public final class SpeedReport {
                 "the pipe's floor (canned answerer) " + Table.micros(floor), Table.times(stats, floor), "", "");
         table.note("stdio: one bare JSON-RPC line client per server (write a line, read lines to the answer with its"
                 + " id); the canned answerer is a node process that answers every line with the same result; the"
-                + " calls take turns; " + LINE_WARM_UP + " warm-up rounds.");
+                + " calls take turns; " + LINE_WARM_UP + " warm-up rounds; " + placement(allCpus));
+    }
+
+    /**
+     * Servers compared call by call share one CPU with the client (unless
+     * {@code -Dexecache.oneCpu=false}): see {@link #placement}.
+     */
+    private static Optional<String> pinForTurns() {
+        return Boolean.parseBoolean(System.getProperty("execache.oneCpu", "true")) ? Machine.pinToOneCpu()
+                : Optional.empty();
+    }
+
+    private static String placement(Optional<String> allCpus) {
+        return allCpus.isPresent()
+                ? "the client and the servers it compares ran on one CPU, serve's compiler and collector threads too"
+                        + " (`taskset`; `-Dexecache.oneCpu=false` lets them spread). Where an idle CPU sleeps (this"
+                        + " machine's virtual CPUs halt), a round trip that wakes another CPU costs 20-40 µs more, and"
+                        + " which server's wake-ups landed on a sleeping CPU changed from run to run (the same lab"
+                        + " server answered in 25 µs in one run, 52 µs in the next); on one CPU each round trip is the"
+                        + " server's own work plus the same two switches between processes."
+                : "the client and the servers ran on every CPU the report may use (`-Dexecache.oneCpu=false`, or no"
+                        + " `taskset`): a round trip that wakes a sleeping CPU costs more, and where wake-ups land"
+                        + " changes from run to run.";
     }
 
     /**
@@ -164,6 +190,7 @@ public final class SpeedReport {
         long[] direct = new long[LINE_ROUNDS];
         long[] proxied = new long[LINE_ROUNDS];
         double[] bridge = new double[BRIDGE_ROUNDS];
+        Optional<String> allCpus = pinForTurns();
         try (RawLineClient server = RawLineClient.of("node", List.of(lab.toString()));
                 RawLineClient serve = new RawLineClient(serveCommand(jar, scratch.resolve("gateway"), lab))) {
             for (int i = 0; i < LINE_WARM_UP + LINE_ROUNDS; i++) {
@@ -174,6 +201,8 @@ public final class SpeedReport {
                     proxied[i - LINE_WARM_UP] = hit;
                 }
             }
+            // the bridge's figure stands alone: Deno and serve on every CPU, as they run
+            allCpus.ifPresent(Machine::unpin);
             for (int i = -3; i < BRIDGE_ROUNDS; i++) {
                 // timed inside the run, so that the run's own start and end stay out of the figure
                 String answer = serve.answer("execute_code", code("// round " + i + "\nconst start = performance.now();\n"
@@ -183,6 +212,8 @@ public final class SpeedReport {
                     bridge[i] = JSON.readTree(answer).at("/result/structuredContent/result").asDouble();
                 }
             }
+        } finally {
+            allCpus.ifPresent(Machine::unpin);
         }
         double directMicros = Samples.medianMicros(direct);
         double hitMicros = Samples.medianMicros(proxied);
@@ -197,7 +228,7 @@ public final class SpeedReport {
                 Table.times(perCall, Double.isNaN(pipeFloorMicros) ? hitMicros : pipeFloorMicros), "< 50 µs",
                 met(perCall < 50));
         table.note("Gateway: the lab server (TypeScript SDK) called directly and through serve with the same bare line"
-                + " client, in turns. Bridge: runs of code making " + BRIDGE_CALLS + " calls of a cached read-only"
+                + " client, in turns, placed as stdio's. Bridge: on every CPU, runs of code making " + BRIDGE_CALLS + " calls of a cached read-only"
                 + " tool, timed by the code itself (`performance.now()` around the calls, over " + BRIDGE_CALLS + ");"
                 + " each run is new code, run on the warm pool. A bridge call is one round trip over a pipe (Deno to"
                 + " serve and back), so its floor is the canned answerer's.");
