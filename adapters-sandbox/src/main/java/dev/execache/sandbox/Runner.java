@@ -137,6 +137,12 @@ final class Runner {
                 throw new CancellationException("the process is shutting down: the run was stopped");
             }
             return result;
+        } catch (SandboxUnavailableException e) {
+            if (LiveProcesses.exiting()) {
+                // the exit's hook killed Deno while its output was being read: the same stop as above
+                throw new CancellationException("the process is shutting down: the run was stopped");
+            }
+            throw e;
         } finally {
             if (!ended) {
                 kill();
