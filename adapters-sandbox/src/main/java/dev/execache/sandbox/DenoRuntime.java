@@ -6,6 +6,7 @@ import java.io.InputStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -23,6 +24,7 @@ record DenoRuntime(Path executable, List<String> launcher, String runnerModule, 
 
     private static final String RUNNER_RESOURCE = "runner.js";
     private static final String DENO = "deno";
+    private static final String PATH_IS = "PATH=";
     private static final String RUNNER_MEDIA_TYPE = "data:text/javascript;base64,";
     /** Deno shortens long data: URLs in stack traces, keeping their start. */
     private static final int RUNNER_URL_PREFIX = RUNNER_MEDIA_TYPE.length() + 16;
@@ -88,7 +90,25 @@ record DenoRuntime(Path executable, List<String> launcher, String runnerModule, 
         if (directory.toString().indexOf(':') >= 0) {
             return List.of(executable.toString());
         }
-        return List.of(env.toString(), "PATH=" + directory, DENO);
+        return List.of(env.toString(), PATH_IS + directory, DENO);
+    }
+
+    /**
+     * The command that starts Deno behind {@code wrapper}, a program that starts the rest of its
+     * arguments itself (setpriv, which finds a program by name on its own PATH): where the
+     * launcher is env finding {@code deno} on a PATH of ours, that PATH goes into
+     * {@code environment} and the wrapper finds deno itself, one program fewer to start (about
+     * 0.7 ms of each cold start, #29).
+     */
+    List<String> launcherBehind(List<String> wrapper, Map<String, String> environment) {
+        List<String> command = new ArrayList<>(wrapper);
+        if (!wrapper.isEmpty() && launcher.size() == 3 && launcher.get(1).startsWith(PATH_IS)) {
+            environment.put("PATH", launcher.get(1).substring(PATH_IS.length()));
+            command.add(DENO);
+        } else {
+            command.addAll(launcher);
+        }
+        return command;
     }
 
     /** The start of the runner's URL, as it shows in a stack trace shortened or not. */

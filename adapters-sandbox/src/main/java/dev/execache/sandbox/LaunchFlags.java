@@ -39,7 +39,12 @@ record LaunchFlags(int memoryMb, List<String> allowRead) {
     }
 
     List<String> command(DenoRuntime runtime) {
-        List<String> command = new ArrayList<>(runtime.launcher());
+        return command(runtime, runtime.launcher());
+    }
+
+    /** The command, with {@code launcher} (what starts Deno) in place of the runtime's own. */
+    List<String> command(DenoRuntime runtime, List<String> launcher) {
+        List<String> command = new ArrayList<>(launcher);
         command.addAll(List.of("run",
                 "--quiet",
                 // no code from anywhere but the data: URL the runner imports; Deno 2 would

@@ -74,14 +74,13 @@ final class Runner {
     }
 
     static Runner start(DenoRuntime runtime, LaunchFlags flags) {
-        List<String> command = new ArrayList<>(DIES_WITH_HOST);
-        command.addAll(flags.command(runtime));
         // a neutral working directory: Deno.cwd() and paths built from it say nothing of the host
-        ProcessBuilder builder = new ProcessBuilder(command)
+        ProcessBuilder builder = new ProcessBuilder()
                 .directory(NEUTRAL_DIRECTORY.toFile())
                 .redirectErrorStream(true);
         Map<String, String> environment = builder.environment();
         environment.clear();
+        builder.command(flags.command(runtime, runtime.launcherBehind(DIES_WITH_HOST, environment)));
         environment.put("DENO_DIR", runtime.denoDirectory().toString());
         environment.put("DENO_EMIT_CACHE_MODE", "disable");
         environment.put("DENO_NO_UPDATE_CHECK", "1");

@@ -83,7 +83,7 @@ class RunBoundTest {
             try {
                 Future<ExecutionResult> looping = callers.submit(() -> sandbox.execute(
                         ExecutionRequest.of("while (true) {}", Map.of())));
-                // the runner is found once it is Deno itself (it starts as setpriv and env, then execs Deno)
+                // the runner is found once it is Deno itself (it starts as setpriv, then execs Deno)
                 List<List<ProcessHandle>> seen = new ArrayList<>();
                 awaitCondition(() -> {
                     List<ProcessHandle> running = ProcessHandle.current().descendants()
