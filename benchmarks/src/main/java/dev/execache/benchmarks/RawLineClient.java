@@ -36,6 +36,11 @@ final class RawLineClient implements AutoCloseable {
         return new RawLineClient(all);
     }
 
+    /** The server's process id. */
+    long pid() {
+        return process.pid();
+    }
+
     /** Calls a tool with arguments given as JSON text; returns the round trip in nanoseconds. */
     long call(String tool, String argumentsJson) throws IOException {
         long start = System.nanoTime();

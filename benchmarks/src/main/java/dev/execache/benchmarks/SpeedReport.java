@@ -280,7 +280,7 @@ public final class SpeedReport {
     }
 
     /** {@code execache serve --store memory} with a config file of its own, listing {@code lab} under servers when given. */
-    private static List<String> serveCommand(Path jar, Path directory, Path lab) throws IOException {
+    static List<String> serveCommand(Path jar, Path directory, Path lab) throws IOException {
         Files.createDirectories(directory);
         Path config = Files.writeString(directory.resolve("execache.yaml"), lab == null ? "# no servers\n"
                 : "servers:\n  lab:\n    command: node\n    args: [\"" + lab + "\"]\n");
@@ -299,7 +299,7 @@ public final class SpeedReport {
      * {@code -Dexecache.node}, else app-cli's test peers (copied to {@code app-cli/target/node} by its
      * build) under the working directory or beside this jar; installed with {@code npm ci} when missing.
      */
-    private static Path nodeDirectory() throws URISyntaxException, IOException, InterruptedException {
+    static Path nodeDirectory() throws URISyntaxException, IOException, InterruptedException {
         String configured = System.getProperty("execache.node");
         List<Path> candidates = new ArrayList<>();
         if (configured != null) {
