@@ -62,7 +62,7 @@ public final class StatelessProtocol implements AutoCloseable {
     private final Map<String, Stream> streams = new ConcurrentHashMap<>();
     private final AtomicLong ids = new AtomicLong();
     private final RequestLogs logs = new RequestLogs();
-    /** Each tool's last answer and its text, for a repeat of the same answer (see {@link #toolResult}). */
+    /** Each tool's last answer and its text, for a repeat of the same answer (see {@link #resultText}). */
     private final Map<String, Written> lastWritten = new ConcurrentHashMap<>();
 
     /**
@@ -341,10 +341,7 @@ public final class StatelessProtocol implements AutoCloseable {
         return response(id, Json.write(result));
     }
 
-    /**
-     * A tool's result, written by the SDK's mapper (the content's type tags, and structured content
-     * that may hold raw JSON of any depth, as {@link Json#rawJson} made it), with the era's fields.
-     */
+    /** The whole response to a tool call, for an answer made here (stopped, too large) rather than by a tool. */
     private String toolResult(JsonNode id, CallToolResult result, boolean modern) throws IOException {
         return response(id, write(result, modern));
     }
@@ -367,6 +364,10 @@ public final class StatelessProtocol implements AutoCloseable {
         return text;
     }
 
+    /**
+     * A tool's result, written by the SDK's mapper (the content's type tags, and structured content
+     * that may hold raw JSON of any depth, as {@link Json#rawJson} made it), with the era's fields.
+     */
     private String write(CallToolResult result, boolean modern) throws IOException {
         if (!modern) {
             return mapper.writeValueAsString(result);
