@@ -23,7 +23,9 @@ import java.util.Set;
  * the TypeScript SDK's trivial tool, each driven by the same bare line client), {@code gateway}
  * (a gateway hit against calling the server directly) with {@code bridge} (a cached tool call
  * from code), {@code cli} (hits through the resident server), {@code stores} (memory and SQLite
- * hits) and {@code sandbox} (a cold run against bare {@code deno run}).
+ * hits) and {@code sandbox} (a cold run against bare {@code deno run}). Servers compared call by
+ * call share one CPU with the client ({@code -Dexecache.oneCpu=false} spreads them), so that a
+ * round trip measures the server rather than where the kernel woke it.
  *
  * <p>Needs node with the test peers that app-cli's test build installs in
  * {@code app-cli/target/node} (or {@code -Dexecache.node=DIR}), Deno (installed on first use),
@@ -169,11 +171,11 @@ public final class SpeedReport {
     private static String placement(Optional<String> allCpus) {
         return allCpus.isPresent()
                 ? "the client and the servers it compares ran on one CPU, serve's compiler and collector threads too"
-                        + " (`taskset`; `-Dexecache.oneCpu=false` lets them spread). Where an idle CPU sleeps (this"
-                        + " machine's virtual CPUs halt), a round trip that wakes another CPU costs 20-40 µs more, and"
-                        + " which server's wake-ups landed on a sleeping CPU changed from run to run (the same lab"
-                        + " server answered in 25 µs in one run, 52 µs in the next); on one CPU each round trip is the"
-                        + " server's own work plus the same two switches between processes."
+                        + " (`taskset`; `-Dexecache.oneCpu=false` lets them spread). Where an idle CPU sleeps (a"
+                        + " virtual CPU that halts), a round trip that wakes it costs tens of µs more, and which"
+                        + " server's wake-ups land on it changes from run to run (README, \"Against the floors\"); on"
+                        + " one CPU each round trip is the server's own work plus the same two switches between"
+                        + " processes."
                 : "the client and the servers ran on every CPU the report may use (`-Dexecache.oneCpu=false`, or no"
                         + " `taskset`): a round trip that wakes a sleeping CPU costs more, and where wake-ups land"
                         + " changes from run to run.";
@@ -228,8 +230,8 @@ public final class SpeedReport {
                 Table.times(perCall, Double.isNaN(pipeFloorMicros) ? hitMicros : pipeFloorMicros), "< 50 µs",
                 met(perCall < 50));
         table.note("Gateway: the lab server (TypeScript SDK) called directly and through serve with the same bare line"
-                + " client, in turns, placed as stdio's. Bridge: on every CPU, runs of code making " + BRIDGE_CALLS + " calls of a cached read-only"
-                + " tool, timed by the code itself (`performance.now()` around the calls, over " + BRIDGE_CALLS + ");"
+                + " client, in turns, placed as stdio's. Bridge: on every CPU, runs of code making " + BRIDGE_CALLS
+                + " calls of a cached read-only tool, timed by the code itself (`performance.now()` around the calls, over " + BRIDGE_CALLS + ");"
                 + " each run is new code, run on the warm pool. A bridge call is one round trip over a pipe (Deno to"
                 + " serve and back), so its floor is the canned answerer's.");
     }
