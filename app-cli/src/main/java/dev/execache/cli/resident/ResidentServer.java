@@ -7,6 +7,7 @@ import dev.execache.cli.client.Frames.Kind;
 import dev.execache.cli.client.Frames.Request;
 import dev.execache.cli.client.ServerControl;
 import dev.execache.cli.client.ServerDirectory;
+import dev.execache.cli.client.ThinClient;
 import dev.execache.cli.command.ExitCode;
 import dev.execache.cli.command.VersionProvider;
 import dev.execache.cli.output.Console;
@@ -72,6 +73,7 @@ final class ResidentServer {
     }
 
     public static void main(String[] args) throws Exception {
+        ThinClient.nameTheSelectorProvider();
         Map<String, String> env = System.getenv();
         Duration idle = DEFAULT_IDLE;
         if (env.containsKey("EXECACHE_SERVER_IDLE")) {
