@@ -2,10 +2,14 @@ package dev.execache.sandbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.execache.core.CacheStatus;
 import dev.execache.core.ErrorType;
 import dev.execache.core.ExecutionRequest;
 import dev.execache.core.ExecutionResult;
 import dev.execache.core.Limits;
+import dev.execache.core.ToolResult;
+import dev.execache.core.spi.CodeToolCall;
+import dev.execache.core.spi.CodeTools;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -19,6 +23,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterAll;
@@ -216,15 +221,34 @@ class WarmPoolTest extends SandboxContract {
         }
     }
 
-    /** Runs code that never ends, and says how the run ended when the JVM exits. */
+    /**
+     * Runs code that says it started (a tool call) and then never ends, and writes how the run
+     * ended when the JVM exits.
+     */
     static final class RunHolder {
         public static void main(String[] args) throws Exception {
             DenoSandbox sandbox = new DenoSandbox(DenoSandboxSettings.builder().denoExecutable(Path.of(args[0]))
                     .cacheDirectory(Path.of(args[1])).warmPoolSize(0).build());
+            CountDownLatch started = new CountDownLatch(1);
+            CodeTools tools = new CodeTools() {
+                @Override
+                public Map<String, List<String>> reachable() {
+                    return Map.of("holder", List.of("started"));
+                }
+
+                @Override
+                public CodeToolCall call(String server, String tool, String argumentsJson) {
+                    started.countDown();
+                    ToolResult answer = ToolResult.ok("true");
+                    return new CodeToolCall("holder__started", "1", answer, false, CacheStatus.BYPASS,
+                            answer.json().length());
+                }
+            };
             String[] outcome = {"none"};
             Thread run = new Thread(() -> {
                 try {
-                    ExecutionResult result = sandbox.execute(ExecutionRequest.of("while (true) {}", null));
+                    ExecutionResult result = sandbox.execute(
+                            ExecutionRequest.of("await tools.holder.started({});\nwhile (true) {}", null), tools);
                     outcome[0] = "result " + (result.isSuccess() ? "success" : result.error().type());
                 } catch (RuntimeException e) {
                     outcome[0] = e.getClass().getSimpleName() + ": " + e.getMessage();
@@ -239,12 +263,9 @@ class WarmPoolTest extends SandboxContract {
                 }
             }));
             run.start();
-            while (ProcessHandle.current().children().noneMatch(ProcessHandle::isAlive)) {
-                TimeUnit.MILLISECONDS.sleep(10);
-            }
-            System.out.println("running");
+            System.out.println(started.await(30, TimeUnit.SECONDS) ? "running" : "not started: " + outcome[0]);
             System.out.flush();
-            Thread.sleep(Long.MAX_VALUE);
+            run.join();
         }
     }
 
