@@ -39,7 +39,6 @@ import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CancellationException;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiConsumer;
 import java.util.stream.Collectors;
 
@@ -69,8 +68,6 @@ public final class Gateway implements CodeTools {
     private static final ObjectReader STRICT = Json.MAPPER.reader()
             .with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
     private static final System.Logger LOG = System.getLogger("dev.execache.cli");
-    /** The longest answer kept read beside its text, per tool: a longer one is read on each call. */
-    private static final int KEPT_READ_CHARS = 64 * 1024;
 
     private final ToolCatalog catalog;
     private final MutableToolVersions versions;
@@ -374,30 +371,13 @@ public final class Gateway implements CodeTools {
         Map<String, Object> definition = new LinkedHashMap<>(tool.definition());
         definition.put("name", tool.name());
         McpSchema.Tool described = Json.MAPPER.convertValue(definition, McpSchema.Tool.class);
-        // the tool's last answer read: a hit gives the same text again, which need not be read again
-        AtomicReference<Read> last = new AtomicReference<>();
+        LastAnswer last = new LastAnswer();
         return SyncToolSpecification.builder()
                 .tool(described)
-                .callHandler((exchange, request) -> toCallResult(call(tool.name(),
-                        request.arguments() == null ? Map.of() : request.arguments(), ServeTools.agentOf(request)), last))
+                .callHandler((exchange, request) -> last.of(call(tool.name(),
+                        request.arguments() == null ? Map.of() : request.arguments(), ServeTools.agentOf(request)).json(),
+                        Gateway::toCallResult))
                 .build();
-    }
-
-    /** An answer's text and what it was read as. */
-    private record Read(String json, CallToolResult result) {
-    }
-
-    private static CallToolResult toCallResult(ToolResult result, AtomicReference<Read> last) {
-        String json = result.json();
-        Read read = last.get();
-        if (read != null && read.json().equals(json)) {
-            return read.result();
-        }
-        CallToolResult parsed = toCallResult(json);
-        if (json.length() <= KEPT_READ_CHARS) {
-            last.set(new Read(json, parsed));
-        }
-        return parsed;
     }
 
     private static CallToolResult toCallResult(String json) {

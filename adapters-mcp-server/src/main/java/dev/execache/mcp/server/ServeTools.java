@@ -32,7 +32,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiConsumer;
 import java.util.function.Function;
 import java.util.stream.Collectors;
@@ -62,16 +61,14 @@ public final class ServeTools {
 
     /** How often a run that takes longer says it is still running, when the client asked for progress. */
     private static final Duration PROGRESS_EVERY = Duration.ofSeconds(1);
-    /** The longest execute_code answer kept for a repeat: a longer one is made and written each time. */
-    private static final int KEPT_ANSWER_CHARS = 64 * 1024;
     static final String SHUTTING_DOWN = "the server is shutting down: the run was stopped and nothing was stored; "
             + "call again once it is back";
 
     private final CachedExecutor executor;
     private final ServeSettings settings;
     private final InFlightCalls calls = new InFlightCalls();
-    /** The last successful answer of execute_code, up to {@link #KEPT_ANSWER_CHARS} (see {@link #sameAsLast}). */
-    private final AtomicReference<CallToolResult> lastAnswer = new AtomicReference<>();
+    /** execute_code's last successful answer: a repeated hit gives the same text (see {@link LastAnswer}). */
+    private final LastAnswer lastAnswer = new LastAnswer();
     private final ScheduledExecutorService progress = Executors.newSingleThreadScheduledExecutor(task -> {
         Thread thread = new Thread(task, "execache-mcp-progress");
         thread.setDaemon(true);
@@ -248,22 +245,10 @@ public final class ServeTools {
         node.put("savedMs", Json.millis(outcome.saved()));
         node.put("console", result.console());
         Json.runDetails(node, outcome);
-        return result.isSuccess() ? sameAsLast(node) : errorResult(node);
-    }
-
-    /**
-     * A successful run's answer; the last one again when its text is the same (a repeated hit), so
-     * that the transport writes it only once (see {@code StatelessProtocol#resultText}).
-     */
-    private CallToolResult sameAsLast(ObjectNode node) {
-        String text = Json.write(node);
-        CallToolResult last = lastAnswer.get();
-        if (last != null && last.content().get(0) instanceof TextContent lastText && lastText.text().equals(text)) {
-            return last;
+        if (!result.isSuccess()) {
+            return errorResult(node);
         }
-        CallToolResult answer = structured(node, text, false);
-        lastAnswer.set(text.length() <= KEPT_ANSWER_CHARS ? answer : null);
-        return answer;
+        return lastAnswer.of(Json.write(node), text -> structured(node, text, false));
     }
 
     /** notifications/progress every second while the run goes on, when the client sent a progressToken. */

@@ -348,8 +348,8 @@ public final class StatelessProtocol implements AutoCloseable {
 
     /**
      * A tool's result as {@link #write} writes it, written once for a tool that gives the same
-     * answer object again: a repeated hit ({@link Gateway} keeps the answer it last read, and
-     * {@link ServeTools} its last {@code execute_code} answer), which is most of a hit's writing (#29).
+     * answer object again: a repeated hit of a gateway tool or of {@code execute_code} (see
+     * {@link LastAnswer}), which is most of a hit's writing (#29).
      * An answer object is never changed once a handler has returned it.
      */
     private String resultText(String tool, CallToolResult result, boolean modern) throws IOException {

@@ -1,0 +1,31 @@
+package dev.execache.mcp.server;
+
+import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
+
+/**
+ * One tool's last answer and the text it was made from. A repeated hit gives the same text again
+ * and gets the same answer object back: it is not made again, and {@link StatelessProtocol}
+ * writes an answer object it has written before only once (#29). A text longer than
+ * {@link #KEPT_CHARS} is not kept.
+ */
+final class LastAnswer {
+    private static final int KEPT_CHARS = 64 * 1024;
+
+    private final AtomicReference<Kept> last = new AtomicReference<>();
+
+    /** The last answer when {@code text} is the last text, else the one {@code make} makes of it. */
+    CallToolResult of(String text, Function<String, CallToolResult> make) {
+        Kept kept = last.get();
+        if (kept != null && kept.text().equals(text)) {
+            return kept.answer();
+        }
+        CallToolResult answer = make.apply(text);
+        last.set(text.length() <= KEPT_CHARS ? new Kept(text, answer) : null);
+        return answer;
+    }
+
+    private record Kept(String text, CallToolResult answer) {
+    }
+}
