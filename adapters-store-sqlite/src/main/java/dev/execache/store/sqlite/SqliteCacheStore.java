@@ -509,12 +509,7 @@ public final class SqliteCacheStore implements CacheStore {
             }
             return Map.copyOf(versions);
         } catch (SQLException | RuntimeException e) {
-            forgetKeptSelects();
-            if (e instanceof RuntimeException unchecked) {
-                throw unchecked;
-            }
-            throw new IllegalStateException("cannot read the last-seen tool versions from SQLite cache " + file + ": "
-                    + e.getMessage(), e);
+            throw failedRead(e, "the last-seen tool versions");
         }
     }
 
@@ -571,12 +566,15 @@ public final class SqliteCacheStore implements CacheStore {
                 return row.next() ? Optional.of(entry(row, null)) : Optional.empty();
             }
         } catch (SQLException | RuntimeException e) {
-            forgetKeptSelects();
-            if (e instanceof RuntimeException unchecked) {
-                throw unchecked;
-            }
-            throw new IllegalStateException("cannot read " + key + " from SQLite cache " + file + ": " + e.getMessage(), e);
+            throw failedRead(e, key);
         }
+    }
+
+    /** A kept select failed: they are prepared again by the next read; the failure as it goes to the caller. */
+    private RuntimeException failedRead(Exception e, String what) {
+        forgetKeptSelects();
+        return e instanceof RuntimeException unchecked ? unchecked
+                : new IllegalStateException("cannot read " + what + " from SQLite cache " + file + ": " + e.getMessage(), e);
     }
 
     private PreparedStatement keptSelect(String sql) throws SQLException {
