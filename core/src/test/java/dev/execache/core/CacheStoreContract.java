@@ -623,6 +623,21 @@ public abstract class CacheStoreContract {
     }
 
     @Test
+    void aGroupWhoseBoundShrankIsEvictedDownToItInOnePut() {
+        GroupBound wide = new GroupBound("tool:read", 3);
+        for (String key : List.of("v1:a", "v1:b", "v1:c")) {
+            assertThat(store.put(entry(key), wide)).isEmpty();
+            clock.advance(Duration.ofMillis(10));
+        }
+
+        List<String> evicted = store.put(entry("v1:d"), new GroupBound("tool:read", 1));
+
+        assertThat(evicted).containsExactlyInAnyOrder("v1:a", "v1:b", "v1:c");
+        assertThat(store.peek("v1:d")).isPresent();
+        assertThat(store.counters().totals().get(Counter.EVICTIONS)).isEqualTo(3L);
+    }
+
+    @Test
     void aGroupsCountIsExactAfterRemoveInvalidationPatternAndClear() {
         GroupBound reads = new GroupBound("tool:read", 2);
         store.put(entry("v1:a", "1", Map.of("read", "1")), reads);

@@ -129,13 +129,17 @@ public final class MemoryCacheStore implements CacheStore {
         groupOf.put(entry.key(), bound.group());
         int size = groupSizes.merge(bound.group(), 1, Integer::sum);
         List<String> evicted = new ArrayList<>();
-        for (Slot slot = oldest; size > bound.maxEntries(); slot = slot.newer) {
+        Slot slot = oldest;
+        while (size > bound.maxEntries()) {
+            // taken before the drop, which unlinks the slot
+            Slot newer = slot.newer;
             String key = slot.entry.key();
             if (bound.group().equals(groupOf.get(key))) {
                 count(drop(key));
                 evicted.add(key);
                 size--;
             }
+            slot = newer;
         }
         evictPastBound();
         return evicted;
