@@ -3,7 +3,7 @@
 // Prints one JSON object per line on stdout ({"event": ...}); reads control lines on stdin.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { LoggingMessageNotificationSchema, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { createInterface } from "node:readline";
 
 const [scenario, command, ...args] = process.argv.slice(2);
@@ -18,6 +18,12 @@ const errors = [];
 client.onerror = (error) => errors.push(String(error?.message ?? error));
 const logs = [];
 client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => logs.push(notification.params));
+const toolNames = async () => (await client.listTools()).tools.map((tool) => tool.name);
+if (scenario === "late-servers") {
+  // before connect: a server may come up right after initialize
+  client.setNotificationHandler(ToolListChangedNotificationSchema, async () =>
+    print({ event: "list-changed", names: await toolNames() }));
+}
 await client.connect(transport);
 
 const call = (code, extra = {}, options = {}) =>
@@ -124,6 +130,16 @@ try {
         misses.push(await time(`return 1 + 1 // ${i} ${Date.now()}`));
       }
       print({ event: "bench", rounds, hitMedianMs: median(hits), warmMissMedianMs: median(misses) });
+      break;
+    }
+    case "late-servers": {
+      // initialize is answered while some servers are still starting; their tools come by list_changed
+      print({ event: "initialized", names: await toolNames(), serverPid: transport.pid });
+      await nextControl();
+      const described = await client.callTool({ name: "describe_tools", arguments: {} });
+      print({ event: "described", servers: described.structuredContent?.servers ?? null });
+      print({ event: "called", ...outcome(await client.callTool({ name: "gated__get_count", arguments: {} })) });
+      await nextControl();
       break;
     }
     default:

@@ -10,6 +10,8 @@ import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolCacheRule;
 import dev.execache.core.ToolResult;
 import dev.execache.core.spi.CacheStore;
+import dev.execache.core.spi.CatalogTool;
+import dev.execache.core.spi.ToolCatalog;
 import dev.execache.mcp.server.Json;
 import dev.execache.mcp.server.Gateway;
 import dev.execache.store.memory.MemoryCacheStore;
@@ -18,6 +20,7 @@ import dev.execache.tools.mcp.McpToolCatalog;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -217,23 +220,58 @@ class GatewayTest {
     }
 
     @Test
-    void aServerThatCannotStartIsAToolErrorAfterTheCallTimeoutAndIsTriedAgainWithBackoff() throws InterruptedException {
-        McpServerSettings missing = new McpServerSettings("gone", dir.resolve("no-such-server").toString(), List.of(),
-                Map.of(), null, true);
+    void aServerThatCannotStartIsOneLineNamingItsCommandAndTheSystemsErrorAndACallSaysSoAtOnce() throws InterruptedException {
+        Path command = dir.resolve("no-such-server");
+        McpServerSettings missing = new McpServerSettings("gone", command.toString(), List.of(), Map.of(), null, true);
         ToolResult result;
+        List<String> logged;
         try (CapturedLog log = new CapturedLog()) {
-            catalog = new McpToolCatalog(List.of(missing), Duration.ofSeconds(2), Duration.ofHours(1), line -> { },
+            catalog = new McpToolCatalog(List.of(missing), CALL_TIMEOUT, Duration.ofHours(1), line -> { },
                     Clock.systemUTC()).start();
             catalogs.add(catalog);
             result = catalog.call("gone__anything", Map.of());
-            Downstream.await("a second try logged", CALL_TIMEOUT, () -> log.lines().stream()
-                    .anyMatch(line -> line.startsWith("server gone: cannot connect") && line.endsWith("trying again in 2 s")));
-            assertThat(log.lines()).anyMatch(line -> line.startsWith("server gone: cannot connect: ")
-                    && line.endsWith("; trying again in 1 s"));
+            logged = log.lines();
         }
 
+        assertThat(logged).filteredOn(line -> line.contains("gone")).singleElement().isEqualTo("server gone: cannot start "
+                + command + ": No such file or directory; trying again in 1 s, then with backoff while it fails");
+        assertThat(catalog.servers()).containsExactly(new ToolCatalog.ServerStatus("gone",
+                ToolCatalog.ServerStatus.State.UNAVAILABLE, "cannot start " + command + ": No such file or directory", 0));
         assertThat(result.isError()).isTrue();
-        assertThat(result.json()).contains("server gone is not running").contains("did not come up within 2.0 s");
+        assertThat(result.json()).contains("server gone is unavailable: cannot start " + command
+                + ": No such file or directory (it is tried again in the background)");
+    }
+
+    @Test
+    void aServerThatCouldNotStartIsTriedAgainWithBackoffAndItsToolsJoinWhenItComesUp() throws Exception {
+        Path command = dir.resolve("late-server");
+        McpServerSettings late = new McpServerSettings("late", command.toString(), List.of(), Map.of(), null, true);
+        List<List<CatalogTool>> told = new CopyOnWriteArrayList<>();
+        catalog = new McpToolCatalog(List.of(late), CALL_TIMEOUT, Duration.ofHours(1), line -> { }, Clock.systemUTC())
+                .startInBackground();
+        catalogs.add(catalog);
+        catalog.addListener(told::add);
+        Downstream.await("the first start failed", Duration.ofSeconds(60),
+                () -> catalog.servers().get(0).state() == ToolCatalog.ServerStatus.State.UNAVAILABLE);
+
+        Files.writeString(command, "#!/bin/sh\nexec node " + Downstream.nodeModules().resolveSibling("lab-server.mjs") + "\n");
+        Files.setPosixFilePermissions(command, PosixFilePermissions.fromString("rwx------"));
+
+        Downstream.await("a later start came up", Duration.ofSeconds(90), () -> !catalog.tools().isEmpty());
+        assertThat(catalog.servers().get(0).state()).isEqualTo(ToolCatalog.ServerStatus.State.UP);
+        assertThat(told).isNotEmpty();
+        assertThat(told.get(told.size() - 1)).extracting(CatalogTool::name).contains("late__get_count");
+    }
+
+    @Test
+    void aServerThatExitsBeforeItAnswersIsNamedWithItsExitCode() throws InterruptedException {
+        McpServerSettings failing = new McpServerSettings("failing", "node", List.of("-e", "process.exit(3)"), Map.of(),
+                null, true);
+        catalog = new McpToolCatalog(List.of(failing), CALL_TIMEOUT, Duration.ofHours(1), line -> { }, Clock.systemUTC())
+                .start();
+        catalogs.add(catalog);
+
+        assertThat(catalog.servers().get(0).reason()).isEqualTo("node exited (code 3) before it answered");
     }
 
     @Test

@@ -192,6 +192,28 @@ class SettingsTest {
     }
 
     @Test
+    void thePersonsExecacheYamlIsFoundFromAnyDirectoryAndItsOldNameStillReadAfterIt() throws IOException {
+        Path xdg = Files.createDirectories(dir.resolve("xdg/execache"));
+        Files.writeString(xdg.resolve("config.yaml"), "tools: {jira: v2}\n");
+        Path elsewhere = Files.createDirectories(dir.resolve("some/where/else"));
+        Map<String, String> env = Map.of("XDG_CONFIG_HOME", dir.resolve("xdg").toString(), "HOME", dir.toString());
+
+        Settings oldName = Settings.resolve(Settings.Flags.none(), env, elsewhere);
+        Files.writeString(xdg.resolve("execache.yaml"), "tools: {sql: v3}\n");
+        Settings newName = Settings.resolve(Settings.Flags.none(), env, elsewhere);
+
+        assertThat(oldName.configPath()).isEqualTo(xdg.resolve("config.yaml"));
+        assertThat(newName.configPath()).isEqualTo(xdg.resolve("execache.yaml"));
+        assertThat(newName.tools()).isEqualTo(Map.of("sql", "v3"));
+        assertThat(newName.sources()).containsEntry("config", "the user's config").containsEntry("config_search",
+                "looked for execache.yaml in " + elsewhere + " and its parents, then " + xdg.resolve("execache.yaml")
+                        + ", " + xdg.resolve("config.yaml"));
+        assertThat(Settings.userConfigFile(env)).isEqualTo(xdg.resolve("execache.yaml"));
+        assertThat(Settings.userConfigFile(Map.of("HOME", dir.toString())))
+                .isEqualTo(dir.resolve(".config/execache/execache.yaml"));
+    }
+
+    @Test
     void everySettingSaysWhereItCameFrom() {
         Settings settings = Settings.resolve(flags(null, "90s", List.of("gh=v1")), Map.of("EXECACHE_TIMEOUT", "10s"), dir);
 

@@ -11,6 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -53,6 +54,27 @@ class ToolsCommandTest {
         assertThat(table).containsPattern("lab__get_other\\s+[0-9a-f]{12}\\s+yes\\s+rule lab__get_other\\s+7 s");
         assertThat(table).containsPattern("lab__increment\\s+[0-9a-f]{12}\\s+no\\s+not read-only \\(annotations\\)\\s+-");
         assertThat(err.toString(StandardCharsets.UTF_8)).contains("server lab: connected (lab 1.0.0), 11 tools");
+    }
+
+    @Test
+    void aServerThatCannotStartIsListedAsUnavailableWithItsReasonAndTheExitCodeSaysSo() throws IOException {
+        Files.writeString(dir.resolve("execache.yaml"), """
+                servers:
+                  lab:
+                    command: node
+                    args: ["%s"]
+                  broken:
+                    command: %s
+                """.formatted(Downstream.nodeModules().resolveSibling("lab-server.mjs"), dir.resolve("no-such-server")));
+
+        assertThat(run("tools")).isEqualTo(ExitCode.INFRASTRUCTURE);
+
+        String table = out.toString(StandardCharsets.UTF_8);
+        assertThat(table).containsPattern("lab\\s+lab__get_count\\s+[0-9a-f]{12}\\s+yes");
+        assertThat(table).containsPattern("broken\\s+-\\s+-\\s+-\\s+unavailable: cannot start "
+                + Pattern.quote(dir.resolve("no-such-server").toString()) + ": No such file or directory\\s+-");
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("execache: server broken unavailable: cannot start "
+                + dir.resolve("no-such-server") + ": No such file or directory");
     }
 
     @Test

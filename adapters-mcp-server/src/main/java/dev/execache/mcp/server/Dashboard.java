@@ -6,6 +6,7 @@ import dev.execache.core.CacheStats;
 import dev.execache.core.KeptOut;
 import dev.execache.core.CachedExecutor;
 import dev.execache.core.ToolStats;
+import dev.execache.core.spi.ToolCatalog;
 import dev.execache.mcp.server.FigureHistory.Step;
 import dev.execache.mcp.server.FigureHistory.Totals;
 import java.lang.System.Logger.Level;
@@ -14,10 +15,12 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * The figures the dashboard at {@code /} shows, as one JSON document ({@code /dashboard.json}):
@@ -38,6 +41,7 @@ final class Dashboard implements AutoCloseable {
     private final CachedExecutor executor;
     private final ObjectNode store;
     private final String version;
+    private final Supplier<List<ToolCatalog.ServerStatus>> servers;
     private final Clock clock;
     private final FigureHistory lastHour = new FigureHistory(SAMPLE_EVERY, 360);
     private final FigureHistory lastDay = new FigureHistory(Duration.ofMinutes(1), 1440);
@@ -51,8 +55,14 @@ final class Dashboard implements AutoCloseable {
     private record Reading(Instant at, CacheStats stats, boolean outage) {
     }
 
-    Dashboard(CachedExecutor executor, ObjectNode store, String version, Clock clock) {
+    /**
+     * @param servers the downstream servers' states (none without a gateway): a person sees which
+     *     are still starting and why one is unavailable
+     */
+    Dashboard(CachedExecutor executor, ObjectNode store, String version, Supplier<List<ToolCatalog.ServerStatus>> servers,
+            Clock clock) {
         this.executor = executor;
+        this.servers = servers;
         this.store = store.deepCopy();
         this.version = version;
         this.clock = clock;
@@ -118,6 +128,16 @@ final class Dashboard implements AutoCloseable {
         ObjectNode node = Json.MAPPER.createObjectNode();
         node.put("version", version);
         node.put("at", now.toString());
+        ArrayNode serverStates = node.putArray("servers");
+        for (ToolCatalog.ServerStatus server : servers.get()) {
+            ObjectNode each = serverStates.addObject();
+            each.put("name", server.name());
+            each.put("state", server.state().name().toLowerCase(Locale.ROOT));
+            each.put("tools", server.tools());
+            if (server.reason() != null) {
+                each.put("reason", server.reason());
+            }
+        }
         node.set("store", store.deepCopy());
         ObjectNode health = node.putObject("health");
         health.put("outage", reading.outage());

@@ -224,6 +224,33 @@ public final class Gateway implements CodeTools {
         return reachable;
     }
 
+    /** How each server stands: starting, up, or unavailable and why. */
+    public List<ToolCatalog.ServerStatus> servers() {
+        return catalog.servers();
+    }
+
+    /** Whether a server is still starting (its tools are not offered yet). */
+    public boolean starting() {
+        return catalog.servers().stream().anyMatch(server -> server.state() == ToolCatalog.ServerStatus.State.STARTING);
+    }
+
+    /**
+     * For a call of a tool that is not offered: when the server it names is still starting, waits
+     * for it (at most as long as its start may take) and offers what it brought at once, not when
+     * the catalog's notice arrives. Returns whether the tool is offered now.
+     */
+    public boolean awaitTool(String name) throws InterruptedException {
+        int separator = name.indexOf("__");
+        if (separator <= 0) {
+            return false;
+        }
+        catalog.awaitStart(name.substring(0, separator));
+        toolsChanged(catalog.tools());
+        synchronized (this) {
+            return current.containsKey(name);
+        }
+    }
+
     /** TypeScript declarations of the tools code can call now. */
     public synchronized String typescript() {
         return TypeScriptDeclarations.of(current.values(), codeAccess);

@@ -115,7 +115,8 @@ public final class McpHttpServer implements AutoCloseable {
     public McpHttpServer(ServeTools tools, String version, HttpServeSettings settings, Supplier<String> openMetrics) {
         this.settings = settings;
         this.openMetrics = openMetrics;
-        this.dashboard = new Dashboard(tools.executor(), tools.settings().store(), version, Clock.systemUTC());
+        this.dashboard = new Dashboard(tools.executor(), tools.settings().store(), version,
+                tools.gateway() == null ? List::of : tools.gateway()::servers, Clock.systemUTC());
         for (String file : new HashSet<>(PAGES.values())) {
             pages.put(file, page(file));
         }

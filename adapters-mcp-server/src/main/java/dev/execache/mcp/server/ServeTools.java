@@ -1,5 +1,6 @@
 package dev.execache.mcp.server;
 
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.core.Agents;
 import dev.execache.core.CachedExecutor;
@@ -10,6 +11,7 @@ import dev.execache.core.ExecutionResult;
 import dev.execache.core.Limits;
 import dev.execache.core.UnknownToolException;
 import dev.execache.core.spi.SandboxUnavailableException;
+import dev.execache.core.spi.ToolCatalog;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
@@ -185,7 +187,8 @@ public final class ServeTools {
                         + "`await tools.SERVER.TOOL(args)`: `declare const tools: { SERVER: { TOOL(args: {...}): "
                         + "Promise<...> } }`, from each tool's input and output schemas, with its description as a doc "
                         + "comment. A tool gives its structured content, else its text (parsed when it is JSON), else "
-                        + "its content array; a tool error rejects with an Error carrying the tool's message.")
+                        + "its content array; a tool error rejects with an Error carrying the tool's message. "
+                        + "Also each server's state: up, starting (its tools join when it is up) or unavailable, and why.")
                 .outputSchema(ToolSchemas.output("describe_tools"))
                 .annotations(hints("Describe the tools code can call", true, false))
                 .build();
@@ -193,9 +196,25 @@ public final class ServeTools {
 
     private CallToolResult describeTools(Map<String, Object> arguments) {
         ObjectNode node = Json.MAPPER.createObjectNode();
-        node.put("typescript", gateway.typescript());
+        String typescript = gateway.typescript();
+        node.put("typescript", typescript);
+        ArrayNode servers = node.putArray("servers");
+        StringBuilder notUp = new StringBuilder();
+        for (ToolCatalog.ServerStatus server : gateway.servers()) {
+            ObjectNode each = servers.addObject();
+            each.put("name", server.name());
+            each.put("state", server.state().name().toLowerCase(Locale.ROOT));
+            each.put("tools", server.tools());
+            if (server.reason() != null) {
+                each.put("reason", server.reason());
+            }
+            if (server.state() != ToolCatalog.ServerStatus.State.UP) {
+                notUp.append("\n// server ").append(server.name()).append(": ")
+                        .append(server.reason() != null ? "unavailable: " + server.reason() : "still starting");
+            }
+        }
         return CallToolResult.builder()
-                .content(List.of(TextContent.builder(gateway.typescript()).build()))
+                .content(List.of(TextContent.builder(typescript + notUp).build()))
                 .structuredContent(node)
                 .isError(false)
                 .build();

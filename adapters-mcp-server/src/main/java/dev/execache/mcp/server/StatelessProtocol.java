@@ -50,6 +50,8 @@ public final class StatelessProtocol implements AutoCloseable {
     /** How long a client may keep the tool list: longer when it cannot change while serve runs. */
     private static final long FIXED_LIST_TTL_MS = 300_000;
     private static final long CHANGING_LIST_TTL_MS = 30_000;
+    /** While a server is still starting its tools are yet to come: the client lists again soon. */
+    private static final long STARTING_LIST_TTL_MS = 1_000;
     /** The longest answer text kept for a repeat of the same answer: a longer one is written each time. */
     private static final int KEPT_WRITTEN_CHARS = 128 * 1024;
 
@@ -57,6 +59,8 @@ public final class StatelessProtocol implements AutoCloseable {
     private final String version;
     private final InFlightCalls calls;
     private final boolean listChanges;
+    /** The gateway, whose servers may still be starting; null without one. */
+    private final Gateway gateway;
     private final Map<String, SyncToolSpecification> tools = new LinkedHashMap<>();
     private final BiConsumer<String, ObjectNode> fallback;
     private final Map<String, Stream> streams = new ConcurrentHashMap<>();
@@ -74,6 +78,7 @@ public final class StatelessProtocol implements AutoCloseable {
         this.version = version;
         this.calls = serveTools.calls();
         this.listChanges = serveTools.gateway() != null;
+        this.gateway = serveTools.gateway();
         this.fallback = fallback;
         serveTools.specifications().forEach(spec -> tools.put(spec.tool().name(), spec));
         serveTools.notifyWith(this::route);
@@ -220,7 +225,8 @@ public final class StatelessProtocol implements AutoCloseable {
             tools.values().forEach(spec -> list.add(Json.MAPPER.valueToTree(spec.tool())));
         }
         if (modern) {
-            result.put("ttlMs", listChanges ? CHANGING_LIST_TTL_MS : FIXED_LIST_TTL_MS);
+            result.put("ttlMs", !listChanges ? FIXED_LIST_TTL_MS
+                    : gateway.starting() ? STARTING_LIST_TTL_MS : CHANGING_LIST_TTL_MS);
         }
         return result;
     }
@@ -238,6 +244,19 @@ public final class StatelessProtocol implements AutoCloseable {
         SyncToolSpecification spec;
         synchronized (this) {
             spec = tools.get(name);
+        }
+        if (spec == null && gateway != null) {
+            // a tool of a server still starting: the call waits for it, as a call to a restarting server does
+            try {
+                if (gateway.awaitTool(name)) {
+                    synchronized (this) {
+                        spec = tools.get(name);
+                    }
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return toolResult(id, ServeTools.shuttingDown(), modern);
+            }
         }
         if (spec == null) {
             return error(id, McpSchema.ErrorCodes.INVALID_PARAMS, "Unknown tool: " + name, null);

@@ -2,6 +2,7 @@ package dev.execache.tools.mcp;
 
 import dev.execache.core.ToolResult;
 import dev.execache.core.spi.CatalogTool;
+import dev.execache.core.spi.ToolCatalog;
 import java.util.List;
 import java.util.Map;
 
@@ -27,6 +28,12 @@ abstract class Downstream {
     }
 
     abstract ToolResult call(String tool, Map<String, Object> args);
+
+    /** Starting, up or unavailable (and why), now. */
+    abstract ToolCatalog.ServerStatus status();
+
+    /** Waits while a start is in progress, at most as long as a start may take. */
+    abstract void awaitStart() throws InterruptedException;
 
     /** How the server is reached ({@link DownstreamSettings#identity}); null when shared publicly or not known yet. */
     abstract String identity();

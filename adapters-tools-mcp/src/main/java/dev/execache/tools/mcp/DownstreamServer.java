@@ -7,6 +7,7 @@ import dev.execache.core.CanonicalJson;
 import dev.execache.core.ToolResult;
 import dev.execache.core.spi.CatalogTool;
 import dev.execache.core.spi.ToolCallCancelledException;
+import dev.execache.core.spi.ToolCatalog;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
@@ -14,6 +15,7 @@ import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import io.modelcontextprotocol.spec.McpSchema.ListToolsResult;
 import java.lang.System.Logger.Level;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -59,6 +61,7 @@ final class DownstreamServer extends Downstream {
         thread.setDaemon(true);
         return thread;
     });
+    private static final String NO_ANSWER = "no answer in time";
     private static final TypeReference<Map<String, Object>> OBJECT = new TypeReference<>() {
     };
 
@@ -78,6 +81,15 @@ final class DownstreamServer extends Downstream {
     private boolean closed;
     private int failures;
     private Instant connectedAt;
+    /** A start in progress: its transport and (once made) its client, so that close() ends it too. */
+    private ServerProcessTransport startingTransport;
+    private McpSyncClient startingClient;
+    /** The exit code of the process being started, when it ended before it answered; null otherwise. */
+    private Integer startExit;
+    /** Why the last start failed, in one line; null while it is up or until a start failed. */
+    private String failure;
+    /** The failure last said at WARNING: the same one again, on each retry, is said only at DEBUG. */
+    private String toldFailure;
 
     private record Connection(McpSyncClient client, ServerProcessTransport transport, McpSchema.Implementation info) {
     }
@@ -108,13 +120,22 @@ final class DownstreamServer extends Downstream {
 
     /** Starts the server and lists its tools; on failure, tries again later with backoff. Returns whether it is up. */
     boolean connect() {
+        ServerProcessTransport transport;
         synchronized (this) {
-            if (closed || connection != null) {
+            if (closed || connection != null || startingTransport != null) {
                 return connection != null;
             }
+            transport = new ServerProcessTransport(settings, mapper,
+                    line -> stderr.accept(settings.name() + ": " + line), this::exited);
+            startingTransport = transport;
+            startExit = null;
         }
-        ServerProcessTransport transport = new ServerProcessTransport(settings, mapper,
-                line -> stderr.accept(settings.name() + ": " + line), this::exited);
+        try {
+            transport.start();
+        } catch (IOException e) {
+            failed("cannot start " + settings.command() + ": " + ServerProcessTransport.systemError(e), transport, null);
+            return false;
+        }
         McpSyncClient client = McpClient.sync(transport)
                 // Starting and listing tools may take the start timeout; a call is bounded by the call timeout in call().
                 .requestTimeout(startTimeout())
@@ -122,11 +143,22 @@ final class DownstreamServer extends Downstream {
                 .clientInfo(new McpSchema.Implementation("execache", "gateway"))
                 .toolsChangeConsumer(changed -> scheduler.execute(this::refreshQuietly))
                 .build();
+        synchronized (this) {
+            startingClient = client;
+            if (closed) {
+                startingTransport = null;
+                startingClient = null;
+                transport.stop();
+                return false;
+            }
+        }
         try {
             McpSchema.InitializeResult init = client.initialize();
             Connection opened = new Connection(client, transport, init.serverInfo());
             List<CatalogTool> listed = list(opened);
             synchronized (this) {
+                startingTransport = null;
+                startingClient = null;
                 if (closed) {
                     client.close();
                     transport.stop();
@@ -135,6 +167,8 @@ final class DownstreamServer extends Downstream {
                 connection = opened;
                 connectedAt = clock.instant();
                 tools = listed;
+                failure = null;
+                toldFailure = null;
                 notifyAll();
             }
             if (!transport.isAlive()) {
@@ -147,12 +181,71 @@ final class DownstreamServer extends Downstream {
             toolsMayHaveChanged.run();
             return true;
         } catch (RuntimeException e) {
-            closeQuietly(client, transport);
-            Duration delay = nextBackoff();
-            LOG.log(Level.WARNING, "server " + settings.name() + ": cannot connect: " + rootMessage(e)
-                    + "; trying again in " + delay.toSeconds() + " s");
-            scheduleConnect(delay);
+            failed(startFailure(e), transport, client);
             return false;
+        }
+    }
+
+    /** Why a started server did not come up, in one line that names its command. */
+    private synchronized String startFailure(RuntimeException e) {
+        if (startExit != null) {
+            return settings.command() + " exited (code " + startExit + ") before it answered";
+        }
+        String why = rootMessage(e);
+        return why.equals(NO_ANSWER) ? settings.command() + " did not answer within " + startTimeout().toSeconds() + " s"
+                : settings.command() + " did not start: " + why;
+    }
+
+    /**
+     * Ends a start that failed and tries again with backoff. The reason is one line on stderr the
+     * first time it is seen, and only at DEBUG while the retries fail the same way.
+     */
+    private void failed(String reason, ServerProcessTransport transport, McpSyncClient client) {
+        if (client != null) {
+            closeQuietly(client, transport);
+        } else {
+            transport.stop();
+        }
+        Duration delay = nextBackoff();
+        boolean tell;
+        synchronized (this) {
+            if (startingTransport == transport) {
+                startingTransport = null;
+                startingClient = null;
+            }
+            if (closed) {
+                return;
+            }
+            failure = reason;
+            tell = !reason.equals(toldFailure);
+            toldFailure = reason;
+            notifyAll();
+        }
+        LOG.log(tell ? Level.WARNING : Level.DEBUG, "server " + settings.name() + ": " + reason + "; trying again in "
+                + seconds(delay) + (tell ? ", then with backoff while it fails" : ""));
+        scheduleConnect(delay);
+    }
+
+    @Override
+    synchronized ToolCatalog.ServerStatus status() {
+        if (connection != null) {
+            return new ToolCatalog.ServerStatus(settings.name(), ToolCatalog.ServerStatus.State.UP, null, tools.size());
+        }
+        if (failure != null) {
+            return new ToolCatalog.ServerStatus(settings.name(), ToolCatalog.ServerStatus.State.UNAVAILABLE, failure, 0);
+        }
+        return new ToolCatalog.ServerStatus(settings.name(), ToolCatalog.ServerStatus.State.STARTING, null, 0);
+    }
+
+    @Override
+    synchronized void awaitStart() throws InterruptedException {
+        long deadline = System.nanoTime() + startTimeout().toNanos();
+        while (connection == null && !closed && (failure == null || startingTransport != null)) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return;
+            }
+            TimeUnit.NANOSECONDS.timedWait(this, left);
         }
     }
 
@@ -195,15 +288,22 @@ final class DownstreamServer extends Downstream {
      */
     ToolResult call(String tool, Map<String, Object> args) {
         Connection current;
+        String why;
         try {
-            current = awaitConnection();
+            awaitStart();
+            synchronized (this) {
+                current = connection;
+                why = failure;
+            }
         } catch (InterruptedException e) {
             throw new ToolCallCancelledException("calling " + tool + " on server " + settings.name()
                     + " was cancelled while the server was starting", false);
         }
         if (current == null) {
-            return failure("server " + settings.name() + " is not running (it is being started again) and did not come up within "
-                    + callTimeout.toMillis() / 1000.0 + " s; try again shortly");
+            return failure(why != null ? "server " + settings.name() + " is unavailable: " + why
+                    + " (it is tried again in the background)"
+                    : "server " + settings.name() + " is starting and did not come up within "
+                            + startTimeout().toSeconds() + " s; try again shortly");
         }
         McpSchema.CallToolRequest request = new McpSchema.CallToolRequest(tool, args);
         AtomicBoolean started = new AtomicBoolean();
@@ -252,19 +352,6 @@ final class DownstreamServer extends Downstream {
 
     private Duration startTimeout() {
         return callTimeout.compareTo(MIN_START_TIMEOUT) > 0 ? callTimeout : MIN_START_TIMEOUT;
-    }
-
-    /** The connection, waiting within the call timeout for a server that is starting or restarting. */
-    private synchronized Connection awaitConnection() throws InterruptedException {
-        long deadline = System.nanoTime() + callTimeout.toNanos();
-        while (connection == null && !closed) {
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-                break;
-            }
-            TimeUnit.NANOSECONDS.timedWait(this, left);
-        }
-        return connection;
     }
 
     private List<CatalogTool> list(Connection current) {
@@ -322,6 +409,18 @@ final class DownstreamServer extends Downstream {
     private void exited(int code) {
         Connection gone;
         Duration delay;
+        McpSyncClient waiting = null;
+        synchronized (this) {
+            if (connection == null && startingTransport != null) {
+                // ended before it answered: the client waiting for its answer need not wait for its timeout
+                startExit = code;
+                waiting = startingClient;
+            }
+        }
+        if (waiting != null) {
+            waiting.close();
+            return;
+        }
         synchronized (this) {
             gone = connection;
             connection = null;
@@ -368,14 +467,25 @@ final class DownstreamServer extends Downstream {
 
     void close() {
         Connection current;
+        ServerProcessTransport starting;
+        McpSyncClient startingOne;
         synchronized (this) {
             closed = true;
             current = connection;
             connection = null;
+            starting = startingTransport;
+            startingOne = startingClient;
             notifyAll();
         }
         if (current != null) {
             closeQuietly(current.client(), current.transport());
+        }
+        if (starting != null) {
+            // a server that never answered: stopped too, not left behind
+            starting.stop();
+            if (startingOne != null) {
+                startingOne.close();
+            }
         }
     }
 
@@ -402,6 +512,10 @@ final class DownstreamServer extends Downstream {
         return info == null ? "no server info" : info.name() + " " + info.version();
     }
 
+    private static String seconds(Duration delay) {
+        return delay.toMillis() % 1000 == 0 ? delay.toSeconds() + " s" : delay.toMillis() / 1000.0 + " s";
+    }
+
     private static String rootMessage(Throwable e) {
         Throwable cause = e;
         while (cause.getCause() != null && cause.getCause() != cause) {
@@ -409,7 +523,7 @@ final class DownstreamServer extends Downstream {
         }
         String message = cause.getMessage();
         if (cause instanceof TimeoutException) {
-            return "no answer in time";
+            return NO_ANSWER;
         }
         return message == null ? cause.getClass().getSimpleName() : message;
     }

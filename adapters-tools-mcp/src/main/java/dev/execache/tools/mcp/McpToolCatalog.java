@@ -23,7 +23,9 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 
 /**
- * The tools of the downstream MCP servers, offered as {@code SERVER__TOOL}. A command server is
+ * The tools of the downstream MCP servers, offered as {@code SERVER__TOOL}. The servers start in
+ * the background and their tools join as each comes up; {@link #servers} says which are still
+ * starting and why one is unavailable. A command server is
  * started with the MCP Java SDK client over stdio and restarted with backoff when it dies; a url
  * server is reached over Streamable HTTP and reached again with backoff when it cannot be. Each is
  * asked for its tools at start, on its {@code notifications/tools/list_changed}, after a restart
@@ -36,8 +38,13 @@ public final class McpToolCatalog implements ToolCatalog {
     private final Map<String, Downstream> servers = new LinkedHashMap<>();
     private final ScheduledExecutorService scheduler;
     private final CopyOnWriteArrayList<Listener> listeners = new CopyOnWriteArrayList<>();
+    /** How long a server's start may take at least (a loaded machine can take seconds to start node or npx). */
+    private static final Duration MIN_START_WAIT = Duration.ofSeconds(30);
+
     private final Duration startWait;
     private List<CatalogTool> lastTold = List.of();
+    /** Every server's first start, once {@link #start} was called; guarded by this. */
+    private CompletableFuture<Void> firstStarts;
 
     /** Identities digested without a key (SHA-256). */
     public McpToolCatalog(List<? extends DownstreamSettings> settings, Duration callTimeout, Duration rediscoverEvery,
@@ -59,7 +66,8 @@ public final class McpToolCatalog implements ToolCatalog {
         requirePositive(callTimeout, "callTimeout");
         requirePositive(rediscoverEvery, "rediscoverEvery");
         this.startWait = callTimeout;
-        this.scheduler = Executors.newScheduledThreadPool(2, runnable -> {
+        // a thread for each server's start, which may wait for it as long as its start timeout, and two for the rest
+        this.scheduler = Executors.newScheduledThreadPool(settings.size() + 2, runnable -> {
             Thread thread = new Thread(runnable, "execache-mcp-catalog");
             thread.setDaemon(true);
             return thread;
@@ -86,19 +94,75 @@ public final class McpToolCatalog implements ToolCatalog {
 
     /** Starts every server at once and waits (at most the call timeout) for each to connect or fail once. */
     public McpToolCatalog start() {
-        List<CompletableFuture<Boolean>> starting = new ArrayList<>();
-        for (Downstream server : servers.values()) {
-            starting.add(CompletableFuture.supplyAsync(server::connect, scheduler));
-        }
+        startInBackground();
         try {
-            CompletableFuture.allOf(starting.toArray(CompletableFuture[]::new))
-                    .get(startWait.toMillis() + 1_000, TimeUnit.MILLISECONDS);
-        } catch (ExecutionException | TimeoutException e) {
-            LOG.log(Level.WARNING, "not every MCP server started in time; the others come up in the background");
+            if (!awaitStarted(startWait.plusSeconds(1))) {
+                LOG.log(Level.WARNING, "not every MCP server started in time; the others come up in the background");
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
         return this;
+    }
+
+    /**
+     * Starts every server at once, in the background, and returns: their tools join the catalog
+     * (and its listeners hear of them) as each server comes up, so that {@code serve} answers its
+     * client at once whatever the servers do. {@link #awaitStarted} waits for them.
+     */
+    public McpToolCatalog startInBackground() {
+        synchronized (this) {
+            if (firstStarts != null) {
+                return this;
+            }
+            List<CompletableFuture<Boolean>> starting = new ArrayList<>();
+            for (Downstream server : servers.values()) {
+                starting.add(CompletableFuture.supplyAsync(server::connect, scheduler));
+            }
+            firstStarts = CompletableFuture.allOf(starting.toArray(CompletableFuture[]::new));
+        }
+        return this;
+    }
+
+    /**
+     * Waits until every server has come up or failed its first start, at most {@code bound}:
+     * for a command that needs them all before it answers ({@code execache tools}, {@code run}).
+     * Returns whether every server's first start ended within it.
+     */
+    public boolean awaitStarted(Duration bound) throws InterruptedException {
+        CompletableFuture<Void> all;
+        synchronized (this) {
+            all = firstStarts;
+        }
+        if (all == null) {
+            throw new IllegalStateException("the catalog was not started");
+        }
+        try {
+            all.get(bound.toMillis(), TimeUnit.MILLISECONDS);
+            return true;
+        } catch (ExecutionException e) {
+            return true;
+        } catch (TimeoutException e) {
+            return false;
+        }
+    }
+
+    /** How long a command that waits for every server waits at most: a start may take this long. */
+    public Duration startTimeout() {
+        return startWait.compareTo(MIN_START_WAIT) > 0 ? startWait : MIN_START_WAIT;
+    }
+
+    @Override
+    public List<ServerStatus> servers() {
+        return servers.values().stream().map(Downstream::status).toList();
+    }
+
+    @Override
+    public void awaitStart(String server) throws InterruptedException {
+        Downstream downstream = servers.get(server);
+        if (downstream != null) {
+            downstream.awaitStart();
+        }
     }
 
     @Override

@@ -24,6 +24,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
@@ -33,7 +35,9 @@ import reactor.core.scheduler.Schedulers;
  * command in a working directory ({@code cwd}), learn that the process ended so the server is
  * restarted and calls in flight fail at once instead of at their timeout
  * (modelcontextprotocol/java-sdk #959), and end a process that ignores SIGTERM, with its
- * children (java-sdk #937). Delete it when the SDK's transport does these. It also cancels a
+ * children (java-sdk #937). Delete it when the SDK's transport does these. It starts the process
+ * before the client connects (see {@link #start}), through {@link ServerProcesses}, so that the
+ * server ends with execache even when it never answered. It also cancels a
  * tools/call it sent (see {@link #cancel}), which the SDK's client (2.1.0) cannot: that part has
  * to move wherever the request ids are known.
  */
@@ -47,6 +51,8 @@ final class ServerProcessTransport implements McpClientTransport {
      */
     static final Set<String> WITHHELD =
             Set.of("EXECACHE_SIGNING_KEY", "EXECACHE_SIGNING_KEY_OLD", "EXECACHE_REDIS_URL");
+
+    private static final Pattern SYSTEM_ERROR = Pattern.compile("error=\\d+, (.+)$");
 
     private final McpServerSettings settings;
     private final McpJsonMapper mapper;
@@ -73,41 +79,65 @@ final class ServerProcessTransport implements McpClientTransport {
         this.exited = exited;
     }
 
+    /**
+     * Starts the server's process (see {@link ServerProcesses}), before the SDK's client is made:
+     * a command that cannot run is then the operating system's error, said once by the caller,
+     * rather than a failed connect that the client logs with its stack on every try.
+     */
+    void start() throws IOException {
+        List<String> command = new ArrayList<>();
+        command.add(settings.command());
+        command.addAll(settings.args());
+        ProcessBuilder builder = new ProcessBuilder(command);
+        if (settings.cwd() != null) {
+            builder.directory(settings.cwd().toFile());
+        }
+        if (settings.inherited() != null) {
+            builder.environment().clear();
+            builder.environment().putAll(settings.inherited());
+        }
+        builder.environment().keySet().removeAll(WITHHELD);
+        builder.environment().putAll(settings.env());
+        Process launched;
+        try {
+            launched = ServerProcesses.start(builder);
+        } catch (IOException e) {
+            started.completeExceptionally(e);
+            throw e;
+        }
+        process = launched;
+        if (closing) {
+            stop();
+        }
+        started.complete(launched);
+    }
+
     @Override
     public Mono<Void> connect(Function<Mono<JSONRPCMessage>, Mono<JSONRPCMessage>> handler) {
-        return Mono.<Void>fromRunnable(() -> {
-            List<String> command = new ArrayList<>();
-            command.add(settings.command());
-            command.addAll(settings.args());
-            ProcessBuilder builder = new ProcessBuilder(command);
-            if (settings.cwd() != null) {
-                builder.directory(settings.cwd().toFile());
+        return Mono.fromRunnable(() -> {
+            Process current = process;
+            if (current == null) {
+                throw new IllegalStateException("server " + settings.name() + " was not started");
             }
-            if (settings.inherited() != null) {
-                builder.environment().clear();
-                builder.environment().putAll(settings.inherited());
-            }
-            builder.environment().keySet().removeAll(WITHHELD);
-            builder.environment().putAll(settings.env());
-            Process started;
-            try {
-                started = builder.start();
-            } catch (IOException e) {
-                IllegalStateException failure = new IllegalStateException(
-                        "cannot start " + String.join(" ", command) + ": " + e.getMessage(), e);
-                this.started.completeExceptionally(failure);
-                throw failure;
-            }
-            process = started;
-            this.started.complete(started);
-            daemon("execache-mcp-" + settings.name() + "-out", () -> readMessages(started.getInputStream(), handler));
-            daemon("execache-mcp-" + settings.name() + "-err", () -> readLines(started.getErrorStream()));
-            started.onExit().thenAccept(ended -> {
+            daemon("execache-mcp-" + settings.name() + "-out", () -> readMessages(current.getInputStream(), handler));
+            daemon("execache-mcp-" + settings.name() + "-err", () -> readLines(current.getErrorStream()));
+            current.onExit().thenAccept(ended -> {
                 if (!closing) {
                     exited.accept(ended.exitValue());
                 }
             });
-        }).subscribeOn(Schedulers.boundedElastic());
+        });
+    }
+
+    /**
+     * The operating system's reason in a failure to start a program ({@code No such file or
+     * directory}), without the JDK's wording around it ({@code Cannot run program "x": error=2, });
+     * the message itself when it has no such part.
+     */
+    static String systemError(IOException e) {
+        String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+        Matcher error = SYSTEM_ERROR.matcher(message);
+        return error.find() ? error.group(1) : message;
     }
 
     private void readMessages(InputStream in, Function<Mono<JSONRPCMessage>, Mono<JSONRPCMessage>> handler) {

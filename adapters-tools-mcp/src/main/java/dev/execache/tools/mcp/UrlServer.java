@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.core.ToolResult;
 import dev.execache.core.spi.CatalogTool;
+import dev.execache.core.spi.ToolCatalog;
 import dev.execache.tools.mcp.HttpMcpException.Kind;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.lang.System.Logger.Level;
@@ -445,6 +446,28 @@ final class UrlServer extends Downstream {
             return scheduler.schedule(task, delay.toMillis(), TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException e) {
             return null; // the catalog is closing
+        }
+    }
+
+    @Override
+    synchronized ToolCatalog.ServerStatus status() {
+        if (client != null) {
+            return new ToolCatalog.ServerStatus(settings.name(), ToolCatalog.ServerStatus.State.UP, null, tools.size());
+        }
+        String why = unavailable != null ? unavailable : lastFailure != null ? lastFailure.getMessage() : null;
+        return why != null ? new ToolCatalog.ServerStatus(settings.name(), ToolCatalog.ServerStatus.State.UNAVAILABLE, why, 0)
+                : new ToolCatalog.ServerStatus(settings.name(), ToolCatalog.ServerStatus.State.STARTING, null, 0);
+    }
+
+    @Override
+    synchronized void awaitStart() throws InterruptedException {
+        long deadline = System.nanoTime() + startTimeout().toNanos();
+        while (client == null && !closed && unavailable == null && (lastFailure == null || connecting)) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return;
+            }
+            TimeUnit.NANOSECONDS.timedWait(this, left);
         }
     }
 

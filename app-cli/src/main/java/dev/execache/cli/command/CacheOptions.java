@@ -10,7 +10,7 @@ final class CacheOptions {
     @Option(names = "--config", paramLabel = "FILE",
             description = "Config file in the code_execution.cache.* shape, plus tools:. Default (env "
                     + "EXECACHE_CONFIG): the nearest execache.yaml in this directory or a parent, else "
-                    + "$XDG_CONFIG_HOME/execache/config.yaml (~/.config/execache/config.yaml). `execache config` "
+                    + "$XDG_CONFIG_HOME/execache/execache.yaml (~/.config/execache/execache.yaml). `execache config` "
                     + "shows which.")
     Path config;
 

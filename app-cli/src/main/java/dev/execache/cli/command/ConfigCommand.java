@@ -31,7 +31,7 @@ import picocli.CommandLine.Spec;
         description = {"Prints the settings a command would use here, and where each came from: a flag, an "
                 + "environment variable, the config file or the default.",
             "The config file is --config, else EXECACHE_CONFIG, else the nearest execache.yaml in this directory or "
-                    + "a parent, else $XDG_CONFIG_HOME/execache/config.yaml (~/.config/execache/config.yaml).",
+                    + "a parent, else $XDG_CONFIG_HOME/execache/execache.yaml (~/.config/execache/execache.yaml).",
             "Takes the flags of `run`, to show what they change."})
 final class ConfigCommand implements Callable<Integer> {
     private final Environment environment;

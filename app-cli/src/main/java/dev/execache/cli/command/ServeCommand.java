@@ -29,7 +29,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
 import java.lang.System.Logger.Level;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -104,6 +103,8 @@ final class ServeCommand implements Callable<Integer> {
     @Override
     public Integer call() throws InterruptedException {
         Settings settings = Settings.resolve(options.flags(), environment.variables(), environment.workingDir());
+        // first: a host starts serve in a directory of its choosing, and this says which file that found
+        LOG.log(Level.INFO, configFileLine(settings));
         if (!environment.variables().containsKey("EXECACHE_WARM_POOL")) {
             settings = settings.withWarmPoolSize(DenoSandboxSettings.defaultWarmPoolSize());
         }
@@ -122,7 +123,6 @@ final class ServeCommand implements Callable<Integer> {
                         + session.toolVersions().getClass().getName());
             }
             serving.add(CacheMBean.register(StoreDescription.of(settings), session.executor()::stats));
-            LOG.log(Level.INFO, configFileLine(settings));
             warmUp(session);
             serving.add(new ConfigWatcher(configFile(settings), versions, pinnedTools()).start(WATCH_INTERVAL));
             Gateway gateway = settings.gateway().isEmpty() ? null
@@ -204,11 +204,12 @@ final class ServeCommand implements Callable<Integer> {
                 : environment.workingDir().resolve(ConfigFile.DEFAULT_NAME);
     }
 
-    private String configFileLine(Settings settings) {
-        Path file = configFile(settings);
-        return settings.configPath() != null || Files.isRegularFile(file)
-                ? "config file: " + file
-                : "no config file (none at " + file + "); settings come from flags, environment and defaults";
+    /** Names every place looked at and the file used, if any. */
+    private static String configFileLine(Settings settings) {
+        String looked = settings.sources().getOrDefault("config_search", "");
+        return settings.configPath() != null
+                ? "config file: " + settings.configPath() + " (" + looked + ")"
+                : "no config file (" + looked + "); settings come from flags, environment and defaults";
     }
 
     private Set<String> pinnedTools() {

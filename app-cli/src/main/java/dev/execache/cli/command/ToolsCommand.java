@@ -4,17 +4,17 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.cli.output.Output;
 import dev.execache.cli.session.GatewayCatalog;
-import dev.execache.cli.settings.ConfigFile;
+import dev.execache.cli.session.Resources;
 import dev.execache.cli.settings.Environment;
 import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.cli.settings.Settings;
 import dev.execache.cli.settings.UsageException;
 import dev.execache.core.spi.CatalogTool;
+import dev.execache.core.spi.ToolCatalog;
 import dev.execache.mcp.server.Json;
 import dev.execache.mcp.server.Gateway;
 import dev.execache.mcp.server.ToolCallRules;
 import dev.execache.mcp.server.TypeScriptDeclarations;
-import dev.execache.tools.mcp.McpToolCatalog;
 import jakarta.inject.Inject;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -30,16 +30,19 @@ import picocli.CommandLine.Spec;
 @Command(name = "tools", mixinStandardHelpOptions = true,
         description = {"Lists the tools of the MCP servers under servers: in the config file, as serve offers them:",
             "server, name (SERVER__TOOL), version digest (short), whether calls are cached and why, TTL.",
-            "Starts each server to ask it, and stops it again."})
+            "Waits for every server (each at most its start time; the resident server's running ones answer at once); "
+                + "a server that did not come up is listed with the reason, and the exit code is then 3."})
 final class ToolsCommand implements Callable<Integer> {
     private final Environment environment;
+    private final Resources resources;
 
     @Spec
     CommandSpec spec;
 
     @Option(names = "--config", paramLabel = "FILE",
-            description = "Config file with servers: and tool_calls:. Default: ./execache.yaml if present "
-                    + "(env EXECACHE_CONFIG).")
+            description = "Config file with servers: and tool_calls:. Default (env EXECACHE_CONFIG): the nearest "
+                    + "execache.yaml in this directory or a parent, else $XDG_CONFIG_HOME/execache/execache.yaml "
+                    + "(~/.config/execache/execache.yaml).")
     Path config;
 
     @Option(names = "--json", description = "Print one JSON object per tool, in an array. Default: false.")
@@ -50,24 +53,28 @@ final class ToolsCommand implements Callable<Integer> {
     boolean typescript;
 
     @Inject
-    ToolsCommand(Environment environment) {
+    ToolsCommand(Environment environment, Resources resources) {
         this.environment = environment;
+        this.resources = resources;
     }
 
     @Override
-    public Integer call() {
+    public Integer call() throws InterruptedException {
         Settings.Flags flags = new Settings.Flags(config, "memory", null, null, false, null, null, null, null, null,
                 List.of(), List.of());
         Settings settings = Settings.resolve(flags, environment.variables(), environment.workingDir());
         PrintWriter out = spec.commandLine().getOut();
         if (settings.gateway().isEmpty()) {
             throw new UsageException("no servers: in the config file"
-                    + (settings.configPath() == null ? " (none found: " + ConfigFile.DEFAULT_NAME + ")"
+                    + (settings.configPath() == null ? " (" + settings.sources().get("config") + ")"
                             : " " + settings.configPath()));
         }
         ToolCallRules rules = new ToolCallRules(settings.gateway().rules(), settings.policy());
-        try (McpToolCatalog catalog = GatewayCatalog.start(settings, environment)) {
+        try (ToolCatalog catalog = GatewayCatalog.open(settings, environment, resources)) {
+            List<ToolCatalog.ServerStatus> servers = awaitEvery(catalog);
             List<CatalogTool> tools = catalog.tools();
+            List<ToolCatalog.ServerStatus> notUp = servers.stream()
+                    .filter(server -> server.state() != ToolCatalog.ServerStatus.State.UP).toList();
             if (typescript) {
                 out.print(TypeScriptDeclarations.of(tools, settings.gateway().servers().stream()
                         .filter(GatewayConfig.Server::codeAccess).map(server -> server.settings().name())
@@ -96,11 +103,40 @@ final class ToolsCommand implements Callable<Integer> {
                         decision.cached() ? "yes" : "no", decision.why(),
                         decision.ttl() == null ? "-" : decision.ttl().toSeconds() + " s"});
                 }
+                for (ToolCatalog.ServerStatus server : notUp) {
+                    rows.add(new String[] {server.name(), "-", "-", "-", whyNotUp(server), "-"});
+                }
                 print(out, rows);
             }
             out.flush();
-            return ExitCode.OK;
+            if (notUp.isEmpty()) {
+                return ExitCode.OK;
+            }
+            PrintWriter err = spec.commandLine().getErr();
+            for (ToolCatalog.ServerStatus server : notUp) {
+                err.println("execache: server " + server.name() + " " + whyNotUp(server));
+            }
+            err.flush();
+            return ExitCode.INFRASTRUCTURE;
         }
+    }
+
+    /**
+     * Every server's state once none is starting any more: each start is bounded (by the start
+     * timeout), and they run at once, so this waits about the slowest one.
+     */
+    private static List<ToolCatalog.ServerStatus> awaitEvery(ToolCatalog catalog) throws InterruptedException {
+        for (ToolCatalog.ServerStatus server : catalog.servers()) {
+            if (server.state() == ToolCatalog.ServerStatus.State.STARTING) {
+                catalog.awaitStart(server.name());
+            }
+        }
+        return catalog.servers();
+    }
+
+    private static String whyNotUp(ToolCatalog.ServerStatus server) {
+        return server.state() == ToolCatalog.ServerStatus.State.UNAVAILABLE ? "unavailable: " + server.reason()
+                : "did not start in time";
     }
 
     private static String shortDigest(String version) {

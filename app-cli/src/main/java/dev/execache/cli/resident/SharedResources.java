@@ -289,6 +289,16 @@ public final class SharedResources implements Resources {
                 }
 
                 @Override
+                public List<ServerStatus> servers() {
+                    return catalog.servers();
+                }
+
+                @Override
+                public void awaitStart(String server) throws InterruptedException {
+                    catalog.awaitStart(server);
+                }
+
+                @Override
                 public void addListener(Listener listener) {
                     own.add(listener);
                     listeners.add(listener);

@@ -38,11 +38,12 @@ public final class GatewayCatalog {
     }
 
     /**
-     * Starts the configured servers for {@code serve}, which goes on without a url server whose
+     * Starts the configured servers for {@code serve}, in the background: serve answers its client
+     * at once and offers each server's tools as it comes up. It goes on without a url server whose
      * header names a variable that is not set: that server is unavailable, and says why.
      */
     public static McpToolCatalog serve(Settings settings, Environment command) {
-        return start(servers(settings, command), settings);
+        return catalog(servers(settings, command), settings).startInBackground();
     }
 
     /**
@@ -143,8 +144,12 @@ public final class GatewayCatalog {
     }
 
     private static McpToolCatalog start(List<DownstreamSettings> servers, Settings settings) {
+        return catalog(servers, settings).start();
+    }
+
+    private static McpToolCatalog catalog(List<DownstreamSettings> servers, Settings settings) {
         System.Logger downstream = System.getLogger("dev.execache.downstream");
         return new McpToolCatalog(servers, identityKey(settings), settings.limits().timeout(),
-                settings.gateway().rediscoverEvery(), line -> downstream.log(Level.INFO, line), Clock.systemUTC()).start();
+                settings.gateway().rediscoverEvery(), line -> downstream.log(Level.INFO, line), Clock.systemUTC());
     }
 }

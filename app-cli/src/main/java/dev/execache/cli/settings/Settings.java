@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
 import java.util.function.Function;
+import java.util.stream.Collectors;
 
 /**
  * Every setting of a command, resolved from, highest first: flags, environment, the config
@@ -56,8 +57,12 @@ public record Settings(
         Objects.requireNonNull(signingKeys);
     }
 
-    /** Where the config file is looked for when neither --config nor EXECACHE_CONFIG names one. */
-    static final String USER_CONFIG = "execache/config.yaml";
+    /**
+     * The person's own config files, under the config home, looked for when neither --config nor
+     * EXECACHE_CONFIG names one and no project has one: {@code execache.yaml}, the name a project's
+     * file has, then {@code config.yaml}, the name earlier versions read.
+     */
+    static final List<String> USER_CONFIGS = List.of("execache/execache.yaml", "execache/config.yaml");
 
     /** What the command line said; null where it said nothing. */
     public record Flags(
@@ -376,18 +381,27 @@ public record Settings(
     /**
      * The config file, looked for as git and deno look for theirs: --config, then
      * EXECACHE_CONFIG, then the nearest execache.yaml in the working directory or a parent,
-     * then the user's ($XDG_CONFIG_HOME/execache/config.yaml, else ~/.config/...). A file named
-     * by a flag or variable must exist; one found by looking need not.
+     * then the person's ({@link #USER_CONFIGS} under $XDG_CONFIG_HOME, else ~/.config). A file
+     * named by a flag or variable must exist; one found by looking need not. Every place looked at
+     * goes into the sources as {@code config_search}, so that serve can say where it looked: a
+     * host may start it in any directory.
      */
     private static ConfigFile loadConfig(Flags flags, Map<String, String> env, Path workingDir, Map<String, String> sources) {
         if (flags.config() != null) {
             sources.put("config", "flag --config");
+            sources.put("config_search", "named by --config");
             return ConfigFile.read(workingDir.resolve(nonBlankPath(flags.config().toString(), "--config")));
         }
         if (env.get("EXECACHE_CONFIG") != null) {
             sources.put("config", "env EXECACHE_CONFIG");
+            sources.put("config_search", "named by EXECACHE_CONFIG");
             return ConfigFile.read(workingDir.resolve(nonBlankPath(env.get("EXECACHE_CONFIG"), "EXECACHE_CONFIG")));
         }
+        List<Path> userFiles = userConfigFiles(env);
+        String looked = "looked for " + ConfigFile.DEFAULT_NAME + " in " + workingDir + " and its parents"
+                + (userFiles.isEmpty() ? " (no HOME or XDG_CONFIG_HOME for the person's own)"
+                        : ", then " + userFiles.stream().map(Path::toString).collect(Collectors.joining(", ")));
+        sources.put("config_search", looked);
         for (Path dir = workingDir; dir != null; dir = dir.getParent()) {
             Path candidate = dir.resolve(ConfigFile.DEFAULT_NAME);
             if (Files.isRegularFile(candidate)) {
@@ -396,14 +410,28 @@ public record Settings(
                 return ConfigFile.read(candidate);
             }
         }
-        Path user = configHome(env) == null ? null : configHome(env).resolve(USER_CONFIG);
-        if (user != null && Files.isRegularFile(user)) {
-            sources.put("config", "the user's config");
-            return ConfigFile.read(user);
+        for (Path user : userFiles) {
+            if (Files.isRegularFile(user)) {
+                sources.put("config", "the user's config");
+                return ConfigFile.read(user);
+            }
         }
-        sources.put("config", "none found (looked for " + ConfigFile.DEFAULT_NAME + " in " + workingDir
-                + " and its parents" + (user == null ? "" : ", and " + user) + ")");
+        sources.put("config", "none found (" + looked + ")");
         return ConfigFile.empty();
+    }
+
+    /**
+     * Where the person's own config file goes: {@code $XDG_CONFIG_HOME/execache/execache.yaml}, else
+     * {@code ~/.config/execache/execache.yaml}; null when the environment names neither home.
+     */
+    public static Path userConfigFile(Map<String, String> env) {
+        List<Path> files = userConfigFiles(env);
+        return files.isEmpty() ? null : files.get(0);
+    }
+
+    private static List<Path> userConfigFiles(Map<String, String> env) {
+        Path home = configHome(env);
+        return home == null ? List.of() : USER_CONFIGS.stream().map(home::resolve).toList();
     }
 
     /** {@code $XDG_CONFIG_HOME}, else {@code $HOME/.config}; null when the environment names neither. */

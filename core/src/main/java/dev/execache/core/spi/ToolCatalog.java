@@ -3,6 +3,7 @@ package dev.execache.core.spi;
 import dev.execache.core.ToolResult;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * Tools discovered somewhere else (the agent's other MCP servers): what each one is, its
@@ -32,11 +33,54 @@ public interface ToolCatalog extends AutoCloseable {
         return Map.of();
     }
 
+    /**
+     * How each server stands now, in a stable order: a catalog that starts its servers in the
+     * background offers their tools as each one comes up, so a person needs to see which are
+     * still starting and why one is unavailable.
+     */
+    default List<ServerStatus> servers() {
+        return List.of();
+    }
+
+    /**
+     * Waits while the named server is starting (its first start, or a start after it ended), at
+     * most as long as its start may take; returns at once when it is up, unavailable or unknown.
+     * For a call that names a tool of a server that has not offered its tools yet.
+     */
+    default void awaitStart(String server) throws InterruptedException {
+    }
+
     /** Asks to be told when the discovered tools change (added, removed, or a new digest). */
     void addListener(Listener listener);
 
     @Override
     void close();
+
+    /**
+     * One server as the catalog knows it.
+     *
+     * @param reason why it is unavailable, in one line (the command and the operating system's
+     *     error, say); null unless {@code state} is {@link State#UNAVAILABLE}
+     * @param tools how many tools it offers now
+     */
+    record ServerStatus(String name, State state, String reason, int tools) {
+        public ServerStatus {
+            Objects.requireNonNull(name, "name must not be null");
+            Objects.requireNonNull(state, "state must not be null");
+            if ((state == State.UNAVAILABLE) != (reason != null)) {
+                throw new IllegalArgumentException("server " + name + ": reason must be given exactly when it is unavailable");
+            }
+        }
+
+        public enum State {
+            /** Being started, and not yet up or failed. */
+            STARTING,
+            /** Up: its tools are offered. */
+            UP,
+            /** Its last start failed (or it cannot be reached); it is tried again with backoff. */
+            UNAVAILABLE
+        }
+    }
 
     @FunctionalInterface
     interface Listener {

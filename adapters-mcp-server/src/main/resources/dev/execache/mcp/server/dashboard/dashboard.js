@@ -189,7 +189,24 @@
 
     table("tools", data.tools);
     table("agents", data.agents);
+    servers(data.servers || []);
     charts(data);
+  }
+
+  // each downstream server: up, starting, or unavailable with the reason (the command and the system's error)
+  function servers(rows) {
+    $("servers-card").hidden = rows.length === 0;
+    $("servers").tBodies[0].replaceChildren(...rows.map((row) => {
+      const tr = document.createElement("tr");
+      const state = row.state === "unavailable" ? "unavailable: " + row.reason : row.state;
+      for (const text of [row.name, state, integer(row.tools)]) {
+        const td = document.createElement("td");
+        td.textContent = text;
+        tr.appendChild(td);
+      }
+      tr.children[1].className = row.state === "unavailable" ? "bad" : "";
+      return tr;
+    }));
   }
 
   function fill(id, value, bound) {

@@ -1,0 +1,124 @@
+package dev.execache.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code execache serve} as an agent host starts it: from a directory of the host's choosing, with
+ * the person's configuration, and servers behind it that are slow, silent or broken. The official
+ * TypeScript SDK client drives it.
+ */
+class ServeStartIT {
+    @TempDir
+    Path dir;
+
+    private Path gate;
+    private Path config;
+
+    /** In the person's config home: the client starts serve in its own directory, which has no execache.yaml. */
+    private Map<String, String> personsConfig() throws Exception {
+        gate = dir.resolve("gate");
+        Path xdg = dir.resolve("xdg");
+        config = Files.createDirectories(xdg.resolve("execache")).resolve("execache.yaml");
+        Files.writeString(config, """
+                servers:
+                  broken:
+                    command: %s
+                  silent:
+                    command: node
+                    args: ["-e", "setInterval(() => {}, 1000)"]
+                  gated:
+                    command: node
+                    args: ["%s"]
+                    env: {LAB_GATE: "%s"}
+                """.formatted(dir.resolve("no-such-server"),
+                TypeScriptClient.nodeModules().resolveSibling("gated-server.mjs"), gate));
+        return Map.of("XDG_CONFIG_HOME", xdg.toString(), "EXECACHE_WARM_POOL", "0");
+    }
+
+    private static List<String> names(JsonNode event) {
+        List<String> names = new ArrayList<>();
+        event.get("names").forEach(name -> names.add(name.textValue()));
+        return names;
+    }
+
+    @Test
+    void initializeIsAnsweredWhileAServerStillStartsWhoseToolsThenComeByListChangedAndABrokenServerIsOneLine()
+            throws Exception {
+        try (TypeScriptClient client = TypeScriptClient.start("late-servers", personsConfig(), "--store", "memory")) {
+            JsonNode initialized = client.await("initialized");
+
+            assertThat(Files.exists(gate)).as("the gated server cannot have answered yet").isFalse();
+            assertThat(names(initialized)).contains("execute_code", "describe_tools")
+                    .noneMatch(name -> name.startsWith("gated__"));
+
+            Files.createFile(gate);
+            JsonNode changed = client.await("list-changed");
+            while (!names(changed).contains("gated__get_count")) {
+                changed = client.await("list-changed");
+            }
+            client.send("go");
+            JsonNode servers = client.await("described").get("servers");
+            JsonNode called = client.await("called");
+
+            assertThat(called.get("isError").booleanValue()).as(called.toString()).isFalse();
+            assertThat(called.get("text").textValue()).contains("\"served\":1");
+            assertThat(servers.findValuesAsText("name")).containsExactly("broken", "silent", "gated");
+            assertThat(servers.get(0).get("state").textValue()).isEqualTo("unavailable");
+            assertThat(servers.get(0).get("reason").textValue())
+                    .isEqualTo("cannot start " + dir.resolve("no-such-server") + ": No such file or directory");
+            assertThat(servers.get(1).get("state").textValue()).isEqualTo("starting");
+            assertThat(servers.get(2).get("state").textValue()).isEqualTo("up");
+            List<String> serveLines = client.stderr().stream().filter(line -> line.startsWith("execache:")).toList();
+            assertThat(serveLines.get(0)).startsWith("execache: config file: " + config + " (looked for execache.yaml in ")
+                    .endsWith(config + ", " + config.resolveSibling("config.yaml") + ")");
+            assertThat(client.stderr().stream().filter(line -> line.contains("broken")))
+                    .singleElement().asString()
+                    .contains(dir.resolve("no-such-server").toString()).contains("No such file or directory");
+            assertThat(client.stderr()).noneMatch(line -> line.contains("Client failed during connect"))
+                    .noneMatch(line -> line.contains("Exception"));
+        }
+    }
+
+    @Test
+    void everyServerServeStartedEndsWhenServeIsKilledEvenOneThatNeverAnswered() throws Exception {
+        assertServersEndWithServe(ProcessHandle::destroyForcibly);
+    }
+
+    @Test
+    void everyServerServeStartedEndsWhenServeIsTerminatedEvenOneThatNeverAnswered() throws Exception {
+        assertServersEndWithServe(ProcessHandle::destroy);
+    }
+
+    private void assertServersEndWithServe(Consumer<ProcessHandle> end) throws Exception {
+        try (TypeScriptClient client = TypeScriptClient.start("late-servers", personsConfig(), "--store", "memory")) {
+            client.await("initialized");
+            ProcessHandle serve = client.server();
+            // the silent server, and the gated one that has not answered either: neither reads its stdin
+            Downstream.await("serve started both node servers", Duration.ofSeconds(60), () -> nodeUnder(serve).size() == 2);
+            List<ProcessHandle> servers = nodeUnder(serve);
+
+            end.accept(serve);
+
+            Downstream.await("the servers ended with serve", Duration.ofSeconds(60),
+                    () -> servers.stream().noneMatch(ProcessHandle::isAlive));
+            assertThat(servers).noneMatch(ProcessHandle::isAlive);
+        }
+    }
+
+    private static List<ProcessHandle> nodeUnder(ProcessHandle serve) {
+        return serve.descendants().filter(ProcessHandle::isAlive)
+                .filter(process -> process.info().command().map(command -> command.endsWith("node")).orElse(false))
+                .toList();
+    }
+}
