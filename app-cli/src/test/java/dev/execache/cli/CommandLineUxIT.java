@@ -109,7 +109,7 @@ class CommandLineUxIT {
                 new Case("--context", null, List.of(), "inspect", "v1:x", "--db", dbPath, "--context", "{}"),
                 new Case("--older-than", null, List.of(), "prune", "--db", dbPath, "--older-than", "soon"),
                 new Case("--memory-mb", null, List.of(), "inspect", "v1:x", "--db", dbPath, "--memory-mb", "64"),
-                new Case("shell", null, List.of(), "completion", "fish"));
+                new Case("shell", null, List.of(), "completion", "tcsh"));
 
         List<String> failures = new ArrayList<>();
         for (Case bad : cases) {
@@ -267,12 +267,16 @@ class CommandLineUxIT {
         var help = cli.run("help", "run");
         var bash = cli.run("completion", "bash");
         var zsh = cli.run("completion", "zsh");
+        var fish = cli.run("completion", "fish");
 
         assertThat(help.exitCode()).as(help.toString()).isZero();
         assertThat(help.stdout()).startsWith("Usage: execache run").contains("--context");
         assertThat(bash.exitCode()).isZero();
         assertThat(bash.stdout()).contains("complete -F").contains("inspect").contains("--older-than");
         assertThat(zsh.stdout()).contains("bashcompinit");
+        assertThat(fish.exitCode()).isZero();
+        assertThat(fish.stdout()).contains("complete -c execache -n __fish_use_subcommand -a inspect")
+                .contains("-l older-than -r");
     }
 
     @Test

@@ -161,6 +161,29 @@ class ResidentServerIT {
         assertThat(status.stdout()).contains("servers lab: ");
     }
 
+    /** {@code execache tools} asks the resident server, which answers from the servers it keeps running. */
+    @Test
+    void toolsGoesThroughTheServerAndListsTheServersItKeepsRunning() throws Exception {
+        Path project = Files.createDirectory(dir.resolve("project"));
+        Path config = Files.writeString(project.resolve("execache.yaml"), """
+                servers:
+                  lab:
+                    command: node
+                    args: ['%s']
+                """.formatted(Downstream.nodeModules().resolveSibling("lab-server.mjs")));
+        assertThat(cli.run("server", "start").exitCode()).isZero();
+
+        var first = new CliProcess(project).run("tools", "--config", config.toString());
+        var second = new CliProcess(project).run("tools", "--config", config.toString());
+        var status = cli.run("server", "status");
+
+        assertThat(first.exitCode()).as(first.toString()).isZero();
+        assertThat(second.exitCode()).as(second.toString()).isZero();
+        assertThat(served()).as("both went through the server").isEqualTo(2);
+        assertThat(second.stdout()).contains("lab__get_count").isEqualTo(first.stdout());
+        assertThat(status.stdout()).contains("servers lab: ");
+    }
+
     @Test
     void stopsAfterItsIdlePeriod() throws Exception {
         var start = new CliProcess(dir).env("EXECACHE_SERVER_IDLE", "1s").run("server", "start");

@@ -251,6 +251,28 @@ public final class Gateway implements CodeTools {
         }
     }
 
+    /**
+     * Before a run: waits for each server that code may call and that is still starting, when the
+     * code names it, at most as long as its start may take; so that {@code tools.SERVER.TOOL()} in
+     * code sent right after serve started finds the server's tools. (The runner knows only the
+     * tools offered when it starts, and the code is not parsed here: a name that appears in it is
+     * enough, and a server it does not name is not waited for.)
+     */
+    public void awaitServersNamedIn(String code) throws InterruptedException {
+        boolean waited = false;
+        for (ToolCatalog.ServerStatus server : catalog.servers()) {
+            if (server.state() == ToolCatalog.ServerStatus.State.STARTING && codeAccess.contains(server.name())
+                    && code.contains(server.name())) {
+                catalog.awaitStart(server.name());
+                waited = true;
+            }
+        }
+        if (waited) {
+            // offered now, not when the catalog's notice arrives
+            toolsChanged(catalog.tools());
+        }
+    }
+
     /** TypeScript declarations of the tools code can call now. */
     public synchronized String typescript() {
         return TypeScriptDeclarations.of(current.values(), codeAccess);

@@ -228,6 +228,14 @@ public final class ServeTools {
         } catch (IllegalArgumentException e) {
             return failure(e.getMessage());
         }
+        if (gateway != null) {
+            try {
+                gateway.awaitServersNamedIn(request.code());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return shuttingDown();
+            }
+        }
         Object id = call.meta() == null ? null : call.meta().get(REQUEST_ID_META);
         ScheduledFuture<?> ticking = progressTicks(call.progressToken());
         ExecutionOutcome outcome;

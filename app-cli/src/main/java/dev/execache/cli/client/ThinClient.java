@@ -28,7 +28,7 @@ import java.util.concurrent.TimeUnit;
  * classes only: starting Guice, picocli, Jackson and Jdbi is what the server saves.
  */
 public final class ThinClient {
-    static final Set<String> SERVED = Set.of("run", "stats", "list", "inspect", "clear", "invalidate", "prune");
+    static final Set<String> SERVED = Set.of("run", "stats", "list", "inspect", "clear", "invalidate", "prune", "tools");
     private static final String IN_PROCESS_MAIN = "dev.execache.cli.Main";
     private static final int INFRASTRUCTURE = 3;
     private static final String SELECTOR_PROVIDER = "java.nio.channels.spi.SelectorProvider";
@@ -44,6 +44,9 @@ public final class ThinClient {
     }
 
     public static void main(String[] args) throws Throwable {
+        if (printedCompletion(args)) {
+            return;
+        }
         nameTheSelectorProvider();
         Map<String, String> env = System.getenv();
         if (!throughServer(args, env)) {
@@ -66,6 +69,25 @@ public final class ThinClient {
         }
         int exitCode = new ThinClient(env).talk(channel, args, directory);
         System.exit(exitCode);
+    }
+
+    /**
+     * {@code execache completion SHELL} prints the script the build made (CompletionScripts, in
+     * this jar's resources) without loading the commands: a shell's start-up file runs it for
+     * every new shell. False when there is no such script, so the command runs and says why.
+     */
+    public static boolean printedCompletion(String[] args) throws IOException {
+        if (args.length != 2 || !args[0].equals("completion") || !args[1].matches("[a-z]+")) {
+            return false;
+        }
+        try (InputStream script = ThinClient.class.getResourceAsStream("completion/execache." + args[1])) {
+            if (script == null) {
+                return false;
+            }
+            script.transferTo(System.out);
+            System.out.flush();
+            return true;
+        }
     }
 
     /**

@@ -2,7 +2,6 @@ package dev.execache.cli.command;
 
 import dev.execache.cli.settings.UsageException;
 import java.util.concurrent.Callable;
-import picocli.AutoComplete;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Parameters;
@@ -10,25 +9,24 @@ import picocli.CommandLine.Spec;
 
 @Command(name = "completion", mixinStandardHelpOptions = true,
         description = {"Prints a shell completion script for execache, made from the same option definitions as "
-                + "--help.",
-            "bash: source <(execache completion bash)   (or save it under ~/.local/share/bash-completion/completions/"
-                    + "execache)",
-            "zsh:  source <(execache completion zsh)    (the script loads zsh's bash-completion support itself)"})
+                + "--help (by the build: printing it starts no more than the thin client).",
+            "bash: source <(execache completion bash)   (or once: execache completion bash > "
+                    + "~/.local/share/bash-completion/completions/execache)",
+            "zsh:  source <(execache completion zsh)    (the script loads zsh's bash-completion support itself)",
+            "fish: execache completion fish > ~/.config/fish/completions/execache.fish"})
 public final class CompletionCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(paramLabel = "bash|zsh", description = "The shell.")
+    @Parameters(paramLabel = "bash|zsh|fish", description = "The shell.")
     String shell;
 
     @Override
     public Integer call() {
-        if (!shell.equals("bash") && !shell.equals("zsh")) {
-            throw new UsageException("completion: unknown shell '" + shell + "' (choose bash or zsh)");
+        if (!CompletionScripts.SHELLS.contains(shell)) {
+            throw new UsageException("completion: unknown shell '" + shell + "' (choose bash, zsh or fish)");
         }
-        // picocli's script serves both: under zsh it turns on bashcompinit before it defines anything.
-        String script = AutoComplete.bash(spec.root().name(), spec.root().commandLine());
-        spec.commandLine().getOut().print(script);
+        spec.commandLine().getOut().print(CompletionScripts.forShell(shell, spec.root().commandLine()));
         spec.commandLine().getOut().flush();
         return ExitCode.OK;
     }
