@@ -323,7 +323,7 @@ public final class ServeTools {
     }
 
     /**
-     * Who makes a call, as its transport said in {@code _meta} (see {@link StdioTransport#AGENT_META});
+     * Who makes a call, as its transport said in {@code _meta} (see {@link #AGENT_META});
      * {@code unknown} when none did.
      */
     static String agentOf(CallToolRequest call) {
