@@ -44,7 +44,7 @@ import java.util.stream.Collectors;
  * protocol layer.
  */
 public final class ServeTools {
-    private static final System.Logger LOG = System.getLogger("dev.execache.cli");
+    private static final System.Logger LOG = System.getLogger("dev.execache.mcp.server");
 
     /**
      * The longest answer line: the TypeScript SDK's stdio client drops the connection when its
