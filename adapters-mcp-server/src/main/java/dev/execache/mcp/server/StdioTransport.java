@@ -54,7 +54,7 @@ import reactor.core.publisher.Mono;
  * is sent for it. No answer line is longer than {@link ServeTools#MAX_ANSWER_BYTES}.
  */
 final class StdioTransport implements McpServerTransportProvider {
-    private static final System.Logger LOG = System.getLogger("dev.execache.cli");
+    private static final System.Logger LOG = System.getLogger("dev.execache.mcp.server");
     private static final int MAX_LINE_BYTES = 16 * 1024 * 1024;
     private static final String BATCH_VERSION = "2025-03-26";
     /** At most this much per read: a file stream allocates a native buffer for each larger read. */
