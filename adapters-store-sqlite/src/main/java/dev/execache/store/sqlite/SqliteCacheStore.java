@@ -81,7 +81,7 @@ public final class SqliteCacheStore implements CacheStore {
             ON CONFLICT (name) DO UPDATE SET value = value + excluded.value""";
     /**
      * The row {@code since} holds when counting started (epoch ms): written with the first counts
-     * of an empty table and at {@link #zeroCounters}. A file whose counts predate it has none.
+     * of an empty table and at a zeroing of the counters. A file whose counts predate it has none.
      */
     private static final String SINCE = "since";
     private static final String START_COUNTING =
