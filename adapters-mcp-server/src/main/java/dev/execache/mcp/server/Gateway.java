@@ -251,6 +251,20 @@ public final class Gateway implements CodeTools {
         }
     }
 
+    /** Waits for every server that is still starting, each at most its start time, and offers what they brought. */
+    public void awaitStartingServers() throws InterruptedException {
+        boolean waited = false;
+        for (ToolCatalog.ServerStatus server : catalog.servers()) {
+            if (server.state() == ToolCatalog.ServerStatus.State.STARTING) {
+                catalog.awaitStart(server.name());
+                waited = true;
+            }
+        }
+        if (waited) {
+            toolsChanged(catalog.tools());
+        }
+    }
+
     /**
      * Before a run: waits for each server that code may call and that is still starting, when the
      * code names it, at most as long as its start may take; so that {@code tools.SERVER.TOOL()} in

@@ -133,6 +133,15 @@ final class StatelessProtocol implements AutoCloseable {
     }
 
     private ObjectNode toolList(boolean modern) {
+        if (!modern && gateway != null) {
+            // the initialize era without a session (HTTP) hears no list_changed: its list waits for
+            // the servers still starting, each at most its start time (the 2026-07-28 era gets a short ttlMs)
+            try {
+                gateway.awaitStartingServers();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
         ObjectNode result = Json.MAPPER.createObjectNode();
         ArrayNode list = result.putArray("tools");
         synchronized (this) {

@@ -103,14 +103,15 @@ final class ServeCommand implements Callable<Integer> {
     @Override
     public Integer call() throws InterruptedException {
         Settings settings = Settings.resolve(options.flags(), environment.variables(), environment.workingDir());
-        // first: a host starts serve in a directory of its choosing, and this says which file that found
-        LOG.log(Level.INFO, configFileLine(settings));
         if (!environment.variables().containsKey("EXECACHE_WARM_POOL")) {
             settings = settings.withWarmPoolSize(DenoSandboxSettings.defaultWarmPoolSize());
         }
         HttpServeSettings httpSettings = ServeHttp.resolve(http, httpTokenFile, httpAllowHosts, metricsTokenFile,
                 environment.variables(),
                 configFile(settings), environment.workingDir(), settings.limits().timeout().plus(DRAIN_MARGIN));
+        // first (after a usage error, which is one line alone): a host starts serve in a directory of
+        // its choosing, and this says where that looked and which file it found
+        LOG.log(Level.INFO, configFileLine(settings));
         PrintStream protocol = System.out;
         System.setOut(System.err);
         Serving serving = new Serving();
