@@ -78,7 +78,7 @@ class RedisEvictionPolicyTest {
             long held;
             try {
                 admin.getRedisNodes(RedisNodes.SINGLE).getInstance().setConfig("maxmemory", "0");
-                held = admin.getKeys().getKeysStream(KeysScanOptions.defaults().pattern(new KeyLayout(PREFIX).entry("*"))).count();
+                held = admin.getKeys().getKeysStream(KeysScanOptions.defaults().pattern(KeyLayout.of(PREFIX).entryPattern())).count();
             } finally {
                 admin.shutdown();
             }
@@ -128,7 +128,7 @@ class RedisEvictionPolicyTest {
             long held;
             RedissonClient admin = admin(redis);
             try {
-                held = admin.getKeys().getKeysStream(KeysScanOptions.defaults().pattern(new KeyLayout(PREFIX).entry("*"))).count();
+                held = admin.getKeys().getKeysStream(KeysScanOptions.defaults().pattern(KeyLayout.of(PREFIX).entryPattern())).count();
             } finally {
                 admin.shutdown();
             }

@@ -16,10 +16,15 @@ public final class TestRedisCluster implements AutoCloseable {
     private final List<RedisServerProcess> nodes = new ArrayList<>();
 
     public static TestRedisCluster start() throws IOException, InterruptedException {
+        return start(new String[0]);
+    }
+
+    /** With these redis-server options on every node, e.g. {@code --cluster-require-full-coverage no}. */
+    public static TestRedisCluster start(String... nodeOptions) throws IOException, InterruptedException {
         TestRedisCluster cluster = new TestRedisCluster();
         try {
             for (int i = 0; i < 3; i++) {
-                cluster.nodes.add(RedisServerProcess.startClusterNode());
+                cluster.nodes.add(RedisServerProcess.startClusterNode(nodeOptions));
             }
             cluster.form();
             return cluster;
@@ -74,6 +79,41 @@ public final class TestRedisCluster implements AutoCloseable {
             counts.add((Long) Resp.call(node.port(), "DBSIZE"));
         }
         return counts;
+    }
+
+    /** How many keys matching the SCAN pattern each master holds itself, in node order. */
+    public List<Long> keysPerNode(String pattern) throws IOException {
+        List<Long> counts = new ArrayList<>();
+        for (RedisServerProcess node : nodes) {
+            long count = 0;
+            String cursor = "0";
+            do {
+                List<?> page = (List<?>) Resp.call(node.port(), "SCAN", cursor, "MATCH", pattern, "COUNT", "1000");
+                count += ((List<?>) page.get(1)).size();
+                cursor = (String) page.get(0);
+            } while (!cursor.equals("0"));
+            counts.add(count);
+        }
+        return counts;
+    }
+
+    /** The slot Redis itself gives a key. */
+    public long slotOf(String key) throws IOException {
+        return (Long) Resp.call(nodes.get(0).port(), "CLUSTER", "KEYSLOT", key);
+    }
+
+    /** The node that owns a slot: the slots are split evenly, in node order. */
+    public int nodeOfSlot(int slot) {
+        int node = 0;
+        while (slot >= SLOTS * (node + 1) / nodes.size()) {
+            node++;
+        }
+        return node;
+    }
+
+    /** Kills one master at once (SIGKILL), as a crash would. */
+    public void kill(int node) {
+        nodes.get(node).kill();
     }
 
     /**
