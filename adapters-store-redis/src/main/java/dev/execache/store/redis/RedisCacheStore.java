@@ -508,14 +508,23 @@ public final class RedisCacheStore implements CacheStore {
         @Override
         public long current(String server) {
             List<Partition> used = keys.usedPartitions();
-            Partition partition = used.get(Math.floorMod(server.hashCode(), used.size()));
-            if (!calls.answers(partition)) {
-                partition = used.stream().filter(calls::answers).findFirst().orElse(partition);
+            int first = Math.floorMod(server.hashCode(), used.size());
+            // any copy will do; one that fails in a partial outage hands on to the next that answers
+            for (int i = 0; ; i++) {
+                Partition from = used.get((first + i) % used.size());
+                if (i > 0 && !calls.answers(from)) {
+                    continue;
+                }
+                try {
+                    String generation = calls.await(from, () -> redisson.<String, String>getMap(from.writes(),
+                            StringCodec.INSTANCE).getAsync(server));
+                    return generation == null ? 0 : Long.parseLong(generation);
+                } catch (RedisStoreException e) {
+                    if (!calls.absorbs(from, e) || i + 1 >= used.size()) {
+                        throw e;
+                    }
+                }
             }
-            Partition from = partition;
-            String generation = calls.await(from, () -> redisson.<String, String>getMap(from.writes(), StringCodec.INSTANCE)
-                    .getAsync(server));
-            return generation == null ? 0 : Long.parseLong(generation);
         }
 
         @Override

@@ -344,10 +344,10 @@ final class RedisCalls implements AutoCloseable {
             told = toldDown;
             toldDown = 0;
         }
-        long calls = absorbed.get();
+        long failed = absorbed.get();
         LOG.log(System.Logger.Level.INFO, "cache in Redis at " + server + ": the " + told
-                + (told == 1 ? " partition" : " partitions") + " that did not answer answer again after " + calls
-                + (calls == 1 ? " call" : " calls") + " ran uncached there; caching resumed");
+                + (told == 1 ? " partition" : " partitions") + " that did not answer answer again, after " + failed
+                + (failed == 1 ? " store operation" : " store operations") + " failed there; caching resumed");
         try {
             // off the breaker's thread: writing the count is a Redis call of its own
             prober.execute(onRecovered);

@@ -64,15 +64,17 @@ final class RedisCounters implements StoreCounters {
             });
         }
         Object[] values = args.toArray();
-        Partition partition = anyAnswering();
-        try {
-            calls.run(partition, clock.millis(), Scripts.INCREMENT_ALL, RScript.ReturnType.LONG, values);
-        } catch (RedisStoreException e) {
-            Partition other = anyAnswering();
-            if (!calls.absorbs(partition, e) || other == partition || !calls.answers(other)) {
-                throw e;
+        // a partition that fails in a partial outage hands the counts on to another that answers
+        for (int tries = 1; ; tries++) {
+            Partition partition = anyAnswering();
+            try {
+                calls.run(partition, clock.millis(), Scripts.INCREMENT_ALL, RScript.ReturnType.LONG, values);
+                return;
+            } catch (RedisStoreException e) {
+                if (!calls.absorbs(partition, e) || tries >= layout.used()) {
+                    throw e;
+                }
             }
-            calls.run(other, clock.millis(), Scripts.INCREMENT_ALL, RScript.ReturnType.LONG, values);
         }
     }
 

@@ -7,8 +7,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
- * A real Redis Cluster of three masters on loopback, for one test class: three cluster nodes,
- * the 16384 slots split between them, each told of the others (what {@code redis-cli --cluster
+ * A real Redis Cluster of three masters (or as many as asked) on loopback, for one test class: the
+ * cluster nodes, the 16384 slots split evenly between them in node order, each told of the others (what {@code redis-cli --cluster
  * create} does), ready once every node says the cluster is ok.
  */
 public final class TestRedisCluster implements AutoCloseable {
@@ -21,9 +21,14 @@ public final class TestRedisCluster implements AutoCloseable {
 
     /** With these redis-server options on every node, e.g. {@code --cluster-require-full-coverage no}. */
     public static TestRedisCluster start(String... nodeOptions) throws IOException, InterruptedException {
+        return start(3, nodeOptions);
+    }
+
+    /** A Cluster of this many masters, the slots split evenly between them in node order. */
+    public static TestRedisCluster start(int masters, String... nodeOptions) throws IOException, InterruptedException {
         TestRedisCluster cluster = new TestRedisCluster();
         try {
-            for (int i = 0; i < 3; i++) {
+            for (int i = 0; i < masters; i++) {
                 cluster.nodes.add(RedisServerProcess.startClusterNode(nodeOptions));
             }
             cluster.form();
@@ -109,6 +114,21 @@ public final class TestRedisCluster implements AutoCloseable {
             node++;
         }
         return node;
+    }
+
+    /** The CPU time (user and system, in seconds) each master has used so far, in node order. */
+    public List<Double> cpuSecondsPerNode() throws IOException {
+        List<Double> seconds = new ArrayList<>();
+        for (RedisServerProcess node : nodes) {
+            double used = 0;
+            for (String line : Resp.text(node.port(), "INFO", "cpu").lines().toList()) {
+                if (line.startsWith("used_cpu_user:") || line.startsWith("used_cpu_sys:")) {
+                    used += Double.parseDouble(line.substring(line.indexOf(':') + 1).strip());
+                }
+            }
+            seconds.add(used);
+        }
+        return seconds;
     }
 
     /** Kills one master at once (SIGKILL), as a crash would. */
