@@ -222,7 +222,7 @@ class FleetIT {
     /** Waits, with a bound, until the fleet holds a flight in Redis: a run is under way. */
     private static void awaitAFlightHeld(org.redisson.api.RedissonClient client) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (client.getKeys().getKeysStreamByPattern("{execache:}2:f:*").findAny().isEmpty()) {
+        while (client.getKeys().getKeysStreamByPattern("{execache:3p*}:f:*").findAny().isEmpty()) {
             if (System.nanoTime() > deadline) {
                 throw new AssertionError("no run was under way within 60 s; keys: "
                         + client.getKeys().getKeysStreamByPattern("*").limit(20).toList());
