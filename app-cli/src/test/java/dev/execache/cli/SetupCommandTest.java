@@ -420,6 +420,8 @@ class SetupCommandTest {
         JsonNode codex = new TomlMapper().readTree(codexText);
         assertThat(names(codex.path("mcp_servers"))).containsExactly("execache");
         assertExecacheEntry(codex.path("mcp_servers").path("execache"), serve);
+        // Codex passes a server few of its variables: the one figma's header names must reach execache
+        assertThat(codex.path("mcp_servers").path("execache").path("env_vars").toString()).isEqualTo("[\"FIGMA_OAUTH_TOKEN\"]");
         assertThat(codex.path("profiles").path("fast").path("model").asText()).isEqualTo("gpt-5-mini");
     }
 

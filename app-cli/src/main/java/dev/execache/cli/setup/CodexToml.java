@@ -14,7 +14,11 @@ final class CodexToml {
     private CodexToml() {
     }
 
-    static String rewrite(String text, Set<String> removed, String command, List<String> args) {
+    /**
+     * @param envVars the variables Codex must pass on to execache (Codex starts a server with a few
+     *     of its own variables only, and those a table's env_vars names)
+     */
+    static String rewrite(String text, Set<String> removed, String command, List<String> args, List<String> envVars) {
         String newline = text.contains("\r\n") ? "\r\n" : "\n";
         List<String> lines = new ArrayList<>(List.of(text.split("\n", -1)));
         boolean endsWithNewline = text.endsWith("\n");
@@ -61,7 +65,9 @@ final class CodexToml {
             }
         }
         String execache = "[mcp_servers.execache]" + newline + "command = " + string(command) + newline + "args = ["
-                + String.join(", ", args.stream().map(CodexToml::string).toList()) + "]" + newline;
+                + String.join(", ", args.stream().map(CodexToml::string).toList()) + "]" + newline
+                + (envVars.isEmpty() ? "" : "env_vars = [" + String.join(", ", envVars.stream().map(CodexToml::string).toList())
+                        + "]" + newline);
         StringBuilder result = new StringBuilder();
         for (int i = 0; i < lines.size(); i++) {
             if (i == insertAt) {

@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
@@ -33,6 +34,7 @@ public final class Setup {
     static final String ENTRY = "execache";
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
     private static final String MASK = "***";
+    private static final Pattern VARIABLE = Pattern.compile("\\$\\{([A-Za-z_][A-Za-z0-9_]*)}");
     private static final Pattern SECRET_FLAG = Pattern.compile("(?i)--?[a-z0-9_-]*(token|key|secret|password|passwd|auth)[a-z0-9_-]*");
 
     private final Map<String, String> env;
@@ -135,7 +137,7 @@ public final class Setup {
             byFile.computeIfAbsent(configOf(configs, move.server().file()), file -> new ArrayList<>()).add(move);
         }
         for (Map.Entry<ClientConfig, List<Move>> file : byFile.entrySet()) {
-            String rewritten = rewrite(file.getKey(), file.getValue(), execache.toString(), args);
+            String rewritten = rewrite(file.getKey(), file.getValue(), execache.toString(), args, forwarded(moves));
             changes.add(new Backups.Change(file.getKey().realPath(), rewritten.getBytes(StandardCharsets.UTF_8), null));
         }
         List<ExecacheConfig.Addition> additions = new ArrayList<>();
@@ -285,7 +287,29 @@ public final class Setup {
         return valid.isEmpty() ? "server" : valid;
     }
 
-    private String rewrite(ClientConfig config, List<Move> moves, String command, List<String> args) {
+    /**
+     * The variables execache needs from the client's environment: those the moved servers' headers
+     * name, and those a Codex server had Codex pass on (its env_vars).
+     */
+    private static List<String> forwarded(List<Move> moves) {
+        Set<String> names = new TreeSet<>();
+        for (Move move : moves) {
+            move.server().definition().path("headers").forEach(value -> {
+                Matcher variable = VARIABLE.matcher(value.asText());
+                while (variable.find()) {
+                    names.add(variable.group(1));
+                }
+            });
+            move.server().entry().path("env_vars").forEach(name -> {
+                if (name.isTextual()) {
+                    names.add(name.textValue());
+                }
+            });
+        }
+        return List.copyOf(names);
+    }
+
+    private String rewrite(ClientConfig config, List<Move> moves, String command, List<String> args, List<String> forwarded) {
         ClientFile file = config.file();
         Set<String> movedHere = new HashSet<>();
         List<String> home = List.of(file.client().serversKey);
@@ -300,7 +324,7 @@ public final class Setup {
             moves.forEach(move -> movedHere.add(move.server().name()));
             Set<String> removed = new LinkedHashSet<>(movedHere);
             removed.add(ENTRY);
-            String rewritten = CodexToml.rewrite(config.text(), removed, command, args);
+            String rewritten = CodexToml.rewrite(config.text(), removed, command, args, forwarded);
             ObjectNode expected = config.root().deepCopy();
             ObjectNode servers = expected.with(file.client().serversKey);
             removed.forEach(servers::remove);
@@ -308,6 +332,10 @@ public final class Setup {
             entry.put("command", command);
             ArrayNode argsNode = entry.putArray("args");
             args.forEach(argsNode::add);
+            if (!forwarded.isEmpty()) {
+                ArrayNode envVars = entry.putArray("env_vars");
+                forwarded.forEach(envVars::add);
+            }
             check(file, expected, ClientConfig.parseToml(file.path(), rewritten));
             return rewritten;
         }
