@@ -63,7 +63,7 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
  * figures alone; the page itself loads without one and asks for it.
  */
 public final class McpHttpServer implements AutoCloseable {
-    private static final System.Logger LOG = System.getLogger("dev.execache.cli");
+    private static final System.Logger LOG = System.getLogger("dev.execache.mcp.server");
     static final String PATH = "/mcp";
     static final String METRICS_PATH = "/metrics";
     static final String DASHBOARD_DATA_PATH = "/dashboard.json";

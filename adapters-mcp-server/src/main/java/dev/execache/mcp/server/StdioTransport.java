@@ -55,7 +55,7 @@ import reactor.core.publisher.Mono;
  * is sent for it. No answer line is longer than {@link ServeTools#MAX_ANSWER_BYTES}.
  */
 public final class StdioTransport implements McpServerTransportProvider {
-    private static final System.Logger LOG = System.getLogger("dev.execache.cli");
+    private static final System.Logger LOG = System.getLogger("dev.execache.mcp.server");
     private static final int MAX_LINE_BYTES = 16 * 1024 * 1024;
     private static final Set<String> METHODS = Set.of(McpSchema.METHOD_INITIALIZE, McpSchema.METHOD_PING,
             McpSchema.METHOD_TOOLS_LIST, McpSchema.METHOD_TOOLS_CALL, McpSchema.METHOD_LOGGING_SET_LEVEL);
