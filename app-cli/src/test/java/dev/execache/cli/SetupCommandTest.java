@@ -526,10 +526,47 @@ class SetupCommandTest {
     }
 
     @Test
+    void claudeCodesEntryGoesToTheUserLevelWhenOnlyAProjectListedServers() throws IOException {
+        String claude = "{\n  \"numStartups\": 1,\n  \"projects\": {\n    \"/home/me/app\": {\n      \"mcpServers\": {\n"
+                + "        \"time\": {\"command\": \"uvx\", \"args\": [\"mcp-server-time\"]}\n      }\n    }\n  }\n}\n";
+        write(home.resolve(".claude.json"), claude);
+
+        assertThat(apply("--client", "claude-code")).as(stderr()).isEqualTo(ExitCode.OK);
+
+        JsonNode written = JSONC.readTree(home.resolve(".claude.json").toFile());
+        assertThat(names(written)).containsExactly("numStartups", "projects", "mcpServers");
+        assertExecacheEntry(written.path("mcpServers").path("execache"), List.of("serve", "--config", config().toString()));
+        assertThat(written.path("projects").path("/home/me/app").path("mcpServers").isEmpty()).isTrue();
+        assertThat(run("setup", "--undo")).as(stderr()).isEqualTo(ExitCode.OK);
+        assertThat(Files.readString(home.resolve(".claude.json"))).isEqualTo(claude);
+    }
+
+    @Test
+    void xdgConfigHomeDecidesWhereTheConfigurationsAre() throws IOException {
+        Path xdg = dir.resolve("xdg");
+        write(xdg.resolve("zed/settings.json"), ZED);
+        out.reset();
+        err.reset();
+        Map<String, String> env = Map.of("HOME", home.toString(), "XDG_CONFIG_HOME", xdg.toString(),
+                "XDG_STATE_HOME", state.toString(), "PATH", "/usr/bin:/bin");
+
+        int exit = Main.run(new String[] {"setup", "--apply", "--client", "zed", "--execache", execache.toString()}, env,
+                project, new ByteArrayInputStream(new byte[0]), new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+
+        assertThat(exit).as(stderr()).isEqualTo(ExitCode.OK);
+        assertThat(xdg.resolve("execache/execache.yaml")).exists();
+        assertThat(Files.readString(xdg.resolve("zed/settings.json"))).contains(xdg.resolve("execache/execache.yaml").toString());
+        assertThat(Files.readString(home.resolve(".config/zed/settings.json"))).isEqualTo(ZED);
+        assertThat(config()).doesNotExist();
+    }
+
+    @Test
     void helpExplainsTheCommand() {
         assertThat(run("setup", "--help")).isEqualTo(ExitCode.OK);
 
         assertThat(stdout()).contains("--apply").contains("--dry-run").contains("--undo").contains("--client")
-                .contains("--server").contains("--config").contains("byte for byte").contains("never shown");
+                .contains("--server").contains("--config").contains("byte for byte").contains("never shown")
+                .contains("its ${...} variables").doesNotContain("null");
     }
 }

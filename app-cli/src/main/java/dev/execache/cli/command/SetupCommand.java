@@ -28,7 +28,7 @@ import picocli.CommandLine.Spec;
                     + " puts one entry in each client in their place: execache serve --config FILE.",
             "Every file changed is backed up first (in $XDG_STATE_HOME/execache/setup); --undo puts every one back"
                     + " byte for byte and removes the files setup created. Servers that need something only their"
-                    + " client provides (its ${...} variables or inputs, SSE, a disabled flag) stay where they are."},
+                    + " client provides (its $${...} variables or inputs, SSE, a disabled flag) stay where they are."},
         footer = {"", "Examples:", "  execache setup", "  execache setup --apply --dry-run",
             "  execache setup --apply --client cursor --server github", "  execache setup --undo"})
 final class SetupCommand implements Callable<Integer> {

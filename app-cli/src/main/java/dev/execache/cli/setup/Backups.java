@@ -123,7 +123,10 @@ final class Backups {
             try {
                 now = Files.readAllBytes(entry.path());
             } catch (NoSuchFileException e) {
-                changed.add(entry.path());
+                // a file setup created and someone removed since: nothing to lose
+                if (entry.existed()) {
+                    changed.add(entry.path());
+                }
                 continue;
             }
             if (!SafeFiles.sha256(now).equals(entry.written())) {

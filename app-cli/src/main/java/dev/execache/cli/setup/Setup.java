@@ -9,8 +9,10 @@ import java.io.File;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
+import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.CodeSource;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
@@ -232,7 +234,12 @@ public final class Setup {
         Set<Path> seen = new HashSet<>();
         for (ClientFile file : candidates(selection)) {
             if (Files.isRegularFile(file.path()) && seen.add(file.path().toRealPath())) {
-                configs.add(ClientConfig.read(file));
+                try {
+                    configs.add(ClientConfig.read(file));
+                } catch (SetupException e) {
+                    throw new SetupException(e.getMessage() + " (fix it, or leave " + file.client().title
+                            + " out: --client with the others)");
+                }
             }
         }
         return configs;
@@ -571,17 +578,16 @@ public final class Setup {
             }
             return path;
         }
-        try {
-            Path code = Path.of(Setup.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-            // a checkout: app-cli/target/execache.jar (or classes/) beside ./execache; a release: lib/ beside bin/execache
-            for (Path candidate : List.of(code.getParent().getParent().getParent().resolve("execache"),
-                    code.getParent().getParent().resolve("bin/execache"))) {
+        Path code = codeLocation();
+        // a checkout: app-cli/target/execache.jar (or classes/) beside ./execache; a release: lib/ beside bin/execache
+        if (code != null && code.getParent() != null && code.getParent().getParent() != null) {
+            Path above = code.getParent().getParent();
+            for (Path candidate : above.getParent() == null ? List.of(above.resolve("bin/execache"))
+                    : List.of(above.getParent().resolve("execache"), above.resolve("bin/execache"))) {
                 if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
                     return candidate.toAbsolutePath().normalize();
                 }
             }
-        } catch (Exception e) {
-            // not run from a file: look on the PATH
         }
         String path = env.getOrDefault("PATH", "");
         for (String dir : path.split(File.pathSeparator)) {
@@ -593,5 +599,15 @@ public final class Setup {
             }
         }
         throw new SetupException("cannot find the execache command the clients should start: name it with --execache PATH");
+    }
+
+    /** The jar (or class directory) this class was loaded from, or null when it was not a file. */
+    private static Path codeLocation() {
+        try {
+            CodeSource source = Setup.class.getProtectionDomain().getCodeSource();
+            return source == null ? null : Path.of(source.getLocation().toURI());
+        } catch (URISyntaxException | IllegalArgumentException e) {
+            return null;
+        }
     }
 }
