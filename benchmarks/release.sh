@@ -54,7 +54,7 @@ echo "empty prefix to first hit: $(ms $start $hit) ms (npm install $(ms $start $
 for i in 1 2 3; do (cd "$work" && "$execache" -q run hello.ts --context '{"name":"Ada"}' >/dev/null 2>&1); done
 timed() { local s=$(now); "$@" >/dev/null 2>&1 || echo "FAILED: $*" >&2; echo $(ms $s $(now)); }
 names=(system_java bundled_java hit)
-declare -A all
+declare -A all m
 for r in $(seq 1 "$ROUNDS"); do
   for t in 0 1 2; do
     n=${names[$(( (r + t) % 3 ))]}
@@ -76,7 +76,8 @@ echo "hit / java -version: $(awk -v a="${m[hit]}" -v b="${m[system_java]}" 'BEGI
 
 # serve, idle after initialize: stdin held open by a FIFO
 mkfifo "$work/in"
-(cd "$work" && "$execache" serve < "$work/in" > "$work/serve.out" 2> "$work/serve.err") &
+cd "$work"
+"$execache" serve < "$work/in" > "$work/serve.out" 2> "$work/serve.err" &
 serve_pid=$!
 exec 8> "$work/in"
 echo '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}' >&8
@@ -84,7 +85,7 @@ for i in $(seq 1 600); do grep -q '"id":1' "$work/serve.out" 2>/dev/null && brea
 echo '{"jsonrpc":"2.0","method":"notifications/initialized"}' >&8
 sleep "${IDLE_SECONDS:-10}"
 rss() { awk '/VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null; }
-node_pid=$(pgrep -n -f "execache.js serve")
+node_pid=$serve_pid
 java_pid=$(pgrep -n -P "$node_pid")
 echo "serve idle ${IDLE_SECONDS:-10} s after initialize: java $(( $(rss "$java_pid") / 1024 )) MB resident," \
   "node launcher $(( $(rss "$node_pid") / 1024 )) MB"
