@@ -1,9 +1,10 @@
 #!/usr/bin/env node
-// The `execache` command of the npm package. It chooses the Java that runs execache: the runtime of
-// the platform package npm installed beside it (@execache/linux-x64, chosen by its os/cpu fields, as
-// esbuild and biome choose their binaries), else a Java 17+ from JAVA_HOME or the PATH; and it lets
-// execache find the Deno of the `deno` dependency. Then it hands over to bin/execache (the launcher
-// of the release archives) on Linux and macOS, or starts java itself on Windows.
+// The `execache` command of the npm package. On Linux and macOS it hands over to bin/execache, the
+// launcher of the release archives, which finds the platform package's runtime (@execache/linux-x64,
+// chosen by npm through its os/cpu fields, as esbuild and biome ship their binaries) and the deno
+// dependency itself; install.js (run by npm after installing) puts that launcher in this file's
+// place, sparing each command a Node start. On Windows this starts java itself: the runtime of a
+// platform package for it if there is one, else a Java 17+ from JAVA_HOME or the PATH.
 "use strict";
 const { spawn } = require("node:child_process");
 const { createRequire } = require("node:module");
@@ -79,37 +80,34 @@ function denoDirectory() {
   }
 }
 
-const env = { ...process.env };
-const bundled = bundledJava();
-let java = bundled;
-if (java === null) {
-  const found = systemJava();
-  if (found.problem) {
-    process.stderr.write(`execache: needs Java 17 or newer (${found.problem}): install one (a JRE is enough) and put`
-      + ` java on the PATH or set JAVA_HOME; on Linux x64 npm installs execache with its own Java\n`);
-    process.exit(3);
-  }
-  java = found.java;
-}
-// After the person's own PATH: a Deno 2 of theirs comes first, as it does for every installation.
-const deno = denoDirectory();
-if (deno !== null) {
-  env.PATH = env.PATH ? env.PATH + path.delimiter + deno : deno;
-}
-
 let child;
-if (process.platform === "win32") {
+if (process.platform !== "win32") {
+  child = spawn(path.join(home, "bin", "execache"), process.argv.slice(2), { stdio: "inherit" });
+} else {
+  const env = { ...process.env };
+  let java = bundledJava();
+  if (java === null) {
+    const found = systemJava();
+    if (found.problem) {
+      process.stderr.write(`execache: needs Java 17 or newer (${found.problem}): install one (a JRE is enough)`
+        + " and put java on the PATH or set JAVA_HOME\n");
+      process.exit(3);
+    }
+    java = found.java;
+  }
+  // After the person's own PATH: a Deno 2 of theirs comes first, as it does for every installation.
+  const deno = denoDirectory();
+  if (deno !== null) {
+    env.PATH = env.PATH ? env.PATH + path.delimiter + deno : deno;
+  }
   child = spawn(java, ["-jar", path.join(home, "lib", "execache-client.jar"), ...process.argv.slice(2)],
     { stdio: "inherit", env });
-} else {
-  env.EXECACHE_JAVA = java;
-  child = spawn(path.join(home, "bin", "execache"), process.argv.slice(2), { stdio: "inherit", env });
 }
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
   process.on(signal, () => child.kill(signal));
 }
 child.on("error", (error) => {
-  process.stderr.write(`execache: cannot start ${java}: ${error.message}\n`);
+  process.stderr.write(`execache: cannot start ${child.spawnfile}: ${error.message}\n`);
   process.exit(3);
 });
 child.on("exit", (code, signal) => {

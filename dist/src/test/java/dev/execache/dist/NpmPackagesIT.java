@@ -62,13 +62,17 @@ class NpmPackagesIT {
         String version = machine.run(prefix, List.of("npx", "execache", "--version")).succeeded().stdout();
 
         assertThat(version).startsWith("execache " + Release.version() + " (");
+        assertThat(Files.readString(prefix.resolve("node_modules/execache/bin/execache.js")))
+                .as("the install script put the bash launcher in the Node launcher's place").startsWith("#!/usr/bin/env bash");
     }
 
+    /** Installed without scripts: the Node launcher, not the bash one put in its place. */
     @Test
     void withoutItsPlatformPackageItUsesTheJavaOfJavaHomeElseSaysInOneLineWhatToInstall() throws Exception {
         Path elsewhere = Files.createDirectories(root.resolve("elsewhere"));
-        machine.run(elsewhere, List.of("npm", "install", "--no-audit", "--no-fund", "--loglevel=error",
+        machine.run(elsewhere, List.of("npm", "install", "--no-audit", "--no-fund", "--loglevel=error", "--ignore-scripts",
                 Release.npmPackage().toString(), Release.npmPlatformPackage().toString())).succeeded();
+        assertThat(Files.readString(elsewhere.resolve("node_modules/execache/bin/execache.js"))).startsWith("#!/usr/bin/env node");
         // as npm leaves it on another platform: the platform package's os and cpu do not match
         machine.run(elsewhere, List.of("rm", "-rf", "node_modules/@execache/linux-x64")).succeeded();
         String launcher = elsewhere.resolve("node_modules/.bin/execache").toString();
