@@ -6,6 +6,7 @@ import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectReader;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.core.CacheListener;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CacheStatus;
@@ -33,6 +34,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -40,6 +42,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CancellationException;
 import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 import java.util.stream.Collectors;
 
 /**
@@ -81,6 +84,8 @@ public final class Gateway implements CodeTools {
     private Map<String, ToolCallRules.Decision> decisions = Map.of();
     private Map<String, CatalogTool> offered = Map.of();
     private BiConsumer<List<SyncToolSpecification>, List<String>> offer;
+    /** The calls serve is answering, so that a cancelled one stops (see {@link #cancelledThrough}). */
+    private volatile InFlightCalls calls = new InFlightCalls();
 
     public Gateway(ToolCatalog catalog, CacheStore store, MutableToolVersions versions, GatewayPolicy config,
             CachePolicy policy, Clock clock) {
@@ -134,6 +139,30 @@ public final class Gateway implements CodeTools {
     /** Removes the cached calls of every gateway tool whose name matches the glob; returns how many. */
     public int clear(String toolGlob) {
         return cachedTool.clear(toolGlob);
+    }
+
+    /** Asks every server behind the gateway to log from {@code level} up (see {@link #onLog}). */
+    void setLogLevel(McpSchema.LoggingLevel level) {
+        catalog.setLogLevel(level.name().toLowerCase(Locale.ROOT));
+    }
+
+    /**
+     * Where the servers' log messages go, each as the params of a {@code notifications/message} tagged with its
+     * server's name: {@code logger} is the server's name, or {@code SERVER/LOGGER} when the server named a logger;
+     * level and data as the server sent them.
+     */
+    void onLog(Consumer<ObjectNode> sink) {
+        catalog.addLogListener((server, message) -> {
+            ObjectNode tagged = Json.MAPPER.valueToTree(message);
+            JsonNode logger = tagged.get("logger");
+            tagged.put("logger", logger != null && logger.isTextual() ? server + "/" + logger.textValue() : server);
+            sink.accept(tagged);
+        });
+    }
+
+    /** Where serve keeps the calls it answers, so that a client's cancel stops one of these tools' calls too. */
+    void cancelledThrough(InFlightCalls serving) {
+        this.calls = serving;
     }
 
     /** The tools to offer now; later changes go to {@link #onChange}. */
@@ -374,9 +403,20 @@ public final class Gateway implements CodeTools {
         LastAnswer last = new LastAnswer();
         return SyncToolSpecification.builder()
                 .tool(described)
-                .callHandler((exchange, request) -> last.of(call(tool.name(),
-                        request.arguments() == null ? Map.of() : request.arguments(), ServeTools.agentOf(request)).json(),
-                        Gateway::toCallResult))
+                .callHandler((exchange, request) -> {
+                    Map<String, Object> args = request.arguments() == null ? Map.of() : request.arguments();
+                    Object id = request.meta() == null ? null : request.meta().get(ServeTools.REQUEST_ID_META);
+                    ToolResult answer;
+                    try {
+                        // a cancel interrupts the call: the server is told (notifications/cancelled, or its
+                        // request ended) and the cache stores nothing, as for a run that ends mid-call
+                        answer = calls.run(id, () -> call(tool.name(), args, ServeTools.agentOf(request)));
+                    } catch (CancellationException e) {
+                        // nobody reads this answer to a cancelled call, except while the server stops
+                        return ServeTools.shuttingDown();
+                    }
+                    return last.of(answer.json(), Gateway::toCallResult);
+                })
                 .build();
     }
 

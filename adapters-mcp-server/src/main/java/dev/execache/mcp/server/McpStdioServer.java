@@ -57,6 +57,14 @@ public final class McpStdioServer implements AutoCloseable {
         Logger.getLogger("dev.execache").addHandler(logs);
         if (tools.gateway() != null) {
             tools.gateway().onChange(this::replaceTools);
+            // the servers behind the gateway log to the agent as execache does, from the level it set
+            transport.onLogLevel(tools.gateway()::setLogLevel);
+            tools.gateway().onLog(message -> {
+                McpSchema.LoggingLevel level = JsonRpc.level(message.get("level"));
+                if (level != null && transport.logs(level)) {
+                    transport.notify(McpSchema.METHOD_NOTIFICATION_MESSAGE, message);
+                }
+            });
         }
     }
 

@@ -86,6 +86,9 @@ public final class ServeTools {
         this.executor = executor;
         this.settings = settings;
         this.gateway = gateway;
+        if (gateway != null) {
+            gateway.cancelledThrough(calls);
+        }
     }
 
     InFlightCalls calls() {

@@ -31,6 +31,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
 import reactor.core.publisher.Mono;
 
 /**
@@ -96,6 +97,8 @@ final class StdioTransport implements McpServerTransportProvider {
     private volatile String protocolVersion;
     /** Null until the client sets a level: log messages go only to a client that asked for them. */
     private volatile McpSchema.LoggingLevel logLevel;
+    /** Told each level the client sets (the gateway passes it on to its servers). */
+    private volatile Consumer<McpSchema.LoggingLevel> levelSet = level -> { };
     /** The name the client gave in initialize (its clientInfo), made plain; null before, or when it gave none. */
     private volatile String clientName;
 
@@ -110,6 +113,11 @@ final class StdioTransport implements McpServerTransportProvider {
     /** Answers the requests of the 2026-07-28 era, which need no session. */
     void answerStatelessWith(StatelessProtocol protocol) {
         this.stateless = protocol;
+    }
+
+    /** Where the log levels the client sets go, besides this session's own log messages. */
+    void onLogLevel(Consumer<McpSchema.LoggingLevel> sink) {
+        this.levelSet = sink;
     }
 
     /** Completes when input has ended and every request read was answered (or the drain limit passed). */
@@ -320,6 +328,7 @@ final class StdioTransport implements McpServerTransportProvider {
             case McpSchema.METHOD_PING -> deliver(id, resultLine(id, Json.MAPPER.createObjectNode()));
             case McpSchema.METHOD_LOGGING_SET_LEVEL -> {
                 logLevel = JsonRpc.level(request.params().get("level"));
+                levelSet.accept(logLevel);
                 deliver(id, resultLine(id, Json.MAPPER.createObjectNode()));
             }
             default -> {

@@ -2,6 +2,7 @@ package dev.execache.tools.mcp;
 
 import dev.execache.core.ToolResult;
 import dev.execache.core.spi.CatalogTool;
+import io.modelcontextprotocol.spec.McpSchema;
 import java.util.List;
 import java.util.Map;
 
@@ -27,6 +28,11 @@ abstract class Downstream {
     }
 
     abstract ToolResult call(String tool, Map<String, Object> args);
+
+    /** Asks the server to log from {@code level} up, now and whenever it connects again; a server that does not log is not asked. */
+    void setLogLevel(McpSchema.LoggingLevel level) {
+        // a url server is not asked yet
+    }
 
     /** How the server is reached ({@link DownstreamSettings#identity}); null when shared publicly or not known yet. */
     abstract String identity();

@@ -69,6 +69,7 @@ final class DownstreamServer extends Downstream {
     private final ScheduledExecutorService scheduler;
     private final Consumer<String> stderr;
     private final Runnable toolsMayHaveChanged;
+    private final Consumer<Map<String, Object>> logged;
     private final Clock clock;
     private final ObjectMapper json = new ObjectMapper();
     private final JacksonMcpJsonMapper mapper = new JacksonMcpJsonMapper(json);
@@ -78,18 +79,24 @@ final class DownstreamServer extends Downstream {
     private boolean closed;
     private int failures;
     private Instant connectedAt;
+    /** The level the agent asked the servers to log from; null until it asks. */
+    private volatile McpSchema.LoggingLevel logLevel;
 
-    private record Connection(McpSyncClient client, ServerProcessTransport transport, McpSchema.Implementation info) {
+    /** @param logs whether the server declared that it logs (the logging capability) */
+    private record Connection(McpSyncClient client, ServerProcessTransport transport, McpSchema.Implementation info,
+            boolean logs) {
     }
 
     DownstreamServer(McpServerSettings settings, byte[] identityKey, Duration callTimeout,
-            ScheduledExecutorService scheduler, Consumer<String> stderr, Runnable toolsMayHaveChanged, Clock clock) {
+            ScheduledExecutorService scheduler, Consumer<String> stderr, Runnable toolsMayHaveChanged,
+            Consumer<Map<String, Object>> logged, Clock clock) {
         this.settings = settings;
         this.identity = settings.identity(identityKey);
         this.callTimeout = callTimeout;
         this.scheduler = scheduler;
         this.stderr = stderr;
         this.toolsMayHaveChanged = toolsMayHaveChanged;
+        this.logged = logged;
         this.clock = clock;
     }
 
@@ -114,7 +121,7 @@ final class DownstreamServer extends Downstream {
             }
         }
         ServerProcessTransport transport = new ServerProcessTransport(settings, mapper,
-                line -> stderr.accept(settings.name() + ": " + line), this::exited);
+                line -> stderr.accept(settings.name() + ": " + line), this::exited, logged);
         McpSyncClient client = McpClient.sync(transport)
                 // Starting and listing tools may take the start timeout; a call is bounded by the call timeout in call().
                 .requestTimeout(startTimeout())
@@ -124,7 +131,8 @@ final class DownstreamServer extends Downstream {
                 .build();
         try {
             McpSchema.InitializeResult init = client.initialize();
-            Connection opened = new Connection(client, transport, init.serverInfo());
+            Connection opened = new Connection(client, transport, init.serverInfo(),
+                    init.capabilities() != null && init.capabilities().logging() != null);
             List<CatalogTool> listed = list(opened);
             synchronized (this) {
                 if (closed) {
@@ -142,6 +150,10 @@ final class DownstreamServer extends Downstream {
                 exited(-1);
                 return false;
             }
+            McpSchema.LoggingLevel level = logLevel;
+            if (level != null) {
+                askLogLevel(opened, level);
+            }
             LOG.log(Level.INFO, "server " + settings.name() + ": connected (" + describe(init.serverInfo()) + "), "
                     + listed.size() + (listed.size() == 1 ? " tool" : " tools"));
             toolsMayHaveChanged.run();
@@ -153,6 +165,29 @@ final class DownstreamServer extends Downstream {
                     + "; trying again in " + delay.toSeconds() + " s");
             scheduleConnect(delay);
             return false;
+        }
+    }
+
+    @Override
+    void setLogLevel(McpSchema.LoggingLevel level) {
+        logLevel = level;
+        Connection current;
+        synchronized (this) {
+            current = connection;
+        }
+        if (current != null) {
+            askLogLevel(current, level);
+        }
+    }
+
+    private void askLogLevel(Connection current, McpSchema.LoggingLevel level) {
+        if (!current.logs()) {
+            return;
+        }
+        try {
+            current.client().setLoggingLevel(level);
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "server " + settings.name() + ": setting its log level failed: " + rootMessage(e));
         }
     }
 

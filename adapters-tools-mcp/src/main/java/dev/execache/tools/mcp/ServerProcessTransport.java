@@ -52,6 +52,7 @@ final class ServerProcessTransport implements McpClientTransport {
     private final McpJsonMapper mapper;
     private final Consumer<String> stderr;
     private final Consumer<Integer> exited;
+    private final Consumer<Map<String, Object>> logged;
     private volatile Process process;
     /** The client sends initialize before the process has started; messages wait for it. */
     private final CompletableFuture<Process> started = new CompletableFuture<>();
@@ -64,13 +65,15 @@ final class ServerProcessTransport implements McpClientTransport {
     /**
      * @param stderr gets each line the server writes to its stderr
      * @param exited told the exit code when the process ends without being closed
+     * @param logged gets the params of each {@code notifications/message} the server sends, as it sent them
      */
     ServerProcessTransport(McpServerSettings settings, McpJsonMapper mapper, Consumer<String> stderr,
-            Consumer<Integer> exited) {
+            Consumer<Integer> exited, Consumer<Map<String, Object>> logged) {
         this.settings = settings;
         this.mapper = mapper;
         this.stderr = stderr;
         this.exited = exited;
+        this.logged = logged;
     }
 
     @Override
@@ -123,6 +126,16 @@ final class ServerProcessTransport implements McpClientTransport {
                 } catch (IOException | RuntimeException e) {
                     LOG.log(Level.WARNING, "server " + settings.name() + " sent a line that is not JSON-RPC: "
                             + abbreviate(line));
+                    continue;
+                }
+                if (message instanceof McpSchema.JSONRPCNotification notification
+                        && McpSchema.METHOD_NOTIFICATION_MESSAGE.equals(notification.method())
+                        && notification.params() instanceof Map<?, ?> params) {
+                    // taken here, not from the SDK's logging consumer: its message types data as a string,
+                    // where MCP lets a server log any JSON, which must reach the agent unchanged
+                    @SuppressWarnings("unchecked")
+                    Map<String, Object> logMessage = (Map<String, Object>) params;
+                    logged.accept(logMessage);
                     continue;
                 }
                 handler.apply(Mono.just(message)).subscribe(ignored -> {

@@ -35,6 +35,18 @@ public interface ToolCatalog extends AutoCloseable {
     /** Asks to be told when the discovered tools change (added, removed, or a new digest). */
     void addListener(Listener listener);
 
+    /**
+     * Asks every server that logs to send its log messages from {@code level} up (as MCP names the levels:
+     * {@code debug}, {@code info}, {@code notice}, {@code warning}, {@code error}, {@code critical}, {@code alert},
+     * {@code emergency}); a server that connects later is asked when it does. By default there are none to ask.
+     */
+    default void setLogLevel(String level) {
+    }
+
+    /** Asks to be told the servers' log messages. By default no server logs. */
+    default void addLogListener(LogListener listener) {
+    }
+
     @Override
     void close();
 
@@ -42,5 +54,17 @@ public interface ToolCatalog extends AutoCloseable {
     interface Listener {
         /** @param tools every tool discovered now */
         void toolsChanged(List<CatalogTool> tools);
+    }
+
+    @FunctionalInterface
+    interface LogListener {
+        /**
+         * One log message of one server.
+         *
+         * @param server the name of the server that sent it
+         * @param message the message's params as the server sent them ({@code level}, {@code logger}, {@code data}
+         *     of any JSON shape), as JSON-like values
+         */
+        void logged(String server, Map<String, Object> message);
     }
 }
