@@ -36,6 +36,10 @@ const tools = {
     description: "Sends one log message (notifications/message) with the level, logger and data given.",
     inputSchema: object({ level: { type: "string" }, logger: { type: "string" }, data: {} }),
   },
+  progress_steps: {
+    description: "Reports steps progress notifications (progress 1..steps of total steps) under the call's progress token, then answers the token it got.",
+    inputSchema: object({ steps: { type: "number" } }),
+  },
   log_levels: { description: "The levels the client set with logging/setLevel, in order.", inputSchema: object() },
   set_description: {
     description: "Changes a tool's description; notify: send tools/list_changed.",
@@ -134,6 +138,16 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       }
       await server.notification({ method: "notifications/message", params });
       return text({ logged: true });
+    }
+    case "progress_steps": {
+      const token = request.params._meta?.progressToken;
+      for (let step = 1; token !== undefined && step <= args.steps; step++) {
+        await extra.sendNotification({
+          method: "notifications/progress",
+          params: { progressToken: token, progress: step, total: args.steps, message: `step ${step}` },
+        });
+      }
+      return text({ token: token ?? null });
     }
     case "log_levels":
       return text({ levels });

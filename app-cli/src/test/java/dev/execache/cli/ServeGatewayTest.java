@@ -295,4 +295,24 @@ class ServeGatewayTest {
             throw new UncheckedIOException(e);
         }
     }
+
+    @Test
+    void theAgentsProgressTokenReachesTheServerAndItsProgressComesBackUnderThatToken() {
+        client.initialize();
+
+        int id = client.sendRequest("tools/call", Map.of("name", "lab__progress_steps", "arguments", Map.of("steps", 3),
+                "_meta", Map.of("progressToken", "agent-7")));
+        JsonNode answer = client.response(id);
+
+        List<JsonNode> progress = client.unclaimed().stream()
+                .filter(message -> "notifications/progress".equals(message.path("method").textValue())).toList();
+        assertThat(answer.at("/result/content/0/text").textValue()).as("the server got a token of its own")
+                .startsWith("{\"token\":\"").doesNotContain("agent-7");
+        assertThat(progress).extracting(message -> message.at("/params/progressToken").textValue())
+                .containsExactly("agent-7", "agent-7", "agent-7");
+        assertThat(progress).extracting(message -> message.at("/params/progress").intValue()).containsExactly(1, 2, 3);
+        assertThat(progress).extracting(message -> message.at("/params/message").textValue())
+                .containsExactly("step 1", "step 2", "step 3");
+        assertThat(progress.get(0).at("/params/total").intValue()).isEqualTo(3);
+    }
 }

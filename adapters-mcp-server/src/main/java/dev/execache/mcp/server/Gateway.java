@@ -71,6 +71,11 @@ public final class Gateway implements CodeTools {
     private static final ObjectReader STRICT = Json.MAPPER.reader()
             .with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
     private static final System.Logger LOG = System.getLogger("dev.execache.mcp.server");
+    /**
+     * The progress sink of the agent's call this thread is making, read by the cache's invoker: the policy loop
+     * runs a miss on the calling thread and its tool port carries a tool's name and arguments only.
+     */
+    private static final ThreadLocal<Consumer<Map<String, Object>>> CALL_PROGRESS = new ThreadLocal<>();
 
     private final ToolCatalog catalog;
     private final MutableToolVersions versions;
@@ -84,8 +89,10 @@ public final class Gateway implements CodeTools {
     private Map<String, ToolCallRules.Decision> decisions = Map.of();
     private Map<String, CatalogTool> offered = Map.of();
     private BiConsumer<List<SyncToolSpecification>, List<String>> offer;
-    /** The calls serve is answering, so that a cancelled one stops (see {@link #cancelledThrough}). */
+    /** The calls serve is answering, so that a cancelled one stops (see {@link #servedBy}). */
     private volatile InFlightCalls calls = new InFlightCalls();
+    /** Where serve sends a call's notifications (its progress) to the agent that made it. */
+    private volatile BiConsumer<String, ObjectNode> notifications = (method, params) -> { };
 
     public Gateway(ToolCatalog catalog, CacheStore store, MutableToolVersions versions, GatewayPolicy config,
             CachePolicy policy, Clock clock) {
@@ -99,7 +106,10 @@ public final class Gateway implements CodeTools {
         Map<String, String> reachableIdentities = new TreeMap<>(catalog.identities());
         reachableIdentities.keySet().retainAll(codeAccess);
         this.identities = Map.copyOf(reachableIdentities);
-        CachedTool.Builder builder = CachedTool.builder(catalog::call, store)
+        CachedTool.Builder builder = CachedTool.builder((name, args) -> {
+                    Consumer<Map<String, Object>> progress = CALL_PROGRESS.get();
+                    return progress == null ? catalog.call(name, args) : catalog.call(name, args, progress);
+                }, store)
                 .defaultRule(policy.enabled(), policy.ttl(), policy.maxEntries())
                 .toolVersions(versions)
                 .clock(clock)
@@ -160,9 +170,13 @@ public final class Gateway implements CodeTools {
         });
     }
 
-    /** Where serve keeps the calls it answers, so that a client's cancel stops one of these tools' calls too. */
-    void cancelledThrough(InFlightCalls serving) {
+    /**
+     * Where serve keeps the calls it answers, so that a client's cancel stops one of these tools' calls too, and
+     * where it sends a call's notifications (a server's progress, under the agent's own token).
+     */
+    void servedBy(InFlightCalls serving, BiConsumer<String, ObjectNode> notifying) {
         this.calls = serving;
+        this.notifications = notifying;
     }
 
     /** The tools to offer now; later changes go to {@link #onChange}. */
@@ -406,14 +420,24 @@ public final class Gateway implements CodeTools {
                 .callHandler((exchange, request) -> {
                     Map<String, Object> args = request.arguments() == null ? Map.of() : request.arguments();
                     Object id = request.meta() == null ? null : request.meta().get(ServeTools.REQUEST_ID_META);
+                    Object token = request.progressToken();
                     ToolResult answer;
                     try {
+                        if (token != null) {
+                            CALL_PROGRESS.set(step -> {
+                                ObjectNode params = Json.MAPPER.valueToTree(step);
+                                params.set("progressToken", Json.MAPPER.valueToTree(token));
+                                notifications.accept(McpSchema.METHOD_NOTIFICATION_PROGRESS, params);
+                            });
+                        }
                         // a cancel interrupts the call: the server is told (notifications/cancelled, or its
                         // request ended) and the cache stores nothing, as for a run that ends mid-call
                         answer = calls.run(id, () -> call(tool.name(), args, ServeTools.agentOf(request)));
                     } catch (CancellationException e) {
                         // nobody reads this answer to a cancelled call, except while the server stops
                         return ServeTools.shuttingDown();
+                    } finally {
+                        CALL_PROGRESS.remove();
                     }
                     return last.of(answer.json(), Gateway::toCallResult);
                 })

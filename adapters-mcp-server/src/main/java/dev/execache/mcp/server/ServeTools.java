@@ -87,7 +87,7 @@ public final class ServeTools {
         this.settings = settings;
         this.gateway = gateway;
         if (gateway != null) {
-            gateway.cancelledThrough(calls);
+            gateway.servedBy(calls, (method, params) -> notifications.accept(method, params));
         }
     }
 

@@ -35,6 +35,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 /**
@@ -59,6 +60,7 @@ final class DownstreamServer extends Downstream {
         thread.setDaemon(true);
         return thread;
     });
+    private static final AtomicLong PROGRESS_TOKENS = new AtomicLong();
     private static final TypeReference<Map<String, Object>> OBJECT = new TypeReference<>() {
     };
 
@@ -229,6 +231,12 @@ final class DownstreamServer extends Downstream {
      * says it, so that the caller can still count and store what it must.
      */
     ToolResult call(String tool, Map<String, Object> args) {
+        return call(tool, args, null);
+    }
+
+    /** As {@link #call(String, Map)}; with {@code progress}, the call carries a progress token of its own. */
+    @Override
+    ToolResult call(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress) {
         Connection current;
         try {
             current = awaitConnection();
@@ -240,7 +248,22 @@ final class DownstreamServer extends Downstream {
             return failure("server " + settings.name() + " is not running (it is being started again) and did not come up within "
                     + callTimeout.toMillis() / 1000.0 + " s; try again shortly");
         }
-        McpSchema.CallToolRequest request = new McpSchema.CallToolRequest(tool, args);
+        String token = progress == null ? null : "execache-" + settings.name() + "-" + PROGRESS_TOKENS.incrementAndGet();
+        McpSchema.CallToolRequest request = token == null ? new McpSchema.CallToolRequest(tool, args)
+                : new McpSchema.CallToolRequest(tool, args, Map.of("progressToken", token));
+        if (token != null) {
+            current.transport().onProgress(token, progress);
+        }
+        try {
+            return send(current, tool, request);
+        } finally {
+            if (token != null) {
+                current.transport().forgetProgress(token);
+            }
+        }
+    }
+
+    private ToolResult send(Connection current, String tool, McpSchema.CallToolRequest request) {
         AtomicBoolean started = new AtomicBoolean();
         Future<CallToolResult> pending = CALLS.submit(() -> {
             if (!started.compareAndSet(false, true)) {

@@ -114,12 +114,18 @@ public final class McpToolCatalog implements ToolCatalog {
 
     @Override
     public ToolResult call(String tool, Map<String, Object> args) {
+        return call(tool, args, null);
+    }
+
+    @Override
+    public ToolResult call(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress) {
         int separator = tool.indexOf(DownstreamServer.SEPARATOR);
         Downstream server = separator < 0 ? null : servers.get(tool.substring(0, separator));
         if (server == null) {
             return DownstreamServer.failure("unknown tool '" + tool + "': no configured server offers it");
         }
-        return server.call(tool.substring(separator + DownstreamServer.SEPARATOR.length()), args);
+        String own = tool.substring(separator + DownstreamServer.SEPARATOR.length());
+        return progress == null ? server.call(own, args) : server.call(own, args, progress);
     }
 
     /** Each server's identity, a one-way digest of how it is reached; servers shared publicly have none. */

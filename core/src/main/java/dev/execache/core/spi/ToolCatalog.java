@@ -3,6 +3,7 @@ package dev.execache.core.spi;
 import dev.execache.core.ToolResult;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 
 /**
  * Tools discovered somewhere else (the agent's other MCP servers): what each one is, its
@@ -21,6 +22,15 @@ public interface ToolCatalog extends AutoCloseable {
      * {@link ToolCallCancelledException}.
      */
     ToolResult call(String tool, Map<String, Object> args);
+
+    /**
+     * As {@link #call(String, Map)}, for a caller that wants the server's progress: each progress notification the
+     * server sends for this call goes to {@code progress} as its params ({@code progress}, {@code total},
+     * {@code message}), without the server's token. By default no progress is reported.
+     */
+    default ToolResult call(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress) {
+        return call(tool, args);
+    }
 
     /**
      * Each server's identity: a one-way digest of how it is reached (its command, arguments,
