@@ -47,6 +47,11 @@ const tools = {
     annotations: { readOnlyHint: false },
   },
 };
+// LAB_EXTRA_TOOL names one more read-only tool, which answers its own name: a test picks a name that collides
+const extraTool = process.env.LAB_EXTRA_TOOL;
+if (extraTool) {
+  tools[extraTool] = { description: "A tool whose name the test chose.", inputSchema: object(), annotations: readOnly };
+}
 let counter = 0;
 let writes = 0;
 const served = {};
@@ -84,7 +89,7 @@ if (hold) {
 }
 
 const server = new Server({ name: "lab", version: "1.0.0" },
-  { capabilities: { tools: { listChanged: true }, logging: {} } });
+  { capabilities: { tools: { listChanged: true }, logging: {} }, instructions: "The lab counts the calls it serves." });
 // recorded, and every message sent whatever the level: the test reads what its client was asked
 server.setRequestHandler(SetLevelRequestSchema, async (request) => {
   levels.push(request.params.level);
@@ -160,6 +165,9 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       }
       return text({ changed: args.tool });
     default:
+      if (name === extraTool) {
+        return text({ extra: name });
+      }
       return { ...text({ unknown: name }), isError: true };
   }
 });

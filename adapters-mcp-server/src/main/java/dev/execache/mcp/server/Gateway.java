@@ -32,6 +32,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -82,12 +83,18 @@ public final class Gateway implements CodeTools {
     private final ToolCallRules rules;
     private final Set<String> invalidatedOnWrite;
     private final Set<String> codeAccess;
+    /** The servers whose tools are offered under their own names (see {@link GatewayPolicy.Server#prefixed}). */
+    private final Set<String> unprefixed;
+    /** execache's own tools' names, which no gateway tool is offered under. */
+    private volatile Set<String> ownTools = Set.of();
     private final CachedTool cachedTool;
     private final Map<String, String> identities;
     private Map<String, CatalogTool> current = Map.of();
     /** Each current tool's decision, made once when the tools change rather than on every call (#29). */
     private Map<String, ToolCallRules.Decision> decisions = Map.of();
     private Map<String, CatalogTool> offered = Map.of();
+    /** The tools offered under another name than their catalog name, by catalog name. */
+    private Map<String, String> offeredNames = Map.of();
     private BiConsumer<List<SyncToolSpecification>, List<String>> offer;
     /** The calls serve is answering, so that a cancelled one stops (see {@link #servedBy}). */
     private volatile InFlightCalls calls = new InFlightCalls();
@@ -102,6 +109,8 @@ public final class Gateway implements CodeTools {
         this.invalidatedOnWrite = config.servers().stream().filter(GatewayPolicy.Server::invalidateOnWrite)
                 .map(GatewayPolicy.Server::name).collect(Collectors.toSet());
         this.codeAccess = config.servers().stream().filter(GatewayPolicy.Server::codeAccess)
+                .map(GatewayPolicy.Server::name).collect(Collectors.toSet());
+        this.unprefixed = config.servers().stream().filter(server -> !server.prefixed())
                 .map(GatewayPolicy.Server::name).collect(Collectors.toSet());
         Map<String, String> reachableIdentities = new TreeMap<>(catalog.identities());
         reachableIdentities.keySet().retainAll(codeAccess);
@@ -151,6 +160,11 @@ public final class Gateway implements CodeTools {
         return cachedTool.clear(toolGlob);
     }
 
+    /** What each server behind the gateway said of itself when it connected, by server name. */
+    Map<String, String> instructions() {
+        return catalog.instructions();
+    }
+
     /** Asks every server behind the gateway to log from {@code level} up (see {@link #onLog}). */
     void setLogLevel(McpSchema.LoggingLevel level) {
         catalog.setLogLevel(level.name().toLowerCase(Locale.ROOT));
@@ -174,15 +188,54 @@ public final class Gateway implements CodeTools {
      * Where serve keeps the calls it answers, so that a client's cancel stops one of these tools' calls too, and
      * where it sends a call's notifications (a server's progress, under the agent's own token).
      */
-    void servedBy(InFlightCalls serving, BiConsumer<String, ObjectNode> notifying) {
+    void servedBy(InFlightCalls serving, BiConsumer<String, ObjectNode> notifying, Set<String> own) {
         this.calls = serving;
         this.notifications = notifying;
+        synchronized (this) {
+            this.ownTools = Set.copyOf(own);
+            offeredNames = offeredNames(current.values());
+        }
     }
 
     /** The tools to offer now; later changes go to {@link #onChange}. */
     public synchronized List<SyncToolSpecification> specifications() {
-        offered = current;
-        return current.values().stream().map(this::specification).toList();
+        offered = offeredNow();
+        return offered.entrySet().stream().map(each -> specification(each.getValue(), each.getKey())).toList();
+    }
+
+    /** The current tools by the name each is offered under. */
+    private Map<String, CatalogTool> offeredNow() {
+        Map<String, CatalogTool> now = new LinkedHashMap<>();
+        current.forEach((name, tool) -> now.put(offeredNames.getOrDefault(name, name), tool));
+        return now;
+    }
+
+    /**
+     * The name each tool is offered under: {@code SERVER__TOOL}, or its own name for a server offered without the
+     * prefix, unless that name is taken (by one of execache's tools, another server's tool, or a tool offered
+     * unprefixed already), which is then logged and the tool offered as {@code SERVER__TOOL}.
+     */
+    private Map<String, String> offeredNames(Iterable<CatalogTool> tools) {
+        Map<String, String> names = new HashMap<>();
+        if (unprefixed.isEmpty()) {
+            return names;
+        }
+        Set<String> taken = new HashSet<>(ownTools);
+        tools.forEach(tool -> taken.add(tool.name()));
+        for (CatalogTool tool : tools) {
+            if (!unprefixed.contains(tool.server())) {
+                continue;
+            }
+            String own = tool.serverToolName();
+            if (taken.add(own)) {
+                names.put(tool.name(), own);
+            } else {
+                LOG.log(Level.WARNING, "server " + tool.server() + ": its tool " + own + " is offered as " + tool.name()
+                        + ", not under its own name: " + (ownTools.contains(own) ? "execache has a tool of that name"
+                        : "another tool is offered under that name"));
+            }
+        }
+        return names;
     }
 
     /** Where to send changes of the offered tools: those to add or replace, and the names to withdraw. */
@@ -389,6 +442,7 @@ public final class Gateway implements CodeTools {
             });
             current = now;
             decisions = decided;
+            offeredNames = offeredNames(now.values());
             tellOffer();
         }
     }
@@ -397,22 +451,23 @@ public final class Gateway implements CodeTools {
         if (offer == null) {
             return;
         }
+        Map<String, CatalogTool> now = offeredNow();
         List<SyncToolSpecification> changed = new ArrayList<>();
-        current.forEach((name, tool) -> {
+        now.forEach((name, tool) -> {
             if (!tool.equals(offered.get(name))) {
-                changed.add(specification(tool));
+                changed.add(specification(tool, name));
             }
         });
-        List<String> withdrawn = offered.keySet().stream().filter(name -> !current.containsKey(name)).toList();
-        offered = current;
+        List<String> withdrawn = offered.keySet().stream().filter(name -> !now.containsKey(name)).toList();
+        offered = now;
         if (!changed.isEmpty() || !withdrawn.isEmpty()) {
             offer.accept(changed, withdrawn);
         }
     }
 
-    private SyncToolSpecification specification(CatalogTool tool) {
+    private SyncToolSpecification specification(CatalogTool tool, String offeredName) {
         Map<String, Object> definition = new LinkedHashMap<>(tool.definition());
-        definition.put("name", tool.name());
+        definition.put("name", offeredName);
         McpSchema.Tool described = Json.MAPPER.convertValue(definition, McpSchema.Tool.class);
         LastAnswer last = new LastAnswer();
         return SyncToolSpecification.builder()

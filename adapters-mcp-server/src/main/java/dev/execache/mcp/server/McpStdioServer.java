@@ -46,6 +46,7 @@ public final class McpStdioServer implements AutoCloseable {
         this.transport = new StdioTransport(in, out, mapper, drainLimit, tools.calls());
         this.stateless = new StatelessProtocol(tools, version, mapper, transport::notify);
         transport.answerStatelessWith(stateless);
+        transport.instructWith(tools::instructions);
         this.server = McpServer.sync(transport)
                 .serverInfo("execache", version)
                 .instructions(INSTRUCTIONS)

@@ -41,6 +41,12 @@ abstract class Downstream {
         // a url server is not asked yet
     }
 
+    /** What the server said of itself when it connected ({@code instructions}); null when it said nothing. */
+    String instructions() {
+        // a url server's are not kept yet
+        return null;
+    }
+
     /** How the server is reached ({@link DownstreamSettings#identity}); null when shared publicly or not known yet. */
     abstract String identity();
 

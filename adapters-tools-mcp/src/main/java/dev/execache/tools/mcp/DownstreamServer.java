@@ -84,9 +84,12 @@ final class DownstreamServer extends Downstream {
     /** The level the agent asked the servers to log from; null until it asks. */
     private volatile McpSchema.LoggingLevel logLevel;
 
-    /** @param logs whether the server declared that it logs (the logging capability) */
+    /**
+     * @param logs whether the server declared that it logs (the logging capability)
+     * @param instructions what it said of itself in initialize, null for nothing
+     */
     private record Connection(McpSyncClient client, ServerProcessTransport transport, McpSchema.Implementation info,
-            boolean logs) {
+            boolean logs, String instructions) {
     }
 
     DownstreamServer(McpServerSettings settings, byte[] identityKey, Duration callTimeout,
@@ -134,7 +137,7 @@ final class DownstreamServer extends Downstream {
         try {
             McpSchema.InitializeResult init = client.initialize();
             Connection opened = new Connection(client, transport, init.serverInfo(),
-                    init.capabilities() != null && init.capabilities().logging() != null);
+                    init.capabilities() != null && init.capabilities().logging() != null, init.instructions());
             List<CatalogTool> listed = list(opened);
             synchronized (this) {
                 if (closed) {
@@ -168,6 +171,11 @@ final class DownstreamServer extends Downstream {
             scheduleConnect(delay);
             return false;
         }
+    }
+
+    @Override
+    synchronized String instructions() {
+        return connection == null ? null : connection.instructions();
     }
 
     @Override

@@ -146,6 +146,18 @@ public final class McpToolCatalog implements ToolCatalog {
     }
 
     @Override
+    public Map<String, String> instructions() {
+        Map<String, String> said = new LinkedHashMap<>();
+        servers.forEach((name, server) -> {
+            String instructions = server.instructions();
+            if (instructions != null && !instructions.isBlank()) {
+                said.put(name, instructions);
+            }
+        });
+        return said;
+    }
+
+    @Override
     public void setLogLevel(String level) {
         McpSchema.LoggingLevel wanted = Arrays.stream(McpSchema.LoggingLevel.values())
                 .filter(each -> each.name().toLowerCase(Locale.ROOT).equals(level)).findFirst()

@@ -42,6 +42,11 @@ public interface ToolCatalog extends AutoCloseable {
         return Map.of();
     }
 
+    /** What each server that gave instructions when it connected says of itself, by server name. */
+    default Map<String, String> instructions() {
+        return Map.of();
+    }
+
     /** Asks to be told when the discovered tools change (added, removed, or a new digest). */
     void addListener(Listener listener);
 
