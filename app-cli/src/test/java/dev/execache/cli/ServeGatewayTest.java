@@ -315,4 +315,20 @@ class ServeGatewayTest {
                 .containsExactly("step 1", "step 2", "step 3");
         assertThat(progress.get(0).at("/params/total").intValue()).isEqualTo(3);
     }
+
+    @Test
+    void aCallOfThe20260728EraGetsTheServersProgressUnderItsTokenToo() {
+        client.initialize();
+
+        int id = client.sendRequest("tools/call", Map.of("name", "lab__progress_steps", "arguments", Map.of("steps", 2),
+                "_meta", Map.of("progressToken", 41, "io.modelcontextprotocol/protocolVersion", "2026-07-28",
+                        "io.modelcontextprotocol/clientCapabilities", Map.of())));
+        JsonNode answer = client.response(id);
+
+        List<JsonNode> progress = client.unclaimed().stream()
+                .filter(message -> "notifications/progress".equals(message.path("method").textValue())).toList();
+        assertThat(answer.at("/result/resultType").textValue()).isEqualTo("complete");
+        assertThat(progress).extracting(message -> message.at("/params/progressToken").intValue()).containsExactly(41, 41);
+        assertThat(progress).extracting(message -> message.at("/params/progress").intValue()).containsExactly(1, 2);
+    }
 }
