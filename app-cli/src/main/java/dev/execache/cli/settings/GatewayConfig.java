@@ -33,6 +33,8 @@ import java.util.TreeSet;
  *     invalidate_on_write: server # a call that may write drops the server's cached reads; none: keep them
  *     code_access: true           # code may call its tools as tools.SERVER.TOOL(args) (default true)
  *     share: private              # answers shared only by identical configurations; public: by every one
+ *     cache: true                 # false: its answers are never cached (a rule that names a tool still decides)
+ *     ttl: 60s                    # how long its answers are kept when no rule names the tool (or ttl_seconds: 60)
  *   github:                 # a server reached over Streamable HTTP
  *     url: https://api.githubcopilot.com/mcp/
  *     headers: {Authorization: "Bearer ${GITHUB_TOKEN}"}   # ${VAR}: from the environment only
@@ -41,6 +43,7 @@ import java.util.TreeSet;
  *   rediscover_seconds: 60
  *   max_per_run: 1000        # tool calls one run of code may make
  *   max_bytes_per_run: 67108864  # bytes those calls may return in all
+ *   cache_when_slower_than: 5ms  # a tool no rule names is cached only while it answers slower; 0: always
  *   rules:                   # globs on SERVER__TOOL, first match wins
  *     - {tool: "fs__read_*", ttl_seconds: 60}
  *     - {tool: "*__search_*", ttl_seconds: 30, max_entries: 50}
@@ -48,22 +51,31 @@ import java.util.TreeSet;
  * </pre>
  */
 public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Duration rediscoverEvery, int maxCallsPerRun,
-        long maxBytesPerRun) {
+        long maxBytesPerRun, Duration cacheWhenSlowerThan) {
     static final Duration DEFAULT_REDISCOVER = Duration.ofSeconds(60);
     static final GatewayConfig NONE = new GatewayConfig(List.of(), List.of(), DEFAULT_REDISCOVER);
     private static final Set<String> SERVER_KEYS = Set.of(
             "command", "args", "env", "cwd", "type", "url", "headers", "oauth", "trust_annotations", "invalidate_on_write",
-            "code_access", "share");
+            "code_access", "share", "cache", "ttl", "ttl_seconds");
     private static final Set<String> OAUTH_KEYS = Set.of("client_id", "client_secret", "scope", "auth_method");
     private static final Set<String> TOOL_CALL_KEYS = Set.of("rediscover_seconds", "rules", "max_per_run",
-            "max_bytes_per_run");
+            "max_bytes_per_run", "cache_when_slower_than");
     private static final Set<String> RULE_KEYS = Set.of("tool", "enabled", "ttl_seconds", "max_entries");
 
     /**
      * One server, what a call to it that may write does to its cached reads, and whether code
      * may call its tools.
      */
-    public record Server(DownstreamSettings settings, boolean invalidateOnWrite, boolean codeAccess) {
+    /**
+     * @param cache whether its answers may be cached at all
+     * @param ttl how long its answers are kept when no rule names the tool; null for the cache's TTL
+     */
+    public record Server(DownstreamSettings settings, boolean invalidateOnWrite, boolean codeAccess, boolean cache,
+            Duration ttl) {
+        public Server(DownstreamSettings settings, boolean invalidateOnWrite, boolean codeAccess) {
+            this(settings, invalidateOnWrite, codeAccess, true, null);
+        }
+
         public Server(DownstreamSettings settings, boolean invalidateOnWrite) {
             this(settings, invalidateOnWrite, true);
         }
@@ -78,6 +90,17 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
         this(servers, rules, rediscoverEvery, Limits.DEFAULT_MAX_TOOL_CALLS, Limits.DEFAULT_MAX_TOOL_BYTES);
     }
 
+    public GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Duration rediscoverEvery, int maxCallsPerRun,
+            long maxBytesPerRun) {
+        this(servers, rules, rediscoverEvery, maxCallsPerRun, maxBytesPerRun,
+                GatewayPolicy.DEFAULT_CACHE_WHEN_SLOWER_THAN);
+    }
+
+    /** This configuration with another threshold below which a tool no rule names is not cached. */
+    public GatewayConfig withCacheWhenSlowerThan(Duration threshold) {
+        return new GatewayConfig(servers, rules, rediscoverEvery, maxCallsPerRun, maxBytesPerRun, threshold);
+    }
+
     public boolean isEmpty() {
         return servers.isEmpty();
     }
@@ -85,8 +108,9 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
     /** What the gateway needs of this: the rules, and each server's name and flags. */
     public GatewayPolicy policy() {
         return new GatewayPolicy(servers.stream()
-                .map(server -> new GatewayPolicy.Server(server.settings().name(), server.invalidateOnWrite(), server.codeAccess()))
-                .toList(), rules);
+                .map(server -> new GatewayPolicy.Server(server.settings().name(), server.invalidateOnWrite(),
+                        server.codeAccess(), server.cache(), server.ttl()))
+                .toList(), rules, cacheWhenSlowerThan);
     }
 
     /**
@@ -115,8 +139,14 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
         Duration rediscover = DEFAULT_REDISCOVER;
         int maxCalls = Limits.DEFAULT_MAX_TOOL_CALLS;
         long maxBytes = Limits.DEFAULT_MAX_TOOL_BYTES;
+        Duration cacheWhenSlowerThan = GatewayPolicy.DEFAULT_CACHE_WHEN_SLOWER_THAN;
         if (!toolCalls.isMissingNode() && !toolCalls.isNull()) {
             requireKeys(toolCalls, "tool_calls", TOOL_CALL_KEYS, file);
+            JsonNode threshold = toolCalls.path("cache_when_slower_than");
+            if (!threshold.isMissingNode() && !threshold.isNull()) {
+                cacheWhenSlowerThan = threshold.asText().strip().equals("0") ? Duration.ZERO
+                        : Durations.parse(threshold.asText(), file + ": tool_calls.cache_when_slower_than");
+            }
             if (!toolCalls.path("max_per_run").isMissingNode()) {
                 maxCalls = (int) positive(toolCalls.path("max_per_run"), "tool_calls.max_per_run", file);
             }
@@ -144,7 +174,7 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
                 }
             }
         }
-        return new GatewayConfig(servers, rules, rediscover, maxCalls, maxBytes);
+        return new GatewayConfig(servers, rules, rediscover, maxCalls, maxBytes, cacheWhenSlowerThan);
     }
 
     private static Server server(String name, JsonNode node, Path file, Path base) {
@@ -171,6 +201,16 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
             invalidateOnWrite = value.equals("server");
         }
         boolean codeAccess = bool(node.path("code_access"), where + ".code_access", file, true);
+        boolean cache = bool(node.path("cache"), where + ".cache", file, true);
+        Duration ttl = null;
+        if (!node.path("ttl").isMissingNode() && !node.path("ttl_seconds").isMissingNode()) {
+            throw error(file, where + ".ttl", "give ttl or ttl_seconds, not both");
+        }
+        if (!node.path("ttl").isMissingNode()) {
+            ttl = Durations.parse(node.path("ttl").asText(), file + ": " + where + ".ttl");
+        } else if (!node.path("ttl_seconds").isMissingNode()) {
+            ttl = Duration.ofSeconds(positive(node.path("ttl_seconds"), where + ".ttl_seconds", file));
+        }
         boolean sharePublic = false;
         JsonNode share = node.path("share");
         if (!share.isMissingNode() && !share.isNull()) {
@@ -187,7 +227,7 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
         } catch (IllegalArgumentException e) {
             throw new UsageException(file + ": " + where + ": " + e.getMessage());
         }
-        return new Server(settings, invalidateOnWrite, codeAccess);
+        return new Server(settings, invalidateOnWrite, codeAccess, cache, ttl);
     }
 
     private static UrlServerSettings urlServer(String name, JsonNode node, String where, Path file, boolean trust) {
