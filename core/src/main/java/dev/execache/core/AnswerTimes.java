@@ -7,11 +7,15 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * How long each tool took to answer its recent calls that reached it (misses and calls made
- * around the cache), in this process. The median of the last {@link #KEPT} says whether storing
- * its answers pays: one slow first call (a cold server) or one quick one does not decide.
+ * around the cache), in this process. The fastest of the last {@link #KEPT} says whether storing
+ * its answers pays, once there are {@link #ENOUGH}: what a call costs when nothing else is in the
+ * way. A busy machine, a cold server or a cold JIT only ever add time (a first call measured here
+ * took 380 ms, the tenth 0.09 ms), so the median of the first few calls said "slow" of a local file
+ * read; the fastest recent one does not.
  */
 final class AnswerTimes {
     static final int KEPT = 15;
+    static final int ENOUGH = 3;
 
     private final ConcurrentHashMap<String, Recent> byTool = new ConcurrentHashMap<>();
 
@@ -19,10 +23,16 @@ final class AnswerTimes {
         byTool.computeIfAbsent(tool, name -> new Recent()).add(took.toNanos());
     }
 
-    /** The median of the tool's recent answer times; empty before its first call. */
-    Optional<Duration> median(String tool) {
+    /** The fastest of the tool's recent answer times; empty before its first call. */
+    Optional<Duration> fastest(String tool) {
         Recent recent = byTool.get(tool);
-        return recent == null ? Optional.empty() : recent.median();
+        return recent == null ? Optional.empty() : recent.fastest();
+    }
+
+    /** How many of the tool's answer times are kept (at most {@link #KEPT}). */
+    int count(String tool) {
+        Recent recent = byTool.get(tool);
+        return recent == null ? 0 : recent.count();
     }
 
     /** A ring of the last {@link #KEPT} times, in nanoseconds. */
@@ -37,14 +47,13 @@ final class AnswerTimes {
             count = Math.min(count + 1, KEPT);
         }
 
-        synchronized Optional<Duration> median() {
-            if (count == 0) {
-                return Optional.empty();
-            }
-            long[] sorted = Arrays.copyOf(nanos, count);
-            Arrays.sort(sorted);
-            long middle = count % 2 == 1 ? sorted[count / 2] : (sorted[count / 2 - 1] + sorted[count / 2]) / 2;
-            return Optional.of(Duration.ofNanos(middle));
+        synchronized int count() {
+            return count;
+        }
+
+        synchronized Optional<Duration> fastest() {
+            return count == 0 ? Optional.empty() : Optional.of(Duration.ofNanos(Arrays.stream(nanos, 0, count).min()
+                    .orElseThrow()));
         }
     }
 }

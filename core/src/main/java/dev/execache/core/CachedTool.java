@@ -215,9 +215,14 @@ public final class CachedTool {
     private String notStoredBecause(String tool, Counter counter) {
         return switch (counter) {
             case FAILED -> "the call failed";
-            case UNCACHEABLE_FAST_TOOL -> "it answers fast: the median of its recent calls, "
-                    + answerTimes.median(tool).map(CachedTool::millis).orElse("unknown")
-                    + ", is under the " + millis(cacheWhenSlowerThan) + " a stored answer must save to be worth keeping";
+            case UNCACHEABLE_FAST_TOOL -> answerTimes.count(tool) < AnswerTimes.ENOUGH
+                    ? "its answer times are being measured (" + answerTimes.count(tool) + " of the "
+                            + AnswerTimes.ENOUGH + " calls that tell whether it answers slower than "
+                            + millis(cacheWhenSlowerThan) + ")"
+                    : "it answers fast: the fastest of its recent calls, "
+                            + answerTimes.fastest(tool).map(CachedTool::millis).orElse("unknown")
+                            + ", is under the " + millis(cacheWhenSlowerThan)
+                            + " a stored answer must save to be worth keeping";
             case UNCACHEABLE_SERVER_HINT -> "the server said not to cache it (cache_hint: no-cache)";
             case UNCACHEABLE_STALE_TOOL_ANSWER -> "a call that may change its server started or ended while it was asked";
             default -> counter.uncacheableReason() == null ? counter.name().toLowerCase(Locale.ROOT)
@@ -231,20 +236,35 @@ public final class CachedTool {
     }
 
     /**
-     * Whether {@code tool} answers too fast to be worth caching by a rule that measures it: the median
-     * of its recent calls is under {@link Builder#cacheWhenSlowerThan}. False before its first call.
+     * Whether {@code tool} answers too fast to be worth caching by a rule that measures it: the fastest
+     * of its recent calls is under {@link Builder#cacheWhenSlowerThan}. False until three of its calls
+     * were timed: they are asked of the tool meanwhile ({@link #answersSlowly}).
      */
     public boolean answersFast(String tool) {
-        if (cacheWhenSlowerThan.isZero() || cacheHinted.contains(tool)) {
+        if (cacheWhenSlowerThan.isZero() || cacheHinted.contains(tool) || answerTimes.count(tool) < AnswerTimes.ENOUGH) {
             return false;
         }
-        Optional<Duration> median = answerTimes.median(tool);
-        return median.isPresent() && median.get().compareTo(cacheWhenSlowerThan) < 0;
+        return answerTimes.fastest(tool).orElseThrow().compareTo(cacheWhenSlowerThan) < 0;
     }
 
-    /** The median time of the tool's recent calls that reached it, in this process; empty before the first. */
-    public Optional<Duration> medianAnswerTime(String tool) {
-        return answerTimes.median(tool);
+    /**
+     * Whether {@code tool}'s answers are worth storing by a rule that measures it: three of its calls
+     * were timed and the fastest of them is at least {@link Builder#cacheWhenSlowerThan} (or that is zero, or
+     * its server said it means its answers to be reused). Until then a stored answer may be served
+     * (another process judged it slow) but none is stored: a first call is often slow for a reason
+     * of its own (a cold server), and a fast read stored for minutes would go stale.
+     */
+    public boolean answersSlowly(String tool) {
+        if (cacheWhenSlowerThan.isZero() || cacheHinted.contains(tool)) {
+            return true;
+        }
+        return answerTimes.count(tool) >= AnswerTimes.ENOUGH
+                && answerTimes.fastest(tool).orElseThrow().compareTo(cacheWhenSlowerThan) >= 0;
+    }
+
+    /** The fastest of the tool's recent calls that reached it, in this process; empty before the first. */
+    public Optional<Duration> fastestAnswerTime(String tool) {
+        return answerTimes.fastest(tool);
     }
 
     /** Below what answer time a tool cached by a measured rule is not cached (zero: never). */
@@ -462,7 +482,7 @@ public final class CachedTool {
             if (result.hint() == CacheHint.CACHE) {
                 cacheHinted.add(tool);
             }
-            if (rule.measured() && answersFast(tool)) {
+            if (rule.measured() && !answersSlowly(tool)) {
                 notStored = Counter.UNCACHEABLE_FAST_TOOL;
                 return Optional.empty();
             }
@@ -514,7 +534,7 @@ public final class CachedTool {
 
         /**
          * Tools cached by a measured rule (the default rule, or one made {@link ToolCacheRule#measured})
-         * are not cached while the median of their recent calls is under {@code threshold}: a stored
+         * are not cached while the fastest of their recent calls is under {@code threshold}: a stored
          * answer would save less than that and could be stale. Zero (the default here) caches them
          * however fast they answer.
          */

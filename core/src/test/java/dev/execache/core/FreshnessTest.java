@@ -38,8 +38,11 @@ class FreshnessTest {
     };
 
     private CachedTool.Builder builder() {
-        return CachedTool.builder(tool, store).clock(clock).ticker(ticker).toolVersions(versions)
-                .cacheWhenSlowerThan(Duration.ofMillis(5));
+        return CachedTool.builder(tool, store).clock(clock).ticker(ticker).toolVersions(versions);
+    }
+
+    private CachedTool.Builder measured() {
+        return builder().cacheWhenSlowerThan(Duration.ofMillis(5));
     }
 
     @Test
@@ -90,35 +93,57 @@ class FreshnessTest {
     }
 
     @Test
-    void aToolThatAnswersFasterThanTheThresholdIsNotCachedAndSaysWhy() {
+    void aToolIsNotCachedUntilThreeCallsShowItSlowerThanTheThresholdSoAColdFirstCallDoesNotDecide() {
+        answerTime.set(Duration.ofMillis(400));
+        CachedTool cached = measured().build();
+
+        ToolCallOutcome cold = cached.callWithStatus("fs__read", Map.of("path", "a"));
         answerTime.set(Duration.ofMillis(1));
-        CachedTool cached = builder().build();
+        cached.callWithStatus("fs__read", Map.of("path", "a"));
+        ToolCallOutcome third = cached.callWithStatus("fs__read", Map.of("path", "a"));
+        ToolCallOutcome fourth = cached.callWithStatus("fs__read", Map.of("path", "a"));
 
-        ToolCallOutcome first = cached.callWithStatus("fs__read", Map.of("path", "a"));
-        ToolCallOutcome second = cached.callWithStatus("fs__read", Map.of("path", "a"));
-
-        assertThat(first.status()).isEqualTo(CacheStatus.MISS);
-        assertThat(first.expiresAt()).isNull();
-        assertThat(first.notCachedBecause()).isEqualTo("it answers fast: the median of its recent calls, 1.00 ms,"
+        assertThat(cold.status()).isEqualTo(CacheStatus.MISS);
+        assertThat(cold.expiresAt()).isNull();
+        assertThat(cold.notCachedBecause()).isEqualTo("its answer times are being measured (1 of the 3 calls that tell"
+                + " whether it answers slower than 5.00 ms)");
+        assertThat(third.status()).isEqualTo(CacheStatus.MISS);
+        assertThat(third.notCachedBecause()).isEqualTo("it answers fast: the fastest of its recent calls, 1.00 ms,"
                 + " is under the 5.00 ms a stored answer must save to be worth keeping");
-        assertThat(second.status()).isEqualTo(CacheStatus.BYPASS);
-        assertThat(second.result().json()).isEqualTo("{\"call\":2}");
+        assertThat(fourth.status()).isEqualTo(CacheStatus.BYPASS);
+        assertThat(fourth.result().json()).isEqualTo("{\"call\":4}");
         assertThat(cached.answersFast("fs__read")).isTrue();
-        assertThat(cached.medianAnswerTime("fs__read")).contains(Duration.ofMillis(1));
-        assertThat(store.counters().perTool().get("fs__read")).containsEntry(Counter.CALLS, 2L)
-                .containsEntry(Counter.UNCACHEABLE_FAST_TOOL, 2L);
+        assertThat(cached.fastestAnswerTime("fs__read")).contains(Duration.ofMillis(1));
+        assertThat(store.counters().perTool().get("fs__read")).containsEntry(Counter.CALLS, 4L)
+                .containsEntry(Counter.UNCACHEABLE_FAST_TOOL, 4L);
         assertThat(store.size()).isZero();
+    }
+
+    @Test
+    void aSlowToolIsCachedOnceThreeCallsShowIt() {
+        CachedTool cached = measured().build();
+        for (int i = 0; i < 3; i++) {
+            cached.callWithStatus("fs__read", Map.of("path", "a" + i));
+        }
+
+        cached.callWithStatus("fs__read", Map.of("path", "a"));
+
+        assertThat(cached.callWithStatus("fs__read", Map.of("path", "a")).status()).isEqualTo(CacheStatus.HIT);
+        assertThat(cached.callWithStatus("fs__read", Map.of("path", "a0")).status()).isEqualTo(CacheStatus.MISS);
     }
 
     @Test
     void aFastToolThatARuleNamesIsCachedAndAFastToolThatSlowsDownIsCachedAgain() {
         answerTime.set(Duration.ofMillis(1));
-        CachedTool cached = builder().rule(ToolCacheRule.cache("fs__list", Duration.ofMinutes(1), 10)).build();
+        CachedTool cached = measured().rule(ToolCacheRule.cache("fs__list", Duration.ofMinutes(1), 10)).build();
 
         cached.callWithStatus("fs__list", Map.of());
         assertThat(cached.callWithStatus("fs__list", Map.of()).status()).isEqualTo(CacheStatus.HIT);
 
-        cached.callWithStatus("fs__read", Map.of("path", "a"));
+        for (int i = 0; i < 3; i++) {
+            cached.callWithStatus("fs__read", Map.of("path", "a"));
+        }
+        assertThat(cached.answersFast("fs__read")).isTrue();
         answerTime.set(Duration.ofMillis(50));
         for (int i = 0; i < AnswerTimes.KEPT; i++) {
             cached.callWithStatus("fs__read", Map.of("path", "b" + i));
@@ -139,10 +164,11 @@ class FreshnessTest {
         assertThat(cached.callWithStatus("fs__read", Map.of("path", "a")).status()).isEqualTo(CacheStatus.MISS);
         assertThat(store.counters().totals()).containsEntry(Counter.UNCACHEABLE_SERVER_HINT, 2L);
 
+        CachedTool fastOnes = measured().build();
         answerTime.set(Duration.ofMillis(1));
         hint.set(CacheHint.CACHE);
-        cached.callWithStatus("fs__list", Map.of());
-        assertThat(cached.callWithStatus("fs__list", Map.of()).status()).isEqualTo(CacheStatus.HIT);
+        fastOnes.callWithStatus("fs__list", Map.of());
+        assertThat(fastOnes.callWithStatus("fs__list", Map.of()).status()).isEqualTo(CacheStatus.HIT);
     }
 
     @Test

@@ -173,7 +173,7 @@ public final class Gateway implements CodeTools {
     /**
      * Whether a gateway tool's calls are cached now and why, with its TTL: the decision made when
      * the tool list last changed, and, for a tool no rule names, whether it answers too fast to be
-     * worth caching (the median of its recent calls in this process).
+     * worth caching (the fastest of its recent calls in this process).
      */
     public ToolCallRules.Decision decision(String name) {
         CatalogTool tool;
@@ -185,16 +185,16 @@ public final class Gateway implements CodeTools {
         }
         ToolCallRules.Decision decision = decisionFor(tool);
         if (decision.cached() && decision.measured() && cachedTool.answersFast(name)) {
-            return new ToolCallRules.Decision(false, decision.why() + "; but it answers fast: median "
-                    + millis(cachedTool.medianAnswerTime(name).orElseThrow()) + " < "
+            return new ToolCallRules.Decision(false, decision.why() + "; but it answers fast: fastest recent call "
+                    + millis(cachedTool.fastestAnswerTime(name).orElseThrow()) + " < "
                     + millis(cachedTool.cacheWhenSlowerThan()), null, false, true);
         }
         return decision;
     }
 
-    /** The median time of the tool's recent calls that reached its server, in this process; empty before the first. */
-    public Optional<Duration> medianAnswerTime(String name) {
-        return cachedTool.medianAnswerTime(name);
+    /** The fastest of the tool's recent calls that reached its server, in this process; empty before the first. */
+    public Optional<Duration> fastestAnswerTime(String name) {
+        return cachedTool.fastestAnswerTime(name);
     }
 
     /** Below what answer time a tool no rule names is not cached. */

@@ -11,7 +11,7 @@ import java.util.Objects;
  * cached reads, whether code may call its tools and whether and how long its answers are cached,
  * and below what answer time a tool no rule names is not worth caching.
  *
- * @param cacheWhenSlowerThan a tool no rule names is cached only while the median of its recent
+ * @param cacheWhenSlowerThan a tool no rule names is cached only while the fastest of its recent
  *     calls is at least this; zero caches it however fast it answers
  */
 public record GatewayPolicy(List<Server> servers, List<ToolCacheRule> rules, Duration cacheWhenSlowerThan) {

@@ -207,7 +207,7 @@ public final class ServeTools {
             if (decision.ttl() != null) {
                 tool.put("ttlSeconds", decision.ttl().toSeconds());
             }
-            gateway.medianAnswerTime(name).ifPresent(median -> tool.put("medianMs", Json.millis(median)));
+            gateway.fastestAnswerTime(name).ifPresent(fastest -> tool.put("fastestMs", Json.millis(fastest)));
         }
         return CallToolResult.builder()
                 .content(List.of(TextContent.builder(gateway.typescript()).build()))

@@ -59,8 +59,9 @@ public enum Counter {
      */
     UNCACHEABLE_STALE_TOOL_ANSWER,
     /**
-     * Succeeded, not stored: the tool answers faster than a hit plus a margin (the median of its recent
-     * calls), so a stored answer would save little and could be stale; a rule that names it caches it anyway.
+     * Succeeded, not stored: the tool answers faster than a hit plus a margin (the fastest of its recent
+     * calls), so a stored answer would save little and could be stale, or too few of its calls were
+     * timed yet to know it is slower; a rule that names it caches it anyway.
      */
     UNCACHEABLE_FAST_TOOL,
     /** Succeeded, not stored: the server said so ({@code cache_hint: no-cache} in the result's {@code _meta}, SEP-2419). */
