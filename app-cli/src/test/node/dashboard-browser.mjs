@@ -3,18 +3,18 @@
 // per step on stdout. After the first line it waits for a line on stdin naming the hits the page
 // should come to show (the test makes more calls meanwhile), then reports again and saves
 // screenshots (a laptop's width and a phone's).
-// Usage: node dashboard-browser.mjs URL TOKEN SCREENSHOT_PREFIX
+// Usage: node dashboard-browser.mjs URL TOKEN SCREENSHOT_PREFIX CHROMIUM
 import { chromium } from "playwright-core";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 
-const [url, token, screenshots] = process.argv.slice(2);
+const [url, token, screenshots, chromiumPath] = process.argv.slice(2);
 const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
 const profile = mkdtempSync(join(tmpdir(), "execache-chromium-"));
 const context = await chromium.launchPersistentContext(profile, {
-  executablePath: "/usr/bin/chromium",
+  executablePath: chromiumPath,
   headless: true,
   args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync"],

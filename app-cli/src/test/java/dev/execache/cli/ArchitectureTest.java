@@ -16,7 +16,7 @@ import java.util.List;
 import java.util.stream.Stream;
 
 /**
- * The dependency rules of DESIGN.md, checked on every module's main classes (app-cli sees
+ * The dependency rules of docs/architecture.md, checked on every module's main classes (app-cli sees
  * them all). {@link ArchitectureRulesCanFailTest} shows each rule turning red.
  */
 @AnalyzeClasses(packages = "dev.execache",
@@ -58,12 +58,12 @@ class ArchitectureTest {
             .should().onlyDependOnClassesThat().resideInAnyPackage("java..", CORE, MCP_SERVER,
                     "io.modelcontextprotocol..", "com.fasterxml.jackson..", "reactor..", "org.eclipse.jetty..")
             .because("the MCP server is a driving adapter: it reaches the cache through core's ports only, and"
-                    + " app-cli starts it (DESIGN.md)");
+                    + " app-cli starts it (docs/architecture.md)");
 
     /**
      * What a library user of core needs, and nothing more: the two faces of the policy, what they
      * are built with, requests, results, outcomes and figures. A new public type here is a
-     * decision: add it to this list and to the README's, or keep it package-private.
+     * decision: add it to this list and to docs/java-library.md, or keep it package-private.
      */
     static final List<String> CORE_API = List.of(
             "CachedExecutor", "CachedTool", "MutableToolVersions", "Ticker", "CachePolicy", "Limits", "ToolCacheRule",
@@ -89,7 +89,7 @@ class ArchitectureTest {
     static final ArchRule coreExportsOnlyItsLibraryApi = classes()
             .that().resideInAPackage("dev.execache.core").and().arePublic().and().areTopLevelClasses()
             .should().haveNameMatching("dev\\.execache\\.core\\.(" + String.join("|", CORE_API) + ")")
-            .because("core's public types are its library API (README: As a library); helpers stay package-private");
+            .because("core's public types are its library API (docs/java-library.md); helpers stay package-private");
 
     @ArchTest
     static final ArchRule coreSpiExportsOnlyWhatAdaptersNeed = classes()

@@ -16,7 +16,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -32,9 +31,6 @@ class DashboardIT {
     private static final String AGENT_A = "dash-agent-a-0123456789abcdef";
     private static final String AGENT_B = "dash-agent-b-0123456789abcdef";
     private static final String METRICS_TOKEN = "dash-metrics-0123456789abcdef";
-    /** Debian's python3, which sees Debian's python3-prometheus-client (a pyenv python may not). */
-    private static final Path PYTHON = Path.of("/usr/bin/python3");
-    private static final Path CHROMIUM = Path.of("/usr/bin/chromium");
 
     @TempDir
     static Path dir;
@@ -99,12 +95,12 @@ class DashboardIT {
 
     @Test
     void theDashboardShowsTheFiguresMadeAndUpdatesAfterMoreCalls() throws Exception {
-        Assumptions.assumeTrue(Files.isExecutable(CHROMIUM), "Debian's chromium is not installed (the build installs it "
-                + "where it may: apt-get install chromium): the dashboard-in-a-browser test is skipped");
+        Path chromium = SystemPeer.CHROMIUM.require();
         Path scripts = TypeScriptClient.nodeModules().getParent();
         Path screenshots = Path.of("target", "dashboard");
         ProcessBuilder builder = new ProcessBuilder("node", scripts.resolve("dashboard-browser.mjs").toString(),
-                "http://127.0.0.1:" + server.port() + "/", AGENT_A, screenshots.toAbsolutePath().toString())
+                "http://127.0.0.1:" + server.port() + "/", AGENT_A, screenshots.toAbsolutePath().toString(),
+                chromium.toString())
                 .directory(scripts.toFile()).redirectError(ProcessBuilder.Redirect.INHERIT);
         Process browser = builder.start();
         try (BufferedReader out = new BufferedReader(new InputStreamReader(browser.getInputStream(), StandardCharsets.UTF_8));
@@ -154,13 +150,12 @@ class DashboardIT {
 
     @Test
     void metricsAreReadByThePrometheusOpenMetricsParserWithToolLabels() throws Exception {
-        Assumptions.assumeTrue(hasOpenMetricsParser(), "Debian's python3-prometheus-client is not installed (the build "
-                + "installs it where it may): the /metrics parser test is skipped");
+        Path python = SystemPeer.OPENMETRICS_PARSER.require();
         RawHttp.Answer metrics = get("/metrics", METRICS_TOKEN);
         assertThat(metrics.status()).as(metrics.body()).isEqualTo(200);
         assertThat(metrics.header("Content-Type")).isEqualTo("application/openmetrics-text; version=1.0.0; charset=utf-8");
 
-        JsonNode families = parseOpenMetrics(metrics.body());
+        JsonNode families = parseOpenMetrics(python, metrics.body());
 
         assertThat(families.at("/execache_hits/type").textValue()).isEqualTo("counter");
         assertThat(sample(families, "execache_hits", "execache_hits_total", null)).isGreaterThanOrEqualTo(5);
@@ -174,13 +169,8 @@ class DashboardIT {
         assertThat(families.at("/execache_agent_hits/samples").findValuesAsText("agent")).contains("agent-a", "agent-b");
     }
 
-    private static boolean hasOpenMetricsParser() throws Exception {
-        return Files.isExecutable(PYTHON) && new ProcessBuilder(PYTHON.toString(), "-c", "import prometheus_client")
-                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start().waitFor() == 0;
-    }
-
     /** The families as the parser sees them: name -> type, unit, samples (name, labels, value). */
-    private static JsonNode parseOpenMetrics(String text) throws Exception {
+    private static JsonNode parseOpenMetrics(Path python, String text) throws Exception {
         String script = """
                 import json, sys
                 from prometheus_client.openmetrics.parser import text_string_to_metric_families
@@ -190,14 +180,14 @@ class DashboardIT {
                         "samples": [dict(s.labels, __name__=s.name, __value__=s.value) for s in family.samples]}
                 print(json.dumps(out))
                 """;
-        Process python = new ProcessBuilder(PYTHON.toString(), "-c", script).redirectError(ProcessBuilder.Redirect.PIPE)
+        Process parser = new ProcessBuilder(python.toString(), "-c", script).redirectError(ProcessBuilder.Redirect.PIPE)
                 .start();
-        try (OutputStream in = python.getOutputStream()) {
+        try (OutputStream in = parser.getOutputStream()) {
             in.write(text.getBytes(StandardCharsets.UTF_8));
         }
-        String out = new String(python.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        String err = new String(python.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(python.waitFor()).as("the parser refused the text:\n" + err).isZero();
+        String out = new String(parser.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        String err = new String(parser.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(parser.waitFor()).as("the parser refused the text:\n" + err).isZero();
         return TypeScriptClient.JSON.readTree(out);
     }
 

@@ -22,7 +22,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
@@ -32,7 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A fleet as it is deployed: three {@code serve --http} instances on one redis-server, behind a
- * real nginx (Debian's package; the test is skipped, saying so, where it is not installed),
+ * real nginx (Debian's nginx-light, see {@link SystemPeer}),
  * everything on loopback ports. Both eras work through the balancer, one run answers identical
  * requests sent to several instances at once, and an instance killed mid-run costs its calls only.
  */
@@ -51,9 +50,7 @@ class HttpFleetIT {
 
     @BeforeAll
     static void start() throws Exception {
-        Path binary = Path.of("/usr/sbin/nginx");
-        Assumptions.assumeTrue(Files.isExecutable(binary), "nginx is not installed (Debian: apt-get install "
-                + "nginx-light; the build installs it where it may): the fleet-behind-nginx test is skipped");
+        Path binary = SystemPeer.NGINX.require();
         redis = RedisServerProcess.start();
         for (int i = 0; i < 3; i++) {
             fleet.add(HttpServeProcess.start(NO_POOL, "--store", "redis", "--redis-url", redis.url() + "/4",

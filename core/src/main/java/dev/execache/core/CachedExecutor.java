@@ -79,7 +79,7 @@ public final class CachedExecutor {
      * Runs the request through the cache.
      *
      * @throws IllegalArgumentException if the request declares a tool the version source does not know
-     * @throws SandboxUnavailableException if the sandbox cannot run anything
+     * @throws dev.execache.core.spi.SandboxUnavailableException if the sandbox cannot run anything
      */
     public ExecutionOutcome execute(ExecutionRequest request) {
         return store.oneCall(() -> executeOnce(request));

@@ -26,7 +26,7 @@ import java.util.concurrent.TimeUnit;
  * agents, the store's health and its bounds.
  */
 final class Dashboard implements AutoCloseable {
-    private static final System.Logger LOG = System.getLogger("dev.execache.cli");
+    private static final System.Logger LOG = System.getLogger("dev.execache.mcp.server");
     static final Duration SAMPLE_EVERY = Duration.ofSeconds(10);
     /** Tokens are estimated as bytes / 4, the usual rule of thumb for English text and JSON. */
     static final int BYTES_PER_TOKEN = KeptOut.BYTES_PER_TOKEN;

@@ -72,7 +72,7 @@ public final class Gateway implements CodeTools {
     /** Text is JSON only when all of it is: "true story" is text, not true. */
     private static final ObjectReader STRICT = Json.MAPPER.reader()
             .with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
-    private static final System.Logger LOG = System.getLogger("dev.execache.cli");
+    private static final System.Logger LOG = System.getLogger("dev.execache.mcp.server");
 
     private final ToolCatalog catalog;
     private final MutableToolVersions versions;

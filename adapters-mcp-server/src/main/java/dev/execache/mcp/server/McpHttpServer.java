@@ -63,7 +63,7 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
  * figures alone; the page itself loads without one and asks for it.
  */
 public final class McpHttpServer implements AutoCloseable {
-    private static final System.Logger LOG = System.getLogger("dev.execache.cli");
+    private static final System.Logger LOG = System.getLogger("dev.execache.mcp.server");
     static final String PATH = "/mcp";
     static final String METRICS_PATH = "/metrics";
     static final String DASHBOARD_DATA_PATH = "/dashboard.json";
@@ -472,66 +472,49 @@ public final class McpHttpServer implements AutoCloseable {
 
         private void answer(Request request, Response response, Callback callback, byte[] body, boolean streams)
                 throws IOException {
-            JsonNode message;
-            try {
-                message = Json.MAPPER.readTree(body);
-            } catch (IOException e) {
-                refuse(response, callback, 400, McpSchema.ErrorCodes.PARSE_ERROR, "Parse error: the body is not JSON");
-                return;
-            }
-            if (message instanceof ArrayNode) {
+            JsonRpc.Message message = JsonRpc.parse(new String(body, StandardCharsets.UTF_8), "body");
+            if (message instanceof JsonRpc.Batch) {
                 refuse(response, callback, 400, McpSchema.ErrorCodes.INVALID_REQUEST,
                         "Invalid Request: JSON-RPC batches are not taken over HTTP; send one message per POST");
                 return;
             }
-            if (!(message instanceof ObjectNode object) || !object.path("jsonrpc").asText().equals("2.0")) {
-                refuse(response, callback, 400, McpSchema.ErrorCodes.INVALID_REQUEST,
-                        "Invalid Request: the body is not a JSON-RPC 2.0 message");
+            if (message instanceof JsonRpc.Invalid invalid && invalid.fault() == JsonRpc.Fault.MESSAGE) {
+                refuse(response, callback, 400, invalid.code(), invalid.message());
                 return;
             }
-            boolean isRequest = object.path("method").isTextual()
-                    && (object.path("id").isTextual() || object.path("id").isIntegralNumber());
-            if (!object.path("method").isTextual()) {
-                if (object.has("id") && (object.has("result") || object.has("error"))) {
-                    accepted(response, callback);
-                    return;
-                }
-                refuse(response, callback, 400, McpSchema.ErrorCodes.INVALID_REQUEST,
-                        "Invalid Request: not a JSON-RPC 2.0 request, notification or response");
-                return;
-            }
-            JsonNode id = isRequest ? object.get("id") : null;
-            HeaderCheck check = HeaderCheck.of(request, object, isRequest);
-            if (check != null) {
-                sendJson(response, callback, 400, StatelessProtocol.error(id, check.code(), check.message(), check.data()));
-                return;
-            }
-            if (!isRequest) {
-                if (object.has("id")) {
-                    refuse(response, callback, 400, McpSchema.ErrorCodes.INVALID_REQUEST,
-                            "Invalid Request: id must be a string or an integer");
-                    return;
-                }
+            if (message instanceof JsonRpc.Response) {
                 accepted(response, callback);
                 return;
             }
-            String method = object.get("method").textValue();
-            boolean modern = StatelessProtocol.isModern(method, object.get("params"));
-            if (!StatelessProtocol.isMethodOf(method, modern)) {
-                sendJson(response, callback, modern ? 404 : 200, StatelessProtocol.error(id,
-                        McpSchema.ErrorCodes.METHOD_NOT_FOUND, "Method not found: " + method
-                                + (modern ? " (not a method of protocol version " + StatelessProtocol.MODERN + ")" : ""),
-                        null));
+            ObjectNode object = message instanceof JsonRpc.Request checked ? checked.message()
+                    : message instanceof JsonRpc.Notification notification ? notification.message()
+                    : ((JsonRpc.Invalid) message).source();
+            boolean isRequest = !(message instanceof JsonRpc.Notification);
+            HeaderCheck check = HeaderCheck.of(request, object, isRequest);
+            if (check != null) {
+                JsonNode id = isRequest ? object.get("id") : null;
+                sendJson(response, callback, 400, JsonRpc.error(id, check.code(), check.message(), check.data()));
                 return;
             }
+            if (message instanceof JsonRpc.Invalid invalid) {
+                int status = invalid.fault() == JsonRpc.Fault.ENVELOPE ? 400
+                        : invalid.fault() == JsonRpc.Fault.METHOD && invalid.modern() ? 404 : 200;
+                sendJson(response, callback, status, invalid.text());
+                return;
+            }
+            if (!(message instanceof JsonRpc.Request checked)) {
+                accepted(response, callback);
+                return;
+            }
+            String method = checked.method();
             String callId = "http-" + callIds.incrementAndGet();
             String agent = tokenAgent(request.getHeaders().get(HttpHeader.AUTHORIZATION));
             if (streams && McpSchema.METHOD_TOOLS_CALL.equals(method)) {
-                stream(request, response, callback, object, callId, agent);
+                stream(request, response, callback, checked, callId, agent);
                 return;
             }
             request.addIdleTimeoutListener(timeout -> false);
-            String answer = answerOrExplain(object, callId, null, agent);
+            String answer = answerOrExplain(checked, callId, null, agent);
             // written before the request counts as answered, so that a stop waits for these bytes too
             response.setStatus(200);
             response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
@@ -545,7 +528,7 @@ public final class McpHttpServer implements AutoCloseable {
         }
 
         /** A tool call answered as an SSE stream: its notifications, then its answer. A closed stream cancels it. */
-        private void stream(Request request, Response response, Callback callback, ObjectNode call, String callId,
+        private void stream(Request request, Response response, Callback callback, JsonRpc.Request call, String callId,
                 String agent) {
             response.setStatus(200);
             response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/event-stream");
@@ -585,7 +568,7 @@ public final class McpHttpServer implements AutoCloseable {
          * stopping: that the server is shutting down, as for any call still running then; a class
          * first loaded while the JVM exits can fail to initialize).
          */
-        private String answerOrExplain(ObjectNode request, String callId, BiConsumer<String, ObjectNode> stream,
+        private String answerOrExplain(JsonRpc.Request request, String callId, BiConsumer<String, ObjectNode> stream,
                 String agent) {
             try {
                 return protocol.answer(request, callId, stream, agent);
@@ -593,9 +576,9 @@ public final class McpHttpServer implements AutoCloseable {
                 if (draining.get() || jvmExiting()) {
                     return protocol.shuttingDown(request);
                 }
-                LOG.log(Level.WARNING, "answering " + request.path("method").asText() + " failed: " + e, e);
-                return StatelessProtocol.error(request.get("id"), McpSchema.ErrorCodes.INTERNAL_ERROR,
-                        request.path("method").asText() + " failed unexpectedly: " + e, null);
+                LOG.log(Level.WARNING, "answering " + request.method() + " failed: " + e, e);
+                return JsonRpc.error(request.id(), McpSchema.ErrorCodes.INTERNAL_ERROR,
+                        request.method() + " failed unexpectedly: " + e, null);
             }
         }
 
@@ -630,7 +613,7 @@ public final class McpHttpServer implements AutoCloseable {
 
         private static boolean refuse(Response response, Callback callback, int status, int code, String message,
                 JsonNode data) {
-            sendJson(response, callback, status, StatelessProtocol.error(null, code, message, data));
+            sendJson(response, callback, status, JsonRpc.error(null, code, message, data));
             return true;
         }
 
@@ -687,23 +670,26 @@ public final class McpHttpServer implements AutoCloseable {
         private static final String BASE64_SUFFIX = "?=";
 
         static HeaderCheck of(Request request, ObjectNode message, boolean isRequest) {
+            if (message == null) {
+                return null;
+            }
             String method = message.get("method").textValue();
             JsonNode params = message.get("params");
             String version = header(request, "MCP-Protocol-Version");
             String methodHeader = header(request, "Mcp-Method");
-            boolean headerModern = version != null && version.compareTo(StatelessProtocol.MODERN) >= 0
-                    && !StatelessProtocol.LEGACY.contains(version);
-            boolean claims = StatelessProtocol.claimsEnvelope(params);
+            boolean headerModern = version != null && version.compareTo(JsonRpc.MODERN) >= 0
+                    && !JsonRpc.LEGACY.contains(version);
+            boolean claims = JsonRpc.claimsEnvelope(params);
             if (McpSchema.METHOD_INITIALIZE.equals(method) && !claims) {
                 return headerModern ? mismatch(version, "an initialize request (the 2025 handshake) was sent with "
                         + "MCP-Protocol-Version " + version) : null;
             }
             if (claims) {
-                String problem = StatelessProtocol.envelopeProblem(params);
-                if (problem != null) {
-                    return new HeaderCheck(McpSchema.ErrorCodes.INVALID_PARAMS, problem, null);
+                if (JsonRpc.envelopeProblem(params) != null) {
+                    // answered by JsonRpc's check of the envelope
+                    return null;
                 }
-                String claimed = params.get("_meta").get(StatelessProtocol.PROTOCOL_VERSION_META).textValue();
+                String claimed = params.get("_meta").get(JsonRpc.PROTOCOL_VERSION_META).textValue();
                 if (version != null && !version.equals(claimed)) {
                     return mismatch(version, "the body's _meta names protocol version " + claimed
                             + " but the MCP-Protocol-Version header names " + version);
@@ -715,12 +701,9 @@ public final class McpHttpServer implements AutoCloseable {
                 if (!isRequest) {
                     return null;
                 }
-                if (!StatelessProtocol.MODERN.equals(claimed)) {
-                    ObjectNode data = Json.MAPPER.createObjectNode();
-                    data.putArray("supported").add(StatelessProtocol.MODERN);
-                    data.put("requested", claimed);
-                    return new HeaderCheck(StatelessProtocol.UNSUPPORTED_PROTOCOL_VERSION,
-                            "Unsupported protocol version: " + claimed, data);
+                if (!JsonRpc.MODERN.equals(claimed)) {
+                    // answered by JsonRpc's check of the envelope
+                    return null;
                 }
                 if (version == null) {
                     return mismatch("(missing)", "the body's _meta names protocol version " + claimed
@@ -750,13 +733,13 @@ public final class McpHttpServer implements AutoCloseable {
                 }
                 return new HeaderCheck(McpSchema.ErrorCodes.INVALID_PARAMS, "Invalid params: the MCP-Protocol-Version "
                         + "header names " + version + ", but the request has no _meta envelope ("
-                        + StatelessProtocol.PROTOCOL_VERSION_META + ", " + StatelessProtocol.CLIENT_CAPABILITIES_META + ")",
+                        + JsonRpc.PROTOCOL_VERSION_META + ", " + JsonRpc.CLIENT_CAPABILITIES_META + ")",
                         null);
             }
-            if (version != null && !StatelessProtocol.LEGACY.contains(version) && !StatelessProtocol.MODERN.equals(version)) {
+            if (version != null && !JsonRpc.LEGACY.contains(version) && !JsonRpc.MODERN.equals(version)) {
                 return new HeaderCheck(McpSchema.ErrorCodes.INVALID_REQUEST, "Bad Request: unsupported "
-                        + "MCP-Protocol-Version " + version + " (supported: " + StatelessProtocol.MODERN + ", "
-                        + String.join(", ", StatelessProtocol.LEGACY) + ")", null);
+                        + "MCP-Protocol-Version " + version + " (supported: " + JsonRpc.MODERN + ", "
+                        + String.join(", ", JsonRpc.LEGACY) + ")", null);
             }
             return null;
         }
@@ -766,7 +749,7 @@ public final class McpHttpServer implements AutoCloseable {
             ObjectNode mismatch = data.putObject("mismatch");
             mismatch.put("header", header);
             mismatch.put("body", body);
-            return new HeaderCheck(StatelessProtocol.HEADER_MISMATCH,
+            return new HeaderCheck(JsonRpc.HEADER_MISMATCH,
                     "Bad Request: the request headers and body disagree: " + body, data);
         }
 

@@ -27,7 +27,7 @@ import java.util.logging.Logger;
  * {@link ServeTools}. It serves from construction until input ends or {@link #close()}.
  */
 public final class McpStdioServer implements AutoCloseable {
-    private static final System.Logger LOG = System.getLogger("dev.execache.cli");
+    private static final System.Logger LOG = System.getLogger("dev.execache.mcp.server");
     private static final Duration CLOSE_LIMIT = Duration.ofSeconds(5);
     static final String INSTRUCTIONS = "execache runs TypeScript/JavaScript in a locked-down Deno sandbox and caches "
             + "the results: call execute_code with the code (the body of an async function; `return` gives the result) "

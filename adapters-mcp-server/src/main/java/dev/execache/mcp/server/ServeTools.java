@@ -47,7 +47,7 @@ import java.util.stream.Collectors;
  * protocol layer.
  */
 public final class ServeTools {
-    private static final System.Logger LOG = System.getLogger("dev.execache.cli");
+    private static final System.Logger LOG = System.getLogger("dev.execache.mcp.server");
 
     /**
      * The longest answer line: the TypeScript SDK's stdio client drops the connection when its
@@ -370,7 +370,7 @@ public final class ServeTools {
     }
 
     /**
-     * Who makes a call, as its transport said in {@code _meta} (see {@link StdioTransport#AGENT_META});
+     * Who makes a call, as its transport said in {@code _meta} (see {@link #AGENT_META});
      * {@code unknown} when none did.
      */
     static String agentOf(CallToolRequest call) {

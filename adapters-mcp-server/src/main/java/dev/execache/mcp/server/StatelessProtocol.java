@@ -11,7 +11,6 @@ import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import io.modelcontextprotocol.spec.McpSchema.LoggingLevel;
 import java.io.IOException;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -34,19 +33,7 @@ import java.util.logging.Logger;
  * call cannot stream progress on its own SSE response (java-sdk #539). This class is that layer,
  * written once for both transports; delete it when the SDK has both.
  */
-public final class StatelessProtocol implements AutoCloseable {
-    public static final String MODERN = "2026-07-28";
-    /** The versions of the initialize era that serve accepts, newest first. */
-    public static final List<String> LEGACY = List.of("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05");
-    static final String PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion";
-    static final String CLIENT_CAPABILITIES_META = "io.modelcontextprotocol/clientCapabilities";
-    static final String LOG_LEVEL_META = "io.modelcontextprotocol/logLevel";
-    static final String SERVER_INFO_META = "io.modelcontextprotocol/serverInfo";
-    /** The envelope's client info ({@code name}, {@code version}): who asks, as {@code initialize} said it before. */
-    static final String CLIENT_INFO_META = "io.modelcontextprotocol/clientInfo";
-    static final String DISCOVER = "server/discover";
-    static final int HEADER_MISMATCH = -32020;
-    static final int UNSUPPORTED_PROTOCOL_VERSION = -32022;
+final class StatelessProtocol implements AutoCloseable {
     /** How long a client may keep the tool list: longer when it cannot change while serve runs. */
     private static final long FIXED_LIST_TTL_MS = 300_000;
     private static final long CHANGING_LIST_TTL_MS = 30_000;
@@ -90,123 +77,50 @@ public final class StatelessProtocol implements AutoCloseable {
         });
     }
 
-    /** Whether a request's params carry the 2026-07-28 envelope (its protocol version key). */
-    static boolean claimsEnvelope(JsonNode params) {
-        return params != null && params.path("_meta").isObject() && params.get("_meta").has(PROTOCOL_VERSION_META);
-    }
-
-    /** What is wrong with a request's envelope, or null when it is whole. */
-    static String envelopeProblem(JsonNode params) {
-        JsonNode meta = params.get("_meta");
-        if (!meta.path(PROTOCOL_VERSION_META).isTextual()) {
-            return "Invalid _meta envelope for protocol revision " + MODERN + ": " + PROTOCOL_VERSION_META
-                    + " must be a protocol version string";
-        }
-        if (!meta.path(CLIENT_CAPABILITIES_META).isObject()) {
-            return "Invalid _meta envelope for protocol revision " + MODERN + ": " + CLIENT_CAPABILITIES_META
-                    + (meta.has(CLIENT_CAPABILITIES_META) ? " must be an object" : " is missing");
-        }
-        JsonNode level = meta.get(LOG_LEVEL_META);
-        if (level != null && level(level) == null) {
-            return "Invalid _meta envelope for protocol revision " + MODERN + ": " + LOG_LEVEL_META
-                    + " must be one of debug, info, notice, warning, error, critical, alert, emergency";
-        }
-        return null;
-    }
-
-    /** Whether the era has the method: 2026-07-28 dropped initialize, ping and logging/setLevel. */
-    static boolean isMethodOf(String method, boolean modern) {
-        return switch (method) {
-            case DISCOVER, McpSchema.METHOD_TOOLS_LIST, McpSchema.METHOD_TOOLS_CALL -> true;
-            case McpSchema.METHOD_INITIALIZE, McpSchema.METHOD_PING, McpSchema.METHOD_LOGGING_SET_LEVEL -> !modern;
-            default -> false;
-        };
-    }
-
-    /** The era a request is of: the modern one when it claims the envelope or discovers. */
-    static boolean isModern(String method, JsonNode params) {
-        return claimsEnvelope(params) || DISCOVER.equals(method);
-    }
-
     /**
-     * The answer to one JSON-RPC request, as JSON text.
+     * The answer to one checked request (see {@link JsonRpc#read}), as JSON text.
      *
      * @param callId the id under which {@link InFlightCalls} knows a tool call, so that it can be cancelled
      * @param stream where this request's notifications (progress, logs) go; null: the fallback's
+     * @param agent who asks, when the transport knows (a named token's name): counted before the envelope's
+     *     client name; null: the client's name, else {@code unknown}
      */
-    public String answer(ObjectNode request, Object callId, BiConsumer<String, ObjectNode> stream) {
-        return answer(request, callId, stream, null);
-    }
-
-    /**
-     * As {@link #answer(ObjectNode, Object, BiConsumer)}, for a request whose transport knows who
-     * sends it: {@code agent} (a named token's name) counts its calls before the envelope's client
-     * name; null: the client's name, else {@code unknown}.
-     */
-    public String answer(ObjectNode request, Object callId, BiConsumer<String, ObjectNode> stream, String agent) {
-        JsonNode id = request.get("id");
-        String method = request.path("method").asText();
-        JsonNode params = request.get("params");
-        if (params != null && !params.isNull() && !params.isObject()) {
-            return error(id, McpSchema.ErrorCodes.INVALID_PARAMS, "Invalid params: params must be an object", null);
-        }
-        ObjectNode given = params instanceof ObjectNode object ? object : Json.MAPPER.createObjectNode();
-        boolean modern = isModern(method, params);
-        if (claimsEnvelope(params)) {
-            String problem = envelopeProblem(params);
-            if (problem != null) {
-                return error(id, McpSchema.ErrorCodes.INVALID_PARAMS, problem, null);
-            }
-            String claimed = params.at("/_meta/" + PROTOCOL_VERSION_META.replace("/", "~1")).textValue();
-            if (!MODERN.equals(claimed)) {
-                return unsupportedVersion(id, claimed);
-            }
-        }
-        if (!isMethodOf(method, modern)) {
-            return notFound(id, method);
-        }
+    String answer(JsonRpc.Request request, Object callId, BiConsumer<String, ObjectNode> stream, String agent) {
+        JsonNode id = request.id();
+        String method = request.method();
+        ObjectNode params = request.params();
+        boolean modern = request.modern();
         try {
             return switch (method) {
                 case McpSchema.METHOD_PING -> result(id, Json.MAPPER.createObjectNode(), false, method);
-                case DISCOVER -> result(id, discover(), true, method);
+                case JsonRpc.DISCOVER -> result(id, discover(), true, method);
                 case McpSchema.METHOD_TOOLS_LIST -> result(id, toolList(modern), modern, method);
-                case McpSchema.METHOD_TOOLS_CALL -> callTool(id, given, modern, callId, stream, agent);
-                case McpSchema.METHOD_INITIALIZE -> initialize(id, given);
-                case McpSchema.METHOD_LOGGING_SET_LEVEL -> setLevel(id, given);
-                default -> notFound(id, method);
+                case McpSchema.METHOD_TOOLS_CALL -> callTool(id, params, modern, callId, stream, agent);
+                case McpSchema.METHOD_INITIALIZE -> initialize(id, params);
+                // no session keeps the level: on HTTP a client sets it per request, in _meta
+                case McpSchema.METHOD_LOGGING_SET_LEVEL -> result(id, Json.MAPPER.createObjectNode(), false, method);
+                default -> JsonRpc.error(id, McpSchema.ErrorCodes.METHOD_NOT_FOUND, "Method not found: " + method, null);
             };
         } catch (IOException e) {
-            return error(id, McpSchema.ErrorCodes.INTERNAL_ERROR, "cannot write the answer: " + e.getMessage(), null);
+            return JsonRpc.error(id, McpSchema.ErrorCodes.INTERNAL_ERROR, "cannot write the answer: " + e.getMessage(), null);
         }
     }
 
     private String initialize(JsonNode id, ObjectNode params) throws IOException {
-        if (!params.path("protocolVersion").isTextual()) {
-            return error(id, McpSchema.ErrorCodes.INVALID_PARAMS, "Invalid params: params.protocolVersion must be a string", null);
-        }
         String requested = params.get("protocolVersion").textValue();
         ObjectNode result = Json.MAPPER.createObjectNode();
-        result.put("protocolVersion", LEGACY.contains(requested) ? requested : LEGACY.get(0));
+        result.put("protocolVersion", JsonRpc.LEGACY.contains(requested) ? requested : JsonRpc.LEGACY.get(0));
         result.set("capabilities", capabilities());
         result.set("serverInfo", serverInfo());
         result.put("instructions", McpStdioServer.INSTRUCTIONS);
         return result(id, result, false, McpSchema.METHOD_INITIALIZE);
     }
 
-    private String setLevel(JsonNode id, ObjectNode params) throws IOException {
-        if (level(params.get("level")) == null) {
-            return error(id, McpSchema.ErrorCodes.INVALID_PARAMS, "Invalid params: params.level must be one of debug, info, "
-                    + "notice, warning, error, critical, alert, emergency", null);
-        }
-        // no session keeps the level: on HTTP a client sets it per request, in _meta
-        return result(id, Json.MAPPER.createObjectNode(), false, McpSchema.METHOD_LOGGING_SET_LEVEL);
-    }
-
     private ObjectNode discover() {
         ObjectNode result = Json.MAPPER.createObjectNode();
         ArrayNode versions = result.putArray("supportedVersions");
-        versions.add(MODERN);
-        LEGACY.forEach(versions::add);
+        versions.add(JsonRpc.MODERN);
+        JsonRpc.LEGACY.forEach(versions::add);
         result.set("capabilities", capabilities());
         result.set("serverInfo", serverInfo());
         result.put("instructions", McpStdioServer.INSTRUCTIONS);
@@ -227,20 +141,14 @@ public final class StatelessProtocol implements AutoCloseable {
 
     private String callTool(JsonNode id, ObjectNode params, boolean modern, Object callId,
             BiConsumer<String, ObjectNode> stream, String agent) throws IOException {
-        if (!params.path("name").isTextual()) {
-            return error(id, McpSchema.ErrorCodes.INVALID_PARAMS, "Invalid params: params.name must be the tool's name as a string", null);
-        }
         JsonNode arguments = params.get("arguments");
-        if (arguments != null && !arguments.isNull() && !arguments.isObject()) {
-            return error(id, McpSchema.ErrorCodes.INVALID_PARAMS, "Invalid params: params.arguments must be an object", null);
-        }
         String name = params.get("name").textValue();
         SyncToolSpecification spec;
         synchronized (this) {
             spec = tools.get(name);
         }
         if (spec == null) {
-            return error(id, McpSchema.ErrorCodes.INVALID_PARAMS, "Unknown tool: " + name, null);
+            return JsonRpc.error(id, McpSchema.ErrorCodes.INVALID_PARAMS, "Unknown tool: " + name, null);
         }
         // a shallow copy: only its own keys change, the client's nodes are only read
         ObjectNode meta = Json.MAPPER.createObjectNode();
@@ -248,20 +156,16 @@ public final class StatelessProtocol implements AutoCloseable {
             meta.setAll(given);
         }
         JsonNode token = meta.get("progressToken");
-        if (token != null && !token.isTextual() && !token.isIntegralNumber()) {
-            return error(id, McpSchema.ErrorCodes.INVALID_PARAMS,
-                    "Invalid params: params._meta.progressToken must be a string or an integer", null);
-        }
         String streamKey = null;
         if (stream != null) {
             streamKey = "execache-" + ids.incrementAndGet();
-            streams.put(streamKey, new Stream(token, stream, modern ? level(meta.get(LOG_LEVEL_META)) : null));
+            streams.put(streamKey, new Stream(token, stream, modern ? JsonRpc.level(meta.get(JsonRpc.LOG_LEVEL_META)) : null));
             if (token != null) {
                 meta.put("progressToken", streamKey);
             }
         }
         meta.set(ServeTools.REQUEST_ID_META, Json.MAPPER.valueToTree(callId));
-        meta.put(ServeTools.AGENT_META, Agents.firstOf(agent, meta.path(CLIENT_INFO_META).path("name").textValue()));
+        meta.put(ServeTools.AGENT_META, Agents.firstOf(agent, meta.path(JsonRpc.CLIENT_INFO_META).path("name").textValue()));
         CallToolResult result;
         try {
             // the request's parts as the SDK's creator would get them, without a copy of the whole
@@ -275,29 +179,29 @@ public final class StatelessProtocol implements AutoCloseable {
                 streams.remove(streamKey);
             }
         }
-        return response(id, resultText(name, result, modern));
+        return JsonRpc.response(id, resultText(name, result, modern));
     }
 
     /** The answer to a request that was stopped because the server is stopping. */
-    String shuttingDown(ObjectNode request) {
-        JsonNode id = request.get("id");
-        if (!McpSchema.METHOD_TOOLS_CALL.equals(request.path("method").asText())) {
-            return error(id, McpSchema.ErrorCodes.INTERNAL_ERROR, "the server is shutting down", null);
+    String shuttingDown(JsonRpc.Request request) {
+        JsonNode id = request.id();
+        if (!McpSchema.METHOD_TOOLS_CALL.equals(request.method())) {
+            return JsonRpc.error(id, McpSchema.ErrorCodes.INTERNAL_ERROR, "the server is shutting down", null);
         }
         try {
-            return toolResult(id, ServeTools.shuttingDown(), isModern(McpSchema.METHOD_TOOLS_CALL, request.get("params")));
+            return toolResult(id, ServeTools.shuttingDown(), request.modern());
         } catch (IOException e) {
-            return error(id, McpSchema.ErrorCodes.INTERNAL_ERROR, "the server is shutting down", null);
+            return JsonRpc.error(id, McpSchema.ErrorCodes.INTERNAL_ERROR, "the server is shutting down", null);
         }
     }
 
     /** The answer to a tool call whose answer would be longer than one message may be. */
-    String answerTooLarge(ObjectNode request, long size, long limit) {
+    String answerTooLarge(JsonRpc.Request request, long size, long limit) {
         try {
-            return toolResult(request.get("id"), ServeTools.answerTooLarge(size, limit),
-                    isModern(request.path("method").asText(), request.get("params")));
+            return toolResult(request.id(), ServeTools.answerTooLarge(size, limit), request.modern());
         } catch (IOException e) {
-            return error(request.get("id"), McpSchema.ErrorCodes.INTERNAL_ERROR, "cannot write the answer: " + e.getMessage(), null);
+            return JsonRpc.error(request.id(), McpSchema.ErrorCodes.INTERNAL_ERROR, "cannot write the answer: "
+                    + e.getMessage(), null);
         }
     }
 
@@ -329,21 +233,21 @@ public final class StatelessProtocol implements AutoCloseable {
     private String result(JsonNode id, ObjectNode result, boolean modern, String method) throws IOException {
         if (modern) {
             ObjectNode meta = result.get("_meta") instanceof ObjectNode given ? given : result.putObject("_meta");
-            meta.set(SERVER_INFO_META, serverInfo());
+            meta.set(JsonRpc.SERVER_INFO_META, serverInfo());
             result.put("resultType", "complete");
-            if (McpSchema.METHOD_TOOLS_LIST.equals(method) || DISCOVER.equals(method)) {
+            if (McpSchema.METHOD_TOOLS_LIST.equals(method) || JsonRpc.DISCOVER.equals(method)) {
                 if (!result.has("ttlMs")) {
                     result.put("ttlMs", 0);
                 }
                 result.put("cacheScope", "public");
             }
         }
-        return response(id, Json.write(result));
+        return JsonRpc.response(id, Json.write(result));
     }
 
     /** The whole response to a tool call, for an answer made here (stopped, too large) rather than by a tool. */
     private String toolResult(JsonNode id, CallToolResult result, boolean modern) throws IOException {
-        return response(id, write(result, modern));
+        return JsonRpc.response(id, write(result, modern));
     }
 
     /**
@@ -373,7 +277,7 @@ public final class StatelessProtocol implements AutoCloseable {
             return mapper.writeValueAsString(result);
         }
         Map<String, Object> meta = new LinkedHashMap<>(result.meta() == null ? Map.of() : result.meta());
-        meta.put(SERVER_INFO_META, Json.MAPPER.convertValue(serverInfo(), Map.class));
+        meta.put(JsonRpc.SERVER_INFO_META, Json.MAPPER.convertValue(serverInfo(), Map.class));
         String body = mapper.writeValueAsString(new CallToolResult(result.content(), result.isError(),
                 result.structuredContent(), meta));
         return body.substring(0, body.lastIndexOf('}')) + ",\"resultType\":\"complete\"}";
@@ -381,46 +285,6 @@ public final class StatelessProtocol implements AutoCloseable {
 
     /** A tool's answer and its text, in the era it was written for. */
     private record Written(CallToolResult result, boolean modern, String text) {
-    }
-
-    private static String response(JsonNode id, String result) {
-        // an integer id is its digits, as the mapper writes it, without a writer made for them
-        String written = id == null ? "null" : id.isIntegralNumber() ? id.asText() : Json.write(id);
-        return "{\"jsonrpc\":\"2.0\",\"id\":" + written + ",\"result\":" + result + "}";
-    }
-
-    private String notFound(JsonNode id, String method) {
-        return error(id, McpSchema.ErrorCodes.METHOD_NOT_FOUND, "Method not found: " + method, null);
-    }
-
-    private String unsupportedVersion(JsonNode id, String requested) {
-        ObjectNode data = Json.MAPPER.createObjectNode();
-        data.putArray("supported").add(MODERN);
-        data.put("requested", requested);
-        return error(id, UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version: " + requested
-                + " (this server speaks " + MODERN + " per request, and " + String.join(", ", LEGACY)
-                + " through initialize)", data);
-    }
-
-    static String error(JsonNode id, int code, String message, JsonNode data) {
-        ObjectNode response = Json.MAPPER.createObjectNode();
-        response.put("jsonrpc", McpSchema.JSONRPC_VERSION);
-        response.set("id", id == null ? Json.MAPPER.nullNode() : id);
-        ObjectNode error = response.putObject("error");
-        error.put("code", code);
-        error.put("message", message);
-        if (data != null) {
-            error.set("data", data);
-        }
-        return Json.write(response);
-    }
-
-    static LoggingLevel level(JsonNode level) {
-        if (level == null || !level.isTextual() || !level.textValue().equals(level.textValue().toLowerCase(Locale.ROOT))) {
-            return null;
-        }
-        return Arrays.stream(LoggingLevel.values()).filter(each -> each.name().equalsIgnoreCase(level.textValue()))
-                .findFirst().orElse(null);
     }
 
     /** Sends a notification of a tool call to the stream of the request it belongs to. */

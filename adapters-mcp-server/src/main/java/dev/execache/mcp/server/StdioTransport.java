@@ -20,7 +20,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -54,11 +53,9 @@ import reactor.core.publisher.Mono;
  * version (2025-03-26) has them; {@code notifications/cancelled} stops the call and no answer
  * is sent for it. No answer line is longer than {@link ServeTools#MAX_ANSWER_BYTES}.
  */
-public final class StdioTransport implements McpServerTransportProvider {
-    private static final System.Logger LOG = System.getLogger("dev.execache.cli");
+final class StdioTransport implements McpServerTransportProvider {
+    private static final System.Logger LOG = System.getLogger("dev.execache.mcp.server");
     private static final int MAX_LINE_BYTES = 16 * 1024 * 1024;
-    private static final Set<String> METHODS = Set.of(McpSchema.METHOD_INITIALIZE, McpSchema.METHOD_PING,
-            McpSchema.METHOD_TOOLS_LIST, McpSchema.METHOD_TOOLS_CALL, McpSchema.METHOD_LOGGING_SET_LEVEL);
     private static final String BATCH_VERSION = "2025-03-26";
     /** At most this much per read: a file stream allocates a native buffer for each larger read. */
     private static final int READ_BYTES = 8192;
@@ -240,111 +237,115 @@ public final class StdioTransport implements McpServerTransportProvider {
     }
 
     private void dispatch(String line) {
-        JsonNode tree;
-        try {
-            tree = Json.MAPPER.readTree(line);
-        } catch (IOException e) {
-            tree = null;
+        JsonRpc.Message message = JsonRpc.parse(line, "line");
+        if (message instanceof JsonRpc.Batch batch) {
+            dispatchBatch(batch.items());
+        } else {
+            dispatchOne(line, message, null);
         }
-        if (tree instanceof ArrayNode batch) {
-            dispatchBatch(line, batch);
-            return;
-        }
-        if (!(tree instanceof ObjectNode message)) {
-            reject(line, tree, null);
-            return;
-        }
-        dispatchOne(line, message, null);
     }
 
-    private void dispatchBatch(String line, ArrayNode batch) {
-        if (!BATCH_VERSION.equals(protocolVersion) || batch.isEmpty()) {
-            String problem = batch.isEmpty() ? "Invalid Request: an empty batch"
+    private void dispatchBatch(ArrayNode items) {
+        if (!BATCH_VERSION.equals(protocolVersion) || items.isEmpty()) {
+            String problem = items.isEmpty() ? "Invalid Request: an empty batch"
                     : "Invalid Request: batches are part of protocol version " + BATCH_VERSION + " only, not "
                             + (protocolVersion == null ? "before initialize" : protocolVersion);
             LOG.log(Level.WARNING, problem);
-            writeRaw(errorLine(null, McpSchema.ErrorCodes.INVALID_REQUEST, problem, null));
+            writeRaw(JsonRpc.error(null, McpSchema.ErrorCodes.INVALID_REQUEST, problem, null));
             return;
         }
+        List<JsonRpc.Message> messages = new ArrayList<>();
         Batch collected = new Batch();
-        for (JsonNode item : batch) {
-            if (item instanceof ObjectNode message && message.hasNonNull("method") && hasId(message)) {
+        for (JsonNode item : items) {
+            JsonRpc.Message message = item instanceof ObjectNode ? JsonRpc.read(item)
+                    : new JsonRpc.Invalid(null, null, McpSchema.ErrorCodes.INVALID_REQUEST,
+                            "Invalid Request: a batch item must be an object", null, JsonRpc.Fault.MESSAGE, false);
+            if (message instanceof JsonRpc.Request || message instanceof JsonRpc.Invalid) {
                 collected.expect();
             }
+            messages.add(message);
         }
-        for (JsonNode item : batch) {
-            if (item instanceof ObjectNode message) {
-                dispatchOne(Json.write(message), message, collected);
+        for (int i = 0; i < messages.size(); i++) {
+            dispatchOne(Json.write(items.get(i)), messages.get(i), collected);
+        }
+    }
+
+    /** One message, read and checked by {@link JsonRpc}; {@code batch}: the batch it came in, or null. */
+    private void dispatchOne(String line, JsonRpc.Message message, Batch batch) {
+        if (message instanceof JsonRpc.Invalid invalid) {
+            LOG.log(Level.WARNING, invalid.message() + (invalid.fault() == JsonRpc.Fault.MESSAGE
+                    ? " (" + (line.length() <= 80 ? line : line.substring(0, 77) + "...") + ")" : ""));
+            if (batch != null) {
+                batch.add(invalid.text(), this);
             } else {
-                collected.expect();
-                collected.add(errorLine(null, McpSchema.ErrorCodes.INVALID_REQUEST,
-                        "Invalid Request: a batch item must be an object", null), this);
+                writeRaw(invalid.text());
+            }
+            return;
+        }
+        if (message instanceof JsonRpc.Notification notification) {
+            if (JsonRpc.CANCELLED.equals(notification.method())) {
+                cancel(notification.params().get("requestId"));
+                return;
+            }
+            if (McpSchema.METHOD_NOTIFICATION_INITIALIZED.equals(notification.method())) {
+                initialized = true;
+            }
+            toSession(line, null);
+            return;
+        }
+        if (!(message instanceof JsonRpc.Request request)) {
+            // a client's answer to a request of the session's
+            toSession(line, null);
+            return;
+        }
+        Object id = request.idValue();
+        if (batch != null) {
+            batches.put(InFlightCalls.key(id), batch);
+        }
+        String method = request.method();
+        if (!request.modern() && !initialized && !McpSchema.METHOD_PING.equals(method)
+                && !McpSchema.METHOD_INITIALIZE.equals(method)) {
+            String problem = "Invalid Request: the session is not initialized; send initialize, then "
+                    + "notifications/initialized, before " + method;
+            LOG.log(Level.WARNING, problem);
+            deliver(id, JsonRpc.error(request.id(), McpSchema.ErrorCodes.INVALID_REQUEST, problem, null));
+            return;
+        }
+        if (request.modern() || McpSchema.METHOD_TOOLS_CALL.equals(method)) {
+            // past the SDK's session: no reactive scheduling and no output schema check of our own tools' answers
+            answerStateless(request, batch == null);
+            return;
+        }
+        switch (method) {
+            case McpSchema.METHOD_PING -> deliver(id, resultLine(id, Json.MAPPER.createObjectNode()));
+            case McpSchema.METHOD_LOGGING_SET_LEVEL -> {
+                logLevel = JsonRpc.level(request.params().get("level"));
+                deliver(id, resultLine(id, Json.MAPPER.createObjectNode()));
+            }
+            default -> {
+                if (McpSchema.METHOD_INITIALIZE.equals(method)) {
+                    clientName = Agents.name(request.params().at("/clientInfo/name").textValue());
+                }
+                toSession(line, request);
             }
         }
     }
 
-    private void dispatchOne(String line, ObjectNode message, Batch batch) {
-        String method = message.path("method").isTextual() ? message.get("method").textValue() : null;
-        boolean request = method != null && hasId(message);
-        Object id = request ? idOf(message.get("id")) : null;
-        if (request && batch == null && stateless != null
-                && StatelessProtocol.isModern(method, message.get("params"))) {
-            answerStateless(message, method, id, true);
-            return;
-        }
-        if (request && batch != null) {
-            batches.put(InFlightCalls.key(id), batch);
-        }
-        if (request) {
-            String refusal = refusal(method, message);
-            if (refusal != null) {
-                int code = !METHODS.contains(method) ? McpSchema.ErrorCodes.METHOD_NOT_FOUND
-                        : refusal.startsWith("Invalid params") ? McpSchema.ErrorCodes.INVALID_PARAMS
-                        : McpSchema.ErrorCodes.INVALID_REQUEST;
-                LOG.log(Level.WARNING, refusal);
-                deliver(id, errorLine(id, code, refusal, null));
-                return;
-            }
-            if (McpSchema.METHOD_PING.equals(method)) {
-                deliver(id, resultLine(id, Json.MAPPER.createObjectNode()));
-                return;
-            }
-            if (McpSchema.METHOD_LOGGING_SET_LEVEL.equals(method)) {
-                logLevel = McpSchema.LoggingLevel.valueOf(
-                        message.at("/params/level").textValue().toUpperCase(Locale.ROOT));
-                deliver(id, resultLine(id, Json.MAPPER.createObjectNode()));
-                return;
-            }
-            if (McpSchema.METHOD_INITIALIZE.equals(method)) {
-                clientName = Agents.name(message.at("/params/clientInfo/name").textValue());
-            }
-            if (McpSchema.METHOD_TOOLS_CALL.equals(method) && stateless != null) {
-                // past the SDK's session: no reactive scheduling and no output schema check of our own tools' answers
-                answerStateless(message, method, id, batch == null);
-                return;
-            }
-            if (McpSchema.METHOD_TOOLS_CALL.equals(method)) {
-                ObjectNode params = (ObjectNode) message.get("params");
-                ObjectNode meta = params.get("_meta") instanceof ObjectNode given ? given : params.putObject("_meta");
-                meta.set(ServeTools.REQUEST_ID_META, message.get("id"));
-                meta.put(ServeTools.AGENT_META, Agents.firstOf(clientName));
-                line = Json.write(message);
-            }
-        } else if (McpSchema.METHOD_NOTIFICATION_INITIALIZED.equals(method)) {
-            initialized = true;
-        } else if ("notifications/cancelled".equals(method)) {
-            cancel(message.path("params").get("requestId"));
-            return;
-        }
+    /** A message the SDK's session answers: the 2025 era's initialize and tools/list, notifications, responses. */
+    private void toSession(String line, JsonRpc.Request request) {
         McpSchema.JSONRPCMessage parsed;
         try {
             parsed = McpSchema.deserializeJsonRpcMessage(mapper, line);
         } catch (Exception e) {
-            reject(line, message, id);
+            String problem = "Invalid Request: not a JSON-RPC 2.0 request, notification or response";
+            LOG.log(Level.WARNING, problem + " (" + (line.length() <= 80 ? line : line.substring(0, 77) + "...") + ")");
+            if (request != null) {
+                deliver(request.idValue(), JsonRpc.error(request.id(), McpSchema.ErrorCodes.INVALID_REQUEST, problem, null));
+            }
             return;
         }
-        if (request) {
-            unanswered.put(InFlightCalls.key(id), method);
+        if (request != null) {
+            unanswered.put(InFlightCalls.key(request.idValue()), request.method());
         }
         session.handle(parsed).subscribe(null,
                 error -> LOG.log(Level.WARNING, "handling a message failed: " + error.getMessage()));
@@ -355,16 +356,14 @@ public final class StdioTransport implements McpServerTransportProvider {
      * session, on the reader thread (see {@link #readAll}) unless it came in a batch, with
      * no session; notifications/cancelled and a shutdown stop it as they stop a session's calls.
      */
-    private void answerStateless(ObjectNode message, String method, Object id, boolean onReader) {
-        if (!message.path("jsonrpc").asText().equals(McpSchema.JSONRPC_VERSION)) {
-            deliver(id, errorLine(id, McpSchema.ErrorCodes.INVALID_REQUEST, "Invalid Request: jsonrpc must be \"2.0\"", null));
-            return;
-        }
+    private void answerStateless(JsonRpc.Request request, boolean onReader) {
+        Object id = request.idValue();
+        String method = request.method();
         Object key = InFlightCalls.key(id);
         unanswered.put(key, method);
         Runnable answer = () -> {
             try {
-                String line = stateless.answer(message, id, this::notifyStateless, clientName);
+                String line = stateless.answer(request, id, this::notifyStateless, clientName);
                 if (dropped.remove(key)) {
                     return;
                 }
@@ -374,7 +373,7 @@ public final class StdioTransport implements McpServerTransportProvider {
                     LOG.log(Level.WARNING, "an answer of " + size + " bytes is over the limit of "
                             + ServeTools.MAX_ANSWER_BYTES + " bytes; sent an error instead");
                     line = McpSchema.METHOD_TOOLS_CALL.equals(method)
-                            ? stateless.answerTooLarge(message, size, ServeTools.MAX_ANSWER_BYTES)
+                            ? stateless.answerTooLarge(request, size, ServeTools.MAX_ANSWER_BYTES)
                             : errorLine(id, McpSchema.ErrorCodes.INTERNAL_ERROR, "the answer is " + size
                                     + " bytes, over the limit of " + ServeTools.MAX_ANSWER_BYTES + " bytes", null);
                 }
@@ -384,7 +383,7 @@ public final class StdioTransport implements McpServerTransportProvider {
                     return;
                 }
                 LOG.log(Level.WARNING, "answering " + method + " failed: " + e);
-                deliver(id, closing.get() ? stateless.shuttingDown(message)
+                deliver(id, closing.get() ? stateless.shuttingDown(request)
                         : errorLine(id, McpSchema.ErrorCodes.INTERNAL_ERROR, method + " failed: " + e.getMessage(), null));
             } finally {
                 answered(id);
@@ -395,59 +394,6 @@ public final class StdioTransport implements McpServerTransportProvider {
         } else {
             workers.execute(answer);
         }
-    }
-
-    /** Why a request is refused at once, or null when it goes on. */
-    private String refusal(String method, ObjectNode message) {
-        if (!METHODS.contains(method)) {
-            return "Method not found: " + method;
-        }
-        if (!message.path("jsonrpc").asText().equals(McpSchema.JSONRPC_VERSION)) {
-            return "Invalid Request: jsonrpc must be \"2.0\"";
-        }
-        JsonNode params = message.get("params");
-        if (params != null && !params.isNull() && !params.isObject()) {
-            return "Invalid params: params must be an object";
-        }
-        if (!initialized && !McpSchema.METHOD_PING.equals(method) && !McpSchema.METHOD_INITIALIZE.equals(method)) {
-            return "Invalid Request: the session is not initialized; send initialize, then notifications/initialized, "
-                    + "before " + method;
-        }
-        return switch (method) {
-            case McpSchema.METHOD_INITIALIZE -> {
-                if (params == null || !params.path("protocolVersion").isTextual()) {
-                    yield "Invalid params: params.protocolVersion must be a string";
-                }
-                yield params.has("capabilities") && !params.get("capabilities").isObject()
-                        ? "Invalid params: params.capabilities must be an object" : null;
-            }
-            case McpSchema.METHOD_TOOLS_CALL -> {
-                if (params == null || !params.path("name").isTextual()) {
-                    yield "Invalid params: params.name must be the tool's name as a string";
-                }
-                if (params.has("arguments") && !params.get("arguments").isObject() && !params.get("arguments").isNull()) {
-                    yield "Invalid params: params.arguments must be an object";
-                }
-                if (params.has("_meta") && !params.get("_meta").isObject()) {
-                    yield "Invalid params: params._meta must be an object";
-                }
-                JsonNode token = params.path("_meta").get("progressToken");
-                yield token != null && !token.isTextual() && !token.isIntegralNumber()
-                        ? "Invalid params: params._meta.progressToken must be a string or an integer" : null;
-            }
-            case McpSchema.METHOD_LOGGING_SET_LEVEL -> {
-                JsonNode level = params == null ? null : params.get("level");
-                boolean known = level != null && level.isTextual()
-                        && Arrays.stream(McpSchema.LoggingLevel.values())
-                                .anyMatch(each -> each.name().equalsIgnoreCase(level.textValue())
-                                        && level.textValue().equals(level.textValue().toLowerCase(Locale.ROOT)));
-                yield known ? null : "Invalid params: params.level must be one of debug, info, notice, warning, "
-                        + "error, critical, alert, emergency";
-            }
-            case McpSchema.METHOD_TOOLS_LIST -> params != null && params.has("cursor") && !params.get("cursor").isTextual()
-                    && !params.get("cursor").isNull() ? "Invalid params: params.cursor must be a string" : null;
-            default -> null;
-        };
     }
 
     private void cancel(JsonNode requestId) {
@@ -527,24 +473,8 @@ public final class StdioTransport implements McpServerTransportProvider {
         return whole != null ? whole : line.toByteArray();
     }
 
-    private void reject(String line, JsonNode tree, Object knownId) {
-        Object id = knownId;
-        if (id == null && tree instanceof ObjectNode object && hasId(object)) {
-            id = idOf(object.get("id"));
-        }
-        int code = tree == null ? McpSchema.ErrorCodes.PARSE_ERROR : McpSchema.ErrorCodes.INVALID_REQUEST;
-        String message = tree == null ? "Parse error: the line is not JSON"
-                : "Invalid Request: not a JSON-RPC 2.0 request, notification or response";
-        LOG.log(Level.WARNING, message + " (" + (line.length() <= 80 ? line : line.substring(0, 77) + "...") + ")");
-        deliver(id, errorLine(id, code, message, null));
-    }
-
-    private static boolean hasId(ObjectNode message) {
-        return message.path("id").isTextual() || message.path("id").isIntegralNumber();
-    }
-
     private static Object idOf(JsonNode id) {
-        return id.isTextual() ? id.textValue() : id.numberValue();
+        return JsonRpc.idValue(id);
     }
 
     private static String errorLine(Object id, int code, String message, String data) {

@@ -19,6 +19,11 @@ final class CacheFile {
     private static final byte[] SQLITE_HEADER = "SQLite format 3\0".getBytes(StandardCharsets.US_ASCII);
     /** Where SQLite's header keeps {@code PRAGMA application_id}, big-endian. */
     private static final int APPLICATION_ID_OFFSET = 68;
+    /** Where SQLite's header keeps {@code PRAGMA user_version}, big-endian. */
+    private static final int USER_VERSION_OFFSET = 60;
+    /** Where SQLite's header keeps the file format's write and read versions: 2 for WAL. */
+    private static final int WRITE_VERSION_OFFSET = 18;
+    private static final byte WAL = 2;
 
     private CacheFile() {
     }
@@ -56,15 +61,30 @@ final class CacheFile {
      * ever moved aside; any other is refused and left as it is.
      */
     static boolean isMarkedAsCache(Path path) {
-        byte[] header;
-        try (InputStream in = Files.newInputStream(path)) {
-            header = in.readNBytes(APPLICATION_ID_OFFSET + 4);
-        } catch (IOException e) {
-            return false;
-        }
+        byte[] header = header(path);
         return header.length == APPLICATION_ID_OFFSET + 4
                 && Arrays.equals(header, 0, SQLITE_HEADER.length, SQLITE_HEADER, 0, SQLITE_HEADER.length)
                 && ByteBuffer.wrap(header, APPLICATION_ID_OFFSET, 4).getInt() == Schema.APPLICATION_ID;
+    }
+
+    /**
+     * Whether the header says the file is a cache of the current schema version in write-ahead
+     * log mode, which opening leaves as it is; any other (an older version to migrate, a journal
+     * mode to switch) is written into when opened.
+     */
+    static boolean opensWithoutWriting(Path path) {
+        byte[] header = header(path);
+        return isMarkedAsCache(path)
+                && header[WRITE_VERSION_OFFSET] == WAL && header[WRITE_VERSION_OFFSET + 1] == WAL
+                && ByteBuffer.wrap(header, USER_VERSION_OFFSET, 4).getInt() == Schema.VERSION;
+    }
+
+    private static byte[] header(Path path) {
+        try (InputStream in = Files.newInputStream(path)) {
+            return in.readNBytes(APPLICATION_ID_OFFSET + 4);
+        } catch (IOException e) {
+            return new byte[0];
+        }
     }
 
     /**

@@ -147,42 +147,69 @@ final class Schema {
     }
 
     /**
-     * What {@code PRAGMA quick_check} finds wrong with the file's structure (its b-trees, the
-     * links between its pages), or empty if nothing, or if the check ran past {@code limit}: a
-     * large file is checked only as far as the time allows, so that opening it stays quick.
-     * Only reads. (A damaged value is caught by its checksum; this is about the file itself.)
+     * Runs {@code PRAGMA quick_check}, which finds what is wrong with the file's structure (its
+     * b-trees, the links between its pages), for at most {@code maxSteps} of its own steps (a step
+     * is about a page or a row visited), or to the end when {@code maxSteps} is
+     * {@link #WHOLE}. Counted in the check's own steps, not in time: on a busy machine, or while the
+     * JVM is still warming up, a time bound ran out before the check had done anything. Only
+     * reads. (A damaged value is caught by its checksum; this is about the file itself.)
      */
-    static Optional<String> damage(Jdbi jdbi, Duration limit) {
+    static StructureCheck checkStructure(Jdbi jdbi, long maxSteps) {
         return jdbi.withHandle(handle -> {
             Connection connection = handle.getConnection();
-            long deadline = System.nanoTime() + limit.toNanos();
             try {
-                ProgressHandler.setHandler(connection, 1000, new ProgressHandler() {
-                    @Override
-                    protected int progress() {
-                        return System.nanoTime() > deadline ? 1 : 0;
-                    }
-                });
+                if (maxSteps != WHOLE) {
+                    int period = (int) Math.min(STEPS_PER_PROGRESS_CALL, Math.max(1, maxSteps));
+                    long maxCalls = Math.max(1, maxSteps / period);
+                    ProgressHandler.setHandler(connection, period, new ProgressHandler() {
+                        private long calls;
+
+                        @Override
+                        protected int progress() {
+                            return ++calls > maxCalls ? 1 : 0;
+                        }
+                    });
+                }
                 try {
                     List<String> problems = handle.createQuery("PRAGMA quick_check(3)").mapTo(String.class).list();
-                    return problems.equals(List.of("ok")) ? Optional.<String>empty()
-                            : Optional.of(String.join("; ", problems).replace("*** in database main ***", "")
+                    return problems.equals(List.of("ok")) ? StructureCheck.SOUND
+                            : StructureCheck.damaged(String.join("; ", problems).replace("*** in database main ***", "")
                                     .replaceAll("\\s+", " ").strip());
                 } catch (JdbiException e) {
                     if (hasCode(e, SQLiteErrorCode.SQLITE_INTERRUPT)) {
-                        return Optional.<String>empty();
+                        return StructureCheck.UNFINISHED;
                     }
                     if (hasCode(e, SQLiteErrorCode.SQLITE_CORRUPT) || hasCode(e, SQLiteErrorCode.SQLITE_NOTADB)) {
-                        return Optional.of(String.valueOf(e.getCause() == null ? e.getMessage() : e.getCause().getMessage()));
+                        return StructureCheck.damaged(
+                                String.valueOf(e.getCause() == null ? e.getMessage() : e.getCause().getMessage()));
                     }
                     throw e;
                 } finally {
-                    ProgressHandler.clearHandler(connection);
+                    if (maxSteps != WHOLE) {
+                        ProgressHandler.clearHandler(connection);
+                    }
                 }
             } catch (SQLException e) {
                 throw new IllegalStateException("cannot check SQLite cache: " + e.getMessage(), e);
             }
         });
+    }
+
+    /** {@link #checkStructure}'s bound for a check that runs to the end. */
+    static final long WHOLE = Long.MAX_VALUE;
+    private static final int STEPS_PER_PROGRESS_CALL = 1000;
+
+    /**
+     * What {@link #checkStructure} found: nothing wrong, what is wrong, or neither because it
+     * stopped at its bound before the end.
+     */
+    record StructureCheck(boolean finished, Optional<String> damage) {
+        static final StructureCheck SOUND = new StructureCheck(true, Optional.empty());
+        static final StructureCheck UNFINISHED = new StructureCheck(false, Optional.empty());
+
+        static StructureCheck damaged(String what) {
+            return new StructureCheck(true, Optional.of(what));
+        }
     }
 
     private static boolean hasCode(Throwable e, SQLiteErrorCode code) {

@@ -31,6 +31,7 @@ final class SingleConnection implements ConnectionFactory, AutoCloseable {
      * before it writes waits for other processes' writers instead of failing.
      */
     static SingleConnection open(Path file) {
+        NativeLibrary.prepare();
         SQLiteConfig config = new SQLiteConfig();
         config.setBusyTimeout(BUSY_TIMEOUT_MILLIS);
         config.enforceForeignKeys(true);

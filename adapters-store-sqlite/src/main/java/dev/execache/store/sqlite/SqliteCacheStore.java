@@ -26,6 +26,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.stream.Collectors;
+import dev.execache.store.sqlite.Schema.StructureCheck;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.HandleCallback;
 import org.jdbi.v3.core.Jdbi;
@@ -80,7 +81,7 @@ public final class SqliteCacheStore implements CacheStore {
             ON CONFLICT (name) DO UPDATE SET value = value + excluded.value""";
     /**
      * The row {@code since} holds when counting started (epoch ms): written with the first counts
-     * of an empty table and at {@link #zeroCounters}. A file whose counts predate it has none.
+     * of an empty table and at a zeroing of the counters. A file whose counts predate it has none.
      */
     private static final String SINCE = "since";
     private static final String START_COUNTING =
@@ -92,14 +93,24 @@ public final class SqliteCacheStore implements CacheStore {
             INSERT INTO last_seen_versions (scope, tool, version) VALUES (?, ?, ?)
             ON CONFLICT (scope, tool) DO UPDATE SET version = excluded.version""";
 
-    /** How long the check of the file's structure at open may take (see {@link Schema#damage}). */
-    static final Duration QUICK_CHECK_LIMIT = Duration.ofMillis(500);
+    /**
+     * How many of its own steps the check of the file's structure may take at open (see
+     * {@link Schema#checkStructure}): about 0.5 s of work on one core of a quiet machine, a cache
+     * file of about CALIBRATE MB. A larger file is checked whole before the first write into it.
+     */
+    static final long OPEN_CHECK_STEPS = 1_000_000;
 
     private static final System.Logger LOG = System.getLogger(SqliteCacheStore.class.getName());
 
     private final Path file;
     private final int maxEntries;
     private final Clock clock;
+    private final long openCheckSteps;
+    /**
+     * Set when the check of the file's structure at open stopped at its bound: the file may be
+     * damaged, so the check runs to its end before anything is written into it.
+     */
+    private boolean unchecked;
     /** Replaced, with {@link #jdbi}, only when the file is (see {@link #replaceFile}). */
     private SingleConnection connection;
     private Jdbi jdbi;
@@ -136,12 +147,17 @@ public final class SqliteCacheStore implements CacheStore {
      *     newer execache
      */
     public SqliteCacheStore(Path file, int maxEntries, Clock clock) {
+        this(file, maxEntries, clock, OPEN_CHECK_STEPS);
+    }
+
+    SqliteCacheStore(Path file, int maxEntries, Clock clock, long openCheckSteps) {
         Objects.requireNonNull(file, "file must not be null");
         if (maxEntries < 1) {
             throw new IllegalArgumentException("maxEntries must be at least 1: " + maxEntries);
         }
         this.clock = Objects.requireNonNull(clock, "clock must not be null");
         this.maxEntries = maxEntries;
+        this.openCheckSteps = openCheckSteps;
         this.file = CacheFile.prepare(file);
         attach(openIntact());
     }
@@ -161,14 +177,23 @@ public final class SqliteCacheStore implements CacheStore {
             }
             return replaceDamaged(rootMessage(damagedOrNotADatabase));
         }
-        Optional<String> damage;
+        StructureCheck check;
         try {
-            damage = Schema.damage(jdbiOn(opened), QUICK_CHECK_LIMIT);
+            check = Schema.checkStructure(jdbiOn(opened), openCheckSteps);
+            if (!check.finished() && !CacheFile.opensWithoutWriting(file)) {
+                check = Schema.checkStructure(jdbiOn(opened), Schema.WHOLE);
+            }
         } catch (RuntimeException e) {
             opened.close();
             throw e;
         }
+        Optional<String> damage = check.damage();
         if (damage.isEmpty()) {
+            if (!check.finished()) {
+                unchecked = true;
+                LOG.log(System.Logger.Level.WARNING, "SQLite cache " + file + " is too large to check whole when"
+                        + " opened; its check runs to the end before anything is written into it");
+            }
             return opened;
         }
         opened.close();
@@ -184,6 +209,24 @@ public final class SqliteCacheStore implements CacheStore {
         LOG.log(System.Logger.Level.WARNING, "SQLite cache " + file + " is damaged (" + damage + "); moved it to "
                 + aside + " and started a new cache file in its place");
         return SingleConnection.open(file);
+    }
+
+    /**
+     * Checks the rest of a file whose check at open stopped at its bound; a damaged one is moved
+     * aside as at open, and what was pending for it (uses, counts) goes with it.
+     */
+    private void finishCheck() {
+        Optional<String> damage = Schema.checkStructure(jdbi, Schema.WHOLE).damage();
+        unchecked = false;
+        if (damage.isEmpty()) {
+            return;
+        }
+        pendingUses.clear();
+        pendingCounts.clear();
+        countedAgents = null;
+        forgetKeptSelects();
+        connection.close();
+        attach(replaceDamaged(damage.get()));
     }
 
     /** Uses {@code opened} from now on, making it a current cache first. */
@@ -212,6 +255,7 @@ public final class SqliteCacheStore implements CacheStore {
      * freeable through execache. Its counters and last-seen tool versions go with it; said in one line.
      */
     private void replaceFile(RuntimeException cannotCommit) {
+        unchecked = false;
         pendingUses.clear();
         pendingCounts.clear();
         countedAgents = null;
@@ -657,6 +701,9 @@ public final class SqliteCacheStore implements CacheStore {
 
     /** Runs {@code work} in a write transaction that first writes what is pending. */
     private <R> R write(HandleCallback<R, RuntimeException> work) {
+        if (unchecked) {
+            finishCheck();
+        }
         long since = hasPending() ? firstPendingAt : clock.millis();
         R result = jdbi.inTransaction(handle -> {
             handle.execute(START_COUNTING, since);

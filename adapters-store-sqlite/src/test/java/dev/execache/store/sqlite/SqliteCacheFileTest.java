@@ -12,9 +12,11 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.logging.Handler;
 import java.util.logging.LogRecord;
@@ -26,6 +28,9 @@ import org.junit.jupiter.api.io.TempDir;
 class SqliteCacheFileTest {
     @TempDir
     Path directory;
+
+    /** Where the CPU hogs leave their count, so that their loops are not optimised away. */
+    private static volatile long spun;
 
     private final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
 
@@ -193,8 +198,13 @@ class SqliteCacheFileTest {
     @Test
     void aCacheWithAPageOfGarbageInTheMiddleIsNoticedWhenOpenedAndNothingIsWrittenIntoIt() throws Exception {
         Path file = directory.resolve("cache.db");
-        try (var store = open(file)) {
-            for (int i = 0; i < 60; i++) {
+
+        assertMovedAsideAndReplaced(file, cacheWithAPageOfGarbageInTheMiddle(file, 60));
+    }
+
+    private byte[] cacheWithAPageOfGarbageInTheMiddle(Path file, int entries) throws Exception {
+        try (var store = new SqliteCacheStore(file, entries, clock)) {
+            for (int i = 0; i < entries; i++) {
                 store.put(new CacheEntry("v1:" + i, "\"" + "v".repeat(3000) + i + "\"", "", Duration.ofMillis(5),
                         Map.of("github", "v1"), clock.instant(), clock.instant().plusSeconds(60), 0));
             }
@@ -208,8 +218,85 @@ class SqliteCacheFileTest {
         garbage.nextBytes(page);
         System.arraycopy(page, 0, damaged, (pages / 2) * pageSize, pageSize);
         Files.write(file, damaged);
+        return damaged;
+    }
 
-        assertMovedAsideAndReplaced(file, damaged);
+    /**
+     * The check at open counts its own steps, not the time that passes: with every core busy (and
+     * the check slowed down by as much), a damaged page is still found before anything is written.
+     */
+    @Test
+    void aCacheWithAPageOfGarbageOpenedWhileEveryCoreIsBusyIsMovedAsideAndNothingIsWrittenIntoIt() throws Exception {
+        Path file = directory.resolve("cache.db");
+        byte[] damaged = cacheWithAPageOfGarbageInTheMiddle(file, 60);
+        AtomicBoolean busy = new AtomicBoolean(true);
+        List<Thread> hogs = new ArrayList<>();
+        for (int core = 0; core < Runtime.getRuntime().availableProcessors(); core++) {
+            Thread hog = new Thread(() -> {
+                long spin = 0;
+                while (busy.get()) {
+                    spin++;
+                }
+                spun += spin;
+            }, "cpu-hog-" + core);
+            hog.setDaemon(true);
+            hog.start();
+            hogs.add(hog);
+        }
+        try {
+            assertMovedAsideAndReplaced(file, damaged);
+        } finally {
+            busy.set(false);
+            for (Thread hog : hogs) {
+                hog.join();
+            }
+        }
+    }
+
+    /**
+     * A file the check at open cannot finish within its bound (here a bound of two steps stands for
+     * a large file) is said to be unchecked, once, and is checked whole before its first write: a
+     * damaged one is then moved aside as at open, with nothing written into it.
+     */
+    @Test
+    void aCacheTooLargeToCheckWholeAtOpenIsSaidOnceAndCheckedWholeBeforeItsFirstWrite() throws Exception {
+        Path file = directory.resolve("cache.db");
+        byte[] damaged = cacheWithAPageOfGarbageInTheMiddle(file, 600);
+        try (LogCapture log = new LogCapture(); var store = new SqliteCacheStore(file, 1000, clock, 2)) {
+            List<LogRecord> lines = log.lines;
+            assertThat(lines).singleElement().satisfies(line -> assertThat(line.getMessage())
+                    .contains(file + " is too large to check whole when opened")
+                    .contains("before anything is written into it"));
+            assertThat(Files.readAllBytes(file)).as("opening wrote nothing").isEqualTo(damaged);
+
+            store.put(entry("v1:b"));
+
+            assertThat(store.get("v1:b")).isPresent();
+            assertThat(store.size()).as("the entry went into a new, empty cache").isEqualTo(1);
+            Path aside = file.resolveSibling(siblingsOf(file).stream()
+                    .filter(name -> name.startsWith("cache.db.damaged-")).findFirst().orElseThrow());
+            assertThat(Files.readAllBytes(aside)).as("moved aside as it was: nothing written into it")
+                    .isEqualTo(damaged);
+            assertThat(lines).hasSize(2).last().satisfies(line -> assertThat(line.getMessage())
+                    .contains(file + " is damaged").contains("moved it to " + aside));
+        }
+    }
+
+    @Test
+    void aSoundCacheTooLargeToCheckWholeAtOpenIsCheckedBeforeItsFirstWriteAndKept() throws Exception {
+        Path file = directory.resolve("cache.db");
+        try (var store = open(file)) {
+            store.put(entry("v1:a"));
+        }
+        try (LogCapture log = new LogCapture(); var store = new SqliteCacheStore(file, 100, clock, 2)) {
+            store.put(entry("v1:b"));
+            store.put(entry("v1:c"));
+
+            assertThat(store.size()).isEqualTo(3);
+            assertThat(log.lines).singleElement().satisfies(line -> assertThat(line.getMessage())
+                    .contains("too large to check whole when opened"));
+        }
+        assertThat(siblingsOf(file)).allMatch(name -> !name.contains("damaged"));
     }
 
     @Test
@@ -232,22 +319,12 @@ class SqliteCacheFileTest {
     }
 
     private void assertMovedAsideAndReplaced(Path file, byte[] damaged) throws Exception {
-        Logger logger = Logger.getLogger(SqliteCacheStore.class.getName());
-        List<LogRecord> lines = new CopyOnWriteArrayList<>();
-        Handler capture = new Handler() {
-            @Override public void publish(LogRecord record) {
-                lines.add(record);
-            }
-            @Override public void flush() { }
-            @Override public void close() { }
-        };
-        logger.addHandler(capture);
-        try (var store = open(file)) {
+        List<LogRecord> lines;
+        try (LogCapture log = new LogCapture(); var store = open(file)) {
+            lines = log.lines;
             assertThat(store.size()).as("a new, empty cache").isZero();
             store.put(entry("v1:b"));
             assertThat(store.get("v1:b")).isPresent();
-        } finally {
-            logger.removeHandler(capture);
         }
 
         List<String> siblings = siblingsOf(file);
@@ -257,6 +334,30 @@ class SqliteCacheFileTest {
         assertThat(Files.readAllBytes(aside)).as("moved aside as it was: nothing written into it").isEqualTo(damaged);
         assertThat(lines).singleElement().satisfies(line -> assertThat(line.getMessage())
                 .contains(file.toString() + " is damaged").contains("moved it to " + aside).doesNotContain("\n"));
+    }
+
+    /** The store's log lines while it is open. */
+    private static final class LogCapture extends Handler implements AutoCloseable {
+        private final Logger logger = Logger.getLogger(SqliteCacheStore.class.getName());
+        final List<LogRecord> lines = new CopyOnWriteArrayList<>();
+
+        LogCapture() {
+            logger.addHandler(this);
+        }
+
+        @Override
+        public void publish(LogRecord record) {
+            lines.add(record);
+        }
+
+        @Override
+        public void flush() {
+        }
+
+        @Override
+        public void close() {
+            logger.removeHandler(this);
+        }
     }
 
     @Test

@@ -28,7 +28,7 @@ abstract class StoreCommand implements Callable<Integer> {
         this.sessions = sessions;
     }
 
-    /** Throws a {@link UsageException} for a bad option, before the store is opened. */
+    /** Throws a {@link dev.execache.cli.settings.UsageException} for a bad option, before the store is opened. */
     void checkOptions() {
     }
 

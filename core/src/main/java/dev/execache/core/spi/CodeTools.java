@@ -8,7 +8,7 @@ import java.util.TreeSet;
 
 /**
  * The tools code may call: as the host offers them (the downstream servers' tools behind the
- * tool cache), and as a {@link Sandbox} receives them for one run. {@link CachedExecutor} hands
+ * tool cache), and as a {@link Sandbox} receives them for one run. {@link dev.execache.core.CachedExecutor} hands
  * each run its own, which routes every call to the host's under the run's limits and records
  * what the run called, so the sandbox knows nothing of caching or of where the tools come from.
  */

@@ -8,7 +8,7 @@ public interface Sandbox extends AutoCloseable {
 
     /**
      * Runs the request. Whatever the code itself does (throw, loop, allocate, print, ask for
-     * a permission) comes back as a result with an {@link ExecutionError}; this never throws
+     * a permission) comes back as a result with an {@link dev.execache.core.ExecutionError}; this never throws
      * for it.
      *
      * @throws SandboxUnavailableException when the sandbox itself cannot run anything
