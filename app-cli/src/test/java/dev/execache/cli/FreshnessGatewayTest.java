@@ -41,6 +41,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 class FreshnessGatewayTest {
     private static final Duration CALL_TIMEOUT = Duration.ofSeconds(60);
     private static final Duration RULE_TTL = Duration.ofSeconds(60);
+    private static final Duration FAST_ENOUGH = Duration.ofMillis(250);
 
     @TempDir
     Path dir;
@@ -92,10 +93,15 @@ class FreshnessGatewayTest {
         return gateway.callWithStatus("fs__read_text_file", Map.of("path", file.toString()), "test", freshness);
     }
 
+    /**
+     * The threshold here is far above the default (5 ms): on a machine as busy as CI's, a local read
+     * can take that long (whole calls of 12 ms were measured at a load of 20 on 2 cores), and the test
+     * is about what happens to a tool that answers faster than the threshold, not about this machine.
+     */
     @Test
     void aFileChangedOnDiskIsReadFreshAtOnceAsTheServersReadsAreTooFastToBeWorthCaching() throws Exception {
         Path root = files();
-        Gateway gateway = gateway(Downstream.filesystem(root), List.of(), Duration.ofMillis(5), memory());
+        Gateway gateway = gateway(Downstream.filesystem(root), List.of(), FAST_ENOUGH, memory());
         // the first three calls of a tool are timed, and none of their answers stored, before it is judged
         for (int i = 0; i < 5; i++) {
             read(gateway, root.resolve("other.txt"), Freshness.ANY);
@@ -109,7 +115,7 @@ class FreshnessGatewayTest {
         assertThat(text(after)).isEqualTo("second");
         assertThat(after.status()).isEqualTo(CacheStatus.BYPASS);
         assertThat(after.notCachedBecause()).startsWith("it answers fast: the fastest of its recent calls,")
-                .endsWith("is under the 5.00 ms a stored answer must save to be worth keeping");
+                .endsWith("is under the 250.00 ms a stored answer must save to be worth keeping");
         assertThat(gateway.decision("fs__read_text_file").cached()).isFalse();
         assertThat(gateway.decision("fs__read_text_file").why()).startsWith("annotation readOnlyHint; but it answers fast");
     }
