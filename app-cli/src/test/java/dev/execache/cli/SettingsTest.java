@@ -211,4 +211,23 @@ class SettingsTest {
         assertThatThrownBy(() -> Settings.resolve(flags(null, "36501d", List.of()), Map.of(), dir))
                 .hasMessageStartingWith("--ttl: '36501d' is too large");
     }
+
+    @Test
+    void theRedisPartitionsComeFromTheEnvironmentOverTheConfigFileAndDefaultTo16() throws IOException {
+        assertThat(Settings.resolve(Settings.Flags.none(), Map.of(), dir).redisPartitions()).isEqualTo(16);
+        Files.writeString(dir.resolve("execache.yaml"), """
+                code_execution:
+                  cache:
+                    redis_partitions: 32
+                """);
+
+        assertThat(Settings.resolve(Settings.Flags.none(), Map.of(), dir).redisPartitions()).isEqualTo(32);
+        Settings fromEnv = Settings.resolve(Settings.Flags.none(), Map.of("EXECACHE_REDIS_PARTITIONS", "64"), dir);
+        assertThat(fromEnv.redisPartitions()).isEqualTo(64);
+        assertThat(fromEnv.sources()).containsEntry("redis_partitions", "env EXECACHE_REDIS_PARTITIONS");
+        assertThatThrownBy(() -> Settings.resolve(Settings.Flags.none(), Map.of("EXECACHE_REDIS_PARTITIONS", "5000"), dir))
+                .hasMessage("EXECACHE_REDIS_PARTITIONS: partitions must be between 1 and 1024: 5000");
+        assertThatThrownBy(() -> Settings.resolve(Settings.Flags.none(), Map.of("EXECACHE_REDIS_PARTITIONS", "0"), dir))
+                .hasMessageStartingWith("EXECACHE_REDIS_PARTITIONS: ");
+    }
 }

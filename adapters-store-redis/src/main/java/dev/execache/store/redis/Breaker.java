@@ -25,6 +25,8 @@ final class Breaker implements AutoCloseable {
     private final Supplier<? extends CompletionStage<?>> check;
     private final Duration budget;
     private final ScheduledExecutorService checker;
+    /** Told each time Redis is found answering again, outside the breaker's lock. */
+    private final Runnable onAnswered;
     /** The failure that made Redis skipped, or null while it is used. */
     private volatile RedisStoreException openBecause;
     private Duration pause = FIRST_PAUSE;
@@ -35,9 +37,11 @@ final class Breaker implements AutoCloseable {
      * @param server how messages name Redis (never with credentials)
      * @param check one cheap command; its success closes the breaker
      * @param budget how long the check may take
+     * @param onAnswered told each time Redis is found answering again
      */
-    Breaker(String server, Supplier<? extends CompletionStage<?>> check, Duration budget) {
+    Breaker(String server, Supplier<? extends CompletionStage<?>> check, Duration budget, Runnable onAnswered) {
         this.server = server;
+        this.onAnswered = onAnswered;
         this.check = check;
         this.budget = budget;
         ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, runnable -> {
@@ -78,11 +82,15 @@ final class Breaker implements AutoCloseable {
      * Redis answered a call after all: it is used again from now on. (Said at debug level only:
      * the caller's own guard says once that the store answers again, with what the outage cost.)
      */
-    synchronized void answered() {
-        if (openBecause != null && !checker.isShutdown()) {
+    void answered() {
+        synchronized (this) {
+            if (openBecause == null || checker.isShutdown()) {
+                return;
+            }
             openBecause = null;
-            LOG.log(Level.DEBUG, "Redis at " + server + " answers again");
         }
+        LOG.log(Level.DEBUG, "Redis at " + server + " answers again");
+        onAnswered.run();
     }
 
     private void scheduleCheck() {

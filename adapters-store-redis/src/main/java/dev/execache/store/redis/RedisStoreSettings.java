@@ -14,8 +14,12 @@ import java.util.Optional;
  *     skipped until it answers again (a store error only means a run goes on uncached)
  * @param signingKeys the fleet's keys: with one, every entry is signed and an entry that no key
  *     signed is never served; without ({@link SigningKeys#none()}) entries are neither signed nor checked
+ * @param partitions how many partitions the cache is spread over, each in a hash slot of its own,
+ *     so that a Redis Cluster spreads it over its masters; every instance of a fleet must use the
+ *     same number (as the same prefix): another number is another cache
  */
-public record RedisStoreSettings(String url, String keyPrefix, int maxEntries, Duration timeout, SigningKeys signingKeys) {
+public record RedisStoreSettings(String url, String keyPrefix, int maxEntries, Duration timeout, SigningKeys signingKeys,
+        int partitions) {
     public static final String DEFAULT_KEY_PREFIX = "execache:";
     public static final int DEFAULT_MAX_ENTRIES = 100;
     /**
@@ -23,12 +27,20 @@ public record RedisStoreSettings(String url, String keyPrefix, int maxEntries, D
      * pass for a dead Redis; a slow Redis costs a call this once per outage, see the breaker.
      */
     public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(2);
+    /** Enough to spread over the masters of a large Cluster; a small bound uses fewer (see {@code KeyLayout}). */
+    public static final int DEFAULT_PARTITIONS = 16;
 
     /** @throws IllegalArgumentException naming the field that is wrong, and why */
     public RedisStoreSettings {
         RedisUrl.parse(url);
         if (keyPrefix == null || keyPrefix.isEmpty()) {
             throw new IllegalArgumentException("keyPrefix must not be empty: an empty prefix would mix execache keys with others");
+        }
+        if (keyPrefix.contains("{") || keyPrefix.contains("}")) {
+            throw new IllegalArgumentException("keyPrefix must not contain { or }: execache puts its own hash tags around it");
+        }
+        if (partitions < 1 || partitions > KeyLayout.MAX_PARTITIONS) {
+            throw new IllegalArgumentException("partitions must be between 1 and " + KeyLayout.MAX_PARTITIONS + ": " + partitions);
         }
         if (maxEntries < 1) {
             throw new IllegalArgumentException("maxEntries must be at least 1: " + maxEntries);
@@ -42,23 +54,28 @@ public record RedisStoreSettings(String url, String keyPrefix, int maxEntries, D
 
     /** The defaults for everything but the URL. */
     public static RedisStoreSettings of(String url) {
-        return new RedisStoreSettings(url, DEFAULT_KEY_PREFIX, DEFAULT_MAX_ENTRIES, DEFAULT_TIMEOUT, SigningKeys.none());
+        return new RedisStoreSettings(url, DEFAULT_KEY_PREFIX, DEFAULT_MAX_ENTRIES, DEFAULT_TIMEOUT, SigningKeys.none(),
+                DEFAULT_PARTITIONS);
     }
 
     public RedisStoreSettings withKeyPrefix(String newKeyPrefix) {
-        return new RedisStoreSettings(url, newKeyPrefix, maxEntries, timeout, signingKeys);
+        return new RedisStoreSettings(url, newKeyPrefix, maxEntries, timeout, signingKeys, partitions);
     }
 
     public RedisStoreSettings withMaxEntries(int newMaxEntries) {
-        return new RedisStoreSettings(url, keyPrefix, newMaxEntries, timeout, signingKeys);
+        return new RedisStoreSettings(url, keyPrefix, newMaxEntries, timeout, signingKeys, partitions);
     }
 
     public RedisStoreSettings withTimeout(Duration newTimeout) {
-        return new RedisStoreSettings(url, keyPrefix, maxEntries, newTimeout, signingKeys);
+        return new RedisStoreSettings(url, keyPrefix, maxEntries, newTimeout, signingKeys, partitions);
     }
 
     public RedisStoreSettings withSigningKeys(SigningKeys newSigningKeys) {
-        return new RedisStoreSettings(url, keyPrefix, maxEntries, timeout, newSigningKeys);
+        return new RedisStoreSettings(url, keyPrefix, maxEntries, timeout, newSigningKeys, partitions);
+    }
+
+    public RedisStoreSettings withPartitions(int newPartitions) {
+        return new RedisStoreSettings(url, keyPrefix, maxEntries, timeout, signingKeys, newPartitions);
     }
 
     /**
@@ -77,6 +94,6 @@ public record RedisStoreSettings(String url, String keyPrefix, int maxEntries, D
     @Override
     public String toString() {
         return "RedisStoreSettings[url=" + RedisUrl.parse(url) + ", keyPrefix=" + keyPrefix
-                + ", maxEntries=" + maxEntries + ", timeout=" + timeout + ", signingKeys=" + signingKeys + "]";
+                + ", maxEntries=" + maxEntries + ", timeout=" + timeout + ", signingKeys=" + signingKeys + ", partitions=" + partitions + "]";
     }
 }

@@ -1,16 +1,17 @@
 package dev.execache.store.redis;
 
 /**
- * The store's Lua scripts. Each runs atomically in Redis, so the bound and the indexes hold
- * under any number of clients, and a hit costs one round trip. Every script but {@link #GET}
- * gets the keys of {@link KeyLayout#scriptKeys()} and, as ARGV[1] and ARGV[2], the layout's
- * root ({@link KeyLayout#root()}) and the caller's clock in epoch milliseconds: expiry is decided
- * by the injected clock, not the server's.
+ * The store's Lua scripts, each on one partition of the cache. Each runs atomically in Redis, so
+ * the partition's share of the bound and its indexes hold under any number of clients, and a hit
+ * costs one round trip. Every script but {@link #GET} gets the keys of
+ * {@link KeyLayout.Partition#scriptKeys()} and, as ARGV[1] and ARGV[2], the partition's root
+ * ({@link KeyLayout.Partition#root()}) and the caller's clock in epoch milliseconds: expiry is
+ * decided by the injected clock, not the server's.
  *
- * <p>Redis Cluster: the keys a script gets as KEYS are all in the store's one hash slot, so the
- * script runs on the node that owns it. The entry and tool-set keys a script derives at run time
- * from the root (an entry a tool's set names, an entry the bound evicts) carry the same hash tag
- * and so live in that same slot; declaring them all as KEYS would cost a round trip to learn them.
+ * <p>Redis Cluster: the keys a script gets as KEYS are all in its partition's one hash slot, so
+ * the script runs on the node that owns it. The entry and tool-set keys a script derives at run
+ * time from the root (an entry a tool's set names, an entry the bound evicts) carry the same hash
+ * tag and so live in that same slot; declaring them all as KEYS would cost a round trip to learn them.
  */
 final class Scripts {
     private static final String COMMON = """
@@ -55,7 +56,10 @@ final class Scripts {
                 for i = 2, #info do
                     redis.call('SREM', toolKey(info[i]), key)
                 end
-                redis.call('DECRBY', bytes, info[1])
+                -- never below zero: under an allkeys-* policy Redis may have evicted the count itself
+                if redis.call('DECRBY', bytes, info[1]) < 0 then
+                    redis.call('SET', bytes, 0)
+                end
                 redis.call('HDEL', meta, key)
                 redis.call('ZREM', lru, key)
                 local indexedExpiry = tonumber(redis.call('ZSCORE', exp, key))
@@ -149,9 +153,9 @@ final class Scripts {
             """;
 
     /**
-     * ARGV[3] key, [4] Redis TTL ms, [5] expires (epoch ms), [6] estimated bytes, [7] bound,
+     * ARGV[3] key, [4] Redis TTL ms, [5] expires (epoch ms), [6] estimated bytes, [7] the partition's share of the bound,
      * [8] value, [9] console, [10] execution nanos, [11] created (epoch ms), [12] the bound
-     * group ('' for none), [13] the group's bound, [14] the value's checksum, [15] the tool
+     * group ('' for none), [13] the partition's share of the group's bound, [14] the value's checksum, [15] the tool
      * versions as one JSON object (see {@link ToolVersions}), [16] the label, [17] the signature ('' for none),
      * [18] the write generations the entry was read at, a JSON object of server to generation
      * ('' for none), then the tool names. When a server's generation is no longer the one given,
@@ -284,9 +288,11 @@ final class Scripts {
             """;
 
     /**
-     * Returns {purged, live entries left}. Also takes out of the indexes every entry whose hash
-     * Redis dropped on its own (maxmemory eviction), counting it, so the count of entries is
-     * exact: one EXISTS per indexed entry, at most the bound of them.
+     * Returns {purged, live entries left, their estimated bytes}. Also takes out of the indexes
+     * every entry whose hash Redis dropped on its own (maxmemory eviction), counting it, so the
+     * count of entries is what Redis holds: one EXISTS per indexed entry, at most the partition's
+     * share of the bound. The byte count is made again from the entries left, so that one Redis
+     * evicted (an {@code allkeys-*} policy) is right again after this.
      */
     static final String PURGE = COMMON + """
             local expired = redis.call('ZRANGEBYSCORE', exp, '-inf', ARGV[2])
@@ -301,7 +307,27 @@ final class Scripts {
                 end
             end
             dropAll(lost)
-            return {#expired, redis.call('ZCARD', lru)}
+            -- an index member whose meta Redis evicted is not dropped above: take it out all the same
+            for _, key in ipairs(lost) do
+                redis.call('ZREM', lru, key)
+                redis.call('ZREM', exp, key)
+            end
+            local total = 0
+            for _, key in ipairs(redis.call('ZRANGE', lru, 0, -1)) do
+                local info = redis.call('HGET', meta, key)
+                if info then
+                    total = total + cjson.decode(info)[1]
+                end
+            end
+            -- written only when it drifted: a full Redis (noeviction) refuses a write, and reads go on
+            if tonumber(redis.call('GET', bytes) or '0') ~= total then
+                if total > 0 then
+                    redis.call('SET', bytes, total)
+                else
+                    redis.call('DEL', bytes)
+                end
+            end
+            return {#expired, redis.call('ZCARD', lru), total}
             """;
 
     /** Returns how many entries were removed. Counters, versions and the sequence stay. */

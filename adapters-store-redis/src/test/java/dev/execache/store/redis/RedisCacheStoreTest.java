@@ -33,7 +33,7 @@ class RedisCacheStoreTest extends CacheStoreContract {
     protected void damageValue(String key, String newValue) {
         RedissonClient admin = redis.client();
         try {
-            admin.<String, String>getMap(new KeyLayout(prefixes.get(0)).entry(key), StringCodec.INSTANCE).put("value", newValue);
+            admin.<String, String>getMap(((RedisCacheStore) store).layout().entry(key), StringCodec.INSTANCE).put("value", newValue);
         } finally {
             admin.shutdown();
         }
@@ -73,7 +73,7 @@ class RedisCacheStoreTest extends CacheStoreContract {
     void deleteTestKeys() {
         RedissonClient admin = redis.client();
         try {
-            prefixes.forEach(prefix -> admin.getKeys().deleteByPattern(new KeyLayout(prefix).pattern()));
+            prefixes.forEach(prefix -> admin.getKeys().deleteByPattern(KeyLayout.of(prefix).pattern()));
         } finally {
             admin.shutdown();
         }

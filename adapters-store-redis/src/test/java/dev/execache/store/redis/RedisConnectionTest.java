@@ -44,7 +44,7 @@ class RedisConnectionTest {
         RedissonClient databaseTwo = TestRedis.client(url);
         RedissonClient databaseZero = TestRedis.client(url.substring(0, url.lastIndexOf('/')));
         try {
-            assertThat(databaseTwo.getKeys().countExists(new KeyLayout(RedisStoreSettings.DEFAULT_KEY_PREFIX).entry("v1:a"))).isEqualTo(1);
+            assertThat(databaseTwo.getKeys().countExists(KeyLayout.of(RedisStoreSettings.DEFAULT_KEY_PREFIX).entry("v1:a"))).isEqualTo(1);
             assertThat(databaseZero.getKeys().count()).isZero();
         } finally {
             databaseTwo.shutdown();

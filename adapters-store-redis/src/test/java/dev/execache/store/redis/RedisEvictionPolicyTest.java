@@ -21,6 +21,8 @@ import java.util.logging.Logger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.api.options.KeysScanOptions;
@@ -78,7 +80,7 @@ class RedisEvictionPolicyTest {
             long held;
             try {
                 admin.getRedisNodes(RedisNodes.SINGLE).getInstance().setConfig("maxmemory", "0");
-                held = admin.getKeys().getKeysStream(KeysScanOptions.defaults().pattern(new KeyLayout(PREFIX).entry("*"))).count();
+                held = admin.getKeys().getKeysStream(KeysScanOptions.defaults().pattern(KeyLayout.of(PREFIX).entryPattern())).count();
             } finally {
                 admin.shutdown();
             }
@@ -90,6 +92,64 @@ class RedisEvictionPolicyTest {
             assertThat(store.entriesEstimatedBecause()).as("exact under a policy that keeps execache's own keys").isEmpty();
             assertThat(stats.tools().get("read").hits() + stats.tools().get("read").misses()).isEqualTo(CALLS);
             assertThat(warnings).isEmpty();
+        }
+    }
+
+    /**
+     * The figures under every eviction policy, on a Redis at its maxmemory: sampled every 50
+     * calls and after the last (eviction held off while a sample is read, so that what is
+     * compared stays put), none is ever below zero or above the bound; under {@code allkeys-*}
+     * they say they are estimates and stay within what Redis holds, under the others the
+     * entries are what Redis holds.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"allkeys-lru", "allkeys-lfu", "allkeys-random", "volatile-lru", "volatile-lfu",
+            "volatile-random", "volatile-ttl", "noeviction"})
+    void theFiguresAreNeverNegativeNorAboveTheBoundAndStayWithinWhatRedisHolds(String policy) throws Exception {
+        int bound = 100;
+        int valueLength = 40 * 1024;
+        try (RedisServerProcess redis = RedisServerProcess.start("--maxmemory", "2mb", "--maxmemory-policy", policy);
+                RedisCacheStore store = RedisCacheStore.connect(settings(redis).withMaxEntries(bound),
+                        new MutableClock(Instant.now()))) {
+            String big = "\"" + "x".repeat(valueLength) + "\"";
+            CachedTool tool = CachedTool.builder((name, args) -> ToolResult.ok(big), store).build();
+            boolean estimated = policy.startsWith("allkeys-");
+            assertThat(store.entriesEstimatedBecause()).as("said to be estimates only where they are").isEqualTo(
+                    estimated ? java.util.Optional.of("Redis's maxmemory-policy " + policy + " may evict execache's indexes")
+                            : java.util.Optional.empty());
+            RedissonClient admin = admin(redis);
+            try {
+                for (int i = 0; i < CALLS; i++) {
+                    // half over 60 pages, half over 3 hot ones
+                    tool.call("read", Map.of("page", i % 2 == 0 ? i % 60 : 1000 + i % 3));
+                    if (i % 50 == 49) {
+                        sampleFigures(store, admin, bound, valueLength, estimated);
+                    }
+                }
+                sampleFigures(store, admin, bound, valueLength, estimated);
+            } finally {
+                admin.shutdown();
+            }
+        }
+    }
+
+    /** Holds eviction off (maxmemory 0) while the figures and what Redis holds are read, then puts it back. */
+    private static void sampleFigures(RedisCacheStore store, RedissonClient admin, int bound, int valueLength, boolean estimated) {
+        var node = admin.getRedisNodes(RedisNodes.SINGLE).getInstance();
+        node.setConfig("maxmemory", "0");
+        try {
+            long entries = store.size();
+            long bytes = store.estimatedBytes();
+            long held = admin.getKeys().getKeysStream(KeysScanOptions.defaults().pattern(store.layout().entryPattern())).count();
+            assertThat(entries).as("entries").isBetween(0L, (long) bound);
+            assertThat(bytes).as("estimated bytes").isBetween(0L, held * (2L * valueLength + 4096));
+            if (estimated) {
+                assertThat(entries).as("entries, at most what Redis holds").isLessThanOrEqualTo(held);
+            } else {
+                assertThat(entries).as("entries, what Redis holds").isEqualTo(held);
+            }
+        } finally {
+            node.setConfig("maxmemory", "2mb");
         }
     }
 
@@ -128,7 +188,7 @@ class RedisEvictionPolicyTest {
             long held;
             RedissonClient admin = admin(redis);
             try {
-                held = admin.getKeys().getKeysStream(KeysScanOptions.defaults().pattern(new KeyLayout(PREFIX).entry("*"))).count();
+                held = admin.getKeys().getKeysStream(KeysScanOptions.defaults().pattern(KeyLayout.of(PREFIX).entryPattern())).count();
             } finally {
                 admin.shutdown();
             }

@@ -76,7 +76,7 @@ abstract class RedisFleetContract {
     void cleanUp() {
         other.shutdownNow();
         stores.forEach(RedisCacheStore::close);
-        admin().getKeys().deleteByPattern(new KeyLayout(prefix).pattern());
+        admin().getKeys().deleteByPattern(KeyLayout.of(prefix).pattern());
     }
 
     @Test
@@ -297,13 +297,13 @@ abstract class RedisFleetContract {
 
     /** The flight lock's time to live in milliseconds, negative if there is none; it is on one master at most. */
     private long flightMillisLeft(String key) throws IOException {
-        List<Long> left = millisLeftOnMasters(new KeyLayout(prefix).flight(key));
+        List<Long> left = millisLeftOnMasters(first.layout().flight(key));
         assertThat(left).as("the flight of %s is on one master", key).hasSizeLessThanOrEqualTo(1);
         return left.isEmpty() ? -2 : left.get(0);
     }
 
     private void deleteFlightKey(String key) {
-        admin().getKeys().delete(new KeyLayout(prefix).flight(key));
+        admin().getKeys().delete(first.layout().flight(key));
     }
 
     private CompletableFuture<FlightLease> acquireElsewhere(RedisCacheStore store, String key, Duration maxHold) {

@@ -28,10 +28,12 @@ class RedisMemoryBoundTest {
 
     private final MutableClock clock = new MutableClock(Instant.now());
     private final String prefix = TestRedis.freshPrefix();
+    private final String url;
     private final RedissonClient admin;
     private final RedisCacheStore store;
 
     RedisMemoryBoundTest(TestRedis redis) {
+        url = redis.url();
         admin = redis.client();
         store = RedisCacheStore.connect(RedisStoreSettings.of(redis.url()).withKeyPrefix(prefix).withMaxEntries(BOUND), clock);
     }
@@ -39,7 +41,7 @@ class RedisMemoryBoundTest {
     @AfterEach
     void cleanUp() {
         store.close();
-        admin.getKeys().deleteByPattern(new KeyLayout(prefix).pattern());
+        admin.getKeys().deleteByPattern(KeyLayout.of(prefix).pattern());
         admin.shutdown();
     }
 
@@ -56,15 +58,21 @@ class RedisMemoryBoundTest {
             clock.advance(Duration.ofMillis(1));
         }
 
-        long keys = keysMatching("*").count();
-        long toolMembers = keysMatching("t:*")
+        KeyLayout layout = store.layout();
+        long entries = admin.getKeys().getKeysStream(KeysScanOptions.defaults().pattern(layout.entryPattern())).count();
+        long otherKeys = admin.getKeys().getKeysStream(KeysScanOptions.defaults().pattern(layout.pattern())).count() - entries;
+        long toolMembers = layout.all().stream().flatMap(partition -> keysMatching(partition, "t:*"))
                 .mapToLong(toolKey -> admin.getSet(toolKey, StringCodec.INSTANCE).size())
                 .sum();
-        assertThat(zsetSize("lru")).isEqualTo(BOUND);
-        assertThat(zsetSize("exp")).isEqualTo(BOUND);
-        assertThat(admin.getMap(new KeyLayout(prefix).root() + "meta", StringCodec.INSTANCE).size()).isEqualTo(BOUND);
+        assertThat(layout.used()).as("a bound of 100 is spread over partitions").isGreaterThan(1);
+        assertThat(layout.all().stream().mapToLong(partition -> zsetSize(partition, "lru")).sum()).isEqualTo(BOUND);
+        assertThat(layout.all().stream().mapToLong(partition -> zsetSize(partition, "exp")).sum()).isEqualTo(BOUND);
+        assertThat(layout.all().stream().mapToLong(partition -> admin.getMap(partition.meta(), StringCodec.INSTANCE).size())
+                .sum()).isEqualTo(BOUND);
         assertThat(toolMembers).as("tool index members, two tools per entry").isLessThanOrEqualTo(2L * BOUND);
-        assertThat(keys).as("entry hashes plus a few index and counter keys").isBetween((long) BOUND, BOUND + 20L);
+        assertThat(entries).as("entry hashes").isEqualTo(BOUND);
+        assertThat(otherKeys).as("index and counter keys: the fixed ones and one per tool, in each partition used")
+                .isLessThanOrEqualTo(layout.used() * (9L + 10));
         assertThat(store.size()).isEqualTo(BOUND);
         Map<Counter, Long> counters = store.counters().totals();
         assertThat(counters.get(Counter.EVICTIONS) + counters.get(Counter.EXPIRATIONS)).isEqualTo(10_000L - BOUND);
@@ -75,7 +83,7 @@ class RedisMemoryBoundTest {
     void redisItselfExpiresEveryEntryAtItsTtl() {
         store.put(entry("v1:a", Map.of()));
 
-        long ttlMillis = admin.getBucket(new KeyLayout(prefix).root() + "e:v1:a").remainTimeToLive();
+        long ttlMillis = admin.getBucket(store.layout().entry("v1:a")).remainTimeToLive();
 
         assertThat(ttlMillis).isPositive().isLessThanOrEqualTo(TTL.toMillis());
     }
@@ -83,41 +91,49 @@ class RedisMemoryBoundTest {
     @Test
     void anEntryThatRedisExpiredLeavesNoIndexBehind() {
         store.put(entry("v1:a", Map.of("github", "1")));
-        admin.getKeys().delete(new KeyLayout(prefix).entry("v1:a"));
+        admin.getKeys().delete(store.layout().entry("v1:a"));
         clock.advance(TTL);
 
         assertThat(store.get("v1:a")).isEmpty();
 
         assertThat(store.counters().totals().get(Counter.EXPIRATIONS)).isEqualTo(1L);
-        assertThat(keysMatching("*"))
-                .as("only the sequence and the counters are left")
-                .containsExactlyInAnyOrder(new KeyLayout(prefix).root() + "seq", new KeyLayout(prefix).root() + "counters", new KeyLayout(prefix).root() + "bytes");
+        String root = store.layout().partitionFor("v1:a").root();
+        assertThat(admin.getKeys().getKeysStream(KeysScanOptions.defaults().pattern(KeyLayout.of(prefix).pattern())))
+                .as("only the entry's partition's sequence, counters and byte count are left")
+                .containsExactlyInAnyOrder(root + "seq", root + "counters", root + "bytes");
         assertThat(store.estimatedBytes()).isZero();
         assertThat(store.removeByTool("github")).isZero();
     }
 
     @Test
     void anEntryThatRedisDroppedBeforeItsTimeIsCountedOnceAsEvictedNotAsOneOfOurs() {
-        for (int i = 0; i < BOUND; i++) {
-            store.put(entry("v1:" + i, Map.of()));
-            clock.advance(Duration.ofMillis(1));
+        // a bound small enough for one partition, so that the bound is one exact LRU
+        int bound = KeyLayout.MIN_SHARE;
+        try (RedisCacheStore small = RedisCacheStore.connect(RedisStoreSettings.of(url).withKeyPrefix(prefix + "small:")
+                .withMaxEntries(bound), clock)) {
+            for (int i = 0; i < bound; i++) {
+                small.put(entry("v1:" + i, Map.of()));
+                clock.advance(Duration.ofMillis(1));
+            }
+            admin.getKeys().delete(small.layout().entry("v1:0"));
+
+            small.put(entry("v1:new", Map.of()));
+
+            assertThat(small.size()).isEqualTo(bound);
+            assertThat(small.peek("v1:1")).as("the bound took the dropped entry, not a live one").isPresent();
+            assertThat(small.counters().totals().get(Counter.EVICTIONS)).isEqualTo(1L);
+            assertThat(small.counters().totals().get(Counter.EXPIRATIONS)).isZero();
+        } finally {
+            admin.getKeys().deleteByPattern(KeyLayout.of(prefix + "small:").pattern());
         }
-        admin.getKeys().delete(new KeyLayout(prefix).entry("v1:0"));
-
-        store.put(entry("v1:new", Map.of()));
-
-        assertThat(store.size()).isEqualTo(BOUND);
-        assertThat(store.peek("v1:1")).as("the bound took the dropped entry, not a live one").isPresent();
-        assertThat(store.counters().totals().get(Counter.EVICTIONS)).isEqualTo(1L);
-        assertThat(store.counters().totals().get(Counter.EXPIRATIONS)).isZero();
     }
 
-    private Stream<String> keysMatching(String pattern) {
-        return admin.getKeys().getKeysStream(KeysScanOptions.defaults().pattern(new KeyLayout(prefix).root() + pattern));
+    private Stream<String> keysMatching(KeyLayout.Partition partition, String pattern) {
+        return admin.getKeys().getKeysStream(KeysScanOptions.defaults().pattern(partition.root().replaceAll("([\\[\\]*?\\\\{}])", "\\\\$1") + pattern));
     }
 
-    private long zsetSize(String name) {
-        return admin.getScoredSortedSet(new KeyLayout(prefix).root() + name, StringCodec.INSTANCE).size();
+    private long zsetSize(KeyLayout.Partition partition, String name) {
+        return admin.getScoredSortedSet(partition.root() + name, StringCodec.INSTANCE).size();
     }
 
     private CacheEntry entry(String key, Map<String, String> tools) {

@@ -66,7 +66,7 @@ class RedisSentinelFailoverTest {
 
             assertThat(awaitAnswer(() -> store.get("v1:after"))).as("written after the failover, read back").isPresent();
             assertThat(awaitAnswer(() -> store.get("v1:before"))).as("replicated before the master died").isPresent();
-            assertThat(Resp.call(promoted, "EXISTS", new KeyLayout(RedisStoreSettings.DEFAULT_KEY_PREFIX).entry("v1:after")))
+            assertThat(Resp.call(promoted, "EXISTS", KeyLayout.of(RedisStoreSettings.DEFAULT_KEY_PREFIX).entry("v1:after")))
                     .as("on the promoted replica").isEqualTo(1L);
             assertThat(failures).as("the calls made while there was no master").isNotEmpty()
                     .allSatisfy(message -> assertThat(message).contains("Redis at " + RedisUrl.parse(sentinels.url()))

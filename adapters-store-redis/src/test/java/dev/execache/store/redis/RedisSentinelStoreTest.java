@@ -44,7 +44,7 @@ class RedisSentinelStoreTest extends SharedRedisContract {
             byUrl.put(entry("v1:a"));
 
             assertThat(byUrl.get("v1:a")).isPresent();
-            assertThat(Resp.call(sentinels.masterPort(), "EXISTS", new KeyLayout(prefix).entry("v1:a"))).isEqualTo(1L);
+            assertThat(Resp.call(sentinels.masterPort(), "EXISTS", byUrl.layout().entry("v1:a"))).isEqualTo(1L);
         }
     }
 }

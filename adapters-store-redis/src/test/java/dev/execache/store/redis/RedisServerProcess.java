@@ -47,9 +47,11 @@ public final class RedisServerProcess implements AutoCloseable {
      * Starts a Redis Cluster node: cluster mode on, on a port whose cluster bus port (the port
      * plus 10000, fixed in Redis 6) is free too. It joins no cluster yet, see {@code TestRedisCluster}.
      */
-    public static RedisServerProcess startClusterNode() throws IOException {
-        RedisServerProcess server = new RedisServerProcess(freeClusterPort(), List.of("--cluster-enabled", "yes",
-                "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "5000"), false);
+    public static RedisServerProcess startClusterNode(String... extraArgs) throws IOException {
+        List<String> args = new ArrayList<>(List.of("--cluster-enabled", "yes",
+                "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "5000"));
+        args.addAll(List.of(extraArgs));
+        RedisServerProcess server = new RedisServerProcess(freeClusterPort(), args, false);
         server.launch();
         return server;
     }

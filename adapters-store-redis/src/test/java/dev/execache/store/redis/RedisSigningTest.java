@@ -59,7 +59,7 @@ class RedisSigningTest {
         stores.forEach(RedisCacheStore::close);
         RedissonClient admin = redis.client();
         try {
-            admin.getKeys().deleteByPattern(new KeyLayout(prefix).pattern());
+            admin.getKeys().deleteByPattern(KeyLayout.of(prefix).pattern());
         } finally {
             admin.shutdown();
         }
@@ -73,7 +73,7 @@ class RedisSigningTest {
     private Map<String, String> rawEntry(String key) {
         RedissonClient admin = redis.client();
         try {
-            return new HashMap<>(admin.<String, String>getMap(new KeyLayout(prefix).entry(key), StringCodec.INSTANCE).readAllMap());
+            return new HashMap<>(admin.<String, String>getMap(KeyLayout.of(prefix).entry(key), StringCodec.INSTANCE).readAllMap());
         } finally {
             admin.shutdown();
         }
@@ -82,7 +82,7 @@ class RedisSigningTest {
     private void writeRaw(String key, Map<String, String> fields) {
         RedissonClient admin = redis.client();
         try {
-            admin.<String, String>getMap(new KeyLayout(prefix).entry(key), StringCodec.INSTANCE).putAll(fields);
+            admin.<String, String>getMap(KeyLayout.of(prefix).entry(key), StringCodec.INSTANCE).putAll(fields);
         } finally {
             admin.shutdown();
         }

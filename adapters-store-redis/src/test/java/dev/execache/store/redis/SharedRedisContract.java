@@ -45,11 +45,11 @@ abstract class SharedRedisContract extends CacheStoreContract {
 
     @Override
     protected void damageValue(String key, String newValue) {
-        client().<String, String>getMap(new KeyLayout(prefixes.get(0)).entry(key), StringCodec.INSTANCE).put("value", newValue);
+        client().<String, String>getMap(((RedisCacheStore) store).layout().entry(key), StringCodec.INSTANCE).put("value", newValue);
     }
 
     @AfterEach
     void deleteTestKeys() {
-        prefixes.forEach(prefix -> client().getKeys().deleteByPattern(new KeyLayout(prefix).pattern()));
+        prefixes.forEach(prefix -> client().getKeys().deleteByPattern(KeyLayout.of(prefix).pattern()));
     }
 }

@@ -7,8 +7,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
- * A real Redis Cluster of three masters on loopback, for one test class: three cluster nodes,
- * the 16384 slots split between them, each told of the others (what {@code redis-cli --cluster
+ * A real Redis Cluster of three masters (or as many as asked) on loopback, for one test class: the
+ * cluster nodes, the 16384 slots split evenly between them in node order, each told of the others (what {@code redis-cli --cluster
  * create} does), ready once every node says the cluster is ok.
  */
 public final class TestRedisCluster implements AutoCloseable {
@@ -16,10 +16,20 @@ public final class TestRedisCluster implements AutoCloseable {
     private final List<RedisServerProcess> nodes = new ArrayList<>();
 
     public static TestRedisCluster start() throws IOException, InterruptedException {
+        return start(new String[0]);
+    }
+
+    /** With these redis-server options on every node, e.g. {@code --cluster-require-full-coverage no}. */
+    public static TestRedisCluster start(String... nodeOptions) throws IOException, InterruptedException {
+        return start(3, nodeOptions);
+    }
+
+    /** A Cluster of this many masters, the slots split evenly between them in node order. */
+    public static TestRedisCluster start(int masters, String... nodeOptions) throws IOException, InterruptedException {
         TestRedisCluster cluster = new TestRedisCluster();
         try {
-            for (int i = 0; i < 3; i++) {
-                cluster.nodes.add(RedisServerProcess.startClusterNode());
+            for (int i = 0; i < masters; i++) {
+                cluster.nodes.add(RedisServerProcess.startClusterNode(nodeOptions));
             }
             cluster.form();
             return cluster;
@@ -74,6 +84,56 @@ public final class TestRedisCluster implements AutoCloseable {
             counts.add((Long) Resp.call(node.port(), "DBSIZE"));
         }
         return counts;
+    }
+
+    /** How many keys matching the SCAN pattern each master holds itself, in node order. */
+    public List<Long> keysPerNode(String pattern) throws IOException {
+        List<Long> counts = new ArrayList<>();
+        for (RedisServerProcess node : nodes) {
+            long count = 0;
+            String cursor = "0";
+            do {
+                List<?> page = (List<?>) Resp.call(node.port(), "SCAN", cursor, "MATCH", pattern, "COUNT", "1000");
+                count += ((List<?>) page.get(1)).size();
+                cursor = (String) page.get(0);
+            } while (!cursor.equals("0"));
+            counts.add(count);
+        }
+        return counts;
+    }
+
+    /** The slot Redis itself gives a key. */
+    public long slotOf(String key) throws IOException {
+        return (Long) Resp.call(nodes.get(0).port(), "CLUSTER", "KEYSLOT", key);
+    }
+
+    /** The node that owns a slot: the slots are split evenly, in node order. */
+    public int nodeOfSlot(int slot) {
+        int node = 0;
+        while (slot >= SLOTS * (node + 1) / nodes.size()) {
+            node++;
+        }
+        return node;
+    }
+
+    /** The CPU time (user and system, in seconds) each master has used so far, in node order. */
+    public List<Double> cpuSecondsPerNode() throws IOException {
+        List<Double> seconds = new ArrayList<>();
+        for (RedisServerProcess node : nodes) {
+            double used = 0;
+            for (String line : Resp.text(node.port(), "INFO", "cpu").lines().toList()) {
+                if (line.startsWith("used_cpu_user:") || line.startsWith("used_cpu_sys:")) {
+                    used += Double.parseDouble(line.substring(line.indexOf(':') + 1).strip());
+                }
+            }
+            seconds.add(used);
+        }
+        return seconds;
+    }
+
+    /** Kills one master at once (SIGKILL), as a crash would. */
+    public void kill(int node) {
+        nodes.get(node).kill();
     }
 
     /**

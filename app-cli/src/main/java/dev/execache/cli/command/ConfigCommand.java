@@ -83,6 +83,7 @@ final class ConfigCommand implements Callable<Integer> {
         values.put("store", settings.store().toString());
         values.put("sqlite_path", settings.sqlitePath().toString());
         values.put("redis_url", Redaction.redactUrl(settings.redisUrl()));
+        values.put("redis_partitions", Integer.toString(settings.redisPartitions()));
         values.put("signing_key", !settings.signingKeys().isEmpty() ? settings.signingKeys().size() + " key(s), the first signs"
                 : settings.sources().getOrDefault("signing_key", "none").startsWith("none") ? "(none)"
                 : "(only the redis store signs entries)");

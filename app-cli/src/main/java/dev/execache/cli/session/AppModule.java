@@ -113,6 +113,7 @@ final class AppModule extends AbstractModule {
                 // The keys are part of what the store is: a command never uses a store opened with
                 // another command's keys (or none), whatever process keeps it open.
                 CacheStore store = resources.store("redis " + settings.redisUrl() + ", at most " + maxEntries + " entries"
+                                + " in " + settings.redisPartitions() + " partitions"
                                 + (settings.signingKeys().isEmpty() ? "" : ", signed (keys " + settings.signingKeys().id() + ")"),
                         null, () -> {
                             openedNow[0] = true;
@@ -133,7 +134,8 @@ final class AppModule extends AbstractModule {
 
     private RedisStoreSettings redisSettings(int maxEntries) {
         try {
-            return RedisStoreSettings.of(settings.redisUrl()).withMaxEntries(maxEntries).withSigningKeys(settings.signingKeys());
+            return RedisStoreSettings.of(settings.redisUrl()).withMaxEntries(maxEntries).withSigningKeys(settings.signingKeys())
+                    .withPartitions(settings.redisPartitions());
         } catch (IllegalArgumentException e) {
             throw new UsageException("--redis-url: " + e.getMessage(), e);
         }

@@ -31,6 +31,7 @@ import java.util.TreeSet;
  * code_execution:
  *   cache: {enabled: true, max_entries: 100, ttl_seconds: 300, store: sqlite,
  *           sqlite_path: ..., redis_url: ..., require_store: false,
+ *           redis_partitions: 16,           # the redis store's partitions: the same for the whole fleet
  *           cache_nondeterministic: true,   # store runs that used Date.now, Math.random, ...
  *           signing_key_file: ...}          # the fleet's signing keys (never the key itself here)
  *   timeout_seconds: 30
@@ -59,7 +60,8 @@ public record ConfigFile(
         Map<String, String> tools,
         GatewayConfig gateway,
         Boolean cacheNondeterministic,
-        String signingKeyFile) {
+        String signingKeyFile,
+        Integer redisPartitions) {
 
     public static final String DEFAULT_NAME = "execache.yaml";
     /** Built on first use: most runs have no config file and should not pay for a YAML parser. */
@@ -70,10 +72,10 @@ public record ConfigFile(
     private static final Set<String> EXECUTION = Set.of("cache", "timeout_seconds", "memory_mb", "allow_read");
     private static final Set<String> CACHE = Set.of(
             "enabled", "max_entries", "ttl_seconds", "store", "sqlite_path", "redis_url", "require_store",
-            "cache_nondeterministic", "signing_key_file");
+            "cache_nondeterministic", "signing_key_file", "redis_partitions");
 
     static ConfigFile empty() {
-        return new ConfigFile(null, null, null, null, null, null, null, null, null, null, null, Map.of(), GatewayConfig.NONE, null, null);
+        return new ConfigFile(null, null, null, null, null, null, null, null, null, null, null, Map.of(), GatewayConfig.NONE, null, null, null);
     }
 
     /** Reads a file the user named: it must exist. */
@@ -98,7 +100,7 @@ public record ConfigFile(
         }
         if (root == null || root.isMissingNode() || root.isNull()) {
             return new ConfigFile(path, null, null, null, null, null, null, null, null, null, null, Map.of(),
-                    GatewayConfig.NONE, null, null);
+                    GatewayConfig.NONE, null, null, null);
         }
         Reader reader = new Reader(path);
         reader.requireObject(root, "(top level)", TOP);
@@ -130,7 +132,8 @@ public record ConfigFile(
                 reader.tools(root.path("tools")),
                 gateway(root, path, cache),
                 reader.bool(cache, "code_execution.cache.cache_nondeterministic", "cache_nondeterministic"),
-                reader.text(cache, "code_execution.cache.signing_key_file", "signing_key_file"));
+                reader.text(cache, "code_execution.cache.signing_key_file", "signing_key_file"),
+                reader.positiveInt(cache, "code_execution.cache.redis_partitions", "redis_partitions"));
     }
 
     private static GatewayConfig gateway(JsonNode root, Path path, JsonNode cache) {

@@ -132,6 +132,7 @@ public final class ConfigWatcher implements AutoCloseable {
                 && Objects.equals(a.store(), b.store())
                 && Objects.equals(a.sqlitePath(), b.sqlitePath())
                 && Objects.equals(a.redisUrl(), b.redisUrl())
+                && Objects.equals(a.redisPartitions(), b.redisPartitions())
                 && Objects.equals(a.requireStore(), b.requireStore())
                 && Objects.equals(a.timeoutSeconds(), b.timeoutSeconds())
                 && Objects.equals(a.memoryMb(), b.memoryMb())

@@ -36,7 +36,8 @@ public record Settings(
         Path configPath,
         GatewayConfig gateway,
         Map<String, String> sources,
-        SigningKeys signingKeys) {
+        SigningKeys signingKeys,
+        int redisPartitions) {
 
     public static final String DEFAULT_REDIS_URL = "redis://127.0.0.1:6379";
 
@@ -113,6 +114,15 @@ public record Settings(
         if (store == StoreKind.REDIS) {
             checkRedisUrl(redisUrl, sources.get("redis_url"));
         }
+        int redisPartitions = layers.pick("redis_partitions", RedisStoreSettings.DEFAULT_PARTITIONS, config.redisPartitions(),
+                "EXECACHE_REDIS_PARTITIONS", text -> Durations.positiveInt(text, "EXECACHE_REDIS_PARTITIONS"),
+                "--redis-partitions", null);
+        try {
+            RedisStoreSettings.of(DEFAULT_REDIS_URL).withPartitions(redisPartitions);
+        } catch (IllegalArgumentException e) {
+            String source = sources.get("redis_partitions");
+            throw new UsageException((source.startsWith("env ") ? source.substring(4) : source) + ": " + e.getMessage(), e);
+        }
         boolean requireStore = layers.pick("require_store", false, config.requireStore(),
                 "EXECACHE_REQUIRE_STORE", "1"::equals, "--require-store", flags.requireStore());
 
@@ -127,7 +137,7 @@ public record Settings(
         SigningKeys signingKeys = signingKeys(config, configDir, layers.fromConfig, env, workingDir, store, sources);
         return new Settings(store, policy, sqlitePath, redisUrl, requireStore, limits(flags, layers, configDir, workingDir),
                 tools(flags, config, layers), denoPath, cacheDirectory, warmPoolSize, config.path(), config.gateway(), sources,
-                signingKeys);
+                signingKeys, redisPartitions);
     }
 
     private static CachePolicy policy(Flags flags, Layers layers) {
@@ -338,13 +348,13 @@ public record Settings(
     /** The same settings for a command that manages the store: it must open, and caching is on. */
     public Settings forStoreManagement() {
         return new Settings(store, policy.withEnabled(true), sqlitePath, redisUrl, true, limits, tools, denoPath,
-                cacheDirectory, warmPoolSize, configPath, gateway, sources, signingKeys);
+                cacheDirectory, warmPoolSize, configPath, gateway, sources, signingKeys, redisPartitions);
     }
 
     /** The same settings with this many Deno runners started ahead of time (for a long-running process). */
     public Settings withWarmPoolSize(int size) {
         return new Settings(store, policy, sqlitePath, redisUrl, requireStore, limits, tools, denoPath,
-                cacheDirectory, size, configPath, gateway, sources, signingKeys);
+                cacheDirectory, size, configPath, gateway, sources, signingKeys, redisPartitions);
     }
 
     /** The names of the tools the command line declared, without versions. */

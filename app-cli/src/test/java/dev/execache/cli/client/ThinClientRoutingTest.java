@@ -10,6 +10,8 @@ import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** Which command lines the thin client hands to the resident server and which it runs itself. */
 class ThinClientRoutingTest {
@@ -21,10 +23,14 @@ class ThinClientRoutingTest {
         assertThat(ThinClient.throughServer(new String[] {"run", "x.js", "--", "--watch"}, Map.of())).isTrue();
     }
 
-    /** The launcher picks a command's class-data archive by the same rule: the two lists must not drift apart. */
-    @Test
-    void theLauncherNamesTheCommandsTheServerAnswers() throws IOException {
-        String launcher = Files.readString(Path.of(System.getProperty("execache.launcher", "../execache")));
+    /**
+     * The launchers (the checkout's and the installed one) pick a command's class-data archive by the
+     * same rule: the lists must not drift apart.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"../execache", "../dist/src/main/bin/execache"})
+    void theLauncherNamesTheCommandsTheServerAnswers(String path) throws IOException {
+        String launcher = Files.readString(Path.of(path));
         Matcher served = Pattern.compile("\\n\\s*([a-z|]+)\\) return 0 ;;").matcher(launcher);
 
         assertThat(served.find()).as("the launcher's list of served commands").isTrue();
