@@ -73,7 +73,8 @@ public final class ClusterScalingFigures {
     }
 
     static Figures measure(int masters, Duration measured) throws Exception {
-        try (TestRedisCluster cluster = TestRedisCluster.start(masters);
+        // a node that never met another does not know its own address: announced, so the client can find it
+        try (TestRedisCluster cluster = TestRedisCluster.start(masters, "--cluster-announce-ip", "127.0.0.1");
                 RedisCacheStore store = RedisCacheStore.connect(RedisStoreSettings.of(cluster.url())
                         .withKeyPrefix("bench-scaling:").withMaxEntries(10_000), Clock.systemUTC())) {
             Instant now = Instant.now();
