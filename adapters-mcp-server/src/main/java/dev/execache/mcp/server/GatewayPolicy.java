@@ -38,10 +38,13 @@ public record GatewayPolicy(List<Server> servers, List<ToolCacheRule> rules, Dur
     /**
      * @param invalidateOnWrite whether a call that may write removes the server's cached reads
      * @param codeAccess whether code may call the server's tools as {@code tools.SERVER.TOOL(args)}
+     * @param prefixed whether its tools are offered as {@code SERVER__TOOL} (else under their own names, for a host
+     *     or a test that expects them; cache keys, rules and inspect_tool_call still use {@code SERVER__TOOL})
      * @param cache whether its tools' answers may be cached at all (a rule that names a tool still decides for it)
      * @param ttl how long its tools' answers are kept when no rule names them; null for the cache's TTL
      */
-    public record Server(String name, boolean invalidateOnWrite, boolean codeAccess, boolean cache, Duration ttl) {
+    public record Server(String name, boolean invalidateOnWrite, boolean codeAccess, boolean prefixed, boolean cache,
+            Duration ttl) {
         public Server {
             Objects.requireNonNull(name, "name must not be null");
             if (ttl != null && (ttl.isZero() || ttl.isNegative())) {
@@ -49,8 +52,12 @@ public record GatewayPolicy(List<Server> servers, List<ToolCacheRule> rules, Dur
             }
         }
 
+        public Server(String name, boolean invalidateOnWrite, boolean codeAccess, boolean prefixed) {
+            this(name, invalidateOnWrite, codeAccess, prefixed, true, null);
+        }
+
         public Server(String name, boolean invalidateOnWrite, boolean codeAccess) {
-            this(name, invalidateOnWrite, codeAccess, true, null);
+            this(name, invalidateOnWrite, codeAccess, true);
         }
     }
 }

@@ -33,6 +33,7 @@ import java.util.TreeSet;
  *     invalidate_on_write: server # a call that may write drops the server's cached reads; none: keep them
  *     code_access: true           # code may call its tools as tools.SERVER.TOOL(args) (default true)
  *     share: private              # answers shared only by identical configurations; public: by every one
+ *     prefix: true                # its tools offered as SERVER__TOOL; false: under their own names (one server)
  *     cache: true                 # false: its answers are never cached (a rule that names a tool still decides)
  *     ttl: 60s                    # how long its answers are kept when no rule names the tool (or ttl_seconds: 60)
  *   github:                 # a server reached over Streamable HTTP
@@ -56,7 +57,7 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
     static final GatewayConfig NONE = new GatewayConfig(List.of(), List.of(), DEFAULT_REDISCOVER);
     private static final Set<String> SERVER_KEYS = Set.of(
             "command", "args", "env", "cwd", "type", "url", "headers", "oauth", "trust_annotations", "invalidate_on_write",
-            "code_access", "share", "cache", "ttl", "ttl_seconds");
+            "code_access", "share", "prefix", "cache", "ttl", "ttl_seconds");
     private static final Set<String> OAUTH_KEYS = Set.of("client_id", "client_secret", "scope", "auth_method");
     private static final Set<String> TOOL_CALL_KEYS = Set.of("rediscover_seconds", "rules", "max_per_run",
             "max_bytes_per_run", "cache_when_slower_than");
@@ -67,17 +68,22 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
      * may call its tools.
      */
     /**
+     * @param prefixed whether its tools are offered as {@code SERVER__TOOL}
      * @param cache whether its answers may be cached at all
      * @param ttl how long its answers are kept when no rule names the tool; null for the cache's TTL
      */
-    public record Server(DownstreamSettings settings, boolean invalidateOnWrite, boolean codeAccess, boolean cache,
-            Duration ttl) {
-        public Server(DownstreamSettings settings, boolean invalidateOnWrite, boolean codeAccess) {
-            this(settings, invalidateOnWrite, codeAccess, true, null);
+    public record Server(DownstreamSettings settings, boolean invalidateOnWrite, boolean codeAccess, boolean prefixed,
+            boolean cache, Duration ttl) {
+        public Server(DownstreamSettings settings, boolean invalidateOnWrite, boolean codeAccess, boolean prefixed) {
+            this(settings, invalidateOnWrite, codeAccess, prefixed, true, null);
         }
 
         public Server(DownstreamSettings settings, boolean invalidateOnWrite) {
             this(settings, invalidateOnWrite, true);
+        }
+
+        public Server(DownstreamSettings settings, boolean invalidateOnWrite, boolean codeAccess) {
+            this(settings, invalidateOnWrite, codeAccess, true);
         }
     }
 
@@ -109,7 +115,7 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
     public GatewayPolicy policy() {
         return new GatewayPolicy(servers.stream()
                 .map(server -> new GatewayPolicy.Server(server.settings().name(), server.invalidateOnWrite(),
-                        server.codeAccess(), server.cache(), server.ttl()))
+                        server.codeAccess(), server.prefixed(), server.cache(), server.ttl()))
                 .toList(), rules, cacheWhenSlowerThan);
     }
 
@@ -132,6 +138,12 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
             while (entries.hasNext()) {
                 Map.Entry<String, JsonNode> entry = entries.next();
                 servers.add(server(entry.getKey(), entry.getValue(), file, base));
+            }
+            List<String> unprefixed = servers.stream().filter(server -> !server.prefixed())
+                    .map(server -> "servers." + server.settings().name() + ".prefix").toList();
+            if (unprefixed.size() > 1) {
+                throw error(file, String.join(" and ", unprefixed), "are all false: only one server's tools can be"
+                        + " offered without the SERVER__ prefix, or their names could collide");
             }
         }
         JsonNode toolCalls = root.path("tool_calls");
@@ -201,6 +213,7 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
             invalidateOnWrite = value.equals("server");
         }
         boolean codeAccess = bool(node.path("code_access"), where + ".code_access", file, true);
+        boolean prefixed = bool(node.path("prefix"), where + ".prefix", file, true);
         boolean cache = bool(node.path("cache"), where + ".cache", file, true);
         Duration ttl = null;
         if (!node.path("ttl").isMissingNode() && !node.path("ttl_seconds").isMissingNode()) {
@@ -227,7 +240,7 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
         } catch (IllegalArgumentException e) {
             throw new UsageException(file + ": " + where + ": " + e.getMessage());
         }
-        return new Server(settings, invalidateOnWrite, codeAccess, cache, ttl);
+        return new Server(settings, invalidateOnWrite, codeAccess, prefixed, cache, ttl);
     }
 
     private static UrlServerSettings urlServer(String name, JsonNode node, String where, Path file, boolean trust) {
