@@ -1,6 +1,7 @@
 package dev.execache.sandbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.execache.core.CacheStatus;
 import dev.execache.core.ExecutionRequest;
@@ -182,13 +183,7 @@ class RunBoundTest {
         return process.info().command().map(command -> command.endsWith("deno")).orElse(false);
     }
 
-    private static void awaitCondition(BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("the condition never held");
-            }
-            Thread.sleep(10);
-        }
+    private static void awaitCondition(BooleanSupplier condition) {
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(10)).until(condition::getAsBoolean);
     }
 }

@@ -1,6 +1,7 @@
 package dev.execache.sandbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.execache.core.ErrorType;
 import dev.execache.core.ExecutionError;
@@ -24,7 +25,6 @@ import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -62,14 +62,10 @@ abstract class SandboxContract {
      * The Deno processes under this cache directory once at most {@code max} are left: a run's
      * process is killed before its result is returned but taken down by the kernel after.
      */
-    static List<ProcessHandle> awaitProcessesOf(Path cacheDirectory, int max) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        List<ProcessHandle> processes = processesOf(cacheDirectory);
-        while (processes.size() > max && System.nanoTime() < deadline) {
-            TimeUnit.MILLISECONDS.sleep(10);
-            processes = processesOf(cacheDirectory);
-        }
-        return processes;
+    static List<ProcessHandle> awaitProcessesOf(Path cacheDirectory, int max) {
+        return await().alias("at most " + max + " Deno processes under " + cacheDirectory)
+                .atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+                .until(() -> processesOf(cacheDirectory), processes -> processes.size() <= max);
     }
 
     /** The Deno processes that run the runner script under this cache directory. */

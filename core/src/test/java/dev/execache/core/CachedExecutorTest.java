@@ -1,6 +1,7 @@
 package dev.execache.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.execache.core.spi.CacheEntry;
@@ -209,18 +210,13 @@ class CachedExecutorTest {
 
     /** Waits until the pool's second thread is parked in awaitShared. */
     private static void awaitWaiting(Future<?> waiter, ExecutorService pool) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (System.nanoTime() < deadline && !waiter.isDone()) {
-            boolean parked = Thread.getAllStackTraces().entrySet().stream()
-                    .anyMatch(entry -> entry.getKey().getState() == State.WAITING
-                            && Arrays.stream(entry.getValue())
-                                    .anyMatch(frame -> frame.getMethodName().equals("awaitShared")));
-            if (parked) {
-                return;
-            }
-            Thread.onSpinWait();
-        }
-        throw new AssertionError("the second call never waited for the first");
+        await().alias("the second call waits for the first").atMost(Duration.ofSeconds(30))
+                .pollInSameThread().pollInterval(Duration.ofMillis(1))
+                .failFast("the second call never waited for the first", waiter::isDone)
+                .until(() -> Thread.getAllStackTraces().entrySet().stream()
+                        .anyMatch(entry -> entry.getKey().getState() == State.WAITING
+                                && Arrays.stream(entry.getValue())
+                                        .anyMatch(frame -> frame.getMethodName().equals("awaitShared"))));
     }
 
     /**
@@ -261,18 +257,12 @@ class CachedExecutorTest {
     }
 
     private static void awaitOthersParked(List<Thread> workers) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (System.nanoTime() < deadline) {
-            long parked = workers.stream()
-                    .filter(thread -> thread != Thread.currentThread())
-                    .filter(thread -> thread.getState() == State.WAITING && isJoining(thread))
-                    .count();
-            if (parked == workers.size() - 1) {
-                return;
-            }
-            Thread.onSpinWait();
-        }
-        throw new AssertionError("the other threads never waited for the running execution");
+        Thread holder = Thread.currentThread();
+        await().alias("the other threads wait for the running execution").atMost(Duration.ofSeconds(30))
+                .pollInSameThread().pollInterval(Duration.ofMillis(1))
+                .until(() -> workers.stream().filter(thread -> thread != holder)
+                        .filter(thread -> thread.getState() == State.WAITING && isJoining(thread))
+                        .count() == workers.size() - 1);
     }
 
     private static boolean isJoining(Thread thread) {

@@ -1,6 +1,7 @@
 package dev.execache.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.execache.core.spi.Counter;
@@ -334,9 +335,8 @@ class CachedToolTest {
             }
         });
         follower.start();
-        while (follower.getState() != Thread.State.WAITING) {
-            Thread.onSpinWait();
-        }
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(1))
+                .until(() -> follower.getState() == Thread.State.WAITING);
         follower.interrupt();
 
         Throwable thrown = waiter.get();

@@ -1,6 +1,7 @@
 package dev.execache.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.Sandbox;
@@ -254,18 +255,11 @@ class PolicyFacesTest {
 
     /** Holds the one run until every other thread waits for it, so none arrives after it finished. */
     private static void awaitOthersParked(List<Thread> workers) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (System.nanoTime() < deadline) {
-            long parked = workers.stream()
-                    .filter(thread -> thread != Thread.currentThread())
-                    .filter(thread -> thread.getState() == State.WAITING && isAwaitingShared(thread))
-                    .count();
-            if (parked == 15) {
-                return;
-            }
-            Thread.onSpinWait();
-        }
-        throw new AssertionError("the other threads never waited for the running call");
+        Thread holder = Thread.currentThread();
+        await().alias("the other threads wait for the running call").atMost(Duration.ofSeconds(30))
+                .pollInSameThread().pollInterval(Duration.ofMillis(1))
+                .until(() -> workers.stream().filter(thread -> thread != holder)
+                        .filter(thread -> thread.getState() == State.WAITING && isAwaitingShared(thread)).count() == 15);
     }
 
     private static boolean isAwaitingShared(Thread thread) {
