@@ -53,6 +53,15 @@ class LinuxArchiveIT {
     }
 
     @Test
+    void linkedOntoThePathItFindsItsInstallation() throws Exception {
+        machine.linkOntoPath(execache);
+
+        String version = machine.run(machine.work, List.of("execache", "--version")).succeeded().stdout();
+
+        assertThat(version).startsWith("execache " + Release.version() + " (");
+    }
+
+    @Test
     void runMissesThenHitsOnTheDefaultSqliteStoreWithItsOwnJava() throws Exception {
         Files.writeString(machine.work.resolve("hello.ts"), "return { greeting: `Hello, ${context.name}!` };\n");
         List<String> run = List.of(execache.toString(), "run", "hello.ts", "--context", "{\"name\":\"Ada\"}", "--json");

@@ -42,10 +42,7 @@ abstract class Downstream {
     }
 
     /** What the server said of itself when it connected ({@code instructions}); null when it said nothing. */
-    String instructions() {
-        // a url server's are not kept yet
-        return null;
-    }
+    abstract String instructions();
 
     /** How the server is reached ({@link DownstreamSettings#identity}); null when shared publicly or not known yet. */
     abstract String identity();
