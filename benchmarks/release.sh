@@ -5,7 +5,7 @@
 #      through the machine's npm cache: the first time on a machine it is downloaded);
 #   2. a CLI hit through the installed command against `java -version` (the system's java and the
 #      bundled runtime's), alternating, medians;
-#   3. serve's resident memory when idle (after initialize), the Java process and the Node launcher.
+#   3. serve's resident memory when idle (after initialize).
 #   ./mvnw -B -DskipTests package -pl dist -am && benchmarks/release.sh
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -85,10 +85,16 @@ for i in $(seq 1 600); do grep -q '"id":1' "$work/serve.out" 2>/dev/null && brea
 echo '{"jsonrpc":"2.0","method":"notifications/initialized"}' >&8
 sleep "${IDLE_SECONDS:-10}"
 rss() { awk '/VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null; }
-node_pid=$serve_pid
-java_pid=$(pgrep -n -P "$node_pid")
-echo "serve idle ${IDLE_SECONDS:-10} s after initialize: java $(( $(rss "$java_pid") / 1024 )) MB resident," \
-  "node launcher $(( $(rss "$node_pid") / 1024 )) MB"
+# the installed command is the bash launcher (which execs java) once the install script ran, else
+# the Node launcher with java as its child
+if [[ "$(cat "/proc/$serve_pid/comm")" == java ]]; then
+  java_pid=$serve_pid
+  launcher="no Node process (the install script put the bash launcher in place)"
+else
+  java_pid=$(pgrep -n -P "$serve_pid")
+  launcher="node launcher $(( $(rss "$serve_pid") / 1024 )) MB"
+fi
+echo "serve idle ${IDLE_SECONDS:-10} s after initialize: java $(( $(rss "$java_pid") / 1024 )) MB resident; $launcher"
 exec 8>&-
 wait "$serve_pid" 2>/dev/null
 serve_pid=

@@ -185,7 +185,8 @@ async function modern(req, res) {
   switch (message.method) {
     case "server/discover":
       return ok({ supportedVersions: ["2026-07-28"], capabilities: { tools: { listChanged: true } },
-        serverInfo: { name: "http-lab-2026", version: "1.0.0" }, ttlMs: ttlMs, cacheScope: "public" });
+        serverInfo: { name: "http-lab-2026", version: "1.0.0" }, instructions: "The HTTP lab of the 2026-07-28 era.",
+        ttlMs: ttlMs, cacheScope: "public" });
     case "tools/list":
       return ok({ tools: listTools(), ttlMs, cacheScope: "public" });
     case "tools/call":

@@ -6,7 +6,7 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolRequestSchema, ListToolsRequestSchema, SetLevelRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const readOnly = { readOnlyHint: true };
 const object = (properties = {}) => ({ type: "object", properties });
@@ -18,7 +18,11 @@ const tools = {
   fail: { description: "Always fails.", inputSchema: object(), annotations: readOnly },
   crash: { description: "Dies in the middle of the call.", inputSchema: object(), annotations: readOnly },
   pid: { description: "This process's id.", inputSchema: object() },
-  sleep: { description: "Answers after ms milliseconds.", inputSchema: object({ ms: { type: "number" } }), annotations: readOnly },
+  sleep: {
+    description: "Answers after ms milliseconds, unless it is cancelled first.",
+    inputSchema: object({ ms: { type: "number" } }),
+    annotations: readOnly,
+  },
   slow_write: {
     description: "Adds one to the writes after ms milliseconds, unless it is cancelled first.",
     inputSchema: object({ ms: { type: "number" } }),
@@ -28,18 +32,49 @@ const tools = {
     description: "The calls cancelled so far and the writes made, once one was cancelled or after wait_ms.",
     inputSchema: object({ wait_ms: { type: "number" } }),
   },
+  log: {
+    description: "Sends one log message (notifications/message) with the level, logger and data given.",
+    inputSchema: object({ level: { type: "string" }, logger: { type: "string" }, data: {} }),
+  },
+  progress_steps: {
+    description: "Reports steps progress notifications (progress 1..steps of total steps) under the call's progress token, then answers the token it got.",
+    inputSchema: object({ steps: { type: "number" } }),
+  },
+  log_levels: { description: "The levels the client set with logging/setLevel, in order.", inputSchema: object() },
   set_description: {
     description: "Changes a tool's description; notify: send tools/list_changed.",
     inputSchema: object({ tool: { type: "string" }, description: { type: "string" }, notify: { type: "boolean" } }),
     annotations: { readOnlyHint: false },
   },
 };
+// LAB_EXTRA_TOOL names one more read-only tool, which answers its own name: a test picks a name that collides
+const extraTool = process.env.LAB_EXTRA_TOOL;
+if (extraTool) {
+  tools[extraTool] = { description: "A tool whose name the test chose.", inputSchema: object(), annotations: readOnly };
+}
 let counter = 0;
 let writes = 0;
 const served = {};
 const cancelled = [];
+const levels = [];
 let cancelledOne = () => {};
 const oneCancelled = new Promise((resolve) => (cancelledOne = resolve));
+
+/** Waits ms milliseconds: true, or false when the call was cancelled first (and records that). */
+async function unlessCancelled(ms, signal, tool) {
+  const done = await new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(true), ms);
+    signal.addEventListener("abort", () => {
+      clearTimeout(timer);
+      resolve(false);
+    });
+  });
+  if (!done) {
+    cancelled.push({ tool, reason: String(signal.reason ?? "") });
+    cancelledOne();
+  }
+  return done;
+}
 
 const hold = process.env.LAB_HOLD_RESTART;
 if (hold) {
@@ -53,7 +88,13 @@ if (hold) {
   writeFileSync(hold, "started once");
 }
 
-const server = new Server({ name: "lab", version: "1.0.0" }, { capabilities: { tools: { listChanged: true } } });
+const server = new Server({ name: "lab", version: "1.0.0" },
+  { capabilities: { tools: { listChanged: true }, logging: {} }, instructions: "The lab counts the calls it serves." });
+// recorded, and every message sent whatever the level: the test reads what its client was asked
+server.setRequestHandler(SetLevelRequestSchema, async (request) => {
+  levels.push(request.params.level);
+  return {};
+});
 server.setRequestHandler(ListToolsRequestSchema, async () => ({
   tools: Object.entries(tools).map(([name, tool]) => ({ name, ...tool })),
 }));
@@ -77,22 +118,16 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     case "crash":
       process.kill(process.pid, "SIGKILL");
       return new Promise(() => {});
-    case "sleep":
+    case "sleep": {
       console.error(`sleeping ${args.ms} ms`);
-      await new Promise((resolve) => setTimeout(resolve, args.ms));
+      if (!(await unlessCancelled(args.ms, extra.signal, name))) {
+        return text({ cancelled: true });
+      }
       return text({ slept: args.ms, pid: process.pid });
+    }
     case "slow_write": {
       console.error(`writing in ${args.ms} ms`);
-      const done = await new Promise((resolve) => {
-        const timer = setTimeout(() => resolve(true), args.ms);
-        extra.signal.addEventListener("abort", () => {
-          clearTimeout(timer);
-          resolve(false);
-        });
-      });
-      if (!done) {
-        cancelled.push({ tool: name, reason: String(extra.signal.reason ?? "") });
-        cancelledOne();
+      if (!(await unlessCancelled(args.ms, extra.signal, name))) {
         return text({ cancelled: true });
       }
       writes += 1;
@@ -101,6 +136,26 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     case "cancellations":
       await Promise.race([oneCancelled, new Promise((resolve) => setTimeout(resolve, args.wait_ms ?? 0))]);
       return text({ cancelled, writes });
+    case "log": {
+      const params = { level: args.level, data: args.data };
+      if (args.logger !== undefined) {
+        params.logger = args.logger;
+      }
+      await server.notification({ method: "notifications/message", params });
+      return text({ logged: true });
+    }
+    case "progress_steps": {
+      const token = request.params._meta?.progressToken;
+      for (let step = 1; token !== undefined && step <= args.steps; step++) {
+        await extra.sendNotification({
+          method: "notifications/progress",
+          params: { progressToken: token, progress: step, total: args.steps, message: `step ${step}` },
+        });
+      }
+      return text({ token: token ?? null });
+    }
+    case "log_levels":
+      return text({ levels });
     case "pid":
       return text({ pid: process.pid });
     case "set_description":
@@ -110,6 +165,9 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       }
       return text({ changed: args.tool });
     default:
+      if (name === extraTool) {
+        return text({ extra: name });
+      }
       return { ...text({ unknown: name }), isError: true };
   }
 });

@@ -173,4 +173,22 @@ class GatewayConfigTest {
                 """)).isInstanceOf(UsageException.class)
                 .hasMessageContaining("servers.docs.share must be private").hasMessageContaining("or public");
     }
+
+    @Test
+    void oneServersToolsMayGoWithoutThePrefixAndTwoMayNot() {
+        GatewayConfig one = parse("""
+                servers:
+                  a: {command: x, prefix: false}
+                  b: {command: y}
+                """);
+
+        assertThat(one.policy().servers()).extracting(server -> server.name() + "=" + server.prefixed())
+                .containsExactly("a=false", "b=true");
+        assertThatThrownBy(() -> parse("servers: {a: {command: x, prefix: false}, b: {command: y, prefix: false}}"))
+                .isInstanceOf(UsageException.class)
+                .hasMessageContaining("servers.a.prefix and servers.b.prefix are all false")
+                .hasMessageContaining("only one server's tools can be offered without the SERVER__ prefix");
+        assertThatThrownBy(() -> parse("servers: {a: {command: x, prefix: \"no\"}}"))
+                .isInstanceOf(UsageException.class).hasMessageContaining("servers.a.prefix must be true or false");
+    }
 }

@@ -4,12 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.execache.mcp.server.Gateway;
+import dev.execache.mcp.server.Json;
 import dev.execache.mcp.server.McpStdioServer;
 import dev.execache.mcp.server.ServeTools;
 import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.core.CachePolicy;
 import dev.execache.tools.mcp.McpToolCatalog;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.channels.Channels;
 import java.nio.channels.Pipe;
 import java.nio.file.Path;
@@ -18,6 +20,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -32,6 +35,8 @@ class ServeGatewayTest {
     private McpToolCatalog catalog;
     private McpStdioServer server;
     private RawMcpClient client;
+    private Gateway gateway;
+    private final List<String> serverLines = new CopyOnWriteArrayList<>();
 
     @BeforeEach
     void start() throws IOException {
@@ -39,8 +44,8 @@ class ServeGatewayTest {
         GatewayConfig config = new GatewayConfig(List.of(new GatewayConfig.Server(Downstream.lab("lab", true), false)),
                 List.of(), Duration.ofHours(1));
         catalog = new McpToolCatalog(List.of(Downstream.lab("lab", true)), Duration.ofSeconds(20), Duration.ofHours(1),
-                line -> { }, Clock.systemUTC()).start();
-        Gateway gateway = new Gateway(catalog, fixture.store, fixture.versions, config.policy(), CachePolicy.DEFAULTS,
+                serverLines::add, Clock.systemUTC()).start();
+        gateway = new Gateway(catalog, fixture.store, fixture.versions, config.policy(), CachePolicy.DEFAULTS,
                 fixture.clock);
         Pipe toServer = Pipe.open();
         Pipe fromServer = Pipe.open();
@@ -219,5 +224,111 @@ class ServeGatewayTest {
         assertThat(first.at("/structuredContent/nondeterminism").toString()).isEqualTo("[\"Math.random\"]");
         assertThat(hit.at("/structuredContent/hit").booleanValue()).isTrue();
         assertThat(hit.at("/structuredContent/nondeterminism").toString()).isEqualTo("[\"Math.random\"]");
+    }
+
+    @Test
+    void aCancelledReadIsCancelledOnTheServerAndItsAnswerIsNeitherSentNorStored() throws Exception {
+        client.initialize();
+        Map<String, Object> slow = Map.of("ms", 600_000);
+        int id = client.sendRequest("tools/call", Map.of("name", "lab__sleep", "arguments", slow));
+        Downstream.await("the lab server to start the slow read", Duration.ofSeconds(20),
+                () -> serverLines.contains("lab: sleeping 600000 ms"));
+
+        client.send("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":" + id
+                + ",\"reason\":\"the user stopped it\"}}");
+
+        String told = catalog.call("lab__cancellations", Map.of("wait_ms", 15_000)).json();
+        JsonNode server = Json.MAPPER.readTree(Json.MAPPER.readTree(told).at("/content/0/text").textValue());
+        assertThat(server.at("/cancelled/0/tool").textValue()).isEqualTo("sleep");
+        assertThat(gateway.inspect("lab__sleep", slow).info()).as("a cancelled read is not stored").isEmpty();
+        client.request("ping", Map.of());
+        assertThat(client.unclaimed()).noneMatch(message -> message.path("id").asInt(-1) == id);
+    }
+
+    @Test
+    void theAgentsLogLevelReachesTheServerAndItsMessagesComeBackTaggedWithItsName() throws Exception {
+        client.initialize();
+
+        client.request("logging/setLevel", Map.of("level", "info"));
+        Downstream.await("the lab server to be asked to log from info", Duration.ofSeconds(20),
+                () -> labJson("lab__log_levels").get("levels").toString().equals("[\"info\"]"));
+        client.callTool("lab__log", Map.of("level", "warning", "logger", "db", "data", Map.of("rows", 3, "table", "t")));
+        client.callTool("lab__log", Map.of("level", "error", "data", "plain"));
+        Downstream.await("two log messages of lab", Duration.ofSeconds(20), () -> labLogs().size() >= 2);
+
+        List<JsonNode> logs = labLogs();
+        assertThat(logs).extracting(message -> message.at("/params/logger").textValue()).containsExactly("lab/db", "lab");
+        assertThat(logs).extracting(message -> message.at("/params/level").textValue()).containsExactly("warning", "error");
+        assertThat(logs.get(0).at("/params/data")).as("data of any JSON shape, unchanged")
+                .isEqualTo(Json.MAPPER.valueToTree(Map.of("rows", 3, "table", "t")));
+        assertThat(logs.get(1).at("/params/data").textValue()).isEqualTo("plain");
+    }
+
+    @Test
+    void aServersLogMessagesReachOnlyAnAgentThatSetALevel() throws Exception {
+        client.initialize();
+
+        client.callTool("lab__log", Map.of("level", "error", "data", "before any level"));
+        client.request("logging/setLevel", Map.of("level", "error"));
+        client.callTool("lab__log", Map.of("level", "error", "data", "asked"));
+        // the server's messages come on one pipe, in order: once the second is in, the first was decided
+        Downstream.await("the log message sent after the level was set", Duration.ofSeconds(20),
+                () -> !labLogs().isEmpty());
+
+        assertThat(labLogs()).extracting(message -> message.at("/params/data").textValue()).containsExactly("asked");
+    }
+
+    /** The notifications/message of the lab server that reached the client so far. */
+    private List<JsonNode> labLogs() {
+        return client.unclaimed().stream()
+                .filter(message -> "notifications/message".equals(message.path("method").textValue())
+                        && message.at("/params/logger").asText().startsWith("lab"))
+                .toList();
+    }
+
+    /** What a lab tool answers, called directly on the server (not through serve). */
+    private JsonNode labJson(String tool) {
+        try {
+            String answer = catalog.call(tool, Map.of()).json();
+            return Json.MAPPER.readTree(Json.MAPPER.readTree(answer).at("/content/0/text").textValue());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    @Test
+    void theAgentsProgressTokenReachesTheServerAndItsProgressComesBackUnderThatToken() {
+        client.initialize();
+
+        int id = client.sendRequest("tools/call", Map.of("name", "lab__progress_steps", "arguments", Map.of("steps", 3),
+                "_meta", Map.of("progressToken", "agent-7")));
+        JsonNode answer = client.response(id);
+
+        List<JsonNode> progress = client.unclaimed().stream()
+                .filter(message -> "notifications/progress".equals(message.path("method").textValue())).toList();
+        assertThat(answer.at("/result/content/0/text").textValue()).as("the server got a token of its own")
+                .startsWith("{\"token\":\"").doesNotContain("agent-7");
+        assertThat(progress).extracting(message -> message.at("/params/progressToken").textValue())
+                .containsExactly("agent-7", "agent-7", "agent-7");
+        assertThat(progress).extracting(message -> message.at("/params/progress").intValue()).containsExactly(1, 2, 3);
+        assertThat(progress).extracting(message -> message.at("/params/message").textValue())
+                .containsExactly("step 1", "step 2", "step 3");
+        assertThat(progress.get(0).at("/params/total").intValue()).isEqualTo(3);
+    }
+
+    @Test
+    void aCallOfThe20260728EraGetsTheServersProgressUnderItsTokenToo() {
+        client.initialize();
+
+        int id = client.sendRequest("tools/call", Map.of("name", "lab__progress_steps", "arguments", Map.of("steps", 2),
+                "_meta", Map.of("progressToken", 41, "io.modelcontextprotocol/protocolVersion", "2026-07-28",
+                        "io.modelcontextprotocol/clientCapabilities", Map.of())));
+        JsonNode answer = client.response(id);
+
+        List<JsonNode> progress = client.unclaimed().stream()
+                .filter(message -> "notifications/progress".equals(message.path("method").textValue())).toList();
+        assertThat(answer.at("/result/resultType").textValue()).isEqualTo("complete");
+        assertThat(progress).extracting(message -> message.at("/params/progressToken").intValue()).containsExactly(41, 41);
+        assertThat(progress).extracting(message -> message.at("/params/progress").intValue()).containsExactly(1, 2);
     }
 }

@@ -200,6 +200,15 @@ class ServeHttpIT {
             assertThat(second.at("/content/0/text").textValue()).isEqualTo(first.at("/content/0/text").textValue());
             assertThat(ran.at("/result/who").textValue()).isEqualTo("code");
             assertThat(ran.at("/toolCalls/0/tool").textValue()).isEqualTo("lab__get_count");
+
+            // a call answered as an SSE stream carries the server's progress under the agent's token
+            String progressCall = "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":"
+                    + "\"lab__progress_steps\",\"arguments\":{\"steps\":2},\"_meta\":{\"progressToken\":\"http-agent\"}}}";
+            List<JsonNode> events = RawHttp.post(gateway.port(), progressCall, Map.of()).events();
+            assertThat(events).extracting(event -> event.path("method").asText() + " "
+                    + event.at("/params/progressToken").asText() + " " + event.at("/params/progress").asText())
+                    .containsExactly("notifications/progress http-agent 1", "notifications/progress http-agent 2", "  ");
+            assertThat(events.get(2).at("/result/content/0/text").textValue()).startsWith("{\"token\":\"execache-lab-");
         }
     }
 

@@ -464,6 +464,22 @@ class SetupCommandTest {
     }
 
     @Test
+    void aParseErrorDoesNotQuoteTheSecretItStumbledOn() throws IOException {
+        write(home.resolve(".codeium/windsurf/mcp_config.json"),
+                "{\"mcpServers\": {\"brave\": {\"command\": \"npx\", \"env\": {\"BRAVE_API_KEY\": BSA_SECRET_unquoted}}}}\n");
+        write(config(), "servers:\n  x:\n    command: npx\n    env: {KEY: SECRET_yaml: bad}\n");
+
+        assertThat(run("setup")).isEqualTo(ExitCode.USAGE);
+        assertThat(stderr()).contains(home.resolve(".codeium/windsurf/mcp_config.json") + ": line 1: not valid JSON:"
+                + " Unrecognized token '...'");
+        assertNoSecretShown();
+
+        assertThat(apply("--client", "cursor")).isEqualTo(ExitCode.USAGE);
+        assertThat(stderr()).contains(config().toString());
+        assertNoSecretShown();
+    }
+
+    @Test
     void onlyTheChosenClientsAndServersMove() throws IOException {
         assertThat(apply("--client", "cursor", "--server", "linear")).as(stderr()).isEqualTo(ExitCode.OK);
 
@@ -559,6 +575,16 @@ class SetupCommandTest {
         assertThat(Files.readString(xdg.resolve("zed/settings.json"))).contains(xdg.resolve("execache/execache.yaml").toString());
         assertThat(Files.readString(home.resolve(".config/zed/settings.json"))).isEqualTo(ZED);
         assertThat(config()).doesNotExist();
+    }
+
+    @Test
+    void withoutExecacheNamedTheEntryStartsTheLauncherThisExecacheRunsFrom() {
+        // the tests run from the checkout's app-cli classes: the checkout's ./execache is the launcher
+        Path launcher = Path.of("").toAbsolutePath().getParent().resolve("execache");
+
+        assertThat(run("setup", "--apply", "--dry-run", "--client", "cursor")).as(stderr()).isEqualTo(ExitCode.OK);
+
+        assertThat(stdout()).contains("(" + launcher + " serve --config " + config() + ")");
     }
 
     @Test

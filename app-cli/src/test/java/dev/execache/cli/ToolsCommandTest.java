@@ -52,7 +52,7 @@ class ToolsCommandTest {
         assertThat(table).containsPattern("lab\\s+lab__get_count\\s+[0-9a-f]{12}\\s+yes\\s+annotation readOnlyHint\\s+300 s");
         assertThat(table).containsPattern("lab__get_other\\s+[0-9a-f]{12}\\s+yes\\s+rule lab__get_other\\s+7 s");
         assertThat(table).containsPattern("lab__increment\\s+[0-9a-f]{12}\\s+no\\s+not read-only \\(annotations\\)\\s+-");
-        assertThat(err.toString(StandardCharsets.UTF_8)).contains("server lab: connected (lab 1.0.0), 11 tools");
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("server lab: connected (lab 1.0.0), 14 tools");
     }
 
     @Test

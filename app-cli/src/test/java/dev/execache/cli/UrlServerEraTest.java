@@ -78,6 +78,7 @@ class UrlServerEraTest {
         JsonNode second = answer(gateway.call("modern__get_count", Map.of("who", "2026")));
 
         assertThat(logged).anySatisfy(line -> assertThat(line).contains("http-lab-2026 1.0.0, MCP 2026-07-28 over HTTP"));
+        assertThat(catalog.instructions()).containsExactly(Map.entry("modern", "The HTTP lab of the 2026-07-28 era."));
         assertThat(first.get("era").textValue()).isEqualTo("2026");
         assertThat(second).isEqualTo(first);
         assertThat(gateway.stats().get("modern__get_count").hits()).isEqualTo(1);

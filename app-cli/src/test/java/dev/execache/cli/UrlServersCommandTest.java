@@ -96,7 +96,7 @@ class UrlServersCommandTest {
     void serveGoesOnWithoutAServerWhoseVariableIsNotSetAndSaysWhyOnACall() throws IOException {
         Environment command = new Environment(Map.of(), dir, new ByteArrayInputStream(new byte[0]));
         Settings settings = Settings.resolve(new Settings.Flags(null, "memory", null, null, false, null, null, null, null,
-                null, List.of(), List.of()), command.variables(), command.workingDir());
+                null, List.of(), List.of(), null), command.variables(), command.workingDir());
 
         try (McpToolCatalog serving = GatewayCatalog.serve(settings, command)) {
             String text = Json.MAPPER.readTree(serving.call("remote__get_count", Map.of()).json())

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -42,13 +43,22 @@ class LinuxArchiveIT {
     }
 
     @Test
-    void versionNamesTheReleaseAndTheCommitItWasBuiltFrom() {
-        String commit = new ProcessBuilderResult(Release.sources(), "git", "rev-parse", "--short=12", "HEAD").stdout().strip();
+    void versionNamesTheReleaseAndTheCommitItWasBuiltFrom() throws Exception {
+        String commit = headCommit();
 
         String version = machine.run(machine.work, List.of(execache.toString(), "--version")).succeeded().stdout();
 
         assertThat(version).startsWith("execache " + Release.version() + " (commit " + commit);
         assertThat(version).contains("Java 17");
+    }
+
+    @Test
+    void linkedOntoThePathItFindsItsInstallation() throws Exception {
+        machine.linkOntoPath(execache);
+
+        String version = machine.run(machine.work, List.of("execache", "--version")).succeeded().stdout();
+
+        assertThat(version).startsWith("execache " + Release.version() + " (");
     }
 
     @Test
@@ -91,21 +101,12 @@ class LinuxArchiveIT {
         assertThat(installation.resolve("runtime/lib/jspawnhelper")).isExecutable();
     }
 
-    /** A command run with this machine's own environment (git, in the sources the build came from). */
-    private record ProcessBuilderResult(String stdout) {
-        ProcessBuilderResult(Path directory, String... command) {
-            this(run(directory, command));
-        }
-
-        private static String run(Path directory, String... command) {
-            try {
-                Process process = new ProcessBuilder(command).directory(directory.toFile()).redirectErrorStream(true).start();
-                String output = new String(process.getInputStream().readAllBytes());
-                assertThat(process.waitFor()).as(String.join(" ", command) + ": " + output).isZero();
-                return output;
-            } catch (Exception e) {
-                throw new AssertionError(e);
-            }
-        }
+    /** The commit of the sources the build came from, asked of git with this machine's own environment. */
+    private static String headCommit() throws Exception {
+        Process git = new ProcessBuilder("git", "rev-parse", "--short=12", "HEAD").directory(Release.sources().toFile())
+                .redirectErrorStream(true).start();
+        String output = new String(git.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+        assertThat(git.waitFor()).as("git rev-parse: " + output).isZero();
+        return output;
     }
 }

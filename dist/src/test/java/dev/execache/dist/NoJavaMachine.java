@@ -2,6 +2,7 @@ package dev.execache.dist;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -85,7 +86,7 @@ final class NoJavaMachine {
             Path out = Files.createTempFile(root, "stdout", ".txt");
             Path err = Files.createTempFile(root, "stderr", ".txt");
             ProcessBuilder builder = new ProcessBuilder(command).directory(directory.toFile())
-                    .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                    .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
                     .redirectOutput(out.toFile()).redirectError(err.toFile());
             builder.environment().clear();
             builder.environment().putAll(environment());

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectReader;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.core.CacheListener;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CacheStatus;
@@ -31,8 +32,10 @@ import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -40,6 +43,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CancellationException;
 import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 import java.util.stream.Collectors;
 
 /**
@@ -68,19 +72,34 @@ public final class Gateway implements CodeTools {
     private static final ObjectReader STRICT = Json.MAPPER.reader()
             .with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
     private static final System.Logger LOG = System.getLogger("dev.execache.mcp.server");
+    /**
+     * The progress sink of the agent's call this thread is making, read by the cache's invoker: the policy loop
+     * runs a miss on the calling thread and its tool port carries a tool's name and arguments only.
+     */
+    private static final ThreadLocal<Consumer<Map<String, Object>>> CALL_PROGRESS = new ThreadLocal<>();
 
     private final ToolCatalog catalog;
     private final MutableToolVersions versions;
     private final ToolCallRules rules;
     private final Set<String> invalidatedOnWrite;
     private final Set<String> codeAccess;
+    /** The servers whose tools are offered under their own names (see {@link GatewayPolicy.Server#prefixed}). */
+    private final Set<String> unprefixed;
+    /** execache's own tools' names, which no gateway tool is offered under. */
+    private volatile Set<String> ownTools = Set.of();
     private final CachedTool cachedTool;
     private final Map<String, String> identities;
     private Map<String, CatalogTool> current = Map.of();
     /** Each current tool's decision, made once when the tools change rather than on every call (#29). */
     private Map<String, ToolCallRules.Decision> decisions = Map.of();
     private Map<String, CatalogTool> offered = Map.of();
+    /** The tools offered under another name than their catalog name, by catalog name. */
+    private Map<String, String> offeredNames = Map.of();
     private BiConsumer<List<SyncToolSpecification>, List<String>> offer;
+    /** The calls serve is answering, so that a cancelled one stops (see {@link #servedBy}). */
+    private volatile InFlightCalls calls = new InFlightCalls();
+    /** Where serve sends a call's notifications (its progress) to the agent that made it. */
+    private volatile BiConsumer<String, ObjectNode> notifications = (method, params) -> { };
 
     public Gateway(ToolCatalog catalog, CacheStore store, MutableToolVersions versions, GatewayPolicy config,
             CachePolicy policy, Clock clock) {
@@ -91,10 +110,15 @@ public final class Gateway implements CodeTools {
                 .map(GatewayPolicy.Server::name).collect(Collectors.toSet());
         this.codeAccess = config.servers().stream().filter(GatewayPolicy.Server::codeAccess)
                 .map(GatewayPolicy.Server::name).collect(Collectors.toSet());
+        this.unprefixed = config.servers().stream().filter(server -> !server.prefixed())
+                .map(GatewayPolicy.Server::name).collect(Collectors.toSet());
         Map<String, String> reachableIdentities = new TreeMap<>(catalog.identities());
         reachableIdentities.keySet().retainAll(codeAccess);
         this.identities = Map.copyOf(reachableIdentities);
-        CachedTool.Builder builder = CachedTool.builder(catalog::call, store)
+        CachedTool.Builder builder = CachedTool.builder((name, args) -> {
+                    Consumer<Map<String, Object>> progress = CALL_PROGRESS.get();
+                    return progress == null ? catalog.call(name, args) : catalog.call(name, args, progress);
+                }, store)
                 .defaultRule(policy.enabled(), policy.ttl(), policy.maxEntries())
                 .toolVersions(versions)
                 .clock(clock)
@@ -136,10 +160,82 @@ public final class Gateway implements CodeTools {
         return cachedTool.clear(toolGlob);
     }
 
+    /** What each server behind the gateway said of itself when it connected, by server name. */
+    Map<String, String> instructions() {
+        return catalog.instructions();
+    }
+
+    /** Asks every server behind the gateway to log from {@code level} up (see {@link #onLog}). */
+    void setLogLevel(McpSchema.LoggingLevel level) {
+        catalog.setLogLevel(level.name().toLowerCase(Locale.ROOT));
+    }
+
+    /**
+     * Where the servers' log messages go, each as the params of a {@code notifications/message} tagged with its
+     * server's name: {@code logger} is the server's name, or {@code SERVER/LOGGER} when the server named a logger;
+     * level and data as the server sent them.
+     */
+    void onLog(Consumer<ObjectNode> sink) {
+        catalog.addLogListener((server, message) -> {
+            ObjectNode tagged = Json.MAPPER.valueToTree(message);
+            JsonNode logger = tagged.get("logger");
+            tagged.put("logger", logger != null && logger.isTextual() ? server + "/" + logger.textValue() : server);
+            sink.accept(tagged);
+        });
+    }
+
+    /**
+     * Where serve keeps the calls it answers, so that a client's cancel stops one of these tools' calls too, and
+     * where it sends a call's notifications (a server's progress, under the agent's own token).
+     */
+    void servedBy(InFlightCalls serving, BiConsumer<String, ObjectNode> notifying, Set<String> own) {
+        this.calls = serving;
+        this.notifications = notifying;
+        synchronized (this) {
+            this.ownTools = Set.copyOf(own);
+            offeredNames = offeredNames(current.values());
+        }
+    }
+
     /** The tools to offer now; later changes go to {@link #onChange}. */
     public synchronized List<SyncToolSpecification> specifications() {
-        offered = current;
-        return current.values().stream().map(this::specification).toList();
+        offered = offeredNow();
+        return offered.entrySet().stream().map(each -> specification(each.getValue(), each.getKey())).toList();
+    }
+
+    /** The current tools by the name each is offered under. */
+    private Map<String, CatalogTool> offeredNow() {
+        Map<String, CatalogTool> now = new LinkedHashMap<>();
+        current.forEach((name, tool) -> now.put(offeredNames.getOrDefault(name, name), tool));
+        return now;
+    }
+
+    /**
+     * The name each tool is offered under: {@code SERVER__TOOL}, or its own name for a server offered without the
+     * prefix, unless that name is taken (by one of execache's tools, another server's tool, or a tool offered
+     * unprefixed already), which is then logged and the tool offered as {@code SERVER__TOOL}.
+     */
+    private Map<String, String> offeredNames(Iterable<CatalogTool> tools) {
+        Map<String, String> names = new HashMap<>();
+        if (unprefixed.isEmpty()) {
+            return names;
+        }
+        Set<String> taken = new HashSet<>(ownTools);
+        tools.forEach(tool -> taken.add(tool.name()));
+        for (CatalogTool tool : tools) {
+            if (!unprefixed.contains(tool.server())) {
+                continue;
+            }
+            String own = tool.serverToolName();
+            if (taken.add(own)) {
+                names.put(tool.name(), own);
+            } else {
+                LOG.log(Level.WARNING, "server " + tool.server() + ": its tool " + own + " is offered as " + tool.name()
+                        + ", not under its own name: " + (ownTools.contains(own) ? "execache has a tool of that name"
+                        : "another tool is offered under that name"));
+            }
+        }
+        return names;
     }
 
     /** Where to send changes of the offered tools: those to add or replace, and the names to withdraw. */
@@ -346,6 +442,7 @@ public final class Gateway implements CodeTools {
             });
             current = now;
             decisions = decided;
+            offeredNames = offeredNames(now.values());
             tellOffer();
         }
     }
@@ -354,29 +451,51 @@ public final class Gateway implements CodeTools {
         if (offer == null) {
             return;
         }
+        Map<String, CatalogTool> now = offeredNow();
         List<SyncToolSpecification> changed = new ArrayList<>();
-        current.forEach((name, tool) -> {
+        now.forEach((name, tool) -> {
             if (!tool.equals(offered.get(name))) {
-                changed.add(specification(tool));
+                changed.add(specification(tool, name));
             }
         });
-        List<String> withdrawn = offered.keySet().stream().filter(name -> !current.containsKey(name)).toList();
-        offered = current;
+        List<String> withdrawn = offered.keySet().stream().filter(name -> !now.containsKey(name)).toList();
+        offered = now;
         if (!changed.isEmpty() || !withdrawn.isEmpty()) {
             offer.accept(changed, withdrawn);
         }
     }
 
-    private SyncToolSpecification specification(CatalogTool tool) {
+    private SyncToolSpecification specification(CatalogTool tool, String offeredName) {
         Map<String, Object> definition = new LinkedHashMap<>(tool.definition());
-        definition.put("name", tool.name());
+        definition.put("name", offeredName);
         McpSchema.Tool described = Json.MAPPER.convertValue(definition, McpSchema.Tool.class);
         LastAnswer last = new LastAnswer();
         return SyncToolSpecification.builder()
                 .tool(described)
-                .callHandler((exchange, request) -> last.of(call(tool.name(),
-                        request.arguments() == null ? Map.of() : request.arguments(), ServeTools.agentOf(request)).json(),
-                        Gateway::toCallResult))
+                .callHandler((exchange, request) -> {
+                    Map<String, Object> args = request.arguments() == null ? Map.of() : request.arguments();
+                    Object id = request.meta() == null ? null : request.meta().get(ServeTools.REQUEST_ID_META);
+                    Object token = request.progressToken();
+                    ToolResult answer;
+                    try {
+                        if (token != null) {
+                            CALL_PROGRESS.set(step -> {
+                                ObjectNode params = Json.MAPPER.valueToTree(step);
+                                params.set("progressToken", Json.MAPPER.valueToTree(token));
+                                notifications.accept(McpSchema.METHOD_NOTIFICATION_PROGRESS, params);
+                            });
+                        }
+                        // a cancel interrupts the call: the server is told (notifications/cancelled, or its
+                        // request ended) and the cache stores nothing, as for a run that ends mid-call
+                        answer = calls.run(id, () -> call(tool.name(), args, ServeTools.agentOf(request)));
+                    } catch (CancellationException e) {
+                        // nobody reads this answer to a cancelled call, except while the server stops
+                        return ServeTools.shuttingDown();
+                    } finally {
+                        CALL_PROGRESS.remove();
+                    }
+                    return last.of(answer.json(), Gateway::toCallResult);
+                })
                 .build();
     }
 

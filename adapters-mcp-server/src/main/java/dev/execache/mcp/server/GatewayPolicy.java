@@ -18,10 +18,16 @@ public record GatewayPolicy(List<Server> servers, List<ToolCacheRule> rules) {
     /**
      * @param invalidateOnWrite whether a call that may write removes the server's cached reads
      * @param codeAccess whether code may call the server's tools as {@code tools.SERVER.TOOL(args)}
+     * @param prefixed whether its tools are offered as {@code SERVER__TOOL} (else under their own names, for a host
+     *     or a test that expects them; cache keys, rules and inspect_tool_call still use {@code SERVER__TOOL})
      */
-    public record Server(String name, boolean invalidateOnWrite, boolean codeAccess) {
+    public record Server(String name, boolean invalidateOnWrite, boolean codeAccess, boolean prefixed) {
         public Server {
             Objects.requireNonNull(name, "name must not be null");
+        }
+
+        public Server(String name, boolean invalidateOnWrite, boolean codeAccess) {
+            this(name, invalidateOnWrite, codeAccess, true);
         }
     }
 }

@@ -46,6 +46,7 @@ public final class McpStdioServer implements AutoCloseable {
         this.transport = new StdioTransport(in, out, mapper, drainLimit, tools.calls());
         this.stateless = new StatelessProtocol(tools, version, mapper, transport::notify);
         transport.answerStatelessWith(stateless);
+        transport.instructWith(tools::instructions);
         this.server = McpServer.sync(transport)
                 .serverInfo("execache", version)
                 .instructions(INSTRUCTIONS)
@@ -57,6 +58,14 @@ public final class McpStdioServer implements AutoCloseable {
         Logger.getLogger("dev.execache").addHandler(logs);
         if (tools.gateway() != null) {
             tools.gateway().onChange(this::replaceTools);
+            // the servers behind the gateway log to the agent as execache does, from the level it set
+            transport.onLogLevel(tools.gateway()::setLogLevel);
+            tools.gateway().onLog(message -> {
+                McpSchema.LoggingLevel level = JsonRpc.level(message.get("level"));
+                if (level != null && transport.logs(level)) {
+                    transport.notify(McpSchema.METHOD_NOTIFICATION_MESSAGE, message);
+                }
+            });
         }
     }
 

@@ -86,6 +86,10 @@ public final class ServeTools {
         this.executor = executor;
         this.settings = settings;
         this.gateway = gateway;
+        if (gateway != null) {
+            gateway.servedBy(calls, (method, params) -> notifications.accept(method, params),
+                    ownSpecifications().stream().map(spec -> spec.tool().name()).collect(Collectors.toSet()));
+        }
     }
 
     InFlightCalls calls() {
@@ -100,23 +104,42 @@ public final class ServeTools {
         return settings;
     }
 
+    /**
+     * What serve tells an agent in {@code initialize} and {@code server/discover}: execache's instructions, then
+     * each connected server's own, under its name.
+     */
+    String instructions() {
+        Map<String, String> servers = gateway == null ? Map.of() : gateway.instructions();
+        StringBuilder text = new StringBuilder(McpStdioServer.INSTRUCTIONS);
+        servers.forEach((server, said) -> text.append("\n\n## Server ").append(server).append("\n\n").append(said));
+        return text.toString();
+    }
+
     /** Where progress notifications go (the transport, once there is one). */
     void notifyWith(BiConsumer<String, ObjectNode> sink) {
         this.notifications = sink;
     }
 
     public List<SyncToolSpecification> specifications() {
-        List<SyncToolSpecification> all = new ArrayList<>(List.of(
+        List<SyncToolSpecification> all = new ArrayList<>(ownSpecifications());
+        if (gateway != null) {
+            all.addAll(gateway.specifications());
+        }
+        return all;
+    }
+
+    /** execache's own tools: a gateway tool offered without its server's prefix never takes one of their names. */
+    private List<SyncToolSpecification> ownSpecifications() {
+        List<SyncToolSpecification> own = new ArrayList<>(List.of(
                 toolWithRequest(describeExecuteCode(), this::executeCode),
                 tool(describeCacheStats(), this::cacheStats),
                 tool(describeInvalidateTool(), this::invalidateTool),
                 tool(describeClearCache(), this::clearCache)));
         if (gateway != null) {
-            all.add(tool(describeDescribeTools(), this::describeTools));
-            all.add(tool(describeInspectToolCall(), this::inspectToolCall));
-            all.addAll(gateway.specifications());
+            own.add(tool(describeDescribeTools(), this::describeTools));
+            own.add(tool(describeInspectToolCall(), this::inspectToolCall));
         }
-        return all;
+        return own;
     }
 
     /** The gateway tools, whose list changes while serve runs; null when there are none. */

@@ -41,6 +41,7 @@ final class StatelessProtocol implements AutoCloseable {
     private static final int KEPT_WRITTEN_CHARS = 128 * 1024;
 
     private final McpJsonMapper mapper;
+    private final ServeTools serveTools;
     private final String version;
     private final InFlightCalls calls;
     private final boolean listChanges;
@@ -58,6 +59,7 @@ final class StatelessProtocol implements AutoCloseable {
      */
     StatelessProtocol(ServeTools serveTools, String version, McpJsonMapper mapper, BiConsumer<String, ObjectNode> fallback) {
         this.mapper = mapper;
+        this.serveTools = serveTools;
         this.version = version;
         this.calls = serveTools.calls();
         this.listChanges = serveTools.gateway() != null;
@@ -112,7 +114,7 @@ final class StatelessProtocol implements AutoCloseable {
         result.put("protocolVersion", JsonRpc.LEGACY.contains(requested) ? requested : JsonRpc.LEGACY.get(0));
         result.set("capabilities", capabilities());
         result.set("serverInfo", serverInfo());
-        result.put("instructions", McpStdioServer.INSTRUCTIONS);
+        result.put("instructions", serveTools.instructions());
         return result(id, result, false, McpSchema.METHOD_INITIALIZE);
     }
 
@@ -123,7 +125,7 @@ final class StatelessProtocol implements AutoCloseable {
         JsonRpc.LEGACY.forEach(versions::add);
         result.set("capabilities", capabilities());
         result.set("serverInfo", serverInfo());
-        result.put("instructions", McpStdioServer.INSTRUCTIONS);
+        result.put("instructions", serveTools.instructions());
         return result;
     }
 

@@ -31,6 +31,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
 import reactor.core.publisher.Mono;
 
 /**
@@ -96,6 +98,10 @@ final class StdioTransport implements McpServerTransportProvider {
     private volatile String protocolVersion;
     /** Null until the client sets a level: log messages go only to a client that asked for them. */
     private volatile McpSchema.LoggingLevel logLevel;
+    /** Told each level the client sets (the gateway passes it on to its servers). */
+    private volatile Consumer<McpSchema.LoggingLevel> levelSet = level -> { };
+    /** Null: the SDK session's own (execache's, fixed when the server was built). */
+    private volatile Supplier<String> instructions;
     /** The name the client gave in initialize (its clientInfo), made plain; null before, or when it gave none. */
     private volatile String clientName;
 
@@ -110,6 +116,16 @@ final class StdioTransport implements McpServerTransportProvider {
     /** Answers the requests of the 2026-07-28 era, which need no session. */
     void answerStatelessWith(StatelessProtocol protocol) {
         this.stateless = protocol;
+    }
+
+    /** What initialize's answer says: execache's instructions and the servers' that are connected by then. */
+    void instructWith(Supplier<String> instructions) {
+        this.instructions = instructions;
+    }
+
+    /** Where the log levels the client sets go, besides this session's own log messages. */
+    void onLogLevel(Consumer<McpSchema.LoggingLevel> sink) {
+        this.levelSet = sink;
     }
 
     /** Completes when input has ended and every request read was answered (or the drain limit passed). */
@@ -320,6 +336,7 @@ final class StdioTransport implements McpServerTransportProvider {
             case McpSchema.METHOD_PING -> deliver(id, resultLine(id, Json.MAPPER.createObjectNode()));
             case McpSchema.METHOD_LOGGING_SET_LEVEL -> {
                 logLevel = JsonRpc.level(request.params().get("level"));
+                levelSet.accept(logLevel);
                 deliver(id, resultLine(id, Json.MAPPER.createObjectNode()));
             }
             default -> {
@@ -678,11 +695,19 @@ final class StdioTransport implements McpServerTransportProvider {
                 }
                 String method = unanswered.get(key);
                 try {
+                    McpSchema.JSONRPCResponse answer = response;
                     if (McpSchema.METHOD_INITIALIZE.equals(method)
                             && response.result() instanceof McpSchema.InitializeResult result) {
                         protocolVersion = result.protocolVersion();
+                        Supplier<String> current = instructions;
+                        if (current != null) {
+                            // the servers behind the gateway join after the SDK's server was built
+                            answer = new McpSchema.JSONRPCResponse(response.jsonrpc(), response.id(),
+                                    new McpSchema.InitializeResult(result.protocolVersion(), result.capabilities(),
+                                            result.serverInfo(), current.get(), result.meta()), null);
+                        }
                     }
-                    String line = serialize(response);
+                    String line = serialize(answer);
                     int size = line.length() > ServeTools.MAX_ANSWER_BYTES / 6
                             ? JsonText.escapeLoneSurrogates(line).getBytes(StandardCharsets.UTF_8).length : 0;
                     if (size > ServeTools.MAX_ANSWER_BYTES) {

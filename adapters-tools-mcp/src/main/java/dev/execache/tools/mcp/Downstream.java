@@ -2,8 +2,10 @@ package dev.execache.tools.mcp;
 
 import dev.execache.core.ToolResult;
 import dev.execache.core.spi.CatalogTool;
+import io.modelcontextprotocol.spec.McpSchema;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 
 /** One downstream server as the catalog sees it, however it is reached. */
 abstract class Downstream {
@@ -27,6 +29,20 @@ abstract class Downstream {
     }
 
     abstract ToolResult call(String tool, Map<String, Object> args);
+
+    /** As {@link #call(String, Map)}, passing the server's progress of this call on (see {@code ToolCatalog}). */
+    ToolResult call(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress) {
+        // a url server's progress is not passed on yet
+        return call(tool, args);
+    }
+
+    /** Asks the server to log from {@code level} up, now and whenever it connects again; a server that does not log is not asked. */
+    void setLogLevel(McpSchema.LoggingLevel level) {
+        // a url server is not asked yet
+    }
+
+    /** What the server said of itself when it connected ({@code instructions}); null when it said nothing. */
+    abstract String instructions();
 
     /** How the server is reached ({@link DownstreamSettings#identity}); null when shared publicly or not known yet. */
     abstract String identity();

@@ -35,6 +35,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 /**
@@ -59,6 +60,7 @@ final class DownstreamServer extends Downstream {
         thread.setDaemon(true);
         return thread;
     });
+    private static final AtomicLong PROGRESS_TOKENS = new AtomicLong();
     private static final TypeReference<Map<String, Object>> OBJECT = new TypeReference<>() {
     };
 
@@ -69,6 +71,7 @@ final class DownstreamServer extends Downstream {
     private final ScheduledExecutorService scheduler;
     private final Consumer<String> stderr;
     private final Runnable toolsMayHaveChanged;
+    private final Consumer<Map<String, Object>> logged;
     private final Clock clock;
     private final ObjectMapper json = new ObjectMapper();
     private final JacksonMcpJsonMapper mapper = new JacksonMcpJsonMapper(json);
@@ -78,18 +81,27 @@ final class DownstreamServer extends Downstream {
     private boolean closed;
     private int failures;
     private Instant connectedAt;
+    /** The level the agent asked the servers to log from; null until it asks. */
+    private volatile McpSchema.LoggingLevel logLevel;
 
-    private record Connection(McpSyncClient client, ServerProcessTransport transport, McpSchema.Implementation info) {
+    /**
+     * @param logs whether the server declared that it logs (the logging capability)
+     * @param instructions what it said of itself in initialize, null for nothing
+     */
+    private record Connection(McpSyncClient client, ServerProcessTransport transport, McpSchema.Implementation info,
+            boolean logs, String instructions) {
     }
 
     DownstreamServer(McpServerSettings settings, byte[] identityKey, Duration callTimeout,
-            ScheduledExecutorService scheduler, Consumer<String> stderr, Runnable toolsMayHaveChanged, Clock clock) {
+            ScheduledExecutorService scheduler, Consumer<String> stderr, Runnable toolsMayHaveChanged,
+            Consumer<Map<String, Object>> logged, Clock clock) {
         this.settings = settings;
         this.identity = settings.identity(identityKey);
         this.callTimeout = callTimeout;
         this.scheduler = scheduler;
         this.stderr = stderr;
         this.toolsMayHaveChanged = toolsMayHaveChanged;
+        this.logged = logged;
         this.clock = clock;
     }
 
@@ -114,7 +126,7 @@ final class DownstreamServer extends Downstream {
             }
         }
         ServerProcessTransport transport = new ServerProcessTransport(settings, mapper,
-                line -> stderr.accept(settings.name() + ": " + line), this::exited);
+                line -> stderr.accept(settings.name() + ": " + line), this::exited, logged);
         McpSyncClient client = McpClient.sync(transport)
                 // Starting and listing tools may take the start timeout; a call is bounded by the call timeout in call().
                 .requestTimeout(startTimeout())
@@ -124,7 +136,8 @@ final class DownstreamServer extends Downstream {
                 .build();
         try {
             McpSchema.InitializeResult init = client.initialize();
-            Connection opened = new Connection(client, transport, init.serverInfo());
+            Connection opened = new Connection(client, transport, init.serverInfo(),
+                    init.capabilities() != null && init.capabilities().logging() != null, init.instructions());
             List<CatalogTool> listed = list(opened);
             synchronized (this) {
                 if (closed) {
@@ -142,6 +155,10 @@ final class DownstreamServer extends Downstream {
                 exited(-1);
                 return false;
             }
+            McpSchema.LoggingLevel level = logLevel;
+            if (level != null) {
+                askLogLevel(opened, level);
+            }
             LOG.log(Level.INFO, "server " + settings.name() + ": connected (" + describe(init.serverInfo()) + "), "
                     + listed.size() + (listed.size() == 1 ? " tool" : " tools"));
             toolsMayHaveChanged.run();
@@ -153,6 +170,34 @@ final class DownstreamServer extends Downstream {
                     + "; trying again in " + delay.toSeconds() + " s");
             scheduleConnect(delay);
             return false;
+        }
+    }
+
+    @Override
+    synchronized String instructions() {
+        return connection == null ? null : connection.instructions();
+    }
+
+    @Override
+    void setLogLevel(McpSchema.LoggingLevel level) {
+        logLevel = level;
+        Connection current;
+        synchronized (this) {
+            current = connection;
+        }
+        if (current != null) {
+            askLogLevel(current, level);
+        }
+    }
+
+    private void askLogLevel(Connection current, McpSchema.LoggingLevel level) {
+        if (!current.logs()) {
+            return;
+        }
+        try {
+            current.client().setLoggingLevel(level);
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "server " + settings.name() + ": setting its log level failed: " + rootMessage(e));
         }
     }
 
@@ -194,6 +239,12 @@ final class DownstreamServer extends Downstream {
      * says it, so that the caller can still count and store what it must.
      */
     ToolResult call(String tool, Map<String, Object> args) {
+        return call(tool, args, null);
+    }
+
+    /** As {@link #call(String, Map)}; with {@code progress}, the call carries a progress token of its own. */
+    @Override
+    ToolResult call(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress) {
         Connection current;
         try {
             current = awaitConnection();
@@ -205,7 +256,22 @@ final class DownstreamServer extends Downstream {
             return failure("server " + settings.name() + " is not running (it is being started again) and did not come up within "
                     + callTimeout.toMillis() / 1000.0 + " s; try again shortly");
         }
-        McpSchema.CallToolRequest request = new McpSchema.CallToolRequest(tool, args);
+        String token = progress == null ? null : "execache-" + settings.name() + "-" + PROGRESS_TOKENS.incrementAndGet();
+        McpSchema.CallToolRequest request = token == null ? new McpSchema.CallToolRequest(tool, args)
+                : new McpSchema.CallToolRequest(tool, args, Map.of("progressToken", token));
+        if (token != null) {
+            current.transport().onProgress(token, progress);
+        }
+        try {
+            return send(current, tool, request);
+        } finally {
+            if (token != null) {
+                current.transport().forgetProgress(token);
+            }
+        }
+    }
+
+    private ToolResult send(Connection current, String tool, McpSchema.CallToolRequest request) {
         AtomicBoolean started = new AtomicBoolean();
         Future<CallToolResult> pending = CALLS.submit(() -> {
             if (!started.compareAndSet(false, true)) {

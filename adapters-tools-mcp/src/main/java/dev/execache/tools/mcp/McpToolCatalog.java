@@ -7,9 +7,12 @@ import java.lang.System.Logger.Level;
 import java.net.http.HttpClient;
 import java.time.Clock;
 import java.time.Duration;
+import io.modelcontextprotocol.spec.McpSchema;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
@@ -36,6 +39,7 @@ public final class McpToolCatalog implements ToolCatalog {
     private final Map<String, Downstream> servers = new LinkedHashMap<>();
     private final ScheduledExecutorService scheduler;
     private final CopyOnWriteArrayList<Listener> listeners = new CopyOnWriteArrayList<>();
+    private final CopyOnWriteArrayList<LogListener> logListeners = new CopyOnWriteArrayList<>();
     private final Duration startWait;
     private List<CatalogTool> lastTold = List.of();
 
@@ -74,7 +78,7 @@ public final class McpToolCatalog implements ToolCatalog {
                 downstream = new UrlServer(url, identityKey, callTimeout, scheduler, http, toolsMayHaveChanged, clock);
             } else {
                 downstream = new DownstreamServer((McpServerSettings) server, identityKey, callTimeout, scheduler, stderr,
-                        toolsMayHaveChanged, clock);
+                        toolsMayHaveChanged, message -> tellLogged(server.name(), message), clock);
             }
             if (servers.put(server.name(), downstream) != null) {
                 throw new IllegalArgumentException("server '" + server.name() + "' is configured twice");
@@ -110,12 +114,18 @@ public final class McpToolCatalog implements ToolCatalog {
 
     @Override
     public ToolResult call(String tool, Map<String, Object> args) {
+        return call(tool, args, null);
+    }
+
+    @Override
+    public ToolResult call(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress) {
         int separator = tool.indexOf(DownstreamServer.SEPARATOR);
         Downstream server = separator < 0 ? null : servers.get(tool.substring(0, separator));
         if (server == null) {
             return DownstreamServer.failure("unknown tool '" + tool + "': no configured server offers it");
         }
-        return server.call(tool.substring(separator + DownstreamServer.SEPARATOR.length()), args);
+        String own = tool.substring(separator + DownstreamServer.SEPARATOR.length());
+        return progress == null ? server.call(own, args) : server.call(own, args, progress);
     }
 
     /** Each server's identity, a one-way digest of how it is reached; servers shared publicly have none. */
@@ -133,6 +143,43 @@ public final class McpToolCatalog implements ToolCatalog {
     @Override
     public void addListener(Listener listener) {
         listeners.add(Objects.requireNonNull(listener, "listener must not be null"));
+    }
+
+    @Override
+    public Map<String, String> instructions() {
+        Map<String, String> said = new LinkedHashMap<>();
+        servers.forEach((name, server) -> {
+            String instructions = server.instructions();
+            if (instructions != null && !instructions.isBlank()) {
+                said.put(name, instructions);
+            }
+        });
+        return said;
+    }
+
+    @Override
+    public void setLogLevel(String level) {
+        McpSchema.LoggingLevel wanted = Arrays.stream(McpSchema.LoggingLevel.values())
+                .filter(each -> each.name().toLowerCase(Locale.ROOT).equals(level)).findFirst()
+                .orElseThrow(() -> new IllegalArgumentException("not a log level: " + level + " (one of debug, info, "
+                        + "notice, warning, error, critical, alert, emergency)"));
+        // asked on the catalog's threads: a server that is slow to answer must not hold up the agent's request
+        servers.values().forEach(server -> scheduler.execute(() -> server.setLogLevel(wanted)));
+    }
+
+    @Override
+    public void addLogListener(LogListener listener) {
+        logListeners.add(Objects.requireNonNull(listener, "listener must not be null"));
+    }
+
+    private void tellLogged(String server, Map<String, Object> message) {
+        for (LogListener listener : logListeners) {
+            try {
+                listener.logged(server, message);
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "a listener of log messages failed: " + e);
+            }
+        }
     }
 
     /** Asks every running server for its tools now, as the periodic re-discovery does. */

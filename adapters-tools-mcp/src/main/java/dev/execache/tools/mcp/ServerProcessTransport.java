@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -52,6 +53,9 @@ final class ServerProcessTransport implements McpClientTransport {
     private final McpJsonMapper mapper;
     private final Consumer<String> stderr;
     private final Consumer<Integer> exited;
+    private final Consumer<Map<String, Object>> logged;
+    /** Where the progress of a call goes, by the progress token it was sent with. */
+    private final Map<Object, Consumer<Map<String, Object>>> progress = new ConcurrentHashMap<>();
     private volatile Process process;
     /** The client sends initialize before the process has started; messages wait for it. */
     private final CompletableFuture<Process> started = new CompletableFuture<>();
@@ -64,13 +68,15 @@ final class ServerProcessTransport implements McpClientTransport {
     /**
      * @param stderr gets each line the server writes to its stderr
      * @param exited told the exit code when the process ends without being closed
+     * @param logged gets the params of each {@code notifications/message} the server sends, as it sent them
      */
     ServerProcessTransport(McpServerSettings settings, McpJsonMapper mapper, Consumer<String> stderr,
-            Consumer<Integer> exited) {
+            Consumer<Integer> exited, Consumer<Map<String, Object>> logged) {
         this.settings = settings;
         this.mapper = mapper;
         this.stderr = stderr;
         this.exited = exited;
+        this.logged = logged;
     }
 
     @Override
@@ -123,6 +129,26 @@ final class ServerProcessTransport implements McpClientTransport {
                 } catch (IOException | RuntimeException e) {
                     LOG.log(Level.WARNING, "server " + settings.name() + " sent a line that is not JSON-RPC: "
                             + abbreviate(line));
+                    continue;
+                }
+                if (message instanceof McpSchema.JSONRPCNotification notification
+                        && McpSchema.METHOD_NOTIFICATION_MESSAGE.equals(notification.method())
+                        && notification.params() instanceof Map<?, ?> params) {
+                    // taken here, not from the SDK's logging consumer: its message types data as a string,
+                    // where MCP lets a server log any JSON, which must reach the agent unchanged
+                    @SuppressWarnings("unchecked")
+                    Map<String, Object> logMessage = (Map<String, Object>) params;
+                    logged.accept(logMessage);
+                    continue;
+                }
+                if (message instanceof McpSchema.JSONRPCNotification notification
+                        && McpSchema.METHOD_NOTIFICATION_PROGRESS.equals(notification.method())
+                        && notification.params() instanceof Map<?, ?> params
+                        && params.get("progressToken") != null && progress.containsKey(params.get("progressToken"))) {
+                    Map<String, Object> step = new LinkedHashMap<>();
+                    params.forEach((key, value) -> step.put(String.valueOf(key), value));
+                    step.remove("progressToken");
+                    progress.get(params.get("progressToken")).accept(step);
                     continue;
                 }
                 handler.apply(Mono.just(message)).subscribe(ignored -> {
@@ -202,6 +228,15 @@ final class ServerProcessTransport implements McpClientTransport {
     }
 
     /** The request was answered (or given up on after cancel): nothing to remember about it. */
+    /** Sends the progress notifications of the call sent with {@code token} to {@code sink} until it is forgotten. */
+    void onProgress(String token, Consumer<Map<String, Object>> sink) {
+        progress.put(token, sink);
+    }
+
+    void forgetProgress(String token) {
+        progress.remove(token);
+    }
+
     synchronized void forget(Object params) {
         sentCalls.remove(params);
         cancelledBeforeSent.remove(params);

@@ -71,6 +71,8 @@ final class StreamableHttpClient implements AutoCloseable {
     private volatile String sessionId;
     private volatile JsonNode serverInfo;
     private volatile JsonNode capabilities;
+    /** What the server said of itself (server/discover or initialize); null for nothing. */
+    private volatile String instructions;
     private volatile boolean closed;
     private volatile Thread listener;
     private volatile InputStream listening;
@@ -112,6 +114,7 @@ final class StreamableHttpClient implements AutoCloseable {
                 serverInfo = discovered.has("serverInfo") ? discovered.get("serverInfo")
                         : discovered.path("_meta").path(META + "serverInfo");
                 capabilities = discovered.path("capabilities");
+                instructions = discovered.path("instructions").textValue();
                 if (capabilities.path("tools").path("listChanged").asBoolean(false)) {
                     listen(deadline);
                 }
@@ -133,10 +136,16 @@ final class StreamableHttpClient implements AutoCloseable {
         protocolVersion = initialized.path("protocolVersion").asText(LEGACY);
         serverInfo = initialized.path("serverInfo");
         capabilities = initialized.path("capabilities");
+        instructions = initialized.path("instructions").textValue();
         notify("notifications/initialized", deadline);
         if (sessionId != null && capabilities.path("tools").path("listChanged").asBoolean(false)) {
             listen(deadline);
         }
+    }
+
+    /** What the server said of itself when it was opened, null for nothing. */
+    String instructions() {
+        return instructions;
     }
 
     /** The protocol version in use. */

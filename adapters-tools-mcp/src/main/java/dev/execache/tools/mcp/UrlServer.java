@@ -237,6 +237,11 @@ final class UrlServer extends Downstream {
     }
 
     @Override
+    synchronized String instructions() {
+        return client == null ? null : client.instructions();
+    }
+
+    @Override
     ToolResult call(String tool, Map<String, Object> args) {
         StreamableHttpClient current;
         try {

@@ -57,7 +57,7 @@ final class ToolsCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         Settings.Flags flags = new Settings.Flags(config, "memory", null, null, false, null, null, null, null, null,
-                List.of(), List.of());
+                List.of(), List.of(), null);
         Settings settings = Settings.resolve(flags, environment.variables(), environment.workingDir());
         PrintWriter out = spec.commandLine().getOut();
         if (settings.gateway().isEmpty()) {

@@ -33,6 +33,7 @@ import java.util.TreeSet;
  *     invalidate_on_write: server # a call that may write drops the server's cached reads; none: keep them
  *     code_access: true           # code may call its tools as tools.SERVER.TOOL(args) (default true)
  *     share: private              # answers shared only by identical configurations; public: by every one
+ *     prefix: true                # its tools offered as SERVER__TOOL; false: under their own names (one server)
  *   github:                 # a server reached over Streamable HTTP
  *     url: https://api.githubcopilot.com/mcp/
  *     headers: {Authorization: "Bearer ${GITHUB_TOKEN}"}   # ${VAR}: from the environment only
@@ -53,7 +54,7 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
     static final GatewayConfig NONE = new GatewayConfig(List.of(), List.of(), DEFAULT_REDISCOVER);
     private static final Set<String> SERVER_KEYS = Set.of(
             "command", "args", "env", "cwd", "type", "url", "headers", "oauth", "trust_annotations", "invalidate_on_write",
-            "code_access", "share");
+            "code_access", "share", "prefix");
     private static final Set<String> OAUTH_KEYS = Set.of("client_id", "client_secret", "scope", "auth_method");
     private static final Set<String> TOOL_CALL_KEYS = Set.of("rediscover_seconds", "rules", "max_per_run",
             "max_bytes_per_run");
@@ -63,9 +64,13 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
      * One server, what a call to it that may write does to its cached reads, and whether code
      * may call its tools.
      */
-    public record Server(DownstreamSettings settings, boolean invalidateOnWrite, boolean codeAccess) {
+    public record Server(DownstreamSettings settings, boolean invalidateOnWrite, boolean codeAccess, boolean prefixed) {
         public Server(DownstreamSettings settings, boolean invalidateOnWrite) {
             this(settings, invalidateOnWrite, true);
+        }
+
+        public Server(DownstreamSettings settings, boolean invalidateOnWrite, boolean codeAccess) {
+            this(settings, invalidateOnWrite, codeAccess, true);
         }
     }
 
@@ -85,7 +90,8 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
     /** What the gateway needs of this: the rules, and each server's name and flags. */
     public GatewayPolicy policy() {
         return new GatewayPolicy(servers.stream()
-                .map(server -> new GatewayPolicy.Server(server.settings().name(), server.invalidateOnWrite(), server.codeAccess()))
+                .map(server -> new GatewayPolicy.Server(server.settings().name(), server.invalidateOnWrite(), server.codeAccess(),
+                        server.prefixed()))
                 .toList(), rules);
     }
 
@@ -108,6 +114,12 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
             while (entries.hasNext()) {
                 Map.Entry<String, JsonNode> entry = entries.next();
                 servers.add(server(entry.getKey(), entry.getValue(), file, base));
+            }
+            List<String> unprefixed = servers.stream().filter(server -> !server.prefixed())
+                    .map(server -> "servers." + server.settings().name() + ".prefix").toList();
+            if (unprefixed.size() > 1) {
+                throw error(file, String.join(" and ", unprefixed), "are all false: only one server's tools can be"
+                        + " offered without the SERVER__ prefix, or their names could collide");
             }
         }
         JsonNode toolCalls = root.path("tool_calls");
@@ -171,6 +183,7 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
             invalidateOnWrite = value.equals("server");
         }
         boolean codeAccess = bool(node.path("code_access"), where + ".code_access", file, true);
+        boolean prefixed = bool(node.path("prefix"), where + ".prefix", file, true);
         boolean sharePublic = false;
         JsonNode share = node.path("share");
         if (!share.isMissingNode() && !share.isNull()) {
@@ -187,7 +200,7 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
         } catch (IllegalArgumentException e) {
             throw new UsageException(file + ": " + where + ": " + e.getMessage());
         }
-        return new Server(settings, invalidateOnWrite, codeAccess);
+        return new Server(settings, invalidateOnWrite, codeAccess, prefixed);
     }
 
     private static UrlServerSettings urlServer(String name, JsonNode node, String where, Path file, boolean trust) {

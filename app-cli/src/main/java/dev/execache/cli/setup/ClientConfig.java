@@ -47,7 +47,7 @@ record ClientConfig(ClientFile file, Path realPath, byte[] bytes, String text, J
             return root == null ? TOML.createObjectNode() : root;
         } catch (JacksonException e) {
             throw new SetupException(path + ": line " + e.getLocation().getLineNr() + ": not valid TOML: "
-                    + e.getOriginalMessage());
+                    + SetupException.withoutText(e.getOriginalMessage()));
         }
     }
 

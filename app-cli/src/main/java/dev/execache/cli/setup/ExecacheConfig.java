@@ -38,14 +38,15 @@ final class ExecacheConfig {
         try {
             ConfigFile.parse(text, path);
         } catch (UsageException e) {
-            throw new SetupException(e.getMessage());
+            // its first line only: a YAML parser's message goes on to show the file's line, which may hold a secret
+            throw new SetupException(e.getMessage().lines().findFirst().orElse(""));
         }
         try {
             JsonNode root = YAML.readTree(text);
             JsonNode servers = root == null ? null : root.path("servers");
             return servers != null && servers.isObject() ? (ObjectNode) servers : YAML.createObjectNode();
         } catch (JacksonException e) {
-            throw new SetupException(path + ": not valid YAML: " + e.getOriginalMessage());
+            throw new SetupException(path + ": not valid YAML: " + SetupException.withoutText(e.getOriginalMessage()));
         }
     }
 

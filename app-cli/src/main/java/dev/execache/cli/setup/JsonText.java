@@ -45,7 +45,7 @@ final class JsonText {
             return root == null || root.isMissingNode() ? LENIENT.createObjectNode() : root;
         } catch (JacksonException e) {
             throw new SetupException(path + ": line " + e.getLocation().getLineNr() + ": not valid JSON: "
-                    + e.getOriginalMessage());
+                    + SetupException.withoutText(e.getOriginalMessage()));
         }
     }
 

@@ -3,6 +3,7 @@ package dev.execache.core.spi;
 import dev.execache.core.ToolResult;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 
 /**
  * Tools discovered somewhere else (the agent's other MCP servers): what each one is, its
@@ -23,6 +24,15 @@ public interface ToolCatalog extends AutoCloseable {
     ToolResult call(String tool, Map<String, Object> args);
 
     /**
+     * As {@link #call(String, Map)}, for a caller that wants the server's progress: each progress notification the
+     * server sends for this call goes to {@code progress} as its params ({@code progress}, {@code total},
+     * {@code message}), without the server's token. By default no progress is reported.
+     */
+    default ToolResult call(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress) {
+        return call(tool, args);
+    }
+
+    /**
      * Each server's identity: a one-way digest of how it is reached (its command, arguments,
      * environment, working directory), keyed with the fleet's key where there is one. Answers of
      * servers with different identities are never taken for each other; a server whose answers do
@@ -32,8 +42,25 @@ public interface ToolCatalog extends AutoCloseable {
         return Map.of();
     }
 
+    /** What each server that gave instructions when it connected says of itself, by server name. */
+    default Map<String, String> instructions() {
+        return Map.of();
+    }
+
     /** Asks to be told when the discovered tools change (added, removed, or a new digest). */
     void addListener(Listener listener);
+
+    /**
+     * Asks every server that logs to send its log messages from {@code level} up (as MCP names the levels:
+     * {@code debug}, {@code info}, {@code notice}, {@code warning}, {@code error}, {@code critical}, {@code alert},
+     * {@code emergency}); a server that connects later is asked when it does. By default there are none to ask.
+     */
+    default void setLogLevel(String level) {
+    }
+
+    /** Asks to be told the servers' log messages. By default no server logs. */
+    default void addLogListener(LogListener listener) {
+    }
 
     @Override
     void close();
@@ -42,5 +69,17 @@ public interface ToolCatalog extends AutoCloseable {
     interface Listener {
         /** @param tools every tool discovered now */
         void toolsChanged(List<CatalogTool> tools);
+    }
+
+    @FunctionalInterface
+    interface LogListener {
+        /**
+         * One log message of one server.
+         *
+         * @param server the name of the server that sent it
+         * @param message the message's params as the server sent them ({@code level}, {@code logger}, {@code data}
+         *     of any JSON shape), as JSON-like values
+         */
+        void logged(String server, Map<String, Object> message);
     }
 }
