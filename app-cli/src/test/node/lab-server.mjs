@@ -3,6 +3,7 @@
 // with or without notifications/tools/list_changed. It records the calls it was told to cancel
 // (notifications/cancelled). With LAB_HOLD_RESTART set to a file, it makes the file when it
 // starts, and a start that finds the file never answers initialize: a server that is restarting.
+// With LAB_CACHE_HINT set (no-cache or cache), get_count's results say so in _meta as SEP-2419's cache_hint.
 import { existsSync, writeFileSync } from "node:fs";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
@@ -164,8 +165,10 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
   served[name] = (served[name] ?? 0) + 1;
   const text = (value) => ({ content: [{ type: "text", text: JSON.stringify(value) }] });
   switch (name) {
-    case "get_count":
-      return text({ counter, served: served[name], who: args.who ?? null });
+    case "get_count": {
+      const answer = text({ counter, served: served[name], who: args.who ?? null });
+      return process.env.LAB_CACHE_HINT ? { ...answer, _meta: { cache_hint: process.env.LAB_CACHE_HINT } } : answer;
+    }
     case "get_other":
       return text({ served: served[name] });
     case "private_items":

@@ -113,7 +113,7 @@ class AnswerIdentityTest {
         Downstream.await("the acct server connected", Duration.ofSeconds(60), () -> !catalog.tools().isEmpty());
         MutableToolVersions versions = new MutableToolVersions();
         Gateway tools = new Gateway(catalog, store, versions,
-                new GatewayConfig(List.of(new GatewayConfig.Server(server, true)), rules, Duration.ofHours(1)).policy(),
+                new GatewayConfig(List.of(new GatewayConfig.Server(server, true)), rules, Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(),
                 CachePolicy.DEFAULTS, clock);
         CachedExecutor executor = new CachedExecutor(sandbox, store, versions, CachePolicy.DEFAULTS, clock,
                 Ticker.SYSTEM, scope);

@@ -71,6 +71,8 @@ class ArchitectureTest {
             "ExecutionRequest", "ExecutionResult", "ExecutionError", "ErrorType", "ExecutionOutcome", "CacheStatus",
             "ToolResult", "ToolCallOutcome", "ToolCallRecord", "ToolCallInfo", "Invalidation", "CacheStats", "ToolStats",
             "Agents", "KeptOut",
+            // freshness a caller asks for, a server's hint, why entries left
+            "Freshness", "CacheHint", "RemovalCause",
             // the canonical JSON every module keys and fingerprints with (RFC 8785)
             "CanonicalJson");
 

@@ -78,7 +78,7 @@ class CodeToolsTest {
         catalog = new McpToolCatalog(servers.stream().map(GatewayConfig.Server::settings).toList(), CALL_TIMEOUT,
                 Duration.ofHours(1), line -> { }, Clock.systemUTC()).start();
         store = new MemoryCacheStore(100, Clock.systemUTC());
-        gateway = new Gateway(catalog, store, versions, new GatewayConfig(servers, List.of(), Duration.ofHours(1)).policy(),
+        gateway = new Gateway(catalog, store, versions, new GatewayConfig(servers, List.of(), Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(),
                 policy, Clock.systemUTC());
         executor = new CachedExecutor(sandbox, store, versions, policy, Clock.systemUTC());
         executor.useCodeTools(gateway);

@@ -110,7 +110,7 @@ class FleetRaceTest {
         Downstream.await("the acct server connected", Duration.ofSeconds(60), () -> !catalog.tools().isEmpty());
         MutableToolVersions versions = new MutableToolVersions();
         Gateway tools = new Gateway(catalog, store, versions,
-                new GatewayConfig(List.of(new GatewayConfig.Server(ACCT, true)), List.of(), Duration.ofHours(1)).policy(),
+                new GatewayConfig(List.of(new GatewayConfig.Server(ACCT, true)), List.of(), Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(),
                 CachePolicy.DEFAULTS, Clock.systemUTC());
         CachedExecutor executor = new CachedExecutor(sandbox, store, versions, CachePolicy.DEFAULTS, Clock.systemUTC(),
                 Ticker.SYSTEM, "fleet");

@@ -134,6 +134,38 @@ class GatewayConfigTest {
     }
 
     @Test
+    void aServersCacheAndTtlDecideUnderTheRulesThatNameTools() {
+        GatewayConfig config = parse("""
+                servers:
+                  fs: {command: mcp-server-filesystem, cache: false}
+                  web: {command: web-server, ttl: 90s}
+                  db: {command: db-server, ttl_seconds: 30}
+                tool_calls:
+                  cache_when_slower_than: 20ms
+                  rules:
+                    - {tool: "fs__read_text_file", ttl_seconds: 10}
+                """);
+        ToolCallRules rules = new ToolCallRules(config.rules(), CachePolicy.DEFAULTS, config.policy().servers());
+
+        assertThat(config.policy().cacheWhenSlowerThan()).isEqualTo(Duration.ofMillis(20));
+        assertThat(rules.decide(tool("fs__read_text_file", true, true)))
+                .isEqualTo(new ToolCallRules.Decision(true, "rule fs__read_text_file", Duration.ofSeconds(10)));
+        assertThat(rules.decide(tool("fs__list_directory", true, true)))
+                .isEqualTo(new ToolCallRules.Decision(false, "server fs: cache: false", null, true));
+        assertThat(rules.decide(tool("web__fetch", true, true)))
+                .isEqualTo(new ToolCallRules.Decision(true, "annotation readOnlyHint, server web: ttl",
+                        Duration.ofSeconds(90), false, true));
+        assertThat(rules.decide(tool("db__query", true, true)).ttl()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(parse("tool_calls: {cache_when_slower_than: 0}").policy().cacheWhenSlowerThan()).isZero();
+        assertThatThrownBy(() -> parse("servers: {a: {command: x, ttl: 5, ttl_seconds: 5}}"))
+                .hasMessageContaining("servers.a.ttl").hasMessageContaining("not both");
+        assertThatThrownBy(() -> parse("servers: {a: {command: x, ttl: soon}}"))
+                .hasMessageContaining("servers.a.ttl").hasMessageContaining("is not a duration");
+        assertThatThrownBy(() -> parse("servers: {a: {command: x, cache: maybe}}"))
+                .hasMessageContaining("servers.a.cache");
+    }
+
+    @Test
     void aRuleDecidesFirstThenATrustedReadOnlyHint() {
         ToolCallRules rules = new ToolCallRules(List.of(
                 ToolCacheRule.cache("fs__read_*", Duration.ofSeconds(60), 10),
@@ -142,7 +174,7 @@ class GatewayConfigTest {
         assertThat(rules.decide(tool("fs__read_file", true, true)))
                 .isEqualTo(new ToolCallRules.Decision(true, "rule fs__read_*", Duration.ofSeconds(60)));
         assertThat(rules.decide(tool("fs__list_directory", true, true)))
-                .isEqualTo(new ToolCallRules.Decision(true, "annotation readOnlyHint", CachePolicy.DEFAULT_TTL));
+                .isEqualTo(new ToolCallRules.Decision(true, "annotation readOnlyHint", CachePolicy.DEFAULT_TTL, false, true));
         assertThat(rules.decide(tool("fs__list_directory", true, false)).cached()).isFalse();
         assertThat(rules.decide(tool("fs__list_directory", true, false)).why()).isEqualTo("untrusted annotations, no rule");
         assertThat(rules.decide(tool("fs__read_file", null, false)).cached()).isTrue();

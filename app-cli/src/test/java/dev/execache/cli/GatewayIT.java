@@ -39,6 +39,8 @@ class GatewayIT {
                   lab:
                     command: node
                     args: ["%s"]
+                tool_calls:
+                  cache_when_slower_than: 0  # the lab's tools answer fast: cached all the same
                 """.formatted(Downstream.nodeModules().resolveSibling("lab-server.mjs")));
     }
 

@@ -48,7 +48,7 @@ class GatewayTest {
         catalog = new McpToolCatalog(servers.stream().map(GatewayConfig.Server::settings).toList(), CALL_TIMEOUT,
                 Duration.ofHours(1), line -> { }, Clock.systemUTC()).start();
         catalogs.add(catalog);
-        return new Gateway(catalog, store, versions, new GatewayConfig(servers, rules, Duration.ofHours(1)).policy(),
+        return new Gateway(catalog, store, versions, new GatewayConfig(servers, rules, Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(),
                 CachePolicy.DEFAULTS, Clock.systemUTC());
     }
 
@@ -244,7 +244,7 @@ class GatewayTest {
         awaitConnected(catalog);
         Gateway gateway = new Gateway(catalog, new MemoryCacheStore(100, Clock.systemUTC()), versions,
                 new GatewayConfig(List.of(new GatewayConfig.Server(Downstream.lab("lab", true), false)), List.of(),
-                        Duration.ofSeconds(1)).policy(), CachePolicy.DEFAULTS, Clock.systemUTC());
+                        Duration.ofSeconds(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(), CachePolicy.DEFAULTS, Clock.systemUTC());
         String before = versions.versions().get("lab__get_count");
         gateway.call("lab__get_count", Map.of());
 

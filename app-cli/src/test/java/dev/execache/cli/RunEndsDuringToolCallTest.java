@@ -87,7 +87,7 @@ class RunEndsDuringToolCallTest {
         }, Clock.systemUTC()).start();
         store = new MemoryCacheStore(100, Clock.systemUTC());
         gateway = new Gateway(catalog, store, versions,
-                new GatewayConfig(List.of(new GatewayConfig.Server(lab, true)), List.of(), Duration.ofHours(1)).policy(),
+                new GatewayConfig(List.of(new GatewayConfig.Server(lab, true)), List.of(), Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(),
                 CachePolicy.DEFAULTS, Clock.systemUTC());
         executor = new CachedExecutor(sandbox, store, versions, CachePolicy.DEFAULTS, Clock.systemUTC());
         executor.useCodeTools(gateway);

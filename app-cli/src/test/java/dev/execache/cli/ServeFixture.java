@@ -48,7 +48,7 @@ final class ServeFixture {
     ServeFixture(Path dir, Map<String, String> tools) {
         this.versions = new MutableToolVersions(tools);
         this.settings = Settings.resolve(new Settings.Flags(null, "memory", null, null, false, null, null, null,
-                "10s", null, List.of(), List.of()), Map.of(), dir);
+                "10s", null, List.of(), List.of(), null), Map.of(), dir);
         ObjectNode described = Json.MAPPER.createObjectNode();
         StoreDescription.of(settings).putInto(described);
         this.serveSettings = new ServeSettings(settings.limits(), ConfigFile.DEFAULT_NAME, described);

@@ -42,7 +42,7 @@ class ServeGatewayTest {
     void start() throws IOException {
         fixture = new ServeFixture(dir, Map.of());
         GatewayConfig config = new GatewayConfig(List.of(new GatewayConfig.Server(Downstream.lab("lab", true), false)),
-                List.of(), Duration.ofHours(1));
+                List.of(), Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO);
         catalog = new McpToolCatalog(List.of(Downstream.lab("lab", true)), Duration.ofSeconds(20), Duration.ofHours(1),
                 serverLines::add, Clock.systemUTC()).start();
         gateway = new Gateway(catalog, fixture.store, fixture.versions, config.policy(), CachePolicy.DEFAULTS,
@@ -91,7 +91,10 @@ class ServeGatewayTest {
         JsonNode second = client.callTool("lab__get_count", Map.of("who", "x"));
 
         assertThat(first.at("/content/0/text").textValue()).contains("\"served\":1");
-        assertThat(second).isEqualTo(first);
+        assertThat(second.get("content")).isEqualTo(first.get("content"));
+        assertThat(first.at("/_meta/dev.execache~1cache/status").textValue()).isEqualTo("miss");
+        assertThat(second.at("/_meta/dev.execache~1cache/status").textValue()).isEqualTo("hit");
+        assertThat(second.at("/_meta/dev.execache~1cache/freshForSeconds").asLong()).isEqualTo(300);
     }
 
     @Test
@@ -106,9 +109,10 @@ class ServeGatewayTest {
 
         assertThat(x.at("/content/0/text").textValue()).contains("\"who\":\"x\"");
         assertThat(y.at("/content/0/text").textValue()).contains("\"who\":\"y\"");
-        assertThat(xAgain).isEqualTo(x);
-        assertThat(yAgain).isEqualTo(y);
-        assertThat(yThird).isEqualTo(y);
+        assertThat(xAgain.get("content")).isEqualTo(x.get("content"));
+        assertThat(yAgain.get("content")).isEqualTo(y.get("content"));
+        assertThat(yThird.get("content")).isEqualTo(y.get("content"));
+        assertThat(yThird.at("/_meta/dev.execache~1cache/status").textValue()).isEqualTo("hit");
     }
 
     @Test

@@ -180,6 +180,8 @@ class ServeHttpIT {
                   lab:
                     command: node
                     args: ["%s"]
+                tool_calls:
+                  cache_when_slower_than: 0  # the lab's tools answer fast: cached all the same
                 """.formatted(Downstream.nodeModules().resolveSibling("lab-server.mjs")));
         try (HttpServeProcess gateway = HttpServeProcess.start(NO_POOL, "--store", "memory", "--config", config.toString(),
                 "--http", "0")) {

@@ -24,7 +24,7 @@ class SettingsTest {
     Path dir;
 
     private Settings.Flags flags(String store, String ttl, List<String> tools) {
-        return new Settings.Flags(null, store, null, null, false, ttl, null, null, null, null, List.of(), tools);
+        return new Settings.Flags(null, store, null, null, false, ttl, null, null, null, null, List.of(), tools, null);
     }
 
     @Test
@@ -137,7 +137,7 @@ class SettingsTest {
         Files.writeString(config, "code_execution:\n  cache:\n    max_entries: lots\n");
 
         assertThatThrownBy(() -> Settings.resolve(
-                new Settings.Flags(config, null, null, null, false, null, null, null, null, null, List.of(), List.of()), Map.of(), dir))
+                new Settings.Flags(config, null, null, null, false, null, null, null, null, null, List.of(), List.of(), null), Map.of(), dir))
                 .hasMessageContaining("custom.yaml: code_execution.cache.max_entries must be a positive whole number");
     }
 
@@ -213,7 +213,7 @@ class SettingsTest {
     }
 
     @Test
-    void theRedisPartitionsComeFromTheEnvironmentOverTheConfigFileAndDefaultTo16() throws IOException {
+    void theRedisPartitionsComeFromTheFlagOverTheEnvironmentOverTheConfigFileAndDefaultTo16() throws IOException {
         assertThat(Settings.resolve(Settings.Flags.none(), Map.of(), dir).redisPartitions()).isEqualTo(16);
         Files.writeString(dir.resolve("execache.yaml"), """
                 code_execution:
@@ -229,5 +229,14 @@ class SettingsTest {
                 .hasMessage("EXECACHE_REDIS_PARTITIONS: partitions must be between 1 and 1024: 5000");
         assertThatThrownBy(() -> Settings.resolve(Settings.Flags.none(), Map.of("EXECACHE_REDIS_PARTITIONS", "0"), dir))
                 .hasMessageStartingWith("EXECACHE_REDIS_PARTITIONS: ");
+        Settings.Flags eight = new Settings.Flags(null, null, null, null, false, null, null, null, null, null, List.of(),
+                List.of(), 8);
+        Settings fromFlag = Settings.resolve(eight, Map.of("EXECACHE_REDIS_PARTITIONS", "64"), dir);
+        assertThat(fromFlag.redisPartitions()).isEqualTo(8);
+        assertThat(fromFlag.sources()).containsEntry("redis_partitions", "flag --redis-partitions");
+        Settings.Flags tooMany = new Settings.Flags(null, null, null, null, false, null, null, null, null, null, List.of(),
+                List.of(), 4096);
+        assertThatThrownBy(() -> Settings.resolve(tooMany, Map.of(), dir))
+                .hasMessage("--redis-partitions: partitions must be between 1 and 1024: 4096");
     }
 }

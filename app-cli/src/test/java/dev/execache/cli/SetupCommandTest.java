@@ -578,6 +578,16 @@ class SetupCommandTest {
     }
 
     @Test
+    void withoutExecacheNamedTheEntryStartsTheLauncherThisExecacheRunsFrom() {
+        // the tests run from the checkout's app-cli classes: the checkout's ./execache is the launcher
+        Path launcher = Path.of("").toAbsolutePath().getParent().resolve("execache");
+
+        assertThat(run("setup", "--apply", "--dry-run", "--client", "cursor")).as(stderr()).isEqualTo(ExitCode.OK);
+
+        assertThat(stdout()).contains("(" + launcher + " serve --config " + config() + ")");
+    }
+
+    @Test
     void helpExplainsTheCommand() {
         assertThat(run("setup", "--help")).isEqualTo(ExitCode.OK);
 

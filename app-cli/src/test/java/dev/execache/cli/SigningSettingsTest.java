@@ -23,7 +23,7 @@ class SigningSettingsTest {
 
     private Settings redis(Map<String, String> env) {
         return Settings.resolve(new Settings.Flags(null, "redis", null, null, false, null, null, null, null, null,
-                List.of(), List.of()), env, dir);
+                List.of(), List.of(), null), env, dir);
     }
 
     @Test

@@ -49,10 +49,37 @@ class ToolsCommandTest {
         assertThat(run("tools")).isEqualTo(ExitCode.OK);
 
         String table = out.toString(StandardCharsets.UTF_8);
-        assertThat(table).containsPattern("lab\\s+lab__get_count\\s+[0-9a-f]{12}\\s+yes\\s+annotation readOnlyHint\\s+300 s");
+        assertThat(table).containsPattern("lab\\s+lab__get_count\\s+[0-9a-f]{12}\\s+yes\\s+annotation readOnlyHint,"
+                + " while it answers slower than 5ms\\s+300 s");
         assertThat(table).containsPattern("lab__get_other\\s+[0-9a-f]{12}\\s+yes\\s+rule lab__get_other\\s+7 s");
         assertThat(table).containsPattern("lab__increment\\s+[0-9a-f]{12}\\s+no\\s+not read-only \\(annotations\\)\\s+-");
         assertThat(err.toString(StandardCharsets.UTF_8)).contains("server lab: connected (lab 1.0.0), 14 tools");
+    }
+
+    @Test
+    void aServersOwnTtlAndCacheFalseShowAsEachToolsTtlAndReason() throws IOException {
+        Files.writeString(dir.resolve("execache.yaml"), """
+                servers:
+                  lab:
+                    command: node
+                    args: ["%1$s"]
+                    ttl: 45s
+                  off:
+                    command: node
+                    args: ["%1$s"]
+                    cache: false
+                tool_calls:
+                  rules:
+                    - {tool: "off__get_other", ttl_seconds: 7}
+                """.formatted(Downstream.nodeModules().resolveSibling("lab-server.mjs")));
+
+        assertThat(run("tools")).isEqualTo(ExitCode.OK);
+
+        String table = out.toString(StandardCharsets.UTF_8);
+        assertThat(table).containsPattern("lab__get_count\\s+[0-9a-f]{12}\\s+yes\\s+annotation readOnlyHint, server lab:"
+                + " ttl, while it answers slower than 5ms\\s+45 s");
+        assertThat(table).containsPattern("off__get_count\\s+[0-9a-f]{12}\\s+no\\s+server off: cache: false\\s+-");
+        assertThat(table).containsPattern("off__get_other\\s+[0-9a-f]{12}\\s+yes\\s+rule off__get_other\\s+7 s");
     }
 
     @Test

@@ -59,7 +59,7 @@ class UrlServerCredentialsTest {
                 line -> { }, Clock.systemUTC()).start();
         catalogs.add(catalog);
         return new Gateway(catalog, store, new MutableToolVersions(),
-                new GatewayConfig(List.of(new GatewayConfig.Server(settings, true)), List.of(), Duration.ofHours(1)).policy(),
+                new GatewayConfig(List.of(new GatewayConfig.Server(settings, true)), List.of(), Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(),
                 CachePolicy.DEFAULTS, Clock.systemUTC());
     }
 

@@ -56,7 +56,7 @@ class UrlServerEraTest {
         catalog = new McpToolCatalog(List.of(settings), CALL_TIMEOUT, Duration.ofHours(1), line -> { },
                 Clock.systemUTC()).start();
         return new Gateway(catalog, new MemoryCacheStore(100, Clock.systemUTC()), versions,
-                new GatewayConfig(List.of(new GatewayConfig.Server(settings, true)), List.of(), Duration.ofHours(1)).policy(),
+                new GatewayConfig(List.of(new GatewayConfig.Server(settings, true)), List.of(), Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(),
                 CachePolicy.DEFAULTS, Clock.systemUTC());
     }
 

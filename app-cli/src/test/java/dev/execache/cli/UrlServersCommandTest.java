@@ -55,6 +55,8 @@ class UrlServersCommandTest {
                   remote:
                     url: "%s"
                     headers: {Authorization: "Bearer ${LAB_TOKEN}"}
+                tool_calls:
+                  cache_when_slower_than: 0  # the lab's tools answer fast: cached all the same
                 """.formatted(lab.url()));
     }
 
@@ -96,7 +98,7 @@ class UrlServersCommandTest {
     void serveGoesOnWithoutAServerWhoseVariableIsNotSetAndSaysWhyOnACall() throws IOException {
         Environment command = new Environment(Map.of(), dir, new ByteArrayInputStream(new byte[0]));
         Settings settings = Settings.resolve(new Settings.Flags(null, "memory", null, null, false, null, null, null, null,
-                null, List.of(), List.of()), command.variables(), command.workingDir());
+                null, List.of(), List.of(), null), command.variables(), command.workingDir());
 
         try (McpToolCatalog serving = GatewayCatalog.serve(settings, command)) {
             String text = Json.MAPPER.readTree(serving.call("remote__get_count", Map.of()).json())

@@ -67,7 +67,7 @@ class UrlServersTest {
         catalogs.add(catalog);
         GatewayConfig.Server server = new GatewayConfig.Server(settings, true);
         return new Gateway(catalog, new MemoryCacheStore(100, clock), versions,
-                new GatewayConfig(List.of(server), List.of(), Duration.ofHours(1)).policy(), CachePolicy.DEFAULTS, clock);
+                new GatewayConfig(List.of(server), List.of(), Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(), CachePolicy.DEFAULTS, clock);
     }
 
     private static JsonNode answer(ToolResult result) {

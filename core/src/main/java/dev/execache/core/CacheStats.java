@@ -6,6 +6,7 @@ import dev.execache.core.spi.StoreCounters;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -33,7 +34,9 @@ public record CacheStats(
         Instant countingSince,
         Map<String, ToolStats> agents,
         long toolAnswerBytes,
-        long keptOutBytes) {
+        long keptOutBytes,
+        long calls,
+        Map<String, Long> removalsByCause) {
 
     /**
      * @param uncacheable runs and calls not stored, by reason ({@link Counter#uncacheableReason()}), every reason present
@@ -42,8 +45,14 @@ public record CacheStats(
      *     names and {@link Agents#OTHER}
      * @param toolAnswerBytes bytes of tool answers code consumed in runs that ran (hits call no tools)
      * @param keptOutBytes bytes code mode kept out of agents' contexts, hits included (see {@link KeptOut})
+     * @param calls every run and tool call, however it was answered (looked up or not)
+     * @param removalsByCause entries removed before a bound pushed them out, by {@link RemovalCause#label()}
+     *     (every cause present): {@code write}, {@code version}, {@code resource} and {@code hand} add up to
+     *     {@link #invalidations}, {@code expiry} is {@link #expirations}
      */
     public CacheStats {
+        removalsByCause = removalsByCause == null ? Map.of()
+                : Collections.unmodifiableMap(new LinkedHashMap<>(removalsByCause));
         tools = tools == null ? Map.of() : Collections.unmodifiableMap(new TreeMap<>(tools));
         agents = agents == null ? Map.of() : Collections.unmodifiableMap(new TreeMap<>(agents));
         uncacheable = uncacheable == null ? Map.of() : Collections.unmodifiableMap(new TreeMap<>(uncacheable));
@@ -84,7 +93,17 @@ public record CacheStats(
                 countingSince,
                 agents,
                 counters.getOrDefault(Counter.TOOL_ANSWER_BYTES, 0L),
-                counters.getOrDefault(Counter.KEPT_OUT_BYTES, 0L));
+                counters.getOrDefault(Counter.KEPT_OUT_BYTES, 0L),
+                counters.getOrDefault(Counter.CALLS, 0L),
+                removalsByCause(counters));
+    }
+
+    static Map<String, Long> removalsByCause(Map<Counter, Long> counters) {
+        Map<String, Long> byCause = new LinkedHashMap<>();
+        for (RemovalCause cause : RemovalCause.values()) {
+            byCause.put(cause.label(), counters.getOrDefault(cause.counter(), 0L));
+        }
+        return byCause;
     }
 
     /** {@link #keptOutBytes} as tokens, estimated by {@link KeptOut#estimatedTokens(long)} (bytes / 4). */

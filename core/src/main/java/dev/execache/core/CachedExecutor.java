@@ -104,7 +104,7 @@ public final class CachedExecutor {
         Ran ran = outcome.result();
         String notStoredBecause = ran.notStoredBecause() != null ? ran.notStoredBecause() : execution.staleBecause();
         return new ExecutionOutcome(ran.result(), outcome.status(), key.get(), outcome.saved(), ran.calls(),
-                notStoredBecause, ran.keptOut());
+                notStoredBecause, ran.keptOut(), outcome.storedAt(), outcome.expiresAt());
     }
 
     /**
@@ -117,7 +117,7 @@ public final class CachedExecutor {
 
     /** Runs without looking up or storing; counts the run as {@code why} (the store is neither read nor written else). */
     private ExecutionOutcome bypass(ExecutionRequest request, CodeTools tools, Counter why) {
-        RunTools runTools = new RunTools(tools, request.limits(), request.agent());
+        RunTools runTools = new RunTools(tools, request.limits(), request.agent(), request.freshness());
         ExecutionResult result = null;
         KeptOut keptOut = KeptOut.NONE;
         try {
@@ -126,6 +126,7 @@ public final class CachedExecutor {
             runTools.end();
             runTools.countAnswerBytes();
             Map<Counter, Long> counts = new EnumMap<>(Counter.class);
+            counts.put(Counter.CALLS, 1L);
             counts.put(why, 1L);
             if (result != null) {
                 keptOut = runTools.keptOut(result);
@@ -225,7 +226,12 @@ public final class CachedExecutor {
      * answer among them; returns how many.
      */
     public int clear(String keyGlob) {
-        return loop.clear(keyGlob);
+        return clear(keyGlob, RemovalCause.HAND);
+    }
+
+    /** As {@link #clear(String)}, the removals counted as invalidations of {@code cause}. */
+    public int clear(String keyGlob, RemovalCause cause) {
+        return loop.clear(keyGlob, Objects.requireNonNull(cause, "cause must not be null"));
     }
 
     public CacheStats stats() {
@@ -244,6 +250,11 @@ public final class CachedExecutor {
 
     public CachePolicy policy() {
         return policy;
+    }
+
+    /** The clock ages and expiries are read from. */
+    public Clock clock() {
+        return clock;
     }
 
     /**
@@ -314,6 +325,7 @@ public final class CachedExecutor {
         private final CodeTools tools;
         private final Limits limits;
         private final String agent;
+        private final Freshness freshness;
         private final List<ToolCallRecord> calls = new ArrayList<>();
         /** Bytes of the answers the code got, by tool: only of calls that reached a tool. */
         private final Map<String, Long> answerBytes = new TreeMap<>();
@@ -332,10 +344,11 @@ public final class CachedExecutor {
         private long inFlightSince;
         private boolean ended;
 
-        RunTools(CodeTools tools, Limits limits, String agent) {
+        RunTools(CodeTools tools, Limits limits, String agent, Freshness freshness) {
             this.tools = tools;
             this.limits = limits;
             this.agent = agent;
+            this.freshness = freshness;
         }
 
         @Override
@@ -373,7 +386,7 @@ public final class CachedExecutor {
             }
             CodeToolCall call;
             try {
-                call = tools.call(server, tool, argumentsJson, agent);
+                call = tools.call(server, tool, argumentsJson, agent, freshness);
             } catch (CancellationException e) {
                 boolean reached = !(e instanceof ToolCallCancelledException cancelled) || cancelled.reachedTool();
                 synchronized (this) {
@@ -405,8 +418,9 @@ public final class CachedExecutor {
                     if (call.answer().isError()) {
                         notStored(Counter.UNCACHEABLE_TOOL_FAILED, "the call of " + call.tool() + " failed");
                     } else {
-                        notStored(Counter.UNCACHEABLE_MUTATING_TOOL,
-                                call.tool() + " is not cached (it may change something), so neither is the run");
+                        String because = call.outcome().notCachedBecause();
+                        notStored(Counter.UNCACHEABLE_MUTATING_TOOL, call.tool() + " is not cached ("
+                                + (because == null ? "it may change something" : because) + "), so neither is the run");
                     }
                 }
                 bytes += call.bytes();
@@ -536,6 +550,7 @@ public final class CachedExecutor {
         @Override public String key() { return key; }
         @Override public String tool() { return null; }
         @Override public String agent() { return request.agent(); }
+        @Override public Freshness freshness() { return request.freshness(); }
 
         @Override
         public void addCounts(Ran ran, Map<Counter, Long> counts) {
@@ -546,7 +561,7 @@ public final class CachedExecutor {
 
         @Override
         public Ran run() {
-            RunTools runTools = new RunTools(tools, request.limits(), request.agent());
+            RunTools runTools = new RunTools(tools, request.limits(), request.agent(), request.freshness());
             ranWith = runTools;
             ExecutionResult result;
             try {

@@ -13,9 +13,11 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.OptionalLong;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
@@ -63,9 +65,14 @@ public final class CachedTool {
     private final ToolCallKeyGenerator keyGenerator;
     private final ToolVersionSource toolVersions;
     private final Clock clock;
+    private final Ticker ticker;
     private final Duration flightHold;
     private final List<CacheListener> listeners;
     private final List<Glob> mutating = MUTATING_TOOLS.stream().map(Glob::of).toList();
+    private final AnswerTimes answerTimes = new AnswerTimes();
+    /** Tools whose server said of an answer that it means it to be reused ({@link CacheHint#CACHE}): never judged fast. */
+    private final Set<String> cacheHinted = ConcurrentHashMap.newKeySet();
+    private final Duration cacheWhenSlowerThan;
 
     private CachedTool(Builder builder) {
         this.invoker = builder.invoker;
@@ -76,7 +83,9 @@ public final class CachedTool {
         this.keyGenerator = builder.keyGenerator;
         this.toolVersions = builder.toolVersions;
         this.clock = builder.clock;
+        this.ticker = builder.ticker;
         this.flightHold = builder.flightHold;
+        this.cacheWhenSlowerThan = builder.cacheWhenSlowerThan;
         this.listeners = new CopyOnWriteArrayList<>(builder.listeners);
         toolVersions.addListener(this::invalidate);
     }
@@ -97,7 +106,7 @@ public final class CachedTool {
 
     /** As {@link #call}, and says how the answer came: hit, miss, shared, or bypass for a tool that is not cached. */
     public ToolCallOutcome callWithStatus(String tool, Map<String, ?> args) {
-        return store.oneCall(() -> callOnce(tool, args, null, null, null));
+        return store.oneCall(() -> callOnce(tool, args, null, null, null, Freshness.ANY));
     }
 
     /**
@@ -129,11 +138,22 @@ public final class CachedTool {
      * @param agent who asked; null: counted in total and for the tool only
      */
     public ToolCallOutcome callWithStatus(String tool, Map<String, ?> args, String server, Long seen, String agent) {
+        return callWithStatus(tool, args, server, seen, agent, Freshness.ANY);
+    }
+
+    /**
+     * As {@link #callWithStatus(String, Map, String, Long, String)}, asked as fresh as {@code freshness}
+     * says: a stored answer older than it allows is not served; the tool is asked and a success
+     * replaces the stored answer.
+     */
+    public ToolCallOutcome callWithStatus(String tool, Map<String, ?> args, String server, Long seen, String agent,
+            Freshness freshness) {
         if (seen != null) {
             Objects.requireNonNull(server, "server must not be null when its generation is given");
         }
+        Objects.requireNonNull(freshness, "freshness must not be null");
         String agentName = Agents.name(agent);
-        return store.oneCall(() -> callOnce(tool, args, server, seen, agentName));
+        return store.oneCall(() -> callOnce(tool, args, server, seen, agentName, freshness));
     }
 
     /** The write generation of {@code server} now, or empty if the store cannot say (then nothing that read it is stored). */
@@ -151,15 +171,21 @@ public final class CachedTool {
         return store.advanceWriteGeneration(server);
     }
 
-    private ToolCallOutcome callOnce(String tool, Map<String, ?> args, String server, Long seen, String agent) {
+    private ToolCallOutcome callOnce(String tool, Map<String, ?> args, String server, Long seen, String agent,
+            Freshness freshness) {
         Optional<ToolCacheRule> rule = ruleFor(tool);
         Map<String, Object> arguments = args == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(args));
         if (rule.isEmpty()) {
-            return callUncachedOnce(tool, arguments, isMutating(tool), agent);
+            boolean mayChange = isMutating(tool);
+            return callUncachedOnce(tool, arguments, mayChange, agent,
+                    mayChange ? "it may change something (its name says so)" : "caching is turned off for it");
+        }
+        if (rule.get().measured() && answersFast(tool)) {
+            return callFastOnce(tool, arguments, agent);
         }
         String key = keyOf(tool, arguments);
         PolicyLoop.Outcome<ToolResult> outcome = loop.serve(new Call(tool, arguments, key, rule.get(), server, seen,
-                agent));
+                agent, freshness));
         switch (outcome.status()) {
             case HIT -> listeners.forEach(listener -> listener.onHit(tool, key));
             case SHARED -> listeners.forEach(listener -> listener.onShared(tool, key));
@@ -168,7 +194,87 @@ public final class CachedTool {
         for (String evicted : outcome.evicted()) {
             listeners.forEach(listener -> listener.onEviction(rule.get().toolGlob(), evicted));
         }
-        return new ToolCallOutcome(outcome.result(), outcome.status(), outcome.expiresAt());
+        String because = outcome.status() == CacheStatus.STORE_ERROR ? "the store is unavailable"
+                : outcome.notStored() == null ? null : notStoredBecause(tool, outcome.notStored());
+        return new ToolCallOutcome(outcome.result(), outcome.status(), outcome.expiresAt(), outcome.storedAt(), because);
+    }
+
+    /** A tool that answers fast is asked without the cache, and timed: it is cached again once it slows down. */
+    private ToolCallOutcome callFastOnce(String tool, Map<String, Object> arguments, String agent) {
+        long start = ticker.read();
+        try {
+            ToolResult result = invoker.invoke(tool, arguments);
+            answerTimes.record(tool, Duration.ofNanos(ticker.read() - start));
+            return ToolCallOutcome.notCached(result, CacheStatus.BYPASS, notStoredBecause(tool, Counter.UNCACHEABLE_FAST_TOOL));
+        } finally {
+            store.count(tool, agent, Map.of(Counter.CALLS, 1L, Counter.UNCACHEABLE_FAST_TOOL, 1L));
+        }
+    }
+
+    /** Why a call's answer was not stored, in words for a person. */
+    private String notStoredBecause(String tool, Counter counter) {
+        return switch (counter) {
+            case FAILED -> "the call failed";
+            case UNCACHEABLE_FAST_TOOL -> answerTimes.count(tool) < AnswerTimes.ENOUGH
+                    ? "its answer times are being measured (" + answerTimes.count(tool) + " of the "
+                            + AnswerTimes.ENOUGH + " calls that tell whether it answers slower than "
+                            + millis(cacheWhenSlowerThan) + ")"
+                    : "it answers fast: the fastest of its recent calls, "
+                            + answerTimes.fastest(tool).map(CachedTool::millis).orElse("unknown")
+                            + ", is under the " + millis(cacheWhenSlowerThan)
+                            + " a stored answer must save to be worth keeping";
+            case UNCACHEABLE_SERVER_HINT -> "the server said not to cache it (cache_hint: no-cache)";
+            case UNCACHEABLE_STALE_TOOL_ANSWER -> "a call that may change its server started or ended while it was asked";
+            default -> counter.uncacheableReason() == null ? counter.name().toLowerCase(Locale.ROOT)
+                    : counter.uncacheableReason().replace('_', ' ');
+        };
+    }
+
+    /** A duration as a person reads it here: milliseconds with at most two decimals. */
+    static String millis(Duration duration) {
+        return String.format(Locale.ROOT, "%.2f ms", duration.toNanos() / 1e6);
+    }
+
+    /**
+     * Whether {@code tool} answers too fast to be worth caching by a rule that measures it: the fastest
+     * of its recent calls is under {@link Builder#cacheWhenSlowerThan}. False until three of its calls
+     * were timed: they are asked of the tool meanwhile ({@link #answersSlowly}).
+     */
+    public boolean answersFast(String tool) {
+        if (cacheWhenSlowerThan.isZero() || cacheHinted.contains(tool) || answerTimes.count(tool) < AnswerTimes.ENOUGH) {
+            return false;
+        }
+        return answerTimes.fastest(tool).orElseThrow().compareTo(cacheWhenSlowerThan) < 0;
+    }
+
+    /**
+     * Whether {@code tool}'s answers are worth storing by a rule that measures it: three of its calls
+     * were timed and the fastest of them is at least {@link Builder#cacheWhenSlowerThan} (or that is zero, or
+     * its server said it means its answers to be reused). Until then a stored answer may be served
+     * (another process judged it slow) but none is stored: a first call is often slow for a reason
+     * of its own (a cold server), and a fast read stored for minutes would go stale.
+     */
+    public boolean answersSlowly(String tool) {
+        if (cacheWhenSlowerThan.isZero() || cacheHinted.contains(tool)) {
+            return true;
+        }
+        return answerTimes.count(tool) >= AnswerTimes.ENOUGH
+                && answerTimes.fastest(tool).orElseThrow().compareTo(cacheWhenSlowerThan) >= 0;
+    }
+
+    /** The fastest of the tool's recent calls that reached it, in this process; empty before the first. */
+    public Optional<Duration> fastestAnswerTime(String tool) {
+        return answerTimes.fastest(tool);
+    }
+
+    /** Below what answer time a tool cached by a measured rule is not cached (zero: never). */
+    public Duration cacheWhenSlowerThan() {
+        return cacheWhenSlowerThan;
+    }
+
+    /** The rule that applies to {@code tool}; empty when its calls are not cached. */
+    public Optional<ToolCacheRule> ruleOf(String tool) {
+        return ruleFor(tool);
     }
 
     /**
@@ -182,16 +288,25 @@ public final class CachedTool {
 
     /** As {@link #callUncached(String, Map, boolean)}, counted also for {@code agent} (null: for none). */
     public ToolCallOutcome callUncached(String tool, Map<String, ?> args, boolean mayChange, String agent) {
-        String agentName = Agents.name(agent);
-        return store.oneCall(() -> callUncachedOnce(tool, args, mayChange, agentName));
+        return callUncached(tool, args, mayChange, agent,
+                mayChange ? "it may change something" : "caching is turned off for it");
     }
 
-    private ToolCallOutcome callUncachedOnce(String tool, Map<String, ?> args, boolean mayChange, String agent) {
+    /** As {@link #callUncached(String, Map, boolean, String)}, saying {@code because} in the outcome. */
+    public ToolCallOutcome callUncached(String tool, Map<String, ?> args, boolean mayChange, String agent,
+            String because) {
+        String agentName = Agents.name(agent);
+        return store.oneCall(() -> callUncachedOnce(tool, args, mayChange, agentName, because));
+    }
+
+    private ToolCallOutcome callUncachedOnce(String tool, Map<String, ?> args, boolean mayChange, String agent,
+            String because) {
         Map<String, Object> arguments = args == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(args));
         try {
-            return new ToolCallOutcome(invoker.invoke(tool, arguments), CacheStatus.BYPASS);
+            return ToolCallOutcome.notCached(invoker.invoke(tool, arguments), CacheStatus.BYPASS, because);
         } finally {
-            store.count(tool, agent, Map.of(mayChange ? Counter.UNCACHEABLE_MUTATING_TOOL : Counter.BYPASSED, 1L));
+            store.count(tool, agent, Map.of(Counter.CALLS, 1L,
+                    mayChange ? Counter.UNCACHEABLE_MUTATING_TOOL : Counter.BYPASSED, 1L));
         }
     }
 
@@ -209,6 +324,7 @@ public final class CachedTool {
         for (String tool : tools) {
             removed += store.removeByTool(tool);
         }
+        loop.countRemoved(null, removed, RemovalCause.WRITE);
         return removed;
     }
 
@@ -222,6 +338,15 @@ public final class CachedTool {
      * used them; returns how many.
      */
     public int clear(String toolGlob) {
+        return clear(toolGlob, RemovalCause.HAND);
+    }
+
+    /**
+     * As {@link #clear(String)}, the removals counted as invalidations of {@code cause} (a write to
+     * the server, a resource it said was updated, by hand).
+     */
+    public int clear(String toolGlob, RemovalCause cause) {
+        Objects.requireNonNull(cause, "cause must not be null");
         Glob glob = Glob.of(toolGlob);
         int removed = store.removeByPattern(Glob.of(keyGenerator.pattern(toolGlob)));
         for (String tool : toolVersions.versions().keySet()) {
@@ -229,6 +354,7 @@ public final class CachedTool {
                 removed += store.removeByTool(tool);
             }
         }
+        loop.countRemoved(null, removed, cause);
         return removed;
     }
 
@@ -300,9 +426,12 @@ public final class CachedTool {
         private final String server;
         private volatile Long seen;
         private final String agent;
+        private final Freshness freshness;
+        private volatile Counter notStored;
 
         Call(String tool, Map<String, Object> arguments, String key, ToolCacheRule rule, String server, Long seen,
-                String agent) {
+                String agent, Freshness freshness) {
+            this.freshness = freshness;
             this.tool = tool;
             this.arguments = arguments;
             this.key = key;
@@ -313,6 +442,7 @@ public final class CachedTool {
         }
 
         @Override public String agent() { return agent; }
+        @Override public Freshness freshness() { return freshness; }
 
         @Override
         public Optional<Map<String, Long>> writesSeen() {
@@ -337,11 +467,23 @@ public final class CachedTool {
         @Override public Duration maxHold() { return flightHold; }
         @Override public GroupBound bound() { return new GroupBound("tool:" + rule.toolGlob(), rule.maxEntries()); }
         @Override public ToolResult fromEntry(CacheEntry entry) { return ToolResult.ok(entry.value()); }
-        @Override public Counter whyNotStored(ToolResult result) { return Counter.FAILED; }
+        @Override public Counter whyNotStored(ToolResult result) { return notStored == null ? Counter.FAILED : notStored; }
 
         @Override
         public Optional<CacheEntry> entryFor(ToolResult result, Duration took) {
+            answerTimes.record(tool, took);
             if (result.isError()) {
+                return Optional.empty();
+            }
+            if (result.hint() == CacheHint.NO_CACHE) {
+                notStored = Counter.UNCACHEABLE_SERVER_HINT;
+                return Optional.empty();
+            }
+            if (result.hint() == CacheHint.CACHE) {
+                cacheHinted.add(tool);
+            }
+            if (rule.measured() && !answersSlowly(tool)) {
+                notStored = Counter.UNCACHEABLE_FAST_TOOL;
                 return Optional.empty();
             }
             Instant now = clock.instant();
@@ -357,7 +499,9 @@ public final class CachedTool {
         private final ToolInvoker invoker;
         private final CacheStore store;
         private final List<ToolCacheRule> rules = new ArrayList<>();
-        private ToolCacheRule defaultRule = ToolCacheRule.cache("*", CachePolicy.DEFAULT_TTL, CachePolicy.DEFAULT_MAX_ENTRIES);
+        private ToolCacheRule defaultRule = ToolCacheRule.cache("*", CachePolicy.DEFAULT_TTL, CachePolicy.DEFAULT_MAX_ENTRIES)
+                .measured(true);
+        private Duration cacheWhenSlowerThan = Duration.ZERO;
         private ToolCallKeyGenerator keyGenerator = ToolCallKeyGenerator.DEFAULT;
         private ToolVersionSource toolVersions = Map::of;
         private Clock clock = Clock.systemUTC();
@@ -384,7 +528,22 @@ public final class CachedTool {
 
         /** The rule for tools no rule matches (default: cached, 5 minutes, 100 entries). */
         public Builder defaultRule(boolean enabled, Duration ttl, int maxEntries) {
-            this.defaultRule = new ToolCacheRule("*", enabled, ttl, maxEntries);
+            this.defaultRule = new ToolCacheRule(Glob.of("*"), enabled, ttl, maxEntries, true);
+            return this;
+        }
+
+        /**
+         * Tools cached by a measured rule (the default rule, or one made {@link ToolCacheRule#measured})
+         * are not cached while the fastest of their recent calls is under {@code threshold}: a stored
+         * answer would save less than that and could be stale. Zero (the default here) caches them
+         * however fast they answer.
+         */
+        public Builder cacheWhenSlowerThan(Duration threshold) {
+            Objects.requireNonNull(threshold, "cacheWhenSlowerThan must not be null");
+            if (threshold.isNegative()) {
+                throw new IllegalArgumentException("cacheWhenSlowerThan must not be negative: " + threshold);
+            }
+            this.cacheWhenSlowerThan = threshold;
             return this;
         }
 

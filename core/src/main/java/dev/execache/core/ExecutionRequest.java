@@ -17,9 +17,11 @@ import java.util.TreeSet;
  *     its result, never part of the key; empty when not given
  * @param agent who asked (see {@link Agents}), made plain by {@link Agents#name}; its counters count
  *     the run (and the tool calls its code makes). Null: counted in total only. Never part of the key
+ * @param freshness how fresh a result the caller accepts; the run's tool calls are asked as fresh.
+ *     Null: {@link Freshness#ANY}. Never part of the key
  */
 public record ExecutionRequest(String code, Object context, Set<String> tools, Limits limits, String label,
-        String agent) {
+        String agent, Freshness freshness) {
 
     public ExecutionRequest {
         Objects.requireNonNull(code, "code must not be null");
@@ -33,6 +35,12 @@ public record ExecutionRequest(String code, Object context, Set<String> tools, L
         Objects.requireNonNull(limits, "limits must not be null");
         label = CacheEntry.label(label);
         agent = Agents.name(agent);
+        freshness = freshness == null ? Freshness.ANY : freshness;
+    }
+
+    public ExecutionRequest(String code, Object context, Set<String> tools, Limits limits, String label,
+            String agent) {
+        this(code, context, tools, limits, label, agent, Freshness.ANY);
     }
 
     public ExecutionRequest(String code, Object context, Set<String> tools, Limits limits, String label) {
@@ -53,19 +61,23 @@ public record ExecutionRequest(String code, Object context, Set<String> tools, L
     }
 
     public ExecutionRequest withTools(Set<String> newTools) {
-        return new ExecutionRequest(code, context, newTools, limits, label, agent);
+        return new ExecutionRequest(code, context, newTools, limits, label, agent, freshness);
     }
 
     public ExecutionRequest withLimits(Limits newLimits) {
-        return new ExecutionRequest(code, context, tools, newLimits, label, agent);
+        return new ExecutionRequest(code, context, tools, newLimits, label, agent, freshness);
     }
 
     public ExecutionRequest withLabel(String newLabel) {
-        return new ExecutionRequest(code, context, tools, limits, newLabel, agent);
+        return new ExecutionRequest(code, context, tools, limits, newLabel, agent, freshness);
     }
 
     public ExecutionRequest withAgent(String newAgent) {
-        return new ExecutionRequest(code, context, tools, limits, label, newAgent);
+        return new ExecutionRequest(code, context, tools, limits, label, newAgent, freshness);
+    }
+
+    public ExecutionRequest withFreshness(Freshness newFreshness) {
+        return new ExecutionRequest(code, context, tools, limits, label, agent, newFreshness);
     }
 
     /** The label a person would give this code when no one gave one: its first non-blank line. */

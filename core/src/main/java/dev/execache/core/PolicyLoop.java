@@ -43,6 +43,11 @@ final class PolicyLoop {
             return null;
         }
 
+        /** How fresh an answer the caller accepts; a stored one that is older is asked again and replaced. */
+        default Freshness freshness() {
+            return Freshness.ANY;
+        }
+
         /** Adds what else a served {@code result} counts (hit, shared or run) to {@code counts}. */
         default void addCounts(R result, Map<Counter, Long> counts) {
         }
@@ -97,8 +102,13 @@ final class PolicyLoop {
     /**
      * @param evicted keys evicted from the call's group to make room for its entry
      * @param expiresAt when the entry the result came from, or was stored as, expires; null when it is not stored
+     * @param storedAt when the answer was made (the entry's creation for a hit; now for a run)
+     * @param notStored why a result that ran was not stored ({@link Counter#FAILED} or an {@code UNCACHEABLE_}
+     *     counter), null when it was stored or came from the store
+     * @param refreshed whether the caller's freshness turned down a stored answer, so it ran
      */
-    record Outcome<R>(R result, CacheStatus status, Duration saved, List<String> evicted, Instant expiresAt) {
+    record Outcome<R>(R result, CacheStatus status, Duration saved, List<String> evicted, Instant expiresAt,
+            Instant storedAt, Counter notStored, boolean refreshed) {
     }
 
     private final StoreGuard store;
@@ -142,28 +152,38 @@ final class PolicyLoop {
         }
     }
 
-    /** Removes every entry that depended on {@code tool}, counts and logs it. */
     /**
      * Removes the entries made with {@code oldVersion} of {@code tool}, or with any version of it
-     * when that is null (on request). Entries made with another version stay: another project on
-     * the same store may use it.
+     * when that is null (on request: counted as by hand). Entries made with another version stay:
+     * another project on the same store may use it. Counts and logs it.
      */
     Invalidation invalidate(String tool, String oldVersion, String newVersion) {
         int removed = oldVersion == null ? store.removeByTool(tool) : store.removeByTool(tool, oldVersion);
-        if (removed > 0) {
-            store.count(tool, Map.of(Counter.INVALIDATIONS, (long) removed));
-        }
+        countRemoved(tool, removed, oldVersion == null ? RemovalCause.HAND : RemovalCause.VERSION);
         Invalidation invalidation = new Invalidation(tool, oldVersion, newVersion, removed);
         LOG.log(Level.INFO, invalidation.toString());
         return invalidation;
     }
 
+    /** Counts {@code removed} entries as invalidations of {@code cause}, for {@code tool} too unless it is null. */
+    void countRemoved(String tool, long removed, RemovalCause cause) {
+        if (removed > 0 && cause.isInvalidation()) {
+            store.count(tool, Map.of(Counter.INVALIDATIONS, removed, cause.counter(), removed));
+        }
+    }
+
     /**
      * Removes every entry whose key matches {@code keyGlob} and, when some of them were tools'
      * answers, the runs of code that used those answers (made with the same version of the tool):
-     * a run is never kept longer than an answer it used. Returns how many.
+     * a run is never kept longer than an answer it used. Returns how many, counted as {@code cause}.
      */
-    int clear(String keyGlob) {
+    int clear(String keyGlob, RemovalCause cause) {
+        int removed = clearUncounted(keyGlob);
+        countRemoved(null, removed, cause);
+        return removed;
+    }
+
+    private int clearUncounted(String keyGlob) {
         Glob glob = Glob.of(keyGlob);
         Map<String, Set<String>> answered = new HashMap<>();
         if (!glob.toString().equals("*")) {
@@ -206,14 +226,17 @@ final class PolicyLoop {
 
     private <R> Outcome<R> lookUpOrRun(Call<R> call) {
         long lookupStart = ticker.read();
-        Optional<CacheEntry> hit = current(call, intact(call.key(), call.tool()));
+        Optional<CacheEntry> found = current(call, intact(call.key(), call.tool()));
+        Optional<CacheEntry> hit = found.filter(entry -> fresh(call, entry));
         if (hit.isPresent()) {
             return hit(call, hit.get(), lookupStart);
         }
+        boolean refreshed = found.isPresent();
         try (FlightLease lease = store.acquireFlight(call.key(), call.maxHold())) {
             if (lease != FlightLease.LOCAL) {
                 long recheckStart = ticker.read();
-                Optional<CacheEntry> computedElsewhere = current(call, intact(call.key(), call.tool()));
+                Optional<CacheEntry> computedElsewhere = current(call, intact(call.key(), call.tool()))
+                        .filter(entry -> fresh(call, entry));
                 if (computedElsewhere.isPresent()) {
                     return hit(call, computedElsewhere.get(), recheckStart);
                 }
@@ -223,7 +246,14 @@ final class PolicyLoop {
             try {
                 result = call.run();
             } catch (RuntimeException | Error e) {
-                store.count(call.tool(), call.agent(), Map.of(Counter.MISSES, 1L, Counter.FAILED, 1L));
+                Map<Counter, Long> failed = new EnumMap<>(Counter.class);
+                failed.put(Counter.CALLS, 1L);
+                failed.put(Counter.MISSES, 1L);
+                failed.put(Counter.FAILED, 1L);
+                if (refreshed) {
+                    failed.put(Counter.REFRESHED, 1L);
+                }
+                store.count(call.tool(), call.agent(), failed);
                 throw e;
             }
             Duration took = Duration.ofNanos(ticker.read() - runStart);
@@ -243,18 +273,34 @@ final class PolicyLoop {
                     call.stale();
                 }
             }
+            if (refreshed && entry.isEmpty()) {
+                // the caller saw a newer answer than the stored one: no one else is served the older
+                store.remove(call.key());
+            }
             Map<Counter, Long> counts = new EnumMap<>(Counter.class);
+            counts.put(Counter.CALLS, 1L);
             counts.put(Counter.MISSES, 1L);
             if (notStored != null) {
                 counts.put(notStored, 1L);
+            }
+            if (refreshed) {
+                counts.put(Counter.REFRESHED, 1L);
             }
             call.addCounts(result, counts);
             boolean counted = store.count(call.tool(), call.agent(), counts);
             // judged after this call's own store operations: one that succeeded ends the outage of its kind
             CacheStatus status = store.isDown() || !counted || evicted.isEmpty() ? CacheStatus.STORE_ERROR : CacheStatus.MISS;
             Instant expiresAt = entry.isPresent() && evicted.isPresent() ? entry.get().expiresAt() : null;
-            return new Outcome<>(result, status, Duration.ZERO, evicted.orElse(List.of()), expiresAt);
+            Instant storedAt = entry.isPresent() ? entry.get().createdAt() : clock.instant();
+            return new Outcome<>(result, status, Duration.ZERO, evicted.orElse(List.of()), expiresAt, storedAt,
+                    notStored, refreshed);
         }
+    }
+
+    /** Whether the caller accepts {@code entry} as fresh enough. */
+    private boolean fresh(Call<?> call, CacheEntry entry) {
+        Freshness freshness = call.freshness();
+        return freshness == Freshness.ANY || freshness.accepts(entry.createdAt(), clock.instant());
     }
 
     private Optional<CacheEntry> current(Call<?> call, Optional<CacheEntry> entry) {
@@ -272,12 +318,14 @@ final class PolicyLoop {
             saved = Duration.ZERO;
         }
         Map<Counter, Long> counted = new EnumMap<>(Counter.class);
+        counted.put(Counter.CALLS, 1L);
         counted.put(Counter.HITS, 1L);
         counted.put(Counter.SAVED_NANOS, saved.toNanos());
         R result = call.fromEntry(entry);
         call.addCounts(result, counted);
         store.count(call.tool(), call.agent(), counted);
-        return new Outcome<>(result, CacheStatus.HIT, saved, List.of(), entry.expiresAt());
+        return new Outcome<>(result, CacheStatus.HIT, saved, List.of(), entry.expiresAt(), entry.createdAt(), null,
+                false);
     }
 
     /**
@@ -314,22 +362,31 @@ final class PolicyLoop {
             }
             throw new CompletionException(e.getCause());
         }
+        if (leader.status() == CacheStatus.HIT && leader.storedAt() != null
+                && !call.freshness().accepts(leader.storedAt(), clock.instant())) {
+            // the identical call was answered from the store, by an answer older than this caller accepts
+            return lookUpOrRun(call);
+        }
         if (leader.status() == CacheStatus.HIT) {
             Duration saved = leader.saved().minus(Duration.ofNanos(ticker.read() - waitStart));
             if (saved.isNegative()) {
                 saved = Duration.ZERO;
             }
             Map<Counter, Long> counted = new EnumMap<>(Counter.class);
+            counted.put(Counter.CALLS, 1L);
             counted.put(Counter.HITS, 1L);
             counted.put(Counter.SAVED_NANOS, saved.toNanos());
             call.addCounts(leader.result(), counted);
             store.count(call.tool(), call.agent(), counted);
-            return new Outcome<>(leader.result(), CacheStatus.HIT, saved, List.of(), leader.expiresAt());
+            return new Outcome<>(leader.result(), CacheStatus.HIT, saved, List.of(), leader.expiresAt(),
+                    leader.storedAt(), null, false);
         }
         Map<Counter, Long> shared = new EnumMap<>(Counter.class);
+        shared.put(Counter.CALLS, 1L);
         shared.put(Counter.SHARED, 1L);
         call.addCounts(leader.result(), shared);
         store.count(call.tool(), call.agent(), shared);
-        return new Outcome<>(leader.result(), CacheStatus.SHARED, Duration.ZERO, List.of(), leader.expiresAt());
+        return new Outcome<>(leader.result(), CacheStatus.SHARED, Duration.ZERO, List.of(), leader.expiresAt(),
+                leader.storedAt(), leader.notStored(), false);
     }
 }

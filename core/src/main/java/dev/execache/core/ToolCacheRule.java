@@ -9,8 +9,12 @@ import java.util.Objects;
  * <p>A mutating tool ({@link CachedTool#MUTATING_TOOLS}) is cached only by an enabled rule
  * that names it exactly, without wildcards: a broad rule such as {@code *} never turns on
  * caching of {@code bash}.
+ *
+ * @param measured whether the tools are cached only while they answer slower than
+ *     {@link CachedTool.Builder#cacheWhenSlowerThan} (the default rule, a server's own TTL); a rule a
+ *     person wrote for tools caches them however fast they answer
  */
-public record ToolCacheRule(Glob tools, boolean enabled, Duration ttl, int maxEntries) {
+public record ToolCacheRule(Glob tools, boolean enabled, Duration ttl, int maxEntries, boolean measured) {
     public ToolCacheRule {
         Objects.requireNonNull(tools, "tools must not be null");
         String toolGlob = tools.toString();
@@ -23,9 +27,18 @@ public record ToolCacheRule(Glob tools, boolean enabled, Duration ttl, int maxEn
         }
     }
 
+    public ToolCacheRule(Glob tools, boolean enabled, Duration ttl, int maxEntries) {
+        this(tools, enabled, ttl, maxEntries, false);
+    }
+
     /** @throws IllegalArgumentException if {@code toolGlob} is blank, or ttl or maxEntries out of range */
     public ToolCacheRule(String toolGlob, boolean enabled, Duration ttl, int maxEntries) {
-        this(Glob.of(toolGlob), enabled, ttl, maxEntries);
+        this(Glob.of(toolGlob), enabled, ttl, maxEntries, false);
+    }
+
+    /** This rule, cached only while its tools answer slower than the threshold when {@code measuredNow}. */
+    public ToolCacheRule measured(boolean measuredNow) {
+        return new ToolCacheRule(tools, enabled, ttl, maxEntries, measuredNow);
     }
 
     /** The glob as written. */

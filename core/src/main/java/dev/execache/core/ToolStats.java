@@ -14,9 +14,16 @@ import java.util.Map;
  * @param bypassed calls made with caching off for the tool (a rule, or caching off altogether)
  * @param toolAnswerBytes bytes of this tool's answers that code consumed (for an agent: those its runs consumed)
  * @param keptOutBytes bytes code mode kept out of the agent's context (see {@link KeptOut}); 0 for a tool
+ * @param calls every call (for an agent: run and call), however it was answered: cached or not, looked up or not
  */
 public record ToolStats(long hits, long misses, Duration saved, long invalidations, long shared, long failed,
-        long uncacheable, long bypassed, long toolAnswerBytes, long keptOutBytes) {
+        long uncacheable, long bypassed, long toolAnswerBytes, long keptOutBytes, long calls) {
+
+    public ToolStats(long hits, long misses, Duration saved, long invalidations, long shared, long failed,
+            long uncacheable, long bypassed, long toolAnswerBytes, long keptOutBytes) {
+        this(hits, misses, saved, invalidations, shared, failed, uncacheable, bypassed, toolAnswerBytes, keptOutBytes,
+                hits + misses + shared + bypassed);
+    }
 
     public ToolStats(long hits, long misses, Duration saved, long invalidations, long shared, long failed,
             long uncacheable, long bypassed) {
@@ -40,7 +47,8 @@ public record ToolStats(long hits, long misses, Duration saved, long invalidatio
                 uncacheable,
                 counters.getOrDefault(Counter.BYPASSED, 0L),
                 counters.getOrDefault(Counter.TOOL_ANSWER_BYTES, 0L),
-                counters.getOrDefault(Counter.KEPT_OUT_BYTES, 0L));
+                counters.getOrDefault(Counter.KEPT_OUT_BYTES, 0L),
+                counters.getOrDefault(Counter.CALLS, 0L));
     }
 
     /** {@link #keptOutBytes} as tokens, estimated by {@link KeptOut#estimatedTokens(long)}. */

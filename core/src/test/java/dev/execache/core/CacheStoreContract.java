@@ -497,6 +497,35 @@ public abstract class CacheStoreContract {
     }
 
     @Test
+    void callsAndRemovalsAfterWritesAreCountedByCauseInTheStore() {
+        MutableToolVersions versions = new MutableToolVersions(Map.of("fs__read", "1"));
+        CachedTool tools = CachedTool.builder((tool, args) -> ToolResult.ok("{\"read\":1}"), store).clock(clock)
+                .toolVersions(versions).build();
+        tools.callWithStatus("fs__read", Map.of("path", "a"));
+        tools.callWithStatus("fs__read", Map.of("path", "a"));
+        tools.callWithStatus("fs__read", Map.of("path", "b"));
+        tools.callUncached("fs__write_file", Map.of("path", "a"), true, "claude-code");
+        tools.clear("fs__*", RemovalCause.WRITE);
+        tools.callWithStatus("fs__read", Map.of("path", "a"));
+        versions.set("fs__read", "2");
+        tools.callWithStatus("fs__read", Map.of("path", "a"));
+        tools.clear("fs__read", RemovalCause.RESOURCE);
+        tools.callWithStatus("fs__read", Map.of("path", "a"));
+        tools.invalidateTool("fs__read");
+
+        CacheStats stats = CacheStats.of(store);
+
+        assertThat(stats.calls()).isEqualTo(7);
+        assertThat(stats.tools().get("fs__write_file").calls()).isEqualTo(1);
+        assertThat(stats.tools().get("fs__read").calls()).isEqualTo(6);
+        assertThat(stats.agents().get("claude-code").calls()).isEqualTo(1);
+        assertThat(stats.removalsByCause()).containsExactly(Map.entry("write", 2L), Map.entry("version", 1L),
+                Map.entry("resource", 1L), Map.entry("hand", 1L), Map.entry("expiry", 0L));
+        assertThat(stats.invalidations()).isEqualTo(5);
+        assertThat(stats.tools().get("fs__read").invalidations()).isEqualTo(2);
+    }
+
+    @Test
     void everyCounterIsKeptInTotalPerToolAndPerAgent() {
         long delta = 1;
         for (Counter counter : Counter.values()) {

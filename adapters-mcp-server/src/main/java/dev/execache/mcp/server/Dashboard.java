@@ -91,7 +91,8 @@ final class Dashboard implements AutoCloseable {
     static List<AgentFigures> agentFigures(CacheStats stats) {
         return stats.agents().entrySet().stream()
                 .map(agent -> new AgentFigures(agent.getKey(), agent.getValue().hits(), agent.getValue().misses(),
-                        agent.getValue().shared(), agent.getValue().failed(), agent.getValue().saved()))
+                        agent.getValue().shared(), agent.getValue().failed(), agent.getValue().saved(),
+                        calls(agent.getValue())))
                 .toList();
     }
 
@@ -104,10 +105,7 @@ final class Dashboard implements AutoCloseable {
     }
 
     /** One agent's figures, as the dashboard lists them. */
-    record AgentFigures(String name, long hits, long misses, long shared, long failed, Duration saved) {
-        long calls() {
-            return hits + misses + shared;
-        }
+    record AgentFigures(String name, long hits, long misses, long shared, long failed, Duration saved, long calls) {
     }
 
     /** The dashboard's document. */
@@ -126,13 +124,15 @@ final class Dashboard implements AutoCloseable {
         health.put("evictions", stats.evictions());
         health.put("expirations", stats.expirations());
         health.put("invalidations", stats.invalidations());
+        ObjectNode byCause = health.putObject("removalsByCause");
+        stats.removalsByCause().forEach(byCause::put);
         if (reading.outage()) {
             health.put("says", "the store is not answering as it should: runs go on uncached, and the figures are "
                     + "what could still be read plus what this server counted meanwhile");
         }
         ObjectNode counted = Json.stats(stats);
         counted.remove("tools");
-        counted.put("calls", stats.hits() + stats.misses() + stats.shared());
+        counted.put("calls", Math.max(stats.calls(), stats.hits() + stats.misses() + stats.shared()));
         node.set("totals", counted);
 
         Totals totals = totals(stats);
@@ -150,13 +150,13 @@ final class Dashboard implements AutoCloseable {
                         .thenComparing(Map.Entry::getKey))
                 .limit(TOP * 5L)
                 .forEach(tool -> figures(tools.addObject(), tool.getKey(), tool.getValue().hits(), tool.getValue().misses(),
-                        tool.getValue().shared(), tool.getValue().failed(), tool.getValue().saved()));
+                        tool.getValue().shared(), tool.getValue().failed(), tool.getValue().saved(), calls(tool.getValue())));
         ArrayNode agents = node.putArray("agents");
         agentFigures(stats).stream()
                 .sorted(Comparator.comparingLong(AgentFigures::calls).reversed().thenComparing(AgentFigures::name))
                 .limit(TOP * 5L)
                 .forEach(agent -> figures(agents.addObject(), agent.name(), agent.hits(), agent.misses(), agent.shared(),
-                        agent.failed(), agent.saved()));
+                        agent.failed(), agent.saved(), agent.calls()));
 
         ObjectNode keptOut = node.putObject("keptOut");
         Long bytes = keptOutBytes(stats);
@@ -171,14 +171,18 @@ final class Dashboard implements AutoCloseable {
         return node;
     }
 
+    /**
+     * Every call of a tool (or an agent's runs and calls), cached or not; a store counted before calls
+     * were counted gives its lookups.
+     */
     private static long calls(ToolStats tool) {
-        return tool.hits() + tool.misses() + tool.shared();
+        return Math.max(tool.calls(), tool.hits() + tool.misses() + tool.shared());
     }
 
     private static void figures(ObjectNode node, String name, long hits, long misses, long shared, long failed,
-            Duration saved) {
+            Duration saved, long calls) {
         node.put("name", name);
-        node.put("calls", hits + misses + shared);
+        node.put("calls", calls);
         node.put("hits", hits);
         node.put("misses", misses);
         node.put("shared", shared);

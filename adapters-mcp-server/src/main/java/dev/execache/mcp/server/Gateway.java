@@ -9,9 +9,12 @@ import com.fasterxml.jackson.databind.ObjectReader;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.core.CacheListener;
 import dev.execache.core.CachePolicy;
+import dev.execache.core.CacheHint;
 import dev.execache.core.CacheStatus;
 import dev.execache.core.CachedTool;
+import dev.execache.core.Freshness;
 import dev.execache.core.MutableToolVersions;
+import dev.execache.core.RemovalCause;
 import dev.execache.core.ToolCacheRule;
 import dev.execache.core.ToolCallInfo;
 import dev.execache.core.ToolCallOutcome;
@@ -30,6 +33,7 @@ import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -90,6 +94,7 @@ public final class Gateway implements CodeTools {
     private final CachedTool cachedTool;
     private final ServerFeatures features;
     private final Map<String, String> identities;
+    private final Clock clock;
     private Map<String, CatalogTool> current = Map.of();
     /** Each current tool's decision, made once when the tools change rather than on every call (#29). */
     private Map<String, ToolCallRules.Decision> decisions = Map.of();
@@ -106,7 +111,8 @@ public final class Gateway implements CodeTools {
             CachePolicy policy, Clock clock) {
         this.catalog = catalog;
         this.versions = versions;
-        this.rules = new ToolCallRules(config.rules(), policy);
+        this.rules = new ToolCallRules(config.rules(), policy, config.servers());
+        this.clock = clock;
         this.invalidatedOnWrite = config.servers().stream().filter(GatewayPolicy.Server::invalidateOnWrite)
                 .map(GatewayPolicy.Server::name).collect(Collectors.toSet());
         this.codeAccess = config.servers().stream().filter(GatewayPolicy.Server::codeAccess)
@@ -119,9 +125,10 @@ public final class Gateway implements CodeTools {
         this.identities = Map.copyOf(reachableIdentities);
         CachedTool.Builder builder = CachedTool.builder((name, args) -> {
                     Consumer<Map<String, Object>> progress = CALL_PROGRESS.get();
-                    return progress == null ? catalog.call(name, args) : catalog.call(name, args, progress);
+                    return withHint(progress == null ? catalog.call(name, args) : catalog.call(name, args, progress));
                 }, store)
                 .defaultRule(policy.enabled(), policy.ttl(), policy.maxEntries())
+                .cacheWhenSlowerThan(config.cacheWhenSlowerThan())
                 .toolVersions(versions)
                 .clock(clock)
                 .listener(new CacheListener() {
@@ -131,7 +138,7 @@ public final class Gateway implements CodeTools {
                                 + (removed == 1 ? " cached call" : " cached calls"));
                     }
                 });
-        for (ToolCacheRule rule : config.rules()) {
+        for (ToolCacheRule rule : rules.cacheRules()) {
             builder.rule(rule);
         }
         this.cachedTool = builder.build();
@@ -257,14 +264,74 @@ public final class Gateway implements CodeTools {
 
     /** As {@link #call(String, Map)}, counted also for {@code agent} (null: for none). */
     public ToolResult call(String name, Map<String, Object> args, String agent) {
-        return callWithStatus(name, args, OptionalLong.empty(), agent).result();
+        return callWithStatus(name, args, OptionalLong.empty(), agent, Freshness.ANY).result();
+    }
+
+    /** As {@link #call(String, Map, String)}, asked as fresh as {@code freshness} says, and how the cache answered. */
+    public ToolCallOutcome callWithStatus(String name, Map<String, Object> args, String agent, Freshness freshness) {
+        return callWithStatus(name, args, OptionalLong.empty(), agent, freshness);
+    }
+
+    /**
+     * Whether a gateway tool's calls are cached now and why, with its TTL: the decision made when
+     * the tool list last changed, and, for a tool no rule names, whether it answers too fast to be
+     * worth caching (the fastest of its recent calls in this process).
+     */
+    public ToolCallRules.Decision decision(String name) {
+        CatalogTool tool;
+        synchronized (this) {
+            tool = current.get(name);
+        }
+        if (tool == null) {
+            return new ToolCallRules.Decision(false, "no such tool", null);
+        }
+        ToolCallRules.Decision decision = decisionFor(tool);
+        if (decision.cached() && decision.measured() && cachedTool.answersFast(name)) {
+            return new ToolCallRules.Decision(false, decision.why() + "; but it answers fast: fastest recent call "
+                    + millis(cachedTool.fastestAnswerTime(name).orElseThrow()) + " < "
+                    + millis(cachedTool.cacheWhenSlowerThan()), null, false, true);
+        }
+        return decision;
+    }
+
+    /** The fastest of the tool's recent calls that reached its server, in this process; empty before the first. */
+    public Optional<Duration> fastestAnswerTime(String name) {
+        return cachedTool.fastestAnswerTime(name);
+    }
+
+    /** Below what answer time a tool no rule names is not cached. */
+    public Duration cacheWhenSlowerThan() {
+        return cachedTool.cacheWhenSlowerThan();
+    }
+
+    private static String millis(Duration duration) {
+        return String.format(Locale.ROOT, "%.2f ms", duration.toNanos() / 1e6);
+    }
+
+    /**
+     * A server's result with what it said about caching it in its {@code _meta}: {@code cache_hint}
+     * (SEP-2419, modelcontextprotocol/modelcontextprotocol#2419), or the namespaced key the proposal
+     * names for when reserved keys are settled.
+     */
+    static ToolResult withHint(ToolResult result) {
+        if (result.isError() || !result.json().contains("cache_hint")) {
+            return result;
+        }
+        try {
+            JsonNode meta = Json.MAPPER.readTree(result.json()).path("_meta");
+            JsonNode hint = meta.has("cache_hint") ? meta.get("cache_hint") : meta.path("io.modelcontextprotocol/cache_hint");
+            return result.withHint(CacheHint.of(hint.textValue()));
+        } catch (JsonProcessingException e) {
+            return result;
+        }
     }
 
     /**
      * @param seen the write generation of the tool's server as noted before the call (by code, for
      *     its run); empty to have it noted on a miss
      */
-    private ToolCallOutcome callWithStatus(String name, Map<String, Object> args, OptionalLong seen, String agent) {
+    private ToolCallOutcome callWithStatus(String name, Map<String, Object> args, OptionalLong seen, String agent,
+            Freshness freshness) {
         CatalogTool tool;
         ToolCallRules.Decision decision;
         synchronized (this) {
@@ -272,7 +339,7 @@ public final class Gateway implements CodeTools {
             decision = decisions.get(name);
         }
         if (tool == null) {
-            return new ToolCallOutcome(catalog.call(name, args), CacheStatus.BYPASS);
+            return ToolCallOutcome.notCached(catalog.call(name, args), CacheStatus.BYPASS, "no such tool");
         }
         if (decision == null) {
             decision = rules.decide(tool);
@@ -280,16 +347,16 @@ public final class Gateway implements CodeTools {
         boolean writesCounted = invalidatedOnWrite.contains(tool.server());
         if (decision.cached()) {
             if (!writesCounted) {
-                return cachedTool.callWithStatus(name, args, null, null, agent);
+                return cachedTool.callWithStatus(name, args, null, null, agent, freshness);
             }
             return cachedTool.callWithStatus(name, args, tool.server(),
-                    seen.isPresent() ? seen.getAsLong() : null, agent);
+                    seen.isPresent() ? seen.getAsLong() : null, agent, freshness);
         }
         if (writesCounted) {
             cachedTool.advanceWriteGeneration(tool.server());
         }
         try {
-            return cachedTool.callUncached(name, args, !decision.turnedOff(), agent);
+            return cachedTool.callUncached(name, args, !decision.turnedOff(), agent, decision.why());
         } finally {
             if (writesCounted) {
                 cachedTool.advanceWriteGeneration(tool.server());
@@ -309,7 +376,7 @@ public final class Gateway implements CodeTools {
 
     /** After a call that may have changed the server: its cached calls, and cached runs that called its tools. */
     private void dropReadsOf(String server, String writer) {
-        int removed = cachedTool.clear(server + "__*");
+        int removed = cachedTool.clear(server + "__*", RemovalCause.WRITE);
         if (removed > 0) {
             LOG.log(Level.INFO, writer + " may have changed server " + server + ": removed " + removed
                     + " cached " + (removed == 1 ? "result" : "results") + " that read it");
@@ -351,6 +418,11 @@ public final class Gateway implements CodeTools {
 
     @Override
     public CodeToolCall call(String server, String tool, String argumentsJson, String agent) {
+        return call(server, tool, argumentsJson, agent, Freshness.ANY);
+    }
+
+    @Override
+    public CodeToolCall call(String server, String tool, String argumentsJson, String agent, Freshness freshness) {
         CatalogTool found = null;
         synchronized (this) {
             for (CatalogTool candidate : current.values()) {
@@ -377,7 +449,7 @@ public final class Gateway implements CodeTools {
         OptionalLong seen = writesCounted ? cachedTool.writeGeneration(server) : OptionalLong.empty();
         ToolCallOutcome outcome;
         try {
-            outcome = callWithStatus(found.name(), args, seen, agent);
+            outcome = callWithStatus(found.name(), args, seen, agent, freshness);
         } catch (CancellationException e) {
             throw e;
         } catch (RuntimeException e) {
@@ -389,7 +461,8 @@ public final class Gateway implements CodeTools {
         boolean cacheable = !answer.isError() && outcome.status() != CacheStatus.BYPASS
                 && cached && (!writesCounted || seen.isPresent());
         return new CodeToolCall(found.name(), version,
-                new ToolCallOutcome(answer, outcome.status(), cacheable ? outcome.expiresAt() : null), cacheable,
+                new ToolCallOutcome(answer, outcome.status(), cacheable ? outcome.expiresAt() : null, outcome.storedAt(),
+                        outcome.notCachedBecause()), cacheable,
                 answer.json().getBytes(StandardCharsets.UTF_8).length,
                 seen.isPresent() ? Map.of(server, seen.getAsLong()) : Map.of());
     }
@@ -480,10 +553,19 @@ public final class Gateway implements CodeTools {
         return SyncToolSpecification.builder()
                 .tool(described)
                 .callHandler((exchange, request) -> {
+                    Freshness freshness;
+                    try {
+                        freshness = CacheMeta.freshnessOf(request.meta());
+                    } catch (IllegalArgumentException e) {
+                        return CallToolResult.builder()
+                                .content(List.of(McpSchema.TextContent.builder(e.getMessage()).build()))
+                                .isError(true)
+                                .build();
+                    }
                     Map<String, Object> args = request.arguments() == null ? Map.of() : request.arguments();
                     Object id = request.meta() == null ? null : request.meta().get(ServeTools.REQUEST_ID_META);
                     Object token = request.progressToken();
-                    ToolResult answer;
+                    ToolCallOutcome outcome;
                     try {
                         if (token != null) {
                             CALL_PROGRESS.set(step -> {
@@ -494,14 +576,16 @@ public final class Gateway implements CodeTools {
                         }
                         // a cancel interrupts the call: the server is told (notifications/cancelled, or its
                         // request ended) and the cache stores nothing, as for a run that ends mid-call
-                        answer = calls.run(id, () -> call(tool.name(), args, ServeTools.agentOf(request)));
+                        outcome = calls.run(id, () -> callWithStatus(tool.name(), args, ServeTools.agentOf(request),
+                                freshness));
                     } catch (CancellationException e) {
                         // nobody reads this answer to a cancelled call, except while the server stops
                         return ServeTools.shuttingDown();
                     } finally {
                         CALL_PROGRESS.remove();
                     }
-                    return last.of(answer.json(), Gateway::toCallResult);
+                    return last.of(outcome.result().json(), CacheMeta.of(outcome.status(), outcome.storedAt(),
+                            outcome.expiresAt(), outcome.notCachedBecause(), clock.instant()), Gateway::toCallResult);
                 })
                 .build();
     }

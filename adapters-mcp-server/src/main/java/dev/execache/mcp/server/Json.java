@@ -63,6 +63,7 @@ public final class Json {
 
     public static ObjectNode stats(CacheStats stats) {
         ObjectNode node = MAPPER.createObjectNode();
+        node.put("calls", stats.calls());
         node.put("hits", stats.hits());
         node.put("misses", stats.misses());
         node.put("shared", stats.shared());
@@ -73,6 +74,8 @@ public final class Json {
         node.put("evictions", stats.evictions());
         node.put("expirations", stats.expirations());
         node.put("invalidations", stats.invalidations());
+        ObjectNode byCause = node.putObject("removalsByCause");
+        stats.removalsByCause().forEach(byCause::put);
         node.put("storeErrors", stats.storeErrors());
         node.put("damaged", stats.damaged());
         node.put("estimatedBytes", stats.estimatedBytes());
@@ -91,6 +94,7 @@ public final class Json {
         ObjectNode tools = node.putObject("tools");
         stats.tools().forEach((tool, counted) -> {
             ObjectNode one = tools.putObject(tool);
+            one.put("calls", counted.calls());
             one.put("hits", counted.hits());
             one.put("misses", counted.misses());
             one.put("hitRate", counted.hitRate());

@@ -1,6 +1,8 @@
 package dev.execache.mcp.server;
 
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 
@@ -17,15 +19,28 @@ final class LastAnswer {
 
     /** The last answer when {@code text} is the last text, else the one {@code make} makes of it. */
     CallToolResult of(String text, Function<String, CallToolResult> make) {
+        return of(text, Map.of(), make);
+    }
+
+    /**
+     * As {@link #of(String, Function)}, the answer carrying {@code meta} under {@link CacheMeta#KEY} in
+     * its {@code _meta} beside the tool's own: the last answer only when both are the same.
+     */
+    CallToolResult of(String text, Map<String, Object> meta, Function<String, CallToolResult> make) {
         Kept kept = last.get();
-        if (kept != null && kept.text().equals(text)) {
+        if (kept != null && kept.text().equals(text) && kept.meta().equals(meta)) {
             return kept.answer();
         }
         CallToolResult answer = make.apply(text);
-        last.set(text.length() <= KEPT_CHARS ? new Kept(text, answer) : null);
+        if (!meta.isEmpty()) {
+            Map<String, Object> merged = answer.meta() == null ? new LinkedHashMap<>() : new LinkedHashMap<>(answer.meta());
+            merged.put(CacheMeta.KEY, meta);
+            answer = new CallToolResult(answer.content(), answer.isError(), answer.structuredContent(), merged);
+        }
+        last.set(text.length() <= KEPT_CHARS ? new Kept(text, meta, answer) : null);
         return answer;
     }
 
-    private record Kept(String text, CallToolResult answer) {
+    private record Kept(String text, Map<String, Object> meta, CallToolResult answer) {
     }
 }

@@ -1,12 +1,15 @@
 package dev.execache.mcp.server;
 
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.core.Agents;
+import dev.execache.core.CacheStatus;
 import dev.execache.core.CachedExecutor;
 import dev.execache.core.ErrorType;
 import dev.execache.core.ExecutionOutcome;
 import dev.execache.core.ExecutionRequest;
 import dev.execache.core.ExecutionResult;
+import dev.execache.core.Freshness;
 import dev.execache.core.Limits;
 import dev.execache.core.UnknownToolException;
 import dev.execache.core.spi.SandboxUnavailableException;
@@ -217,6 +220,18 @@ public final class ServeTools {
     private CallToolResult describeTools(Map<String, Object> arguments) {
         ObjectNode node = Json.MAPPER.createObjectNode();
         node.put("typescript", gateway.typescript());
+        ArrayNode tools = node.putArray("tools");
+        for (String name : new TreeSet<>(gateway.names())) {
+            ToolCallRules.Decision decision = gateway.decision(name);
+            ObjectNode tool = tools.addObject();
+            tool.put("name", name);
+            tool.put("cached", decision.cached());
+            tool.put("why", decision.why());
+            if (decision.ttl() != null) {
+                tool.put("ttlSeconds", decision.ttl().toSeconds());
+            }
+            gateway.fastestAnswerTime(name).ifPresent(fastest -> tool.put("fastestMs", Json.millis(fastest)));
+        }
         return CallToolResult.builder()
                 .content(List.of(TextContent.builder(gateway.typescript()).build()))
                 .structuredContent(node)
@@ -228,7 +243,7 @@ public final class ServeTools {
         Map<String, Object> arguments = call.arguments() == null ? Map.of() : call.arguments();
         ExecutionRequest request;
         try {
-            request = executionRequest(arguments, agentOf(call));
+            request = executionRequest(arguments, agentOf(call)).withFreshness(freshnessOf(call, arguments));
         } catch (IllegalArgumentException e) {
             return failure(e.getMessage());
         }
@@ -268,10 +283,42 @@ public final class ServeTools {
         node.put("savedMs", Json.millis(outcome.saved()));
         node.put("console", result.console());
         Json.runDetails(node, outcome);
+        Map<String, Object> meta = CacheMeta.of(outcome.status(), outcome.storedAt(), outcome.expiresAt(),
+                outcome.status() == CacheStatus.BYPASS ? "caching is off for this run" : outcome.notStoredBecause(),
+                executor.clock().instant());
         if (!result.isSuccess()) {
-            return errorResult(node);
+            CallToolResult failed = errorResult(node);
+            return new CallToolResult(failed.content(), failed.isError(), failed.structuredContent(),
+                    Map.of(CacheMeta.KEY, meta));
         }
-        return lastAnswer.of(Json.write(node), text -> structured(node, text, false));
+        return lastAnswer.of(Json.write(node), meta, text -> structured(node, text, false));
+    }
+
+    /**
+     * How fresh a result the call asks for: its {@code cache_control} argument, else its
+     * {@code _meta}'s {@link CacheMeta#REQUEST_KEY}; they must agree when both are given.
+     */
+    private static Freshness freshnessOf(CallToolRequest call, Map<String, Object> arguments) {
+        Freshness fromMeta = CacheMeta.freshnessOf(call.meta());
+        Object argument = arguments.get("cache_control");
+        if (argument == null) {
+            return fromMeta;
+        }
+        if (!(argument instanceof String directive)) {
+            throw new IllegalArgumentException("cache_control: must be \"no-cache\" or \"max-age=SECONDS\", not "
+                    + Json.jsonType(argument));
+        }
+        Freshness fromArgument;
+        try {
+            fromArgument = Freshness.parse(directive);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("cache_control: " + e.getMessage());
+        }
+        if (fromMeta != Freshness.ANY && !fromMeta.equals(fromArgument)) {
+            throw new IllegalArgumentException("cache_control: \"" + directive + "\" disagrees with _meta."
+                    + CacheMeta.REQUEST_KEY + " \"" + fromMeta + "\"; give one");
+        }
+        return fromArgument;
     }
 
     /** notifications/progress every second while the run goes on, when the client sent a progressToken. */

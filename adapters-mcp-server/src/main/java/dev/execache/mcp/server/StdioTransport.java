@@ -224,11 +224,7 @@ final class StdioTransport implements McpServerTransportProvider {
                 Runnable call = readersCall;
                 if (call != null) {
                     readersCall = null;
-                    if (moreInputWaiting()) {
-                        // a pipelined burst: answered here, each call would keep the next one unread
-                        // until the watchdog hands reading on, one hand-on per call
-                        answerOnWorker(call);
-                    } else if (!answerWhileReading(call)) {
+                    if (!answerWhileReading(call)) {
                         // reading went on in another thread meanwhile
                         return;
                     }
@@ -241,22 +237,6 @@ final class StdioTransport implements McpServerTransportProvider {
         }
         awaitAnswers();
         ended.complete(null);
-    }
-
-    /**
-     * Whether the next line is read already (a client that writes calls without waiting for
-     * answers). Only the buffer is looked at: asking the pipe costs a system call on every hit.
-     */
-    private boolean moreInputWaiting() {
-        return position < limit;
-    }
-
-    private void answerOnWorker(Runnable call) {
-        try {
-            workers.execute(call);
-        } catch (RejectedExecutionException e) {
-            call.run();
-        }
     }
 
     /** Answers a call on the reading thread; false when reading was handed on while it ran. */

@@ -1,6 +1,7 @@
 package dev.execache.store.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.execache.core.CachedTool;
 import dev.execache.core.MutableClock;
@@ -56,7 +57,12 @@ class RedisClusterOutageTest {
             @Override public void close() { }
         };
         List<Logger> loggers = List.of(Logger.getLogger("dev.execache.core"), Logger.getLogger(RedisCacheStore.class.getName()));
-        loggers.forEach(logger -> logger.addHandler(capture));
+        // another test of this JVM may have quieted these loggers: the outage line must reach the handler
+        List<Level> levels = loggers.stream().map(Logger::getLevel).toList();
+        loggers.forEach(logger -> {
+            logger.setLevel(Level.INFO);
+            logger.addHandler(capture);
+        });
         // a budget a loaded machine does not trip on the masters that live; the dead one refuses at once
         RedisStoreSettings settings = RedisStoreSettings.of(cluster.url()).withKeyPrefix(TestRedis.freshPrefix())
                 .withMaxEntries(10_000).withTimeout(Duration.ofSeconds(10)).withSigningKeys(SignedRedisCacheStoreTest.KEYS);
@@ -81,12 +87,17 @@ class RedisClusterOutageTest {
 
             assertThat((long) ran.get() - PAGES).as("only the answers the dead master held ran again").isEqualTo(held.get(dead));
             assertThat(held.get(dead)).as("the dead master held a part of the cache, not all of it").isBetween(1L, PAGES - 1L);
+            // the outage is told by a probe in the background, once it knows how far the outage reaches
+            await().atMost(Duration.ofSeconds(60)).until(() -> !warnings.isEmpty());
             assertThat(warnings).as("the outage, told once").extracting(LogRecord::getMessage).hasSize(1);
             String line = warnings.get(0).getMessage();
             assertThat(line).doesNotContain("\n").contains("partitions (").contains("% of the cache) do not answer")
                     .contains("the others keep their cache");
         } finally {
-            loggers.forEach(logger -> logger.removeHandler(capture));
+            for (int i = 0; i < loggers.size(); i++) {
+                loggers.get(i).removeHandler(capture);
+                loggers.get(i).setLevel(levels.get(i));
+            }
         }
     }
 }

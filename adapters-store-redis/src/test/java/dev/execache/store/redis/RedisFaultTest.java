@@ -4,6 +4,7 @@ package dev.execache.store.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import static org.awaitility.Awaitility.await;
 
 import dev.execache.core.CachedTool;
 import dev.execache.core.MutableClock;
@@ -213,19 +214,9 @@ class RedisFaultTest {
     }
 
     /** Redisson reconnects in the background; a limit only so that a broken reconnect fails the test. */
-    private static void awaitWorking(RedisCacheStore store) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        while (true) {
-            try {
-                store.size();
-                return;
-            } catch (RedisException e) {
-                if (System.nanoTime() > deadline) {
-                    throw e;
-                }
-                Thread.sleep(100);
-            }
-        }
+    private static void awaitWorking(RedisCacheStore store) {
+        await().alias("the store answers again").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+                .ignoreExceptionsInstanceOf(RedisException.class).until(() -> store.size() >= 0);
     }
 
     private CacheEntry entry(String key) {

@@ -2,6 +2,7 @@ package dev.execache.store.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import dev.execache.core.CachedTool;
 import dev.execache.core.MutableClock;
@@ -154,25 +155,19 @@ abstract class RedisFleetContract {
     }
 
     private static void awaitHeld(AtomicInteger toolCalls) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (toolCalls.get() == 0 && System.nanoTime() < deadline) {
-            Thread.onSpinWait();
-        }
+        await().alias("the first call's tool runs").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(5))
+                .until(() -> toolCalls.get() > 0);
     }
 
     /** Until the second caller waits for the fleet's flight (inside Redisson's tryLock). */
     private static void awaitWaitingOnTheFlight(AtomicReference<Thread> caller) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (System.nanoTime() < deadline) {
-            Thread thread = caller.get();
-            if (thread != null && Arrays.stream(thread.getStackTrace())
-                    .anyMatch(frame -> frame.getMethodName().equals("acquireFlight"))
-                    && thread.getState() != Thread.State.RUNNABLE) {
-                return;
-            }
-            Thread.onSpinWait();
-        }
-        throw new AssertionError("the second instance never waited for the flight");
+        await().alias("the second instance waits for the flight").atMost(Duration.ofSeconds(30))
+                .pollInterval(Duration.ofMillis(5)).until(() -> {
+                    Thread thread = caller.get();
+                    return thread != null && Arrays.stream(thread.getStackTrace())
+                            .anyMatch(frame -> frame.getMethodName().equals("acquireFlight"))
+                            && thread.getState() != Thread.State.RUNNABLE;
+                });
     }
 
     @Test

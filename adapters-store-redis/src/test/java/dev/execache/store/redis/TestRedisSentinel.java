@@ -3,7 +3,8 @@ package dev.execache.store.redis;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 
 /**
  * A real Sentinel set on loopback, for one test class: a master, a replica of it, and one
@@ -119,12 +120,11 @@ final class TestRedisSentinel implements AutoCloseable {
 
     /** A limit only so that a set that never gets there fails the test rather than hanging it. */
     private void await(String failure, Condition condition) throws IOException, InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (!holds(condition)) {
-            if (System.nanoTime() > deadline) {
-                throw new IOException(failure + ": the Sentinel says " + Resp.call(sentinel.port(), "SENTINEL", "master", MASTER));
-            }
-            Thread.sleep(50);
+        try {
+            Awaitility.await().alias(failure).atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
+                    .until(() -> holds(condition));
+        } catch (ConditionTimeoutException e) {
+            throw new IOException(failure + ": the Sentinel says " + Resp.call(sentinel.port(), "SENTINEL", "master", MASTER), e);
         }
     }
 

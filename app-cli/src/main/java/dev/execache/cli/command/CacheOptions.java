@@ -30,6 +30,12 @@ final class CacheOptions {
                     + "Default: " + Settings.DEFAULT_REDIS_URL + " (env EXECACHE_REDIS_URL).")
     String redisUrl;
 
+    @Option(names = "--redis-partitions", paramLabel = "N",
+            description = "How many partitions the redis store spreads one cache over (each a hash slot, so a Cluster"
+                    + " spreads it over its masters); the same for the whole fleet. Default: 16 (env"
+                    + " EXECACHE_REDIS_PARTITIONS, config redis_partitions).")
+    Integer redisPartitions;
+
     @Option(names = "--require-store", negatable = true,
             description = "Fail (exit 3) when the store cannot be used, instead of warning and running uncached. "
                     + "Default: false (env EXECACHE_REQUIRE_STORE=1).")
@@ -37,6 +43,6 @@ final class CacheOptions {
 
     Settings.Flags flags() {
         return new Settings.Flags(config, store, redisUrl, db, false, null, null, requireStore, null, null,
-                List.of(), List.of());
+                List.of(), List.of(), redisPartitions);
     }
 }

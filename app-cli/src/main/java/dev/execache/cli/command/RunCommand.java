@@ -26,6 +26,7 @@ import jakarta.inject.Inject;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.Locale;
 import java.util.concurrent.Callable;
@@ -111,8 +112,10 @@ final class RunCommand implements Callable<Integer> {
             return null;
         }
         ToolCatalog catalog = session.gatewayCatalog(environment);
-        session.executor().useCodeTools(new Gateway(catalog, session.store(), versions, settings.gateway().policy(),
-                settings.policy(), Clock.systemUTC()));
+        // one command sees too few calls of a tool, and those cold, to judge whether it answers fast
+        // (serve does, from the calls it serves): its tool calls are cached by the rules alone
+        session.executor().useCodeTools(new Gateway(catalog, session.store(), versions,
+                settings.gateway().withCacheWhenSlowerThan(Duration.ZERO).policy(), settings.policy(), Clock.systemUTC()));
         return catalog;
     }
 

@@ -48,6 +48,6 @@ final class RunOptions {
 
     Settings.Flags flags() {
         return new Settings.Flags(cache.config, cache.store, cache.redisUrl, cache.db, noCache, ttl, maxEntries,
-                cache.requireStore, timeout, memoryMb, allowRead, tools);
+                cache.requireStore, timeout, memoryMb, allowRead, tools, cache.redisPartitions);
     }
 }

@@ -267,6 +267,7 @@ final class StatsCommand extends StoreCommand {
         row(out, "limits", store.limits());
         row(out, "counting since", stats.countingSince() == null ? "unknown (counted before execache recorded it)"
                 : stats.countingSince() + " (" + Entries.age(Duration.between(stats.countingSince(), clock.instant())) + " ago)");
+        row(out, "calls", stats.calls() + " (runs and tool calls, however they were answered)");
         row(out, "hits", Long.toString(stats.hits()));
         row(out, "misses", stats.misses() + " (ran; not stored: " + stats.failed() + " failed, "
                 + (stats.uncacheableTotal() - stats.uncacheable().getOrDefault("reads_unwatchable", 0L)) + " uncacheable)");
@@ -284,16 +285,20 @@ final class StatsCommand extends StoreCommand {
                 + " (about " + Output.bytes(stats.estimatedBytes()) + ")");
         row(out, "evictions", Long.toString(stats.evictions()));
         row(out, "expirations", Long.toString(stats.expirations()));
-        row(out, "invalidations", Long.toString(stats.invalidations()));
+        row(out, "invalidations", stats.invalidations() + " (by cause: " + stats.removalsByCause().entrySet().stream()
+                .filter(cause -> !cause.getKey().equals("expiry"))
+                .map(cause -> cause.getKey() + " " + cause.getValue()).collect(Collectors.joining(", ")) + ")");
         row(out, "store errors", Long.toString(stats.storeErrors()));
         row(out, "damaged", stats.damaged() + " (failed their checksum or signature; removed, never served)");
         if (!stats.tools().isEmpty()) {
             out.println("tool calls (included above):");
             stats.tools().forEach((tool, counted) -> {
-                out.printf(Locale.ROOT, "  %-14s %d hits, %d misses, hit rate %.1f%%, saved %s", tool, counted.hits(),
-                        counted.misses(), counted.hitRate() * 100, Durations.human(counted.saved()));
+                out.printf(Locale.ROOT, "  %-14s %d calls, %d hits, %d misses, hit rate %.1f%%, saved %s", tool,
+                        counted.calls(), counted.hits(), counted.misses(), counted.hitRate() * 100,
+                        Durations.human(counted.saved()));
                 for (Map.Entry<String, Long> other : Map.of("shared", counted.shared(), "failed", counted.failed(),
-                        "uncacheable", counted.uncacheable(), "bypassed", counted.bypassed()).entrySet().stream()
+                        "uncacheable", counted.uncacheable(), "bypassed", counted.bypassed(),
+                        "invalidations", counted.invalidations()).entrySet().stream()
                         .sorted(Map.Entry.comparingByKey()).toList()) {
                     if (other.getValue() > 0) {
                         out.printf(Locale.ROOT, ", %d %s", other.getValue(), other.getKey());

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.cli.output.Output;
 import dev.execache.cli.session.GatewayCatalog;
 import dev.execache.cli.settings.ConfigFile;
+import dev.execache.cli.settings.Durations;
 import dev.execache.cli.settings.Environment;
 import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.cli.settings.Settings;
@@ -18,6 +19,7 @@ import dev.execache.tools.mcp.McpToolCatalog;
 import jakarta.inject.Inject;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -57,7 +59,7 @@ final class ToolsCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         Settings.Flags flags = new Settings.Flags(config, "memory", null, null, false, null, null, null, null, null,
-                List.of(), List.of());
+                List.of(), List.of(), null);
         Settings settings = Settings.resolve(flags, environment.variables(), environment.workingDir());
         PrintWriter out = spec.commandLine().getOut();
         if (settings.gateway().isEmpty()) {
@@ -65,7 +67,9 @@ final class ToolsCommand implements Callable<Integer> {
                     + (settings.configPath() == null ? " (none found: " + ConfigFile.DEFAULT_NAME + ")"
                             : " " + settings.configPath()));
         }
-        ToolCallRules rules = new ToolCallRules(settings.gateway().rules(), settings.policy());
+        ToolCallRules rules = new ToolCallRules(settings.gateway().rules(), settings.policy(),
+                settings.gateway().policy().servers());
+        Duration threshold = settings.gateway().cacheWhenSlowerThan();
         try (McpToolCatalog catalog = GatewayCatalog.start(settings, environment)) {
             List<CatalogTool> tools = catalog.tools();
             if (typescript) {
@@ -81,7 +85,10 @@ final class ToolsCommand implements Callable<Integer> {
                     node.put("name", tool.name());
                     node.put("version", tool.version());
                     node.put("cached", decision.cached());
-                    node.put("why", decision.why());
+                    node.put("why", why(decision, threshold));
+                    if (decision.cached() && decision.measured() && !threshold.isZero()) {
+                        node.put("cachedWhenSlowerThanMs", threshold.toMillis());
+                    }
                     if (decision.ttl() != null) {
                         node.put("ttlSeconds", decision.ttl().toSeconds());
                     }
@@ -93,7 +100,7 @@ final class ToolsCommand implements Callable<Integer> {
                 for (CatalogTool tool : tools) {
                     ToolCallRules.Decision decision = rules.decide(tool);
                     rows.add(new String[] {tool.server(), tool.name(), shortDigest(tool.version()),
-                        decision.cached() ? "yes" : "no", decision.why(),
+                        decision.cached() ? "yes" : "no", why(decision, threshold),
                         decision.ttl() == null ? "-" : decision.ttl().toSeconds() + " s"});
                 }
                 print(out, rows);
@@ -101,6 +108,17 @@ final class ToolsCommand implements Callable<Integer> {
             out.flush();
             return ExitCode.OK;
         }
+    }
+
+    /**
+     * The decision's reason; for a tool no rule names, that it is cached only while it answers slower
+     * than the threshold (serve measures each tool's calls as they come; listing calls none).
+     */
+    private static String why(ToolCallRules.Decision decision, Duration threshold) {
+        if (decision.cached() && decision.measured() && !threshold.isZero()) {
+            return decision.why() + ", while it answers slower than " + Durations.format(threshold);
+        }
+        return decision.why();
     }
 
     private static String shortDigest(String version) {

@@ -40,6 +40,7 @@ public final class OpenMetrics {
         out.gauge("execache_store_outage", "1 while the store is unreachable, slow or refusing writes (runs go on "
                 + "uncached; the figures are what could be read plus what this process counted), else 0.",
                 storeOutage ? "1" : "0");
+        out.counter("execache_calls", "Runs and tool calls, however they were answered (looked up or not).", stats.calls());
         out.counter("execache_hits", "Lookups answered from the cache.", stats.hits());
         out.counter("execache_misses", "Lookups not answered from the cache: the run or call was made.", stats.misses());
         out.counter("execache_shared", "Calls answered by an identical run in flight (single flight).", stats.shared());
@@ -52,7 +53,11 @@ public final class OpenMetrics {
         out.createdSample("execache_saved_seconds", null);
         out.counter("execache_evictions", "Entries evicted to keep the store's bounds, or lost by the store itself.", stats.evictions());
         out.counter("execache_expirations", "Entries removed past their time to live.", stats.expirations());
-        out.counter("execache_invalidations", "Entries removed because a tool they depended on changed.", stats.invalidations());
+        out.counter("execache_invalidations", "Entries removed before their expiry because what they depended on changed"
+                + " (a write through execache, a new tool version, a resource update, by hand).", stats.invalidations());
+        out.family("execache_removals", "counter", "Entries removed before a bound pushed them out, by cause: write, version,"
+                + " resource, hand (the invalidations) and expiry.", null);
+        stats.removalsByCause().forEach((cause, count) -> out.counterSample("execache_removals", "cause=" + quoted(cause), count));
         out.counter("execache_store_errors", "Store operations that failed; the run went on uncached.", stats.storeErrors());
         out.counter("execache_damaged", "Entries that failed their checksum or signature: removed, never served.", stats.damaged());
         out.gauge("execache_entries", "Live entries in the store.", Long.toString(stats.entries()));
@@ -64,6 +69,8 @@ public final class OpenMetrics {
                 + " consumed minus the result returned; hits count the stored run's figure again.", null, stats.keptOutBytes());
         out.counter("execache_kept_out_tokens", "execache_kept_out_bytes / 4: an estimate in tokens.", stats.keptOutTokens());
         if (!stats.tools().isEmpty()) {
+            out.toolCounter("execache_tool_calls", "Tool calls however they were answered, cached or not, by tool.",
+                    stats.tools(), ToolStats::calls);
             out.toolCounter("execache_tool_hits", "Tool calls answered from the cache, by tool.", stats.tools(), ToolStats::hits);
             out.toolCounter("execache_tool_misses", "Tool calls made, by tool.", stats.tools(), ToolStats::misses);
             out.toolCounter("execache_tool_shared", "Tool calls answered by an identical call in flight, by tool.",
@@ -73,7 +80,7 @@ public final class OpenMetrics {
                     stats.tools(), ToolStats::uncacheable);
             out.toolCounter("execache_tool_bypassed", "Tool calls made with caching off for the tool, by tool.",
                     stats.tools(), ToolStats::bypassed);
-            out.toolCounter("execache_tool_invalidations", "Entries removed because the tool changed, by tool.",
+            out.toolCounter("execache_tool_invalidations", "Entries removed because the tool changed or was invalidated, by tool.",
                     stats.tools(), ToolStats::invalidations);
             out.family("execache_tool_saved_seconds", "counter", "Latency saved by hits of tool calls, by tool.", "seconds");
             stats.tools().forEach((tool, counted) -> {

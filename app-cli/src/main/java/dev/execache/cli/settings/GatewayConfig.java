@@ -34,6 +34,8 @@ import java.util.TreeSet;
  *     code_access: true           # code may call its tools as tools.SERVER.TOOL(args) (default true)
  *     share: private              # answers shared only by identical configurations; public: by every one
  *     prefix: true                # its tools offered as SERVER__TOOL; false: under their own names (one server)
+ *     cache: true                 # false: its answers are never cached (a rule that names a tool still decides)
+ *     ttl: 60s                    # how long its answers are kept when no rule names the tool (or ttl_seconds: 60)
  *   github:                 # a server reached over Streamable HTTP
  *     url: https://api.githubcopilot.com/mcp/
  *     headers: {Authorization: "Bearer ${GITHUB_TOKEN}"}   # ${VAR}: from the environment only
@@ -42,6 +44,7 @@ import java.util.TreeSet;
  *   rediscover_seconds: 60
  *   max_per_run: 1000        # tool calls one run of code may make
  *   max_bytes_per_run: 67108864  # bytes those calls may return in all
+ *   cache_when_slower_than: 5ms  # a tool no rule names is cached only while it answers slower; 0: always
  *   rules:                   # globs on SERVER__TOOL, first match wins
  *     - {tool: "fs__read_*", ttl_seconds: 60}
  *     - {tool: "*__search_*", ttl_seconds: 30, max_entries: 50}
@@ -49,22 +52,32 @@ import java.util.TreeSet;
  * </pre>
  */
 public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Duration rediscoverEvery, int maxCallsPerRun,
-        long maxBytesPerRun) {
+        long maxBytesPerRun, Duration cacheWhenSlowerThan) {
     static final Duration DEFAULT_REDISCOVER = Duration.ofSeconds(60);
     static final GatewayConfig NONE = new GatewayConfig(List.of(), List.of(), DEFAULT_REDISCOVER);
     private static final Set<String> SERVER_KEYS = Set.of(
             "command", "args", "env", "cwd", "type", "url", "headers", "oauth", "trust_annotations", "invalidate_on_write",
-            "code_access", "share", "prefix");
+            "code_access", "share", "prefix", "cache", "ttl", "ttl_seconds");
     private static final Set<String> OAUTH_KEYS = Set.of("client_id", "client_secret", "scope", "auth_method");
     private static final Set<String> TOOL_CALL_KEYS = Set.of("rediscover_seconds", "rules", "max_per_run",
-            "max_bytes_per_run");
+            "max_bytes_per_run", "cache_when_slower_than");
     private static final Set<String> RULE_KEYS = Set.of("tool", "enabled", "ttl_seconds", "max_entries");
 
     /**
      * One server, what a call to it that may write does to its cached reads, and whether code
      * may call its tools.
      */
-    public record Server(DownstreamSettings settings, boolean invalidateOnWrite, boolean codeAccess, boolean prefixed) {
+    /**
+     * @param prefixed whether its tools are offered as {@code SERVER__TOOL}
+     * @param cache whether its answers may be cached at all
+     * @param ttl how long its answers are kept when no rule names the tool; null for the cache's TTL
+     */
+    public record Server(DownstreamSettings settings, boolean invalidateOnWrite, boolean codeAccess, boolean prefixed,
+            boolean cache, Duration ttl) {
+        public Server(DownstreamSettings settings, boolean invalidateOnWrite, boolean codeAccess, boolean prefixed) {
+            this(settings, invalidateOnWrite, codeAccess, prefixed, true, null);
+        }
+
         public Server(DownstreamSettings settings, boolean invalidateOnWrite) {
             this(settings, invalidateOnWrite, true);
         }
@@ -83,6 +96,17 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
         this(servers, rules, rediscoverEvery, Limits.DEFAULT_MAX_TOOL_CALLS, Limits.DEFAULT_MAX_TOOL_BYTES);
     }
 
+    public GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Duration rediscoverEvery, int maxCallsPerRun,
+            long maxBytesPerRun) {
+        this(servers, rules, rediscoverEvery, maxCallsPerRun, maxBytesPerRun,
+                GatewayPolicy.DEFAULT_CACHE_WHEN_SLOWER_THAN);
+    }
+
+    /** This configuration with another threshold below which a tool no rule names is not cached. */
+    public GatewayConfig withCacheWhenSlowerThan(Duration threshold) {
+        return new GatewayConfig(servers, rules, rediscoverEvery, maxCallsPerRun, maxBytesPerRun, threshold);
+    }
+
     public boolean isEmpty() {
         return servers.isEmpty();
     }
@@ -90,9 +114,9 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
     /** What the gateway needs of this: the rules, and each server's name and flags. */
     public GatewayPolicy policy() {
         return new GatewayPolicy(servers.stream()
-                .map(server -> new GatewayPolicy.Server(server.settings().name(), server.invalidateOnWrite(), server.codeAccess(),
-                        server.prefixed()))
-                .toList(), rules);
+                .map(server -> new GatewayPolicy.Server(server.settings().name(), server.invalidateOnWrite(),
+                        server.codeAccess(), server.prefixed(), server.cache(), server.ttl()))
+                .toList(), rules, cacheWhenSlowerThan);
     }
 
     /**
@@ -127,8 +151,14 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
         Duration rediscover = DEFAULT_REDISCOVER;
         int maxCalls = Limits.DEFAULT_MAX_TOOL_CALLS;
         long maxBytes = Limits.DEFAULT_MAX_TOOL_BYTES;
+        Duration cacheWhenSlowerThan = GatewayPolicy.DEFAULT_CACHE_WHEN_SLOWER_THAN;
         if (!toolCalls.isMissingNode() && !toolCalls.isNull()) {
             requireKeys(toolCalls, "tool_calls", TOOL_CALL_KEYS, file);
+            JsonNode threshold = toolCalls.path("cache_when_slower_than");
+            if (!threshold.isMissingNode() && !threshold.isNull()) {
+                cacheWhenSlowerThan = threshold.asText().strip().equals("0") ? Duration.ZERO
+                        : Durations.parse(threshold.asText(), file + ": tool_calls.cache_when_slower_than");
+            }
             if (!toolCalls.path("max_per_run").isMissingNode()) {
                 maxCalls = (int) positive(toolCalls.path("max_per_run"), "tool_calls.max_per_run", file);
             }
@@ -156,7 +186,7 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
                 }
             }
         }
-        return new GatewayConfig(servers, rules, rediscover, maxCalls, maxBytes);
+        return new GatewayConfig(servers, rules, rediscover, maxCalls, maxBytes, cacheWhenSlowerThan);
     }
 
     private static Server server(String name, JsonNode node, Path file, Path base) {
@@ -184,6 +214,16 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
         }
         boolean codeAccess = bool(node.path("code_access"), where + ".code_access", file, true);
         boolean prefixed = bool(node.path("prefix"), where + ".prefix", file, true);
+        boolean cache = bool(node.path("cache"), where + ".cache", file, true);
+        Duration ttl = null;
+        if (!node.path("ttl").isMissingNode() && !node.path("ttl_seconds").isMissingNode()) {
+            throw error(file, where + ".ttl", "give ttl or ttl_seconds, not both");
+        }
+        if (!node.path("ttl").isMissingNode()) {
+            ttl = Durations.parse(node.path("ttl").asText(), file + ": " + where + ".ttl");
+        } else if (!node.path("ttl_seconds").isMissingNode()) {
+            ttl = Duration.ofSeconds(positive(node.path("ttl_seconds"), where + ".ttl_seconds", file));
+        }
         boolean sharePublic = false;
         JsonNode share = node.path("share");
         if (!share.isMissingNode() && !share.isNull()) {
@@ -200,7 +240,7 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
         } catch (IllegalArgumentException e) {
             throw new UsageException(file + ": " + where + ": " + e.getMessage());
         }
-        return new Server(settings, invalidateOnWrite, codeAccess, prefixed);
+        return new Server(settings, invalidateOnWrite, codeAccess, prefixed, cache, ttl);
     }
 
     private static UrlServerSettings urlServer(String name, JsonNode node, String where, Path file, boolean trust) {

@@ -73,15 +73,16 @@ public record Settings(
             String timeout,
             Integer memoryMb,
             List<String> allowRead,
-            List<String> tools) {
+            List<String> tools,
+            Integer redisPartitions) {
 
         public Flags withTools(List<String> newTools) {
             return new Flags(config, store, redisUrl, db, noCache, ttl, maxEntries, requireStore, timeout, memoryMb,
-                    allowRead, newTools);
+                    allowRead, newTools, redisPartitions);
         }
 
         public static Flags none() {
-            return new Flags(null, null, null, null, false, null, null, null, null, null, List.of(), List.of());
+            return new Flags(null, null, null, null, false, null, null, null, null, null, List.of(), List.of(), null);
         }
     }
 
@@ -116,12 +117,13 @@ public record Settings(
         }
         int redisPartitions = layers.pick("redis_partitions", RedisStoreSettings.DEFAULT_PARTITIONS, config.redisPartitions(),
                 "EXECACHE_REDIS_PARTITIONS", text -> Durations.positiveInt(text, "EXECACHE_REDIS_PARTITIONS"),
-                "--redis-partitions", null);
+                "--redis-partitions", flags.redisPartitions());
         try {
             RedisStoreSettings.of(DEFAULT_REDIS_URL).withPartitions(redisPartitions);
         } catch (IllegalArgumentException e) {
             String source = sources.get("redis_partitions");
-            throw new UsageException((source.startsWith("env ") ? source.substring(4) : source) + ": " + e.getMessage(), e);
+            String name = source.startsWith("flag ") ? source.substring(5) : source.startsWith("env ") ? source.substring(4) : source;
+            throw new UsageException(name + ": " + e.getMessage(), e);
         }
         boolean requireStore = layers.pick("require_store", false, config.requireStore(),
                 "EXECACHE_REQUIRE_STORE", "1"::equals, "--require-store", flags.requireStore());

@@ -1,5 +1,6 @@
 package dev.execache.core.spi;
 
+import dev.execache.core.Freshness;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -68,5 +69,13 @@ public interface CodeTools {
      */
     default CodeToolCall call(String server, String tool, String argumentsJson, String agent) {
         return call(server, tool, argumentsJson);
+    }
+
+    /**
+     * As {@link #call(String, String, String, String)}, asked as fresh as {@code freshness} says
+     * (the run's own); tools that cache nothing need not override it.
+     */
+    default CodeToolCall call(String server, String tool, String argumentsJson, String agent, Freshness freshness) {
+        return call(server, tool, argumentsJson, agent);
     }
 }

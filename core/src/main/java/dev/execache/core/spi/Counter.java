@@ -11,14 +11,32 @@ import java.util.Optional;
  * {@link #BYPASSED} (caching off) or {@link #UNCACHEABLE_READS_UNWATCHABLE}.
  */
 public enum Counter {
+    /** Every run and tool call, however it was answered (hit, miss, shared, or not looked up at all). */
+    CALLS,
     HITS,
     MISSES,
     /** Total latency saved by hits, in nanoseconds. */
     SAVED_NANOS,
     EVICTIONS,
     EXPIRATIONS,
-    /** Entries removed because a tool they depended on changed. */
+    /**
+     * Entries removed before their expiry because what they depended on changed, whatever the
+     * cause: the sum of the {@code INVALIDATED_BY_} counters.
+     */
     INVALIDATIONS,
+    /** Entries removed because a call that may have changed their server was made through execache. */
+    INVALIDATED_BY_WRITE,
+    /** Entries removed because a tool they depended on has a new version (or schema). */
+    INVALIDATED_BY_VERSION,
+    /** Entries removed because a server said a resource they read was updated. */
+    INVALIDATED_BY_RESOURCE,
+    /** Entries removed by hand ({@code execache invalidate}, {@code clear}, {@code clear_cache}). */
+    INVALIDATED_BY_HAND,
+    /**
+     * Runs and calls whose caller asked for a fresher answer than a stored one ({@code no-cache},
+     * {@code max-age}): they ran, and a success replaced the stored answer.
+     */
+    REFRESHED,
     STORE_ERRORS,
     /** Entries whose value failed its checksum when read: removed, never served. */
     DAMAGED,
@@ -40,6 +58,14 @@ public enum Counter {
      * or expired before the run ended.
      */
     UNCACHEABLE_STALE_TOOL_ANSWER,
+    /**
+     * Succeeded, not stored: the tool answers faster than a hit plus a margin (the fastest of its recent
+     * calls), so a stored answer would save little and could be stale, or too few of its calls were
+     * timed yet to know it is slower; a rule that names it caches it anyway.
+     */
+    UNCACHEABLE_FAST_TOOL,
+    /** Succeeded, not stored: the server said so ({@code cache_hint: no-cache} in the result's {@code _meta}, SEP-2419). */
+    UNCACHEABLE_SERVER_HINT,
     /** Not stored: the run made more tool calls than its limit. */
     UNCACHEABLE_TOO_MANY_TOOL_CALLS,
     /** Not stored: the run's tool calls returned more bytes than its limit. */

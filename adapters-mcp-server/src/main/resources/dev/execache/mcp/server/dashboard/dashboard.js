@@ -182,7 +182,8 @@
     $("health-damaged").className = h.damaged > 0 ? "bad" : "";
     set("health-evictions", integer(h.evictions));
     set("health-expirations", integer(h.expirations));
-    set("health-invalidations", integer(h.invalidations));
+    set("health-invalidations", integer(h.invalidations) + (h.removalsByCause ? " (" + ["write", "version", "resource", "hand"]
+      .map((cause) => cause + " " + integer(h.removalsByCause[cause] || 0)).join(", ") + ")" : ""));
     set("health-since", t.countingSince ? new Date(t.countingSince).toLocaleString() : "unknown");
     $("health-says").hidden = !h.says;
     set("health-says", h.says || "");

@@ -1,0 +1,63 @@
+// Drives `execache serve` (with the lab server behind it, lab__get_count cached by a rule) with an
+// official TypeScript SDK client and prints, as one JSON line, the _meta["dev.execache/cache"] of a
+// miss, a hit, a call asked fresh, a bypass, and of two identical runs at once (one shared), so a test
+// can check what each says and that the client accepted every result (it validates them).
+// Usage: node freshness-client.mjs CLIENT TRANSPORT TARGET...
+//   CLIENT: sdk1 (@modelcontextprotocol/sdk, the 2025-11-25 era) | sdk2 (@modelcontextprotocol/client,
+//           pinned to 2026-07-28)
+//   TRANSPORT: http URL TOKEN | stdio COMMAND [ARGS...]
+import { Client as Client1 } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport as Stdio1 } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport as Http1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { Client as Client2, StreamableHTTPClientTransport as Http2 } from "@modelcontextprotocol/client";
+import { StdioClientTransport as Stdio2 } from "@modelcontextprotocol/client/stdio";
+
+const [clientKind, transportKind, ...target] = process.argv.slice(2);
+const sdk1 = clientKind === "sdk1";
+const headers = { requestInit: { headers: { Authorization: `Bearer ${target[1]}` } } };
+const transport = transportKind === "http"
+  ? (sdk1 ? new Http1(new URL(target[0]), headers) : new Http2(new URL(target[0]), headers))
+  : (sdk1 ? new Stdio1({ command: target[0], args: target.slice(1), env: { ...process.env }, stderr: "inherit" })
+    : new Stdio2({ command: target[0], args: target.slice(1), env: { ...process.env }, stderr: "inherit" }));
+const info = { name: "execache-freshness-it", version: "1" };
+const client = sdk1 ? new Client1(info) : new Client2(info, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+const out = { client: clientKind, transport: transportKind };
+const meta = (result) => result._meta?.["dev.execache/cache"] ?? null;
+const call = (name, args, requestMeta) => {
+  const params = requestMeta ? { name, arguments: args, _meta: requestMeta } : { name, arguments: args };
+  // 1.x takes a result schema before the options; 2.x the options only
+  return sdk1 ? client.callTool(params, undefined, { timeout: 120000 }) : client.callTool(params, { timeout: 120000 });
+};
+try {
+  await client.connect(transport);
+  out.era = client.getProtocolEra?.() ?? "legacy";
+  while (!(await client.listTools()).tools.some((tool) => tool.name === "lab__get_count")) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const who = `${clientKind}-${transportKind}`;
+  const miss = await call("lab__get_count", { who });
+  const hit = await call("lab__get_count", { who });
+  const fresh = await call("lab__get_count", { who }, { "dev.execache/cache-control": "no-cache" });
+  const bypass = await call("lab__increment", {});
+  const code = `await new Promise((resolve) => setTimeout(resolve, 1500)); return "run " + context.who`;
+  const [one, two] = await Promise.all([call("execute_code", { code, context: { who } }),
+    call("execute_code", { code, context: { who } })]);
+  const again = await call("execute_code", { code, context: { who } });
+  const refused = await call("lab__get_count", { who }, { "dev.execache/cache-control": "soon" });
+  out.miss = meta(miss);
+  out.hit = meta(hit);
+  out.fresh = meta(fresh);
+  out.bypass = meta(bypass);
+  out.runs = [meta(one), meta(two)];
+  out.runAgain = meta(again);
+  out.sameContent = JSON.stringify(hit.content) === JSON.stringify(miss.content);
+  out.freshText = fresh.content[0].text;
+  out.runResult = again.structuredContent?.result ?? null;
+  out.refused = { isError: refused.isError ?? false, text: refused.content[0].text };
+  out.done = true;
+} catch (error) {
+  out.thrown = String(error?.stack ?? error);
+}
+process.stdout.write(JSON.stringify(out) + "\n");
+await client.close().catch(() => {});
+process.exit(0);

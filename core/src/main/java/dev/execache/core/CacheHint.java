@@ -1,0 +1,26 @@
+package dev.execache.core;
+
+/**
+ * What a server said about caching one of its results, in the result's {@code _meta} as
+ * {@code cache_hint} (the proposal SEP-2419, modelcontextprotocol/modelcontextprotocol#2419).
+ */
+public enum CacheHint {
+    /** The server said nothing. */
+    NONE,
+    /** {@code no-cache}: the result is never stored. */
+    NO_CACHE,
+    /**
+     * {@code cache}: the server means the result to be reused. It never makes a tool cacheable that
+     * the rules keep uncached (one that may change something); for a tool the rules cache, the
+     * result is stored even when the tool answers fast.
+     */
+    CACHE;
+
+    /** The hint a {@code cache_hint} value names; {@link #NONE} for anything else. */
+    public static CacheHint of(Object value) {
+        if ("no-cache".equals(value)) {
+            return NO_CACHE;
+        }
+        return "cache".equals(value) ? CACHE : NONE;
+    }
+}

@@ -1,0 +1,250 @@
+package dev.execache.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.execache.core.spi.CodeToolCall;
+import dev.execache.core.spi.CodeTools;
+import dev.execache.core.spi.Counter;
+import dev.execache.core.spi.Sandbox;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Freshness a caller can ask for and see: no-cache and max-age, what an outcome says of its age
+ * and why it was not cached, tools that answer too fast to be worth caching, a server's
+ * {@code no-cache} hint, and removals counted by cause.
+ */
+class FreshnessTest {
+    private final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
+    private final MutableTicker ticker = new MutableTicker();
+    private final SimpleStore store = new SimpleStore(clock);
+    private final AtomicInteger calls = new AtomicInteger();
+    /** How long the tool takes to answer, by the ticker. */
+    private final AtomicReference<Duration> answerTime = new AtomicReference<>(Duration.ofMillis(40));
+    private final AtomicReference<CacheHint> hint = new AtomicReference<>(CacheHint.NONE);
+    private final MutableToolVersions versions = new MutableToolVersions(Map.of("fs__read", "1", "fs__list", "1"));
+
+    private final ToolInvoker tool = (name, args) -> {
+        ticker.advance(answerTime.get());
+        return ToolResult.ok("{\"call\":" + calls.incrementAndGet() + "}").withHint(hint.get());
+    };
+
+    private CachedTool.Builder builder() {
+        return CachedTool.builder(tool, store).clock(clock).ticker(ticker).toolVersions(versions);
+    }
+
+    private CachedTool.Builder measured() {
+        return builder().cacheWhenSlowerThan(Duration.ofMillis(5));
+    }
+
+    @Test
+    void directivesAreReadAsHttpWritesThemAndAnythingElseIsRefusedByName() {
+        assertThat(Freshness.parse("no-cache")).isEqualTo(Freshness.NO_CACHE);
+        assertThat(Freshness.parse(" Max-Age=30 ")).isEqualTo(Freshness.maxAge(Duration.ofSeconds(30)));
+        assertThat(Freshness.parse("max-age=0").isNoCache()).isTrue();
+        assertThatThrownBy(() -> Freshness.parse("max-age=soon")).hasMessageContaining("max-age=SECONDS")
+                .hasMessageContaining("max-age=soon");
+        assertThatThrownBy(() -> Freshness.parse("no-store")).hasMessageContaining("\"no-store\"");
+    }
+
+    @Test
+    void aNoCacheRequestAsksTheToolAgainAndItsAnswerReplacesTheStoredOne() {
+        CachedTool cached = builder().build();
+        assertThat(cached.callWithStatus("fs__read", Map.of("path", "a")).status()).isEqualTo(CacheStatus.MISS);
+        clock.advance(Duration.ofSeconds(20));
+
+        ToolCallOutcome fresh = cached.callWithStatus("fs__read", Map.of("path", "a"), null, null, null,
+                Freshness.NO_CACHE);
+
+        assertThat(fresh.status()).isEqualTo(CacheStatus.MISS);
+        assertThat(fresh.result().json()).isEqualTo("{\"call\":2}");
+        assertThat(fresh.storedAt()).isEqualTo(clock.instant());
+        ToolCallOutcome next = cached.callWithStatus("fs__read", Map.of("path", "a"));
+        assertThat(next.status()).isEqualTo(CacheStatus.HIT);
+        assertThat(next.result().json()).isEqualTo("{\"call\":2}");
+        assertThat(store.counters().totals()).containsEntry(Counter.REFRESHED, 1L).containsEntry(Counter.CALLS, 3L);
+    }
+
+    @Test
+    void maxAgeTakesAStoredAnswerYoungEnoughAndAsksAgainForAnOlderOne() {
+        CachedTool cached = builder().build();
+        cached.callWithStatus("fs__read", Map.of("path", "a"));
+        clock.advance(Duration.ofSeconds(30));
+
+        ToolCallOutcome young = cached.callWithStatus("fs__read", Map.of("path", "a"), null, null, null,
+                Freshness.maxAge(Duration.ofSeconds(30)));
+        ToolCallOutcome old = cached.callWithStatus("fs__read", Map.of("path", "a"), null, null, null,
+                Freshness.maxAge(Duration.ofSeconds(29)));
+
+        assertThat(young.status()).isEqualTo(CacheStatus.HIT);
+        assertThat(young.storedAt()).isEqualTo(clock.instant().minusSeconds(30));
+        assertThat(young.expiresAt()).isEqualTo(clock.instant().plus(CachePolicy.DEFAULT_TTL).minusSeconds(30));
+        assertThat(old.status()).isEqualTo(CacheStatus.MISS);
+        assertThat(old.result().json()).isEqualTo("{\"call\":2}");
+        assertThat(calls).hasValue(2);
+    }
+
+    @Test
+    void aToolIsNotCachedUntilThreeCallsShowItSlowerThanTheThresholdSoAColdFirstCallDoesNotDecide() {
+        answerTime.set(Duration.ofMillis(400));
+        CachedTool cached = measured().build();
+
+        ToolCallOutcome cold = cached.callWithStatus("fs__read", Map.of("path", "a"));
+        answerTime.set(Duration.ofMillis(1));
+        cached.callWithStatus("fs__read", Map.of("path", "a"));
+        ToolCallOutcome third = cached.callWithStatus("fs__read", Map.of("path", "a"));
+        ToolCallOutcome fourth = cached.callWithStatus("fs__read", Map.of("path", "a"));
+
+        assertThat(cold.status()).isEqualTo(CacheStatus.MISS);
+        assertThat(cold.expiresAt()).isNull();
+        assertThat(cold.notCachedBecause()).isEqualTo("its answer times are being measured (1 of the 3 calls that tell"
+                + " whether it answers slower than 5.00 ms)");
+        assertThat(third.status()).isEqualTo(CacheStatus.MISS);
+        assertThat(third.notCachedBecause()).isEqualTo("it answers fast: the fastest of its recent calls, 1.00 ms,"
+                + " is under the 5.00 ms a stored answer must save to be worth keeping");
+        assertThat(fourth.status()).isEqualTo(CacheStatus.BYPASS);
+        assertThat(fourth.result().json()).isEqualTo("{\"call\":4}");
+        assertThat(cached.answersFast("fs__read")).isTrue();
+        assertThat(cached.fastestAnswerTime("fs__read")).contains(Duration.ofMillis(1));
+        assertThat(store.counters().perTool().get("fs__read")).containsEntry(Counter.CALLS, 4L)
+                .containsEntry(Counter.UNCACHEABLE_FAST_TOOL, 4L);
+        assertThat(store.size()).isZero();
+    }
+
+    @Test
+    void aSlowToolIsCachedOnceThreeCallsShowIt() {
+        CachedTool cached = measured().build();
+        for (int i = 0; i < 3; i++) {
+            cached.callWithStatus("fs__read", Map.of("path", "a" + i));
+        }
+
+        cached.callWithStatus("fs__read", Map.of("path", "a"));
+
+        assertThat(cached.callWithStatus("fs__read", Map.of("path", "a")).status()).isEqualTo(CacheStatus.HIT);
+        assertThat(cached.callWithStatus("fs__read", Map.of("path", "a0")).status()).isEqualTo(CacheStatus.MISS);
+    }
+
+    @Test
+    void aFastToolThatARuleNamesIsCachedAndAFastToolThatSlowsDownIsCachedAgain() {
+        answerTime.set(Duration.ofMillis(1));
+        CachedTool cached = measured().rule(ToolCacheRule.cache("fs__list", Duration.ofMinutes(1), 10)).build();
+
+        cached.callWithStatus("fs__list", Map.of());
+        assertThat(cached.callWithStatus("fs__list", Map.of()).status()).isEqualTo(CacheStatus.HIT);
+
+        for (int i = 0; i < 3; i++) {
+            cached.callWithStatus("fs__read", Map.of("path", "a"));
+        }
+        assertThat(cached.answersFast("fs__read")).isTrue();
+        answerTime.set(Duration.ofMillis(50));
+        for (int i = 0; i < AnswerTimes.KEPT; i++) {
+            cached.callWithStatus("fs__read", Map.of("path", "b" + i));
+        }
+        assertThat(cached.answersFast("fs__read")).isFalse();
+        cached.callWithStatus("fs__read", Map.of("path", "a"));
+        assertThat(cached.callWithStatus("fs__read", Map.of("path", "a")).status()).isEqualTo(CacheStatus.HIT);
+    }
+
+    @Test
+    void anAnswerWithTheServersNoCacheHintIsNotStoredAndACacheHintStoresAFastOne() {
+        CachedTool cached = builder().build();
+        hint.set(CacheHint.NO_CACHE);
+
+        ToolCallOutcome first = cached.callWithStatus("fs__read", Map.of("path", "a"));
+
+        assertThat(first.notCachedBecause()).isEqualTo("the server said not to cache it (cache_hint: no-cache)");
+        assertThat(cached.callWithStatus("fs__read", Map.of("path", "a")).status()).isEqualTo(CacheStatus.MISS);
+        assertThat(store.counters().totals()).containsEntry(Counter.UNCACHEABLE_SERVER_HINT, 2L);
+
+        CachedTool fastOnes = measured().build();
+        answerTime.set(Duration.ofMillis(1));
+        hint.set(CacheHint.CACHE);
+        fastOnes.callWithStatus("fs__list", Map.of());
+        assertThat(fastOnes.callWithStatus("fs__list", Map.of()).status()).isEqualTo(CacheStatus.HIT);
+    }
+
+    @Test
+    void aFreshRequestWhoseAnswerIsNotStoredStillRemovesTheOlderOne() {
+        CachedTool cached = builder().build();
+        cached.callWithStatus("fs__read", Map.of("path", "a"));
+        hint.set(CacheHint.NO_CACHE);
+
+        cached.callWithStatus("fs__read", Map.of("path", "a"), null, null, null, Freshness.NO_CACHE);
+
+        assertThat(store.size()).isZero();
+    }
+
+    @Test
+    void removalsAreCountedAsInvalidationsByCauseAndUncachedCallsAsCallsOfTheirTool() {
+        CachedTool cached = builder().build();
+        cached.callWithStatus("fs__read", Map.of("path", "a"));
+        cached.callWithStatus("fs__read", Map.of("path", "b"));
+        cached.callUncached("fs__write", Map.of("path", "a"), true, null);
+        assertThat(cached.clear("fs__*", RemovalCause.WRITE)).isEqualTo(2);
+        cached.callWithStatus("fs__read", Map.of("path", "a"));
+        assertThat(cached.clear("fs__read")).isEqualTo(1);
+        cached.callWithStatus("fs__read", Map.of("path", "a"));
+        versions.set("fs__read", "2");
+        cached.callWithStatus("fs__list", Map.of());
+        assertThat(cached.clear("fs__list", RemovalCause.RESOURCE)).isEqualTo(1);
+
+        CacheStats stats = CacheStats.of(store);
+        assertThat(stats.invalidations()).isEqualTo(5);
+        assertThat(stats.removalsByCause()).containsExactly(Map.entry("write", 2L), Map.entry("version", 1L),
+                Map.entry("resource", 1L), Map.entry("hand", 1L), Map.entry("expiry", 0L));
+        assertThat(stats.calls()).isEqualTo(6);
+        assertThat(stats.tools().get("fs__write").calls()).isEqualTo(1);
+        assertThat(stats.tools().get("fs__read").calls()).isEqualTo(4);
+    }
+
+    @Test
+    void aRunAskedFreshAsksItsToolCallsAsFreshAndSaysHowOldItsResultIs() {
+        List<Freshness> asked = new ArrayList<>();
+        CodeTools tools = new CodeTools() {
+            @Override
+            public Map<String, List<String>> reachable() {
+                return Map.of("fs", List.of("read"));
+            }
+
+            @Override
+            public CodeToolCall call(String server, String name, String argumentsJson) {
+                throw new AssertionError("the run's freshness was not passed on");
+            }
+
+            @Override
+            public CodeToolCall call(String server, String name, String argumentsJson, String agent,
+                    Freshness freshness) {
+                asked.add(freshness);
+                return new CodeToolCall("fs__read", "1", ToolResult.ok("\"text\""), true, CacheStatus.MISS, 6);
+            }
+        };
+        Sandbox sandbox = (request, runTools) -> {
+            runTools.call("fs", "read", "{}");
+            return ExecutionResult.success("1", "", Duration.ofMillis(5));
+        };
+        CachedExecutor executor = new CachedExecutor(sandbox, store, versions, CachePolicy.DEFAULTS, clock, ticker);
+        executor.useCodeTools(tools);
+        ExecutionRequest request = new ExecutionRequest("read", null, Set.of(), Limits.DEFAULTS);
+
+        ExecutionOutcome first = executor.execute(request);
+        clock.advance(Duration.ofSeconds(10));
+        ExecutionOutcome hit = executor.execute(request);
+        ExecutionOutcome fresh = executor.execute(request.withFreshness(Freshness.NO_CACHE));
+
+        assertThat(first.storedAt()).isEqualTo(clock.instant().minusSeconds(10));
+        assertThat(hit.status()).isEqualTo(CacheStatus.HIT);
+        assertThat(hit.storedAt()).isEqualTo(first.storedAt());
+        assertThat(hit.expiresAt()).isEqualTo(first.expiresAt());
+        assertThat(fresh.status()).isEqualTo(CacheStatus.MISS);
+        assertThat(fresh.storedAt()).isEqualTo(clock.instant());
+        assertThat(asked).containsExactly(Freshness.ANY, Freshness.NO_CACHE);
+    }
+}
