@@ -92,6 +92,7 @@ public final class Gateway implements CodeTools {
     /** execache's own tools' names, which no gateway tool is offered under. */
     private volatile Set<String> ownTools = Set.of();
     private final CachedTool cachedTool;
+    private final ServerFeatures features;
     private final Map<String, String> identities;
     private final Clock clock;
     private Map<String, CatalogTool> current = Map.of();
@@ -118,6 +119,7 @@ public final class Gateway implements CodeTools {
                 .map(GatewayPolicy.Server::name).collect(Collectors.toSet());
         this.unprefixed = config.servers().stream().filter(server -> !server.prefixed())
                 .map(GatewayPolicy.Server::name).collect(Collectors.toSet());
+        this.features = new ServerFeatures(catalog, unprefixed);
         Map<String, String> reachableIdentities = new TreeMap<>(catalog.identities());
         reachableIdentities.keySet().retainAll(codeAccess);
         this.identities = Map.copyOf(reachableIdentities);
@@ -202,6 +204,11 @@ public final class Gateway implements CodeTools {
             this.ownTools = Set.copyOf(own);
             offeredNames = offeredNames(current.values());
         }
+    }
+
+    /** The servers' resources, prompts and completion. */
+    ServerFeatures features() {
+        return features;
     }
 
     /** The tools to offer now; later changes go to {@link #onChange}. */

@@ -33,7 +33,12 @@ final class JsonRpc {
     static final int HEADER_MISMATCH = -32020;
     static final int UNSUPPORTED_PROTOCOL_VERSION = -32022;
     private static final String LEVELS = "debug, info, notice, warning, error, critical, alert, emergency";
-    private static final Set<String> EITHER_ERA = Set.of(McpSchema.METHOD_TOOLS_LIST, McpSchema.METHOD_TOOLS_CALL);
+    private static final Set<String> EITHER_ERA = Set.of(McpSchema.METHOD_TOOLS_LIST, McpSchema.METHOD_TOOLS_CALL,
+            McpSchema.METHOD_RESOURCES_LIST, McpSchema.METHOD_RESOURCES_TEMPLATES_LIST, McpSchema.METHOD_RESOURCES_READ,
+            McpSchema.METHOD_PROMPT_LIST, McpSchema.METHOD_PROMPT_GET, McpSchema.METHOD_COMPLETION_COMPLETE);
+    /** The servers' lists execache passes on, beside tools/list: paged by a cursor, cached by the 2026-07-28 hints. */
+    static final Set<String> LISTS = Set.of(McpSchema.METHOD_RESOURCES_LIST, McpSchema.METHOD_RESOURCES_TEMPLATES_LIST,
+            McpSchema.METHOD_PROMPT_LIST);
 
     private JsonRpc() {
     }
@@ -201,7 +206,39 @@ final class JsonRpc {
             }
             case McpSchema.METHOD_LOGGING_SET_LEVEL -> level(params.get("level")) == null
                     ? "Invalid params: params.level must be one of " + LEVELS : null;
-            case McpSchema.METHOD_TOOLS_LIST -> {
+            case McpSchema.METHOD_RESOURCES_READ -> params.path("uri").isTextual() ? null
+                    : "Invalid params: params.uri must be the resource's URI as a string";
+            case McpSchema.METHOD_PROMPT_GET -> {
+                if (!params.path("name").isTextual()) {
+                    yield "Invalid params: params.name must be the prompt's name as a string";
+                }
+                JsonNode arguments = params.get("arguments");
+                if (arguments != null && !arguments.isNull()) {
+                    if (!arguments.isObject()) {
+                        yield "Invalid params: params.arguments must be an object";
+                    }
+                    for (JsonNode value : arguments) {
+                        if (!value.isTextual()) {
+                            yield "Invalid params: params.arguments' values must be strings";
+                        }
+                    }
+                }
+                yield null;
+            }
+            case McpSchema.METHOD_COMPLETION_COMPLETE -> {
+                JsonNode ref = params.path("ref");
+                String type = ref.path("type").textValue();
+                if (!"ref/prompt".equals(type) && !"ref/resource".equals(type)) {
+                    yield "Invalid params: params.ref.type must be ref/prompt or ref/resource";
+                }
+                if (!ref.path("ref/prompt".equals(type) ? "name" : "uri").isTextual()) {
+                    yield "Invalid params: params.ref." + ("ref/prompt".equals(type) ? "name" : "uri") + " must be a string";
+                }
+                yield params.path("argument").path("name").isTextual() && params.path("argument").path("value").isTextual()
+                        ? null : "Invalid params: params.argument must have a name and a value, both strings";
+            }
+            case McpSchema.METHOD_RESOURCES_LIST, McpSchema.METHOD_RESOURCES_TEMPLATES_LIST, McpSchema.METHOD_PROMPT_LIST,
+                    McpSchema.METHOD_TOOLS_LIST -> {
                 JsonNode cursor = params.get("cursor");
                 yield cursor != null && !cursor.isTextual() && !cursor.isNull()
                         ? "Invalid params: params.cursor must be a string" : null;

@@ -41,6 +41,24 @@ public final class McpStdioServer implements AutoCloseable {
     private final StatelessProtocol stateless;
     private final CompletableFuture<Void> stopped = new CompletableFuture<>();
 
+    /** What the 2025 era's initialize declares: resources, prompts and completion when a server behind offers them. */
+    private static McpSchema.ServerCapabilities capabilities(ServeTools tools) {
+        McpSchema.ServerCapabilities.Builder capabilities = McpSchema.ServerCapabilities.builder()
+                .tools(tools.gateway() != null).logging();
+        java.util.Set<String> offered = tools.gateway() == null ? java.util.Set.of() : tools.gateway().features().offered();
+        // resources/* and prompts/* are answered past the SDK's session (StdioTransport), which has none of its own
+        if (offered.contains("resources")) {
+            capabilities.resources(false, false);
+        }
+        if (offered.contains("prompts")) {
+            capabilities.prompts(false);
+        }
+        if (offered.contains("completions")) {
+            capabilities.completions();
+        }
+        return capabilities.build();
+    }
+
     public McpStdioServer(ServeTools tools, String version, InputStream in, OutputStream out, Duration drainLimit) {
         McpJsonMapper mapper = new JacksonMcpJsonMapper(new ObjectMapper());
         this.transport = new StdioTransport(in, out, mapper, drainLimit, tools.calls());
@@ -51,7 +69,7 @@ public final class McpStdioServer implements AutoCloseable {
                 .serverInfo("execache", version)
                 .instructions(INSTRUCTIONS)
                 .jsonMapper(mapper)
-                .capabilities(McpSchema.ServerCapabilities.builder().tools(tools.gateway() != null).logging().build())
+                .capabilities(capabilities(tools))
                 .tools(tools.specifications())
                 .build();
         this.logs = new LogNotifications(transport);

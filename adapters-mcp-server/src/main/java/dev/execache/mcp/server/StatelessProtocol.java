@@ -15,6 +15,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import dev.execache.core.spi.ServerRefusedException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiConsumer;
@@ -106,10 +108,26 @@ final class StatelessProtocol implements AutoCloseable {
                 case McpSchema.METHOD_INITIALIZE -> initialize(id, params);
                 // no session keeps the level: on HTTP a client sets it per request, in _meta
                 case McpSchema.METHOD_LOGGING_SET_LEVEL -> result(id, Json.MAPPER.createObjectNode(), false, method);
-                default -> JsonRpc.error(id, McpSchema.ErrorCodes.METHOD_NOT_FOUND, "Method not found: " + method, null);
+                default -> ServerFeatures.METHODS.contains(method) ? serverFeature(request)
+                        : JsonRpc.error(id, McpSchema.ErrorCodes.METHOD_NOT_FOUND, "Method not found: " + method, null);
             };
         } catch (IOException e) {
             return JsonRpc.error(id, McpSchema.ErrorCodes.INTERNAL_ERROR, "cannot write the answer: " + e.getMessage(), null);
+        }
+    }
+
+    /** A request of the servers' resources, prompts or completion, answered by the server that owns its subject. */
+    private String serverFeature(JsonRpc.Request request) throws IOException {
+        Gateway gateway = serveTools.gateway();
+        if (gateway == null) {
+            return JsonRpc.error(request.id(), McpSchema.ErrorCodes.METHOD_NOT_FOUND, "Method not found: "
+                    + request.method() + " (no servers are configured under servers:)", null);
+        }
+        try {
+            return result(request.id(), gateway.features().answer(request.method(), request.params()), request.modern(),
+                    request.method());
+        } catch (ServerRefusedException e) {
+            return JsonRpc.error(request.id(), e.code(), e.getMessage(), null);
         }
     }
 
@@ -250,6 +268,17 @@ final class StatelessProtocol implements AutoCloseable {
         // no session, so no notifications/tools/list_changed: tools/list's ttlMs says when to list again
         capabilities.putObject("tools").put("listChanged", false);
         capabilities.putObject("logging");
+        Set<String> offered = serveTools.gateway() == null ? Set.of() : serveTools.gateway().features().offered();
+        // no session, so no list_changed or subscriptions
+        if (offered.contains("resources")) {
+            capabilities.putObject("resources").put("listChanged", false).put("subscribe", false);
+        }
+        if (offered.contains("prompts")) {
+            capabilities.putObject("prompts").put("listChanged", false);
+        }
+        if (offered.contains("completions")) {
+            capabilities.putObject("completions");
+        }
         return capabilities;
     }
 
@@ -265,11 +294,16 @@ final class StatelessProtocol implements AutoCloseable {
             ObjectNode meta = result.get("_meta") instanceof ObjectNode given ? given : result.putObject("_meta");
             meta.set(JsonRpc.SERVER_INFO_META, serverInfo());
             result.put("resultType", "complete");
-            if (McpSchema.METHOD_TOOLS_LIST.equals(method) || JsonRpc.DISCOVER.equals(method)) {
+            if (McpSchema.METHOD_TOOLS_LIST.equals(method) || JsonRpc.DISCOVER.equals(method)
+                    || JsonRpc.LISTS.contains(method)) {
                 if (!result.has("ttlMs")) {
                     result.put("ttlMs", 0);
                 }
                 result.put("cacheScope", "public");
+            } else if (McpSchema.METHOD_RESOURCES_READ.equals(method)) {
+                // not kept by execache yet, and a server's contents may be the asker's own: stale at once, not shared
+                result.put("ttlMs", 0);
+                result.put("cacheScope", "private");
             }
         }
         return JsonRpc.response(id, Json.write(result));

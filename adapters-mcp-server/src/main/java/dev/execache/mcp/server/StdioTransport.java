@@ -327,7 +327,7 @@ final class StdioTransport implements McpServerTransportProvider {
             deliver(id, JsonRpc.error(request.id(), McpSchema.ErrorCodes.INVALID_REQUEST, problem, null));
             return;
         }
-        if (request.modern() || McpSchema.METHOD_TOOLS_CALL.equals(method)) {
+        if (request.modern() || McpSchema.METHOD_TOOLS_CALL.equals(method) || ServerFeatures.METHODS.contains(method)) {
             // past the SDK's session: no reactive scheduling and no output schema check of our own tools' answers
             answerStateless(request, batch == null);
             return;

@@ -105,4 +105,34 @@ class JsonRpcTest {
         assertThat(invalid.code()).isEqualTo(-32602);
         return invalid.message();
     }
+
+    @Test
+    void theServersFeaturesParamsAreCheckedNamingTheField() {
+        String request = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"%s\",\"params\":%s}";
+
+        assertThat(((JsonRpc.Invalid) JsonRpc.parse(request.formatted("resources/read", "{}"), "line")).message())
+                .isEqualTo("Invalid params: params.uri must be the resource's URI as a string");
+        assertThat(((JsonRpc.Invalid) JsonRpc.parse(request.formatted("prompts/get",
+                "{\"name\":\"p\",\"arguments\":{\"n\":1}}"), "line")).message())
+                .isEqualTo("Invalid params: params.arguments' values must be strings");
+        assertThat(((JsonRpc.Invalid) JsonRpc.parse(request.formatted("completion/complete",
+                "{\"ref\":{\"type\":\"ref/tool\"},\"argument\":{\"name\":\"a\",\"value\":\"\"}}"), "line")).message())
+                .isEqualTo("Invalid params: params.ref.type must be ref/prompt or ref/resource");
+        assertThat(((JsonRpc.Invalid) JsonRpc.parse(request.formatted("completion/complete",
+                "{\"ref\":{\"type\":\"ref/prompt\",\"name\":\"p\"}}"), "line")).message())
+                .isEqualTo("Invalid params: params.argument must have a name and a value, both strings");
+        assertThat(JsonRpc.parse(request.formatted("completion/complete", "{\"ref\":{\"type\":\"ref/resource\","
+                + "\"uri\":\"a://{x}\"},\"argument\":{\"name\":\"x\",\"value\":\"\"}," + ENVELOPE + "}"), "body"))
+                .isInstanceOf(JsonRpc.Request.class);
+        assertThat(JsonRpc.parse(request.formatted("resources/list", "{\"cursor\":3}"), "line"))
+                .isInstanceOf(JsonRpc.Invalid.class);
+    }
+
+    @Test
+    void aUriMatchesTheTemplatesItExpandsFrom() {
+        assertThat(ServerFeatures.matches("lab://rooms/{room}", "lab://rooms/kiln")).isTrue();
+        assertThat(ServerFeatures.matches("lab://rooms/{room}", "lab://rooms/kiln/door")).isFalse();
+        assertThat(ServerFeatures.matches("file:///{+path}", "file:///a/b.txt")).isTrue();
+        assertThat(ServerFeatures.matches("a.b://{x}", "aXb://y")).as("literal parts are quoted").isFalse();
+    }
 }

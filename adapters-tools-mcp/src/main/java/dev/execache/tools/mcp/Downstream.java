@@ -47,6 +47,19 @@ abstract class Downstream {
         // a url server is not asked yet
     }
 
+    /** Which of resources, prompts and completions the server declared when it connected. */
+    java.util.Set<String> features() {
+        // a url server's are not passed on yet
+        return java.util.Set.of();
+    }
+
+    /** A request other than a tool call (see {@code ToolCatalog#ask}). */
+    String ask(String method, String params) {
+        throw new dev.execache.core.spi.ServerRefusedException(McpSchema.ErrorCodes.METHOD_NOT_FOUND, "server " + name()
+                + " cannot be asked " + method + " through execache (a url server's resources, prompts and completion"
+                + " are not passed on yet)");
+    }
+
     /** What the server said of itself when it connected ({@code instructions}); null when it said nothing. */
     abstract String instructions();
 

@@ -10,6 +10,10 @@ import dev.execache.core.spi.ToolCallCancelledException;
 import dev.execache.core.spi.ToolCatalog;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
+import io.modelcontextprotocol.spec.McpError;
+import dev.execache.core.spi.ServerRefusedException;
+import java.util.LinkedHashSet;
+import java.util.Set;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
@@ -101,7 +105,7 @@ final class DownstreamServer extends Downstream {
      * @param instructions what it said of itself in initialize, null for nothing
      */
     private record Connection(McpSyncClient client, ServerProcessTransport transport, McpSchema.Implementation info,
-            boolean logs, String instructions) {
+            boolean logs, String instructions, McpSchema.ServerCapabilities capabilities) {
     }
 
     DownstreamServer(McpServerSettings settings, byte[] identityKey, Duration callTimeout,
@@ -167,7 +171,8 @@ final class DownstreamServer extends Downstream {
         try {
             McpSchema.InitializeResult init = client.initialize();
             Connection opened = new Connection(client, transport, init.serverInfo(),
-                    init.capabilities() != null && init.capabilities().logging() != null, init.instructions());
+                    init.capabilities() != null && init.capabilities().logging() != null, init.instructions(),
+                    init.capabilities());
             List<CatalogTool> listed = list(opened);
             synchronized (this) {
                 startingTransport = null;
@@ -263,6 +268,71 @@ final class DownstreamServer extends Downstream {
                 return;
             }
             TimeUnit.NANOSECONDS.timedWait(this, left);
+        }
+    }
+
+    @Override
+    synchronized Set<String> features() {
+        McpSchema.ServerCapabilities declared = connection == null ? null : connection.capabilities();
+        Set<String> features = new LinkedHashSet<>();
+        if (declared != null) {
+            if (declared.resources() != null) {
+                features.add("resources");
+            }
+            if (declared.prompts() != null) {
+                features.add("prompts");
+            }
+            if (declared.completions() != null) {
+                features.add("completions");
+            }
+        }
+        return features;
+    }
+
+    /** A request other than a tool call, through the SDK client's own method for it (see {@code ToolCatalog#ask}). */
+    @Override
+    String ask(String method, String params) {
+        Connection current;
+        try {
+            current = awaitConnection();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ServerRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "asking server " + settings.name()
+                    + " " + method + " was cancelled");
+        }
+        if (current == null) {
+            throw new ServerRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "server " + settings.name()
+                    + " is not running (it is being started again); try again shortly");
+        }
+        McpSyncClient client = current.client();
+        try {
+            Map<String, Object> given = json.readValue(params, OBJECT);
+            String cursor = given.get("cursor") instanceof String text ? text : null;
+            Object result = switch (method) {
+                case McpSchema.METHOD_RESOURCES_LIST -> client.listResources(cursor);
+                case McpSchema.METHOD_RESOURCES_TEMPLATES_LIST -> client.listResourceTemplates(cursor);
+                case McpSchema.METHOD_RESOURCES_READ ->
+                        client.readResource(json.readValue(params, McpSchema.ReadResourceRequest.class));
+                case McpSchema.METHOD_PROMPT_LIST -> client.listPrompts(cursor);
+                case McpSchema.METHOD_PROMPT_GET -> client.getPrompt(json.readValue(params, McpSchema.GetPromptRequest.class));
+                case McpSchema.METHOD_COMPLETION_COMPLETE ->
+                        client.completeCompletion(json.readValue(params, McpSchema.CompleteRequest.class));
+                default -> throw new ServerRefusedException(McpSchema.ErrorCodes.METHOD_NOT_FOUND, "server "
+                        + settings.name() + " cannot be asked " + method);
+            };
+            return json.writeValueAsString(result);
+        } catch (McpError e) {
+            McpSchema.JSONRPCResponse.JSONRPCError error = e.getJsonRpcError();
+            throw new ServerRefusedException(error == null ? McpSchema.ErrorCodes.INTERNAL_ERROR : error.code(),
+                    error == null ? rootMessage(e) : error.message());
+        } catch (JsonProcessingException e) {
+            throw new ServerRefusedException(McpSchema.ErrorCodes.INVALID_PARAMS, "the request to server "
+                    + settings.name() + " or its answer is not what " + method + " takes: " + e.getOriginalMessage());
+        } catch (ServerRefusedException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new ServerRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "asking server " + settings.name()
+                    + " " + method + " failed: " + rootMessage(e));
         }
     }
 

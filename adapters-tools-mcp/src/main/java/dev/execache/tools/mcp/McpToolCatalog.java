@@ -222,6 +222,28 @@ public final class McpToolCatalog implements ToolCatalog {
     }
 
     @Override
+    public Map<String, java.util.Set<String>> features() {
+        Map<String, java.util.Set<String>> features = new LinkedHashMap<>();
+        servers.forEach((name, server) -> {
+            java.util.Set<String> offered = server.features();
+            if (!offered.isEmpty()) {
+                features.put(name, offered);
+            }
+        });
+        return features;
+    }
+
+    @Override
+    public String ask(String server, String method, String params) {
+        Downstream downstream = servers.get(server);
+        if (downstream == null) {
+            throw new dev.execache.core.spi.ServerRefusedException(McpSchema.ErrorCodes.INVALID_PARAMS,
+                    "no server named " + server + " is configured");
+        }
+        return downstream.ask(method, params);
+    }
+
+    @Override
     public void setLogLevel(String level) {
         McpSchema.LoggingLevel wanted = Arrays.stream(McpSchema.LoggingLevel.values())
                 .filter(each -> each.name().toLowerCase(Locale.ROOT).equals(level)).findFirst()

@@ -65,6 +65,27 @@ public interface ToolCatalog extends AutoCloseable {
         return Map.of();
     }
 
+    /**
+     * Which of {@code resources}, {@code prompts} and {@code completions} each connected server declared when it
+     * connected, by server name, in the servers' order. By default no server offers any.
+     */
+    default Map<String, java.util.Set<String>> features() {
+        return Map.of();
+    }
+
+    /**
+     * Asks one server a request other than a tool call ({@code resources/list}, {@code resources/templates/list},
+     * {@code resources/read}, {@code prompts/list}, {@code prompts/get}, {@code completion/complete}) and gives its
+     * result as the server wrote it.
+     *
+     * @param params the request's params as JSON text (an object)
+     * @return the result as JSON text (an object)
+     * @throws ServerRefusedException when the server answered with an error, or cannot be asked
+     */
+    default String ask(String server, String method, String params) {
+        throw new ServerRefusedException(-32601, "server " + server + " cannot be asked " + method);
+    }
+
     /** Asks to be told when the discovered tools change (added, removed, or a new digest). */
     void addListener(Listener listener);
 

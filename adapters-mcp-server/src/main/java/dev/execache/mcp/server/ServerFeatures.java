@@ -1,0 +1,251 @@
+package dev.execache.mcp.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.execache.core.spi.ServerRefusedException;
+import dev.execache.core.spi.ToolCatalog;
+import io.modelcontextprotocol.spec.McpSchema;
+import java.io.IOException;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The servers' resources, prompts and completion, passed through: each list asks every server that offers the
+ * feature (all its pages) and notes who owns each URI, template and prompt, so that a read, a get or a completion
+ * goes to that server. A URI or template two servers list is offered for the first (in the servers' order) only,
+ * and serve logs which was left out; a prompt is offered as {@code SERVER__PROMPT}, or under its own name for a
+ * server configured with {@code prefix: false}.
+ */
+final class ServerFeatures {
+    static final Set<String> METHODS = Set.of(McpSchema.METHOD_RESOURCES_LIST, McpSchema.METHOD_RESOURCES_TEMPLATES_LIST,
+            McpSchema.METHOD_RESOURCES_READ, McpSchema.METHOD_PROMPT_LIST, McpSchema.METHOD_PROMPT_GET,
+            McpSchema.METHOD_COMPLETION_COMPLETE);
+    /** MCP's error for a resource nobody has. */
+    static final int RESOURCE_NOT_FOUND = -32002;
+    private static final System.Logger LOG = System.getLogger("dev.execache.mcp.server");
+    private static final int MAX_PAGES = 100;
+
+    private final ToolCatalog catalog;
+    private final Set<String> unprefixed;
+    private final Map<String, String> resourceOwners = new ConcurrentHashMap<>();
+    private final Map<String, String> templateOwners = new ConcurrentHashMap<>();
+    private final Map<String, Prompt> prompts = new ConcurrentHashMap<>();
+    /** What was warned of already, so that a list asked again does not log it again. */
+    private final Set<String> warned = ConcurrentHashMap.newKeySet();
+
+    private record Prompt(String server, String name) {
+    }
+
+    ServerFeatures(ToolCatalog catalog, Set<String> unprefixed) {
+        this.catalog = catalog;
+        this.unprefixed = Set.copyOf(unprefixed);
+    }
+
+    /** Which of resources, prompts and completions at least one connected server offers. */
+    Set<String> offered() {
+        Set<String> offered = new LinkedHashSet<>();
+        catalog.features().values().forEach(offered::addAll);
+        return offered;
+    }
+
+    /** The result of one of {@link #METHODS}; a server's error, or a name or URI nobody owns, is thrown. */
+    ObjectNode answer(String method, ObjectNode params) {
+        ObjectNode asked = params.deepCopy();
+        // the agent's envelope and tokens are its own with execache, not the server's
+        asked.remove("_meta");
+        return switch (method) {
+            case McpSchema.METHOD_RESOURCES_LIST -> listResources("resources", "uri", resourceOwners, method);
+            case McpSchema.METHOD_RESOURCES_TEMPLATES_LIST ->
+                    listResources("resourceTemplates", "uriTemplate", templateOwners, method);
+            case McpSchema.METHOD_RESOURCES_READ -> ask(resourceOwner(asked.get("uri").textValue()), method, asked);
+            case McpSchema.METHOD_PROMPT_LIST -> listPrompts();
+            case McpSchema.METHOD_PROMPT_GET -> {
+                Prompt prompt = prompt(asked.get("name").textValue());
+                asked.put("name", prompt.name());
+                yield ask(prompt.server(), method, asked);
+            }
+            case McpSchema.METHOD_COMPLETION_COMPLETE -> complete(asked);
+            default -> throw new ServerRefusedException(McpSchema.ErrorCodes.METHOD_NOT_FOUND, "Method not found: " + method);
+        };
+    }
+
+    private ObjectNode complete(ObjectNode asked) {
+        ObjectNode ref = (ObjectNode) asked.get("ref");
+        if ("ref/prompt".equals(ref.get("type").textValue())) {
+            Prompt prompt = prompt(ref.get("name").textValue());
+            ref.put("name", prompt.name());
+            return ask(prompt.server(), McpSchema.METHOD_COMPLETION_COMPLETE, asked);
+        }
+        String uri = ref.get("uri").textValue();
+        String owner = templateOwners.get(uri);
+        if (owner == null) {
+            listResources("resourceTemplates", "uriTemplate", templateOwners, McpSchema.METHOD_RESOURCES_TEMPLATES_LIST);
+            owner = templateOwners.get(uri);
+        }
+        if (owner == null) {
+            owner = resourceOwner(uri);
+        }
+        return ask(owner, McpSchema.METHOD_COMPLETION_COMPLETE, asked);
+    }
+
+    /** Every page of every server's list of {@code key}, each item offered once, owned by its first server. */
+    private ObjectNode listResources(String key, String idField, Map<String, String> owners, String method) {
+        ObjectNode result = Json.MAPPER.createObjectNode();
+        ArrayNode all = result.putArray(key);
+        Map<String, String> now = new LinkedHashMap<>();
+        for (String server : serversOffering("resources")) {
+            for (JsonNode item : allPages(server, method, key)) {
+                String id = item.path(idField).asText();
+                String owner = now.putIfAbsent(id, server);
+                if (owner != null && !owner.equals(server)) {
+                    warnOnce("server " + server + ": its resource " + id + " is not offered: server " + owner
+                            + " offers the same " + (idField.equals("uri") ? "URI" : "template"));
+                    continue;
+                }
+                all.add(item);
+            }
+        }
+        owners.keySet().retainAll(now.keySet());
+        owners.putAll(now);
+        return result;
+    }
+
+    private ObjectNode listPrompts() {
+        ObjectNode result = Json.MAPPER.createObjectNode();
+        ArrayNode all = result.putArray("prompts");
+        Map<String, Prompt> now = new LinkedHashMap<>();
+        for (String server : serversOffering("prompts")) {
+            for (JsonNode item : allPages(server, McpSchema.METHOD_PROMPT_LIST, "prompts")) {
+                String own = item.path("name").asText();
+                String name = unprefixed.contains(server) ? own : server + "__" + own;
+                if (now.containsKey(name)) {
+                    warnOnce("server " + server + ": its prompt " + own + " is not offered: another prompt is offered"
+                            + " as " + name);
+                    continue;
+                }
+                now.put(name, new Prompt(server, own));
+                ObjectNode offered = ((ObjectNode) item).deepCopy();
+                offered.put("name", name);
+                all.add(offered);
+            }
+        }
+        prompts.keySet().retainAll(now.keySet());
+        prompts.putAll(now);
+        return result;
+    }
+
+    private Prompt prompt(String name) {
+        Prompt prompt = prompts.get(name);
+        if (prompt == null) {
+            listPrompts();
+            prompt = prompts.get(name);
+        }
+        if (prompt == null) {
+            throw new ServerRefusedException(McpSchema.ErrorCodes.INVALID_PARAMS, "Unknown prompt: " + name
+                    + " (prompts/list names the prompts the servers behind execache offer)");
+        }
+        return prompt;
+    }
+
+    /** The server that listed {@code uri}, else the first whose template matches it. */
+    private String resourceOwner(String uri) {
+        String owner = resourceOwners.get(uri);
+        if (owner == null) {
+            listResources("resources", "uri", resourceOwners, McpSchema.METHOD_RESOURCES_LIST);
+            owner = resourceOwners.get(uri);
+        }
+        if (owner == null) {
+            if (templateOwners.isEmpty()) {
+                listResources("resourceTemplates", "uriTemplate", templateOwners, McpSchema.METHOD_RESOURCES_TEMPLATES_LIST);
+            }
+            for (Map.Entry<String, String> template : templateOwners.entrySet()) {
+                if (matches(template.getKey(), uri)) {
+                    return template.getValue();
+                }
+            }
+            throw new ServerRefusedException(RESOURCE_NOT_FOUND, "Resource not found: " + uri + " (no server behind"
+                    + " execache lists it or a template that matches it)");
+        }
+        return owner;
+    }
+
+    /**
+     * Whether a URI is one a template (RFC 6570) expands to. Hand-written: no library here matches URIs against
+     * templates; a {@code {+var}} or {@code {#var}} stands for any text, any other expression for text without
+     * {@code /}, {@code ?} or {@code #}.
+     */
+    static boolean matches(String template, String uri) {
+        StringBuilder regex = new StringBuilder();
+        Matcher expression = Pattern.compile("\\{([^}]*)}").matcher(template);
+        int at = 0;
+        while (expression.find()) {
+            regex.append(Pattern.quote(template.substring(at, expression.start())));
+            String inside = expression.group(1);
+            regex.append(inside.startsWith("+") || inside.startsWith("#") ? ".*" : "[^/?#]*");
+            at = expression.end();
+        }
+        regex.append(Pattern.quote(template.substring(at)));
+        return uri.matches(regex.toString());
+    }
+
+    private Iterable<String> serversOffering(String feature) {
+        Set<String> servers = new LinkedHashSet<>();
+        catalog.features().forEach((server, features) -> {
+            if (features.contains(feature)) {
+                servers.add(server);
+            }
+        });
+        return servers;
+    }
+
+    private ArrayNode allPages(String server, String method, String key) {
+        ArrayNode items = Json.MAPPER.createArrayNode();
+        String cursor = null;
+        for (int page = 0; page < MAX_PAGES; page++) {
+            ObjectNode params = Json.MAPPER.createObjectNode();
+            if (cursor != null) {
+                params.put("cursor", cursor);
+            }
+            ObjectNode result;
+            try {
+                result = ask(server, method, params);
+            } catch (ServerRefusedException e) {
+                LOG.log(System.Logger.Level.WARNING, "server " + server + ": " + method + " failed: " + e.getMessage());
+                return items;
+            }
+            if (result.get(key) instanceof ArrayNode listed) {
+                items.addAll(listed);
+            }
+            cursor = result.path("nextCursor").isTextual() ? result.get("nextCursor").textValue() : null;
+            if (cursor == null) {
+                break;
+            }
+        }
+        return items;
+    }
+
+    private ObjectNode ask(String server, String method, ObjectNode params) {
+        String answer = catalog.ask(server, method, Json.write(params));
+        try {
+            if (Json.MAPPER.readTree(answer) instanceof ObjectNode result) {
+                return result;
+            }
+        } catch (IOException e) {
+            // told below
+        }
+        throw new ServerRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "server " + server + " answered " + method
+                + " with something that is not a result");
+    }
+
+    private void warnOnce(String warning) {
+        if (warned.add(warning)) {
+            LOG.log(System.Logger.Level.WARNING, warning);
+        }
+    }
+}
