@@ -293,16 +293,22 @@ final class DownstreamServer extends Downstream {
     @Override
     String ask(String method, String params) {
         Connection current;
+        String why;
         try {
-            current = awaitConnection();
+            awaitStart();
+            synchronized (this) {
+                current = connection;
+                why = failure;
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new ServerRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "asking server " + settings.name()
                     + " " + method + " was cancelled");
         }
         if (current == null) {
-            throw new ServerRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "server " + settings.name()
-                    + " is not running (it is being started again); try again shortly");
+            throw new ServerRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, why != null
+                    ? "server " + settings.name() + " is unavailable: " + why + " (it is tried again in the background)"
+                    : "server " + settings.name() + " is not running (it is being started again); try again shortly");
         }
         McpSyncClient client = current.client();
         try {
