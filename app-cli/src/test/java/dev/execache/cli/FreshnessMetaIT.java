@@ -3,16 +3,12 @@ package dev.execache.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -45,21 +41,7 @@ class FreshnessMetaIT {
     }
 
     private static JsonNode client(List<String> arguments, Map<String, String> env) throws Exception {
-        Path scripts = TypeScriptClient.nodeModules().getParent();
-        List<String> command = new ArrayList<>(List.of("node", scripts.resolve("freshness-client.mjs").toString()));
-        command.addAll(arguments);
-        ProcessBuilder builder = new ProcessBuilder(command).directory(scripts.toFile())
-                .redirectError(ProcessBuilder.Redirect.DISCARD);
-        builder.environment().remove("EXECACHE_STORE");
-        builder.environment().putAll(env);
-        Process node = builder.start();
-        String line;
-        try (BufferedReader out = new BufferedReader(new InputStreamReader(node.getInputStream(), StandardCharsets.UTF_8))) {
-            line = out.readLine();
-        }
-        node.waitFor(ServeProcess.REQUEST_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-        assertThat(line).as("the client's answer").isNotNull();
-        return TypeScriptClient.JSON.readTree(line);
+        return TypeScriptClient.runScript("freshness-client.mjs", arguments, env);
     }
 
     @ParameterizedTest

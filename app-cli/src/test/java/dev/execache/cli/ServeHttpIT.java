@@ -56,21 +56,7 @@ class ServeHttpIT {
     }
 
     private static JsonNode erasClient(List<String> arguments, Map<String, String> env) throws Exception {
-        Path scripts = TypeScriptClient.nodeModules().getParent();
-        List<String> command = new ArrayList<>(List.of("node", scripts.resolve("eras-client.mjs").toString()));
-        command.addAll(arguments);
-        ProcessBuilder builder = new ProcessBuilder(command).directory(scripts.toFile())
-                .redirectError(ProcessBuilder.Redirect.DISCARD);
-        builder.environment().remove("EXECACHE_STORE");
-        builder.environment().putAll(env);
-        Process node = builder.start();
-        String line;
-        try (BufferedReader out = new BufferedReader(new InputStreamReader(node.getInputStream(), StandardCharsets.UTF_8))) {
-            line = out.readLine();
-        }
-        node.waitFor(ServeProcess.REQUEST_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-        assertThat(line).as("the client's answer").isNotNull();
-        return TypeScriptClient.JSON.readTree(line);
+        return TypeScriptClient.runScript("eras-client.mjs", arguments, env);
     }
 
     private static void assertWorked(JsonNode out, String era) {

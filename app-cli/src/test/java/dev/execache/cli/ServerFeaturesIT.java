@@ -5,15 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -127,20 +123,6 @@ class ServerFeaturesIT {
     }
 
     private static JsonNode client(List<String> arguments, Map<String, String> env) throws Exception {
-        Path scripts = TypeScriptClient.nodeModules().getParent();
-        List<String> command = new ArrayList<>(List.of("node", scripts.resolve("features-client.mjs").toString()));
-        command.addAll(arguments);
-        ProcessBuilder builder = new ProcessBuilder(command).directory(scripts.toFile())
-                .redirectError(ProcessBuilder.Redirect.DISCARD);
-        builder.environment().remove("EXECACHE_STORE");
-        builder.environment().putAll(env);
-        Process node = builder.start();
-        String line;
-        try (BufferedReader out = new BufferedReader(new InputStreamReader(node.getInputStream(), StandardCharsets.UTF_8))) {
-            line = out.readLine();
-        }
-        node.waitFor(ServeProcess.REQUEST_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-        assertThat(line).as("the client's answer").isNotNull();
-        return TypeScriptClient.JSON.readTree(line);
+        return TypeScriptClient.runScript("features-client.mjs", arguments, env);
     }
 }

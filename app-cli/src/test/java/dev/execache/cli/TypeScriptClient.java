@@ -77,6 +77,30 @@ final class TypeScriptClient implements AutoCloseable {
         return new TypeScriptClient(scenario, env, List.of(serveArguments));
     }
 
+    /**
+     * Runs one of the tests' node scripts (beside node_modules) that prints its findings as one JSON
+     * line, and reads that line.
+     */
+    static JsonNode runScript(String script, List<String> arguments, Map<String, String> env) throws Exception {
+        Path scripts = nodeModules().getParent();
+        List<String> command = new ArrayList<>(List.of("node", scripts.resolve(script).toString()));
+        command.addAll(arguments);
+        ProcessBuilder builder = new ProcessBuilder(command).directory(scripts.toFile())
+                .redirectError(ProcessBuilder.Redirect.DISCARD);
+        builder.environment().remove("EXECACHE_STORE");
+        builder.environment().putAll(env);
+        Process node = builder.start();
+        String line;
+        try (BufferedReader out = new BufferedReader(new InputStreamReader(node.getInputStream(), StandardCharsets.UTF_8))) {
+            line = out.readLine();
+        }
+        node.waitFor(ServeProcess.REQUEST_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        if (line == null) {
+            throw new AssertionError(script + " gave no answer");
+        }
+        return JSON.readTree(line);
+    }
+
     static Path nodeModules() {
         String modules = System.getProperty("execache.testNodeModules");
         if (modules == null || !Files.isDirectory(Path.of(modules))) {

@@ -47,15 +47,38 @@ final class ServerFeatures {
         this.unprefixed = Set.copyOf(unprefixed);
     }
 
-    /** Which of resources, prompts and completions at least one connected server offers. */
+    /**
+     * Which of resources, prompts and completions at least one connected server offers; all three while a
+     * server is still starting, since serve answers {@code initialize} before its servers are up and a
+     * client does not ask for what was not declared (the lists are then empty until a server offers some).
+     */
     Set<String> offered() {
+        if (catalog.servers().stream().anyMatch(server -> server.state() == ToolCatalog.ServerStatus.State.STARTING)) {
+            return Set.of("resources", "prompts", "completions");
+        }
         Set<String> offered = new LinkedHashSet<>();
         catalog.features().values().forEach(offered::addAll);
         return offered;
     }
 
+    /** Waits for the servers still starting, each at most its start time, as a tool call to one does. */
+    private void awaitStartingServers(String method) {
+        try {
+            for (ToolCatalog.ServerStatus server : catalog.servers()) {
+                if (server.state() == ToolCatalog.ServerStatus.State.STARTING) {
+                    catalog.awaitStart(server.name());
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ServerRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, method + " was cancelled while the"
+                    + " servers behind execache were starting");
+        }
+    }
+
     /** The result of one of {@link #METHODS}; a server's error, or a name or URI nobody owns, is thrown. */
     ObjectNode answer(String method, ObjectNode params) {
+        awaitStartingServers(method);
         ObjectNode asked = params.deepCopy();
         // the agent's envelope and tokens are its own with execache, not the server's
         asked.remove("_meta");
