@@ -15,7 +15,9 @@ const transport = transportKind === "http" ? new StreamableHTTPClientTransport(n
 const client = new Client({ name: "execache-features-it", version: "1" }, { versionNegotiation });
 // the answer without what only one era or one server adds
 const plain = ({ _meta, resultType, ttlMs, cacheScope, ...rest }) => rest;
-const out = { mode, transport: transportKind };
+const out = { mode, transport: transportKind, cache: {} };
+// execache's word on where a read came from, kept apart from the answer
+const read = (name, answer) => { out.cache[name] = answer?._meta?.["dev.execache/cache"]?.status ?? null; return plain(answer); };
 try {
   await client.connect(transport);
   out.era = client.getProtocolEra?.() ?? null;
@@ -24,11 +26,11 @@ try {
     completions: !!capabilities?.completions };
   out.resources = plain(await client.listResources());
   out.templates = plain(await client.listResourceTemplates());
-  out.text = plain(await client.readResource({ uri: "lab://notes/readme" }));
-  out.blob = plain(await client.readResource({ uri: "lab://images/dot.png" }));
-  out.room = plain(await client.readResource({ uri: "lab://rooms/kiln" }));
+  out.text = read("text", await client.readResource({ uri: "lab://notes/readme" }));
+  out.blob = read("blob", await client.readResource({ uri: "lab://images/dot.png" }));
+  out.room = read("room", await client.readResource({ uri: "lab://rooms/kiln" }));
   out.prompts = plain(await client.listPrompts());
-  out.prompt = plain(await client.getPrompt({ name: prompt, arguments: { person: "Ada", style: "formal" } }));
+  out.prompt = read("prompt", await client.getPrompt({ name: prompt, arguments: { person: "Ada", style: "formal" } }));
   out.rooms = plain(await client.complete({ ref: { type: "ref/resource", uri: "lab://rooms/{room}" },
     argument: { name: "room", value: "ki" } }));
   out.styles = plain(await client.complete({ ref: { type: "ref/prompt", name: prompt },

@@ -103,6 +103,11 @@ class ServerFeaturesIT {
         assertThat(out.has("thrown")).as(out.path("thrown").asText()).isFalse();
         assertThat(out.get("era").textValue()).isEqualTo(mode.equals("legacy") ? "legacy" : "modern");
         assertThat(out.get("capabilities")).isEqualTo(direct.get("capabilities"));
+        for (String answer : List.of("text", "blob", "room", "prompt")) {
+            // a read through execache says it was passed on, not cached; the server says nothing of it
+            assertThat(out.at("/cache/" + answer).textValue()).as(answer).isEqualTo("bypass");
+            assertThat(direct.at("/cache/" + answer).isNull()).as(answer).isTrue();
+        }
         for (String answer : List.of("resources", "templates", "text", "blob", "room", "prompt", "rooms", "styles")) {
             assertThat(out.get(answer)).as(answer).isEqualTo(direct.get(answer));
         }

@@ -3,10 +3,12 @@ package dev.execache.mcp.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.execache.core.CacheStatus;
 import dev.execache.core.spi.ServerRefusedException;
 import dev.execache.core.spi.ToolCatalog;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.io.IOException;
+import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.Map;
@@ -86,12 +88,13 @@ final class ServerFeatures {
             case McpSchema.METHOD_RESOURCES_LIST -> listResources("resources", "uri", resourceOwners, method);
             case McpSchema.METHOD_RESOURCES_TEMPLATES_LIST ->
                     listResources("resourceTemplates", "uriTemplate", templateOwners, method);
-            case McpSchema.METHOD_RESOURCES_READ -> ask(resourceOwner(asked.get("uri").textValue()), method, asked);
+            case McpSchema.METHOD_RESOURCES_READ ->
+                    passedOn(ask(resourceOwner(asked.get("uri").textValue()), method, asked), "resource reads");
             case McpSchema.METHOD_PROMPT_LIST -> listPrompts();
             case McpSchema.METHOD_PROMPT_GET -> {
                 Prompt prompt = prompt(asked.get("name").textValue());
                 asked.put("name", prompt.name());
-                yield ask(prompt.server(), method, asked);
+                yield passedOn(ask(prompt.server(), method, asked), "prompts");
             }
             case McpSchema.METHOD_COMPLETION_COMPLETE -> complete(asked);
             default -> throw new ServerRefusedException(McpSchema.ErrorCodes.METHOD_NOT_FOUND, "Method not found: " + method);
@@ -251,6 +254,17 @@ final class ServerFeatures {
             }
         }
         return items;
+    }
+
+    /**
+     * A read answered by its server now, marked so as every answer through execache is (see
+     * {@link CacheMeta}): these reads are passed on, not cached; the server's own {@code _meta} stays.
+     */
+    private static ObjectNode passedOn(ObjectNode result, String what) {
+        ObjectNode meta = result.get("_meta") instanceof ObjectNode own ? own : result.putObject("_meta");
+        meta.set(CacheMeta.KEY, Json.MAPPER.valueToTree(CacheMeta.of(CacheStatus.BYPASS, null, null,
+                what + " are passed on to the server, not cached", Instant.EPOCH)));
+        return result;
     }
 
     private ObjectNode ask(String server, String method, ObjectNode params) {
