@@ -1,6 +1,7 @@
 // Drives `execache serve` (with the lab server behind it, lab__get_count cached by a rule) with an
 // official TypeScript SDK client and prints, as one JSON line, the _meta["dev.execache/cache"] of a
-// miss, a hit, a call asked fresh, a bypass, and of two identical runs at once (one shared), so a test
+// miss, a hit, a call asked fresh, a bypass, and of two identical runs at once (one shared, the second
+// asked while the first reports progress), so a test
 // can check what each says and that the client accepted every result (it validates them).
 // Usage: node freshness-client.mjs CLIENT TRANSPORT TARGET...
 //   CLIENT: sdk1 (@modelcontextprotocol/sdk, the 2025-11-25 era) | sdk2 (@modelcontextprotocol/client,
@@ -23,10 +24,11 @@ const info = { name: "execache-freshness-it", version: "1" };
 const client = sdk1 ? new Client1(info) : new Client2(info, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
 const out = { client: clientKind, transport: transportKind };
 const meta = (result) => result._meta?.["dev.execache/cache"] ?? null;
-const call = (name, args, requestMeta) => {
+const call = (name, args, requestMeta, onprogress) => {
   const params = requestMeta ? { name, arguments: args, _meta: requestMeta } : { name, arguments: args };
+  const options = onprogress ? { timeout: 120000, onprogress } : { timeout: 120000 };
   // 1.x takes a result schema before the options; 2.x the options only
-  return sdk1 ? client.callTool(params, undefined, { timeout: 120000 }) : client.callTool(params, { timeout: 120000 });
+  return sdk1 ? client.callTool(params, undefined, options) : client.callTool(params, options);
 };
 try {
   await client.connect(transport);
@@ -39,9 +41,14 @@ try {
   const hit = await call("lab__get_count", { who });
   const fresh = await call("lab__get_count", { who }, { "dev.execache/cache-control": "no-cache" });
   const bypass = await call("lab__increment", {});
-  const code = `await new Promise((resolve) => setTimeout(resolve, 1500)); return "run " + context.who`;
-  const [one, two] = await Promise.all([call("execute_code", { code, context: { who } }),
-    call("execute_code", { code, context: { who } })]);
+  // the second run is asked once the first reports progress (every second of a run), so it is sure to
+  // meet the first still running, however slow this machine is to start either
+  const code = `await new Promise((resolve) => setTimeout(resolve, 6000)); return "run " + context.who`;
+  let second;
+  const askSecond = () => { second ??= call("execute_code", { code, context: { who } }); };
+  const one = await call("execute_code", { code, context: { who } }, undefined, askSecond);
+  askSecond();
+  const two = await second;
   const again = await call("execute_code", { code, context: { who } });
   const refused = await call("lab__get_count", { who }, { "dev.execache/cache-control": "soon" });
   out.miss = meta(miss);
