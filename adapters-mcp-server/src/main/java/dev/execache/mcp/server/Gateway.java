@@ -421,18 +421,17 @@ public final class Gateway implements CodeTools {
         }
     }
 
-    /** Waits for every server that is still starting, each at most its start time, and offers what they brought. */
+    /**
+     * Waits for every server that is still starting, each at most its start time, and offers what they
+     * brought: also what a server that came up just now brought, before the catalog's notice of it arrives.
+     */
     public void awaitStartingServers() throws InterruptedException {
-        boolean waited = false;
         for (ToolCatalog.ServerStatus server : catalog.servers()) {
             if (server.state() == ToolCatalog.ServerStatus.State.STARTING) {
                 catalog.awaitStart(server.name());
-                waited = true;
             }
         }
-        if (waited) {
-            toolsChanged(catalog.tools());
-        }
+        toolsChanged(catalog.tools());
     }
 
     /**
