@@ -33,7 +33,10 @@ const call = (name, args, requestMeta, onprogress) => {
 try {
   await client.connect(transport);
   out.era = client.getProtocolEra?.() ?? "legacy";
-  while (!(await client.listTools()).tools.some((tool) => tool.name === "lab__get_count")) {
+  // the lab joins serve as it comes up: wait for its tools, at most a minute
+  for (const deadline = Date.now() + 60000;
+    !(await client.listTools()).tools.some((tool) => tool.name === "lab__get_count");) {
+    if (Date.now() > deadline) throw new Error("the lab's tools never arrived through serve");
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   const who = `${clientKind}-${transportKind}`;
