@@ -289,22 +289,30 @@ final class DownstreamServer extends Downstream {
         return features;
     }
 
+    /** The server's connection once its start ended (null if it did not come up) and why it failed, if it did. */
+    private record Started(Connection connection, String failure) {
+    }
+
+    private Started started() throws InterruptedException {
+        awaitStart();
+        synchronized (this) {
+            return new Started(connection, failure);
+        }
+    }
+
     /** A request other than a tool call, through the SDK client's own method for it (see {@code ToolCatalog#ask}). */
     @Override
     String ask(String method, String params) {
-        Connection current;
-        String why;
+        Started started;
         try {
-            awaitStart();
-            synchronized (this) {
-                current = connection;
-                why = failure;
-            }
+            started = started();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new ServerRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "asking server " + settings.name()
                     + " " + method + " was cancelled");
         }
+        Connection current = started.connection();
+        String why = started.failure();
         if (current == null) {
             throw new ServerRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, why != null
                     ? "server " + settings.name() + " is unavailable: " + why + " (it is tried again in the background)"
@@ -414,18 +422,15 @@ final class DownstreamServer extends Downstream {
     /** As {@link #call(String, Map)}; with {@code progress}, the call carries a progress token of its own. */
     @Override
     ToolResult call(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress) {
-        Connection current;
-        String why;
+        Started started;
         try {
-            awaitStart();
-            synchronized (this) {
-                current = connection;
-                why = failure;
-            }
+            started = started();
         } catch (InterruptedException e) {
             throw new ToolCallCancelledException("calling " + tool + " on server " + settings.name()
                     + " was cancelled while the server was starting", false);
         }
+        Connection current = started.connection();
+        String why = started.failure();
         if (current == null) {
             return failure(why != null ? "server " + settings.name() + " is unavailable: " + why
                     + " (it is tried again in the background)"
