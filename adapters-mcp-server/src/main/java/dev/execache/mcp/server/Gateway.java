@@ -47,6 +47,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CancellationException;
 import java.util.function.BiConsumer;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import java.util.stream.Collectors;
 
@@ -81,6 +82,8 @@ public final class Gateway implements CodeTools {
      * runs a miss on the calling thread and its tool port carries a tool's name and arguments only.
      */
     private static final ThreadLocal<Consumer<Map<String, Object>>> CALL_PROGRESS = new ThreadLocal<>();
+    /** The agent that made the call this thread is making, which its server may ask something; read as the progress is. */
+    private static final ThreadLocal<ToolCatalog.Agent> CALL_AGENT = new ThreadLocal<>();
 
     private final ToolCatalog catalog;
     private final MutableToolVersions versions;
@@ -125,7 +128,18 @@ public final class Gateway implements CodeTools {
         this.identities = Map.copyOf(reachableIdentities);
         CachedTool.Builder builder = CachedTool.builder((name, args) -> {
                     Consumer<Map<String, Object>> progress = CALL_PROGRESS.get();
-                    return withHint(progress == null ? catalog.call(name, args) : catalog.call(name, args, progress));
+                    ToolCatalog.Agent agent = CALL_AGENT.get();
+                    if (agent == null) {
+                        return withHint(progress == null ? catalog.call(name, args) : catalog.call(name, args, progress));
+                    }
+                    AtomicBoolean asked = new AtomicBoolean();
+                    ToolResult result = withHint(catalog.call(name, args, progress, (method, params) -> {
+                        asked.set(true);
+                        return agent.ask(method, params);
+                    }));
+                    // an answer that depended on what the agent answered (a sampled message, a person's input,
+                    // its roots) is that agent's and that moment's: never stored
+                    return asked.get() ? result.withHint(CacheHint.NO_CACHE) : result;
                 }, store)
                 .defaultRule(policy.enabled(), policy.ttl(), policy.maxEntries())
                 .cacheWhenSlowerThan(config.cacheWhenSlowerThan())
@@ -175,6 +189,32 @@ public final class Gateway implements CodeTools {
     }
 
     /** Asks every server behind the gateway to log from {@code level} up (see {@link #onLog}). */
+    /**
+     * Runs {@code call} (a gateway tool's handler) for a call made by {@code agent}, which the tool's server may ask
+     * something while it answers; null: nobody can be asked.
+     */
+    static <T> T askingAgent(ToolCatalog.Agent agent, java.util.function.Supplier<T> call) {
+        if (agent == null) {
+            return call.get();
+        }
+        CALL_AGENT.set(agent);
+        try {
+            return call.get();
+        } finally {
+            CALL_AGENT.remove();
+        }
+    }
+
+    /** The agent a server's request outside any call goes to (the stdio session's); null: none. */
+    void setSessionAgent(ToolCatalog.Agent agent) {
+        catalog.setSessionAgent(agent);
+    }
+
+    /** The agent's roots changed: every server is told. */
+    void rootsChanged() {
+        catalog.rootsChanged();
+    }
+
     void setLogLevel(McpSchema.LoggingLevel level) {
         catalog.setLogLevel(level.name().toLowerCase(Locale.ROOT));
     }

@@ -78,6 +78,10 @@ public final class McpStdioServer implements AutoCloseable {
             tools.gateway().onChange(this::replaceTools);
             // the servers behind the gateway log to the agent as execache does, from the level it set
             transport.onLogLevel(tools.gateway()::setLogLevel);
+            // the servers' requests to the agent (sampling, elicitation, roots) go to this session's client; its
+            // roots changes go to every server
+            tools.gateway().setSessionAgent(transport::askAgent);
+            transport.onRootsChanged(tools.gateway()::rootsChanged);
             tools.gateway().onLog(message -> {
                 McpSchema.LoggingLevel level = JsonRpc.level(message.get("level"));
                 if (level != null && transport.logs(level)) {

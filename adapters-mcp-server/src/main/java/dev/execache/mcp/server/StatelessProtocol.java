@@ -16,7 +16,9 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import dev.execache.core.spi.AgentRefusedException;
 import dev.execache.core.spi.ServerRefusedException;
+import dev.execache.core.spi.ToolCatalog;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiConsumer;
@@ -95,6 +97,15 @@ final class StatelessProtocol implements AutoCloseable {
      *     client name; null: the client's name, else {@code unknown}
      */
     String answer(JsonRpc.Request request, Object callId, BiConsumer<String, ObjectNode> stream, String agent) {
+        return answer(request, callId, stream, agent, null);
+    }
+
+    /**
+     * As {@link #answer(JsonRpc.Request, Object, BiConsumer, String)}; a gateway tool's server may ask {@code asker}
+     * something (sampling, elicitation, roots) while it answers the call; null: nobody can be asked.
+     */
+    String answer(JsonRpc.Request request, Object callId, BiConsumer<String, ObjectNode> stream, String agent,
+            ToolCatalog.Agent asker) {
         JsonNode id = request.id();
         String method = request.method();
         ObjectNode params = request.params();
@@ -104,7 +115,7 @@ final class StatelessProtocol implements AutoCloseable {
                 case McpSchema.METHOD_PING -> result(id, Json.MAPPER.createObjectNode(), false, method);
                 case JsonRpc.DISCOVER -> result(id, discover(), true, method);
                 case McpSchema.METHOD_TOOLS_LIST -> result(id, toolList(modern), modern, method);
-                case McpSchema.METHOD_TOOLS_CALL -> callTool(id, params, modern, callId, stream, agent);
+                case McpSchema.METHOD_TOOLS_CALL -> callTool(id, params, modern, callId, stream, agent, asker);
                 case McpSchema.METHOD_INITIALIZE -> initialize(id, params);
                 // no session keeps the level: on HTTP a client sets it per request, in _meta
                 case McpSchema.METHOD_LOGGING_SET_LEVEL -> result(id, Json.MAPPER.createObjectNode(), false, method);
@@ -175,7 +186,7 @@ final class StatelessProtocol implements AutoCloseable {
     }
 
     private String callTool(JsonNode id, ObjectNode params, boolean modern, Object callId,
-            BiConsumer<String, ObjectNode> stream, String agent) throws IOException {
+            BiConsumer<String, ObjectNode> stream, String agent, ToolCatalog.Agent asker) throws IOException {
         JsonNode arguments = params.get("arguments");
         String name = params.get("name").textValue();
         SyncToolSpecification spec;
@@ -221,7 +232,13 @@ final class StatelessProtocol implements AutoCloseable {
             CallToolRequest request = new CallToolRequest(name,
                     arguments == null || arguments.isNull() ? null : Json.plain((ObjectNode) arguments, other),
                     Json.plain(meta, other));
-            result = spec.callHandler().apply(null, request);
+            SyncToolSpecification called = spec;
+            ToolCatalog.Agent asked = asker != null || !modern ? asker : (method, ignored) -> {
+                // the 2026-07-28 era asks the client only through an input_required result, not relayed yet
+                throw new AgentRefusedException(McpSchema.ErrorCodes.METHOD_NOT_FOUND, "execache does not relay "
+                        + method + " to an agent of protocol version " + JsonRpc.MODERN + " yet");
+            };
+            result = Gateway.askingAgent(asked, () -> called.callHandler().apply(null, request));
         } finally {
             if (streamKey != null) {
                 streams.remove(streamKey);

@@ -97,6 +97,13 @@ final class DownstreamServer extends Downstream {
     private String failure;
     /** The failure last said at WARNING: the same one again, on each retry, is said only at DEBUG. */
     private String toldFailure;
+    /**
+     * The calls in flight, oldest first: a request of the server's to the agent goes to the agent of the latest (stdio
+     * does not say which call a server's request belongs to).
+     */
+    private final java.util.concurrent.ConcurrentLinkedDeque<Caller> callers = new java.util.concurrent.ConcurrentLinkedDeque<>();
+    /** The agent asked for what the server asks outside any call; null when there is none. */
+    private volatile ToolCatalog.Agent sessionAgent;
     /** The level the agent asked the servers to log from; null until it asks. */
     private volatile McpSchema.LoggingLevel logLevel;
 
@@ -142,7 +149,7 @@ final class DownstreamServer extends Downstream {
                 return connection != null;
             }
             transport = new ServerProcessTransport(settings, mapper,
-                    line -> stderr.accept(settings.name() + ": " + line), this::exited, logged);
+                    line -> stderr.accept(settings.name() + ": " + line), this::exited, logged, this::asked);
             startingTransport = transport;
             startExit = null;
         }
@@ -378,6 +385,61 @@ final class DownstreamServer extends Downstream {
         }
     }
 
+    /** One call in flight and who made it: an agent that can be asked, or (null) code or the command line. */
+    private static final class Caller {
+        final ToolCatalog.Agent agent;
+        /** The threads waiting for the agent's answer to this call's server requests, stopped when the call ends. */
+        final Set<Thread> asking = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+        Caller(ToolCatalog.Agent agent) {
+            this.agent = agent;
+        }
+    }
+
+    @Override
+    void setSessionAgent(ToolCatalog.Agent agent) {
+        sessionAgent = agent;
+    }
+
+    @Override
+    void rootsChanged() {
+        Connection current;
+        synchronized (this) {
+            current = connection;
+        }
+        if (current != null) {
+            current.transport().rootsChanged();
+        }
+    }
+
+    /** A request of the server's to the agent: relayed to the agent of the latest call, else the session's agent. */
+    private Object asked(String method, Map<String, Object> params) {
+        Caller caller = callers.peekLast();
+        ToolCatalog.Agent agent = caller != null ? caller.agent : sessionAgent;
+        if (agent == null) {
+            throw new dev.execache.core.spi.AgentRefusedException(McpSchema.ErrorCodes.METHOD_NOT_FOUND, caller != null
+                    ? "no agent can be asked " + method + " for this call (made by code inside execute_code, from the"
+                            + " command line, or over HTTP without an event stream)"
+                    : "no agent is connected to execache that could answer " + method);
+        }
+        if (caller != null) {
+            caller.asking.add(Thread.currentThread());
+        }
+        try {
+            String answer = agent.ask(method, json.writeValueAsString(params));
+            return json.readValue(answer, Object.class);
+        } catch (JsonProcessingException e) {
+            throw new dev.execache.core.spi.AgentRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR,
+                    "the agent's answer to " + method + " is not JSON: " + e.getOriginalMessage());
+        } finally {
+            if (caller != null) {
+                caller.asking.remove(Thread.currentThread());
+            }
+            // an interrupt meant for this request must not reach the next task of this pooled thread
+            Thread.interrupted();
+        }
+    }
+
     /** Lists the tools again; tells the catalog when they changed. */
     void refresh() {
         Connection current;
@@ -422,6 +484,25 @@ final class DownstreamServer extends Downstream {
     /** As {@link #call(String, Map)}; with {@code progress}, the call carries a progress token of its own. */
     @Override
     ToolResult call(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress) {
+        return call(tool, args, progress, null);
+    }
+
+    /** As {@link #call(String, Map, Consumer)}; what the server asks the agent during the call goes to {@code agent}. */
+    @Override
+    ToolResult call(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress,
+            ToolCatalog.Agent agent) {
+        Caller caller = new Caller(agent);
+        callers.addLast(caller);
+        try {
+            return callAs(tool, args, progress);
+        } finally {
+            callers.remove(caller);
+            // the server is no longer waiting for what it asked during the call
+            caller.asking.forEach(Thread::interrupt);
+        }
+    }
+
+    private ToolResult callAs(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress) {
         Started started;
         try {
             started = started();

@@ -183,13 +183,31 @@ public final class McpToolCatalog implements ToolCatalog {
 
     @Override
     public ToolResult call(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress) {
+        return call(tool, args, progress, null);
+    }
+
+    @Override
+    public ToolResult call(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress, Agent agent) {
         int separator = tool.indexOf(DownstreamServer.SEPARATOR);
         Downstream server = separator < 0 ? null : servers.get(tool.substring(0, separator));
         if (server == null) {
             return DownstreamServer.failure("unknown tool '" + tool + "': no configured server offers it");
         }
         String own = tool.substring(separator + DownstreamServer.SEPARATOR.length());
+        if (agent != null) {
+            return server.call(own, args, progress, agent);
+        }
         return progress == null ? server.call(own, args) : server.call(own, args, progress);
+    }
+
+    @Override
+    public void setSessionAgent(Agent agent) {
+        servers.values().forEach(server -> server.setSessionAgent(agent));
+    }
+
+    @Override
+    public void rootsChanged() {
+        servers.values().forEach(Downstream::rootsChanged);
     }
 
     /** Each server's identity, a one-way digest of how it is reached; servers shared publicly have none. */
