@@ -7,8 +7,8 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema, LoggingMessageNotificationSchema }
-  from "@modelcontextprotocol/sdk/types.js";
+import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema, LoggingMessageNotificationSchema,
+  ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const [transportKind, ...target] = process.argv.slice(2);
 const transport = transportKind === "http" ? new StreamableHTTPClientTransport(new URL(target[0]))
@@ -31,6 +31,10 @@ client.setRequestHandler(ListRootsRequestSchema, async () => {
 });
 client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
   out.logs.push(notification.params);
+});
+const updated = [];
+client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => {
+  updated.push(notification.params);
 });
 // the answer without what only execache adds
 const plain = ({ _meta, ...rest }) => rest;
@@ -68,6 +72,17 @@ try {
   out.completion = plain(await client.complete({ ref: { type: "ref/prompt", name: "completable-prompt" },
     argument: { name: "department", value: "E" } }));
   out.resource = plain(await client.readResource({ uri: "demo://resource/dynamic/text/1" }));
+  if (transportKind === "stdio") {
+    // a subscribed resource's updates: the server sends one at once when its simulated updates are turned on
+    out.subscribed = plain(await client.subscribeResource({ uri: "demo://resource/dynamic/text/1" }));
+    await call("toggle-subscriber-updates", "updatesOn", {});
+    for (let i = 0; i < 300 && updated.length === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    out.updated = updated[0] ?? null;
+    await call("toggle-subscriber-updates", "updatesOff", {});
+    out.unsubscribed = plain(await client.unsubscribeResource({ uri: "demo://resource/dynamic/text/1" }));
+  }
 } catch (error) {
   out.thrown = String(error?.stack ?? error);
 }

@@ -83,7 +83,7 @@ class ArchitectureTest {
     static final List<String> CORE_SPI = List.of(
             "CacheStore", "CacheEntry", "StoreCounters", "WriteGenerations", "Counter", "GroupBound", "FlightLease",
             "Sandbox", "SandboxUnavailableException",
-            "ToolVersionSource", "ToolCatalog", "CatalogTool", "ToolCallCancelledException", "ServerRefusedException", "CodeTools", "CodeToolCall");
+            "ToolVersionSource", "ToolCatalog", "CatalogTool", "ToolCallCancelledException", "ServerRefusedException", "AgentRefusedException", "CodeTools", "CodeToolCall");
 
     @ArchTest
     static final ArchRule coreExportsOnlyItsLibraryApi = classes()

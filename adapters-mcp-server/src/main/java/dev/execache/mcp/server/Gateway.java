@@ -205,6 +205,14 @@ public final class Gateway implements CodeTools {
         }
     }
 
+    /**
+     * Where the servers' notifications go that the agent hears as they were sent: a resource updated, a list of
+     * resources or prompts changed, a url elicitation completed.
+     */
+    void onNotification(BiConsumer<String, ObjectNode> sink) {
+        catalog.addNotificationListener((server, method, params) -> sink.accept(method, Json.MAPPER.valueToTree(params)));
+    }
+
     /** The agent a server's request outside any call goes to (the stdio session's); null: none. */
     void setSessionAgent(ToolCatalog.Agent agent) {
         catalog.setSessionAgent(agent);
@@ -255,6 +263,11 @@ public final class Gateway implements CodeTools {
     public synchronized List<SyncToolSpecification> specifications() {
         offered = offeredNow();
         return offered.entrySet().stream().map(each -> specification(each.getValue(), each.getKey())).toList();
+    }
+
+    /** Whether {@code name} is the offered name of a tool of a server behind the gateway. */
+    synchronized boolean offers(String name) {
+        return offered.containsKey(name);
     }
 
     /** The current tools by the name each is offered under. */

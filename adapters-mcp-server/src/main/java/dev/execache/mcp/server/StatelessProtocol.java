@@ -16,7 +16,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import dev.execache.core.spi.AgentRefusedException;
 import dev.execache.core.spi.ServerRefusedException;
 import dev.execache.core.spi.ToolCatalog;
 import java.util.concurrent.ConcurrentHashMap;
@@ -60,6 +59,8 @@ final class StatelessProtocol implements AutoCloseable {
     private final RequestLogs logs = new RequestLogs();
     /** Each tool's last answer and its text, for a repeat of the same answer (see {@link #resultText}). */
     private final Map<String, Written> lastWritten = new ConcurrentHashMap<>();
+    /** Gateway calls of the 2026-07-28 era whose server asked the agent something, until the agent answers. */
+    private final InputRounds rounds = new InputRounds();
 
     /**
      * @param fallback where notifications of requests that have no stream of their own go (the
@@ -233,12 +234,27 @@ final class StatelessProtocol implements AutoCloseable {
                     arguments == null || arguments.isNull() ? null : Json.plain((ObjectNode) arguments, other),
                     Json.plain(meta, other));
             SyncToolSpecification called = spec;
-            ToolCatalog.Agent asked = asker != null || !modern ? asker : (method, ignored) -> {
-                // the 2026-07-28 era asks the client only through an input_required result, not relayed yet
-                throw new AgentRefusedException(McpSchema.ErrorCodes.METHOD_NOT_FOUND, "execache does not relay "
-                        + method + " to an agent of protocol version " + JsonRpc.MODERN + " yet");
-            };
-            result = Gateway.askingAgent(asked, () -> called.callHandler().apply(null, request));
+            if (modern && gateway != null && gateway.offers(name)) {
+                // the 2026-07-28 era asks the client only through an input_required result (see InputRounds)
+                InputRounds.Step step;
+                try {
+                    JsonNode state = params.get("requestState");
+                    step = state != null && state.isTextual() ? rounds.resume(state.textValue(), params.get("inputResponses"))
+                            : rounds.start(asking -> Gateway.askingAgent(asking, () -> called.callHandler().apply(null,
+                                    request)));
+                } catch (InputRounds.UnknownStateException e) {
+                    return JsonRpc.error(id, McpSchema.ErrorCodes.INVALID_PARAMS, e.getMessage(), null);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return toolResult(id, ServeTools.shuttingDown(), modern);
+                }
+                if (step instanceof InputRounds.Asked asked) {
+                    return JsonRpc.response(id, inputRequired(asked));
+                }
+                result = ((InputRounds.Done) step).result();
+            } else {
+                result = Gateway.askingAgent(asker, () -> called.callHandler().apply(null, request));
+            }
         } finally {
             if (streamKey != null) {
                 streams.remove(streamKey);
@@ -324,6 +340,18 @@ final class StatelessProtocol implements AutoCloseable {
             }
         }
         return JsonRpc.response(id, Json.write(result));
+    }
+
+    /** The 2026-07-28 era's answer that the call needs the agent's answer to a server's request first. */
+    private String inputRequired(InputRounds.Asked asked) {
+        ObjectNode result = Json.MAPPER.createObjectNode();
+        result.put("resultType", "input_required");
+        ObjectNode request = result.putObject("inputRequests").putObject(asked.key());
+        request.put("method", asked.method());
+        request.set("params", asked.params());
+        result.put("requestState", asked.state());
+        result.putObject("_meta").set(JsonRpc.SERVER_INFO_META, serverInfo());
+        return Json.write(result);
     }
 
     /** The whole response to a tool call, for an answer made here (stopped, too large) rather than by a tool. */

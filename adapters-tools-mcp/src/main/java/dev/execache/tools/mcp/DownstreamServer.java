@@ -67,6 +67,8 @@ final class DownstreamServer extends Downstream {
         return thread;
     });
     private static final String NO_ANSWER = "no answer in time";
+    /** How long a request a server made during a call may wait for the agent once the call has ended. */
+    private static final Duration ASKED_AFTER_CALL = Duration.ofSeconds(60);
     private static final AtomicLong PROGRESS_TOKENS = new AtomicLong();
     private static final TypeReference<Map<String, Object>> OBJECT = new TypeReference<>() {
     };
@@ -79,6 +81,7 @@ final class DownstreamServer extends Downstream {
     private final Consumer<String> stderr;
     private final Runnable toolsMayHaveChanged;
     private final Consumer<Map<String, Object>> logged;
+    private final java.util.function.BiConsumer<String, Map<String, Object>> notified;
     private final Clock clock;
     private final ObjectMapper json = new ObjectMapper();
     private final JacksonMcpJsonMapper mapper = new JacksonMcpJsonMapper(json);
@@ -117,7 +120,9 @@ final class DownstreamServer extends Downstream {
 
     DownstreamServer(McpServerSettings settings, byte[] identityKey, Duration callTimeout,
             ScheduledExecutorService scheduler, Consumer<String> stderr, Runnable toolsMayHaveChanged,
-            Consumer<Map<String, Object>> logged, Clock clock) {
+            Consumer<Map<String, Object>> logged, java.util.function.BiConsumer<String, Map<String, Object>> notified,
+            Clock clock) {
+        this.notified = notified;
         this.settings = settings;
         this.identity = settings.identity(identityKey);
         this.callTimeout = callTimeout;
@@ -149,7 +154,7 @@ final class DownstreamServer extends Downstream {
                 return connection != null;
             }
             transport = new ServerProcessTransport(settings, mapper,
-                    line -> stderr.accept(settings.name() + ": " + line), this::exited, logged, this::asked);
+                    line -> stderr.accept(settings.name() + ": " + line), this::exited, logged, this::asked, notified);
             startingTransport = transport;
             startExit = null;
         }
@@ -338,6 +343,14 @@ final class DownstreamServer extends Downstream {
                 case McpSchema.METHOD_PROMPT_GET -> client.getPrompt(json.readValue(params, McpSchema.GetPromptRequest.class));
                 case McpSchema.METHOD_COMPLETION_COMPLETE ->
                         client.completeCompletion(json.readValue(params, McpSchema.CompleteRequest.class));
+                case McpSchema.METHOD_RESOURCES_SUBSCRIBE -> {
+                    client.subscribeResource(json.readValue(params, McpSchema.SubscribeRequest.class));
+                    yield Map.of();
+                }
+                case McpSchema.METHOD_RESOURCES_UNSUBSCRIBE -> {
+                    client.unsubscribeResource(json.readValue(params, McpSchema.UnsubscribeRequest.class));
+                    yield Map.of();
+                }
                 default -> throw new ServerRefusedException(McpSchema.ErrorCodes.METHOD_NOT_FOUND, "server "
                         + settings.name() + " cannot be asked " + method);
             };
@@ -493,12 +506,30 @@ final class DownstreamServer extends Downstream {
             ToolCatalog.Agent agent) {
         Caller caller = new Caller(agent);
         callers.addLast(caller);
+        boolean cancelled = false;
         try {
             return callAs(tool, args, progress);
+        } catch (ToolCallCancelledException e) {
+            cancelled = true;
+            throw e;
         } finally {
             callers.remove(caller);
-            // the server is no longer waiting for what it asked during the call
-            caller.asking.forEach(Thread::interrupt);
+            if (cancelled) {
+                // the agent cancelled the call: it will not answer what the server asked during it
+                caller.asking.forEach(Thread::interrupt);
+            } else if (!caller.asking.isEmpty()) {
+                // a request the call's agent was given may not have been the call's (stdio does not say): its answer
+                // may still come, for as long as a server waits for one
+                scheduleQuietly(() -> caller.asking.forEach(Thread::interrupt), ASKED_AFTER_CALL);
+            }
+        }
+    }
+
+    private void scheduleQuietly(Runnable task, Duration delay) {
+        try {
+            scheduler.schedule(task, delay.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            task.run();
         }
     }
 

@@ -45,6 +45,7 @@ public final class McpToolCatalog implements ToolCatalog {
     private static final Duration MIN_START_WAIT = Duration.ofSeconds(30);
 
     private final CopyOnWriteArrayList<LogListener> logListeners = new CopyOnWriteArrayList<>();
+    private final CopyOnWriteArrayList<NotificationListener> notificationListeners = new CopyOnWriteArrayList<>();
     private final Duration startWait;
     private List<CatalogTool> lastTold = List.of();
     /** Every server's first start, once {@link #start} was called; guarded by this. */
@@ -86,7 +87,8 @@ public final class McpToolCatalog implements ToolCatalog {
                 downstream = new UrlServer(url, identityKey, callTimeout, scheduler, http, toolsMayHaveChanged, clock);
             } else {
                 downstream = new DownstreamServer((McpServerSettings) server, identityKey, callTimeout, scheduler, stderr,
-                        toolsMayHaveChanged, message -> tellLogged(server.name(), message), clock);
+                        toolsMayHaveChanged, message -> tellLogged(server.name(), message),
+                        (method, params) -> tellNotified(server.name(), method, params), clock);
             }
             if (servers.put(server.name(), downstream) != null) {
                 throw new IllegalArgumentException("server '" + server.name() + "' is configured twice");
@@ -274,6 +276,21 @@ public final class McpToolCatalog implements ToolCatalog {
     @Override
     public void addLogListener(LogListener listener) {
         logListeners.add(Objects.requireNonNull(listener, "listener must not be null"));
+    }
+
+    @Override
+    public void addNotificationListener(NotificationListener listener) {
+        notificationListeners.add(Objects.requireNonNull(listener, "listener must not be null"));
+    }
+
+    private void tellNotified(String server, String method, Map<String, Object> params) {
+        for (NotificationListener listener : notificationListeners) {
+            try {
+                listener.notified(server, method, params);
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "a listener of the servers' notifications failed: " + e);
+            }
+        }
     }
 
     private void tellLogged(String server, Map<String, Object> message) {

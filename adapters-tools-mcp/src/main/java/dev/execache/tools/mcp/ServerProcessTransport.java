@@ -57,6 +57,10 @@ final class ServerProcessTransport implements McpClientTransport {
     /** The server's requests to the agent, taken off the pipe and relayed (see {@link Asked}). */
     static final Set<String> ASKED = Set.of(McpSchema.METHOD_SAMPLING_CREATE_MESSAGE, McpSchema.METHOD_ELICITATION_CREATE,
             McpSchema.METHOD_ROOTS_LIST);
+    /** The server's notifications the agent hears as they were sent, taken off the pipe (see {@code notified}). */
+    static final Set<String> PASSED_ON = Set.of(McpSchema.METHOD_NOTIFICATION_RESOURCES_UPDATED,
+            McpSchema.METHOD_NOTIFICATION_RESOURCES_LIST_CHANGED, McpSchema.METHOD_NOTIFICATION_PROMPTS_LIST_CHANGED,
+            McpSchema.METHOD_NOTIFICATION_ELICITATION_COMPLETE);
     /**
      * What execache declares to the server in initialize, so that it offers what it offers a client that can be asked:
      * the server starts before any agent connects and is shared by every agent, so the capabilities are declared
@@ -80,6 +84,7 @@ final class ServerProcessTransport implements McpClientTransport {
     private final Consumer<Integer> exited;
     private final Consumer<Map<String, Object>> logged;
     private final Asked asked;
+    private final java.util.function.BiConsumer<String, Map<String, Object>> notified;
     /** Where the progress of a call goes, by the progress token it was sent with. */
     private final Map<Object, Consumer<Map<String, Object>>> progress = new ConcurrentHashMap<>();
     private volatile Process process;
@@ -96,9 +101,12 @@ final class ServerProcessTransport implements McpClientTransport {
      * @param exited told the exit code when the process ends without being closed
      * @param logged gets the params of each {@code notifications/message} the server sends, as it sent them
      * @param asked answers the server's requests to the agent ({@link #ASKED})
+     * @param notified gets each notification of {@link #PASSED_ON} (method, params as sent)
      */
     ServerProcessTransport(McpServerSettings settings, McpJsonMapper mapper, Consumer<String> stderr,
-            Consumer<Integer> exited, Consumer<Map<String, Object>> logged, Asked asked) {
+            Consumer<Integer> exited, Consumer<Map<String, Object>> logged, Asked asked,
+            java.util.function.BiConsumer<String, Map<String, Object>> notified) {
+        this.notified = notified;
         this.settings = settings;
         this.mapper = mapper;
         this.stderr = stderr;
@@ -211,6 +219,14 @@ final class ServerProcessTransport implements McpClientTransport {
                     params.forEach((key, value) -> step.put(String.valueOf(key), value));
                     step.remove("progressToken");
                     progress.get(params.get("progressToken")).accept(step);
+                    continue;
+                }
+                if (message instanceof McpSchema.JSONRPCNotification notification
+                        && PASSED_ON.contains(notification.method())) {
+                    @SuppressWarnings("unchecked")
+                    Map<String, Object> params = notification.params() instanceof Map<?, ?> given
+                            ? (Map<String, Object>) given : Map.of();
+                    notified.accept(notification.method(), params);
                     continue;
                 }
                 if (message instanceof JSONRPCRequest request && ASKED.contains(request.method())) {

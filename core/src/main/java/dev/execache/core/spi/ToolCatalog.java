@@ -118,6 +118,14 @@ public interface ToolCatalog extends AutoCloseable {
     default void setLogLevel(String level) {
     }
 
+    /**
+     * Asks to be told the servers' notifications the agent hears as they were sent ({@code notifications/resources/updated},
+     * {@code notifications/resources/list_changed}, {@code notifications/prompts/list_changed},
+     * {@code notifications/elicitation/complete}). By default servers send none.
+     */
+    default void addNotificationListener(NotificationListener listener) {
+    }
+
     /** Asks to be told the servers' log messages. By default no server logs. */
     default void addLogListener(LogListener listener) {
     }
@@ -172,6 +180,15 @@ public interface ToolCatalog extends AutoCloseable {
     interface Listener {
         /** @param tools every tool discovered now */
         void toolsChanged(List<CatalogTool> tools);
+    }
+
+    @FunctionalInterface
+    interface NotificationListener {
+        /**
+         * @param server the name of the server that sent it
+         * @param params its params as the server sent them (JSON-like values; empty when it sent none)
+         */
+        void notified(String server, String method, Map<String, Object> params);
     }
 
     @FunctionalInterface
