@@ -15,7 +15,7 @@ const transport = transportKind === "http" ? new StreamableHTTPClientTransport(n
   : new StdioClientTransport({ command: target[0], args: target.slice(1), env: { ...process.env }, stderr: process.env.CLIENT_STDERR ? "inherit" : "ignore" });
 const client = new Client({ name: "execache-everything-it", version: "1" },
   { capabilities: { sampling: {}, elicitation: { form: {}, url: {} }, roots: { listChanged: true } } });
-const out = { asked: { sampling: [], elicitation: [], roots: 0 }, cache: {}, logs: [] };
+const out = { transport: transportKind, asked: { sampling: [], elicitation: [], roots: 0 }, cache: {}, logs: [] };
 client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
   out.asked.sampling.push(request.params);
   return { role: "assistant", model: "test-model", stopReason: "endTurn",
@@ -39,6 +39,7 @@ client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) 
 // the answer without what only execache adds
 const plain = ({ _meta, ...rest }) => rest;
 const call = async (name, key, args, options) => {
+  out.step = name;
   const answer = await client.callTool({ name, arguments: args }, undefined, options);
   out.cache[key] = answer?._meta?.["dev.execache/cache"]?.status ?? null;
   return plain(answer);
@@ -67,6 +68,7 @@ try {
     { onprogress: (step) => steps.push(step) });
   out.progress = steps;
   out.echo = await call("echo", "echo", { message: "hello" });
+  out.step = "prompts";
   out.prompts = (await client.listPrompts()).prompts.map((prompt) => prompt.name).sort();
   out.prompt = plain(await client.getPrompt({ name: "args-prompt", arguments: { city: "Paris", state: "TX" } }));
   out.completion = plain(await client.complete({ ref: { type: "ref/prompt", name: "completable-prompt" },
@@ -74,6 +76,7 @@ try {
   out.resource = plain(await client.readResource({ uri: "demo://resource/dynamic/text/1" }));
   if (transportKind === "stdio") {
     // a subscribed resource's updates: the server sends one at once when its simulated updates are turned on
+    out.step = "subscribe";
     out.subscribed = plain(await client.subscribeResource({ uri: "demo://resource/dynamic/text/1" }));
     await call("toggle-subscriber-updates", "updatesOn", {});
     for (let i = 0; i < 300 && updated.length === 0; i++) {
@@ -84,7 +87,7 @@ try {
     out.unsubscribed = plain(await client.unsubscribeResource({ uri: "demo://resource/dynamic/text/1" }));
   }
 } catch (error) {
-  out.thrown = String(error?.stack ?? error);
+  out.thrown = `${transportKind} ${out.step ?? "connect"}: ${String(error?.stack ?? error)}`;
 }
 process.stdout.write(JSON.stringify(out) + "\n");
 await client.close().catch(() => {});

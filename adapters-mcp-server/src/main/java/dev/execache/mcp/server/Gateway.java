@@ -265,6 +265,28 @@ public final class Gateway implements CodeTools {
         return offered.entrySet().stream().map(each -> specification(each.getValue(), each.getKey())).toList();
     }
 
+    /** The fields of a tool's definition that the SDK's tool type does not know ({@code execution}, say). */
+    private static final Set<String> TOOL_FIELDS = Set.of("name", "title", "description", "inputSchema", "outputSchema",
+            "annotations", "_meta", "icons");
+
+    /**
+     * The fields of the offered tool's definition, as its server wrote them, that the SDK's tool type drops
+     * ({@code execution}, say): tools/list adds them back. Empty for a name that is not a gateway tool's.
+     */
+    synchronized Map<String, Object> unknownFields(String name) {
+        CatalogTool tool = offered.get(name);
+        if (tool == null) {
+            return Map.of();
+        }
+        Map<String, Object> unknown = new LinkedHashMap<>();
+        tool.definition().forEach((field, value) -> {
+            if (!TOOL_FIELDS.contains(field) && value != null) {
+                unknown.put(field, value);
+            }
+        });
+        return unknown;
+    }
+
     /** Whether {@code name} is the offered name of a tool of a server behind the gateway. */
     synchronized boolean offers(String name) {
         return offered.containsKey(name);

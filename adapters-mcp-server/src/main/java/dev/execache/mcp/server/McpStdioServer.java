@@ -64,6 +64,7 @@ public final class McpStdioServer implements AutoCloseable {
         McpJsonMapper mapper = new JacksonMcpJsonMapper(new ObjectMapper());
         this.transport = new StdioTransport(in, out, mapper, drainLimit, tools.calls());
         this.stateless = new StatelessProtocol(tools, version, mapper, transport::notify);
+        stateless.answerSessionLists();
         transport.answerStatelessWith(stateless);
         transport.instructWith(tools::instructions);
         this.server = McpServer.sync(transport)

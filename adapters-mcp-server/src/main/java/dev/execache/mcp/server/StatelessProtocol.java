@@ -59,6 +59,8 @@ final class StatelessProtocol implements AutoCloseable {
     private final RequestLogs logs = new RequestLogs();
     /** Each tool's last answer and its text, for a repeat of the same answer (see {@link #resultText}). */
     private final Map<String, Written> lastWritten = new ConcurrentHashMap<>();
+    /** Whether a 2025-era tools/list comes from a session that hears list_changed (stdio): it need not wait. */
+    private volatile boolean sessionHearsListChanges;
     /** Gateway calls of the 2026-07-28 era whose server asked the agent something, until the agent answers. */
     private final InputRounds rounds = new InputRounds();
 
@@ -77,6 +79,11 @@ final class StatelessProtocol implements AutoCloseable {
         serveTools.specifications().forEach(spec -> tools.put(spec.tool().name(), spec));
         serveTools.notifyWith(this::route);
         Logger.getLogger("dev.execache").addHandler(logs);
+    }
+
+    /** The 2025 era's tools/list is asked on a session that hears list_changed (stdio): it answers what is offered now. */
+    void answerSessionLists() {
+        sessionHearsListChanges = true;
     }
 
     /** Offers new or changed tools and withdraws others. */
@@ -165,7 +172,7 @@ final class StatelessProtocol implements AutoCloseable {
     }
 
     private ObjectNode toolList(boolean modern) {
-        if (!modern && gateway != null) {
+        if (!modern && gateway != null && !sessionHearsListChanges) {
             // the initialize era without a session (HTTP) hears no list_changed: its list waits for
             // the servers still starting, each at most its start time (the 2026-07-28 era gets a short ttlMs)
             try {
@@ -177,7 +184,17 @@ final class StatelessProtocol implements AutoCloseable {
         ObjectNode result = Json.MAPPER.createObjectNode();
         ArrayNode list = result.putArray("tools");
         synchronized (this) {
-            tools.values().forEach(spec -> list.add(Json.MAPPER.valueToTree(spec.tool())));
+            tools.values().forEach(spec -> {
+                ObjectNode tool = Json.MAPPER.valueToTree(spec.tool());
+                if (gateway != null) {
+                    gateway.unknownFields(spec.tool().name()).forEach((field, value) -> {
+                        if (!tool.has(field)) {
+                            tool.set(field, Json.MAPPER.valueToTree(value));
+                        }
+                    });
+                }
+                list.add(tool);
+            });
         }
         if (modern) {
             result.put("ttlMs", !listChanges ? FIXED_LIST_TTL_MS

@@ -619,15 +619,19 @@ final class DownstreamServer extends Downstream {
         do {
             ListToolsResult page = current.client().listTools(cursor);
             for (McpSchema.Tool tool : page.tools()) {
-                listed.add(catalogTool(tool, current.info()));
+                listed.add(catalogTool(tool, current.info(), current.transport().listedTool(tool.name())));
             }
             cursor = page.nextCursor();
         } while (cursor != null && !cursor.isEmpty());
         return List.copyOf(listed);
     }
 
-    private CatalogTool catalogTool(McpSchema.Tool tool, McpSchema.Implementation info) {
+    private CatalogTool catalogTool(McpSchema.Tool tool, McpSchema.Implementation info, Map<String, Object> asListed) {
         Map<String, Object> definition = json.convertValue(tool, OBJECT);
+        if (asListed != null) {
+            // the fields the SDK's tool type does not know (execution, say), as the server wrote them
+            asListed.forEach(definition::putIfAbsent);
+        }
         Boolean readOnly = tool.annotations() == null ? null : tool.annotations().readOnlyHint();
         return new CatalogTool(settings.name() + SEPARATOR + tool.name(), settings.name(),
                 digest(settings.name(), info, definition, identity), definition, readOnly, settings.trustAnnotations());

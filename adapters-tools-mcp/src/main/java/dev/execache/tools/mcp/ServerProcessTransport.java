@@ -85,6 +85,11 @@ final class ServerProcessTransport implements McpClientTransport {
     private final Consumer<Map<String, Object>> logged;
     private final Asked asked;
     private final java.util.function.BiConsumer<String, Map<String, Object>> notified;
+    /**
+     * Each tool as the server's last tools/list described it, every field: the SDK's tool type drops the ones it
+     * does not know ({@code execution}, say), which reach the agent unchanged from here.
+     */
+    private final Map<String, Map<String, Object>> listedTools = new ConcurrentHashMap<>();
     /** Where the progress of a call goes, by the progress token it was sent with. */
     private final Map<Object, Consumer<Map<String, Object>>> progress = new ConcurrentHashMap<>();
     private volatile Process process;
@@ -235,6 +240,10 @@ final class ServerProcessTransport implements McpClientTransport {
                     ASKING.execute(() -> answerAsked(request));
                     continue;
                 }
+                if (message instanceof McpSchema.JSONRPCResponse response && response.result() instanceof Map<?, ?> result
+                        && result.get("tools") instanceof List<?> listed) {
+                    keepListed(listed);
+                }
                 handler.apply(Mono.just(message)).subscribe(ignored -> {
                 }, error -> LOG.log(Level.DEBUG, "handling a message of " + settings.name() + " failed: " + error));
             }
@@ -263,6 +272,20 @@ final class ServerProcessTransport implements McpClientTransport {
         if (current != null) {
             write(current, response).onErrorComplete().subscribe();
         }
+    }
+
+    @SuppressWarnings("unchecked")
+    private void keepListed(List<?> listed) {
+        for (Object each : listed) {
+            if (each instanceof Map<?, ?> tool && tool.get("name") instanceof String name) {
+                listedTools.put(name, (Map<String, Object>) tool);
+            }
+        }
+    }
+
+    /** The tool as the server's last tools/list described it (every field); null when it listed none of that name. */
+    Map<String, Object> listedTool(String name) {
+        return listedTools.get(name);
     }
 
     /** Tells the server the agent's roots changed. */
