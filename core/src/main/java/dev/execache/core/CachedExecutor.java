@@ -136,6 +136,27 @@ public final class CachedExecutor {
         }
     }
 
+    /**
+     * One tool call of a stored run's trace, as {@code inspect} shows it.
+     *
+     * @param tool the tool ({@code SERVER__TOOL})
+     * @param version its version when it answered
+     * @param argumentsDigest 128 bits of the SHA-256 of the arguments as the code sent them (hex)
+     * @param answerDigest 128 bits of the SHA-256 of the answer the run read (hex)
+     */
+    public record TracedCall(String tool, String version, String argumentsDigest, String answerDigest) {
+    }
+
+    /**
+     * The tool calls a stored run made, in order, with the digests of the answers it read (what a
+     * revalidation asks again and compares); empty for an entry that keeps no trace.
+     */
+    public static List<TracedCall> traceOf(CacheEntry entry) {
+        return RunTrace.of(entry).map(trace -> trace.steps().stream()
+                .map(step -> new TracedCall(step.name(), step.version(), step.argumentsDigest(), step.answerDigest()))
+                .toList()).orElse(List.of());
+    }
+
     /** The key under which the run of {@code key} is kept for revalidation. */
     static String keptKey(String key) {
         return KEPT_PREFIX + key.substring(CacheKeys.PREFIX.length());
