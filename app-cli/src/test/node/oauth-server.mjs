@@ -1,6 +1,7 @@
 // A real authorization server for the tests of serve --http as an OAuth resource server:
 // oidc-provider (pinned in package.json) on loopback, issuing JWT access tokens for any loopback
-// resource (RFC 8707 resource indicators) by client credentials. Prints one line,
+// resource (RFC 8707 resource indicators) by client credentials, and by authorization code with
+// PKCE to clients that register themselves, after a sign-in at its development pages. Prints one line,
 // {"issuer": "http://127.0.0.1:PORT"}, once it listens.
 //
 // Beside the provider, two test-only endpoints:
@@ -44,7 +45,10 @@ function makeProvider() {
     scopes: SCOPES,
     features: {
       clientCredentials: { enabled: true },
-      devInteractions: { enabled: false },
+      // a person signs in at the provider's own development pages (any login and password), which
+      // the SDK client's test drives headlessly; clients may register themselves (RFC 7591)
+      devInteractions: { enabled: true },
+      registration: { enabled: true },
       resourceIndicators: {
         enabled: true,
         defaultResource: (ctx, client, oneOf) => oneOf,

@@ -245,4 +245,32 @@ class ServeHttpOAuthIT {
         assertThat(client.at("/run/result").intValue()).isEqualTo(42);
         assertThat(client.get("scope").textValue()).isEqualTo("execache:read execache:run");
     }
+
+    @Test
+    void aPersonSignsInThroughTheSdkClientWithPkceAndIsTheAgent() throws Exception {
+        JsonNode client = TypeScriptClient.runScript("oauth-login-client.mjs", List.of(resource, "alice"), Map.of());
+
+        assertThat(client.has("error")).as(client.toString()).isFalse();
+        List<String> requests = new ArrayList<>();
+        client.get("requests").forEach(request -> requests.add(request.get("method").textValue() + " "
+                + request.get("url").textValue() + " " + request.get("status").intValue()));
+        assertThat(requests).as("discovery from the 401, dynamic registration, then the code for a token").startsWith(
+                "POST " + resource + " 401",
+                "GET " + metadataUrl() + " 200",
+                "GET " + provider.issuer() + "/.well-known/oauth-authorization-server 200",
+                "POST " + provider.issuer() + "/reg 201");
+        assertThat(requests).contains("POST " + provider.issuer() + "/token 200");
+        assertThat(client.at("/authorization/codeChallengeMethod").textValue()).isEqualTo("S256");
+        assertThat(client.at("/authorization/resource").textValue()).isEqualTo(resource);
+        assertThat(client.at("/authorization/scope").textValue()).as("the scope the 401 names")
+                .isEqualTo("execache:read execache:run");
+        assertThat(client.get("browser")).extracting(JsonNode::textValue).contains("POST /interaction/ID 303");
+        assertThat(client.get("runIsError").booleanValue()).isFalse();
+        assertThat(client.at("/run/result").textValue()).isEqualTo("signed in");
+        RawHttp.Answer figures = RawHttp.send(server.port(), "GET", "/dashboard.json", null,
+                Map.of("Authorization", "Bearer " + STATIC_TOKEN));
+        List<String> agents = new ArrayList<>();
+        figures.json().get("agents").forEach(agent -> agents.add(agent.toString()));
+        assertThat(agents).as("the person who signed in is the agent").anyMatch(agent -> agent.contains("\"alice\""));
+    }
 }
