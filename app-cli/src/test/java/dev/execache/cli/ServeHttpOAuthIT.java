@@ -1,10 +1,12 @@
 package dev.execache.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -207,6 +209,11 @@ class ServeHttpOAuthIT {
                 .status()).isEqualTo(403);
         assertThat(result(post(none, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}"))).isNotNull();
         assertThat(result(call(full, "clear_cache", "{}")).get("isError").asBoolean()).isFalse();
+        // logged before the answer went out; read from serve's stderr by another thread
+        await().atMost(Duration.ofMinutes(1)).untilAsserted(() -> assertThat(server.stderr())
+                .as("who changed the shared cache is logged")
+                .contains("execache: agent agent-full calls clear_cache, which changes the shared cache")
+                .anyMatch(line -> line.contains("refused a request of agent agent-runner (403): it needs execache:admin")));
     }
 
     /** A 403 naming the scope needed; its challenge asks for that scope with those the token holds. */

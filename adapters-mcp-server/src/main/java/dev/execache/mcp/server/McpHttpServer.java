@@ -433,6 +433,11 @@ public final class McpHttpServer implements AutoCloseable {
             }
             String callId = "http-" + callIds.incrementAndGet();
             String agent = caller.agent();
+            if (needed == Scope.ADMIN) {
+                // what changes the cache for everyone says who asked for it
+                LOG.log(Level.INFO, (agent == null ? "a client" : "agent " + agent) + " calls "
+                        + checked.params().path("name").asText() + ", which changes the shared cache");
+            }
             if (streams && McpSchema.METHOD_TOOLS_CALL.equals(method)) {
                 stream(request, response, callback, checked, callId, agent);
                 return;
