@@ -56,7 +56,8 @@ class ArchitectureTest {
     static final ArchRule theMcpServerKnowsOnlyCoreAndTheMcpSdk = classes()
             .that().resideInAPackage(MCP_SERVER)
             .should().onlyDependOnClassesThat().resideInAnyPackage("java..", CORE, MCP_SERVER,
-                    "io.modelcontextprotocol..", "com.fasterxml.jackson..", "reactor..", "org.eclipse.jetty..")
+                    "io.modelcontextprotocol..", "com.fasterxml.jackson..", "reactor..", "org.eclipse.jetty..",
+                    "com.nimbusds..")
             .because("the MCP server is a driving adapter: it reaches the cache through core's ports only, and"
                     + " app-cli starts it (docs/architecture.md)");
 
