@@ -31,7 +31,8 @@ final class RelayedRequests {
      * @throws AgentRefusedException with the client's error, or why it could not be asked
      */
     String ask(String method, JsonNode params, Consumer<ObjectNode> send) {
-        String id = "execache-ask-" + ids.incrementAndGet();
+        // unguessable: over HTTP an answer comes as a POST of its own, which must not answer another agent's request
+        String id = "execache-ask-" + ids.incrementAndGet() + "-" + java.util.UUID.randomUUID();
         CompletableFuture<ObjectNode> answer = new CompletableFuture<>();
         waiting.put(id, answer);
         try {
