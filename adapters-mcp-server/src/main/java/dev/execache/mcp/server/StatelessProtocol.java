@@ -183,19 +183,22 @@ final class StatelessProtocol implements AutoCloseable {
         }
         ObjectNode result = Json.MAPPER.createObjectNode();
         ArrayNode list = result.putArray("tools");
+        List<SyncToolSpecification> offered;
         synchronized (this) {
-            tools.values().forEach(spec -> {
-                ObjectNode tool = Json.MAPPER.valueToTree(spec.tool());
-                if (gateway != null) {
-                    gateway.unknownFields(spec.tool().name()).forEach((field, value) -> {
-                        if (!tool.has(field)) {
-                            tool.set(field, Json.MAPPER.valueToTree(value));
-                        }
-                    });
-                }
-                list.add(tool);
-            });
+            offered = List.copyOf(tools.values());
         }
+        // outside this object's lock: the gateway holds its own while it replaces the tools here
+        offered.forEach(spec -> {
+            ObjectNode tool = Json.MAPPER.valueToTree(spec.tool());
+            if (gateway != null) {
+                gateway.unknownFields(spec.tool().name()).forEach((field, value) -> {
+                    if (!tool.has(field)) {
+                        tool.set(field, Json.MAPPER.valueToTree(value));
+                    }
+                });
+            }
+            list.add(tool);
+        });
         if (modern) {
             result.put("ttlMs", !listChanges ? FIXED_LIST_TTL_MS
                     : gateway.starting() ? STARTING_LIST_TTL_MS : CHANGING_LIST_TTL_MS);
