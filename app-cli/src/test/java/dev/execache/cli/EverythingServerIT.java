@@ -139,7 +139,9 @@ class EverythingServerIT {
         assertThat(modern.at("/asked/sampling")).hasSize(1);
         assertThat(modern.at("/asked/sampling/0")).isEqualTo(direct.at("/asked/sampling/0"));
         assertThat(modern.at("/asked/elicitation")).isEqualTo(direct.at("/asked/elicitation"));
-        assertThat(modern.at("/asked/roots").intValue()).isBetween(1, 2);
+        // the server is shared by every agent and keeps the first roots it got (the client 1.x's, asked before), so it
+        // may ask this agent none; the answer is the same roots
+        assertThat(modern.at("/asked/roots").intValue()).isBetween(0, 2);
         for (String answer : List.of("sampling", "elicitation", "roots")) {
             assertThat(modern.get(answer)).as(answer).isEqualTo(direct.get(answer));
         }
