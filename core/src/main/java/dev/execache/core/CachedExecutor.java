@@ -7,6 +7,7 @@ import dev.execache.core.spi.CodeTools;
 import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.GroupBound;
 import dev.execache.core.spi.Sandbox;
+import dev.execache.core.spi.Telemetry;
 import dev.execache.core.spi.ToolCallCancelledException;
 import dev.execache.core.spi.ToolVersionSource;
 import java.lang.System.Logger.Level;
@@ -115,13 +116,33 @@ public final class CachedExecutor {
         this.codeTools = Objects.requireNonNull(tools, "tools must not be null");
     }
 
+    /**
+     * Where the spans of a run (cache lookup, flight wait, the sandbox's run, the tool calls code
+     * makes) and the cache's counts are reported from now on; {@link Telemetry#NONE} by default.
+     */
+    public void useTelemetry(Telemetry telemetry) {
+        store.useTelemetry(Objects.requireNonNull(telemetry, "telemetry must not be null"));
+    }
+
+    /** The run of {@code request} in the sandbox, inside a span of its own. */
+    private ExecutionResult runInSandbox(ExecutionRequest request, RunTools runTools) {
+        try (Telemetry.Span span = store.telemetry().start("deno run")) {
+            runTools.traceUnder(store.telemetry().current());
+            ExecutionResult result = sandbox.execute(request, runTools);
+            if (!result.isSuccess()) {
+                span.failed(result.error().type().name(), result.error().message());
+            }
+            return result;
+        }
+    }
+
     /** Runs without looking up or storing; counts the run as {@code why} (the store is neither read nor written else). */
     private ExecutionOutcome bypass(ExecutionRequest request, CodeTools tools, Counter why) {
         RunTools runTools = new RunTools(tools, request.limits(), request.agent(), request.freshness());
         ExecutionResult result = null;
         KeptOut keptOut = KeptOut.NONE;
         try {
-            result = sandbox.execute(request, runTools);
+            result = runInSandbox(request, runTools);
         } finally {
             runTools.end();
             runTools.countAnswerBytes();
@@ -343,12 +364,18 @@ public final class CachedExecutor {
         private String inFlight;
         private long inFlightSince;
         private boolean ended;
+        /** The run's span, parent of its calls' spans: calls arrive on another thread than the run's. */
+        private volatile Map<String, String> traceParent = Map.of();
 
         RunTools(CodeTools tools, Limits limits, String agent, Freshness freshness) {
             this.tools = tools;
             this.limits = limits;
             this.agent = agent;
             this.freshness = freshness;
+        }
+
+        void traceUnder(Map<String, String> parent) {
+            this.traceParent = parent;
         }
 
         @Override
@@ -385,8 +412,13 @@ public final class CachedExecutor {
                 inFlightSince = start;
             }
             CodeToolCall call;
-            try {
+            try (Telemetry.Span span = store.telemetry().start("execute_tool " + server + "__" + tool,
+                    Telemetry.Kind.INTERNAL, traceParent)) {
+                span.set("gen_ai.operation.name", "execute_tool").set("gen_ai.tool.name", server + "__" + tool);
                 call = tools.call(server, tool, argumentsJson, agent, freshness);
+                if (call.answer().isError()) {
+                    span.failed("tool_error", null);
+                }
             } catch (CancellationException e) {
                 boolean reached = !(e instanceof ToolCallCancelledException cancelled) || cancelled.reachedTool();
                 synchronized (this) {
@@ -565,7 +597,7 @@ public final class CachedExecutor {
             ranWith = runTools;
             ExecutionResult result;
             try {
-                result = sandbox.execute(request, runTools);
+                result = runInSandbox(request, runTools);
             } finally {
                 runTools.end();
                 runTools.countAnswerBytes();
