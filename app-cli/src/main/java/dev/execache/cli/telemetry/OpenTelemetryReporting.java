@@ -1,5 +1,6 @@
 package dev.execache.cli.telemetry;
 
+import dev.execache.cli.settings.UsageException;
 import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.Telemetry;
 import io.opentelemetry.api.common.AttributeKey;
@@ -18,6 +19,7 @@ import io.opentelemetry.context.Scope;
 import io.opentelemetry.context.propagation.TextMapGetter;
 import io.opentelemetry.sdk.OpenTelemetrySdk;
 import io.opentelemetry.sdk.autoconfigure.AutoConfiguredOpenTelemetrySdk;
+import io.opentelemetry.sdk.autoconfigure.spi.ConfigurationException;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -35,6 +37,9 @@ public final class OpenTelemetryReporting implements Telemetry, AutoCloseable {
     /** The variables that ask for telemetry: an exporter or an OTLP endpoint. */
     static final List<String> ASKING = List.of("OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER",
             "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT");
+    /** The variables that choose the OTLP protocol. */
+    private static final List<String> PROTOCOLS = List.of("OTEL_EXPORTER_OTLP_PROTOCOL",
+            "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL");
     private static final String SCOPE = "dev.execache";
     private static final AttributeKey<String> TOOL = AttributeKey.stringKey("gen_ai.tool.name");
     private static final AttributeKey<String> ERROR_TYPE = AttributeKey.stringKey("error.type");
@@ -90,10 +95,18 @@ public final class OpenTelemetryReporting implements Telemetry, AutoCloseable {
                 || ASKING.stream().noneMatch(name -> !environment.getOrDefault(name, "").isBlank())) {
             return Telemetry.NONE;
         }
+        for (String name : PROTOCOLS) {
+            if (environment.getOrDefault(name, "").trim().equals("grpc")) {
+                throw new UsageException(name + "=grpc is not supported: execache sends OTLP over HTTP"
+                        + " (http/protobuf, the default; a collector listens for it on port 4318)");
+            }
+        }
         Map<String, String> properties = new HashMap<>();
         // execache writes no logs to OpenTelemetry: no logs exporter unless one is named
         properties.put("otel.logs.exporter", "none");
         properties.put("otel.service.name", "execache");
+        // the JDK's HttpClient sends OTLP over HTTP; the SDK's own default (grpc) needs another client
+        properties.put("otel.exporter.otlp.protocol", "http/protobuf");
         // the command's environment (the resident server serves other processes' commands), as the
         // SDK's property names: OTEL_EXPORTER_OTLP_ENDPOINT is otel.exporter.otlp.endpoint
         environment.forEach((name, value) -> {
@@ -101,12 +114,16 @@ public final class OpenTelemetryReporting implements Telemetry, AutoCloseable {
                 properties.put(name.toLowerCase(Locale.ROOT).replace('_', '.'), value);
             }
         });
-        OpenTelemetrySdk sdk = AutoConfiguredOpenTelemetrySdk.builder()
-                .addPropertiesSupplier(() -> properties)
-                .disableShutdownHook()
-                .build()
-                .getOpenTelemetrySdk();
-        return new OpenTelemetryReporting(sdk);
+        try {
+            OpenTelemetrySdk sdk = AutoConfiguredOpenTelemetrySdk.builder()
+                    .addPropertiesSupplier(() -> properties)
+                    .disableShutdownHook()
+                    .build()
+                    .getOpenTelemetrySdk();
+            return new OpenTelemetryReporting(sdk);
+        } catch (ConfigurationException e) {
+            throw new UsageException("the OTEL_* settings are not usable: " + e.getMessage(), e);
+        }
     }
 
     @Override
