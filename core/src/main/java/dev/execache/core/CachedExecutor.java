@@ -130,7 +130,7 @@ public final class CachedExecutor {
             runTools.traceUnder(store.telemetry().current());
             ExecutionResult result = sandbox.execute(request, runTools);
             if (!result.isSuccess()) {
-                span.failed(result.error().type().name(), result.error().message());
+                span.failed(result.error().type().displayName(), result.error().message());
             }
             return result;
         }
