@@ -44,15 +44,32 @@ try {
   const hit = await call("lab__get_count", { who });
   const fresh = await call("lab__get_count", { who }, { "dev.execache/cache-control": "no-cache" });
   const bypass = await call("lab__increment", {});
-  // the second run is asked once the first reports progress (every second of a run), so it is sure to
-  // meet the first still running, however slow this machine is to start either
+  // two identical runs at once: the second is asked once the first reports progress (every second
+  // of a run), so it meets the first still running unless this machine held the second back for the
+  // rest of the run; then it is a hit, which is right too, and the pair is tried again with another
+  // context (at most three times), each attempt's timings kept for the test's message
   const code = `await new Promise((resolve) => setTimeout(resolve, 6000)); return "run " + context.who`;
-  let second;
-  const askSecond = () => { second ??= call("execute_code", { code, context: { who } }); };
-  const one = await call("execute_code", { code, context: { who } }, undefined, askSecond);
-  askSecond();
-  const two = await second;
-  const again = await call("execute_code", { code, context: { who } });
+  out.attempts = [];
+  let one, two, runWho;
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    runWho = attempt === 1 ? who : `${who}-${attempt}`;
+    const start = Date.now();
+    const timings = {};
+    let second;
+    const askSecond = () => {
+      if (second) return;
+      timings.secondAskedMs = Date.now() - start;
+      second = call("execute_code", { code, context: { who: runWho } })
+        .then((result) => { timings.secondDoneMs = Date.now() - start; return result; });
+    };
+    one = await call("execute_code", { code, context: { who: runWho } }, undefined, askSecond);
+    timings.firstDoneMs = Date.now() - start;
+    askSecond();
+    two = await second;
+    out.attempts.push({ statuses: [meta(one)?.status, meta(two)?.status], ...timings });
+    if (meta(two)?.status !== "hit") break;
+  }
+  const again = await call("execute_code", { code, context: { who: runWho } });
   const refused = await call("lab__get_count", { who }, { "dev.execache/cache-control": "soon" });
   out.miss = meta(miss);
   out.hit = meta(hit);
@@ -63,6 +80,7 @@ try {
   out.sameContent = JSON.stringify(hit.content) === JSON.stringify(miss.content);
   out.freshText = fresh.content[0].text;
   out.runResult = again.structuredContent?.result ?? null;
+  out.runWho = runWho;
   out.refused = { isError: refused.isError ?? false, text: refused.content[0].text };
   out.done = true;
 } catch (error) {
