@@ -153,4 +153,49 @@ class ServeHttpSettingsTest {
         assertThatThrownBy(() -> ServeHttp.resolve(null, null, List.of(), file, Map.of(), null, dir, DRAIN))
                 .isInstanceOf(UsageException.class).hasMessageContaining("go with --http [HOST:]PORT");
     }
+
+    private HttpServeSettings oauth(String listen, String issuer, String resource, Map<String, String> env) {
+        return ServeHttp.resolve(listen, null, List.of(), null, issuer, resource, env, dir.resolve("execache.yaml"), dir,
+                DRAIN);
+    }
+
+    @Test
+    void oauthComesFromFlagsElseTheEnvironmentElseTheConfigFile() throws IOException {
+        Files.writeString(dir.resolve("execache.yaml"), "serve:\n  oauth_issuer: https://id.example.org/realms/team\n"
+                + "  oauth_resource: https://MCP.example.org:443/mcp\n");
+
+        HttpServeSettings configured = oauth("0.0.0.0:8080", null, null, Map.of());
+        HttpServeSettings fromEnvironment = oauth("8080", null, null, Map.of(ServeHttp.OAUTH_ISSUER_VARIABLE,
+                "https://login.example.com/", ServeHttp.OAUTH_RESOURCE_VARIABLE, "https://mcp.example.com/mcp"));
+        HttpServeSettings fromFlags = oauth("8080", "http://127.0.0.1:9000", "http://localhost:8080/mcp", Map.of(
+                ServeHttp.OAUTH_ISSUER_VARIABLE, "https://login.example.com/"));
+
+        assertThat(configured.oauth().issuer().toString()).isEqualTo("https://id.example.org/realms/team");
+        // the resource in its canonical form (RFC 8707): host in lower case, no default port
+        assertThat(configured.oauth().resource().toString()).isEqualTo("https://mcp.example.org/mcp");
+        assertThat(configured.tokens()).as("a host that is not loopback may be served with OAuth alone").isEmpty();
+        assertThat(fromEnvironment.oauth().issuer().toString()).isEqualTo("https://login.example.com/");
+        assertThat(fromFlags.oauth().issuer().toString()).isEqualTo("http://127.0.0.1:9000");
+        assertThat(fromFlags.oauth().resource().toString()).isEqualTo("http://localhost:8080/mcp");
+        Files.delete(dir.resolve("execache.yaml"));
+        assertThat(oauth("8080", null, null, Map.of()).oauth()).isNull();
+    }
+
+    @Test
+    void badOAuthSettingsAreUsageErrorsThatSayWhatToGive() {
+        assertThatThrownBy(() -> oauth("8080", "http://id.example.org", null, Map.of()))
+                .isInstanceOf(UsageException.class).hasMessageContaining("--oauth-issuer")
+                .hasMessageContaining("must use https");
+        assertThatThrownBy(() -> oauth("8080", "id.example.org", null, Map.of()))
+                .isInstanceOf(UsageException.class).hasMessageContaining("--oauth-issuer must be an https URL");
+        assertThatThrownBy(() -> oauth("8080", "https://id.example.org", "https://mcp.example.org/mcp#x", Map.of()))
+                .isInstanceOf(UsageException.class).hasMessageContaining("--oauth-resource")
+                .hasMessageContaining("fragment");
+        assertThatThrownBy(() -> oauth("8080", null, "https://mcp.example.org/mcp", Map.of()))
+                .isInstanceOf(UsageException.class).hasMessageContaining("--oauth-resource goes with --oauth-issuer");
+        assertThatThrownBy(() -> oauth("0.0.0.0:8080", "https://id.example.org", null, Map.of()))
+                .isInstanceOf(UsageException.class).hasMessageContaining("give --oauth-resource");
+        assertThatThrownBy(() -> oauth(null, "https://id.example.org", null, Map.of()))
+                .isInstanceOf(UsageException.class).hasMessageContaining("go with --http");
+    }
 }

@@ -19,9 +19,11 @@ import java.util.Set;
  * @param drainLimit how long a stop waits for the requests still being answered
  * @param metricsTokens tokens that open only the figures ({@code /metrics} and the dashboard's data), for a
  *     scraper or a person who must not run code; the figures also open to every token in {@code tokens}
+ * @param oauth OAuth access tokens taken beside the static ones (this server as a resource server); null: none
  */
 public record HttpServeSettings(InetAddress address, int port, List<HttpToken> tokens, Set<String> allowedHosts,
-        int maxBodyBytes, int maxConcurrent, Duration idleTimeout, Duration drainLimit, List<HttpToken> metricsTokens) {
+        int maxBodyBytes, int maxConcurrent, Duration idleTimeout, Duration drainLimit, List<HttpToken> metricsTokens,
+        OAuthSettings oauth) {
     public static final int DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
     public static final int DEFAULT_MAX_CONCURRENT = 64;
     public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofSeconds(30);
@@ -42,11 +44,23 @@ public record HttpServeSettings(InetAddress address, int port, List<HttpToken> t
         if (maxConcurrent < 1) {
             throw new IllegalArgumentException("maxConcurrent must be at least 1, not " + maxConcurrent);
         }
-        if (!address.isLoopbackAddress() && tokens.isEmpty()) {
+        if (!address.isLoopbackAddress() && tokens.isEmpty() && oauth == null) {
             throw new IllegalArgumentException("binding " + address.getHostAddress() + ", which is not a loopback "
-                    + "address, needs a token (EXECACHE_HTTP_TOKEN or --http-token-file): anyone who can reach it "
-                    + "could run code");
+                    + "address, needs a token (EXECACHE_HTTP_TOKEN or --http-token-file) or --oauth-issuer: anyone who "
+                    + "can reach it could run code");
         }
+        if (oauth != null && oauth.resource() == null && !address.isLoopbackAddress()) {
+            throw new IllegalArgumentException("with --oauth-issuer on " + address.getHostAddress() + ", which is not "
+                    + "a loopback address, give --oauth-resource: the URL clients reach MCP at (such as "
+                    + "https://mcp.example.org/mcp), which tokens must be issued for");
+        }
+    }
+
+    /** Without OAuth. */
+    public HttpServeSettings(InetAddress address, int port, List<HttpToken> tokens, Set<String> allowedHosts,
+            int maxBodyBytes, int maxConcurrent, Duration idleTimeout, Duration drainLimit, List<HttpToken> metricsTokens) {
+        this(address, port, tokens, allowedHosts, maxBodyBytes, maxConcurrent, idleTimeout, drainLimit, metricsTokens,
+                null);
     }
 
     /** Without tokens of the figures' own. */
@@ -58,7 +72,13 @@ public record HttpServeSettings(InetAddress address, int port, List<HttpToken> t
     /** The same, with tokens that open only the figures. */
     public HttpServeSettings withMetricsTokens(List<HttpToken> figuresOnly) {
         return new HttpServeSettings(address, port, tokens, allowedHosts, maxBodyBytes, maxConcurrent, idleTimeout,
-                drainLimit, figuresOnly);
+                drainLimit, figuresOnly, oauth);
+    }
+
+    /** The same, taking OAuth access tokens too (null: none). */
+    public HttpServeSettings withOAuth(OAuthSettings accessTokens) {
+        return new HttpServeSettings(address, port, tokens, allowedHosts, maxBodyBytes, maxConcurrent, idleTimeout,
+                drainLimit, metricsTokens, accessTokens);
     }
 
     /** The defaults for a bind address, port, tokens and extra host names. */

@@ -2,29 +2,22 @@ package dev.execache.mcp.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.execache.core.Agents;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.System.Logger.Level;
-import java.net.URI;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -78,21 +71,15 @@ public final class McpHttpServer implements AutoCloseable {
             + "img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
     /** How often a running tool call's stream is written to, so that a client gone is noticed. */
     private static final Duration HEARTBEAT = Duration.ofMillis(250);
-    private static final Set<String> LOOPBACK_NAMES = Set.of("localhost", "127.0.0.1", "::1", "[::1]");
 
     private final StatelessProtocol protocol;
     private final HttpServeSettings settings;
     private final Server server;
     private final ServerConnector connector;
-    private final List<byte[]> tokenDigests = new ArrayList<>();
-    private final List<String> tokenNames = new ArrayList<>();
-    /** The agent each token's calls are counted for: its name when the token file named it, else null. */
-    private final List<String> tokenAgents = new ArrayList<>();
-    private final List<byte[]> figureTokenDigests = new ArrayList<>();
+    private final HttpAccess access;
     private final Supplier<String> openMetrics;
     private final Dashboard dashboard;
     private final Map<String, byte[]> pages = new HashMap<>();
-    private final Set<String> allowedHosts = new HashSet<>();
     private final Semaphore permits;
     private final AtomicBoolean draining = new AtomicBoolean();
     private final AtomicInteger answering = new AtomicInteger();
@@ -126,20 +113,7 @@ public final class McpHttpServer implements AutoCloseable {
         if (tools.gateway() != null) {
             tools.gateway().onChange(protocol::replaceTools);
         }
-        for (HttpServeSettings.HttpToken token : settings.tokens()) {
-            tokenDigests.add(sha256(token.secret()));
-            tokenNames.add(token.name());
-            tokenAgents.add(token.named() ? Agents.name(token.name()) : null);
-        }
-        figureTokenDigests.addAll(tokenDigests);
-        for (HttpServeSettings.HttpToken token : settings.metricsTokens()) {
-            figureTokenDigests.add(sha256(token.secret()));
-        }
-        allowedHosts.addAll(LOOPBACK_NAMES);
-        if (!settings.address().isLoopbackAddress()) {
-            allowedHosts.add(settings.address().getHostAddress().toLowerCase(Locale.ROOT));
-        }
-        settings.allowedHosts().forEach(host -> allowedHosts.add(host.toLowerCase(Locale.ROOT)));
+        this.access = new HttpAccess(settings, this::url);
         this.permits = new Semaphore(settings.maxConcurrent());
 
         QueuedThreadPool threads = new QueuedThreadPool(Math.max(32, settings.maxConcurrent() * 2 + 16), 4);
@@ -167,6 +141,7 @@ public final class McpHttpServer implements AutoCloseable {
         try {
             server.start();
             dashboard.start();
+            access.start();
         } catch (IOException e) {
             throw e;
         } catch (Exception e) {
@@ -237,110 +212,39 @@ public final class McpHttpServer implements AutoCloseable {
         }
     }
 
-    private static byte[] sha256(String text) {
-        try {
-            return MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("no SHA-256 in this JVM", e);
-        }
-    }
-
-    /** Whether a request may read the figures: with no token configured, yes; else with one of /mcp's or the figures'. */
-    private boolean mayReadFigures(String authorization) {
-        if (figureTokenDigests.isEmpty()) {
-            return true;
-        }
-        if (authorization == null || !authorization.regionMatches(true, 0, "Bearer ", 0, 7)) {
-            return false;
-        }
-        byte[] given = sha256(authorization.substring(7).strip());
-        boolean found = false;
-        for (byte[] digest : figureTokenDigests) {
-            found |= MessageDigest.isEqual(given, digest);
-        }
-        return found;
-    }
-
-    /** Which token a request carries, by name; null when it carries none that is valid. Constant time in the token. */
-    private String tokenName(String authorization) {
-        int found = tokenIndex(authorization);
-        return found < 0 ? null : tokenNames.get(found);
-    }
-
-    /** The agent a request's token names (see {@link HttpServeSettings.HttpToken#named()}); null for none. */
-    private String tokenAgent(String authorization) {
-        int found = tokenIndex(authorization);
-        return found < 0 ? null : tokenAgents.get(found);
-    }
-
-    private int tokenIndex(String authorization) {
-        if (authorization == null || !authorization.regionMatches(true, 0, "Bearer ", 0, 7)) {
-            return -1;
-        }
-        byte[] given = sha256(authorization.substring(7).strip());
-        int found = -1;
-        for (int i = 0; i < tokenDigests.size(); i++) {
-            if (MessageDigest.isEqual(given, tokenDigests.get(i)) && found < 0) {
-                found = i;
-            }
-        }
-        return found;
-    }
-
-    private boolean hostAllowed(String hostHeader) {
-        if (hostHeader == null || hostHeader.isBlank()) {
-            return false;
-        }
-        String host = hostHeader.strip().toLowerCase(Locale.ROOT);
-        if (host.startsWith("[")) {
-            int end = host.indexOf(']');
-            host = end < 0 ? host : host.substring(0, end + 1);
-        } else if (host.indexOf(':') >= 0 && host.indexOf(':') == host.lastIndexOf(':')) {
-            host = host.substring(0, host.indexOf(':'));
-        }
-        return allowedHosts.contains(host);
-    }
-
-    private boolean originAllowed(String origin) {
-        try {
-            URI uri = new URI(origin.strip());
-            return uri.getHost() != null && (uri.getScheme().equals("http") || uri.getScheme().equals("https"))
-                    && allowedHosts.contains(uri.getHost().toLowerCase(Locale.ROOT));
-        } catch (Exception e) {
-            return false;
-        }
-    }
-
     private final class McpHandler extends Handler.Abstract {
         @Override
         public boolean handle(Request request, Response response, Callback callback) {
             String path = Request.getPathInContext(request);
             boolean mcp = PATH.equals(path) || (PATH + "/").equals(path);
             boolean figures = METRICS_PATH.equals(path) || DASHBOARD_DATA_PATH.equals(path);
-            if (!mcp && !figures && !PAGES.containsKey(path)) {
+            boolean metadata = access.isMetadataPath(path);
+            if (!mcp && !figures && !metadata && !PAGES.containsKey(path)) {
                 return refuse(response, callback, 404, McpSchema.ErrorCodes.INVALID_REQUEST,
                         "Not Found: MCP is at " + PATH + ", the dashboard at /, the figures at " + METRICS_PATH);
             }
             String host = request.getHeaders().get(HttpHeader.HOST);
-            if (!hostAllowed(host)) {
+            if (!access.hostAllowed(host)) {
                 LOG.log(Level.WARNING, "refused a request for host " + printable(host) + " (403): not a loopback name "
                         + "and not allowed by --http-allow-host");
                 return refuse(response, callback, 403, -32000, "Forbidden: the Host header names a host this server "
                         + "does not answer for (allow it with --http-allow-host)");
             }
             String origin = request.getHeaders().get(HttpHeader.ORIGIN);
-            if (origin != null && !originAllowed(origin)) {
+            if (origin != null && !access.originAllowed(origin)) {
                 LOG.log(Level.WARNING, "refused a request from origin " + printable(origin) + " (403)");
                 return refuse(response, callback, 403, -32000, "Forbidden: the Origin header names an origin this "
                         + "server does not answer (allow its host with --http-allow-host)");
             }
+            if (metadata) {
+                return showMetadata(request, response, callback);
+            }
             if (!mcp) {
                 return show(request, response, callback, path, figures);
             }
-            if (!tokenDigests.isEmpty() && tokenName(request.getHeaders().get(HttpHeader.AUTHORIZATION)) == null) {
-                response.getHeaders().put(HttpHeader.WWW_AUTHENTICATE, "Bearer realm=\"execache\"");
-                return refuse(response, callback, 401, -32000,
-                        "Unauthorized: send Authorization: Bearer TOKEN with a token this server knows");
+            HttpAccess.Decision decision = access.callerOfMcp(request.getHeaders().get(HttpHeader.AUTHORIZATION));
+            if (decision.refusal() != null) {
+                return refuse(response, callback, decision.refusal());
             }
             if (!"POST".equals(request.getMethod())) {
                 response.getHeaders().put(HttpHeader.ALLOW, "POST");
@@ -377,7 +281,7 @@ public final class McpHttpServer implements AutoCloseable {
                 if (body == null) {
                     return tooLarge(response, callback);
                 }
-                answer(request, response, callback, body, streams);
+                answer(request, response, callback, body, streams, decision.caller());
             } catch (IOException e) {
                 callback.failed(e);
             } finally {
@@ -410,10 +314,13 @@ public final class McpHttpServer implements AutoCloseable {
                         : file.endsWith(".css") ? "text/css; charset=utf-8" : "text/javascript; charset=utf-8";
                 return send(response, callback, 200, type, file.equals("index.html") ? shell() : pages.get(file));
             }
-            if (!mayReadFigures(request.getHeaders().get(HttpHeader.AUTHORIZATION))) {
-                response.getHeaders().put(HttpHeader.WWW_AUTHENTICATE, "Bearer realm=\"execache\"");
-                return text(response, callback, 401, "Unauthorized: send Authorization: Bearer TOKEN with a token of "
-                        + "this server (one of /mcp's, or one given for the figures)\n");
+            HttpAccess.Refusal refusal = access.callerOfFigures(request.getHeaders().get(HttpHeader.AUTHORIZATION))
+                    .refusal();
+            if (refusal != null) {
+                if (refusal.challenge() != null) {
+                    response.getHeaders().put(HttpHeader.WWW_AUTHENTICATE, refusal.challenge());
+                }
+                return text(response, callback, refusal.status(), refusal.message() + "\n");
             }
             if (METRICS_PATH.equals(path)) {
                 if (openMetrics == null) {
@@ -440,10 +347,21 @@ public final class McpHttpServer implements AutoCloseable {
             return send(response, callback, 200, "application/json", json.getBytes(StandardCharsets.UTF_8));
         }
 
+        /** RFC 9728's Protected Resource Metadata: public (a client reads it before it has a token), GET. */
+        private boolean showMetadata(Request request, Response response, Callback callback) {
+            if (!"GET".equals(request.getMethod()) && !"HEAD".equals(request.getMethod())) {
+                response.getHeaders().put(HttpHeader.ALLOW, "GET, HEAD");
+                return text(response, callback, 405, "Method Not Allowed: the metadata is read with GET\n");
+            }
+            response.getHeaders().put(HttpHeader.CACHE_CONTROL, "max-age=300");
+            return send(response, callback, 200, "application/json",
+                    Json.write(access.metadata()).getBytes(StandardCharsets.UTF_8));
+        }
+
         /** The page, told whether this server asks for a token (so that it asks before it is refused). */
         private byte[] shell() {
             String html = new String(pages.get("index.html"), StandardCharsets.UTF_8);
-            return html.replace("data-token-asked=\"\"", "data-token-asked=\"" + !figureTokenDigests.isEmpty() + "\"")
+            return html.replace("data-token-asked=\"\"", "data-token-asked=\"" + access.figuresAskForToken() + "\"")
                     .getBytes(StandardCharsets.UTF_8);
         }
 
@@ -471,8 +389,8 @@ public final class McpHttpServer implements AutoCloseable {
             }
         }
 
-        private void answer(Request request, Response response, Callback callback, byte[] body, boolean streams)
-                throws IOException {
+        private void answer(Request request, Response response, Callback callback, byte[] body, boolean streams,
+                HttpAccess.Caller caller) throws IOException {
             JsonRpc.Message message = JsonRpc.parse(new String(body, StandardCharsets.UTF_8), "body");
             if (message instanceof JsonRpc.Batch) {
                 refuse(response, callback, 400, McpSchema.ErrorCodes.INVALID_REQUEST,
@@ -508,8 +426,18 @@ public final class McpHttpServer implements AutoCloseable {
                 return;
             }
             String method = checked.method();
+            Scope needed = Scope.neededFor(method, checked.params());
+            if (!caller.may(needed)) {
+                refuse(response, callback, access.insufficient(caller, needed));
+                return;
+            }
             String callId = "http-" + callIds.incrementAndGet();
-            String agent = tokenAgent(request.getHeaders().get(HttpHeader.AUTHORIZATION));
+            String agent = caller.agent();
+            if (needed == Scope.ADMIN) {
+                // what changes the cache for everyone says who asked for it
+                LOG.log(Level.INFO, (agent == null ? "a client" : "agent " + agent) + " calls "
+                        + checked.params().path("name").asText() + ", which changes the shared cache");
+            }
             if (streams && McpSchema.METHOD_TOOLS_CALL.equals(method)) {
                 stream(request, response, callback, checked, callId, agent);
                 return;
@@ -612,6 +540,16 @@ public final class McpHttpServer implements AutoCloseable {
         private static void accepted(Response response, Callback callback) {
             response.setStatus(202);
             callback.succeeded();
+        }
+
+        private static boolean refuse(Response response, Callback callback, HttpAccess.Refusal refusal) {
+            if (refusal.challenge() != null) {
+                response.getHeaders().put(HttpHeader.WWW_AUTHENTICATE, refusal.challenge());
+            }
+            if (refusal.status() == 503) {
+                response.getHeaders().put(HttpHeader.RETRY_AFTER, "5");
+            }
+            return refuse(response, callback, refusal.status(), -32000, refusal.message());
         }
 
         private static boolean refuse(Response response, Callback callback, int status, int code, String message) {

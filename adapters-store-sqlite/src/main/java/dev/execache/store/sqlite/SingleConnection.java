@@ -3,13 +3,19 @@ package dev.execache.store.sqlite;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.sql.Statement;
 import org.jdbi.v3.core.ConnectionFactory;
+import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.statement.SqlStatements;
+import org.jdbi.v3.core.statement.TemplateEngine;
+import org.jdbi.v3.sqlite3.SQLitePlugin;
 import org.sqlite.SQLiteConfig;
 
 /**
- * One SQLite connection kept open for the life of a store and lent to one Jdbi handle at a
- * time (the store serialises its callers). Opening a SQLite connection per handle, as
- * {@code Jdbi.create(url)} does, costs several times a primary-key read.
+ * One SQLite connection kept open for the life of a store (its writer) or of a reader in
+ * {@link Readers}, and lent to one Jdbi handle at a time (one thread uses it at a time).
+ * Opening a SQLite connection per handle, as {@code Jdbi.create(url)} does, costs several times
+ * a primary-key read.
  */
 final class SingleConnection implements ConnectionFactory, AutoCloseable {
     static final int BUSY_TIMEOUT_MILLIS = 10_000;
@@ -31,12 +37,33 @@ final class SingleConnection implements ConnectionFactory, AutoCloseable {
      * before it writes waits for other processes' writers instead of failing.
      */
     static SingleConnection open(Path file) {
-        NativeLibrary.prepare();
         SQLiteConfig config = new SQLiteConfig();
+        config.setTransactionMode(SQLiteConfig.TransactionMode.IMMEDIATE);
+        return open(file, config);
+    }
+
+    /**
+     * Opens a connection that only reads ({@code query_only}): under write-ahead logging its
+     * reads see the last commit and never wait for a writer, of this process or another.
+     */
+    static SingleConnection openReader(Path file) {
+        SQLiteConfig config = new SQLiteConfig();
+        config.setTransactionMode(SQLiteConfig.TransactionMode.DEFERRED);
+        SingleConnection reader = open(file, config);
+        try (Statement statement = reader.connection.createStatement()) {
+            statement.execute("PRAGMA query_only = 1");
+        } catch (SQLException e) {
+            reader.close();
+            throw new IllegalStateException("cannot open SQLite cache " + file + " for reading: " + e.getMessage(), e);
+        }
+        return reader;
+    }
+
+    private static SingleConnection open(Path file, SQLiteConfig config) {
+        NativeLibrary.prepare();
         config.setBusyTimeout(BUSY_TIMEOUT_MILLIS);
         config.enforceForeignKeys(true);
         config.setSynchronous(SQLiteConfig.SynchronousMode.NORMAL);
-        config.setTransactionMode(SQLiteConfig.TransactionMode.IMMEDIATE);
         try {
             return new SingleConnection(file, config.createConnection("jdbc:sqlite:" + file));
         } catch (SQLException e) {
@@ -46,6 +73,13 @@ final class SingleConnection implements ConnectionFactory, AutoCloseable {
             }
             throw new IllegalStateException("cannot open SQLite cache " + file + ": " + e.getMessage(), e);
         }
+    }
+
+    /** A Jdbi lending this connection to its handles. */
+    Jdbi jdbi() {
+        Jdbi jdbi = Jdbi.create(this).installPlugin(new SQLitePlugin());
+        jdbi.getConfig(SqlStatements.class).setTemplateEngine(TemplateEngine.NOP);
+        return jdbi;
     }
 
     @Override

@@ -15,7 +15,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
-import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -25,16 +24,22 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.locks.StampedLock;
+import java.util.function.Function;
 import java.util.stream.Collectors;
 import dev.execache.store.sqlite.Schema.StructureCheck;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.HandleCallback;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.statement.PreparedBatch;
-import org.jdbi.v3.core.statement.SqlStatements;
 import org.jdbi.v3.core.statement.StatementContext;
-import org.jdbi.v3.core.statement.TemplateEngine;
-import org.jdbi.v3.sqlite3.SQLitePlugin;
 import org.sqlite.SQLiteErrorCode;
 import org.sqlite.SQLiteException;
 
@@ -44,13 +49,17 @@ import org.sqlite.SQLiteException;
  * execache cache, or is from a newer execache, is refused and left as it was; one from an
  * older execache is migrated.
  *
- * <p>A hit only reads. The hit count and recency it earns, and counter increments, are kept
- * in memory and written with this store's next write, once {@value #MAX_PENDING_USES} entries
- * have been used, once the oldest is {@value #MAX_PENDING_MILLIS} ms old, or at {@link #close};
- * until then other processes see the previous counts and recency.
+ * <p>A hit only reads, on a connection of its own ({@link Readers}): under write-ahead logging it
+ * waits neither for a write under way, nor for this store's writer, nor for another process's.
+ * Writes go one at a time through one connection. The hit count and recency a hit earns, the
+ * expired entries reads meet, and counter increments are kept in memory ("unwritten") and written
+ * with this store's next write, or by a write in the background once {@value #MAX_PENDING_USES}
+ * entries have been used, once the oldest is {@value #MAX_PENDING_MILLIS} ms old, or once a read
+ * met an expired entry; and at {@link #close}. Until then other processes see the previous counts
+ * and recency; this one sees them added.
  */
 public final class SqliteCacheStore implements CacheStore {
-    private final StoreCounters figures = new Counters();
+    private final StoreCounters counters = new Counters();
     private final WriteGenerations writes = new Writes();
     static final int MAX_PENDING_USES = 64;
     static final long MAX_PENDING_MILLIS = 1_000;
@@ -69,10 +78,6 @@ public final class SqliteCacheStore implements CacheStore {
                                        execution_nanos, estimated_bytes, tool_versions, result, console, label,
                                        bound_group, checksum)
             VALUES (?, ?, ?, (SELECT coalesce(max(last_access), 0) + 1 FROM cache_entries), ?, ?, ?, ?, ?, ?, ?, ?, ?)""";
-    /** Counter rows of one tool are named {@code tool:<COUNTER>:<tool>}; totals by the counter's name alone. */
-    private static final String TOOL_COUNTER_PREFIX = "tool:";
-    /** Counter rows of one agent are named {@code agent:<COUNTER>:<agent>}. */
-    private static final String AGENT_COUNTER_PREFIX = "agent:";
     private static final String RECORD_USE = """
             UPDATE cache_entries SET hit_count = hit_count + ?, last_access = ?
              WHERE cache_key = ? AND created_at = ?""";
@@ -95,8 +100,8 @@ public final class SqliteCacheStore implements CacheStore {
 
     /**
      * How many of its own steps the check of the file's structure may take at open (see
-     * {@link Schema#checkStructure}): about 0.5 s of work on one core of a quiet machine, a cache
-     * file of about CALIBRATE MB. A larger file is checked whole before the first write into it.
+     * {@link Schema#checkStructure}): about 0.4 s of work on one core of a quiet machine, a cache
+     * file of about 600 MB. A larger file is checked whole before the first write into it.
      */
     static final long OPEN_CHECK_STEPS = 1_000_000;
 
@@ -106,6 +111,9 @@ public final class SqliteCacheStore implements CacheStore {
     private final int maxEntries;
     private final Clock clock;
     private final long openCheckSteps;
+    private final Readers readers;
+    /** Held by every write, one at a time; guards {@link #connection}, {@link #jdbi}, {@link #unchecked} and {@link #closed}. */
+    private final ReentrantLock writer = new ReentrantLock();
     /**
      * Set when the check of the file's structure at open stopped at its bound: the file may be
      * damaged, so the check runs to its end before anything is written into it.
@@ -114,29 +122,36 @@ public final class SqliteCacheStore implements CacheStore {
     /** Replaced, with {@link #jdbi}, only when the file is (see {@link #replaceFile}). */
     private SingleConnection connection;
     private Jdbi jdbi;
-    /**
-     * The selects every run makes (the hit's, the last-seen versions'), prepared on {@link #connection}
-     * at their first use and kept, by their SQL, until it is replaced or one fails. Through a Jdbi
-     * query a hit prepared its select again, and made a handle, a statement context and a copy of
-     * the configuration, on every call: about a third of a hit.
-     */
-    private final Map<String, PreparedStatement> keptSelects = new HashMap<>();
-    /** In order of use, the oldest first. */
-    private final LinkedHashMap<String, PendingUse> pendingUses = new LinkedHashMap<>();
-    /** {@link #toolVersions} parsed, by the column's text: the most recently used {@value #PARSED_TOOL_VERSIONS}. */
-    private final Map<String, Map<String, String>> parsedToolVersions = new LinkedHashMap<>(16, 0.75f, true) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<String, Map<String, String>> eldest) {
-            return size() > PARSED_TOOL_VERSIONS;
-        }
-    };
-    private static final int PARSED_TOOL_VERSIONS = 64;
-    /** By counter row name. */
-    private final Map<String, Long> pendingCounts = new LinkedHashMap<>();
-    /** The agents counted in the file or pending, as last read from the file; null: read it again. */
+    private volatile boolean closed;
+    /** Guards {@link #unwritten}, {@link #inFlight} and {@link #countedAgents}; held only for a few map operations. */
+    private final Object unwrittenLock = new Object();
+    private Unwritten unwritten = new Unwritten();
+    /** What the write under way took from {@link #unwritten}: still added to what reads find until it commits. */
+    private Unwritten inFlight = Unwritten.NONE;
+    /** The agents counted in the file or unwritten, as last read from the file; null: read it again. */
     private Set<String> countedAgents;
-    private long firstPendingAt;
-    private boolean closed;
+    /**
+     * Write-locked only while a write commits and {@link #inFlight} is let go: a read that adds
+     * what is unwritten to what it read from the file checks that no commit came between the two
+     * (optimistically, without waiting), so that nothing is counted twice or missed.
+     */
+    private final StampedLock commits = new StampedLock();
+    /** Writes what is unwritten when it is due, so that no read waits for that write. */
+    private final ExecutorService writeBehind = Executors.newSingleThreadExecutor(work -> {
+        Thread thread = new Thread(work, "execache-sqlite-write-behind");
+        thread.setDaemon(true);
+        return thread;
+    });
+    private final AtomicBoolean writeBehindQueued = new AtomicBoolean();
+    /** A write in the background that failed, told to the next count (a count is a write). */
+    private final AtomicReference<RuntimeException> writeBehindFailure = new AtomicReference<>();
+    /**
+     * {@link #toolVersions} parsed, by the column's text. Emptied when it holds more than
+     * {@value #PARSED_TOOL_VERSIONS}: an entry's tools are a few texts repeated, and reads on many
+     * threads share it.
+     */
+    private final Map<String, Map<String, String>> parsedToolVersions = new ConcurrentHashMap<>();
+    private static final int PARSED_TOOL_VERSIONS = 256;
 
     /**
      * Opens, or creates with its parent directories, the cache at {@code file}.
@@ -160,6 +175,7 @@ public final class SqliteCacheStore implements CacheStore {
         this.openCheckSteps = openCheckSteps;
         this.file = CacheFile.prepare(file);
         attach(openIntact());
+        this.readers = new Readers(this.file);
     }
 
     /**
@@ -179,9 +195,9 @@ public final class SqliteCacheStore implements CacheStore {
         }
         StructureCheck check;
         try {
-            check = Schema.checkStructure(jdbiOn(opened), openCheckSteps);
+            check = Schema.checkStructure(opened.jdbi(), openCheckSteps);
             if (!check.finished() && !CacheFile.opensWithoutWriting(file)) {
-                check = Schema.checkStructure(jdbiOn(opened), Schema.WHOLE);
+                check = Schema.checkStructure(opened.jdbi(), Schema.WHOLE);
             }
         } catch (RuntimeException e) {
             opened.close();
@@ -221,17 +237,23 @@ public final class SqliteCacheStore implements CacheStore {
         if (damage.isEmpty()) {
             return;
         }
-        pendingUses.clear();
-        pendingCounts.clear();
-        countedAgents = null;
-        forgetKeptSelects();
+        forgetUnwritten();
         connection.close();
         attach(replaceDamaged(damage.get()));
+        readers.fileReplaced();
+    }
+
+    private void forgetUnwritten() {
+        synchronized (unwrittenLock) {
+            unwritten = new Unwritten();
+            inFlight = Unwritten.NONE;
+            countedAgents = null;
+        }
     }
 
     /** Uses {@code opened} from now on, making it a current cache first. */
     private void attach(SingleConnection opened) {
-        Jdbi made = jdbiOn(opened);
+        Jdbi made = opened.jdbi();
         try {
             Schema.open(made, file);
         } catch (RuntimeException e) {
@@ -240,13 +262,6 @@ public final class SqliteCacheStore implements CacheStore {
         }
         this.connection = opened;
         this.jdbi = made;
-        this.keptSelects.clear();
-    }
-
-    private static Jdbi jdbiOn(SingleConnection connection) {
-        Jdbi jdbi = Jdbi.create(connection).installPlugin(new SQLitePlugin());
-        jdbi.getConfig(SqlStatements.class).setTemplateEngine(TemplateEngine.NOP);
-        return jdbi;
     }
 
     /**
@@ -256,10 +271,7 @@ public final class SqliteCacheStore implements CacheStore {
      */
     private void replaceFile(RuntimeException cannotCommit) {
         unchecked = false;
-        pendingUses.clear();
-        pendingCounts.clear();
-        countedAgents = null;
-        forgetKeptSelects();
+        forgetUnwritten();
         try {
             connection.close();
         } catch (RuntimeException e) {
@@ -270,8 +282,10 @@ public final class SqliteCacheStore implements CacheStore {
                 + "); removed the file";
         try {
             attach(SingleConnection.open(file));
+            readers.fileReplaced();
         } catch (RuntimeException e) {
             closed = true;
+            readers.close();
             CacheFile.remove(file);
             LOG.log(System.Logger.Level.WARNING, said + "; a new one does not fit yet (" + rootMessage(e)
                     + "): the next command that opens the cache makes one");
@@ -317,36 +331,42 @@ public final class SqliteCacheStore implements CacheStore {
     }
 
     @Override
-    public synchronized Optional<CacheEntry> get(String key) {
+    public Optional<CacheEntry> get(String key) {
         long now = clock.millis();
-        Optional<CacheEntry> hit = live(key, now).map(entry -> recordUse(entry, now));
-        writeIfDue(now);
+        Optional<CacheEntry> hit = live(key, now, true);
+        writeBehindIfDue(now);
         return hit;
     }
 
     @Override
-    public synchronized Optional<CacheEntry> peek(String key) {
-        return live(key, clock.millis()).map(this::withPendingHits);
+    public Optional<CacheEntry> peek(String key) {
+        long now = clock.millis();
+        Optional<CacheEntry> live = live(key, now, false);
+        writeBehindIfDue(now);
+        return live;
     }
 
     @Override
-    public synchronized List<CacheEntry> entries() {
+    public List<CacheEntry> entries() {
         long now = clock.millis();
-        return jdbi.withHandle(handle -> handle.createQuery(SELECT_LIVE_ENTRIES)
-                .bind(0, now)
-                .map(this::entry)
-                .list()).stream().map(this::withPendingHits).toList();
+        return withUnwritten(reader -> reader.jdbi().withHandle(handle -> handle.createQuery(SELECT_LIVE_ENTRIES)
+                        .bind(0, now)
+                        .map(this::entry)
+                        .list()),
+                stored -> stored.stream().map(this::withUnwrittenHits).toList());
     }
 
     /** Also purges every expired entry, so that the file holds no dead results below the bound. */
     @Override
-    public synchronized void put(CacheEntry entry) {
+    public void put(CacheEntry entry) {
         put(entry, (GroupBound) null);
     }
 
     @Override
-    public synchronized List<String> put(CacheEntry entry, GroupBound bound) {
-        pendingUses.remove(entry.key());
+    public List<String> put(CacheEntry entry, GroupBound bound) {
+        synchronized (unwrittenLock) {
+            unwritten.uses.remove(entry.key());
+        }
         long now = clock.millis();
         return write(handle -> insert(handle, entry, bound, now));
     }
@@ -380,20 +400,22 @@ public final class SqliteCacheStore implements CacheStore {
     }
 
     @Override
-    public synchronized boolean remove(String key) {
-        pendingUses.remove(key);
+    public boolean remove(String key) {
+        synchronized (unwrittenLock) {
+            unwritten.uses.remove(key);
+        }
         return write(handle -> handle.execute("DELETE FROM cache_entries WHERE cache_key = ?", key)) > 0;
     }
 
     @Override
-    public synchronized int removeByTool(String tool) {
+    public int removeByTool(String tool) {
         Objects.requireNonNull(tool, "tool must not be null");
         return write(handle -> handle.execute(
                 "DELETE FROM cache_entries WHERE cache_key IN (SELECT cache_key FROM entry_tools WHERE tool = ?)", tool));
     }
 
     @Override
-    public synchronized int removeByTool(String tool, String version) {
+    public int removeByTool(String tool, String version) {
         Objects.requireNonNull(tool, "tool must not be null");
         Objects.requireNonNull(version, "version must not be null");
         return write(handle -> handle.execute("""
@@ -403,25 +425,30 @@ public final class SqliteCacheStore implements CacheStore {
 
     /** When the glob matches every entry and the disk is too full to commit the deletion, see {@link #clear()}. */
     @Override
-    public synchronized int removeByPattern(Glob glob) {
-        List<String> keys = jdbi.withHandle(handle -> handle.createQuery("SELECT cache_key FROM cache_entries")
-                .mapTo(String.class).list());
-        List<String> matching = keys.stream().filter(glob::matches).toList();
-        if (matching.isEmpty()) {
-            return 0;
-        }
+    public int removeByPattern(Glob glob) {
+        writer.lock();
         try {
-            return write(handle -> {
-                PreparedBatch delete = handle.prepareBatch("DELETE FROM cache_entries WHERE cache_key = ?");
-                matching.forEach(delete::add);
-                return Arrays.stream(delete.execute()).sum();
-            });
-        } catch (RuntimeException e) {
-            if (matching.size() < keys.size() || !isDiskFull(e)) {
-                throw e;
+            List<String> keys = jdbi.withHandle(handle -> handle.createQuery("SELECT cache_key FROM cache_entries")
+                    .mapTo(String.class).list());
+            List<String> matching = keys.stream().filter(glob::matches).toList();
+            if (matching.isEmpty()) {
+                return 0;
             }
-            replaceFile(e);
-            return matching.size();
+            try {
+                return write(handle -> {
+                    PreparedBatch delete = handle.prepareBatch("DELETE FROM cache_entries WHERE cache_key = ?");
+                    matching.forEach(delete::add);
+                    return Arrays.stream(delete.execute()).sum();
+                });
+            } catch (RuntimeException e) {
+                if (matching.size() < keys.size() || !isDiskFull(e)) {
+                    throw e;
+                }
+                replaceFile(e);
+                return matching.size();
+            }
+        } finally {
+            writer.unlock();
         }
     }
 
@@ -430,23 +457,30 @@ public final class SqliteCacheStore implements CacheStore {
      * its place (said in one line): counters and last-seen versions then go too.
      */
     @Override
-    public synchronized void clear() {
-        pendingUses.clear();
+    public void clear() {
+        writer.lock();
         try {
-            write(handle -> {
-                handle.execute("DELETE FROM entry_tools");
-                return handle.execute("DELETE FROM cache_entries");
-            });
-        } catch (RuntimeException e) {
-            if (!isDiskFull(e)) {
-                throw e;
+            synchronized (unwrittenLock) {
+                unwritten.uses.clear();
             }
-            replaceFile(e);
+            try {
+                write(handle -> {
+                    handle.execute("DELETE FROM entry_tools");
+                    return handle.execute("DELETE FROM cache_entries");
+                });
+            } catch (RuntimeException e) {
+                if (!isDiskFull(e)) {
+                    throw e;
+                }
+                replaceFile(e);
+            }
+        } finally {
+            writer.unlock();
         }
     }
 
     @Override
-    public synchronized int size() {
+    public int size() {
         long now = clock.millis();
         return write(handle -> {
             deleteExpired(handle, now);
@@ -455,21 +489,20 @@ public final class SqliteCacheStore implements CacheStore {
     }
 
     @Override
-    public synchronized long estimatedBytes() {
-        return jdbi.withHandle(handle -> handle.createQuery("SELECT coalesce(sum(estimated_bytes), 0) FROM cache_entries")
-                .mapTo(Long.class)
-                .one());
+    public long estimatedBytes() {
+        return read("the estimated bytes", reader -> reader.jdbi().withHandle(handle -> handle.createQuery(
+                "SELECT coalesce(sum(estimated_bytes), 0) FROM cache_entries").mapTo(Long.class).one()));
     }
 
     @Override
-    public synchronized int purgeExpired() {
+    public int purgeExpired() {
         long now = clock.millis();
         return write(handle -> deleteExpired(handle, now));
     }
 
     @Override
     public StoreCounters counters() {
-        return figures;
+        return counters;
     }
 
     @Override
@@ -486,64 +519,47 @@ public final class SqliteCacheStore implements CacheStore {
     private final class Writes implements WriteGenerations {
         @Override
         public long current(String server) {
-            synchronized (SqliteCacheStore.this) {
-                return jdbi.withHandle(handle -> generation(handle, server));
-            }
+            return read("write generations", reader -> reader.jdbi().withHandle(handle -> generation(handle, server)));
         }
 
         @Override
         public void advance(String server) {
-            synchronized (SqliteCacheStore.this) {
-                write(handle -> handle.execute(ADVANCE_GENERATION, server));
-            }
+            write(handle -> handle.execute(ADVANCE_GENERATION, server));
         }
 
         @Override
         public Optional<List<String>> putIfCurrent(CacheEntry entry, GroupBound bound, Map<String, Long> seen) {
-            synchronized (SqliteCacheStore.this) {
-                long now = clock.millis();
-                // an IMMEDIATE transaction holds the file's write lock from its start: no advance comes between
-                return write(handle -> {
-                    for (Map.Entry<String, Long> noted : seen.entrySet()) {
-                        if (generation(handle, noted.getKey()) != noted.getValue()) {
-                            return Optional.<List<String>>empty();
-                        }
+            long now = clock.millis();
+            // an IMMEDIATE transaction holds the file's write lock from its start: no advance comes between
+            return write(handle -> {
+                for (Map.Entry<String, Long> noted : seen.entrySet()) {
+                    if (generation(handle, noted.getKey()) != noted.getValue()) {
+                        return Optional.<List<String>>empty();
                     }
-                    return Optional.of(insert(handle, entry, bound, now));
-                });
-            }
+                }
+                return Optional.of(insert(handle, entry, bound, now));
+            });
         }
     }
 
-
-
-
-
-    /** Every counter row, with what is pending added. */
+    /** Every counter row, with what is unwritten added. */
     private Map<String, Long> storedCounters() {
-        Map<String, Long> stored = jdbi.withHandle(handle -> handle.createQuery("SELECT name, value FROM counters")
-                .map((row, context) -> Map.entry(row.getString(1), row.getLong(2)))
-                .collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue)));
-        pendingCounts.forEach((name, delta) -> stored.merge(name, delta, Long::sum));
-        return stored;
+        return withUnwritten(reader -> reader.jdbi().withHandle(handle -> handle.createQuery("SELECT name, value FROM counters")
+                        .map((row, context) -> Map.entry(row.getString(1), row.getLong(2)))
+                        .collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue))),
+                stored -> {
+                    Map<String, Long> counts = new HashMap<>(stored);
+                    inFlight.counts.forEach((name, delta) -> counts.merge(name, delta, Long::sum));
+                    unwritten.counts.forEach((name, delta) -> counts.merge(name, delta, Long::sum));
+                    return counts;
+                });
     }
-
-
-    private static Map<Counter, Long> noCounts() {
-        Map<Counter, Long> counters = new EnumMap<>(Counter.class);
-        for (Counter counter : Counter.values()) {
-            counters.put(counter, 0L);
-        }
-        return counters;
-    }
-
-
 
     @Override
-    public synchronized Map<String, String> lastSeenVersions(String scope) {
+    public Map<String, String> lastSeenVersions(String scope) {
         Objects.requireNonNull(scope, "scope must not be null");
-        try {
-            PreparedStatement select = keptSelect(SELECT_LAST_SEEN);
+        return read("the last-seen tool versions", reader -> {
+            PreparedStatement select = reader.select(SELECT_LAST_SEEN);
             select.setString(1, scope);
             Map<String, String> versions = new HashMap<>();
             try (ResultSet row = select.executeQuery()) {
@@ -552,13 +568,11 @@ public final class SqliteCacheStore implements CacheStore {
                 }
             }
             return Map.copyOf(versions);
-        } catch (SQLException | RuntimeException e) {
-            throw failedRead(e, "the last-seen tool versions");
-        }
+        });
     }
 
     @Override
-    public synchronized void recordVersions(String scope, Map<String, String> versions) {
+    public void recordVersions(String scope, Map<String, String> versions) {
         Objects.requireNonNull(scope, "scope must not be null");
         if (versions.isEmpty()) {
             return;
@@ -570,76 +584,103 @@ public final class SqliteCacheStore implements CacheStore {
         });
     }
 
-    /** Writes what is pending and closes the file; closing twice does nothing. */
+    /** Writes what is unwritten and closes the file; closing twice does nothing. */
     @Override
-    public synchronized void close() {
-        if (closed) {
-            return;
-        }
+    public void close() {
+        writeBehind.shutdown();
+        writer.lock();
         try {
-            if (hasPending()) {
-                write(handle -> null);
+            if (closed) {
+                return;
+            }
+            try {
+                if (hasUnwritten()) {
+                    write(handle -> null);
+                }
+            } finally {
+                closed = true;
+                readers.close();
+                connection.close();
             }
         } finally {
-            closed = true;
-            forgetKeptSelects();
-            connection.close();
+            writer.unlock();
         }
     }
 
-    private Optional<CacheEntry> live(String key, long now) {
-        Optional<CacheEntry> stored = stored(key);
-        if (stored.isPresent() && now >= stored.get().expiresAt().toEpochMilli()) {
-            pendingUses.remove(key);
-            write(handle -> {
-                int expired = handle.execute("DELETE FROM cache_entries WHERE cache_key = ? AND expires_at <= ?", key, now);
-                addToCounter(handle, Counter.EXPIRATIONS, expired);
-                return null;
-            });
-            return Optional.empty();
-        }
-        return stored;
+    /**
+     * The entry under {@code key} unless it expired, with the hits not yet written added, and
+     * this use counted when {@code use}. An expired one is noted, to be removed (and counted) by
+     * the next write.
+     */
+    private Optional<CacheEntry> live(String key, long now, boolean use) {
+        return withUnwritten(reader -> stored(reader, key), stored -> {
+            if (stored.isEmpty()) {
+                return stored;
+            }
+            CacheEntry entry = stored.get();
+            long createdAt = entry.createdAt().toEpochMilli();
+            if (now >= entry.expiresAt().toEpochMilli()) {
+                unwritten.uses.remove(key);
+                if (!unwritten.expired.containsKey(key) && !inFlight.expired.containsKey(key)) {
+                    unwritten.noteFirst(now);
+                    unwritten.expired.put(key, createdAt);
+                    unwritten.counts.merge(Counter.EXPIRATIONS.name(), 1L, Long::sum);
+                }
+                return Optional.empty();
+            }
+            long hits = entry.hits() + inFlight.hits(key, createdAt) + unwritten.hits(key, createdAt);
+            if (use) {
+                unwritten.noteFirst(now);
+                PendingUse earlier = unwritten.uses.remove(key);
+                long used = earlier == null || earlier.createdAt() != createdAt ? 1 : earlier.hits() + 1;
+                unwritten.uses.put(key, new PendingUse(createdAt, used));
+                hits++;
+            }
+            return Optional.of(entry.withHits(hits));
+        });
     }
 
-    /** The entry stored under {@code key}, expired or not; the statement ends (its read too) before this returns. */
-    private Optional<CacheEntry> stored(String key) {
+    /** What the file holds under {@code key}, expired or not; the statement ends (its read too) before this returns. */
+    private Optional<CacheEntry> stored(Readers.Reader reader, String key) throws SQLException {
+        PreparedStatement select = reader.select(SELECT_ENTRY);
+        select.setString(1, key);
+        try (ResultSet row = select.executeQuery()) {
+            return row.next() ? Optional.of(entry(row, null)) : Optional.empty();
+        }
+    }
+
+    /** A read of the file on a reader; a failure names what was read. */
+    private <R> R read(String what, Readers.Read<R> read) {
         try {
-            PreparedStatement select = keptSelect(SELECT_ENTRY);
-            select.setString(1, key);
-            try (ResultSet row = select.executeQuery()) {
-                return row.next() ? Optional.of(entry(row, null)) : Optional.empty();
-            }
-        } catch (SQLException | RuntimeException e) {
-            throw failedRead(e, key);
+            return readers.read(read);
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot read " + what + " from SQLite cache " + file + ": " + e.getMessage(), e);
         }
     }
 
-    /** A kept select failed: they are prepared again by the next read; the failure as it goes to the caller. */
-    private RuntimeException failedRead(Exception e, String what) {
-        forgetKeptSelects();
-        return e instanceof RuntimeException unchecked ? unchecked
-                : new IllegalStateException("cannot read " + what + " from SQLite cache " + file + ": " + e.getMessage(), e);
-    }
-
-    private PreparedStatement keptSelect(String sql) throws SQLException {
-        PreparedStatement kept = keptSelects.get(sql);
-        if (kept == null) {
-            kept = connection.openConnection().prepareStatement(sql);
-            keptSelects.put(sql, kept);
-        }
-        return kept;
-    }
-
-    /** Closes the kept selects; the next reads prepare them again. */
-    private void forgetKeptSelects() {
-        for (PreparedStatement kept : keptSelects.values()) {
+    /**
+     * Reads the file, then, holding {@link #unwrittenLock}, gives what was read to {@code withUnwritten}
+     * to add what is not written yet, so long as no write committed in between (which would make
+     * what it wrote count twice, or, let go from {@link #inFlight}, not at all); else reads again.
+     * Twice in a row a commit came between: the third read waits for the commit to end.
+     */
+    private <T, R> R withUnwritten(Readers.Read<T> fromFile, Function<T, R> withUnwritten) {
+        for (int attempt = 0; ; attempt++) {
+            boolean waits = attempt >= 2;
+            long stamp = waits ? commits.readLock() : commits.tryOptimisticRead();
             try {
-                kept.close();
-            } catch (SQLException e) {
-                // the connection it was on goes, or the next read prepares another
+                T stored = read("entries", fromFile);
+                synchronized (unwrittenLock) {
+                    if (waits || stamp != 0 && commits.validate(stamp)) {
+                        return withUnwritten.apply(stored);
+                    }
+                }
+            } finally {
+                if (waits) {
+                    commits.unlockRead(stamp);
+                }
             }
         }
-        keptSelects.clear();
     }
 
     private CacheEntry entry(ResultSet row, StatementContext context) throws SQLException {
@@ -664,71 +705,156 @@ public final class SqliteCacheStore implements CacheStore {
         Map<String, String> parsed = parsedToolVersions.get(json);
         if (parsed == null) {
             parsed = Map.copyOf(ToolVersionsJson.read(json));
+            if (parsedToolVersions.size() >= PARSED_TOOL_VERSIONS) {
+                parsedToolVersions.clear();
+            }
             parsedToolVersions.put(json, parsed);
         }
         return parsed;
     }
 
-    private CacheEntry withPendingHits(CacheEntry entry) {
-        PendingUse use = pendingUses.get(entry.key());
-        return use == null ? entry : entry.withHits(entry.hits() + use.hits());
+    /** Holding {@link #unwrittenLock}. */
+    private CacheEntry withUnwrittenHits(CacheEntry entry) {
+        long createdAt = entry.createdAt().toEpochMilli();
+        long unwrittenHits = inFlight.hits(entry.key(), createdAt) + unwritten.hits(entry.key(), createdAt);
+        return unwrittenHits == 0 ? entry : entry.withHits(entry.hits() + unwrittenHits);
     }
 
-    /** Returns the entry with its hits counted, this one included. */
-    private CacheEntry recordUse(CacheEntry entry, long now) {
-        notePending(now);
-        PendingUse earlier = pendingUses.remove(entry.key());
-        long hits = earlier == null ? 1 : earlier.hits() + 1;
-        pendingUses.put(entry.key(), new PendingUse(entry.createdAt().toEpochMilli(), hits));
-        return entry.withHits(entry.hits() + hits);
-    }
-
-    private void notePending(long now) {
-        if (!hasPending()) {
-            firstPendingAt = now;
+    private boolean hasUnwritten() {
+        synchronized (unwrittenLock) {
+            return !unwritten.isEmpty();
         }
     }
 
-    private boolean hasPending() {
-        return !pendingUses.isEmpty() || !pendingCounts.isEmpty();
-    }
-
-    private void writeIfDue(long now) {
-        if (pendingUses.size() >= MAX_PENDING_USES || now - firstPendingAt >= MAX_PENDING_MILLIS) {
-            write(handle -> null);
+    /**
+     * Hands the write of what is unwritten to the write-behind thread once it is due: enough
+     * entries used, the oldest old enough, or an expired entry met. The caller does not wait for it.
+     */
+    private void writeBehindIfDue(long now) {
+        boolean due;
+        synchronized (unwrittenLock) {
+            due = unwritten.uses.size() >= MAX_PENDING_USES || !unwritten.expired.isEmpty()
+                    || !unwritten.isEmpty() && now - unwritten.firstAt >= MAX_PENDING_MILLIS;
+        }
+        if (due && writeBehindQueued.compareAndSet(false, true)) {
+            try {
+                writeBehind.execute(this::writeUnwritten);
+            } catch (RejectedExecutionException closing) {
+                writeBehindQueued.set(false);
+            }
         }
     }
 
-    /** Runs {@code work} in a write transaction that first writes what is pending. */
+    private void writeUnwritten() {
+        writeBehindQueued.set(false);
+        writer.lock();
+        try {
+            if (!closed && hasUnwritten()) {
+                write(handle -> null);
+            }
+        } catch (RuntimeException e) {
+            writeBehindFailure.set(e);
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /**
+     * Runs {@code work} in a write transaction that first writes what is unwritten; what it took
+     * stays added to what reads find until the transaction commits, and goes back to be written
+     * later if it does not.
+     */
     private <R> R write(HandleCallback<R, RuntimeException> work) {
-        if (unchecked) {
-            finishCheck();
+        writer.lock();
+        try {
+            if (closed) {
+                throw new IllegalStateException("SQLite cache " + file + " is closed");
+            }
+            if (unchecked) {
+                finishCheck();
+            }
+            Unwritten taken;
+            synchronized (unwrittenLock) {
+                taken = unwritten;
+                unwritten = new Unwritten();
+                inFlight = taken;
+            }
+            long now = clock.millis();
+            long since = taken.isEmpty() ? now : taken.firstAt;
+            try {
+                return jdbi.withHandle(handle -> {
+                    handle.begin();
+                    boolean committed = false;
+                    try {
+                        handle.execute(START_COUNTING, since);
+                        write(handle, taken, now);
+                        R result = work.withHandle(handle);
+                        long stamp = commits.writeLock();
+                        try {
+                            handle.commit();
+                            committed = true;
+                            synchronized (unwrittenLock) {
+                                inFlight = Unwritten.NONE;
+                                countedAgents = null;
+                            }
+                        } finally {
+                            commits.unlockWrite(stamp);
+                        }
+                        return result;
+                    } finally {
+                        if (!committed) {
+                            rollBack(handle);
+                        }
+                    }
+                });
+            } catch (RuntimeException e) {
+                synchronized (unwrittenLock) {
+                    unwritten = taken.followedBy(unwritten);
+                    inFlight = Unwritten.NONE;
+                }
+                throw e;
+            }
+        } finally {
+            writer.unlock();
         }
-        long since = hasPending() ? firstPendingAt : clock.millis();
-        R result = jdbi.inTransaction(handle -> {
-            handle.execute(START_COUNTING, since);
-            writePending(handle);
-            return work.withHandle(handle);
-        });
-        pendingUses.clear();
-        pendingCounts.clear();
-        countedAgents = null;
-        return result;
     }
 
-    private void writePending(Handle handle) {
-        if (!pendingUses.isEmpty()) {
+    private static void rollBack(Handle handle) {
+        try {
+            handle.rollback();
+        } catch (RuntimeException e) {
+            // what failed before is what the caller hears of
+        }
+    }
+
+    /** Writes what reads noted: the uses of entries (hits, recency), the expired entries met, the counts. */
+    private static void write(Handle handle, Unwritten taken, long now) {
+        Map<String, Long> counts = new LinkedHashMap<>(taken.counts);
+        if (!taken.expired.isEmpty()) {
+            PreparedBatch expire = handle.prepareBatch(
+                    "DELETE FROM cache_entries WHERE cache_key = ? AND created_at = ? AND expires_at <= ?");
+            taken.expired.forEach((key, createdAt) -> expire.add(key, createdAt, now));
+            int[] removed = expire.execute();
+            // one that is gone already was removed, and counted, by a write of its own (another process's purge)
+            long goneAlready = Arrays.stream(removed).filter(rows -> rows == 0).count();
+            counts.merge(Counter.EXPIRATIONS.name(), -goneAlready, Long::sum);
+        }
+        if (!taken.uses.isEmpty()) {
             long lastAccess = handle.createQuery("SELECT coalesce(max(last_access), 0) FROM cache_entries")
                     .mapTo(Long.class)
                     .one();
             PreparedBatch uses = handle.prepareBatch(RECORD_USE);
-            for (Map.Entry<String, PendingUse> use : pendingUses.entrySet()) {
+            for (Map.Entry<String, PendingUse> use : taken.uses.entrySet()) {
                 uses.add(use.getValue().hits(), ++lastAccess, use.getKey(), use.getValue().createdAt());
             }
             uses.execute();
         }
         Set<String> inFile = agentsIn(handle);
-        pendingCounts.forEach((name, delta) -> handle.execute(ADD_TO_COUNTER, cappedAgentRow(name, inFile), delta));
+        counts.forEach((name, delta) -> {
+            if (delta != 0) {
+                handle.execute(ADD_TO_COUNTER, cappedAgentRow(name, inFile), delta);
+            }
+        });
     }
 
     /** The agents whose counters the file holds. */
@@ -740,32 +866,21 @@ public final class SqliteCacheStore implements CacheStore {
     }
 
     private static String agentOf(String row) {
-        return row.substring(row.indexOf(':', AGENT_COUNTER_PREFIX.length()) + 1);
+        return StoreCounters.nameInRow(row, StoreCounters.AGENT_ROW);
     }
 
     /**
-     * The row a pending count goes to: an agent's row is another process's {@code other} when the
+     * The row an unwritten count goes to: an agent's row is another process's {@code other} when the
      * file counts {@link StoreCounters#MAX_AGENTS} others already (checked in the write's transaction).
      */
     private static String cappedAgentRow(String row, Set<String> inFile) {
-        if (!row.startsWith(AGENT_COUNTER_PREFIX)) {
+        if (!row.startsWith(StoreCounters.AGENT_ROW)) {
             return row;
         }
         String agent = agentOf(row);
-        if (!admits(inFile, agent)) {
-            return row.substring(0, row.length() - agent.length()) + StoreCounters.OTHER_AGENT;
-        }
-        inFile.add(agent);
-        return row;
-    }
-
-    /** Whether {@code agent} is counted by its own name among {@code counted}. */
-    private static boolean admits(Set<String> counted, String agent) {
-        if (counted.contains(agent) || agent.equals(StoreCounters.OTHER_AGENT)) {
-            return true;
-        }
-        long named = counted.stream().filter(name -> !name.equals(StoreCounters.OTHER_AGENT)).count();
-        return named < StoreCounters.MAX_AGENTS;
+        String countedAs = StoreCounters.countedAs(inFile, agent);
+        inFile.add(countedAs);
+        return row.substring(0, row.length() - agent.length()) + countedAs;
     }
 
     /** Evicts the group's least recently used entries past its bound; returns their keys, eldest first. */
@@ -810,109 +925,155 @@ public final class SqliteCacheStore implements CacheStore {
     private record PendingUse(long createdAt, long hits) {
     }
 
+    /**
+     * What reads noted and no write has written yet. Not changed once a write took it (reads go on
+     * adding to it while that write is under way); changed only holding {@link #unwrittenLock}.
+     */
+    private static final class Unwritten {
+        static final Unwritten NONE = new Unwritten();
 
-    /** The figures kept beside the entries; see {@link StoreCounters}. */
-    private final class Counters implements StoreCounters {
-        @Override
-        public void increment(String tool, String agent, Map<Counter, Long> deltas) {
-            synchronized (SqliteCacheStore.this) {
-                long now = clock.millis();
-                String countedAs = agent == null ? null : countedAs(agent);
-                deltas.forEach((counter, delta) -> {
-                    if (delta != 0) {
-                        notePending(now);
-                        pendingCounts.merge(counter.name(), delta, Long::sum);
-                        if (tool != null) {
-                            pendingCounts.merge(TOOL_COUNTER_PREFIX + counter.name() + ":" + tool, delta, Long::sum);
-                        }
-                        if (countedAs != null) {
-                            pendingCounts.merge(AGENT_COUNTER_PREFIX + counter.name() + ":" + countedAs, delta, Long::sum);
-                        }
-                    }
-                });
-                writeIfDue(now);
+        /** By key, in order of use, the oldest first; the use is of the entry made at {@code createdAt}. */
+        final LinkedHashMap<String, PendingUse> uses = new LinkedHashMap<>();
+        /** By counter row name. */
+        final Map<String, Long> counts = new LinkedHashMap<>();
+        /** Expired entries reads met, by key: when the one met was made (not one put since). */
+        final Map<String, Long> expired = new LinkedHashMap<>();
+        long firstAt;
+
+        boolean isEmpty() {
+            return uses.isEmpty() && counts.isEmpty() && expired.isEmpty();
+        }
+
+        void noteFirst(long now) {
+            if (isEmpty()) {
+                firstAt = now;
             }
         }
 
-        /** The agent a count of {@code agent} goes to: itself, or {@code other} past the cap. */
-        private String countedAs(String agent) {
-            if (countedAgents == null) {
-                countedAgents = jdbi.withHandle(SqliteCacheStore::agentsIn);
-                pendingCounts.keySet().stream().filter(row -> row.startsWith(AGENT_COUNTER_PREFIX))
-                        .forEach(row -> countedAgents.add(agentOf(row)));
+        long hits(String key, long createdAt) {
+            PendingUse use = uses.get(key);
+            return use != null && use.createdAt() == createdAt ? use.hits() : 0;
+        }
+
+        /** This, which a write failed to write, with what was noted since, to be written next. */
+        Unwritten followedBy(Unwritten later) {
+            Unwritten merged = new Unwritten();
+            merged.firstAt = isEmpty() ? later.firstAt : later.isEmpty() ? firstAt : Math.min(firstAt, later.firstAt);
+            merged.uses.putAll(uses);
+            later.uses.forEach((key, use) -> merged.uses.merge(key, use, (older, newer) ->
+                    older.createdAt() == newer.createdAt() ? new PendingUse(newer.createdAt(), older.hits() + newer.hits())
+                            : newer));
+            merged.counts.putAll(counts);
+            later.counts.forEach((name, delta) -> merged.counts.merge(name, delta, Long::sum));
+            merged.expired.putAll(expired);
+            later.expired.forEach(merged.expired::putIfAbsent);
+            return merged;
+        }
+    }
+
+    /** The figures kept beside the entries; see {@link StoreCounters}. */
+    private final class Counters implements StoreCounters {
+        /**
+         * Counts are written behind, as hits are; a write in the background that failed is told
+         * here, once, as a failed write of the caller's own would be.
+         */
+        @Override
+        public void increment(String tool, String agent, Map<Counter, Long> deltas) {
+            long now = clock.millis();
+            Set<String> inFile = null;
+            while (true) {
+                synchronized (unwrittenLock) {
+                    if (agent == null || countedAgents != null || inFile != null) {
+                        if (agent != null && countedAgents == null) {
+                            countedAgents = inFile;
+                            unwrittenAgents(inFlight).forEach(countedAgents::add);
+                            unwrittenAgents(unwritten).forEach(countedAgents::add);
+                        }
+                        String countedAs = agent == null ? null : countedAs(agent);
+                        deltas.forEach((counter, delta) -> {
+                            if (delta != 0) {
+                                unwritten.noteFirst(now);
+                                unwritten.counts.merge(counter.name(), delta, Long::sum);
+                                if (tool != null) {
+                                    unwritten.counts.merge(StoreCounters.toolRow(counter, tool), delta, Long::sum);
+                                }
+                                if (countedAs != null) {
+                                    unwritten.counts.merge(StoreCounters.agentRow(counter, countedAs), delta, Long::sum);
+                                }
+                            }
+                        });
+                        break;
+                    }
+                }
+                // read outside the lock, which reads hold
+                inFile = read("the counted agents", reader -> reader.jdbi().withHandle(SqliteCacheStore::agentsIn));
             }
-            String counted = admits(countedAgents, agent) ? agent : StoreCounters.OTHER_AGENT;
+            writeBehindIfDue(now);
+            RuntimeException failed = writeBehindFailure.getAndSet(null);
+            if (failed != null) {
+                throw failed;
+            }
+        }
+
+        private static List<String> unwrittenAgents(Unwritten noted) {
+            return noted.counts.keySet().stream().filter(row -> row.startsWith(AGENT_ROW))
+                    .map(SqliteCacheStore::agentOf).toList();
+        }
+
+        /** The agent a count of {@code agent} goes to: itself, or {@code other} past the cap. Holding {@link #unwrittenLock}. */
+        private String countedAs(String agent) {
+            String counted = StoreCounters.countedAs(countedAgents, agent);
             countedAgents.add(counted);
             return counted;
         }
 
         @Override
         public Map<String, Map<Counter, Long>> perAgent() {
-            synchronized (SqliteCacheStore.this) {
-                Map<String, Map<Counter, Long>> byAgent = new TreeMap<>();
-                storedCounters().forEach((name, value) -> {
-                    if (name.startsWith(AGENT_COUNTER_PREFIX)) {
-                        int colon = name.indexOf(':', AGENT_COUNTER_PREFIX.length());
-                        Counter.named(name.substring(AGENT_COUNTER_PREFIX.length(), colon)).ifPresent(counter ->
-                                byAgent.computeIfAbsent(name.substring(colon + 1), agent -> noCounts()).put(counter, value));
-                    }
-                });
-                return byAgent;
-            }
+            Map<String, Map<Counter, Long>> byAgent = new TreeMap<>();
+            storedCounters().forEach((name, value) -> StoreCounters.addRow(name, value, AGENT_ROW, byAgent));
+            return byAgent;
         }
 
         @Override
         public Map<Counter, Long> totals() {
-            synchronized (SqliteCacheStore.this) {
-                Map<String, Long> stored = storedCounters();
-                Map<Counter, Long> counters = new EnumMap<>(Counter.class);
-                for (Counter counter : Counter.values()) {
-                    counters.put(counter, stored.getOrDefault(counter.name(), 0L));
-                }
-                return counters;
-            }
+            Map<String, Long> stored = storedCounters();
+            Map<Counter, Long> counters = StoreCounters.noCounts();
+            counters.replaceAll((counter, zero) -> stored.getOrDefault(counter.name(), 0L));
+            return counters;
         }
 
         @Override
         public Map<String, Map<Counter, Long>> perTool() {
-            synchronized (SqliteCacheStore.this) {
-                Map<String, Map<Counter, Long>> byTool = new TreeMap<>();
-                storedCounters().forEach((name, value) -> {
-                    if (name.startsWith(TOOL_COUNTER_PREFIX)) {
-                        int colon = name.indexOf(':', TOOL_COUNTER_PREFIX.length());
-                        Counter.named(name.substring(TOOL_COUNTER_PREFIX.length(), colon)).ifPresent(counter ->
-                                byTool.computeIfAbsent(name.substring(colon + 1), tool -> noCounts()).put(counter, value));
-                    }
-                });
-                return byTool;
-            }
+            Map<String, Map<Counter, Long>> byTool = new TreeMap<>();
+            storedCounters().forEach((name, value) -> StoreCounters.addRow(name, value, TOOL_ROW, byTool));
+            return byTool;
         }
 
         @Override
         public void zero() {
-            synchronized (SqliteCacheStore.this) {
-                long now = clock.millis();
-                write(handle -> {
-                    handle.execute("DELETE FROM counters");
-                    handle.execute(ADD_TO_COUNTER, SINCE, now);
-                    return null;
-                });
-            }
+            long now = clock.millis();
+            write(handle -> {
+                handle.execute("DELETE FROM counters");
+                handle.execute(ADD_TO_COUNTER, SINCE, now);
+                return null;
+            });
         }
 
         @Override
         public Optional<Instant> countingSince() {
-            synchronized (SqliteCacheStore.this) {
-                return jdbi.withHandle(handle -> {
-                    Optional<Long> since = handle.createQuery("SELECT value FROM counters WHERE name = ?")
-                            .bind(0, SINCE).mapTo(Long.class).findOne();
-                    if (since.isEmpty() && hasPending()
-                            && handle.createQuery("SELECT count(*) FROM counters").mapTo(Long.class).one() == 0) {
-                        return Optional.of(firstPendingAt);
-                    }
-                    return since;
-                }).map(Instant::ofEpochMilli);
+            record InFile(Optional<Long> since, long rows) {
             }
+            return withUnwritten(reader -> reader.jdbi().withHandle(handle -> new InFile(
+                            handle.createQuery("SELECT value FROM counters WHERE name = ?").bind(0, SINCE)
+                                    .mapTo(Long.class).findOne(),
+                            handle.createQuery("SELECT count(*) FROM counters").mapTo(Long.class).one())),
+                    inFile -> {
+                        if (inFile.since().isEmpty() && inFile.rows() == 0) {
+                            Unwritten first = !inFlight.isEmpty() ? inFlight : unwritten;
+                            return first.isEmpty() ? Optional.<Long>empty() : Optional.of(first.firstAt);
+                        }
+                        return inFile.since();
+                    }).map(Instant::ofEpochMilli);
         }
     }
 }

@@ -96,6 +96,21 @@ final class ServeCommand implements Callable<Integer> {
                     + "can read in the process list).")
     Path metricsTokenFile;
 
+    @Option(names = "--oauth-issuer", paramLabel = "URL",
+            description = "Take OAuth access tokens (JWTs) issued by this authorization server, beside any static token: "
+                    + "its issuer URL, exactly as its metadata names it (https; http only on loopback). Clients find it "
+                    + "from /.well-known/oauth-protected-resource. Tokens need the scope execache:read (figures, "
+                    + "cache_stats, lists), execache:run (execute_code, the gateway's tools, resources and prompts) or "
+                    + "execache:admin (clear_cache, invalidate_tool); their sub (else client_id) is the agent in the "
+                    + "figures and logs. Also EXECACHE_OAUTH_ISSUER, serve.oauth_issuer. See docs/oauth.md.")
+    String oauthIssuer;
+
+    @Option(names = "--oauth-resource", paramLabel = "URL",
+            description = "The URL clients reach MCP at, which access tokens must be issued for (their aud, RFC 8707), "
+                    + "such as https://mcp.example.org/mcp; default: the URL it serves at, on loopback only (needed "
+                    + "behind a balancer or proxy). Also EXECACHE_OAUTH_RESOURCE, serve.oauth_resource.")
+    String oauthResource;
+
     @Inject
     ServeCommand(SessionFactory sessions, Environment environment) {
         this.sessions = sessions;
@@ -109,7 +124,7 @@ final class ServeCommand implements Callable<Integer> {
             settings = settings.withWarmPoolSize(DenoSandboxSettings.defaultWarmPoolSize());
         }
         HttpServeSettings httpSettings = ServeHttp.resolve(http, httpTokenFile, httpAllowHosts, metricsTokenFile,
-                environment.variables(),
+                oauthIssuer, oauthResource, environment.variables(),
                 configFile(settings), environment.workingDir(), settings.limits().timeout().plus(DRAIN_MARGIN));
         // first (after a usage error, which is one line alone): a host starts serve in a directory of
         // its choosing, and this says where that looked and which file it found
@@ -172,13 +187,22 @@ final class ServeCommand implements Callable<Integer> {
         }
         serving.add(server);
         LOG.log(Level.INFO, "serving MCP on " + server.url() + " (store " + settings.store() + ", "
-                + (http.tokens().isEmpty() ? "no token asked: loopback only" : http.tokens().size() + " token(s)") + ", "
+                + access(http) + ", "
                 + (settings.policy().enabled() ? "ttl " + settings.policy().ttl().toSeconds() + " s, "
                         + settings.policy().maxEntries() + " entries" : "caching off") + ")");
         String root = server.url().substring(0, server.url().length() - "mcp".length());
         LOG.log(Level.INFO, "the dashboard is at " + root + ", the figures for Prometheus at " + root + "metrics");
         server.awaitEnd();
         return ExitCode.OK;
+    }
+
+    /** Who is let in, for the line that says where it serves (never a token). */
+    private static String access(HttpServeSettings http) {
+        String oauth = http.oauth() == null ? "" : "access tokens of " + http.oauth().issuer();
+        if (http.tokens().isEmpty()) {
+            return oauth.isEmpty() ? "no token asked: loopback only" : oauth;
+        }
+        return http.tokens().size() + " token(s)" + (oauth.isEmpty() ? "" : " and " + oauth);
     }
 
     private ServeSettings serveSettings(Settings settings) {

@@ -7,8 +7,11 @@ import com.fasterxml.jackson.databind.node.MissingNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import dev.execache.mcp.server.HttpServeSettings;
 import dev.execache.mcp.server.HttpServeSettings.HttpToken;
+import dev.execache.mcp.server.OAuthSettings;
 import java.io.IOException;
 import java.net.InetAddress;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -27,12 +30,18 @@ import java.util.Set;
  * {@code --http-token-file} (else {@code serve.http_token_file}), extra host names from
  * {@code --http-allow-host} (else {@code serve.http_allow_hosts}); tokens that open only the figures
  * ({@code /metrics} and the dashboard's data) from {@code EXECACHE_METRICS_TOKEN} and
- * {@code --metrics-token-file} (else {@code serve.metrics_token_file}).
+ * {@code --metrics-token-file} (else {@code serve.metrics_token_file}); OAuth access tokens from the
+ * authorization server {@code --oauth-issuer} (else {@code EXECACHE_OAUTH_ISSUER}, else
+ * {@code serve.oauth_issuer}) for the resource {@code --oauth-resource} (else
+ * {@code EXECACHE_OAUTH_RESOURCE}, else {@code serve.oauth_resource}; by default the URL it serves at).
  */
 public final class ServeHttp {
     public static final String TOKEN_VARIABLE = "EXECACHE_HTTP_TOKEN";
     public static final String METRICS_TOKEN_VARIABLE = "EXECACHE_METRICS_TOKEN";
-    private static final Set<String> KEYS = Set.of("http", "http_token_file", "http_allow_hosts", "metrics_token_file");
+    public static final String OAUTH_ISSUER_VARIABLE = "EXECACHE_OAUTH_ISSUER";
+    public static final String OAUTH_RESOURCE_VARIABLE = "EXECACHE_OAUTH_RESOURCE";
+    private static final Set<String> KEYS = Set.of("http", "http_token_file", "http_allow_hosts", "metrics_token_file",
+            "oauth_issuer", "oauth_resource");
 
     private ServeHttp() {
     }
@@ -55,14 +64,33 @@ public final class ServeHttp {
      */
     public static HttpServeSettings resolve(String listen, Path tokenFile, List<String> allowHosts, Path metricsTokenFile,
             Map<String, String> environment, Path configFile, Path workingDir, Duration drainLimit) {
+        return resolve(listen, tokenFile, allowHosts, metricsTokenFile, null, null, environment, configFile, workingDir,
+                drainLimit);
+    }
+
+    /**
+     * The HTTP settings, or null to serve on stdio.
+     *
+     * @param oauthIssuer the authorization server whose access tokens are taken; null for none (or the
+     *     environment's, or the config file's)
+     * @param oauthResource this server's resource identifier, which tokens must be for; null: the
+     *     environment's, the config file's, or the URL it serves at
+     * @param configFile the config file, when there is one
+     */
+    public static HttpServeSettings resolve(String listen, Path tokenFile, List<String> allowHosts, Path metricsTokenFile,
+            String oauthIssuer, String oauthResource, Map<String, String> environment, Path configFile, Path workingDir,
+            Duration drainLimit) {
         JsonNode serve = serveSection(configFile);
+        String issuer = first(oauthIssuer, environment.get(OAUTH_ISSUER_VARIABLE), serve.path("oauth_issuer"));
+        String resource = first(oauthResource, environment.get(OAUTH_RESOURCE_VARIABLE), serve.path("oauth_resource"));
         if (listen == null && serve.path("http").isValueNode()) {
             listen = serve.get("http").asText();
         }
         if (listen == null) {
-            if (tokenFile != null || !allowHosts.isEmpty() || metricsTokenFile != null) {
-                throw new UsageException("--http-token-file, --http-allow-host and --metrics-token-file go with "
-                        + "--http [HOST:]PORT");
+            if (tokenFile != null || !allowHosts.isEmpty() || metricsTokenFile != null || oauthIssuer != null
+                    || oauthResource != null) {
+                throw new UsageException("--http-token-file, --http-allow-host, --metrics-token-file, --oauth-issuer and "
+                        + "--oauth-resource go with --http [HOST:]PORT");
             }
             return null;
         }
@@ -94,14 +122,46 @@ public final class ServeHttp {
                 metricsTokens.addAll(readTokens(workingDir.resolve(metricsTokenFile), "--metrics-token-file"));
             }
             Address address = address(listen);
-            return HttpServeSettings.of(address.host(), address.port(), tokens, hosts, drainLimit)
-                    .withMetricsTokens(metricsTokens);
+            return new HttpServeSettings(address.host(), address.port(), tokens, hosts,
+                    HttpServeSettings.DEFAULT_MAX_BODY_BYTES, HttpServeSettings.DEFAULT_MAX_CONCURRENT,
+                    HttpServeSettings.DEFAULT_IDLE_TIMEOUT, drainLimit, metricsTokens, oauth(issuer, resource));
         } catch (IllegalArgumentException e) {
             throw new UsageException(e.getMessage());
         }
     }
 
     private record Address(InetAddress host, int port) {
+    }
+
+    /** The first of a flag, a variable and a config file's value that is given. */
+    private static String first(String flag, String variable, JsonNode configured) {
+        if (flag != null && !flag.isBlank()) {
+            return flag.strip();
+        }
+        if (variable != null && !variable.isBlank()) {
+            return variable.strip();
+        }
+        return configured.isTextual() && !configured.textValue().isBlank() ? configured.textValue().strip() : null;
+    }
+
+    /** OAuth's settings, or null without an issuer; a resource without an issuer is a mistake. */
+    private static OAuthSettings oauth(String issuer, String resource) {
+        if (issuer == null) {
+            if (resource != null) {
+                throw new UsageException("--oauth-resource goes with --oauth-issuer (the authorization server whose "
+                        + "access tokens are taken)");
+            }
+            return null;
+        }
+        return OAuthSettings.of(uri("--oauth-issuer", issuer), resource == null ? null : uri("--oauth-resource", resource));
+    }
+
+    private static URI uri(String option, String text) {
+        try {
+            return new URI(text);
+        } catch (URISyntaxException e) {
+            throw new UsageException(option + ": not a URL: '" + text + "' (" + e.getReason() + ")");
+        }
     }
 
     /** [HOST:]PORT; the host defaults to 127.0.0.1, an IPv6 host is in brackets. */
