@@ -46,6 +46,16 @@ const tools = {
     inputSchema: object({ steps: { type: "number" } }),
   },
   log_levels: { description: "The levels the client set with logging/setLevel, in order.", inputSchema: object() },
+  // three shelves whose answers change only when put_on_shelf writes one: reads a run can be revalidated on
+  shelf_a: { description: "What shelf a holds, after ms milliseconds.", inputSchema: object({ ms: { type: "number" } }), annotations: readOnly },
+  shelf_b: { description: "What shelf b holds, after ms milliseconds.", inputSchema: object({ ms: { type: "number" } }), annotations: readOnly },
+  shelf_c: { description: "What shelf c holds, after ms milliseconds.", inputSchema: object({ ms: { type: "number" } }), annotations: readOnly },
+  put_on_shelf: {
+    description: "Puts value on shelf (a, b or c).",
+    inputSchema: object({ shelf: { type: "string" }, value: {} }),
+    annotations: { readOnlyHint: false },
+  },
+  shelf_calls: { description: "The shelf reads served, by shelf, and the most that were in flight at once.", inputSchema: object() },
   set_description: {
     description: "Changes a tool's description; notify: send tools/list_changed.",
     inputSchema: object({ tool: { type: "string" }, description: { type: "string" }, notify: { type: "boolean" } }),
@@ -58,6 +68,10 @@ if (extraTool) {
   tools[extraTool] = { description: "A tool whose name the test chose.", inputSchema: object(), annotations: readOnly };
 }
 let counter = 0;
+const shelves = { a: "apples", b: "bread", c: "cheese" };
+const shelfReads = { a: 0, b: 0, c: 0 };
+let shelvesInFlight = 0;
+let mostShelvesAtOnce = 0;
 let writes = 0;
 const served = {};
 const cancelled = [];
@@ -171,6 +185,25 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     }
     case "get_other":
       return text({ served: served[name] });
+    case "shelf_a":
+    case "shelf_b":
+    case "shelf_c": {
+      const shelf = name.slice("shelf_".length);
+      shelfReads[shelf] += 1;
+      shelvesInFlight += 1;
+      mostShelvesAtOnce = Math.max(mostShelvesAtOnce, shelvesInFlight);
+      await new Promise((resolve) => setTimeout(resolve, args.ms ?? 0));
+      shelvesInFlight -= 1;
+      return text({ shelf, holds: shelves[shelf] });
+    }
+    case "put_on_shelf":
+      shelves[args.shelf] = args.value;
+      return text({ put: args.shelf });
+    case "shelf_calls": {
+      const answer = text({ reads: shelfReads, mostAtOnce: mostShelvesAtOnce });
+      mostShelvesAtOnce = 0;
+      return answer;
+    }
     case "private_items":
       return text({ account: process.env.LAB_ACCOUNT ?? null, items: [`${process.env.LAB_ACCOUNT}'s item`], served: served[name], pid: process.pid });
     case "increment":

@@ -226,7 +226,8 @@ final class Runner {
                     calling = Thread.currentThread();
                 }
                 try {
-                    answer = tools.call(fields.get(0), fields.get(1), fields.get(2)).answer();
+                    answer = tools.callAfter(fields.get(0), fields.get(1), fields.get(3), readable(fields.get(2)))
+                            .answer();
                 } catch (CancellationException e) {
                     synchronized (this) {
                         if (cancelled) {
@@ -266,9 +267,18 @@ final class Runner {
             return true;
         }
 
+        /** How many earlier answers the code could have read, as the runner counted them; all of them when unreadable. */
+        private int readable(String count) {
+            try {
+                return Integer.parseInt(count);
+            } catch (NumberFormatException e) {
+                return (int) Math.min(Integer.MAX_VALUE, number - 1);
+            }
+        }
+
         private static List<String> serverToolAndArguments(String text) {
             try {
-                return FrameFields.read(text, 2, "tool call");
+                return FrameFields.read(text, 3, "tool call");
             } catch (IllegalArgumentException e) {
                 return null;
             }

@@ -13,8 +13,9 @@
 // Kinds (FRAME below; FrameReader.Kind on the host, a test checks they agree): "a" acknowledges
 // the request before the code runs, "v" carries the result as JSON text, "e" an error as
 // length-prefixed fields, "n" the sources of non-determinism the code used (sent just before
-// "v" or "e"), and "c" a tool call of the code: the server's and the tool's names as
-// length-prefixed fields, then the arguments as JSON text. Everything else on stdout and stderr
+// "v" or "e"), and "c" a tool call of the code: the server's and the tool's names and how many of
+// the run's earlier calls the code could have read the answers of (decimal) as length-prefixed
+// fields, then the arguments as JSON text. Everything else on stdout and stderr
 // is the code's console output.
 //
 // Tool calls. `tools` (from the request: each server's name and its tools' names) is the only
@@ -25,7 +26,10 @@
 //   payload length (decimal), "\n", payload
 //
 // "v" carries the tool's value as JSON text, "e" the message of its error. The code waits for
-// its tools one call at a time; the promise it gets is settled when it gets it. A call whose
+// its tools one call at a time; the promise it gets is settled when it gets it. The code can read
+// an answer only in a later microtask, so each call queues one that marks its answer readable:
+// calls made before it runs (Promise.all over calls, say) depend on no answer of each other's, and
+// the host may ask them again at once to revalidate the run. A call whose
 // payload would be over maxCallBytes is not sent: its promise rejects, and the run goes on.
 //
 // The rule that keeps frames unforgeable. The code runs in this isolate and can run as early
@@ -78,6 +82,7 @@ const ErrorType = Error;
 const TypeErrorType = TypeError;
 const RangeErrorType = RangeError;
 const reflectApply = Reflect.apply;
+const queueTask = queueMicrotask;
 const reflectConstruct = Reflect.construct;
 const OriginalDate = Date;
 const dateNow = Date.now;
@@ -211,6 +216,8 @@ const maxCallBytes = request.maxCallBytes;
 const reachable = request.tools;
 let settled = false;
 let calls = 0;
+// how many of the calls' answers the code could have read so far (see the note on tool calls above)
+let readable = 0;
 const used = createObject(null);
 let anyUsed = false;
 
@@ -518,7 +525,7 @@ function callTool(server, name, args) {
     return settledPromise(false, new TypeErrorType("tools." + server + "." + name
         + ": the arguments must be an object that can be turned into JSON"));
   }
-  const payload = encode(encoder, field(server) + field(name) + json);
+  const payload = encode(encoder, field(server) + field(name) + field("" + readable) + json);
   if (u8Length(payload) > maxCallBytes) {
     return settledPromise(false, new RangeErrorType("tools." + server + "." + name + ": the call is "
         + u8Length(payload) + " bytes (its arguments as JSON), over the limit of " + maxCallBytes
@@ -527,6 +534,10 @@ function callTool(server, name, args) {
   calls++;
   frame(FRAME.CALL, payload);
   const answer = readAnswer(calls);
+  const made = calls;
+  queueTask(() => {
+    if (readable < made) readable = made;
+  });
   if (answer === undefined) {
     fail("tool", undefined, "the answer to the call of tools." + server + "." + name + " could not be read");
     return new PromiseType(() => {});

@@ -44,6 +44,14 @@ class ToolBridgeTest {
     /** Answers {"echo": args, "n": call number}; "fail" answers an error; records every call. */
     static final class Recording implements CodeTools {
         final List<String> calls = new CopyOnWriteArrayList<>();
+        /** How many earlier answers the code could have read at each call, as the runner said. */
+        final List<Integer> seen = new CopyOnWriteArrayList<>();
+
+        @Override
+        public CodeToolCall callAfter(String server, String tool, String argumentsJson, int answersSeen) {
+            seen.add(answersSeen);
+            return call(server, tool, argumentsJson);
+        }
 
         @Override
         public Map<String, List<String>> reachable() {
@@ -63,6 +71,24 @@ class ToolBridgeTest {
     private static ExecutionResult run(String path, String code, Recording tools) {
         DenoSandbox sandbox = path.equals("cold") ? cold : warm;
         return sandbox.execute(ExecutionRequest.of(code, null), tools);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"cold", "warm"})
+    void eachCallSaysHowManyEarlierAnswersTheCodeCouldHaveReadWhenItMadeIt(String path) {
+        Recording tools = new Recording();
+        ExecutionResult result = run(path, """
+                const [a, b, c] = await Promise.all([tools.mem.read({id: 1}), tools.mem.read({id: 2}), tools.fs.list({})]);
+                const d = await tools.mem.read({after: a.n});
+                const e = tools.mem.read({id: 5});
+                const f = await tools.mem.read({id: 6});
+                return [b.n, c.n, d.n, (await e).n, f.n];
+                """, tools);
+
+        assertThat(result.value()).isEqualTo("[2,3,4,5,6]");
+        // three calls made together read nothing; d was made after the code read a, b and c; e after it read
+        // d; f in the same turn as e, before e's answer could be read
+        assertThat(tools.seen).containsExactly(0, 0, 0, 3, 4, 4);
     }
 
     @ParameterizedTest
@@ -106,7 +132,7 @@ class ToolBridgeTest {
                 """, null, Set.of(), limits), tools);
 
         assertThat(result.error()).isNull();
-        assertThat(result.value()).isEqualTo("[[\"RangeError\",\"tools.mem.read: the call is 2097173 bytes (its"
+        assertThat(result.value()).isEqualTo("[[\"RangeError\",\"tools.mem.read: the call is 2097176 bytes (its"
                 + " arguments as JSON), over the limit of 1048576 bytes that one tool call may have; send less (a part,"
                 + " or a reference to the data)\"],{\"echo\":{\"key\":\"small\"},\"n\":1}]");
         assertThat(tools.calls).containsExactly("mem.read {\"key\":\"small\"}");

@@ -185,7 +185,7 @@ class CodeToolsTest {
                 """, null);
 
         assertThat(Answers.ofRun(outcome).get("caught").textValue()).isEqualTo("RangeError: tools.lab.get_count: the call is"
-                + " 20971546 bytes (its arguments as JSON), over the limit of 10485760 bytes that one tool call may"
+                + " 20971549 bytes (its arguments as JSON), over the limit of 10485760 bytes that one tool call may"
                 + " have; send less (a part, or a reference to the data)");
         assertThat(Answers.ofRun(outcome).at("/after/who").textValue()).isEqualTo("small");
         assertThat(tools(outcome)).containsExactly("lab__get_count");

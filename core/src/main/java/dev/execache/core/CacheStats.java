@@ -36,7 +36,10 @@ public record CacheStats(
         long toolAnswerBytes,
         long keptOutBytes,
         long calls,
-        Map<String, Long> removalsByCause) {
+        Map<String, Long> removalsByCause,
+        long revalidations,
+        Duration revalidationSaved,
+        long revalidationsChanged) {
 
     /**
      * @param uncacheable runs and calls not stored, by reason ({@link Counter#uncacheableReason()}), every reason present
@@ -49,8 +52,13 @@ public record CacheStats(
      * @param removalsByCause entries removed before a bound pushed them out, by {@link RemovalCause#label()}
      *     (every cause present): {@code write}, {@code version}, {@code resource} and {@code hand} add up to
      *     {@link #invalidations}, {@code expiry} is {@link #expirations}
+     * @param revalidations stale runs answered from the store after their tool calls gave the same answers again
+     *     (neither hits nor misses)
+     * @param revalidationSaved the time those saved: each run's own time less its revalidation's
+     * @param revalidationsChanged stale runs whose tool calls gave another answer, so they ran again (misses too)
      */
     public CacheStats {
+        revalidationSaved = revalidationSaved == null ? Duration.ZERO : revalidationSaved;
         removalsByCause = removalsByCause == null ? Map.of()
                 : Collections.unmodifiableMap(new LinkedHashMap<>(removalsByCause));
         tools = tools == null ? Map.of() : Collections.unmodifiableMap(new TreeMap<>(tools));
@@ -95,7 +103,10 @@ public record CacheStats(
                 counters.getOrDefault(Counter.TOOL_ANSWER_BYTES, 0L),
                 counters.getOrDefault(Counter.KEPT_OUT_BYTES, 0L),
                 counters.getOrDefault(Counter.CALLS, 0L),
-                removalsByCause(counters));
+                removalsByCause(counters),
+                counters.getOrDefault(Counter.REVALIDATIONS, 0L),
+                Duration.ofNanos(counters.getOrDefault(Counter.REVALIDATION_SAVED_NANOS, 0L)),
+                counters.getOrDefault(Counter.REVALIDATIONS_CHANGED, 0L));
     }
 
     static Map<String, Long> removalsByCause(Map<Counter, Long> counters) {

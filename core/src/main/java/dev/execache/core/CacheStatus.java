@@ -11,5 +11,11 @@ public enum CacheStatus {
     /** Caching is off for this request: it ran, nothing was read or written. */
     BYPASS,
     /** The store failed: it ran uncached. */
-    STORE_ERROR
+    STORE_ERROR,
+    /**
+     * A stored run whose freshness had lapsed: its tool calls were asked again, every answer was
+     * the one it had read, so its stored result was answered without running the code, and its
+     * freshness renewed.
+     */
+    REVALIDATED
 }

@@ -22,7 +22,14 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.HashMap;
 import java.util.concurrent.CancellationException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -34,6 +41,23 @@ public final class CachedExecutor {
     private static final System.Logger LOG = System.getLogger("dev.execache.core");
     /** How much longer than the run's timeout a fleet-wide flight may be held. */
     private static final Duration FLIGHT_MARGIN = Duration.ofSeconds(5);
+    /** The group the copies kept for revalidation form in the store: their own bound and LRU. */
+    private static final String KEPT_GROUP = "execache:revalidation";
+    /** A kept copy's key: the run's key with this after the format version, so no lookup of a run ever meets it. */
+    private static final String KEPT_PREFIX = CacheKeys.PREFIX + "kept:";
+    /** How long a run is kept for revalidation after it was stored, by default. */
+    public static final Duration DEFAULT_KEEP_FOR_REVALIDATION = Duration.ofHours(24);
+    /** The bytes the copies kept for revalidation take at most, by default. */
+    public static final long DEFAULT_REVALIDATION_BYTES = 64L * 1024 * 1024;
+    /**
+     * Asks a revalidation's independent calls at once (daemon threads, made as needed and dropped
+     * when idle): they are few and mostly wait on their servers.
+     */
+    private static final ExecutorService ASK_AT_ONCE = Executors.newCachedThreadPool(task -> {
+        Thread thread = new Thread(task, "execache-revalidation");
+        thread.setDaemon(true);
+        return thread;
+    });
 
     private final Sandbox sandbox;
     private final PolicyLoop loop;
@@ -46,6 +70,7 @@ public final class CachedExecutor {
     private final AtomicBoolean versionsSynchronized = new AtomicBoolean();
     private volatile CodeTools codeTools = CodeTools.NONE;
     private volatile ServersInKey serversInKey = new ServersInKey(Map.of(), "");
+    private volatile KeptForRevalidation kept;
 
     public CachedExecutor(Sandbox sandbox, CacheStore store, ToolVersionSource toolVersions, CachePolicy policy, Clock clock) {
         this(sandbox, store, toolVersions, policy, clock, Ticker.SYSTEM);
@@ -72,7 +97,69 @@ public final class CachedExecutor {
         this.ticker = Objects.requireNonNull(ticker, "ticker must not be null");
         this.versionScope = Objects.requireNonNull(versionScope, "versionScope must not be null");
         this.loop = new PolicyLoop(this.store, clock, ticker);
+        this.kept = new KeptForRevalidation(Math.max(1, policy.maxEntries() / 2), DEFAULT_REVALIDATION_BYTES,
+                DEFAULT_KEEP_FOR_REVALIDATION);
         toolVersions.addListener(this::toolChanged);
+    }
+
+    /**
+     * How runs are kept for revalidation once their freshness lapses: at most {@code maxEntries}
+     * of them (their own least recently used go first) taking at most {@code maxBytes} (a run whose
+     * entry is larger than its share, {@code maxBytes / maxEntries}, is not kept), each for
+     * {@code keepFor} after it was stored. A kept run is never answered as it is: its tool calls are
+     * asked again first. {@code maxEntries} 0 keeps none (a stale run then always runs again).
+     * By default half the policy's entries, {@link #DEFAULT_REVALIDATION_BYTES} and {@link #DEFAULT_KEEP_FOR_REVALIDATION}.
+     */
+    public CachedExecutor keepForRevalidation(int maxEntries, long maxBytes, Duration keepFor) {
+        if (maxEntries < 0) {
+            throw new IllegalArgumentException("revalidation entries must not be negative: " + maxEntries);
+        }
+        if (maxEntries > 0 && maxBytes < maxEntries) {
+            throw new IllegalArgumentException("revalidation bytes must be at least its entries (" + maxEntries
+                    + "): " + maxBytes);
+        }
+        Objects.requireNonNull(keepFor, "keepFor must not be null");
+        if (keepFor.isNegative() || keepFor.isZero()) {
+            throw new IllegalArgumentException("keepFor must be positive: " + keepFor);
+        }
+        this.kept = new KeptForRevalidation(maxEntries, maxBytes, keepFor);
+        return this;
+    }
+
+    private record KeptForRevalidation(int maxEntries, long maxBytes, Duration keepFor) {
+        boolean on() {
+            return maxEntries > 0;
+        }
+
+        long maxEntryBytes() {
+            return maxBytes / maxEntries;
+        }
+    }
+
+    /**
+     * One tool call of a stored run's trace, as {@code inspect} shows it.
+     *
+     * @param tool the tool ({@code SERVER__TOOL})
+     * @param version its version when it answered
+     * @param argumentsDigest 128 bits of the SHA-256 of the arguments as the code sent them (hex)
+     * @param answerDigest 128 bits of the SHA-256 of the answer the run read (hex)
+     */
+    public record TracedCall(String tool, String version, String argumentsDigest, String answerDigest) {
+    }
+
+    /**
+     * The tool calls a stored run made, in order, with the digests of the answers it read (what a
+     * revalidation asks again and compares); empty for an entry that keeps no trace.
+     */
+    public static List<TracedCall> traceOf(CacheEntry entry) {
+        return RunTrace.of(entry).map(trace -> trace.steps().stream()
+                .map(step -> new TracedCall(step.name(), step.version(), step.argumentsDigest(), step.answerDigest()))
+                .toList()).orElse(List.of());
+    }
+
+    /** The key under which the run of {@code key} is kept for revalidation. */
+    static String keptKey(String key) {
+        return KEPT_PREFIX + key.substring(CacheKeys.PREFIX.length());
     }
 
     /**
@@ -102,6 +189,10 @@ public final class CachedExecutor {
         Execution execution = new Execution(request, key.get(), versions, tools);
         PolicyLoop.Outcome<Ran> outcome = loop.serve(execution);
         Ran ran = outcome.result();
+        if (ran.trace() != null && outcome.expiresAt() != null
+                && (outcome.status() == CacheStatus.MISS || outcome.status() == CacheStatus.REVALIDATED)) {
+            keepForRevalidation(key.get(), ran, outcome.storedAt());
+        }
         String notStoredBecause = ran.notStoredBecause() != null ? ran.notStoredBecause() : execution.staleBecause();
         return new ExecutionOutcome(ran.result(), outcome.status(), key.get(), outcome.saved(), ran.calls(),
                 notStoredBecause, ran.keptOut(), outcome.storedAt(), outcome.expiresAt());
@@ -113,6 +204,29 @@ public final class CachedExecutor {
      */
     public void useCodeTools(CodeTools tools) {
         this.codeTools = Objects.requireNonNull(tools, "tools must not be null");
+    }
+
+    /**
+     * Keeps a copy of a run just stored, with its trace, for revalidation after its freshness
+     * lapses: under a key of its own in its own group, depending on no tool (a tool's new version
+     * or a write to its server removes the run, not this copy, so the next request revalidates).
+     */
+    private void keepForRevalidation(String key, Ran ran, Instant storedAt) {
+        KeptForRevalidation keeping = kept;
+        if (!keeping.on()) {
+            return;
+        }
+        Map<String, String> reserved = new TreeMap<>();
+        reserved.put(CacheEntry.TRACE, ran.trace());
+        if (ran.keptOut().toolAnswerBytes() > 0) {
+            reserved.put(CacheEntry.TOOL_ANSWER_BYTES, Long.toString(ran.keptOut().toolAnswerBytes()));
+        }
+        ExecutionResult result = ran.result();
+        CacheEntry copy = new CacheEntry(keptKey(key), result.value(), result.console(), result.executionTime(),
+                reserved, storedAt, storedAt.plus(keeping.keepFor()), 0, ran.label());
+        if (copy.estimatedBytes() <= keeping.maxEntryBytes()) {
+            store.put(copy, new GroupBound(KEPT_GROUP, keeping.maxEntries()));
+        }
     }
 
     /** Runs without looking up or storing; counts the run as {@code why} (the store is neither read nor written else). */
@@ -314,7 +428,8 @@ public final class CachedExecutor {
      * the earliest of the cached tool answers it used expires (null for none).
      */
     private record Ran(ExecutionResult result, List<ToolCallRecord> calls, String notStoredBecause,
-            Counter notStoredCounter, Map<String, String> dependsOn, Instant answersExpireAt, KeptOut keptOut) {
+            Counter notStoredCounter, Map<String, String> dependsOn, Instant answersExpireAt, KeptOut keptOut,
+            String trace, String label) {
     }
 
     /**
@@ -339,6 +454,12 @@ public final class CachedExecutor {
         private long bytes;
         private String notStoredBecause;
         private Counter notStoredCounter;
+        /** The run's calls as its trace keeps them, in the order the code made them. */
+        private final List<RunTrace.Step> steps = new ArrayList<>();
+        /** Whether a call could not be kept in the trace (the run is then kept without one). */
+        private boolean untraced;
+        /** Answers fetched just now by a revalidation that found one changed, by call: the code's calls take them. */
+        private final Map<String, Deque<CodeToolCall>> prefetched = new HashMap<>();
         /** The call being made ({@code SERVER__TOOL}) and since when; null between calls. */
         private String inFlight;
         private long inFlightSince;
@@ -368,6 +489,26 @@ public final class CachedExecutor {
 
         @Override
         public CodeToolCall call(String server, String tool, String argumentsJson) {
+            return make(server, tool, argumentsJson, -1);
+        }
+
+        @Override
+        public CodeToolCall callAfter(String server, String tool, String argumentsJson, int answersSeen) {
+            return make(server, tool, argumentsJson, Math.max(0, answersSeen));
+        }
+
+        /** Hands the code's calls these answers, each once, instead of asking again. */
+        synchronized void prefetch(Map<String, Deque<CodeToolCall>> answers) {
+            answers.forEach((call, queue) -> prefetched.put(call, new ArrayDeque<>(queue)));
+        }
+
+        private synchronized CodeToolCall takePrefetched(String call) {
+            Deque<CodeToolCall> answers = prefetched.get(call);
+            return answers == null ? null : answers.poll();
+        }
+
+        /** @param answersSeen see {@link CodeTools#callAfter}; -1 when not known (every earlier call counts as read) */
+        private CodeToolCall make(String server, String tool, String argumentsJson, int answersSeen) {
             synchronized (this) {
                 if (count >= limits.maxToolCalls()) {
                     String problem = "the run made more tool calls than its limit of " + limits.maxToolCalls();
@@ -384,9 +525,11 @@ public final class CachedExecutor {
                 inFlight = server + "__" + tool;
                 inFlightSince = start;
             }
-            CodeToolCall call;
+            CodeToolCall call = takePrefetched(callName(server, tool, argumentsJson));
             try {
-                call = tools.call(server, tool, argumentsJson, agent, freshness);
+                if (call == null) {
+                    call = tools.call(server, tool, argumentsJson, agent, freshness);
+                }
             } catch (CancellationException e) {
                 boolean reached = !(e instanceof ToolCallCancelledException cancelled) || cancelled.reachedTool();
                 synchronized (this) {
@@ -404,6 +547,14 @@ public final class CachedExecutor {
                 calls.add(new ToolCallRecord(call.tool(), call.status(), took, call.answer().isError()));
                 if (call.version() != null) {
                     called.put(call.tool(), call.version());
+                }
+                if (call.cacheable() && !call.answer().isError()
+                        && RunTrace.writable(server, tool, call.version(), argumentsJson)) {
+                    int seen = answersSeen < 0 ? steps.size() : Math.min(answersSeen, steps.size());
+                    steps.add(new RunTrace.Step(seen, server, tool, call.version(), RunTrace.digestOf(call.answer()),
+                            argumentsJson));
+                } else {
+                    untraced = true;
                 }
                 call.writesSeen().forEach((read, generation) -> {
                     Long earlier = writesSeen.putIfAbsent(read, generation);
@@ -488,6 +639,14 @@ public final class CachedExecutor {
             return new KeptOut(consumed, resultBytes(result), answerBytes);
         }
 
+        /** The run's trace as an entry keeps it; null when it has none (no calls, or one that could not be kept). */
+        synchronized String trace() {
+            if (untraced || steps.isEmpty()) {
+                return null;
+            }
+            return new RunTrace(steps).write().orElse(null);
+        }
+
         synchronized Counter notStoredCounter() {
             return notStoredCounter;
         }
@@ -522,6 +681,10 @@ public final class CachedExecutor {
         private final CodeTools tools;
         private volatile RunTools ranWith;
         private volatile String staleBecause;
+        /** Answers a revalidation fetched before it found one changed: the run takes them instead of asking again. */
+        private volatile Map<String, Deque<CodeToolCall>> fetched = Map.of();
+        /** Whether this execution revalidated a stale run and found an answer changed. */
+        private volatile boolean changed;
 
         Execution(ExecutionRequest request, String key, Map<String, String> versions, CodeTools tools) {
             this.request = request;
@@ -555,6 +718,81 @@ public final class CachedExecutor {
         @Override
         public void addCounts(Ran ran, Map<Counter, Long> counts) {
             addKeptOut(ran.keptOut(), counts);
+            if (changed) {
+                counts.put(Counter.REVALIDATIONS_CHANGED, 1L);
+            }
+        }
+
+        @Override
+        public Duration ranFor(Ran ran) {
+            return ran.result().executionTime();
+        }
+
+        /**
+         * Asks the calls of the run kept for this key again, round by round (each round's calls at
+         * once), through the tools as a run would; if every answer is the one the run read, its
+         * result stands (nondeterministic runs are never stored, so never kept). When one differs,
+         * the answers fetched so far are handed to the run, which asks none of them again.
+         */
+        @Override
+        public Optional<Ran> revalidate() {
+            if (!kept.on()) {
+                return Optional.empty();
+            }
+            Optional<CacheEntry> copy = store.get(keptKey(key));
+            if (copy.isEmpty()) {
+                return Optional.empty();
+            }
+            if (!copy.get().isIntact()) {
+                store.remove(copy.get().key());
+                store.count(null, Map.of(Counter.DAMAGED, 1L));
+                return Optional.empty();
+            }
+            Optional<RunTrace> trace = RunTrace.of(copy.get());
+            if (trace.isEmpty() || !copy.get().nondeterminism().isEmpty()) {
+                return Optional.empty();
+            }
+            RunTools runTools = new RunTools(tools, request.limits(), request.agent(), request.freshness());
+            List<RunTrace.Step> renewed = new ArrayList<>();
+            Map<String, Deque<CodeToolCall>> answers = new HashMap<>();
+            boolean same = true;
+            for (List<RunTrace.Step> round : trace.get().rounds()) {
+                List<CodeToolCall> fresh = askAtOnce(runTools, round);
+                for (int i = 0; i < round.size(); i++) {
+                    RunTrace.Step step = round.get(i);
+                    CodeToolCall call = fresh.get(i);
+                    answers.computeIfAbsent(callName(step.server(), step.tool(), step.arguments()),
+                            name -> new ArrayDeque<>()).add(call);
+                    String digest = RunTrace.digestOf(call.answer());
+                    if (!call.cacheable() || call.answer().isError() || !digest.equals(step.answerDigest())
+                            || call.version() == null) {
+                        same = false;
+                    } else {
+                        renewed.add(new RunTrace.Step(step.seen(), step.server(), step.tool(), call.version(), digest,
+                                step.arguments()));
+                    }
+                }
+                if (!same) {
+                    break;
+                }
+            }
+            runTools.end();
+            if (!same) {
+                fetched = answers;
+                changed = true;
+                LOG.log(Level.INFO, "revalidation of " + key + ": a tool answered otherwise, running the code");
+                return Optional.empty();
+            }
+            ranWith = runTools;
+            CacheEntry stored = copy.get();
+            ExecutionResult result = ExecutionResult.success(stored.value(), stored.console(), stored.executionTime());
+            KeptOut keptOut = stored.toolAnswerBytes() == 0 ? KeptOut.NONE
+                    : new KeptOut(stored.toolAnswerBytes(), resultBytes(result), Map.of());
+            Map<String, String> dependsOn = new TreeMap<>(versions);
+            dependsOn.putAll(runTools.called());
+            String text = new RunTrace(renewed).write().orElse(null);
+            return Optional.of(new Ran(result, runTools.calls(), runTools.notStoredBecause(),
+                    runTools.notStoredCounter(), dependsOn, runTools.answersExpireAt(), keptOut, text, stored.label()));
         }
         @Override public Duration maxHold() { return request.limits().timeout().plus(FLIGHT_MARGIN); }
         @Override public GroupBound bound() { return null; }
@@ -562,6 +800,7 @@ public final class CachedExecutor {
         @Override
         public Ran run() {
             RunTools runTools = new RunTools(tools, request.limits(), request.agent(), request.freshness());
+            runTools.prefetch(fetched);
             ranWith = runTools;
             ExecutionResult result;
             try {
@@ -585,8 +824,9 @@ public final class CachedExecutor {
             }
             Map<String, String> dependsOn = new TreeMap<>(versions);
             dependsOn.putAll(runTools.called());
+            String trace = result.nondeterminism().isEmpty() ? runTools.trace() : null;
             return new Ran(result, runTools.calls(), notStored, notStoredCounter, dependsOn, answersExpireAt,
-                    runTools.keptOut(result));
+                    runTools.keptOut(result), trace, request.labelOrFirstLine());
         }
 
         /** The sandbox's own execution time is what a hit saves, not the time spent around it. */
@@ -608,12 +848,17 @@ public final class CachedExecutor {
                 return Optional.empty();
             }
             Map<String, String> dependencies = CacheEntry.dependencies(ran.dependsOn(), result.nondeterminism());
-            if (ran.keptOut().toolAnswerBytes() > 0) {
+            if (ran.keptOut().toolAnswerBytes() > 0 || ran.trace() != null) {
                 dependencies = new TreeMap<>(dependencies);
+            }
+            if (ran.keptOut().toolAnswerBytes() > 0) {
                 dependencies.put(CacheEntry.TOOL_ANSWER_BYTES, Long.toString(ran.keptOut().toolAnswerBytes()));
             }
+            if (ran.trace() != null) {
+                dependencies.put(CacheEntry.TRACE, ran.trace());
+            }
             return Optional.of(new CacheEntry(key, result.value(), result.console(), result.executionTime(),
-                    dependencies, now, expiresAt, 0, request.labelOrFirstLine()));
+                    dependencies, now, expiresAt, 0, ran.label()));
         }
 
         @Override
@@ -622,7 +867,7 @@ public final class CachedExecutor {
                     .withNondeterminism(entry.nondeterminism());
             KeptOut keptOut = entry.toolAnswerBytes() == 0 ? KeptOut.NONE
                     : new KeptOut(entry.toolAnswerBytes(), resultBytes(result), Map.of());
-            return new Ran(result, List.of(), null, null, entry.dependsOnTools(), null, keptOut);
+            return new Ran(result, List.of(), null, null, entry.dependsOnTools(), null, keptOut, null, entry.label());
         }
 
         /** A failed run is counted as failed whatever else kept it from being stored. */
@@ -646,5 +891,47 @@ public final class CachedExecutor {
             }
             return true;
         }
+    }
+
+    /** One call as a revalidation and the run after it name it: the same server, tool and arguments are the same call. */
+    private static String callName(String server, String tool, String argumentsJson) {
+        return server + "\n" + tool + "\n" + argumentsJson;
+    }
+
+    /**
+     * Asks one round of a trace's calls at once: the first on this thread, the others on
+     * {@link #ASK_AT_ONCE}. Cancelled as a whole when this thread is interrupted.
+     */
+    private static List<CodeToolCall> askAtOnce(RunTools runTools, List<RunTrace.Step> round) {
+        List<Future<CodeToolCall>> others = new ArrayList<>();
+        for (RunTrace.Step step : round.subList(1, round.size())) {
+            others.add(ASK_AT_ONCE.submit(() -> runTools.callAfter(step.server(), step.tool(), step.arguments(),
+                    step.seen())));
+        }
+        List<CodeToolCall> answers = new ArrayList<>();
+        try {
+            RunTrace.Step first = round.get(0);
+            answers.add(runTools.callAfter(first.server(), first.tool(), first.arguments(), first.seen()));
+            for (Future<CodeToolCall> other : others) {
+                answers.add(other.get());
+            }
+        } catch (InterruptedException e) {
+            others.forEach(other -> other.cancel(true));
+            Thread.currentThread().interrupt();
+            throw new CancellationException("cancelled while revalidating a run");
+        } catch (ExecutionException e) {
+            others.forEach(other -> other.cancel(true));
+            if (e.getCause() instanceof RuntimeException cause) {
+                throw cause;
+            }
+            if (e.getCause() instanceof Error cause) {
+                throw cause;
+            }
+            throw new IllegalStateException(e.getCause());
+        } catch (RuntimeException | Error e) {
+            others.forEach(other -> other.cancel(true));
+            throw e;
+        }
+        return answers;
     }
 }

@@ -44,7 +44,8 @@ public record ExecutionOutcome(ExecutionResult result, CacheStatus status, Strin
         this(result, status, key, saved, List.of(), null, KeptOut.NONE);
     }
 
+    /** Whether the result came without running the code: from the store (revalidated or not), or from an identical run in flight. */
     public boolean isHit() {
-        return status == CacheStatus.HIT || status == CacheStatus.SHARED;
+        return status == CacheStatus.HIT || status == CacheStatus.SHARED || status == CacheStatus.REVALIDATED;
     }
 }

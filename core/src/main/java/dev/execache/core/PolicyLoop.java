@@ -61,6 +61,21 @@ final class PolicyLoop {
         R run();
 
         /**
+         * When no stored answer was found: an answer made without running, by revalidating what was
+         * kept of an earlier one after its freshness lapsed (its inputs asked again and found
+         * unchanged); empty when there is none or it no longer holds, and {@link #run} runs. Asked
+         * inside the flight, so a fleet revalidates once.
+         */
+        default Optional<R> revalidate() {
+            return Optional.empty();
+        }
+
+        /** How long the run that first made {@code result} took: what a revalidation of it saves, less its own time. */
+        default Duration ranFor(R result) {
+            return Duration.ZERO;
+        }
+
+        /**
          * The entry to store for {@code result}, or empty if it is not a success.
          *
          * @param took how long {@link #run} took by the loop's ticker
@@ -243,8 +258,11 @@ final class PolicyLoop {
             }
             long runStart = ticker.read();
             R result;
+            boolean revalidated = false;
             try {
-                result = call.run();
+                Optional<R> verified = refreshed ? Optional.empty() : call.revalidate();
+                revalidated = verified.isPresent();
+                result = revalidated ? verified.get() : call.run();
             } catch (RuntimeException | Error e) {
                 Map<Counter, Long> failed = new EnumMap<>(Counter.class);
                 failed.put(Counter.CALLS, 1L);
@@ -279,7 +297,15 @@ final class PolicyLoop {
             }
             Map<Counter, Long> counts = new EnumMap<>(Counter.class);
             counts.put(Counter.CALLS, 1L);
-            counts.put(Counter.MISSES, 1L);
+            Duration saved = Duration.ZERO;
+            if (revalidated) {
+                saved = call.ranFor(result).minus(took);
+                saved = saved.isNegative() ? Duration.ZERO : saved;
+                counts.put(Counter.REVALIDATIONS, 1L);
+                counts.put(Counter.REVALIDATION_SAVED_NANOS, saved.toNanos());
+            } else {
+                counts.put(Counter.MISSES, 1L);
+            }
             if (notStored != null) {
                 counts.put(notStored, 1L);
             }
@@ -289,10 +315,11 @@ final class PolicyLoop {
             call.addCounts(result, counts);
             boolean counted = store.count(call.tool(), call.agent(), counts);
             // judged after this call's own store operations: one that succeeded ends the outage of its kind
-            CacheStatus status = store.isDown() || !counted || evicted.isEmpty() ? CacheStatus.STORE_ERROR : CacheStatus.MISS;
+            CacheStatus status = store.isDown() || !counted || evicted.isEmpty() ? CacheStatus.STORE_ERROR
+                    : revalidated ? CacheStatus.REVALIDATED : CacheStatus.MISS;
             Instant expiresAt = entry.isPresent() && evicted.isPresent() ? entry.get().expiresAt() : null;
             Instant storedAt = entry.isPresent() ? entry.get().createdAt() : clock.instant();
-            return new Outcome<>(result, status, Duration.ZERO, evicted.orElse(List.of()), expiresAt, storedAt,
+            return new Outcome<>(result, status, saved, evicted.orElse(List.of()), expiresAt, storedAt,
                     notStored, refreshed);
         }
     }

@@ -111,6 +111,23 @@ public abstract class CacheStoreContract {
     }
 
     @Test
+    void aRunsTraceIsKeptWithItsEntryAsWrittenAndNamesNoTool() {
+        String trace = "0 fs read_text_file 3f2a9c01 9b1c44e0a2f3 {\"path\":\"/tmp/n\u00f6te \\\"x\\\".txt\"}\n"
+                + "0 gh get_issue 51d0e2aa 0c9d {\"n\":1,\"q\":\"a b\\nc\"}\n" + "1 gh list x".repeat(500) + "\n";
+        CacheEntry run = entry("v1:traced", "7", Map.of("fs__read_text_file", "3f2a9c01", CacheEntry.TRACE, trace));
+        store.put(run);
+        CacheEntry kept = entry("v1:kept:traced", "7", Map.of(CacheEntry.TRACE, trace));
+        store.put(kept, new GroupBound("execache:revalidation", 5));
+
+        assertThat(store.get("v1:traced").orElseThrow().toolVersions()).isEqualTo(run.toolVersions());
+        assertThat(store.peek("v1:kept:traced").orElseThrow().toolVersions().get(CacheEntry.TRACE)).isEqualTo(trace);
+        assertThat(store.removeByTool("gh__get_issue")).isZero();
+        assertThat(store.removeByTool("fs__read_text_file")).isEqualTo(1);
+        assertThat(store.peek("v1:kept:traced")).isPresent();
+        assertThat(store.peek("v1:traced")).isEmpty();
+    }
+
+    @Test
     void labelAndCreationTimeAreKeptAsStored() {
         Instant made = clock.instant();
         store.put(entry("v1:labelled").withLabel("report.ts"));
@@ -826,8 +843,10 @@ public abstract class CacheStoreContract {
         assertThat(millis(store.peek(second.key()).orElseThrow().expiresAt()))
                 .as("a hit with 2 s left gives the run 2 s").isEqualTo(millis(clock.instant().plusSeconds(2)));
         clock.advance(Duration.ofSeconds(2));
-        assertThat(runs.execute(codeCallingAcct("first")).status()).isEqualTo(CacheStatus.MISS);
-        assertThat(runs.execute(codeCallingAcct("second")).status()).isEqualTo(CacheStatus.MISS);
+        // never a hit once the answer expired: the run's call is asked again (the server answers the first
+        // time, the tool cache the second), and since it answers as before the run is revalidated, not run
+        assertThat(runs.execute(codeCallingAcct("first")).status()).isEqualTo(CacheStatus.REVALIDATED);
+        assertThat(runs.execute(codeCallingAcct("second")).status()).isEqualTo(CacheStatus.REVALIDATED);
         assertThat(acct.served).hasValue(2);
     }
 

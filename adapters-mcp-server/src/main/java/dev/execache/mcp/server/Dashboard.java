@@ -152,7 +152,8 @@ final class Dashboard implements AutoCloseable {
         }
         ObjectNode counted = Json.stats(stats);
         counted.remove("tools");
-        counted.put("calls", Math.max(stats.calls(), stats.hits() + stats.misses() + stats.shared()));
+        counted.put("calls", Math.max(stats.calls(), stats.hits() + stats.misses() + stats.shared()
+                + stats.revalidations()));
         node.set("totals", counted);
 
         Totals totals = totals(stats);

@@ -67,6 +67,9 @@ public final class Json {
         node.put("hits", stats.hits());
         node.put("misses", stats.misses());
         node.put("shared", stats.shared());
+        node.put("revalidated", stats.revalidations());
+        node.put("revalidationSavedMs", millis(stats.revalidationSaved()));
+        node.put("revalidationsChanged", stats.revalidationsChanged());
         node.put("hitRate", stats.hitRate());
         node.put("totalSavedMs", millis(stats.totalSaved()));
         node.put("averageSavedMs", millis(stats.averageSaved()));

@@ -26,6 +26,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
+import dev.execache.core.CachedExecutor;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -201,6 +202,12 @@ final class InspectCommand implements Callable<Integer> {
         if (!entry.nondeterminism().isEmpty()) {
             row(out, "uses", String.join(", ", new TreeSet<>(entry.nondeterminism()))
                     + " (sources of non-determinism)");
+        }
+        List<CachedExecutor.TracedCall> trace = CachedExecutor.traceOf(entry);
+        for (int i = 0; i < trace.size(); i++) {
+            CachedExecutor.TracedCall call = trace.get(i);
+            row(out, i == 0 ? "trace" : "", (i + 1) + ". " + call.tool() + " args " + call.argumentsDigest()
+                    + " answer " + call.answerDigest());
         }
         row(out, "size", Entries.size(entry.estimatedBytes()));
         String result = entry.value().length() <= 200 ? entry.value() : entry.value().substring(0, 199) + "…";

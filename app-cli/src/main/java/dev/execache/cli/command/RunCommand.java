@@ -170,6 +170,9 @@ final class RunCommand implements Callable<Integer> {
                     + " (key " + outcome.key() + ")" + toolCalls(outcome);
             case BYPASS -> "cache off, ran in " + ran;
             case STORE_ERROR -> "cache store unavailable, ran uncached in " + ran;
+            case REVALIDATED -> "cache revalidated: its " + outcome.toolCalls().size() + " tool "
+                    + (outcome.toolCalls().size() == 1 ? "call" : "calls") + " answered as before, so its result stands"
+                    + " without running, saved " + Durations.human(outcome.saved()) + " (key " + outcome.key() + ")";
         };
     }
 

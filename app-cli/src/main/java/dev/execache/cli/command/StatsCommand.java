@@ -272,6 +272,9 @@ final class StatsCommand extends StoreCommand {
         row(out, "misses", stats.misses() + " (ran; not stored: " + stats.failed() + " failed, "
                 + (stats.uncacheableTotal() - stats.uncacheable().getOrDefault("reads_unwatchable", 0L)) + " uncacheable)");
         row(out, "shared", Long.toString(stats.shared()));
+        row(out, "revalidated", stats.revalidations() + " (stale runs whose tool calls answered as before: not run, saved "
+                + Durations.human(stats.revalidationSaved()) + "); " + stats.revalidationsChanged()
+                + " found an answer changed and ran");
         row(out, "failed", stats.failed() + " (errors and timeouts, never stored)");
         row(out, "uncacheable", stats.uncacheableTotal() + reasons(stats.uncacheable()));
         row(out, "bypassed", stats.bypassed() + " (caching off)");

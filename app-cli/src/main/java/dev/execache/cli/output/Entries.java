@@ -2,6 +2,7 @@ package dev.execache.cli.output;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.execache.core.CachedExecutor;
 import dev.execache.core.spi.CacheEntry;
 import dev.execache.mcp.server.Json;
 import java.time.Duration;
@@ -67,6 +68,14 @@ public final class Entries {
         node.set("tools", Json.MAPPER.valueToTree(entry.dependsOnTools()));
         ArrayNode sources = node.putArray("nondeterminism");
         new TreeSet<>(entry.nondeterminism()).forEach(sources::add);
+        ArrayNode trace = node.putArray("trace");
+        for (CachedExecutor.TracedCall call : CachedExecutor.traceOf(entry)) {
+            ObjectNode one = trace.addObject();
+            one.put("tool", call.tool());
+            one.put("version", call.version());
+            one.put("argumentsDigest", call.argumentsDigest());
+            one.put("answerDigest", call.answerDigest());
+        }
         return node;
     }
 }

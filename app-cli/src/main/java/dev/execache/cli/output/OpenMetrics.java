@@ -44,6 +44,14 @@ public final class OpenMetrics {
         out.counter("execache_hits", "Lookups answered from the cache.", stats.hits());
         out.counter("execache_misses", "Lookups not answered from the cache: the run or call was made.", stats.misses());
         out.counter("execache_shared", "Calls answered by an identical run in flight (single flight).", stats.shared());
+        out.counter("execache_revalidations", "Stale runs answered without running: their tool calls, asked again,"
+                + " answered as before (neither hits nor misses).", stats.revalidations());
+        out.counter("execache_revalidations_changed", "Stale runs whose tool calls, asked again, answered otherwise:"
+                + " they ran again (counted as misses too).", stats.revalidationsChanged());
+        out.family("execache_revalidation_saved_seconds", "counter", "Time revalidations saved: each run's own time less"
+                + " its revalidation's.", "seconds");
+        out.sample("execache_revalidation_saved_seconds_total", null, seconds(stats.revalidationSaved().toNanos()));
+        out.createdSample("execache_revalidation_saved_seconds", null);
         out.counter("execache_failed", "Runs and calls that failed: never stored.", stats.failed());
         out.counter("execache_bypassed", "Runs and calls made with caching off.", stats.bypassed());
         out.family("execache_uncacheable", "counter", "Runs and calls not stored, by reason.", null);

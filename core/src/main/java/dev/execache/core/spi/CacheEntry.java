@@ -54,6 +54,12 @@ public record CacheEntry(
      * run kept out of the agent's context.
      */
     public static final String TOOL_ANSWER_BYTES = "execache:tool-answer-bytes";
+    /**
+     * Where an execution entry keeps its run's trace (each tool call it made and the digest of the
+     * answer it read, as text), the same way as {@link #NONDETERMINISM}: so that a stale run can be
+     * revalidated by asking its calls again. {@code execache inspect} shows it.
+     */
+    public static final String TRACE = "execache:trace";
     private static final String RESERVED_PREFIX = "execache:";
 
     /** The longest label kept; a longer one is cut, so a label never makes an entry big. */
@@ -125,7 +131,8 @@ public record CacheEntry(
      * {@link #nondeterminism()} and {@link #toolAnswerBytes()}).
      */
     public Map<String, String> dependsOnTools() {
-        if (!toolVersions.containsKey(NONDETERMINISM) && !toolVersions.containsKey(TOOL_ANSWER_BYTES)) {
+        if (!toolVersions.containsKey(NONDETERMINISM) && !toolVersions.containsKey(TOOL_ANSWER_BYTES)
+                && !toolVersions.containsKey(TRACE)) {
             return toolVersions;
         }
         Map<String, String> tools = new TreeMap<>(toolVersions);

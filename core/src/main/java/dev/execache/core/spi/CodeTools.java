@@ -64,6 +64,17 @@ public interface CodeTools {
     CodeToolCall call(String server, String tool, String argumentsJson);
 
     /**
+     * As {@link #call(String, String, String)}, told how many of the run's earlier calls the code
+     * could have read the answers of when it made this one (its arguments depend on no later
+     * answer). A run's trace keeps it, so that calls made independently of each other's answers are
+     * asked again at once when the run is revalidated. A sandbox that cannot tell calls
+     * {@link #call(String, String, String)}, which counts every earlier call as read.
+     */
+    default CodeToolCall callAfter(String server, String tool, String argumentsJson, int answersSeen) {
+        return call(server, tool, argumentsJson);
+    }
+
+    /**
      * As {@link #call(String, String, String)}, counted for {@code agent}, the agent whose run makes
      * the call (null: counted in total only); tools that count nothing per agent need not override it.
      */

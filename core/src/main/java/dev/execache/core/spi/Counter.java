@@ -17,6 +17,15 @@ public enum Counter {
     MISSES,
     /** Total latency saved by hits, in nanoseconds. */
     SAVED_NANOS,
+    /**
+     * Runs answered by revalidation: a stale stored run whose tool calls, asked again, all gave the
+     * answers it had read; neither a hit nor a miss.
+     */
+    REVALIDATIONS,
+    /** Time revalidations saved, in nanoseconds: each run's own time less its revalidation's. */
+    REVALIDATION_SAVED_NANOS,
+    /** Stale stored runs whose tool calls, asked again, gave another answer: the code ran again (a miss too). */
+    REVALIDATIONS_CHANGED,
     EVICTIONS,
     EXPIRATIONS,
     /**

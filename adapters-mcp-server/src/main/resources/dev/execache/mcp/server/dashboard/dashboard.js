@@ -158,6 +158,9 @@
       set("total-" + kind, integer(t[kind]));
       set("rate-" + kind, rate(data.perSecond[kind]));
     }
+    // stale runs answered without running, and the time that saved (apart from the hits')
+    set("total-revalidated", integer(t.revalidated));
+    set("revalidation-saved", "saved " + duration(t.revalidationSavedMs));
 
     const limits = store.limits;
     set("entries", integer(t.entries));
