@@ -64,6 +64,21 @@ class ArchitectureRulesCanFailTest {
     }
 
     @Test
+    void mcpServerApiRuleFailsOnANewPublicTypeInTheMcpServer() {
+        assertThat(ArchitectureTest.theMcpServerExportsOnlyWhatTheCliStarts.evaluate(violators).hasViolation()).isTrue();
+    }
+
+    @Test
+    void mcpServerApiRuleHoldsForEveryTypeItNames() {
+        JavaClasses server = new ClassFileImporter()
+                .withImportOption(new ImportOption.DoNotIncludeTests())
+                .importPackages("dev.execache.mcp.server");
+        assertThat(ArchitectureTest.theMcpServerExportsOnlyWhatTheCliStarts.evaluate(server).hasViolation()).isFalse();
+        assertThat(ArchitectureTest.MCP_SERVER_API).allSatisfy(name ->
+                assertThat(server.contain("dev.execache.mcp.server." + name)).as(name + " exists").isTrue());
+    }
+
+    @Test
     void cycleRuleFailsOnACycle() {
         assertThat(ArchitectureTest.noPackageCycles.evaluate(violators).hasViolation()).isTrue();
     }

@@ -99,6 +99,22 @@ class ArchitectureTest {
             .because("the SPI is what an adapter implements or receives, nothing more");
 
     /**
+     * What app-cli needs of the MCP server: the two servers and their settings, the gateway, the tools
+     * serve offers and the rules they are called by. A new public type here is a decision: add it to
+     * this list, or keep it package-private (the protocol, the transports and their helpers are).
+     */
+    static final List<String> MCP_SERVER_API = List.of(
+            "McpStdioServer", "McpHttpServer", "ServeSettings", "HttpServeSettings", "OAuthSettings", "Gateway",
+            "GatewayPolicy", "ServeTools", "ToolCallRules", "TypeScriptDeclarations", "Json");
+
+    @ArchTest
+    static final ArchRule theMcpServerExportsOnlyWhatTheCliStarts = classes()
+            .that().resideInAPackage(MCP_SERVER).and().arePublic().and().areTopLevelClasses()
+            .should().haveNameMatching("dev\\.execache\\.mcp\\.server\\.(" + String.join("|", MCP_SERVER_API) + ")")
+            .because("the MCP server's public types are what app-cli starts it with; its protocol, transports and"
+                    + " helpers stay package-private");
+
+    /**
      * The SPI names the requests and results that cross its ports, which the API owns (as Caffeine's
      * {@code cache.stats.StatsCounter} names {@code cache.RemovalCause}): that one pair is one part.
      */

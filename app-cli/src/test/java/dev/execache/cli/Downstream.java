@@ -1,5 +1,6 @@
 package dev.execache.cli;
 
+import org.awaitility.Awaitility;
 import dev.execache.tools.mcp.McpServerSettings;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -46,13 +47,8 @@ final class Downstream {
     }
 
     /** Waits for a condition, polling; fails with {@code what} when it does not come within the bound. */
-    static void await(String what, Duration bound, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + bound.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("waited " + bound.toSeconds() + " s for: " + what);
-            }
-            Thread.sleep(50);
-        }
+    static void await(String what, Duration bound, BooleanSupplier condition) {
+        Awaitility.await(what).atMost(bound).pollInSameThread().pollDelay(Duration.ZERO)
+                .pollInterval(Duration.ofMillis(50)).until(condition::getAsBoolean);
     }
 }

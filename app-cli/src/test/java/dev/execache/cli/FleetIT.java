@@ -1,5 +1,7 @@
 package dev.execache.cli;
 
+import java.util.concurrent.atomic.AtomicInteger;
+import org.awaitility.Awaitility;
 import static dev.execache.cli.ServeIT.structured;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -222,15 +224,10 @@ class FleetIT {
     }
 
     /** Waits, with a bound, until the fleet holds a flight in Redis: a run is under way. */
-    private static void awaitAFlightHeld(org.redisson.api.RedissonClient client) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (client.getKeys().getKeysStreamByPattern("{execache:3p*}:f:*").findAny().isEmpty()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("no run was under way within 60 s; keys: "
-                        + client.getKeys().getKeysStreamByPattern("*").limit(20).toList());
-            }
-            TimeUnit.MILLISECONDS.sleep(5);
-        }
+    private static void awaitAFlightHeld(org.redisson.api.RedissonClient client) {
+        Awaitility.await("a run under way (a flight held in Redis)").atMost(Duration.ofSeconds(60)).pollInSameThread()
+                .pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(5))
+                .until(() -> client.getKeys().getKeysStreamByPattern("{execache:3p*}:f:*").findAny().isPresent());
     }
 
     /**
@@ -313,10 +310,10 @@ class FleetIT {
 
     /** Calls until one is cached again (a miss that stored, or a hit), for as long as a check in the background may take. */
     private static void awaitCaching(ServeProcess server) {
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        for (int probe = 0; "store_error".equals(status(server, "return 'probe " + probe + "'")); probe++) {
-            assertThat(System.nanoTime()).as("Redis is used again within a minute of its restart").isLessThan(deadline);
-        }
+        AtomicInteger probe = new AtomicInteger();
+        Awaitility.await("Redis used again within a minute of its restart").atMost(Duration.ofSeconds(60))
+                .pollInSameThread().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(10))
+                .until(() -> !"store_error".equals(status(server, "return 'probe " + probe.getAndIncrement() + "'")));
     }
 
     private static String status(ServeProcess server, String code) {

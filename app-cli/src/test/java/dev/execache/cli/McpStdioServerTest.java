@@ -1,5 +1,6 @@
 package dev.execache.cli;
 
+import org.awaitility.Awaitility;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -255,15 +256,11 @@ class McpStdioServerTest {
     }
 
     /** Waits, with a bound, until the transport has read the end of input and waits for answers. */
-    private static void awaitSomeThreadIn(String method) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (Thread.getAllStackTraces().values().stream().flatMap(Arrays::stream)
-                .noneMatch(frame -> frame.getMethodName().equals(method))) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("no thread reached " + method + " within 10 s");
-            }
-            Thread.onSpinWait();
-        }
+    private static void awaitSomeThreadIn(String method) {
+        Awaitility.await("a thread in " + method).atMost(Duration.ofSeconds(60)).pollInSameThread()
+                .pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(1))
+                .until(() -> Thread.getAllStackTraces().values().stream().flatMap(Arrays::stream)
+                        .anyMatch(frame -> frame.getMethodName().equals(method)));
     }
 
     @Test

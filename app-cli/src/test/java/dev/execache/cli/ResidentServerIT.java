@@ -1,5 +1,6 @@
 package dev.execache.cli;
 
+import org.awaitility.Awaitility;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
@@ -369,13 +370,8 @@ class ResidentServerIT {
         boolean holds() throws Exception;
     }
 
-    private static void awaitCondition(String what, Check check) throws Exception {
-        long deadline = System.nanoTime() + PATIENCE.toNanos();
-        while (!check.holds()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("waited " + PATIENCE.toMinutes() + " minutes for: " + what);
-            }
-            Thread.sleep(50);
-        }
+    private static void awaitCondition(String what, Check check) {
+        Awaitility.await(what).atMost(PATIENCE).pollInSameThread().pollDelay(Duration.ZERO)
+                .pollInterval(Duration.ofMillis(50)).until(check::holds);
     }
 }

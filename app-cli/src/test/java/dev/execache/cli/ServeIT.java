@@ -1,5 +1,6 @@
 package dev.execache.cli;
 
+import org.awaitility.Awaitility;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -347,12 +348,10 @@ class ServeIT {
         assertThat(stderr.toString().lines().findFirst().orElse("")).contains("config file");
     }
 
-    private static void assertNoneAlive(List<ProcessHandle> processes) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (processes.stream().anyMatch(ProcessHandle::isAlive) && System.nanoTime() < deadline) {
-            Thread.sleep(50);
-        }
-        assertThat(processes).noneMatch(ProcessHandle::isAlive);
+    private static void assertNoneAlive(List<ProcessHandle> processes) {
+        Awaitility.await("every process ended").atMost(Duration.ofSeconds(60)).pollInSameThread()
+                .pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(50))
+                .untilAsserted(() -> assertThat(processes).noneMatch(ProcessHandle::isAlive));
     }
 
     static List<String> commandLine(String... arguments) {

@@ -1,5 +1,7 @@
 package dev.execache.cli;
 
+import org.awaitility.core.ConditionTimeoutException;
+import org.awaitility.Awaitility;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.modelcontextprotocol.client.McpAsyncClient;
 import io.modelcontextprotocol.client.McpClient;
@@ -120,16 +122,14 @@ final class ServeProcess implements AutoCloseable {
     }
 
     /** Waits until a line of stderr matches. */
-    String awaitStderr(Predicate<String> wanted, Duration limit) throws InterruptedException {
-        long deadline = System.nanoTime() + limit.toNanos();
-        while (System.nanoTime() < deadline) {
-            Optional<String> line = stderr.stream().filter(wanted).findFirst();
-            if (line.isPresent()) {
-                return line.get();
-            }
-            Thread.sleep(50);
+    String awaitStderr(Predicate<String> wanted, Duration limit) {
+        try {
+            return Awaitility.await("a line on stderr").atMost(limit).pollInSameThread().pollDelay(Duration.ZERO)
+                    .pollInterval(Duration.ofMillis(50))
+                    .until(() -> stderr.stream().filter(wanted).findFirst(), Optional::isPresent).orElseThrow();
+        } catch (ConditionTimeoutException e) {
+            throw new AssertionError("no such line on stderr within " + limit + "; stderr was:\n" + String.join("\n", stderr), e);
         }
-        throw new AssertionError("no such line on stderr within " + limit + "; stderr was:\n" + String.join("\n", stderr));
     }
 
     /** The server's process. */

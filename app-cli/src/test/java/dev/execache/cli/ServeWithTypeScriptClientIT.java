@@ -1,5 +1,6 @@
 package dev.execache.cli;
 
+import org.awaitility.Awaitility;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -207,13 +208,8 @@ class ServeWithTypeScriptClientIT {
                 .toList();
     }
 
-    static void awaitCondition(BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("the condition never held");
-            }
-            Thread.sleep(1);
-        }
+    static void awaitCondition(BooleanSupplier condition) {
+        Awaitility.await().atMost(Duration.ofSeconds(60)).pollInSameThread().pollDelay(Duration.ZERO)
+                .pollInterval(Duration.ofMillis(1)).until(condition::getAsBoolean);
     }
 }

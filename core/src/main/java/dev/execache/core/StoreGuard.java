@@ -268,11 +268,7 @@ final class StoreGuard {
     }
 
     private static Map<Counter, Long> zeros() {
-        Map<Counter, Long> counters = new EnumMap<>(Counter.class);
-        for (Counter counter : Counter.values()) {
-            counters.put(counter, 0L);
-        }
-        return counters;
+        return StoreCounters.noCounts();
     }
 
     private <T> T call(Op op, String what, Supplier<T> action, T fallback) {
@@ -395,9 +391,8 @@ final class StoreGuard {
         synchronized void keepUnwritten(Counted counted, Map<Counter, Long> deltas) {
             anyUnwritten = true;
             // an outage must not let a client that invents names grow memory either
-            boolean pastCap = counted.agent() != null && !unwrittenAgents.contains(counted.agent())
-                    && unwrittenAgents.size() >= StoreCounters.MAX_AGENTS;
-            Counted kept = pastCap ? new Counted(counted.tool(), StoreCounters.OTHER_AGENT) : counted;
+            Counted kept = counted.agent() == null ? counted
+                    : new Counted(counted.tool(), StoreCounters.countedAs(unwrittenAgents, counted.agent()));
             if (kept.agent() != null) {
                 unwrittenAgents.add(kept.agent());
             }

@@ -5,12 +5,12 @@ package dev.execache.mcp.server;
  * allows it, and JSON.stringify writes it as an escape); UTF-8 cannot encode one, and Java's
  * encoder silently turns it into {@code ?}. Escaped as {@code \\uD800} it survives, as JSON allows.
  */
-public final class JsonText {
+final class JsonText {
     private JsonText() {
     }
 
     /** The JSON text with every lone surrogate written as a {@code \\u} escape; pairs are kept as they are. */
-    public static String escapeLoneSurrogates(String json) {
+    static String escapeLoneSurrogates(String json) {
         int first = firstLoneSurrogate(json);
         if (first < 0) {
             return json;

@@ -345,10 +345,8 @@ public final class MemoryCacheStore implements CacheStore {
         /** Under the store's lock, so that two new agents at once cannot both take the last place. */
         private Map<Counter, AtomicLong> countersOfNewAgent(String agent) {
             synchronized (MemoryCacheStore.this) {
-                long named = agentCounters.keySet().stream().filter(name -> !name.equals(OTHER_AGENT)).count();
-                String counted = agentCounters.containsKey(agent) || agent.equals(OTHER_AGENT) || named < MAX_AGENTS
-                        ? agent : OTHER_AGENT;
-                return agentCounters.computeIfAbsent(counted, name -> newCounters());
+                return agentCounters.computeIfAbsent(StoreCounters.countedAs(agentCounters.keySet(), agent),
+                        name -> newCounters());
             }
         }
 

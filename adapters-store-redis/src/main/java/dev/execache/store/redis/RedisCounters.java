@@ -6,7 +6,6 @@ import dev.execache.store.redis.KeyLayout.Partition;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -27,11 +26,6 @@ import org.redisson.client.codec.StringCodec;
  * {@code MAX_AGENTS} of them in name order and counts the rest as {@link StoreCounters#OTHER_AGENT}.
  */
 final class RedisCounters implements StoreCounters {
-    /** An agent's own counters are the fields {@code agent:<COUNTER>:<agent>} of a counters hash (see {@link Scripts#INCREMENT_ALL}). */
-    private static final String AGENT_COUNTER_PREFIX = "agent:";
-    /** A tool's own counters are the fields {@code tool:<COUNTER>:<tool>} of a counters hash. */
-    private static final String TOOL_COUNTER_PREFIX = "tool:";
-
     private final RedisCalls calls;
     private final KeyLayout layout;
     private final Clock clock;
@@ -53,7 +47,7 @@ final class RedisCounters implements StoreCounters {
             args.add(counter.name());
             args.add(Long.toString(delta));
             if (tool != null) {
-                args.add(TOOL_COUNTER_PREFIX + counter.name() + ":" + tool);
+                args.add(StoreCounters.toolRow(counter, tool));
                 args.add(Long.toString(delta));
             }
         });
@@ -97,7 +91,7 @@ final class RedisCounters implements StoreCounters {
     public Map<String, Map<Counter, Long>> perAgent() {
         Map<String, Map<Counter, Long>> byAgent = new TreeMap<>();
         for (Map<String, String> stored : stored()) {
-            addPrefixed(stored, AGENT_COUNTER_PREFIX, byAgent);
+            addRows(stored, AGENT_ROW, byAgent);
         }
         Map<String, Map<Counter, Long>> capped = new TreeMap<>();
         Map<Counter, Long> other = byAgent.remove(OTHER_AGENT);
@@ -105,7 +99,7 @@ final class RedisCounters implements StoreCounters {
             if (capped.size() < MAX_AGENTS) {
                 capped.put(agent.getKey(), agent.getValue());
             } else {
-                other = other == null ? noCounts() : other;
+                other = other == null ? StoreCounters.noCounts() : other;
                 Map<Counter, Long> folded = other;
                 agent.getValue().forEach((counter, count) -> folded.merge(counter, count, Long::sum));
             }
@@ -118,7 +112,7 @@ final class RedisCounters implements StoreCounters {
 
     @Override
     public Map<Counter, Long> totals() {
-        Map<Counter, Long> counters = noCounts();
+        Map<Counter, Long> counters = StoreCounters.noCounts();
         for (Map<String, String> stored : stored()) {
             for (Counter counter : Counter.values()) {
                 String value = stored.get(counter.name());
@@ -134,19 +128,19 @@ final class RedisCounters implements StoreCounters {
     public Map<String, Map<Counter, Long>> perTool() {
         Map<String, Map<Counter, Long>> byTool = new TreeMap<>();
         for (Map<String, String> stored : stored()) {
-            addPrefixed(stored, TOOL_COUNTER_PREFIX, byTool);
+            addRows(stored, TOOL_ROW, byTool);
         }
         return byTool;
     }
 
-    /** Adds the fields {@code <prefix><COUNTER>:<name>} of one counters hash to {@code byName}. */
-    private static void addPrefixed(Map<String, String> stored, String prefix, Map<String, Map<Counter, Long>> byName) {
+    /**
+     * Adds the fields {@code <prefix><COUNTER>:<name>} of one counters hash to {@code byName} (an
+     * agent's fields are written by {@link Scripts#INCREMENT_ALL}, which names them alike).
+     */
+    private static void addRows(Map<String, String> stored, String prefix, Map<String, Map<Counter, Long>> byName) {
         stored.forEach((field, value) -> {
             if (field.startsWith(prefix)) {
-                int colon = field.indexOf(':', prefix.length());
-                Counter.named(field.substring(prefix.length(), colon)).ifPresent(counter -> byName
-                        .computeIfAbsent(field.substring(colon + 1), name -> noCounts())
-                        .merge(counter, Long.parseLong(value), Long::sum));
+                StoreCounters.addRow(field, Long.parseLong(value), prefix, byName);
             }
         });
     }
@@ -163,13 +157,5 @@ final class RedisCounters implements StoreCounters {
     public Optional<Instant> countingSince() {
         return stored().stream().map(stored -> stored.get("since")).filter(Objects::nonNull)
                 .map(since -> Instant.ofEpochMilli(Long.parseLong(since))).min(Instant::compareTo);
-    }
-
-    private static Map<Counter, Long> noCounts() {
-        Map<Counter, Long> counters = new EnumMap<>(Counter.class);
-        for (Counter counter : Counter.values()) {
-            counters.put(counter, 0L);
-        }
-        return counters;
     }
 }

@@ -1,5 +1,7 @@
 package dev.execache.store.redis;
 
+import dev.execache.core.spi.StoreCounters;
+
 /**
  * The store's Lua scripts, each on one partition of the cache. Each runs atomically in Redis, so
  * the partition's share of the bound and its indexes hold under any number of clients, and a hit
@@ -343,7 +345,7 @@ final class Scripts {
     /**
      * ARGV[3] the agent ('' for none), ARGV[4] the cap on agents, ARGV[5] the agent past the cap,
      * ARGV[6] how many (field, delta) pairs follow for the totals and the tool; after those, (counter,
-     * delta) pairs for the agent's fields {@code agent:<COUNTER>:<agent>}. An agent is counted by its
+     * delta) pairs for the agent's fields {@code agent:<COUNTER>:<agent>} ({@link StoreCounters#AGENT_ROW}). An agent is counted by its
      * name if the hash knows it ({@code known-agent:<agent>}) or knows fewer than the cap
      * ({@code known-agents}), else as the agent past the cap: decided here, so atomically for the
      * fleet. The counters hash created here (first counts, or after Redis lost it) records since when
@@ -371,10 +373,10 @@ final class Scripts {
               end
             end
             for i = plain + 1, #ARGV, 2 do
-              redis.call('HINCRBY', counters, 'agent:' .. ARGV[i] .. ':' .. agent, ARGV[i + 1])
+              redis.call('HINCRBY', counters, '%s' .. ARGV[i] .. ':' .. agent, ARGV[i + 1])
             end
             return 0
-            """;
+            """.formatted(StoreCounters.AGENT_ROW);
 
     /** Every counter, in total and per tool, starts again from zero, counting from now. */
     static final String ZERO_COUNTERS = """

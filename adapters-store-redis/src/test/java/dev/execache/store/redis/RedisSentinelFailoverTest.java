@@ -1,6 +1,7 @@
 package dev.execache.store.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.MutableClock;
@@ -48,15 +49,15 @@ class RedisSentinelFailoverTest {
             sentinels.awaitReplicaInSync();
 
             int dead = sentinels.killMaster();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            do {
-                boolean failed = failsOrAnswers(() -> store.get("v1:before")).isEmpty();
-                if (!sentinels.hasFailedOver(dead)) {
-                    assertThat(failed).as("a call while there is no master fails").isTrue();
-                }
-                assertThat(System.nanoTime()).as("the Sentinel promoted the replica within 60 s").isLessThan(deadline);
-                Thread.sleep(50);
-            } while (!sentinels.hasFailedOver(dead));
+            await("the Sentinel promoted the replica").atMost(Duration.ofSeconds(60)).pollInSameThread()
+                    .pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(50)).until(() -> {
+                        boolean failed = failsOrAnswers(() -> store.get("v1:before")).isEmpty();
+                        if (sentinels.hasFailedOver(dead)) {
+                            return true;
+                        }
+                        assertThat(failed).as("a call while there is no master fails").isTrue();
+                        return false;
+                    });
             int promoted = sentinels.masterPort();
 
             awaitAnswer(() -> {
@@ -75,17 +76,10 @@ class RedisSentinelFailoverTest {
     }
 
     /** Retries while the store fails (each failure recorded), until it answers. */
-    private <T> T awaitAnswer(Callable<T> call) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (true) {
-            Optional<T> answer = failsOrAnswers(call);
-            if (answer.isPresent()) {
-                return answer.get();
-            }
-            assertThat(System.nanoTime()).as("the store works again after the failover; it last said: %s",
-                    failures.get(failures.size() - 1)).isLessThan(deadline);
-            Thread.sleep(100);
-        }
+    private <T> T awaitAnswer(Callable<T> call) {
+        return await().alias("the store works again after the failover").atMost(Duration.ofSeconds(60))
+                .pollInSameThread().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(100))
+                .until(() -> failsOrAnswers(call), Optional::isPresent).orElseThrow();
     }
 
     /**

@@ -15,7 +15,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
-import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -26,9 +25,10 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
@@ -79,10 +79,6 @@ public final class SqliteCacheStore implements CacheStore {
                                        execution_nanos, estimated_bytes, tool_versions, result, console, label,
                                        bound_group, checksum)
             VALUES (?, ?, ?, (SELECT coalesce(max(last_access), 0) + 1 FROM cache_entries), ?, ?, ?, ?, ?, ?, ?, ?, ?)""";
-    /** Counter rows of one tool are named {@code tool:<COUNTER>:<tool>}; totals by the counter's name alone. */
-    private static final String TOOL_COUNTER_PREFIX = "tool:";
-    /** Counter rows of one agent are named {@code agent:<COUNTER>:<agent>}. */
-    private static final String AGENT_COUNTER_PREFIX = "agent:";
     private static final String RECORD_USE = """
             UPDATE cache_entries SET hit_count = hit_count + ?, last_access = ?
              WHERE cache_key = ? AND created_at = ?""";
@@ -141,12 +137,16 @@ public final class SqliteCacheStore implements CacheStore {
      * (optimistically, without waiting), so that nothing is counted twice or missed.
      */
     private final StampedLock commits = new StampedLock();
-    /** Writes what is unwritten when it is due, so that no read waits for that write. */
-    private final ExecutorService writeBehind = Executors.newSingleThreadExecutor(work -> {
-        Thread thread = new Thread(work, "execache-sqlite-write-behind");
-        thread.setDaemon(true);
-        return thread;
-    });
+    /**
+     * Writes what is unwritten when it is due, so that no read waits for that write. Its one thread
+     * ends after a few idle seconds, so that a store nobody closed keeps none.
+     */
+    private final ThreadPoolExecutor writeBehind = new ThreadPoolExecutor(0, 1, 5, TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(), work -> {
+                Thread thread = new Thread(work, "execache-sqlite-write-behind");
+                thread.setDaemon(true);
+                return thread;
+            });
     private final AtomicBoolean writeBehindQueued = new AtomicBoolean();
     /** A write in the background that failed, told to the next count (a count is a write). */
     private final AtomicReference<RuntimeException> writeBehindFailure = new AtomicReference<>();
@@ -560,14 +560,6 @@ public final class SqliteCacheStore implements CacheStore {
                 });
     }
 
-    private static Map<Counter, Long> noCounts() {
-        Map<Counter, Long> counters = new EnumMap<>(Counter.class);
-        for (Counter counter : Counter.values()) {
-            counters.put(counter, 0L);
-        }
-        return counters;
-    }
-
     @Override
     public Map<String, String> lastSeenVersions(String scope) {
         Objects.requireNonNull(scope, "scope must not be null");
@@ -879,7 +871,7 @@ public final class SqliteCacheStore implements CacheStore {
     }
 
     private static String agentOf(String row) {
-        return row.substring(row.indexOf(':', AGENT_COUNTER_PREFIX.length()) + 1);
+        return StoreCounters.nameInRow(row, StoreCounters.AGENT_ROW);
     }
 
     /**
@@ -887,24 +879,13 @@ public final class SqliteCacheStore implements CacheStore {
      * file counts {@link StoreCounters#MAX_AGENTS} others already (checked in the write's transaction).
      */
     private static String cappedAgentRow(String row, Set<String> inFile) {
-        if (!row.startsWith(AGENT_COUNTER_PREFIX)) {
+        if (!row.startsWith(StoreCounters.AGENT_ROW)) {
             return row;
         }
         String agent = agentOf(row);
-        if (!admits(inFile, agent)) {
-            return row.substring(0, row.length() - agent.length()) + StoreCounters.OTHER_AGENT;
-        }
-        inFile.add(agent);
-        return row;
-    }
-
-    /** Whether {@code agent} is counted by its own name among {@code counted}. */
-    private static boolean admits(Set<String> counted, String agent) {
-        if (counted.contains(agent) || agent.equals(StoreCounters.OTHER_AGENT)) {
-            return true;
-        }
-        long named = counted.stream().filter(name -> !name.equals(StoreCounters.OTHER_AGENT)).count();
-        return named < StoreCounters.MAX_AGENTS;
+        String countedAs = StoreCounters.countedAs(inFile, agent);
+        inFile.add(countedAs);
+        return row.substring(0, row.length() - agent.length()) + countedAs;
     }
 
     /** Evicts the group's least recently used entries past its bound; returns their keys, eldest first. */
@@ -1019,11 +1000,10 @@ public final class SqliteCacheStore implements CacheStore {
                                 unwritten.noteFirst(now);
                                 unwritten.counts.merge(counter.name(), delta, Long::sum);
                                 if (tool != null) {
-                                    unwritten.counts.merge(TOOL_COUNTER_PREFIX + counter.name() + ":" + tool, delta, Long::sum);
+                                    unwritten.counts.merge(StoreCounters.toolRow(counter, tool), delta, Long::sum);
                                 }
                                 if (countedAs != null) {
-                                    unwritten.counts.merge(AGENT_COUNTER_PREFIX + counter.name() + ":" + countedAs, delta,
-                                            Long::sum);
+                                    unwritten.counts.merge(StoreCounters.agentRow(counter, countedAs), delta, Long::sum);
                                 }
                             }
                         });
@@ -1041,13 +1021,13 @@ public final class SqliteCacheStore implements CacheStore {
         }
 
         private static List<String> unwrittenAgents(Unwritten noted) {
-            return noted.counts.keySet().stream().filter(row -> row.startsWith(AGENT_COUNTER_PREFIX))
+            return noted.counts.keySet().stream().filter(row -> row.startsWith(AGENT_ROW))
                     .map(SqliteCacheStore::agentOf).toList();
         }
 
         /** The agent a count of {@code agent} goes to: itself, or {@code other} past the cap. Holding {@link #unwrittenLock}. */
         private String countedAs(String agent) {
-            String counted = admits(countedAgents, agent) ? agent : StoreCounters.OTHER_AGENT;
+            String counted = StoreCounters.countedAs(countedAgents, agent);
             countedAgents.add(counted);
             return counted;
         }
@@ -1055,36 +1035,22 @@ public final class SqliteCacheStore implements CacheStore {
         @Override
         public Map<String, Map<Counter, Long>> perAgent() {
             Map<String, Map<Counter, Long>> byAgent = new TreeMap<>();
-            storedCounters().forEach((name, value) -> {
-                if (name.startsWith(AGENT_COUNTER_PREFIX)) {
-                    int colon = name.indexOf(':', AGENT_COUNTER_PREFIX.length());
-                    Counter.named(name.substring(AGENT_COUNTER_PREFIX.length(), colon)).ifPresent(counter ->
-                            byAgent.computeIfAbsent(name.substring(colon + 1), agent -> noCounts()).put(counter, value));
-                }
-            });
+            storedCounters().forEach((name, value) -> StoreCounters.addRow(name, value, AGENT_ROW, byAgent));
             return byAgent;
         }
 
         @Override
         public Map<Counter, Long> totals() {
             Map<String, Long> stored = storedCounters();
-            Map<Counter, Long> counters = new EnumMap<>(Counter.class);
-            for (Counter counter : Counter.values()) {
-                counters.put(counter, stored.getOrDefault(counter.name(), 0L));
-            }
+            Map<Counter, Long> counters = StoreCounters.noCounts();
+            counters.replaceAll((counter, zero) -> stored.getOrDefault(counter.name(), 0L));
             return counters;
         }
 
         @Override
         public Map<String, Map<Counter, Long>> perTool() {
             Map<String, Map<Counter, Long>> byTool = new TreeMap<>();
-            storedCounters().forEach((name, value) -> {
-                if (name.startsWith(TOOL_COUNTER_PREFIX)) {
-                    int colon = name.indexOf(':', TOOL_COUNTER_PREFIX.length());
-                    Counter.named(name.substring(TOOL_COUNTER_PREFIX.length(), colon)).ifPresent(counter ->
-                            byTool.computeIfAbsent(name.substring(colon + 1), tool -> noCounts()).put(counter, value));
-                }
-            });
+            storedCounters().forEach((name, value) -> StoreCounters.addRow(name, value, TOOL_ROW, byTool));
             return byTool;
         }
 

@@ -1,6 +1,8 @@
 package dev.execache.core.spi;
 
 import java.time.Instant;
+import java.util.Collection;
+import java.util.EnumMap;
 import java.util.Map;
 import java.util.Optional;
 
@@ -19,6 +21,67 @@ public interface StoreCounters {
 
     /** The agent under which the calls of agents past {@link #MAX_AGENTS} are counted. */
     String OTHER_AGENT = "other";
+
+    /**
+     * How a store that keeps its counters as named values (a table's rows, a hash's fields) names
+     * a tool's own: {@code tool:<COUNTER>:<tool>}; a total is the counter's name alone.
+     */
+    String TOOL_ROW = "tool:";
+
+    /** As {@link #TOOL_ROW}, for an agent's own counters: {@code agent:<COUNTER>:<agent>}. */
+    String AGENT_ROW = "agent:";
+
+    static String toolRow(Counter counter, String tool) {
+        return TOOL_ROW + counter.name() + ":" + tool;
+    }
+
+    static String agentRow(Counter counter, String agent) {
+        return AGENT_ROW + counter.name() + ":" + agent;
+    }
+
+    /**
+     * Adds {@code value} to {@code byName} if {@code row} is named {@code <prefix><COUNTER>:<name>}
+     * ({@link #TOOL_ROW} or {@link #AGENT_ROW}) for a counter this execache knows; other rows are left out.
+     */
+    static void addRow(String row, long value, String prefix, Map<String, Map<Counter, Long>> byName) {
+        if (!row.startsWith(prefix)) {
+            return;
+        }
+        int colon = row.indexOf(':', prefix.length());
+        if (colon < 0) {
+            return;
+        }
+        Counter.named(row.substring(prefix.length(), colon)).ifPresent(counter -> byName
+                .computeIfAbsent(row.substring(colon + 1), name -> noCounts())
+                .merge(counter, value, Long::sum));
+    }
+
+    /** The name in a row named {@code <prefix><COUNTER>:<name>}. */
+    static String nameInRow(String row, String prefix) {
+        return row.substring(row.indexOf(':', prefix.length()) + 1);
+    }
+
+    /** Every counter at zero, in a map the caller may change. */
+    static Map<Counter, Long> noCounts() {
+        Map<Counter, Long> counts = new EnumMap<>(Counter.class);
+        for (Counter counter : Counter.values()) {
+            counts.put(counter, 0L);
+        }
+        return counts;
+    }
+
+    /**
+     * The name {@code agent}'s calls are counted under, given the agents counted so far
+     * ({@link #OTHER_AGENT} among them or not): its own if it is counted already or fewer than
+     * {@link #MAX_AGENTS} others are counted by name, else {@link #OTHER_AGENT}.
+     */
+    static String countedAs(Collection<String> counted, String agent) {
+        if (counted.contains(agent) || agent.equals(OTHER_AGENT)) {
+            return agent;
+        }
+        long named = counted.stream().filter(name -> !name.equals(OTHER_AGENT)).count();
+        return named < MAX_AGENTS ? agent : OTHER_AGENT;
+    }
 
     /**
      * Adds to several counters at once (a store over the network does it in one round trip):
