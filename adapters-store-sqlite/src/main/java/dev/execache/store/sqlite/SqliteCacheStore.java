@@ -25,9 +25,10 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
@@ -136,12 +137,16 @@ public final class SqliteCacheStore implements CacheStore {
      * (optimistically, without waiting), so that nothing is counted twice or missed.
      */
     private final StampedLock commits = new StampedLock();
-    /** Writes what is unwritten when it is due, so that no read waits for that write. */
-    private final ExecutorService writeBehind = Executors.newSingleThreadExecutor(work -> {
-        Thread thread = new Thread(work, "execache-sqlite-write-behind");
-        thread.setDaemon(true);
-        return thread;
-    });
+    /**
+     * Writes what is unwritten when it is due, so that no read waits for that write. Its one thread
+     * ends after a few idle seconds, so that a store nobody closed keeps none.
+     */
+    private final ThreadPoolExecutor writeBehind = new ThreadPoolExecutor(0, 1, 5, TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(), work -> {
+                Thread thread = new Thread(work, "execache-sqlite-write-behind");
+                thread.setDaemon(true);
+                return thread;
+            });
     private final AtomicBoolean writeBehindQueued = new AtomicBoolean();
     /** A write in the background that failed, told to the next count (a count is a write). */
     private final AtomicReference<RuntimeException> writeBehindFailure = new AtomicReference<>();
