@@ -51,6 +51,7 @@ class ServeTracingIT {
     private static final List<Metric> METRICS = new CopyOnWriteArrayList<>();
     private static HttpServeProcess traced;
     private static HttpServeProcess untraced;
+    private static HttpLab web;
 
     @BeforeAll
     static void start() throws Exception {
@@ -70,12 +71,15 @@ class ServeTracingIT {
             answer(exchange, ExportMetricsServiceResponse.getDefaultInstance().toByteArray());
         });
         receiver.start();
+        web = HttpLab.start("--era", "2026");
         Path config = Files.writeString(dir.resolve("gateway.yaml"), """
                 servers:
                   lab:
                     command: node
                     args: ["%s"]
-                """.formatted(Downstream.nodeModules().resolveSibling("lab-server.mjs")));
+                  web:
+                    url: "%s"
+                """.formatted(Downstream.nodeModules().resolveSibling("lab-server.mjs"), web.url()));
         traced = HttpServeProcess.start(Map.of("EXECACHE_WARM_POOL", "0",
                         "OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:" + receiver.getAddress().getPort(),
                         "OTEL_SERVICE_NAME", "execache-under-test",
@@ -96,6 +100,9 @@ class ServeTracingIT {
         }
         if (receiver != null) {
             receiver.stop(0);
+        }
+        if (web != null) {
+            web.stop();
         }
     }
 
@@ -137,6 +144,20 @@ class ServeTracingIT {
         // the downstream server's parent is execache's call to it
         assertThat(seen.path("traceparent").textValue())
                 .isEqualTo("00-" + TRACE_ID + "-" + hex(downstream.getSpanId().toByteArray()) + "-01");
+    }
+
+    @Test
+    void aUrlServerGetsTheTraceContextInItsRequestsMetaAndHeaders() throws Exception {
+        String traceId = "7af7651916cd43dd8448eb211c80319c";
+        String call = "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":\"web__trace_context\","
+                + "\"arguments\":{},\"_meta\":{\"traceparent\":\"00-" + traceId + "-" + CLIENT_SPAN + "-01\"}}}";
+
+        JsonNode answer = RawHttp.post(traced.port(), call, ACCEPT_JSON).json();
+
+        JsonNode seen = JSON.readTree(answer.at("/result/content/0/text").textValue());
+        assertThat(seen.path("meta").textValue()).as(answer.toString()).startsWith("00-" + traceId + "-")
+                .doesNotContain(CLIENT_SPAN);
+        assertThat(seen.path("header").textValue()).isEqualTo(seen.path("meta").textValue());
     }
 
     @Test
