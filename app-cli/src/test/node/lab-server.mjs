@@ -23,6 +23,7 @@ const tools = {
   fail: { description: "Always fails.", inputSchema: object(), annotations: readOnly },
   crash: { description: "Dies in the middle of the call.", inputSchema: object(), annotations: readOnly },
   pid: { description: "This process's id.", inputSchema: object() },
+  trace_context: { description: "The W3C trace context (traceparent, tracestate) its call carried in _meta.", inputSchema: object() },
   sleep: {
     description: "Answers after ms milliseconds, unless it is cancelled first.",
     inputSchema: object({ ms: { type: "number" } }),
@@ -259,6 +260,8 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       return text({ levels });
     case "pid":
       return text({ pid: process.pid });
+    case "trace_context":
+      return text({ traceparent: request.params._meta?.traceparent ?? null, tracestate: request.params._meta?.tracestate ?? null });
     case "set_description":
       tools[args.tool].description = args.description;
       if (args.notify) {
