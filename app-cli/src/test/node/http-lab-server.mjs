@@ -41,6 +41,7 @@ const tools = {
   fail: { description: "Always fails.", inputSchema: object(), annotations: readOnly },
   sleep: { description: "Answers after ms milliseconds.", inputSchema: object({ ms: { type: "number" } }), annotations: readOnly },
   oauth_log: { description: "The tokens issued, and how the client authenticated.", inputSchema: object() },
+  trace_context: { description: "The traceparent its call carried in _meta and in the HTTP headers.", inputSchema: object() },
   dropped_stream: { description: "Closes its answer's stream, then answers.", inputSchema: object({ who: { type: "string" } }), annotations: readOnly },
   end_sessions: { description: "Ends every session, as a restart would.", inputSchema: object(), annotations: { readOnlyHint: false } },
   refuse_next: {
@@ -75,6 +76,10 @@ async function callTool(name, args, extra, notify) {
       return text({ slept: args.ms });
     case "oauth_log":
       return text(oauthLog);
+    case "trace_context":
+      // the 2026-07-28 path hands in the request's _meta and headers; the SDK's extra carries them as _meta and requestInfo
+      return text({ meta: (extra?.meta ?? extra?._meta)?.traceparent ?? null,
+        header: (extra?.headers ?? extra?.requestInfo?.headers)?.traceparent ?? null });
     case "increment":
       counter += 1;
       return text({ counter });
@@ -190,7 +195,8 @@ async function modern(req, res) {
     case "tools/list":
       return ok({ tools: listTools(), ttlMs, cacheScope: "public" });
     case "tools/call":
-      return ok(await callTool(message.params.name, message.params.arguments ?? {}, undefined, notifyListeners));
+      return ok(await callTool(message.params.name, message.params.arguments ?? {}, { meta, headers: req.headers },
+        notifyListeners));
     case "subscriptions/listen": {
       res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
       const listener = { id: message.id, res };

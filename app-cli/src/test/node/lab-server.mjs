@@ -23,6 +23,7 @@ const tools = {
   fail: { description: "Always fails.", inputSchema: object(), annotations: readOnly },
   crash: { description: "Dies in the middle of the call.", inputSchema: object(), annotations: readOnly },
   pid: { description: "This process's id.", inputSchema: object() },
+  trace_context: { description: "The W3C trace context (traceparent, tracestate) its call carried in _meta.", inputSchema: object() },
   sleep: {
     description: "Answers after ms milliseconds, unless it is cancelled first.",
     inputSchema: object({ ms: { type: "number" } }),
@@ -46,22 +47,27 @@ const tools = {
     inputSchema: object({ steps: { type: "number" } }),
   },
   log_levels: { description: "The levels the client set with logging/setLevel, in order.", inputSchema: object() },
-  // three shelves whose answers change only when put_on_shelf writes one: reads a run can be revalidated on
-  shelf_a: { description: "What shelf a holds, after ms milliseconds.", inputSchema: object({ ms: { type: "number" } }), annotations: readOnly },
-  shelf_b: { description: "What shelf b holds, after ms milliseconds.", inputSchema: object({ ms: { type: "number" } }), annotations: readOnly },
-  shelf_c: { description: "What shelf c holds, after ms milliseconds.", inputSchema: object({ ms: { type: "number" } }), annotations: readOnly },
-  put_on_shelf: {
-    description: "Puts value on shelf (a, b or c).",
-    inputSchema: object({ shelf: { type: "string" }, value: {} }),
-    annotations: { readOnlyHint: false },
-  },
-  shelf_calls: { description: "The shelf reads served, by shelf, and the most that were in flight at once.", inputSchema: object() },
   set_description: {
     description: "Changes a tool's description; notify: send tools/list_changed.",
     inputSchema: object({ tool: { type: "string" }, description: { type: "string" }, notify: { type: "boolean" } }),
     annotations: { readOnlyHint: false },
   },
 };
+// LAB_SHELVES=1: three shelves whose answers change only when put_on_shelf writes one (reads a run can be
+// revalidated on), and shelf_calls, which says how many reads of each it served and the most in flight at once
+if (process.env.LAB_SHELVES === "1") {
+  Object.assign(tools, {
+    shelf_a: { description: "What shelf a holds, after ms milliseconds.", inputSchema: object({ ms: { type: "number" } }), annotations: readOnly },
+    shelf_b: { description: "What shelf b holds, after ms milliseconds.", inputSchema: object({ ms: { type: "number" } }), annotations: readOnly },
+    shelf_c: { description: "What shelf c holds, after ms milliseconds.", inputSchema: object({ ms: { type: "number" } }), annotations: readOnly },
+    put_on_shelf: {
+      description: "Puts value on shelf (a, b or c).",
+      inputSchema: object({ shelf: { type: "string" }, value: {} }),
+      annotations: { readOnlyHint: false },
+    },
+    shelf_calls: { description: "The shelf reads served, by shelf, and the most that were in flight at once.", inputSchema: object() },
+  });
+}
 // LAB_EXTRA_TOOL names one more read-only tool, which answers its own name: a test picks a name that collides
 const extraTool = process.env.LAB_EXTRA_TOOL;
 if (extraTool) {
@@ -254,6 +260,8 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       return text({ levels });
     case "pid":
       return text({ pid: process.pid });
+    case "trace_context":
+      return text({ traceparent: request.params._meta?.traceparent ?? null, tracestate: request.params._meta?.tracestate ?? null });
     case "set_description":
       tools[args.tool].description = args.description;
       if (args.notify) {

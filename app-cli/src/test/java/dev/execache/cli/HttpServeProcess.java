@@ -32,6 +32,8 @@ final class HttpServeProcess implements AutoCloseable {
         ProcessBuilder builder = new ProcessBuilder(command).redirectInput(ProcessBuilder.Redirect.PIPE);
         builder.environment().remove("EXECACHE_STORE");
         builder.environment().remove("EXECACHE_HTTP_TOKEN");
+        // a developer's own OpenTelemetry settings never reach the tests' servers
+        builder.environment().keySet().removeIf(name -> name.startsWith("OTEL_"));
         builder.environment().putAll(env);
         process = builder.start();
         Thread reader = new Thread(() -> {

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.execache.mcp.server.HttpServeSettings;
 import dev.execache.mcp.server.HttpServeSettings.HttpToken;
 import dev.execache.mcp.server.McpHttpServer;
+import dev.execache.mcp.server.OAuthSettings;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CachedExecutor;
 import dev.execache.core.ExecutionResult;
@@ -21,6 +22,8 @@ import dev.execache.mcp.server.ServeTools;
 import dev.execache.store.memory.MemoryCacheStore;
 import java.io.IOException;
 import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URI;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -359,6 +362,38 @@ class McpHttpServerTest {
             assertThat(data.json().at("/totals/misses").longValue()).isEqualTo(1);
             assertThat(unread.status()).isEqualTo(503);
             assertThat(unread.body()).isEqualTo("the figures could not be read: the store went away\n");
+        }
+    }
+
+    @Test
+    void whileTheAuthorizationServerCannotBeReachedAccessTokensAre503AndStaticTokensStillWork() throws IOException {
+        int closed;
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            closed = socket.getLocalPort();
+        }
+        String issuer = "http://127.0.0.1:" + closed;
+        ServeFixture fixture = new ServeFixture(dir, Map.of());
+        HttpServeSettings settings = new HttpServeSettings(InetAddress.getLoopbackAddress(), 0,
+                List.of(new HttpToken("agent-a", TOKEN)), Set.of(), 1 << 20, 4, Duration.ofSeconds(30),
+                Duration.ofSeconds(5)).withOAuth(OAuthSettings.of(URI.create(issuer), null));
+        McpHttpServer server = new McpHttpServer(new ServeTools(fixture.executor, fixture.serveSettings), "test",
+                settings).start();
+        try {
+            String ping = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}";
+
+            RawHttp.Answer none = RawHttp.post(server.port(), ping, Map.of());
+            RawHttp.Answer jwt = RawHttp.post(server.port(), ping, Map.of("Authorization", "Bearer aaaa.bbbb.cccc"));
+            RawHttp.Answer fixed = RawHttp.post(server.port(), ping, Map.of("Authorization", "Bearer " + TOKEN));
+
+            assertThat(none.status()).isEqualTo(401);
+            assertThat(none.header("WWW-Authenticate")).isEqualTo("Bearer resource_metadata=\"http://127.0.0.1:"
+                    + server.port() + "/.well-known/oauth-protected-resource/mcp\", scope=\"execache:read execache:run\"");
+            assertThat(jwt.status()).as(jwt.body()).isEqualTo(503);
+            assertThat(jwt.header("Retry-After")).isEqualTo("5");
+            assertThat(jwt.body()).contains("the metadata of the authorization server " + issuer + " could not be read");
+            assertThat(fixed.status()).as("a static token does not depend on the authorization server").isEqualTo(200);
+        } finally {
+            server.close();
         }
     }
 }

@@ -70,7 +70,8 @@ class RevalidationTest {
                 return deno.execute(request, tools);
             }
         };
-        List<GatewayConfig.Server> servers = List.of(new GatewayConfig.Server(Downstream.lab("lab", true), true));
+        List<GatewayConfig.Server> servers = List.of(new GatewayConfig.Server(Downstream.lab("lab", true,
+                Map.of("LAB_SHELVES", "1")), true));
         catalog = new McpToolCatalog(servers.stream().map(GatewayConfig.Server::settings).toList(), CALL_TIMEOUT,
                 Duration.ofHours(1), line -> { }, Clock.systemUTC()).start();
         Path dir = Files.createTempDirectory("execache-revalidation");

@@ -39,7 +39,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * <p>The two minutes are the cache's clock (a clock this program moves 2 s between requests), so
  * expiry happens as it would; what is timed is each request's own wall time, with a real Deno
  * sandbox (warm pool of one) and the memory store. The tools are in this process: each sleeps
- * 50 ms before it answers, as a remote API's round trip would take.
+ * 50 ms before it answers, as a remote API's round trip would take. The plain re-run caches
+ * nothing: neither the run nor its tools' answers.
  */
 public final class RevalidationFigures {
     private static final Duration TOOL_TIME = Duration.ofMillis(50);
@@ -96,7 +97,7 @@ public final class RevalidationFigures {
         MovableClock clock = new MovableClock();
         MemoryCacheStore store = new MemoryCacheStore(100, clock);
         CachePolicy policy = CachePolicy.DEFAULTS.withTtl(TTL).withEnabled(mode != Mode.PLAIN);
-        DataServer server = new DataServer(store, clock);
+        DataServer server = new DataServer(store, clock, mode != Mode.PLAIN);
         CountingSandbox sandbox = new CountingSandbox(deno);
         CachedExecutor executor = new CachedExecutor(sandbox, store, server.versions, policy, clock);
         if (mode == Mode.NO_REVALIDATION) {
@@ -123,7 +124,7 @@ public final class RevalidationFigures {
         return new Figures(requests, Duration.ofNanos(total), server.served.get(), sandbox.executions(), statuses);
     }
 
-    /** Three read tools, {@code data.a}, {@code data.b}, {@code data.c}, behind the tool cache (TTL 10 s). */
+    /** Three read tools, {@code data.a}, {@code data.b}, {@code data.c}, behind the tool cache (TTL 10 s) or asked every time. */
     private static final class DataServer implements CodeTools {
         final MutableToolVersions versions = new MutableToolVersions(Map.of("data__a", "1", "data__b", "1",
                 "data__c", "1"));
@@ -132,7 +133,7 @@ public final class RevalidationFigures {
         final AtomicInteger served = new AtomicInteger();
         private final CachedTool cache;
 
-        DataServer(MemoryCacheStore store, Clock clock) {
+        DataServer(MemoryCacheStore store, Clock clock, boolean cached) {
             cache = CachedTool.builder((tool, args) -> {
                 served.incrementAndGet();
                 try {
@@ -142,7 +143,8 @@ public final class RevalidationFigures {
                 }
                 String table = tool.substring("data__".length());
                 return ToolResult.ok("{\"table\":\"" + table + "\",\"rows\":" + rows.get(table).get() + "}");
-            }, store).rule(ToolCacheRule.cache("data__*", TTL, 100)).toolVersions(versions).clock(clock).build();
+            }, store).rule(cached ? ToolCacheRule.cache("data__*", TTL, 100) : ToolCacheRule.never("data__*"))
+                    .toolVersions(versions).clock(clock).build();
         }
 
         @Override

@@ -7,6 +7,7 @@ import dev.execache.core.spi.CodeTools;
 import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.GroupBound;
 import dev.execache.core.spi.Sandbox;
+import dev.execache.core.spi.Telemetry;
 import dev.execache.core.spi.ToolCallCancelledException;
 import dev.execache.core.spi.ToolVersionSource;
 import java.lang.System.Logger.Level;
@@ -207,6 +208,26 @@ public final class CachedExecutor {
     }
 
     /**
+     * Where the spans of a run (cache lookup, flight wait, the sandbox's run, the tool calls code
+     * makes) and the cache's counts are reported from now on; {@link Telemetry#NONE} by default.
+     */
+    public void useTelemetry(Telemetry telemetry) {
+        store.useTelemetry(Objects.requireNonNull(telemetry, "telemetry must not be null"));
+    }
+
+    /** The run of {@code request} in the sandbox, inside a span of its own. */
+    private ExecutionResult runInSandbox(ExecutionRequest request, RunTools runTools) {
+        try (Telemetry.Span span = store.telemetry().start("deno run")) {
+            runTools.traceUnder(store.telemetry().current());
+            ExecutionResult result = sandbox.execute(request, runTools);
+            if (!result.isSuccess()) {
+                span.failed(result.error().type().displayName(), result.error().message());
+            }
+            return result;
+        }
+    }
+
+    /**
      * Keeps a copy of a run just stored, with its trace, for revalidation after its freshness
      * lapses: under a key of its own in its own group, depending on no tool (a tool's new version
      * or a write to its server removes the run, not this copy, so the next request revalidates).
@@ -235,7 +256,7 @@ public final class CachedExecutor {
         ExecutionResult result = null;
         KeptOut keptOut = KeptOut.NONE;
         try {
-            result = sandbox.execute(request, runTools);
+            result = runInSandbox(request, runTools);
         } finally {
             runTools.end();
             runTools.countAnswerBytes();
@@ -464,12 +485,18 @@ public final class CachedExecutor {
         private String inFlight;
         private long inFlightSince;
         private boolean ended;
+        /** The run's span, parent of its calls' spans: calls arrive on another thread than the run's. */
+        private volatile Map<String, String> traceParent = Map.of();
 
         RunTools(CodeTools tools, Limits limits, String agent, Freshness freshness) {
             this.tools = tools;
             this.limits = limits;
             this.agent = agent;
             this.freshness = freshness;
+        }
+
+        void traceUnder(Map<String, String> parent) {
+            this.traceParent = parent;
         }
 
         @Override
@@ -526,9 +553,14 @@ public final class CachedExecutor {
                 inFlightSince = start;
             }
             CodeToolCall call = takePrefetched(callName(server, tool, argumentsJson));
-            try {
+            try (Telemetry.Span span = store.telemetry().start("execute_tool " + server + "__" + tool,
+                    Telemetry.Kind.INTERNAL, traceParent)) {
+                span.set("gen_ai.operation.name", "execute_tool").set("gen_ai.tool.name", server + "__" + tool);
                 if (call == null) {
                     call = tools.call(server, tool, argumentsJson, agent, freshness);
+                }
+                if (call.answer().isError()) {
+                    span.failed("tool_error", null);
                 }
             } catch (CancellationException e) {
                 boolean reached = !(e instanceof ToolCallCancelledException cancelled) || cancelled.reachedTool();
@@ -804,7 +836,7 @@ public final class CachedExecutor {
             ranWith = runTools;
             ExecutionResult result;
             try {
-                result = sandbox.execute(request, runTools);
+                result = runInSandbox(request, runTools);
             } finally {
                 runTools.end();
                 runTools.countAnswerBytes();

@@ -4,6 +4,7 @@ import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.GroupBound;
+import dev.execache.core.spi.Telemetry;
 import dev.execache.core.spi.ToolVersionSource;
 import dev.execache.core.spi.WriteGenerations;
 import java.time.Clock;
@@ -77,6 +78,7 @@ public final class CachedTool {
     private CachedTool(Builder builder) {
         this.invoker = builder.invoker;
         this.store = new StoreGuard(builder.store);
+        store.useTelemetry(builder.telemetry);
         this.loop = new PolicyLoop(store, builder.clock, builder.ticker);
         rules = List.copyOf(builder.rules);
         this.defaultRule = builder.defaultRule;
@@ -508,6 +510,7 @@ public final class CachedTool {
         private Ticker ticker = Ticker.SYSTEM;
         private Duration flightHold = DEFAULT_FLIGHT_HOLD;
         private final List<CacheListener> listeners = new ArrayList<>();
+        private Telemetry telemetry = Telemetry.NONE;
 
         private Builder(ToolInvoker invoker, CacheStore store) {
             this.invoker = Objects.requireNonNull(invoker, "invoker must not be null");
@@ -584,6 +587,12 @@ public final class CachedTool {
 
         public Builder listener(CacheListener listener) {
             listeners.add(Objects.requireNonNull(listener, "listener must not be null"));
+            return this;
+        }
+
+        /** Where the cache's spans (lookup, flight wait) and counts are reported (default: nowhere). */
+        public Builder telemetry(Telemetry reportTo) {
+            this.telemetry = Objects.requireNonNull(reportTo, "telemetry must not be null");
             return this;
         }
 

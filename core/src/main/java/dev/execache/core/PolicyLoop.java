@@ -4,6 +4,7 @@ import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.FlightLease;
 import dev.execache.core.spi.GroupBound;
+import dev.execache.core.spi.Telemetry;
 import dev.execache.core.spi.ToolCallCancelledException;
 import java.lang.System.Logger.Level;
 import java.time.Clock;
@@ -241,8 +242,14 @@ final class PolicyLoop {
 
     private <R> Outcome<R> lookUpOrRun(Call<R> call) {
         long lookupStart = ticker.read();
-        Optional<CacheEntry> found = current(call, intact(call.key(), call.tool()));
-        Optional<CacheEntry> hit = found.filter(entry -> fresh(call, entry));
+        Optional<CacheEntry> found;
+        Optional<CacheEntry> hit;
+        try (Telemetry.Span span = store.telemetry().start("cache lookup")) {
+            span.set("execache.tool", call.tool());
+            found = current(call, intact(call.key(), call.tool()));
+            hit = found.filter(entry -> fresh(call, entry));
+            span.set("execache.cache.result", hit.isPresent() ? "hit" : found.isPresent() ? "stale" : "miss");
+        }
         if (hit.isPresent()) {
             return hit(call, hit.get(), lookupStart);
         }
@@ -363,7 +370,8 @@ final class PolicyLoop {
     private <R> Outcome<R> awaitShared(CompletableFuture<Outcome<R>> running, Call<R> call) {
         long waitStart = ticker.read();
         Outcome<R> leader;
-        try {
+        try (Telemetry.Span span = store.telemetry().start("flight wait")) {
+            span.set("execache.tool", call.tool());
             leader = running.get();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -6,6 +6,7 @@ import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.FlightLease;
 import dev.execache.core.spi.GroupBound;
 import dev.execache.core.spi.StoreCounters;
+import dev.execache.core.spi.Telemetry;
 import dev.execache.core.spi.WriteGenerations;
 import java.lang.System.Logger.Level;
 import java.net.ConnectException;
@@ -64,10 +65,20 @@ final class StoreGuard {
 
     private final CacheStore store;
     private final Outage outage;
+    private volatile Telemetry telemetry = Telemetry.NONE;
 
     StoreGuard(CacheStore store) {
         this.store = store;
         this.outage = OUTAGES.computeIfAbsent(store, ignored -> new Outage());
+    }
+
+    /** Where spans and counts are reported besides the store. */
+    void useTelemetry(Telemetry telemetry) {
+        this.telemetry = telemetry;
+    }
+
+    Telemetry telemetry() {
+        return telemetry;
     }
 
     /**
@@ -152,6 +163,7 @@ final class StoreGuard {
 
     /** As {@link #count(String, Map)}, also for {@code agent} unless it is null. */
     boolean count(String tool, String agent, Map<Counter, Long> deltas) {
+        telemetry.counted(tool, deltas);
         boolean counted = call(Op.COUNT, "count", () -> {
             store.counters().increment(tool, agent, deltas);
             return true;

@@ -49,8 +49,14 @@ final class AccessTokens {
     private final URI resource;
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(FETCH_TIMEOUT)
             .followRedirects(HttpClient.Redirect.NEVER).build();
-    /** Built once the issuer's metadata was read; until then each token tries again. */
+    /** How long after a failed read of the issuer's metadata tokens are answered with that failure, not a new try. */
+    private static final Duration RETRY_AFTER_FAILURE = Duration.ofSeconds(5);
+
+    /** Built once the issuer's metadata was read; until then a token tries again (at most every few seconds). */
     private volatile DefaultJWTProcessor<SecurityContext> processor;
+    /** The last failure to read the metadata and when it happened (System.nanoTime), so that an outage is not hammered. */
+    private Unavailable lastFailure;
+    private long lastFailureAt;
 
     /** What a valid token says: who holds it (the agent in figures and logs) and its rights. */
     record Holder(String agent, Set<Scope> scopes) {
@@ -176,7 +182,16 @@ final class AccessTokens {
         }
         synchronized (this) {
             if (processor == null) {
-                processor = build(jwksUri());
+                if (lastFailure != null && System.nanoTime() - lastFailureAt < RETRY_AFTER_FAILURE.toNanos()) {
+                    throw lastFailure;
+                }
+                try {
+                    processor = build(jwksUri());
+                } catch (Unavailable e) {
+                    lastFailure = e;
+                    lastFailureAt = System.nanoTime();
+                    throw e;
+                }
             }
             return processor;
         }

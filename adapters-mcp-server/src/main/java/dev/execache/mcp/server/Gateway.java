@@ -24,6 +24,7 @@ import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.CatalogTool;
 import dev.execache.core.spi.CodeToolCall;
 import dev.execache.core.spi.CodeTools;
+import dev.execache.core.spi.Telemetry;
 import dev.execache.core.spi.ToolCatalog;
 import dev.execache.core.spi.WriteGenerations;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
@@ -112,6 +113,12 @@ public final class Gateway implements CodeTools {
 
     public Gateway(ToolCatalog catalog, CacheStore store, MutableToolVersions versions, GatewayPolicy config,
             CachePolicy policy, Clock clock) {
+        this(catalog, store, versions, config, policy, clock, Telemetry.NONE);
+    }
+
+    /** @param telemetry where the tool cache's spans (lookup, flight wait) and counts are reported */
+    public Gateway(ToolCatalog catalog, CacheStore store, MutableToolVersions versions, GatewayPolicy config,
+            CachePolicy policy, Clock clock, Telemetry telemetry) {
         this.catalog = catalog;
         this.versions = versions;
         this.rules = new ToolCallRules(config.rules(), policy, config.servers());
@@ -145,6 +152,7 @@ public final class Gateway implements CodeTools {
                 .cacheWhenSlowerThan(config.cacheWhenSlowerThan())
                 .toolVersions(versions)
                 .clock(clock)
+                .telemetry(telemetry)
                 .listener(new CacheListener() {
                     @Override
                     public void onInvalidation(String tool, int removed) {

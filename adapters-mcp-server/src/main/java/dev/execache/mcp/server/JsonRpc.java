@@ -1,5 +1,6 @@
 package dev.execache.mcp.server;
 
+import java.io.IOException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -302,6 +303,23 @@ final class JsonRpc {
             error.set("data", data);
         }
         return Json.write(response);
+    }
+
+    /**
+     * The error code of a response written by {@link #error} or {@link #response}, as text; null for a
+     * result. Reads the whole response only when it is not a result (a result's key comes right after its id).
+     */
+    static String errorCode(String response) {
+        int result = response.indexOf(",\"result\":");
+        if (result >= 0 && response.lastIndexOf(",\"error\":", result) < 0) {
+            return null;
+        }
+        try {
+            JsonNode code = Json.MAPPER.readTree(response).path("error").path("code");
+            return code.isNumber() ? code.asText() : null;
+        } catch (IOException e) {
+            return null;
+        }
     }
 
     /** The whole response to a request, its result already written as JSON. */

@@ -450,7 +450,7 @@ public final class McpHttpServer implements AutoCloseable {
                 return;
             }
             request.addIdleTimeoutListener(timeout -> false);
-            String answer = answerOrExplain(checked, callId, null, agent);
+            String answer = answerOrExplain(checked, callId, null, agent, received(request));
             // written before the request counts as answered, so that a stop waits for these bytes too
             response.setStatus(200);
             response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
@@ -505,7 +505,7 @@ public final class McpHttpServer implements AutoCloseable {
                     notification.put("method", method);
                     notification.set("params", params);
                     writer.write(event(Json.write(notification)), false);
-                }, agent, asker);
+                }, agent, received(request), asker);
             } finally {
                 heartbeat.cancel(false);
             }
@@ -522,14 +522,14 @@ public final class McpHttpServer implements AutoCloseable {
          * first loaded while the JVM exits can fail to initialize).
          */
         private String answerOrExplain(JsonRpc.Request request, String callId, BiConsumer<String, ObjectNode> stream,
-                String agent) {
-            return answerOrExplain(request, callId, stream, agent, null);
+                String agent, StatelessProtocol.Received received) {
+            return answerOrExplain(request, callId, stream, agent, received, null);
         }
 
         private String answerOrExplain(JsonRpc.Request request, String callId, BiConsumer<String, ObjectNode> stream,
-                String agent, ToolCatalog.Agent asker) {
+                String agent, StatelessProtocol.Received received, ToolCatalog.Agent asker) {
             try {
-                return protocol.answer(request, callId, stream, agent, asker);
+                return protocol.answer(request, callId, stream, agent, received, asker);
             } catch (RuntimeException | LinkageError e) {
                 if (draining.get() || jvmExiting()) {
                     return protocol.shuttingDown(request);
@@ -538,6 +538,12 @@ public final class McpHttpServer implements AutoCloseable {
                 return JsonRpc.error(request.id(), McpSchema.ErrorCodes.INTERNAL_ERROR,
                         request.method() + " failed unexpectedly: " + e, null);
             }
+        }
+
+        /** What the HTTP request says of the MCP request in it: its trace context and protocol version headers. */
+        private static StatelessProtocol.Received received(Request request) {
+            return new StatelessProtocol.Received("tcp", TraceFields.ofHeaders(request.getHeaders()::get),
+                    request.getHeaders().get("MCP-Protocol-Version"));
         }
 
         /**

@@ -13,6 +13,7 @@ import dev.execache.core.Freshness;
 import dev.execache.core.Limits;
 import dev.execache.core.UnknownToolException;
 import dev.execache.core.spi.SandboxUnavailableException;
+import dev.execache.core.spi.Telemetry;
 import dev.execache.core.spi.ToolCatalog;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
@@ -29,6 +30,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CancellationException;
@@ -80,6 +82,7 @@ public final class ServeTools {
     });
     private volatile BiConsumer<String, ObjectNode> notifications = (method, params) -> { };
     private final Gateway gateway;
+    private final Telemetry telemetry;
 
     public ServeTools(CachedExecutor executor, ServeSettings settings) {
         this(executor, settings, null);
@@ -87,13 +90,23 @@ public final class ServeTools {
 
     /** @param gateway the downstream servers' tools, offered beside execache's own; null for none */
     public ServeTools(CachedExecutor executor, ServeSettings settings, Gateway gateway) {
+        this(executor, settings, gateway, Telemetry.NONE);
+    }
+
+    /** @param telemetry where a span per MCP request is reported (the executor and the gateway report their own) */
+    public ServeTools(CachedExecutor executor, ServeSettings settings, Gateway gateway, Telemetry telemetry) {
         this.executor = executor;
         this.settings = settings;
         this.gateway = gateway;
+        this.telemetry = Objects.requireNonNull(telemetry, "telemetry must not be null");
         if (gateway != null) {
             gateway.servedBy(calls, (method, params) -> notifications.accept(method, params),
                     ownSpecifications().stream().map(spec -> spec.tool().name()).collect(Collectors.toSet()));
         }
+    }
+
+    Telemetry telemetry() {
+        return telemetry;
     }
 
     InFlightCalls calls() {

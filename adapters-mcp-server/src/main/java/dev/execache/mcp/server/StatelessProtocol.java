@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.core.Agents;
+import dev.execache.core.spi.Telemetry;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.spec.McpSchema;
@@ -105,15 +106,68 @@ final class StatelessProtocol implements AutoCloseable {
      *     client name; null: the client's name, else {@code unknown}
      */
     String answer(JsonRpc.Request request, Object callId, BiConsumer<String, ObjectNode> stream, String agent) {
-        return answer(request, callId, stream, agent, null);
+        return answer(request, callId, stream, agent, Received.STDIO, null);
     }
 
     /**
-     * As {@link #answer(JsonRpc.Request, Object, BiConsumer, String)}; a gateway tool's server may ask {@code asker}
-     * something (sampling, elicitation, roots) while it answers the call; null: nobody can be asked.
+     * How a request arrived, besides its message: for its span.
+     *
+     * @param transport {@code network.transport}: {@code pipe} (stdio) or {@code tcp} (HTTP)
+     * @param trace the W3C Trace Context of the HTTP request ({@code traceparent}, {@code tracestate}), the
+     *     parent of the request's span when its {@code _meta} carries none; empty for none
+     * @param protocolVersion the protocol version the transport saw (HTTP's {@code MCP-Protocol-Version}); null
+     */
+    record Received(String transport, Map<String, String> trace, String protocolVersion) {
+        static final Received STDIO = new Received("pipe", Map.of(), null);
+    }
+
+    /** As {@link #answer(JsonRpc.Request, Object, BiConsumer, String)}, arrived as {@code received}. */
+    String answer(JsonRpc.Request request, Object callId, BiConsumer<String, ObjectNode> stream, String agent,
+            Received received) {
+        return answer(request, callId, stream, agent, received, null);
+    }
+
+    /**
+     * As {@link #answer(JsonRpc.Request, Object, BiConsumer, String)}, in a span of the request's own; a gateway
+     * tool's server may ask {@code asker} something (sampling, elicitation, roots) while it answers the call; null:
+     * nobody can be asked.
      */
     String answer(JsonRpc.Request request, Object callId, BiConsumer<String, ObjectNode> stream, String agent,
-            ToolCatalog.Agent asker) {
+            Received received, ToolCatalog.Agent asker) {
+        Telemetry telemetry = serveTools.telemetry();
+        if (telemetry == Telemetry.NONE) {
+            return answerIn(Telemetry.Span.NONE, request, callId, stream, agent, asker);
+        }
+        String method = request.method();
+        String target = McpSchema.METHOD_TOOLS_CALL.equals(method) || McpSchema.METHOD_PROMPT_GET.equals(method)
+                ? request.params().path("name").textValue() : null;
+        // the MCP semantic conventions: the context in params._meta is the parent, else the transport's
+        Map<String, String> parent = TraceFields.of(request.params().get("_meta"));
+        try (Telemetry.Span span = telemetry.start(target == null ? method : method + " " + target,
+                Telemetry.Kind.SERVER, parent.isEmpty() ? received.trace() : parent)) {
+            span.set("mcp.method.name", method)
+                    .set("mcp.protocol.version", request.modern() ? JsonRpc.MODERN : received.protocolVersion())
+                    .set("network.transport", received.transport());
+            if (request.id() != null && !request.id().isNull()) {
+                span.set("jsonrpc.request.id", request.id().asText());
+            }
+            if (McpSchema.METHOD_TOOLS_CALL.equals(method)) {
+                span.set("gen_ai.tool.name", target).set("gen_ai.operation.name", "execute_tool");
+            } else if (McpSchema.METHOD_PROMPT_GET.equals(method)) {
+                span.set("gen_ai.prompt.name", target);
+            }
+            String answer = answerIn(span, request, callId, stream, agent, asker);
+            String code = JsonRpc.errorCode(answer);
+            if (code != null) {
+                span.set("rpc.response.status_code", code);
+                span.failed(code, null);
+            }
+            return answer;
+        }
+    }
+
+    private String answerIn(Telemetry.Span span, JsonRpc.Request request, Object callId,
+            BiConsumer<String, ObjectNode> stream, String agent, ToolCatalog.Agent asker) {
         JsonNode id = request.id();
         String method = request.method();
         ObjectNode params = request.params();
@@ -123,7 +177,7 @@ final class StatelessProtocol implements AutoCloseable {
                 case McpSchema.METHOD_PING -> result(id, Json.MAPPER.createObjectNode(), false, method);
                 case JsonRpc.DISCOVER -> result(id, discover(), true, method);
                 case McpSchema.METHOD_TOOLS_LIST -> result(id, toolList(modern), modern, method);
-                case McpSchema.METHOD_TOOLS_CALL -> callTool(id, params, modern, callId, stream, agent, asker);
+                case McpSchema.METHOD_TOOLS_CALL -> callTool(span, id, params, modern, callId, stream, agent, asker);
                 case McpSchema.METHOD_INITIALIZE -> initialize(id, params);
                 // no session keeps the level: on HTTP a client sets it per request, in _meta
                 case McpSchema.METHOD_LOGGING_SET_LEVEL -> result(id, Json.MAPPER.createObjectNode(), false, method);
@@ -206,7 +260,7 @@ final class StatelessProtocol implements AutoCloseable {
         return result;
     }
 
-    private String callTool(JsonNode id, ObjectNode params, boolean modern, Object callId,
+    private String callTool(Telemetry.Span span, JsonNode id, ObjectNode params, boolean modern, Object callId,
             BiConsumer<String, ObjectNode> stream, String agent, ToolCatalog.Agent asker) throws IOException {
         JsonNode arguments = params.get("arguments");
         String name = params.get("name").textValue();
@@ -274,6 +328,9 @@ final class StatelessProtocol implements AutoCloseable {
                 result = ((InputRounds.Done) step).result();
             } else {
                 result = Gateway.askingAgent(asker, () -> called.callHandler().apply(null, request));
+            }
+            if (Boolean.TRUE.equals(result.isError())) {
+                span.failed("tool_error", null);
             }
         } finally {
             if (streamKey != null) {

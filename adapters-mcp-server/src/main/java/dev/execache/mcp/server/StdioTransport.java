@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.core.Agents;
 import dev.execache.core.spi.AgentRefusedException;
+import dev.execache.core.spi.ToolCatalog;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.TypeRef;
 import io.modelcontextprotocol.spec.McpSchema;
@@ -479,8 +480,9 @@ final class StdioTransport implements McpServerTransportProvider {
         Runnable answer = () -> {
             try {
                 // a server behind execache may ask the client something during a call of the initialize era
+                ToolCatalog.Agent asker = request.modern() ? null : this::askAgent;
                 String line = stateless.answer(request, id, this::notifyStateless, clientName,
-                        request.modern() ? null : this::askAgent);
+                        StatelessProtocol.Received.STDIO, asker);
                 if (dropped.remove(key)) {
                     return;
                 }

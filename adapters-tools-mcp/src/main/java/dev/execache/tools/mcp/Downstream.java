@@ -2,6 +2,7 @@ package dev.execache.tools.mcp;
 
 import dev.execache.core.ToolResult;
 import dev.execache.core.spi.CatalogTool;
+import dev.execache.core.spi.Telemetry;
 import dev.execache.core.spi.ToolCatalog;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.util.List;
@@ -10,6 +11,12 @@ import java.util.function.Consumer;
 
 /** One downstream server as the catalog sees it, however it is reached. */
 abstract class Downstream {
+    /** Where the trace context a call carries to the server comes from (the catalog's call span is current). */
+    volatile Telemetry telemetry = Telemetry.NONE;
+
+    /** How the server is reached, as {@code network.transport} names it: {@code pipe} or {@code tcp}. */
+    abstract String transport();
+
     abstract String name();
 
     /** The tools it offered when it was last asked. */

@@ -27,6 +27,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -494,6 +495,11 @@ final class DownstreamServer extends Downstream {
         return call(tool, args, null);
     }
 
+    @Override
+    String transport() {
+        return "pipe";
+    }
+
     /** As {@link #call(String, Map)}; with {@code progress}, the call carries a progress token of its own. */
     @Override
     ToolResult call(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress) {
@@ -550,8 +556,12 @@ final class DownstreamServer extends Downstream {
                             + startTimeout().toSeconds() + " s; try again shortly");
         }
         String token = progress == null ? null : "execache-" + settings.name() + "-" + PROGRESS_TOKENS.incrementAndGet();
-        McpSchema.CallToolRequest request = token == null ? new McpSchema.CallToolRequest(tool, args)
-                : new McpSchema.CallToolRequest(tool, args, Map.of("progressToken", token));
+        Map<String, Object> meta = new HashMap<>(telemetry.current());
+        if (token != null) {
+            meta.put("progressToken", token);
+        }
+        McpSchema.CallToolRequest request = meta.isEmpty() ? new McpSchema.CallToolRequest(tool, args)
+                : new McpSchema.CallToolRequest(tool, args, meta);
         if (token != null) {
             current.transport().onProgress(token, progress);
         }

@@ -2,6 +2,7 @@ package dev.execache.tools.mcp;
 
 import dev.execache.core.ToolResult;
 import dev.execache.core.spi.CatalogTool;
+import dev.execache.core.spi.Telemetry;
 import dev.execache.core.spi.ToolCatalog;
 import java.lang.System.Logger.Level;
 import java.net.http.HttpClient;
@@ -39,6 +40,7 @@ public final class McpToolCatalog implements ToolCatalog {
     private static final System.Logger LOG = System.getLogger("dev.execache.tools.mcp");
 
     private final Map<String, Downstream> servers = new LinkedHashMap<>();
+    private volatile Telemetry telemetry = Telemetry.NONE;
     private final ScheduledExecutorService scheduler;
     private final CopyOnWriteArrayList<Listener> listeners = new CopyOnWriteArrayList<>();
     /** How long a server's start may take at least (a loaded machine can take seconds to start node or npx). */
@@ -196,10 +198,28 @@ public final class McpToolCatalog implements ToolCatalog {
             return DownstreamServer.failure("unknown tool '" + tool + "': no configured server offers it");
         }
         String own = tool.substring(separator + DownstreamServer.SEPARATOR.length());
-        if (agent != null) {
-            return server.call(own, args, progress, agent);
+        // the span is current while the server's request is made: its context goes with the request
+        try (Telemetry.Span span = telemetry.start("tools/call " + own, Telemetry.Kind.CLIENT, Map.of())) {
+            span.set("mcp.method.name", "tools/call").set("gen_ai.operation.name", "execute_tool")
+                    .set("gen_ai.tool.name", own).set("execache.server", server.name())
+                    .set("network.transport", server.transport());
+            ToolResult result = agent != null ? server.call(own, args, progress, agent)
+                    : progress == null ? server.call(own, args) : server.call(own, args, progress);
+            if (result.isError()) {
+                span.failed("tool_error", null);
+            }
+            return result;
         }
-        return progress == null ? server.call(own, args) : server.call(own, args, progress);
+    }
+
+    /**
+     * Where each call's span is reported; the span's trace context goes to the server in the
+     * request's {@code _meta} (and in the HTTP headers of a url server). Nothing by default.
+     */
+    public McpToolCatalog useTelemetry(Telemetry reportTo) {
+        this.telemetry = Objects.requireNonNull(reportTo, "telemetry must not be null");
+        servers.values().forEach(server -> server.telemetry = reportTo);
+        return this;
     }
 
     @Override

@@ -224,6 +224,13 @@ final class StreamableHttpClient implements AutoCloseable {
                 .header("Content-Type", "application/json")
                 .header("Accept", "application/json, text/event-stream")
                 .POST(HttpRequest.BodyPublishers.ofByteArray(body));
+        // a request's trace context (W3C Trace Context in its _meta) also goes as headers, for HTTP tracing on the way
+        JsonNode meta = message.path("params").path("_meta");
+        for (String field : List.of("traceparent", "tracestate")) {
+            if (meta.get(field) != null && meta.get(field).isTextual()) {
+                request.header(field, meta.get(field).textValue());
+            }
+        }
         return send(request);
     }
 

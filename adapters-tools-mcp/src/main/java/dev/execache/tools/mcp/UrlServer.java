@@ -243,6 +243,11 @@ final class UrlServer extends Downstream {
     }
 
     @Override
+    String transport() {
+        return "tcp";
+    }
+
+    @Override
     ToolResult call(String tool, Map<String, Object> args) {
         StreamableHttpClient current;
         try {
@@ -274,6 +279,11 @@ final class UrlServer extends Downstream {
         ObjectNode params = json.createObjectNode();
         params.put("name", tool);
         params.set("arguments", json.valueToTree(args));
+        Map<String, String> trace = telemetry.current();
+        if (!trace.isEmpty()) {
+            // the client's StreamableHttpClient also sends these as the request's HTTP headers
+            trace.forEach(params.putObject("_meta")::put);
+        }
         try {
             return result(tool, callOnce(current, params));
         } catch (HttpMcpException e) {

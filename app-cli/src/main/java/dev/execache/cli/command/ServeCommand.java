@@ -14,6 +14,8 @@ import dev.execache.cli.settings.Environment;
 import dev.execache.cli.settings.Settings;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.cli.settings.ServeHttp;
+import dev.execache.cli.telemetry.OpenTelemetryReporting;
+import dev.execache.core.spi.Telemetry;
 import dev.execache.mcp.server.HttpServeSettings;
 import dev.execache.mcp.server.Json;
 import dev.execache.mcp.server.McpHttpServer;
@@ -141,13 +143,21 @@ final class ServeCommand implements Callable<Integer> {
             serving.add(CacheMBean.register(StoreDescription.of(settings), session.executor()::stats));
             warmUp(session);
             serving.add(new ConfigWatcher(configFile(settings), versions, pinnedTools()).start(WATCH_INTERVAL));
+            Telemetry telemetry = OpenTelemetryReporting.configure(environment.variables());
+            if (telemetry instanceof OpenTelemetryReporting reporting) {
+                // added before the servers: closed after them, so that their last spans are sent
+                serving.add(reporting);
+                LOG.log(Level.INFO, "OpenTelemetry: traces and metrics as the OTEL_* variables say");
+            }
+            session.executor().useTelemetry(telemetry);
             Gateway gateway = settings.gateway().isEmpty() ? null
-                    : new Gateway(serving.add(GatewayCatalog.serve(settings, environment)), session.store(), versions,
-                            settings.gateway().policy(), settings.policy(), Clock.systemUTC());
+                    : new Gateway(serving.add(GatewayCatalog.serve(settings, environment).useTelemetry(telemetry)),
+                            session.store(), versions, settings.gateway().policy(), settings.policy(), Clock.systemUTC(),
+                            telemetry);
             if (gateway != null) {
                 session.executor().useCodeTools(gateway);
             }
-            ServeTools tools = new ServeTools(session.executor(), serveSettings(settings), gateway);
+            ServeTools tools = new ServeTools(session.executor(), serveSettings(settings), gateway, telemetry);
             if (httpSettings != null) {
                 StoreDescription store = StoreDescription.of(settings);
                 return serveHttp(serving, tools, httpSettings, settings,
