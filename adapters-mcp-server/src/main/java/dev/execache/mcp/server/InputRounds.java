@@ -66,11 +66,8 @@ final class InputRounds {
             CompletableFuture<String> answer = new CompletableFuture<>();
             waiting.put(key, answer);
             try {
-                steps.add(new Asked(key, method, Json.MAPPER.readTree(params), state));
+                steps.add(new Asked(key, method, RelayedRequests.params(method, params), state));
                 return answer.get();
-            } catch (IOException e) {
-                throw new AgentRefusedException(McpSchema.ErrorCodes.INVALID_PARAMS, "the server's " + method
-                        + " request is not JSON: " + e.getMessage());
             } catch (InterruptedException e) {
                 throw new AgentRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "the call ended before the agent"
                         + " answered " + method);

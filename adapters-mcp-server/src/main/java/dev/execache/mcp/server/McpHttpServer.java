@@ -484,14 +484,7 @@ public final class McpHttpServer implements AutoCloseable {
             // in the initialize era a server behind execache may ask the client something on the call's stream; the
             // client POSTs its answer (2026-07-28 has no requests to the client outside input_required results)
             ToolCatalog.Agent asker = call.modern() ? null : (method, params) -> {
-                JsonNode given;
-                try {
-                    given = Json.MAPPER.readTree(params);
-                } catch (IOException e) {
-                    throw new AgentRefusedException(McpSchema.ErrorCodes.INVALID_PARAMS, "the server's " + method
-                            + " request is not JSON: " + e.getMessage());
-                }
-                return relayed.ask(method, given, asking -> {
+                return relayed.ask(method, RelayedRequests.params(method, params), asking -> {
                     if (!writer.write(event(Json.write(asking)), false)) {
                         throw new AgentRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "the client closed the"
                                 + " stream of the call before it was asked " + method);

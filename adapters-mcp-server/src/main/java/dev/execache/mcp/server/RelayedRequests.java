@@ -22,6 +22,20 @@ final class RelayedRequests {
     private final AtomicLong ids = new AtomicLong();
 
     /**
+     * The params of a server's request to the agent, as JSON.
+     *
+     * @throws AgentRefusedException when they are not JSON
+     */
+    static JsonNode params(String method, String params) {
+        try {
+            return Json.MAPPER.readTree(params);
+        } catch (IOException e) {
+            throw new AgentRefusedException(McpSchema.ErrorCodes.INVALID_PARAMS, "the server's " + method
+                    + " request is not JSON: " + e.getMessage());
+        }
+    }
+
+    /**
      * Sends the request with {@code send} and waits for the client's answer, for as long as the client (a person,
      * perhaps) takes; when the waiting thread is interrupted (the call the request belongs to ended), the client is
      * sent notifications/cancelled for it.
@@ -53,9 +67,9 @@ final class RelayedRequests {
             ObjectNode cancelled = Json.MAPPER.createObjectNode();
             cancelled.put("jsonrpc", McpSchema.JSONRPC_VERSION);
             cancelled.put("method", JsonRpc.CANCELLED);
-            ObjectNode params2 = cancelled.putObject("params");
-            params2.put("requestId", id);
-            params2.put("reason", "the call it belonged to ended");
+            ObjectNode cancelParams = cancelled.putObject("params");
+            cancelParams.put("requestId", id);
+            cancelParams.put("reason", "the call it belonged to ended");
             try {
                 send.accept(cancelled);
             } catch (RuntimeException gone) {

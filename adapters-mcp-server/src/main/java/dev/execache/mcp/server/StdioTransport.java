@@ -166,13 +166,7 @@ final class StdioTransport implements McpServerTransportProvider {
                         + " session with execache that could answer " + method);
             }
         }
-        JsonNode given;
-        try {
-            given = Json.MAPPER.readTree(params);
-        } catch (IOException e) {
-            throw new AgentRefusedException(McpSchema.ErrorCodes.INVALID_PARAMS, "the server's " + method
-                    + " request is not JSON: " + e.getMessage());
-        }
+        JsonNode given = RelayedRequests.params(method, params);
         String missing = missingCapability(method, given);
         if (missing != null) {
             throw new AgentRefusedException(McpSchema.ErrorCodes.METHOD_NOT_FOUND, "the agent did not declare the "
