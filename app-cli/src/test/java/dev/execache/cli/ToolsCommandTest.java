@@ -54,7 +54,7 @@ class ToolsCommandTest {
                 + " while it answers slower than 5ms\\s+300 s");
         assertThat(table).containsPattern("lab__get_other\\s+[0-9a-f]{12}\\s+yes\\s+rule lab__get_other\\s+7 s");
         assertThat(table).containsPattern("lab__increment\\s+[0-9a-f]{12}\\s+no\\s+not read-only \\(annotations\\)\\s+-");
-        assertThat(err.toString(StandardCharsets.UTF_8)).contains("server lab: connected (lab 1.0.0), 20 tools");
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("server lab: connected (lab 1.0.0), 15 tools");
     }
 
     @Test

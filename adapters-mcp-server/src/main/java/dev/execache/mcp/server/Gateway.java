@@ -48,6 +48,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CancellationException;
 import java.util.function.BiConsumer;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import java.util.stream.Collectors;
 
@@ -82,6 +83,8 @@ public final class Gateway implements CodeTools {
      * runs a miss on the calling thread and its tool port carries a tool's name and arguments only.
      */
     private static final ThreadLocal<Consumer<Map<String, Object>>> CALL_PROGRESS = new ThreadLocal<>();
+    /** The agent that made the call this thread is making, which its server may ask something; read as the progress is. */
+    private static final ThreadLocal<ToolCatalog.Agent> CALL_AGENT = new ThreadLocal<>();
 
     private final ToolCatalog catalog;
     private final MutableToolVersions versions;
@@ -132,7 +135,18 @@ public final class Gateway implements CodeTools {
         this.identities = Map.copyOf(reachableIdentities);
         CachedTool.Builder builder = CachedTool.builder((name, args) -> {
                     Consumer<Map<String, Object>> progress = CALL_PROGRESS.get();
-                    return withHint(progress == null ? catalog.call(name, args) : catalog.call(name, args, progress));
+                    ToolCatalog.Agent agent = CALL_AGENT.get();
+                    if (agent == null) {
+                        return withHint(progress == null ? catalog.call(name, args) : catalog.call(name, args, progress));
+                    }
+                    AtomicBoolean asked = new AtomicBoolean();
+                    ToolResult result = withHint(catalog.call(name, args, progress, (method, params) -> {
+                        asked.set(true);
+                        return agent.ask(method, params);
+                    }));
+                    // an answer that depended on what the agent answered (a sampled message, a person's input,
+                    // its roots) is that agent's and that moment's: never stored
+                    return asked.get() ? result.withHint(CacheHint.NO_CACHE) : result;
                 }, store)
                 .defaultRule(policy.enabled(), policy.ttl(), policy.maxEntries())
                 .cacheWhenSlowerThan(config.cacheWhenSlowerThan())
@@ -183,6 +197,40 @@ public final class Gateway implements CodeTools {
     }
 
     /** Asks every server behind the gateway to log from {@code level} up (see {@link #onLog}). */
+    /**
+     * Runs {@code call} (a gateway tool's handler) for a call made by {@code agent}, which the tool's server may ask
+     * something while it answers; null: nobody can be asked.
+     */
+    static <T> T askingAgent(ToolCatalog.Agent agent, java.util.function.Supplier<T> call) {
+        if (agent == null) {
+            return call.get();
+        }
+        CALL_AGENT.set(agent);
+        try {
+            return call.get();
+        } finally {
+            CALL_AGENT.remove();
+        }
+    }
+
+    /**
+     * Where the servers' notifications go that the agent hears as they were sent: a resource updated, a list of
+     * resources or prompts changed, a url elicitation completed.
+     */
+    void onNotification(BiConsumer<String, ObjectNode> sink) {
+        catalog.addNotificationListener((server, method, params) -> sink.accept(method, Json.MAPPER.valueToTree(params)));
+    }
+
+    /** The agent a server's request outside any call goes to (the stdio session's); null: none. */
+    void setSessionAgent(ToolCatalog.Agent agent) {
+        catalog.setSessionAgent(agent);
+    }
+
+    /** The agent's roots changed: every server is told. */
+    void rootsChanged() {
+        catalog.rootsChanged();
+    }
+
     void setLogLevel(McpSchema.LoggingLevel level) {
         catalog.setLogLevel(level.name().toLowerCase(Locale.ROOT));
     }
@@ -223,6 +271,33 @@ public final class Gateway implements CodeTools {
     public synchronized List<SyncToolSpecification> specifications() {
         offered = offeredNow();
         return offered.entrySet().stream().map(each -> specification(each.getValue(), each.getKey())).toList();
+    }
+
+    /** The fields of a tool's definition that the SDK's tool type does not know ({@code execution}, say). */
+    private static final Set<String> TOOL_FIELDS = Set.of("name", "title", "description", "inputSchema", "outputSchema",
+            "annotations", "_meta", "icons");
+
+    /**
+     * The fields of the offered tool's definition, as its server wrote them, that the SDK's tool type drops
+     * ({@code execution}, say): tools/list adds them back. Empty for a name that is not a gateway tool's.
+     */
+    synchronized Map<String, Object> unknownFields(String name) {
+        CatalogTool tool = offered.get(name);
+        if (tool == null) {
+            return Map.of();
+        }
+        Map<String, Object> unknown = new LinkedHashMap<>();
+        tool.definition().forEach((field, value) -> {
+            if (!TOOL_FIELDS.contains(field) && value != null) {
+                unknown.put(field, value);
+            }
+        });
+        return unknown;
+    }
+
+    /** Whether {@code name} is the offered name of a tool of a server behind the gateway. */
+    synchronized boolean offers(String name) {
+        return offered.containsKey(name);
     }
 
     /** The current tools by the name each is offered under. */

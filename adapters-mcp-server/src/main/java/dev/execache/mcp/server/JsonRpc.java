@@ -175,7 +175,8 @@ final class JsonRpc {
         }
         return switch (method) {
             case DISCOVER -> modern;
-            case McpSchema.METHOD_INITIALIZE, McpSchema.METHOD_PING, McpSchema.METHOD_LOGGING_SET_LEVEL -> !modern;
+            case McpSchema.METHOD_INITIALIZE, McpSchema.METHOD_PING, McpSchema.METHOD_LOGGING_SET_LEVEL,
+                    McpSchema.METHOD_RESOURCES_SUBSCRIBE, McpSchema.METHOD_RESOURCES_UNSUBSCRIBE -> !modern;
             default -> false;
         };
     }
@@ -207,7 +208,8 @@ final class JsonRpc {
             }
             case McpSchema.METHOD_LOGGING_SET_LEVEL -> level(params.get("level")) == null
                     ? "Invalid params: params.level must be one of " + LEVELS : null;
-            case McpSchema.METHOD_RESOURCES_READ -> params.path("uri").isTextual() ? null
+            case McpSchema.METHOD_RESOURCES_READ, McpSchema.METHOD_RESOURCES_SUBSCRIBE,
+                    McpSchema.METHOD_RESOURCES_UNSUBSCRIBE -> params.path("uri").isTextual() ? null
                     : "Invalid params: params.uri must be the resource's URI as a string";
             case McpSchema.METHOD_PROMPT_GET -> {
                 if (!params.path("name").isTextual()) {

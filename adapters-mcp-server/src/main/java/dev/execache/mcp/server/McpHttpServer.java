@@ -3,6 +3,8 @@ package dev.execache.mcp.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.execache.core.spi.AgentRefusedException;
+import dev.execache.core.spi.ToolCatalog;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.io.IOException;
@@ -84,6 +86,8 @@ public final class McpHttpServer implements AutoCloseable {
     private final AtomicBoolean draining = new AtomicBoolean();
     private final AtomicInteger answering = new AtomicInteger();
     private final AtomicLong callIds = new AtomicLong();
+    /** The servers' requests relayed to clients on tool calls' streams, until a client POSTs the answer. */
+    private final RelayedRequests relayed = new RelayedRequests();
     private final ScheduledExecutorService heartbeats = Executors.newSingleThreadScheduledExecutor(task -> {
         Thread thread = new Thread(task, "execache-http-heartbeat");
         thread.setDaemon(true);
@@ -177,6 +181,7 @@ public final class McpHttpServer implements AutoCloseable {
             return;
         }
         calls.cancelAll();
+        relayed.failAll("execache is stopping");
         long deadline = System.nanoTime() + settings.drainLimit().toNanos();
         synchronized (answering) {
             while (answering.get() > 0 && System.nanoTime() < deadline) {
@@ -401,7 +406,9 @@ public final class McpHttpServer implements AutoCloseable {
                 refuse(response, callback, 400, invalid.code(), invalid.message());
                 return;
             }
-            if (message instanceof JsonRpc.Response) {
+            if (message instanceof JsonRpc.Response answered) {
+                // a client's answer to a server's request relayed on a tool call's stream, if it is one
+                relayed.answered(answered.id(), answered.message());
                 accepted(response, callback);
                 return;
             }
@@ -474,6 +481,23 @@ public final class McpHttpServer implements AutoCloseable {
             ScheduledFuture<?> heartbeat = heartbeats.scheduleWithFixedDelay(() -> writer.write(":\n\n", false),
                     HEARTBEAT.toMillis(), HEARTBEAT.toMillis(), TimeUnit.MILLISECONDS);
             String answer;
+            // in the initialize era a server behind execache may ask the client something on the call's stream; the
+            // client POSTs its answer (2026-07-28 has no requests to the client outside input_required results)
+            ToolCatalog.Agent asker = call.modern() ? null : (method, params) -> {
+                JsonNode given;
+                try {
+                    given = Json.MAPPER.readTree(params);
+                } catch (IOException e) {
+                    throw new AgentRefusedException(McpSchema.ErrorCodes.INVALID_PARAMS, "the server's " + method
+                            + " request is not JSON: " + e.getMessage());
+                }
+                return relayed.ask(method, given, asking -> {
+                    if (!writer.write(event(Json.write(asking)), false)) {
+                        throw new AgentRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "the client closed the"
+                                + " stream of the call before it was asked " + method);
+                    }
+                });
+            };
             try {
                 answer = answerOrExplain(call, callId, (method, params) -> {
                     ObjectNode notification = Json.MAPPER.createObjectNode();
@@ -481,7 +505,7 @@ public final class McpHttpServer implements AutoCloseable {
                     notification.put("method", method);
                     notification.set("params", params);
                     writer.write(event(Json.write(notification)), false);
-                }, agent, received(request));
+                }, agent, received(request), asker);
             } finally {
                 heartbeat.cancel(false);
             }
@@ -499,8 +523,13 @@ public final class McpHttpServer implements AutoCloseable {
          */
         private String answerOrExplain(JsonRpc.Request request, String callId, BiConsumer<String, ObjectNode> stream,
                 String agent, StatelessProtocol.Received received) {
+            return answerOrExplain(request, callId, stream, agent, received, null);
+        }
+
+        private String answerOrExplain(JsonRpc.Request request, String callId, BiConsumer<String, ObjectNode> stream,
+                String agent, StatelessProtocol.Received received, ToolCatalog.Agent asker) {
             try {
-                return protocol.answer(request, callId, stream, agent, received);
+                return protocol.answer(request, callId, stream, agent, received, asker);
             } catch (RuntimeException | LinkageError e) {
                 if (draining.get() || jvmExiting()) {
                     return protocol.shuttingDown(request);

@@ -46,12 +46,13 @@ public final class McpStdioServer implements AutoCloseable {
         McpSchema.ServerCapabilities.Builder capabilities = McpSchema.ServerCapabilities.builder()
                 .tools(tools.gateway() != null).logging();
         java.util.Set<String> offered = tools.gateway() == null ? java.util.Set.of() : tools.gateway().features().offered();
-        // resources/* and prompts/* are answered past the SDK's session (StdioTransport), which has none of its own
+        // resources/* and prompts/* are answered past the SDK's session (StdioTransport), which has none of its own;
+        // the servers' list changes and resource updates are passed on to the session
         if (offered.contains("resources")) {
-            capabilities.resources(false, false);
+            capabilities.resources(true, true);
         }
         if (offered.contains("prompts")) {
-            capabilities.prompts(false);
+            capabilities.prompts(true);
         }
         if (offered.contains("completions")) {
             capabilities.completions();
@@ -63,6 +64,7 @@ public final class McpStdioServer implements AutoCloseable {
         McpJsonMapper mapper = new JacksonMcpJsonMapper(new ObjectMapper());
         this.transport = new StdioTransport(in, out, mapper, drainLimit, tools.calls());
         this.stateless = new StatelessProtocol(tools, version, mapper, transport::notify);
+        stateless.answerSessionLists();
         transport.answerStatelessWith(stateless);
         transport.instructWith(tools::instructions);
         this.server = McpServer.sync(transport)
@@ -78,6 +80,11 @@ public final class McpStdioServer implements AutoCloseable {
             tools.gateway().onChange(this::replaceTools);
             // the servers behind the gateway log to the agent as execache does, from the level it set
             transport.onLogLevel(tools.gateway()::setLogLevel);
+            // the servers' requests to the agent (sampling, elicitation, roots) go to this session's client; its
+            // roots changes go to every server
+            tools.gateway().setSessionAgent(transport::askAgent);
+            transport.onRootsChanged(tools.gateway()::rootsChanged);
+            tools.gateway().onNotification(transport::notify);
             tools.gateway().onLog(message -> {
                 McpSchema.LoggingLevel level = JsonRpc.level(message.get("level"));
                 if (level != null && transport.logs(level)) {

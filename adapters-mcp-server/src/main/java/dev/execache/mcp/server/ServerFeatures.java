@@ -27,7 +27,8 @@ import java.util.regex.Pattern;
 final class ServerFeatures {
     static final Set<String> METHODS = Set.of(McpSchema.METHOD_RESOURCES_LIST, McpSchema.METHOD_RESOURCES_TEMPLATES_LIST,
             McpSchema.METHOD_RESOURCES_READ, McpSchema.METHOD_PROMPT_LIST, McpSchema.METHOD_PROMPT_GET,
-            McpSchema.METHOD_COMPLETION_COMPLETE);
+            McpSchema.METHOD_COMPLETION_COMPLETE, McpSchema.METHOD_RESOURCES_SUBSCRIBE,
+            McpSchema.METHOD_RESOURCES_UNSUBSCRIBE);
     /** MCP's error for a resource nobody has. */
     static final int RESOURCE_NOT_FOUND = -32002;
     private static final System.Logger LOG = System.getLogger("dev.execache.mcp.server");
@@ -90,6 +91,9 @@ final class ServerFeatures {
                     listResources("resourceTemplates", "uriTemplate", templateOwners, method);
             case McpSchema.METHOD_RESOURCES_READ ->
                     passedOn(ask(resourceOwner(asked.get("uri").textValue()), method, asked), "resource reads");
+            // the server's notifications/resources/updated then reach the agent as it sent them (URIs are not renamed)
+            case McpSchema.METHOD_RESOURCES_SUBSCRIBE, McpSchema.METHOD_RESOURCES_UNSUBSCRIBE ->
+                    ask(resourceOwner(asked.get("uri").textValue()), method, asked);
             case McpSchema.METHOD_PROMPT_LIST -> listPrompts();
             case McpSchema.METHOD_PROMPT_GET -> {
                 Prompt prompt = prompt(asked.get("name").textValue());

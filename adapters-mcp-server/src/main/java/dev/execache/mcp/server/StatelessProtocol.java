@@ -18,6 +18,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import dev.execache.core.spi.ServerRefusedException;
+import dev.execache.core.spi.ToolCatalog;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiConsumer;
@@ -59,6 +60,10 @@ final class StatelessProtocol implements AutoCloseable {
     private final RequestLogs logs = new RequestLogs();
     /** Each tool's last answer and its text, for a repeat of the same answer (see {@link #resultText}). */
     private final Map<String, Written> lastWritten = new ConcurrentHashMap<>();
+    /** Whether a 2025-era tools/list comes from a session that hears list_changed (stdio): it need not wait. */
+    private volatile boolean sessionHearsListChanges;
+    /** Gateway calls of the 2026-07-28 era whose server asked the agent something, until the agent answers. */
+    private final InputRounds rounds = new InputRounds();
 
     /**
      * @param fallback where notifications of requests that have no stream of their own go (the
@@ -75,6 +80,11 @@ final class StatelessProtocol implements AutoCloseable {
         serveTools.specifications().forEach(spec -> tools.put(spec.tool().name(), spec));
         serveTools.notifyWith(this::route);
         Logger.getLogger("dev.execache").addHandler(logs);
+    }
+
+    /** The 2025 era's tools/list is asked on a session that hears list_changed (stdio): it answers what is offered now. */
+    void answerSessionLists() {
+        sessionHearsListChanges = true;
     }
 
     /** Offers new or changed tools and withdraws others. */
@@ -96,7 +106,7 @@ final class StatelessProtocol implements AutoCloseable {
      *     client name; null: the client's name, else {@code unknown}
      */
     String answer(JsonRpc.Request request, Object callId, BiConsumer<String, ObjectNode> stream, String agent) {
-        return answer(request, callId, stream, agent, Received.STDIO);
+        return answer(request, callId, stream, agent, Received.STDIO, null);
     }
 
     /**
@@ -111,12 +121,22 @@ final class StatelessProtocol implements AutoCloseable {
         static final Received STDIO = new Received("pipe", Map.of(), null);
     }
 
-    /** As {@link #answer(JsonRpc.Request, Object, BiConsumer, String)}, in a span of the request's own. */
+    /** As {@link #answer(JsonRpc.Request, Object, BiConsumer, String)}, arrived as {@code received}. */
     String answer(JsonRpc.Request request, Object callId, BiConsumer<String, ObjectNode> stream, String agent,
             Received received) {
+        return answer(request, callId, stream, agent, received, null);
+    }
+
+    /**
+     * As {@link #answer(JsonRpc.Request, Object, BiConsumer, String)}, in a span of the request's own; a gateway
+     * tool's server may ask {@code asker} something (sampling, elicitation, roots) while it answers the call; null:
+     * nobody can be asked.
+     */
+    String answer(JsonRpc.Request request, Object callId, BiConsumer<String, ObjectNode> stream, String agent,
+            Received received, ToolCatalog.Agent asker) {
         Telemetry telemetry = serveTools.telemetry();
         if (telemetry == Telemetry.NONE) {
-            return answerIn(Telemetry.Span.NONE, request, callId, stream, agent);
+            return answerIn(Telemetry.Span.NONE, request, callId, stream, agent, asker);
         }
         String method = request.method();
         String target = McpSchema.METHOD_TOOLS_CALL.equals(method) || McpSchema.METHOD_PROMPT_GET.equals(method)
@@ -136,7 +156,7 @@ final class StatelessProtocol implements AutoCloseable {
             } else if (McpSchema.METHOD_PROMPT_GET.equals(method)) {
                 span.set("gen_ai.prompt.name", target);
             }
-            String answer = answerIn(span, request, callId, stream, agent);
+            String answer = answerIn(span, request, callId, stream, agent, asker);
             String code = JsonRpc.errorCode(answer);
             if (code != null) {
                 span.set("rpc.response.status_code", code);
@@ -147,7 +167,7 @@ final class StatelessProtocol implements AutoCloseable {
     }
 
     private String answerIn(Telemetry.Span span, JsonRpc.Request request, Object callId,
-            BiConsumer<String, ObjectNode> stream, String agent) {
+            BiConsumer<String, ObjectNode> stream, String agent, ToolCatalog.Agent asker) {
         JsonNode id = request.id();
         String method = request.method();
         ObjectNode params = request.params();
@@ -157,7 +177,7 @@ final class StatelessProtocol implements AutoCloseable {
                 case McpSchema.METHOD_PING -> result(id, Json.MAPPER.createObjectNode(), false, method);
                 case JsonRpc.DISCOVER -> result(id, discover(), true, method);
                 case McpSchema.METHOD_TOOLS_LIST -> result(id, toolList(modern), modern, method);
-                case McpSchema.METHOD_TOOLS_CALL -> callTool(span, id, params, modern, callId, stream, agent);
+                case McpSchema.METHOD_TOOLS_CALL -> callTool(span, id, params, modern, callId, stream, agent, asker);
                 case McpSchema.METHOD_INITIALIZE -> initialize(id, params);
                 // no session keeps the level: on HTTP a client sets it per request, in _meta
                 case McpSchema.METHOD_LOGGING_SET_LEVEL -> result(id, Json.MAPPER.createObjectNode(), false, method);
@@ -206,7 +226,7 @@ final class StatelessProtocol implements AutoCloseable {
     }
 
     private ObjectNode toolList(boolean modern) {
-        if (!modern && gateway != null) {
+        if (!modern && gateway != null && !sessionHearsListChanges) {
             // the initialize era without a session (HTTP) hears no list_changed: its list waits for
             // the servers still starting, each at most its start time (the 2026-07-28 era gets a short ttlMs)
             try {
@@ -217,9 +237,22 @@ final class StatelessProtocol implements AutoCloseable {
         }
         ObjectNode result = Json.MAPPER.createObjectNode();
         ArrayNode list = result.putArray("tools");
+        List<SyncToolSpecification> offered;
         synchronized (this) {
-            tools.values().forEach(spec -> list.add(Json.MAPPER.valueToTree(spec.tool())));
+            offered = List.copyOf(tools.values());
         }
+        // outside this object's lock: the gateway holds its own while it replaces the tools here
+        offered.forEach(spec -> {
+            ObjectNode tool = Json.MAPPER.valueToTree(spec.tool());
+            if (gateway != null) {
+                gateway.unknownFields(spec.tool().name()).forEach((field, value) -> {
+                    if (!tool.has(field)) {
+                        tool.set(field, Json.MAPPER.valueToTree(value));
+                    }
+                });
+            }
+            list.add(tool);
+        });
         if (modern) {
             result.put("ttlMs", !listChanges ? FIXED_LIST_TTL_MS
                     : gateway.starting() ? STARTING_LIST_TTL_MS : CHANGING_LIST_TTL_MS);
@@ -228,7 +261,7 @@ final class StatelessProtocol implements AutoCloseable {
     }
 
     private String callTool(Telemetry.Span span, JsonNode id, ObjectNode params, boolean modern, Object callId,
-            BiConsumer<String, ObjectNode> stream, String agent) throws IOException {
+            BiConsumer<String, ObjectNode> stream, String agent, ToolCatalog.Agent asker) throws IOException {
         JsonNode arguments = params.get("arguments");
         String name = params.get("name").textValue();
         SyncToolSpecification spec;
@@ -274,7 +307,28 @@ final class StatelessProtocol implements AutoCloseable {
             CallToolRequest request = new CallToolRequest(name,
                     arguments == null || arguments.isNull() ? null : Json.plain((ObjectNode) arguments, other),
                     Json.plain(meta, other));
-            result = spec.callHandler().apply(null, request);
+            SyncToolSpecification called = spec;
+            if (modern && gateway != null && gateway.offers(name)) {
+                // the 2026-07-28 era asks the client only through an input_required result (see InputRounds)
+                InputRounds.Step step;
+                try {
+                    JsonNode state = params.get("requestState");
+                    step = state != null && state.isTextual() ? rounds.resume(state.textValue(), params.get("inputResponses"))
+                            : rounds.start(asking -> Gateway.askingAgent(asking, () -> called.callHandler().apply(null,
+                                    request)));
+                } catch (InputRounds.UnknownStateException e) {
+                    return JsonRpc.error(id, McpSchema.ErrorCodes.INVALID_PARAMS, e.getMessage(), null);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return toolResult(id, ServeTools.shuttingDown(), modern);
+                }
+                if (step instanceof InputRounds.Asked asked) {
+                    return JsonRpc.response(id, inputRequired(asked));
+                }
+                result = ((InputRounds.Done) step).result();
+            } else {
+                result = Gateway.askingAgent(asker, () -> called.callHandler().apply(null, request));
+            }
             if (Boolean.TRUE.equals(result.isError())) {
                 span.failed("tool_error", null);
             }
@@ -363,6 +417,18 @@ final class StatelessProtocol implements AutoCloseable {
             }
         }
         return JsonRpc.response(id, Json.write(result));
+    }
+
+    /** The 2026-07-28 era's answer that the call needs the agent's answer to a server's request first. */
+    private String inputRequired(InputRounds.Asked asked) {
+        ObjectNode result = Json.MAPPER.createObjectNode();
+        result.put("resultType", "input_required");
+        ObjectNode request = result.putObject("inputRequests").putObject(asked.key());
+        request.put("method", asked.method());
+        request.set("params", asked.params());
+        result.put("requestState", asked.state());
+        result.putObject("_meta").set(JsonRpc.SERVER_INFO_META, serverInfo());
+        return Json.write(result);
     }
 
     /** The whole response to a tool call, for an answer made here (stopped, too large) rather than by a tool. */

@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.core.Agents;
+import dev.execache.core.spi.AgentRefusedException;
+import dev.execache.core.spi.ToolCatalog;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.TypeRef;
 import io.modelcontextprotocol.spec.McpSchema;
@@ -65,6 +67,8 @@ final class StdioTransport implements McpServerTransportProvider {
     private static final long HAND_ON_AFTER = TimeUnit.MILLISECONDS.toNanos(2);
     /** How long the watchdog keeps ticking after the last call, before it sleeps until the next one. */
     private static final long WATCH_IDLE = TimeUnit.SECONDS.toNanos(1);
+    /** How long a server's request made before the client initialized waits for it (a server asks roots as it starts). */
+    private static final Duration BEFORE_INITIALIZED = Duration.ofSeconds(60);
 
     private final InputStream in;
     /** Input read but not yet taken as lines: {@code buffer[position..limit)}. */
@@ -102,6 +106,14 @@ final class StdioTransport implements McpServerTransportProvider {
     private volatile Consumer<McpSchema.LoggingLevel> levelSet = level -> { };
     /** Null: the SDK session's own (execache's, fixed when the server was built). */
     private volatile Supplier<String> instructions;
+    /** What the client declared in initialize ({@code sampling}, {@code elicitation}, {@code roots}, ...); empty before. */
+    private volatile JsonNode clientCapabilities = Json.MAPPER.createObjectNode();
+    /** Completes when the client sent notifications/initialized: a server's request outside a call waits for it. */
+    private final CompletableFuture<Void> initializedOnce = new CompletableFuture<>();
+    /** The servers' requests relayed to the client and not answered yet. */
+    private final RelayedRequests relayed = new RelayedRequests();
+    /** Told when the client says its roots changed (the gateway tells its servers). */
+    private volatile Runnable rootsChanged = () -> { };
     /** The name the client gave in initialize (its clientInfo), made plain; null before, or when it gave none. */
     private volatile String clientName;
 
@@ -126,6 +138,74 @@ final class StdioTransport implements McpServerTransportProvider {
     /** Where the log levels the client sets go, besides this session's own log messages. */
     void onLogLevel(Consumer<McpSchema.LoggingLevel> sink) {
         this.levelSet = sink;
+    }
+
+    /** Where the client's notifications/roots/list_changed go. */
+    void onRootsChanged(Runnable sink) {
+        this.rootsChanged = sink;
+    }
+
+    /**
+     * Relays a request of a server behind execache to the client (sampling, elicitation, roots) and waits for its
+     * answer, for as long as the client (a person, perhaps) takes, until the call it belongs to ends: then the client
+     * is sent notifications/cancelled for it. Before the session is initialized it waits for that, at most
+     * {@link #BEFORE_INITIALIZED}.
+     *
+     * @return the client's result as JSON text
+     * @throws AgentRefusedException with the client's error, or when the client did not declare the capability
+     */
+    String askAgent(String method, String params) {
+        if (!initialized) {
+            try {
+                initializedOnce.get(BEFORE_INITIALIZED.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                throw new AgentRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "the call ended before the agent"
+                        + " was asked " + method);
+            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                throw new AgentRefusedException(McpSchema.ErrorCodes.METHOD_NOT_FOUND, "no agent has initialized a"
+                        + " session with execache that could answer " + method);
+            }
+        }
+        JsonNode given;
+        try {
+            given = Json.MAPPER.readTree(params);
+        } catch (IOException e) {
+            throw new AgentRefusedException(McpSchema.ErrorCodes.INVALID_PARAMS, "the server's " + method
+                    + " request is not JSON: " + e.getMessage());
+        }
+        String missing = missingCapability(method, given);
+        if (missing != null) {
+            throw new AgentRefusedException(McpSchema.ErrorCodes.METHOD_NOT_FOUND, "the agent did not declare the "
+                    + missing + " capability to execache, so it cannot be asked " + method);
+        }
+        return relayed.ask(method, given, request -> {
+            try {
+                writeLine(Json.write(request));
+            } catch (IOException e) {
+                throw new AgentRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "cannot ask the agent " + method
+                        + ": " + e.getMessage());
+            }
+        });
+    }
+
+    /** The capability the client must have declared for {@code method} that it did not; null when it did. */
+    private String missingCapability(String method, JsonNode params) {
+        JsonNode declared = clientCapabilities;
+        return switch (method) {
+            case McpSchema.METHOD_SAMPLING_CREATE_MESSAGE -> declared.has("sampling") ? null : "sampling";
+            case McpSchema.METHOD_ROOTS_LIST -> declared.has("roots") ? null : "roots";
+            case McpSchema.METHOD_ELICITATION_CREATE -> {
+                JsonNode elicitation = declared.get("elicitation");
+                boolean url = "url".equals(params.path("mode").asText());
+                if (elicitation == null) {
+                    yield "elicitation";
+                }
+                // an empty elicitation capability means form only
+                yield url ? (elicitation.has("url") ? null : "elicitation (url)")
+                        : (elicitation.isEmpty() || elicitation.has("form") ? null : "elicitation (form)");
+            }
+            default -> method;
+        };
     }
 
     /** Completes when input has ended and every request read was answered (or the drain limit passed). */
@@ -177,6 +257,11 @@ final class StdioTransport implements McpServerTransportProvider {
         }
     }
 
+    private void failAsked(String why) {
+        initializedOnce.completeExceptionally(new IOException(why));
+        relayed.failAll(why);
+    }
+
     /** Whether a log record of this level goes to the client, as set by logging/setLevel. */
     boolean logs(McpSchema.LoggingLevel level) {
         McpSchema.LoggingLevel wanted = logLevel;
@@ -201,6 +286,7 @@ final class StdioTransport implements McpServerTransportProvider {
                 deliver(id, errorLine(id, McpSchema.ErrorCodes.INTERNAL_ERROR, "the server is shutting down", null));
             }
         }
+        failAsked("execache is stopping");
         calls.cancelAll();
         synchronized (answers) {
             answers.notifyAll();
@@ -235,6 +321,7 @@ final class StdioTransport implements McpServerTransportProvider {
                 LOG.log(Level.WARNING, "reading standard input failed: " + e.getMessage());
             }
         }
+        failAsked("the agent closed its input");
         awaitAnswers();
         ended.complete(null);
     }
@@ -305,11 +392,19 @@ final class StdioTransport implements McpServerTransportProvider {
             }
             if (McpSchema.METHOD_NOTIFICATION_INITIALIZED.equals(notification.method())) {
                 initialized = true;
+                initializedOnce.complete(null);
+            }
+            if (McpSchema.METHOD_NOTIFICATION_ROOTS_LIST_CHANGED.equals(notification.method())) {
+                rootsChanged.run();
             }
             toSession(line, null);
             return;
         }
         if (!(message instanceof JsonRpc.Request request)) {
+            if (message instanceof JsonRpc.Response response && relayed.answered(response.id(), response.message())) {
+                // the client's answer to a server's request that execache relayed
+                return;
+            }
             // a client's answer to a request of the session's
             toSession(line, null);
             return;
@@ -327,7 +422,9 @@ final class StdioTransport implements McpServerTransportProvider {
             deliver(id, JsonRpc.error(request.id(), McpSchema.ErrorCodes.INVALID_REQUEST, problem, null));
             return;
         }
-        if (request.modern() || McpSchema.METHOD_TOOLS_CALL.equals(method) || ServerFeatures.METHODS.contains(method)) {
+        if (request.modern() || McpSchema.METHOD_TOOLS_CALL.equals(method) || ServerFeatures.METHODS.contains(method)
+                || McpSchema.METHOD_TOOLS_LIST.equals(method)) {
+            // tools/list too: the SDK's tool type drops fields a server's tool may have (execution, say)
             // past the SDK's session: no reactive scheduling and no output schema check of our own tools' answers
             answerStateless(request, batch == null);
             return;
@@ -342,6 +439,8 @@ final class StdioTransport implements McpServerTransportProvider {
             default -> {
                 if (McpSchema.METHOD_INITIALIZE.equals(method)) {
                     clientName = Agents.name(request.params().at("/clientInfo/name").textValue());
+                    JsonNode declared = request.params().get("capabilities");
+                    clientCapabilities = declared instanceof ObjectNode ? declared : Json.MAPPER.createObjectNode();
                 }
                 toSession(line, request);
             }
@@ -380,7 +479,10 @@ final class StdioTransport implements McpServerTransportProvider {
         unanswered.put(key, method);
         Runnable answer = () -> {
             try {
-                String line = stateless.answer(request, id, this::notifyStateless, clientName);
+                // a server behind execache may ask the client something during a call of the initialize era
+                ToolCatalog.Agent asker = request.modern() ? null : this::askAgent;
+                String line = stateless.answer(request, id, this::notifyStateless, clientName,
+                        StatelessProtocol.Received.STDIO, asker);
                 if (dropped.remove(key)) {
                     return;
                 }

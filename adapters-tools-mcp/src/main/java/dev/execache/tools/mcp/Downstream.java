@@ -49,6 +49,21 @@ abstract class Downstream {
         return call(tool, args);
     }
 
+    /** As {@link #call(String, Map, Consumer)} ({@code progress} may be null), relaying the server's requests to {@code agent}. */
+    ToolResult call(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress,
+            ToolCatalog.Agent agent) {
+        // a url server's requests to the agent are not relayed yet
+        return progress == null ? call(tool, args) : call(tool, args, progress);
+    }
+
+    /** The agent for the server's requests outside any call (see {@code ToolCatalog#setSessionAgent}). */
+    void setSessionAgent(ToolCatalog.Agent agent) {
+    }
+
+    /** Tells the server the agent's roots changed. */
+    void rootsChanged() {
+    }
+
     /** Asks the server to log from {@code level} up, now and whenever it connects again; a server that does not log is not asked. */
     void setLogLevel(McpSchema.LoggingLevel level) {
         // a url server is not asked yet

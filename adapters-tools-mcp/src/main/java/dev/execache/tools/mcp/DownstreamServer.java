@@ -68,6 +68,8 @@ final class DownstreamServer extends Downstream {
         return thread;
     });
     private static final String NO_ANSWER = "no answer in time";
+    /** How long a request a server made during a call may wait for the agent once the call has ended. */
+    private static final Duration ASKED_AFTER_CALL = Duration.ofSeconds(60);
     private static final AtomicLong PROGRESS_TOKENS = new AtomicLong();
     private static final TypeReference<Map<String, Object>> OBJECT = new TypeReference<>() {
     };
@@ -80,6 +82,7 @@ final class DownstreamServer extends Downstream {
     private final Consumer<String> stderr;
     private final Runnable toolsMayHaveChanged;
     private final Consumer<Map<String, Object>> logged;
+    private final java.util.function.BiConsumer<String, Map<String, Object>> notified;
     private final Clock clock;
     private final ObjectMapper json = new ObjectMapper();
     private final JacksonMcpJsonMapper mapper = new JacksonMcpJsonMapper(json);
@@ -98,6 +101,13 @@ final class DownstreamServer extends Downstream {
     private String failure;
     /** The failure last said at WARNING: the same one again, on each retry, is said only at DEBUG. */
     private String toldFailure;
+    /**
+     * The calls in flight, oldest first: a request of the server's to the agent goes to the agent of the latest (stdio
+     * does not say which call a server's request belongs to).
+     */
+    private final java.util.concurrent.ConcurrentLinkedDeque<Caller> callers = new java.util.concurrent.ConcurrentLinkedDeque<>();
+    /** The agent asked for what the server asks outside any call; null when there is none. */
+    private volatile ToolCatalog.Agent sessionAgent;
     /** The level the agent asked the servers to log from; null until it asks. */
     private volatile McpSchema.LoggingLevel logLevel;
 
@@ -111,7 +121,9 @@ final class DownstreamServer extends Downstream {
 
     DownstreamServer(McpServerSettings settings, byte[] identityKey, Duration callTimeout,
             ScheduledExecutorService scheduler, Consumer<String> stderr, Runnable toolsMayHaveChanged,
-            Consumer<Map<String, Object>> logged, Clock clock) {
+            Consumer<Map<String, Object>> logged, java.util.function.BiConsumer<String, Map<String, Object>> notified,
+            Clock clock) {
+        this.notified = notified;
         this.settings = settings;
         this.identity = settings.identity(identityKey);
         this.callTimeout = callTimeout;
@@ -143,7 +155,7 @@ final class DownstreamServer extends Downstream {
                 return connection != null;
             }
             transport = new ServerProcessTransport(settings, mapper,
-                    line -> stderr.accept(settings.name() + ": " + line), this::exited, logged);
+                    line -> stderr.accept(settings.name() + ": " + line), this::exited, logged, this::asked, notified);
             startingTransport = transport;
             startExit = null;
         }
@@ -332,6 +344,14 @@ final class DownstreamServer extends Downstream {
                 case McpSchema.METHOD_PROMPT_GET -> client.getPrompt(json.readValue(params, McpSchema.GetPromptRequest.class));
                 case McpSchema.METHOD_COMPLETION_COMPLETE ->
                         client.completeCompletion(json.readValue(params, McpSchema.CompleteRequest.class));
+                case McpSchema.METHOD_RESOURCES_SUBSCRIBE -> {
+                    client.subscribeResource(json.readValue(params, McpSchema.SubscribeRequest.class));
+                    yield Map.of();
+                }
+                case McpSchema.METHOD_RESOURCES_UNSUBSCRIBE -> {
+                    client.unsubscribeResource(json.readValue(params, McpSchema.UnsubscribeRequest.class));
+                    yield Map.of();
+                }
                 default -> throw new ServerRefusedException(McpSchema.ErrorCodes.METHOD_NOT_FOUND, "server "
                         + settings.name() + " cannot be asked " + method);
             };
@@ -376,6 +396,61 @@ final class DownstreamServer extends Downstream {
             current.client().setLoggingLevel(level);
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "server " + settings.name() + ": setting its log level failed: " + rootMessage(e));
+        }
+    }
+
+    /** One call in flight and who made it: an agent that can be asked, or (null) code or the command line. */
+    private static final class Caller {
+        final ToolCatalog.Agent agent;
+        /** The threads waiting for the agent's answer to this call's server requests, stopped when the call ends. */
+        final Set<Thread> asking = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+        Caller(ToolCatalog.Agent agent) {
+            this.agent = agent;
+        }
+    }
+
+    @Override
+    void setSessionAgent(ToolCatalog.Agent agent) {
+        sessionAgent = agent;
+    }
+
+    @Override
+    void rootsChanged() {
+        Connection current;
+        synchronized (this) {
+            current = connection;
+        }
+        if (current != null) {
+            current.transport().rootsChanged();
+        }
+    }
+
+    /** A request of the server's to the agent: relayed to the agent of the latest call, else the session's agent. */
+    private Object asked(String method, Map<String, Object> params) {
+        Caller caller = callers.peekLast();
+        ToolCatalog.Agent agent = caller != null ? caller.agent : sessionAgent;
+        if (agent == null) {
+            throw new dev.execache.core.spi.AgentRefusedException(McpSchema.ErrorCodes.METHOD_NOT_FOUND, caller != null
+                    ? "no agent can be asked " + method + " for this call (made by code inside execute_code, from the"
+                            + " command line, or over HTTP without an event stream)"
+                    : "no agent is connected to execache that could answer " + method);
+        }
+        if (caller != null) {
+            caller.asking.add(Thread.currentThread());
+        }
+        try {
+            String answer = agent.ask(method, json.writeValueAsString(params));
+            return json.readValue(answer, Object.class);
+        } catch (JsonProcessingException e) {
+            throw new dev.execache.core.spi.AgentRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR,
+                    "the agent's answer to " + method + " is not JSON: " + e.getOriginalMessage());
+        } finally {
+            if (caller != null) {
+                caller.asking.remove(Thread.currentThread());
+            }
+            // an interrupt meant for this request must not reach the next task of this pooled thread
+            Thread.interrupted();
         }
     }
 
@@ -428,6 +503,43 @@ final class DownstreamServer extends Downstream {
     /** As {@link #call(String, Map)}; with {@code progress}, the call carries a progress token of its own. */
     @Override
     ToolResult call(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress) {
+        return call(tool, args, progress, null);
+    }
+
+    /** As {@link #call(String, Map, Consumer)}; what the server asks the agent during the call goes to {@code agent}. */
+    @Override
+    ToolResult call(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress,
+            ToolCatalog.Agent agent) {
+        Caller caller = new Caller(agent);
+        callers.addLast(caller);
+        boolean cancelled = false;
+        try {
+            return callAs(tool, args, progress);
+        } catch (ToolCallCancelledException e) {
+            cancelled = true;
+            throw e;
+        } finally {
+            callers.remove(caller);
+            if (cancelled) {
+                // the agent cancelled the call: it will not answer what the server asked during it
+                caller.asking.forEach(Thread::interrupt);
+            } else if (!caller.asking.isEmpty()) {
+                // a request the call's agent was given may not have been the call's (stdio does not say): its answer
+                // may still come, for as long as a server waits for one
+                scheduleQuietly(() -> caller.asking.forEach(Thread::interrupt), ASKED_AFTER_CALL);
+            }
+        }
+    }
+
+    private void scheduleQuietly(Runnable task, Duration delay) {
+        try {
+            scheduler.schedule(task, delay.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            task.run();
+        }
+    }
+
+    private ToolResult callAs(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress) {
         Started started;
         try {
             started = started();
@@ -517,15 +629,19 @@ final class DownstreamServer extends Downstream {
         do {
             ListToolsResult page = current.client().listTools(cursor);
             for (McpSchema.Tool tool : page.tools()) {
-                listed.add(catalogTool(tool, current.info()));
+                listed.add(catalogTool(tool, current.info(), current.transport().listedTool(tool.name())));
             }
             cursor = page.nextCursor();
         } while (cursor != null && !cursor.isEmpty());
         return List.copyOf(listed);
     }
 
-    private CatalogTool catalogTool(McpSchema.Tool tool, McpSchema.Implementation info) {
+    private CatalogTool catalogTool(McpSchema.Tool tool, McpSchema.Implementation info, Map<String, Object> asListed) {
         Map<String, Object> definition = json.convertValue(tool, OBJECT);
+        if (asListed != null) {
+            // the fields the SDK's tool type does not know (execution, say), as the server wrote them
+            asListed.forEach(definition::putIfAbsent);
+        }
         Boolean readOnly = tool.annotations() == null ? null : tool.annotations().readOnlyHint();
         return new CatalogTool(settings.name() + SEPARATOR + tool.name(), settings.name(),
                 digest(settings.name(), info, definition, identity), definition, readOnly, settings.trustAnnotations());

@@ -47,6 +47,7 @@ public final class McpToolCatalog implements ToolCatalog {
     private static final Duration MIN_START_WAIT = Duration.ofSeconds(30);
 
     private final CopyOnWriteArrayList<LogListener> logListeners = new CopyOnWriteArrayList<>();
+    private final CopyOnWriteArrayList<NotificationListener> notificationListeners = new CopyOnWriteArrayList<>();
     private final Duration startWait;
     private List<CatalogTool> lastTold = List.of();
     /** Every server's first start, once {@link #start} was called; guarded by this. */
@@ -88,7 +89,8 @@ public final class McpToolCatalog implements ToolCatalog {
                 downstream = new UrlServer(url, identityKey, callTimeout, scheduler, http, toolsMayHaveChanged, clock);
             } else {
                 downstream = new DownstreamServer((McpServerSettings) server, identityKey, callTimeout, scheduler, stderr,
-                        toolsMayHaveChanged, message -> tellLogged(server.name(), message), clock);
+                        toolsMayHaveChanged, message -> tellLogged(server.name(), message),
+                        (method, params) -> tellNotified(server.name(), method, params), clock);
             }
             if (servers.put(server.name(), downstream) != null) {
                 throw new IllegalArgumentException("server '" + server.name() + "' is configured twice");
@@ -185,6 +187,11 @@ public final class McpToolCatalog implements ToolCatalog {
 
     @Override
     public ToolResult call(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress) {
+        return call(tool, args, progress, null);
+    }
+
+    @Override
+    public ToolResult call(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress, Agent agent) {
         int separator = tool.indexOf(DownstreamServer.SEPARATOR);
         Downstream server = separator < 0 ? null : servers.get(tool.substring(0, separator));
         if (server == null) {
@@ -196,7 +203,8 @@ public final class McpToolCatalog implements ToolCatalog {
             span.set("mcp.method.name", "tools/call").set("gen_ai.operation.name", "execute_tool")
                     .set("gen_ai.tool.name", own).set("execache.server", server.name())
                     .set("network.transport", server.transport());
-            ToolResult result = progress == null ? server.call(own, args) : server.call(own, args, progress);
+            ToolResult result = agent != null ? server.call(own, args, progress, agent)
+                    : progress == null ? server.call(own, args) : server.call(own, args, progress);
             if (result.isError()) {
                 span.failed("tool_error", null);
             }
@@ -212,6 +220,16 @@ public final class McpToolCatalog implements ToolCatalog {
         this.telemetry = Objects.requireNonNull(reportTo, "telemetry must not be null");
         servers.values().forEach(server -> server.telemetry = reportTo);
         return this;
+    }
+
+    @Override
+    public void setSessionAgent(Agent agent) {
+        servers.values().forEach(server -> server.setSessionAgent(agent));
+    }
+
+    @Override
+    public void rootsChanged() {
+        servers.values().forEach(Downstream::rootsChanged);
     }
 
     /** Each server's identity, a one-way digest of how it is reached; servers shared publicly have none. */
@@ -278,6 +296,21 @@ public final class McpToolCatalog implements ToolCatalog {
     @Override
     public void addLogListener(LogListener listener) {
         logListeners.add(Objects.requireNonNull(listener, "listener must not be null"));
+    }
+
+    @Override
+    public void addNotificationListener(NotificationListener listener) {
+        notificationListeners.add(Objects.requireNonNull(listener, "listener must not be null"));
+    }
+
+    private void tellNotified(String server, String method, Map<String, Object> params) {
+        for (NotificationListener listener : notificationListeners) {
+            try {
+                listener.notified(server, method, params);
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "a listener of the servers' notifications failed: " + e);
+            }
+        }
     }
 
     private void tellLogged(String server, Map<String, Object> message) {

@@ -54,12 +54,42 @@ final class ServerProcessTransport implements McpClientTransport {
             Set.of("EXECACHE_SIGNING_KEY", "EXECACHE_SIGNING_KEY_OLD", "EXECACHE_REDIS_URL");
 
     private static final Pattern SYSTEM_ERROR = Pattern.compile("error=\\d+, (.+)$");
+    /** The server's requests to the agent, taken off the pipe and relayed (see {@link Asked}). */
+    static final Set<String> ASKED = Set.of(McpSchema.METHOD_SAMPLING_CREATE_MESSAGE, McpSchema.METHOD_ELICITATION_CREATE,
+            McpSchema.METHOD_ROOTS_LIST);
+    /** The server's notifications the agent hears as they were sent, taken off the pipe (see {@code notified}). */
+    static final Set<String> PASSED_ON = Set.of(McpSchema.METHOD_NOTIFICATION_RESOURCES_UPDATED,
+            McpSchema.METHOD_NOTIFICATION_RESOURCES_LIST_CHANGED, McpSchema.METHOD_NOTIFICATION_PROMPTS_LIST_CHANGED,
+            McpSchema.METHOD_NOTIFICATION_ELICITATION_COMPLETE);
+    /**
+     * What execache declares to the server in initialize, so that it offers what it offers a client that can be asked:
+     * the server starts before any agent connects and is shared by every agent, so the capabilities are declared
+     * whole, and a request the agent cannot answer is refused when it comes (see {@link Asked}).
+     */
+    private static final Map<String, Object> CLIENT_CAPABILITIES = Map.of(
+            "sampling", Map.of(),
+            "elicitation", Map.of("form", Map.of(), "url", Map.of()),
+            "roots", Map.of("listChanged", true));
+    /** The server's requests to the agent wait here, for as long as the agent takes, off the reading thread. */
+    private static final java.util.concurrent.ExecutorService ASKING = java.util.concurrent.Executors.newCachedThreadPool(
+            runnable -> {
+                Thread thread = new Thread(runnable, "execache-mcp-asked");
+                thread.setDaemon(true);
+                return thread;
+            });
 
     private final McpServerSettings settings;
     private final McpJsonMapper mapper;
     private final Consumer<String> stderr;
     private final Consumer<Integer> exited;
     private final Consumer<Map<String, Object>> logged;
+    private final Asked asked;
+    private final java.util.function.BiConsumer<String, Map<String, Object>> notified;
+    /**
+     * Each tool as the server's last tools/list described it, every field: the SDK's tool type drops the ones it
+     * does not know ({@code execution}, say), which reach the agent unchanged from here.
+     */
+    private final Map<String, Map<String, Object>> listedTools = new ConcurrentHashMap<>();
     /** Where the progress of a call goes, by the progress token it was sent with. */
     private final Map<Object, Consumer<Map<String, Object>>> progress = new ConcurrentHashMap<>();
     private volatile Process process;
@@ -75,14 +105,29 @@ final class ServerProcessTransport implements McpClientTransport {
      * @param stderr gets each line the server writes to its stderr
      * @param exited told the exit code when the process ends without being closed
      * @param logged gets the params of each {@code notifications/message} the server sends, as it sent them
+     * @param asked answers the server's requests to the agent ({@link #ASKED})
+     * @param notified gets each notification of {@link #PASSED_ON} (method, params as sent)
      */
     ServerProcessTransport(McpServerSettings settings, McpJsonMapper mapper, Consumer<String> stderr,
-            Consumer<Integer> exited, Consumer<Map<String, Object>> logged) {
+            Consumer<Integer> exited, Consumer<Map<String, Object>> logged, Asked asked,
+            java.util.function.BiConsumer<String, Map<String, Object>> notified) {
+        this.notified = notified;
         this.settings = settings;
         this.mapper = mapper;
         this.stderr = stderr;
         this.exited = exited;
         this.logged = logged;
+        this.asked = asked;
+    }
+
+    /** Answers one request of the server's to the agent. */
+    @FunctionalInterface
+    interface Asked {
+        /**
+         * @return the agent's result (JSON-like values)
+         * @throws dev.execache.core.spi.AgentRefusedException with the error the server is to get
+         */
+        Object answer(String method, Map<String, Object> params);
     }
 
     /**
@@ -181,11 +226,74 @@ final class ServerProcessTransport implements McpClientTransport {
                     progress.get(params.get("progressToken")).accept(step);
                     continue;
                 }
+                if (message instanceof McpSchema.JSONRPCNotification notification
+                        && PASSED_ON.contains(notification.method())) {
+                    @SuppressWarnings("unchecked")
+                    Map<String, Object> params = notification.params() instanceof Map<?, ?> given
+                            ? (Map<String, Object>) given : Map.of();
+                    notified.accept(notification.method(), params);
+                    continue;
+                }
+                if (message instanceof JSONRPCRequest request && ASKED.contains(request.method())) {
+                    // taken here: the SDK's client would answer it with handlers fixed when it was built, and its
+                    // types drop what they do not know, where the agent's answer must reach the server unchanged
+                    ASKING.execute(() -> answerAsked(request));
+                    continue;
+                }
+                if (message instanceof McpSchema.JSONRPCResponse response && response.result() instanceof Map<?, ?> result
+                        && result.get("tools") instanceof List<?> listed) {
+                    keepListed(listed);
+                }
                 handler.apply(Mono.just(message)).subscribe(ignored -> {
                 }, error -> LOG.log(Level.DEBUG, "handling a message of " + settings.name() + " failed: " + error));
             }
         } catch (IOException e) {
             // the process ended; onExit reports it
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private void answerAsked(JSONRPCRequest request) {
+        McpSchema.JSONRPCResponse response;
+        try {
+            Map<String, Object> params = request.params() instanceof Map<?, ?> given ? (Map<String, Object>) given
+                    : Map.of();
+            response = new McpSchema.JSONRPCResponse(McpSchema.JSONRPC_VERSION, request.id(),
+                    asked.answer(request.method(), params), null);
+        } catch (dev.execache.core.spi.AgentRefusedException e) {
+            response = new McpSchema.JSONRPCResponse(McpSchema.JSONRPC_VERSION, request.id(), null,
+                    new McpSchema.JSONRPCResponse.JSONRPCError(e.code(), e.getMessage()));
+        } catch (RuntimeException e) {
+            response = new McpSchema.JSONRPCResponse(McpSchema.JSONRPC_VERSION, request.id(), null,
+                    new McpSchema.JSONRPCResponse.JSONRPCError(McpSchema.ErrorCodes.INTERNAL_ERROR,
+                            "execache could not relay " + request.method() + " to the agent: " + e.getMessage()));
+        }
+        Process current = process;
+        if (current != null) {
+            write(current, response).onErrorComplete().subscribe();
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private void keepListed(List<?> listed) {
+        for (Object each : listed) {
+            if (each instanceof Map<?, ?> tool && tool.get("name") instanceof String name) {
+                listedTools.put(name, (Map<String, Object>) tool);
+            }
+        }
+    }
+
+    /** The tool as the server's last tools/list described it (every field); null when it listed none of that name. */
+    Map<String, Object> listedTool(String name) {
+        return listedTools.get(name);
+    }
+
+    /** Tells the server the agent's roots changed. */
+    void rootsChanged() {
+        Process current = process;
+        if (current != null && started.isDone()) {
+            write(current, new McpSchema.JSONRPCNotification(McpSchema.JSONRPC_VERSION,
+                    McpSchema.METHOD_NOTIFICATION_ROOTS_LIST_CHANGED, null)).onErrorComplete().subscribe();
         }
     }
 
@@ -208,6 +316,13 @@ final class ServerProcessTransport implements McpClientTransport {
     private Mono<Void> write(Process current, JSONRPCMessage message) {
         if (!current.isAlive()) {
             return Mono.error(new IOException("server " + settings.name() + " is not running"));
+        }
+        if (message instanceof JSONRPCRequest request && McpSchema.METHOD_INITIALIZE.equals(request.method())) {
+            Map<String, Object> params = new LinkedHashMap<>(mapper.convertValue(request.params(),
+                    new TypeRef<Map<String, Object>>() {
+                    }));
+            params.put("capabilities", CLIENT_CAPABILITIES);
+            message = new JSONRPCRequest(request.jsonrpc(), request.method(), request.id(), params);
         }
         try {
             byte[] line = (mapper.writeValueAsString(message) + "\n").getBytes(StandardCharsets.UTF_8);

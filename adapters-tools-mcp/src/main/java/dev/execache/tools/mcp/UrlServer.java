@@ -385,7 +385,7 @@ final class UrlServer extends Downstream {
             }
             JsonNode page = current.request("tools/list", params, startTimeout());
             for (JsonNode tool : page.path("tools")) {
-                listed.add(catalogTool(json.convertValue(tool, McpSchema.Tool.class), serverInfo));
+                listed.add(catalogTool(json.convertValue(tool, McpSchema.Tool.class), serverInfo, tool));
             }
             if (page.path("ttlMs").isNumber()) {
                 ttl = ttl < 0 ? page.get("ttlMs").longValue() : Math.min(ttl, page.get("ttlMs").longValue());
@@ -405,8 +405,10 @@ final class UrlServer extends Downstream {
         relist = schedule(this::refreshQuietly, ttl);
     }
 
-    private CatalogTool catalogTool(McpSchema.Tool tool, McpSchema.Implementation serverInfo) {
+    private CatalogTool catalogTool(McpSchema.Tool tool, McpSchema.Implementation serverInfo, JsonNode asListed) {
         Map<String, Object> definition = json.convertValue(tool, OBJECT);
+        // the fields the SDK's tool type does not know (execution, say), as the server wrote them
+        json.convertValue(asListed, OBJECT).forEach(definition::putIfAbsent);
         Boolean readOnly = tool.annotations() == null ? null : tool.annotations().readOnlyHint();
         return new CatalogTool(settings.name() + DownstreamServer.SEPARATOR + tool.name(), settings.name(),
                 DownstreamServer.digest(settings.name(), serverInfo, definition, identity), definition, readOnly,

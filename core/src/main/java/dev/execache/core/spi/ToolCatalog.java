@@ -34,6 +34,27 @@ public interface ToolCatalog extends AutoCloseable {
     }
 
     /**
+     * As {@link #call(String, Map, Consumer)} ({@code progress} may be null), for a call made by an agent that the
+     * server may ask something while it answers ({@code sampling/createMessage}, {@code elicitation/create},
+     * {@code roots/list}): such a request goes to {@code agent} and its answer back to the server. By default servers
+     * ask nothing.
+     */
+    default ToolResult call(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress, Agent agent) {
+        return progress == null ? call(tool, args) : call(tool, args, progress);
+    }
+
+    /**
+     * The agent a server's request made outside any call goes to (a server that asks {@code roots/list} once it is
+     * connected); null: none (every such request is refused, saying so). By default servers ask nothing.
+     */
+    default void setSessionAgent(Agent agent) {
+    }
+
+    /** The agent's roots changed ({@code notifications/roots/list_changed}): every server is told. */
+    default void rootsChanged() {
+    }
+
+    /**
      * Each server's identity: a one-way digest of how it is reached (its command, arguments,
      * environment, working directory), keyed with the fleet's key where there is one. Answers of
      * servers with different identities are never taken for each other; a server whose answers do
@@ -97,6 +118,14 @@ public interface ToolCatalog extends AutoCloseable {
     default void setLogLevel(String level) {
     }
 
+    /**
+     * Asks to be told the servers' notifications the agent hears as they were sent ({@code notifications/resources/updated},
+     * {@code notifications/resources/list_changed}, {@code notifications/prompts/list_changed},
+     * {@code notifications/elicitation/complete}). By default servers send none.
+     */
+    default void addNotificationListener(NotificationListener listener) {
+    }
+
     /** Asks to be told the servers' log messages. By default no server logs. */
     default void addLogListener(LogListener listener) {
     }
@@ -130,10 +159,36 @@ public interface ToolCatalog extends AutoCloseable {
         }
     }
 
+    /**
+     * The agent a request came from, as a server behind execache may ask it: sampling, elicitation, roots. It answers
+     * on the thread that asks, and may take as long as the person behind the agent does.
+     */
+    @FunctionalInterface
+    interface Agent {
+        /**
+         * @param method the server's request ({@code sampling/createMessage}, {@code elicitation/create},
+         *     {@code roots/list})
+         * @param params its params as JSON text (an object)
+         * @return the agent's result as JSON text (an object)
+         * @throws AgentRefusedException when the agent answered with an error, did not declare the capability, or
+         *     cannot be asked
+         */
+        String ask(String method, String params);
+    }
+
     @FunctionalInterface
     interface Listener {
         /** @param tools every tool discovered now */
         void toolsChanged(List<CatalogTool> tools);
+    }
+
+    @FunctionalInterface
+    interface NotificationListener {
+        /**
+         * @param server the name of the server that sent it
+         * @param params its params as the server sent them (JSON-like values; empty when it sent none)
+         */
+        void notified(String server, String method, Map<String, Object> params);
     }
 
     @FunctionalInterface

@@ -1,0 +1,165 @@
+package dev.execache.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The official reference server ({@code @modelcontextprotocol/server-everything}, pinned) through {@code execache serve}
+ * on stdio and over HTTP (the initialize era) as directly: the official TypeScript client 1.x (everything-client.mjs), declaring sampling, elicitation
+ * and roots, sees the same tools (the ones the server offers only to such a client too), answers the server's
+ * sampling, elicitation and roots requests during the calls that ask them, and gets the same answers, progress,
+ * prompts, completion and resources, and (on stdio) a subscribed resource's updates; the split client 2.x in the
+ * 2026-07-28 era answers the same requests as input_required results. The server is offered under its own names ({@code prefix: false}).
+ */
+class EverythingServerIT {
+    private static final List<String> GATED = List.of("get-roots-list", "trigger-elicitation-request",
+            "trigger-sampling-request", "trigger-url-elicitation");
+
+    @TempDir
+    static Path dir;
+
+    private static JsonNode direct;
+    /** Through execache: on stdio, then over HTTP. */
+    private static List<JsonNode> through;
+    /** Through execache over HTTP in the 2026-07-28 era (the split TypeScript client 2.x). */
+    private static JsonNode modern;
+
+    @BeforeAll
+    static void askBoth() throws Exception {
+        String server = Downstream.nodeModules().resolve("@modelcontextprotocol/server-everything/dist/index.js")
+                .toString();
+        Path config = Files.writeString(dir.resolve("everything.yaml"), """
+                servers:
+                  everything:
+                    command: node
+                    args: ["%s", "stdio"]
+                    prefix: false
+                """.formatted(server));
+        direct = TypeScriptClient.runScript("everything-client.mjs", List.of("stdio", "node", server, "stdio"), Map.of());
+        List<String> arguments = new ArrayList<>(List.of("stdio", ServeProcess.java()));
+        arguments.addAll(ServeProcess.command("everything", List.of("--store", "memory", "--config", config.toString())));
+        JsonNode onStdio = TypeScriptClient.runScript("everything-client.mjs", arguments, Map.of("EXECACHE_WARM_POOL", "0"));
+        JsonNode overHttp;
+        try (HttpServeProcess http = HttpServeProcess.start(Map.of("EXECACHE_WARM_POOL", "0"), "--store", "memory",
+                "--config", config.toString(), "--http", "0")) {
+            overHttp = TypeScriptClient.runScript("everything-client.mjs", List.of("http", http.url()), Map.of());
+            modern = TypeScriptClient.runScript("everything-modern-client.mjs", List.of(http.url()), Map.of());
+        }
+        assertThat(modern.has("thrown")).as(modern.path("thrown").asText()).isFalse();
+        through = List.of(onStdio, overHttp);
+        assertThat(direct.has("thrown")).as(direct.path("thrown").asText()).isFalse();
+        for (JsonNode each : through) {
+            assertThat(each.has("thrown")).as(each.path("thrown").asText()).isFalse();
+        }
+    }
+
+    @Test
+    void theToolsOfferedOnlyToAClientThatCanBeAskedAreOfferedThroughExecache() {
+        for (JsonNode through : EverythingServerIT.through) {
+            assertThat(names(direct.get("tools"))).hasSize(17).containsAll(GATED);
+            assertThat(names(through.get("tools"))).isEqualTo(names(direct.get("tools")));
+            // every field, execution too (which the MCP Java SDK's tool type does not know)
+            assertThat(through.get("tools")).isEqualTo(direct.get("tools"));
+            assertThat(through.at("/tools/0/execution")).isEqualTo(direct.at("/tools/0/execution"));
+            assertThat(direct.at("/tools/0/execution").isObject()).isTrue();
+        }
+    }
+
+    @Test
+    void samplingRequestsReachTheAgentAndTheirAnswersTheServerAndAreNeverCached() {
+        for (JsonNode through : EverythingServerIT.through) {
+            assertThat(through.at("/asked/sampling")).hasSize(2).isEqualTo(direct.at("/asked/sampling"));
+            assertThat(through.at("/asked/sampling/0/messages/0/content/text").textValue())
+                    .isEqualTo("Resource trigger-sampling-request context: Say hi");
+            assertThat(through.get("sampling")).isEqualTo(direct.get("sampling"));
+            assertThat(through.at("/sampling/content/0/text").textValue()).contains("sampled 1");
+            // the same call again asks the agent again
+            assertThat(through.at("/samplingAgain/content/0/text").textValue()).contains("sampled 2");
+            assertThat(through.at("/cache/sampling").textValue()).isEqualTo("bypass");
+            assertThat(through.at("/cache/samplingAgain").textValue()).isEqualTo("bypass");
+        }
+    }
+
+    @Test
+    void elicitationRequestsReachTheAgentWithTheirSchemaAndTheAnswerReachesTheServer() {
+        for (JsonNode through : EverythingServerIT.through) {
+            assertThat(through.at("/asked/elicitation")).hasSize(1).isEqualTo(direct.at("/asked/elicitation"));
+            assertThat(through.get("elicitation")).isEqualTo(direct.get("elicitation"));
+            assertThat(through.at("/elicitation/content/1/text").textValue()).contains("Name: Ada Lovelace");
+        }
+    }
+
+    @Test
+    void theServerAsksTheAgentForItsRoots() {
+        assertThat(direct.at("/asked/roots").intValue()).isEqualTo(1);
+        for (JsonNode through : EverythingServerIT.through) {
+            // once, or (over HTTP) twice when the server's own first ask, as it starts, met a call in flight
+            assertThat(through.at("/asked/roots").intValue()).isBetween(1, 2);
+            assertThat(through.get("roots")).isEqualTo(direct.get("roots"));
+            assertThat(through.at("/roots/content/0/text").textValue()).contains("file:///work/project");
+        }
+    }
+
+    @Test
+    void progressAnswersPromptsCompletionAndResourcesAreTheServersOwn() {
+        for (JsonNode through : EverythingServerIT.through) {
+            for (String answer : List.of("progressResult", "echo", "prompts", "prompt", "completion")) {
+                assertThat(through.get(answer)).as(answer).isEqualTo(direct.get(answer));
+            }
+            // the server reports progress 1, 2, 3 of 3; the last may come after the answer, which a client drops
+            for (JsonNode progress : List.of(direct.get("progress"), through.get("progress"))) {
+                assertThat((ArrayNode) progress).hasSizeBetween(2, 3);
+                for (int step = 0; step < progress.size(); step++) {
+                    assertThat(progress.get(step).get("progress").intValue()).isEqualTo(step + 1);
+                    assertThat(progress.get(step).get("total").intValue()).isEqualTo(3);
+                }
+            }
+            // the text resource says when it was made
+            JsonNode read = through.at("/resource/contents/0");
+            assertThat(read.get("uri")).isEqualTo(direct.at("/resource/contents/0/uri"));
+            assertThat(read.get("mimeType")).isEqualTo(direct.at("/resource/contents/0/mimeType"));
+            assertThat(read.get("text").textValue()).startsWith("Resource 1: This is a plaintext resource created at");
+        }
+    }
+
+    @Test
+    void inThe2026EraTheServersRequestsReachTheAgentAsInputRequiredResults() {
+        assertThat(modern.get("era").textValue()).isEqualTo("modern");
+        // the client's handlers answered each server request once, through input_required and a retry
+        assertThat(modern.at("/asked/sampling")).hasSize(1);
+        assertThat(modern.at("/asked/sampling/0")).isEqualTo(direct.at("/asked/sampling/0"));
+        assertThat(modern.at("/asked/elicitation")).isEqualTo(direct.at("/asked/elicitation"));
+        // the server is shared by every agent and keeps the first roots it got (the client 1.x's, asked before), so it
+        // may ask this agent none; the answer is the same roots
+        assertThat(modern.at("/asked/roots").intValue()).isBetween(0, 2);
+        for (String answer : List.of("sampling", "elicitation", "roots")) {
+            assertThat(modern.get(answer)).as(answer).isEqualTo(direct.get(answer));
+        }
+    }
+
+    @Test
+    void onStdioASubscribedResourcesUpdatesReachTheAgent() {
+        JsonNode onStdio = through.get(0);
+        assertThat(direct.at("/updated/uri").textValue()).isEqualTo("demo://resource/dynamic/text/1");
+        assertThat(onStdio.get("updated")).isEqualTo(direct.get("updated"));
+        for (String answer : List.of("subscribed", "unsubscribed")) {
+            assertThat(onStdio.get(answer)).as(answer).isEqualTo(direct.get(answer));
+        }
+    }
+
+    private static List<String> names(JsonNode tools) {
+        List<String> names = new ArrayList<>();
+        tools.forEach(tool -> names.add(tool.get("name").textValue()));
+        return names;
+    }
+}

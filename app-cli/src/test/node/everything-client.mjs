@@ -1,0 +1,94 @@
+// Does what an agent does with the official reference server (@modelcontextprotocol/server-everything, pinned), with
+// the official TypeScript SDK client 1.x declaring sampling, elicitation and roots: the server directly, or execache
+// serve in front of it (the server under its own names, prefix: false).
+// Usage: node everything-client.mjs TRANSPORT TARGET...
+//   TRANSPORT: http URL | stdio COMMAND [ARGS...]
+// Prints one JSON line: every answer, and what the server asked the client.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema, LoggingMessageNotificationSchema,
+  ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+
+const [transportKind, ...target] = process.argv.slice(2);
+const transport = transportKind === "http" ? new StreamableHTTPClientTransport(new URL(target[0]))
+  : new StdioClientTransport({ command: target[0], args: target.slice(1), env: { ...process.env }, stderr: process.env.CLIENT_STDERR ? "inherit" : "ignore" });
+const client = new Client({ name: "execache-everything-it", version: "1" },
+  { capabilities: { sampling: {}, elicitation: { form: {}, url: {} }, roots: { listChanged: true } } });
+const out = { transport: transportKind, asked: { sampling: [], elicitation: [], roots: 0 }, cache: {}, logs: [] };
+client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+  out.asked.sampling.push(request.params);
+  return { role: "assistant", model: "test-model", stopReason: "endTurn",
+    content: { type: "text", text: `sampled ${out.asked.sampling.length}` } };
+});
+client.setRequestHandler(ElicitRequestSchema, async (request) => {
+  out.asked.elicitation.push(request.params);
+  return { action: "accept", content: { name: "Ada Lovelace", check: true, email: "ada@example.com" } };
+});
+client.setRequestHandler(ListRootsRequestSchema, async () => {
+  out.asked.roots++;
+  return { roots: [{ uri: "file:///work/project", name: "project" }] };
+});
+client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+  out.logs.push(notification.params);
+});
+const updated = [];
+client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => {
+  updated.push(notification.params);
+});
+// the answer without what only execache adds
+const plain = ({ _meta, ...rest }) => rest;
+const call = async (name, key, args, options) => {
+  out.step = name;
+  const answer = await client.callTool({ name, arguments: args }, undefined, options);
+  out.cache[key] = answer?._meta?.["dev.execache/cache"]?.status ?? null;
+  return plain(answer);
+};
+try {
+  await client.connect(transport);
+  // a server behind execache joins a moment after initialize: wait for its tools (at most a minute)
+  let tools = [];
+  for (let i = 0; i < 600; i++) {
+    tools = (await client.listTools()).tools;
+    if (tools.some((tool) => tool.name === "echo") && tools.some((tool) => tool.name === "trigger-sampling-request")) {
+      break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const own = new Set(["execute_code", "cache_stats", "invalidate_tool", "clear_cache", "describe_tools",
+    "inspect_tool_call"]);
+  out.tools = tools.filter((tool) => !own.has(tool.name)).map(({ _meta, ...tool }) => tool)
+    .sort((a, b) => a.name.localeCompare(b.name));
+  out.sampling = await call("trigger-sampling-request", "sampling", { prompt: "Say hi", maxTokens: 20 });
+  out.samplingAgain = await call("trigger-sampling-request", "samplingAgain", { prompt: "Say hi", maxTokens: 20 });
+  out.elicitation = await call("trigger-elicitation-request", "elicitation", {});
+  out.roots = await call("get-roots-list", "roots", {});
+  const steps = [];
+  out.progressResult = await call("trigger-long-running-operation", "progress", { duration: 1, steps: 3 },
+    { onprogress: (step) => steps.push(step) });
+  out.progress = steps;
+  out.echo = await call("echo", "echo", { message: "hello" });
+  out.step = "prompts";
+  out.prompts = (await client.listPrompts()).prompts.map((prompt) => prompt.name).sort();
+  out.prompt = plain(await client.getPrompt({ name: "args-prompt", arguments: { city: "Paris", state: "TX" } }));
+  out.completion = plain(await client.complete({ ref: { type: "ref/prompt", name: "completable-prompt" },
+    argument: { name: "department", value: "E" } }));
+  out.resource = plain(await client.readResource({ uri: "demo://resource/dynamic/text/1" }));
+  if (transportKind === "stdio") {
+    // a subscribed resource's updates: the server sends one at once when its simulated updates are turned on
+    out.step = "subscribe";
+    out.subscribed = plain(await client.subscribeResource({ uri: "demo://resource/dynamic/text/1" }));
+    await call("toggle-subscriber-updates", "updatesOn", {});
+    for (let i = 0; i < 300 && updated.length === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    out.updated = updated[0] ?? null;
+    await call("toggle-subscriber-updates", "updatesOff", {});
+    out.unsubscribed = plain(await client.unsubscribeResource({ uri: "demo://resource/dynamic/text/1" }));
+  }
+} catch (error) {
+  out.thrown = `${transportKind} ${out.step ?? "connect"}: ${String(error?.stack ?? error)}`;
+}
+process.stdout.write(JSON.stringify(out) + "\n");
+await client.close().catch(() => {});
+process.exit(0);
