@@ -25,9 +25,8 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
@@ -138,16 +137,14 @@ public final class SqliteCacheStore implements CacheStore {
      */
     private final StampedLock commits = new StampedLock();
     /**
-     * Writes what is unwritten when it is due, so that no read waits for that write. Its one thread
-     * ends after a few idle seconds, so that a store nobody closed keeps none.
+     * Writes what is unwritten when it is due, so that no read waits for that write, and checks
+     * again when what is not due yet will be (see {@link #writeBehindIfDue}). Its one thread ends
+     * after a few idle seconds (none while a check is pending), so that a store nobody closed keeps none.
      */
-    private final ThreadPoolExecutor writeBehind = new ThreadPoolExecutor(0, 1, 5, TimeUnit.SECONDS,
-            new LinkedBlockingQueue<>(), work -> {
-                Thread thread = new Thread(work, "execache-sqlite-write-behind");
-                thread.setDaemon(true);
-                return thread;
-            });
+    private final ScheduledThreadPoolExecutor writeBehind = writeBehindExecutor();
     private final AtomicBoolean writeBehindQueued = new AtomicBoolean();
+    /** A check of {@link #writeBehindIfDue} is scheduled for when the oldest unwritten use is due. */
+    private final AtomicBoolean dueCheckScheduled = new AtomicBoolean();
     /** A write in the background that failed, told to the next count (a count is a write). */
     private final AtomicReference<RuntimeException> writeBehindFailure = new AtomicReference<>();
     /**
@@ -725,6 +722,13 @@ public final class SqliteCacheStore implements CacheStore {
         return unwrittenHits == 0 ? entry : entry.withHits(entry.hits() + unwrittenHits);
     }
 
+    /** For tests: a write has taken what was unwritten and not yet committed it. */
+    boolean writeUnderWay() {
+        synchronized (unwrittenLock) {
+            return inFlight != Unwritten.NONE;
+        }
+    }
+
     private boolean hasUnwritten() {
         synchronized (unwrittenLock) {
             return !unwritten.isEmpty();
@@ -737,9 +741,11 @@ public final class SqliteCacheStore implements CacheStore {
      */
     private void writeBehindIfDue(long now) {
         boolean due;
+        long untilDue;
         synchronized (unwrittenLock) {
             due = unwritten.uses.size() >= MAX_PENDING_USES || !unwritten.expired.isEmpty()
                     || !unwritten.isEmpty() && now - unwritten.firstAt >= MAX_PENDING_MILLIS;
+            untilDue = unwritten.isEmpty() ? -1 : Math.max(1, unwritten.firstAt + MAX_PENDING_MILLIS - now);
         }
         if (due && writeBehindQueued.compareAndSet(false, true)) {
             try {
@@ -747,7 +753,34 @@ public final class SqliteCacheStore implements CacheStore {
             } catch (RejectedExecutionException closing) {
                 writeBehindQueued.set(false);
             }
+        } else if (!due && untilDue > 0 && dueCheckScheduled.compareAndSet(false, true)) {
+            // Not due yet, and perhaps no read or write comes after this one (an idle process, or
+            // uses noted while a write that took the earlier ones waited for another process's
+            // lock): without this check they would stay unwritten, unseen by other processes,
+            // until this store's next write or close. It asks the store's clock again, so it
+            // writes nothing early; not due then (the clock lags the timer), it checks again.
+            try {
+                writeBehind.schedule(() -> {
+                    dueCheckScheduled.set(false);
+                    writeBehindIfDue(clock.millis());
+                }, untilDue, TimeUnit.MILLISECONDS);
+            } catch (RejectedExecutionException closing) {
+                dueCheckScheduled.set(false);
+            }
         }
+    }
+
+    private static ScheduledThreadPoolExecutor writeBehindExecutor() {
+        ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, work -> {
+            Thread thread = new Thread(work, "execache-sqlite-write-behind");
+            thread.setDaemon(true);
+            return thread;
+        });
+        executor.setKeepAliveTime(5, TimeUnit.SECONDS);
+        executor.allowCoreThreadTimeOut(true);
+        // close writes what is unwritten itself: a pending check would only keep the thread
+        executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+        return executor;
     }
 
     private void writeUnwritten() {

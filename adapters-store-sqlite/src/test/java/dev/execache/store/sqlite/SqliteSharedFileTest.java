@@ -223,6 +223,10 @@ class SqliteSharedFileTest {
                 Statement holding = other.createStatement()) {
             holding.execute("BEGIN IMMEDIATE");
             Future<?> put = putter.submit(() -> first.put(entry("v1:b", Map.of())));
+            // the put holds the writer before the first use is noted, so it takes none of the uses
+            // and the write-behind, due from the second, is queued behind it (a put that took the
+            // first use leaves the others not due: see the next test)
+            await().atMost(WRITTEN_BEHIND).until(first::writeUnderWay);
 
             assertThat(first.get("v1:a")).map(CacheEntry::hits).contains(1L);
             clock.advance(Duration.ofMillis(SqliteCacheStore.MAX_PENDING_MILLIS));
@@ -239,6 +243,38 @@ class SqliteSharedFileTest {
         await().atMost(WRITTEN_BEHIND).untilAsserted(() ->
                 assertThat(second.peek("v1:a")).map(CacheEntry::hits).contains(10L));
         assertThat(first.peek("v1:b")).isPresent();
+    }
+
+    /**
+     * A write took the uses noted so far and waits for another process's lock; the uses noted
+     * meanwhile are younger than the bound, and no read comes after them: they are written all
+     * the same once they are due, in the background.
+     */
+    @Test
+    void usesNotedDuringAWriteAreWrittenOnceDueWithNoReadAfterThem() throws Exception {
+        first.put(entry("v1:a", Map.of()));
+        ExecutorService putter = Executors.newSingleThreadExecutor();
+        try (Connection other = DriverManager.getConnection("jdbc:sqlite:" + file);
+                Statement holding = other.createStatement()) {
+            holding.execute("BEGIN IMMEDIATE");
+            assertThat(first.get("v1:a")).map(CacheEntry::hits).contains(1L);
+            Future<?> put = putter.submit(() -> first.put(entry("v1:b", Map.of())));
+            await().atMost(WRITTEN_BEHIND).until(first::writeUnderWay);
+            clock.advance(Duration.ofMillis(SqliteCacheStore.MAX_PENDING_MILLIS));
+            for (int i = 2; i <= 10; i++) {
+                assertThat(first.get("v1:a")).map(CacheEntry::hits).contains((long) i);
+            }
+            holding.execute("ROLLBACK");
+            put.get(1, TimeUnit.MINUTES);
+        } finally {
+            putter.shutdownNow();
+        }
+        assertThat(second.peek("v1:a")).map(CacheEntry::hits).as("the put wrote the use it took").contains(1L);
+
+        clock.advance(Duration.ofMillis(SqliteCacheStore.MAX_PENDING_MILLIS));
+
+        await().atMost(WRITTEN_BEHIND).untilAsserted(() ->
+                assertThat(second.peek("v1:a")).map(CacheEntry::hits).contains(10L));
     }
 
     @Test
