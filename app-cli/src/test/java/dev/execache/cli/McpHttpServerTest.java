@@ -390,7 +390,8 @@ class McpHttpServerTest {
                     + server.port() + "/.well-known/oauth-protected-resource/mcp\", scope=\"execache:read execache:run\"");
             assertThat(jwt.status()).as(jwt.body()).isEqualTo(503);
             assertThat(jwt.header("Retry-After")).isEqualTo("5");
-            assertThat(jwt.body()).contains("the metadata of the authorization server " + issuer + " could not be read");
+            assertThat(jwt.body()).contains("the metadata of the authorization server " + issuer + " could not be read")
+                    .as("says why each place failed").contains("(cannot connect").doesNotContain("(null)");
             assertThat(fixed.status()).as("a static token does not depend on the authorization server").isEqualTo(200);
         } finally {
             server.close();

@@ -236,7 +236,7 @@ final class AccessTokens {
                 }
                 metadata = Json.MAPPER.readTree(response.body());
             } catch (IOException e) {
-                tried.add(candidate + " (" + e.getMessage() + ")");
+                tried.add(candidate + " (" + why(e) + ")");
                 continue;
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -260,6 +260,17 @@ final class AccessTokens {
         }
         throw new Unavailable("the metadata of the authorization server " + settings.issuer() + " could not be read; "
                 + "tried " + String.join(", ", tried));
+    }
+
+    /** Why a fetch failed, in words: the JDK's client gives a refused connection no message. */
+    private static String why(IOException e) {
+        if (e instanceof java.net.http.HttpTimeoutException) {
+            return "no answer within " + FETCH_TIMEOUT.toSeconds() + " s";
+        }
+        if (e instanceof java.net.ConnectException) {
+            return "cannot connect" + (e.getMessage() == null ? "" : ": " + e.getMessage());
+        }
+        return e.getMessage() != null ? e.getMessage() : "cannot read it";
     }
 
     static List<URI> metadataUrls(URI issuer) {
