@@ -23,6 +23,7 @@ import java.util.OptionalLong;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Predicate;
 
 /**
  * Caches agent tool calls by the same policy as code ({@link CachedExecutor}); both run one
@@ -69,11 +70,17 @@ public final class CachedTool {
     private final Ticker ticker;
     private final Duration flightHold;
     private final List<CacheListener> listeners;
+    /** The group the answers kept for revalidation form in the store, per rule: their own bound and LRU. */
+    private static final String KEPT_GROUP = "execache:revalidation:tool:";
+    private static final System.Logger LOG = System.getLogger("dev.execache.core");
     private final List<Glob> mutating = MUTATING_TOOLS.stream().map(Glob::of).toList();
     private final AnswerTimes answerTimes = new AnswerTimes();
     /** Tools whose server said of an answer that it means it to be reused ({@link CacheHint#CACHE}): never judged fast. */
     private final Set<String> cacheHinted = ConcurrentHashMap.newKeySet();
     private final Duration cacheWhenSlowerThan;
+    private final Predicate<String> validatorUsable;
+    /** How long an answer with a validator is kept for revalidation after it was stored. */
+    private final Duration keepForRevalidation;
 
     private CachedTool(Builder builder) {
         this.invoker = builder.invoker;
@@ -88,6 +95,8 @@ public final class CachedTool {
         this.ticker = builder.ticker;
         this.flightHold = builder.flightHold;
         this.cacheWhenSlowerThan = builder.cacheWhenSlowerThan;
+        this.validatorUsable = builder.validatorUsable;
+        this.keepForRevalidation = builder.keepForRevalidation;
         this.listeners = new CopyOnWriteArrayList<>(builder.listeners);
         toolVersions.addListener(this::invalidate);
     }
@@ -186,12 +195,21 @@ public final class CachedTool {
             return callFastOnce(tool, arguments, agent);
         }
         String key = keyOf(tool, arguments);
-        PolicyLoop.Outcome<ToolResult> outcome = loop.serve(new Call(tool, arguments, key, rule.get(), server, seen,
-                agent, freshness));
+        ToolValidator validator = rule.get().validator();
+        Map<String, Object> validatorArguments = validator == null || !validatorUsable.test(tool) ? null
+                : validator.fill(arguments).orElse(null);
+        Call call = new Call(tool, arguments, key, rule.get(), server, seen, agent, freshness,
+                validatorArguments == null ? null : validator.tool(), validatorArguments);
+        PolicyLoop.Outcome<ToolResult> outcome = loop.serve(call);
         switch (outcome.status()) {
             case HIT -> listeners.forEach(listener -> listener.onHit(tool, key));
             case SHARED -> listeners.forEach(listener -> listener.onShared(tool, key));
+            case REVALIDATED -> { }
             default -> listeners.forEach(listener -> listener.onMiss(tool, key));
+        }
+        if (outcome.expiresAt() != null && (outcome.status() == CacheStatus.MISS
+                || outcome.status() == CacheStatus.REVALIDATED)) {
+            call.keepForRevalidation();
         }
         for (String evicted : outcome.evicted()) {
             listeners.forEach(listener -> listener.onEviction(rule.get().toolGlob(), evicted));
@@ -430,9 +448,21 @@ public final class CachedTool {
         private final String agent;
         private final Freshness freshness;
         private volatile Counter notStored;
+        /** The rule's validator and its arguments for this call; null when the call has none. */
+        private final String validator;
+        private final Map<String, Object> validatorArguments;
+        /** Whether the validator was asked for this call, and the digest of its answer (null: none to keep). */
+        private volatile boolean validatorAsked;
+        private volatile String validatorDigest;
+        /** The copy kept for revalidation whose answer stands (the validator answered as before); null otherwise. */
+        private volatile CacheEntry revalidatedFrom;
+        /** The entry made for the answer, to keep a copy of once it is stored. */
+        private volatile CacheEntry stored;
 
         Call(String tool, Map<String, Object> arguments, String key, ToolCacheRule rule, String server, Long seen,
-                String agent, Freshness freshness) {
+                String agent, Freshness freshness, String validator, Map<String, Object> validatorArguments) {
+            this.validator = validator;
+            this.validatorArguments = validatorArguments;
             this.freshness = freshness;
             this.tool = tool;
             this.arguments = arguments;
@@ -457,11 +487,82 @@ public final class CachedTool {
 
         @Override
         public ToolResult run() {
+            noteGeneration();
+            if (validator != null && !validatorAsked) {
+                // asked before the tool: a change between the two makes the next revalidation differ, never hide
+                askValidator();
+            }
+            return invoker.invoke(tool, arguments);
+        }
+
+        private void noteGeneration() {
             if (server != null && seen == null) {
                 OptionalLong now = store.writeGeneration(server);
                 seen = now.isPresent() ? now.getAsLong() : null;
             }
-            return invoker.invoke(tool, arguments);
+        }
+
+        /** Asks the validator fresh (never from the cache); its answer's digest, or null when it failed. */
+        private String askValidator() {
+            validatorAsked = true;
+            try {
+                ToolResult answer = invoker.invoke(validator, validatorArguments);
+                store.count(validator, agent, Map.of(Counter.CALLS, 1L));
+                validatorDigest = answer.isError() ? null : RunTrace.digestOf(answer);
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.INFO, "validator " + validator + " of " + tool + " failed ("
+                        + e.getMessage() + "): asking the tool");
+                validatorDigest = null;
+            }
+            return validatorDigest;
+        }
+
+        /**
+         * When the answer kept for revalidation has a validator answer recorded: asks the validator,
+         * and if it answers as then, the kept answer stands.
+         */
+        @Override
+        public Optional<ToolResult> revalidate() {
+            if (validator == null || freshness.isNoCache()) {
+                // no-cache asks the tool itself; the validator's answer is still recorded for the next caller
+                return Optional.empty();
+            }
+            Optional<CacheEntry> copy = store.get(CachedExecutor.keptKey(key));
+            if (copy.isEmpty()) {
+                return Optional.empty();
+            }
+            if (!copy.get().isIntact() || copy.get().toolVersions().get(CacheEntry.VALIDATOR) == null) {
+                store.remove(copy.get().key());
+                return Optional.empty();
+            }
+            noteGeneration();
+            String digest = askValidator();
+            if (digest == null || !digest.equals(copy.get().toolVersions().get(CacheEntry.VALIDATOR))) {
+                LOG.log(System.Logger.Level.DEBUG, "revalidation of " + key + ": " + validator
+                        + " answered otherwise, asking " + tool);
+                return Optional.empty();
+            }
+            revalidatedFrom = copy.get();
+            return Optional.of(ToolResult.ok(copy.get().value()));
+        }
+
+        @Override
+        public Duration ranFor(ToolResult result) {
+            CacheEntry from = revalidatedFrom;
+            return from == null ? Duration.ZERO : from.executionTime();
+        }
+
+        /** Keeps a copy of the answer just stored, with its validator's answer digest, for revalidation. */
+        void keepForRevalidation() {
+            CacheEntry entry = stored;
+            String digest = validatorDigest;
+            if (entry == null || digest == null || keepForRevalidation.isZero()) {
+                return;
+            }
+            Instant storedAt = entry.createdAt();
+            store.put(new CacheEntry(CachedExecutor.keptKey(key), entry.value(), "", entry.executionTime(),
+                    Map.of(CacheEntry.VALIDATOR, digest), storedAt, storedAt.plus(keepForRevalidation), 0,
+                    entry.label()), new GroupBound(KEPT_GROUP + rule.toolGlob(), rule.maxEntries()));
         }
 
         @Override public String key() { return key; }
@@ -473,6 +574,14 @@ public final class CachedTool {
 
         @Override
         public Optional<CacheEntry> entryFor(ToolResult result, Duration took) {
+            CacheEntry from = revalidatedFrom;
+            if (from != null) {
+                // a revalidated answer: renewed as a new answer, keeping what asking the tool took
+                Instant now = clock.instant();
+                stored = new CacheEntry(key, from.value(), "", from.executionTime(), dependsOn(), now,
+                        now.plus(rule.ttl()), 0, label(tool, arguments));
+                return Optional.of(stored);
+            }
             answerTimes.record(tool, took);
             if (result.isError()) {
                 return Optional.empty();
@@ -489,10 +598,14 @@ public final class CachedTool {
                 return Optional.empty();
             }
             Instant now = clock.instant();
+            stored = new CacheEntry(key, result.json(), "", took, dependsOn(), now, now.plus(rule.ttl()), 0,
+                    label(tool, arguments));
+            return Optional.of(stored);
+        }
+
+        private Map<String, String> dependsOn() {
             String version = toolVersions.versions().get(tool);
-            Map<String, String> dependsOn = version == null ? Map.of() : Map.of(tool, version);
-            return Optional.of(new CacheEntry(key, result.json(), "", took, dependsOn, now, now.plus(rule.ttl()), 0,
-                    label(tool, arguments)));
+            return version == null ? Map.of() : Map.of(tool, version);
         }
     }
 
@@ -511,6 +624,8 @@ public final class CachedTool {
         private Duration flightHold = DEFAULT_FLIGHT_HOLD;
         private final List<CacheListener> listeners = new ArrayList<>();
         private Telemetry telemetry = Telemetry.NONE;
+        private Predicate<String> validatorUsable = tool -> true;
+        private Duration keepForRevalidation = CachedExecutor.DEFAULT_KEEP_FOR_REVALIDATION;
 
         private Builder(ToolInvoker invoker, CacheStore store) {
             this.invoker = Objects.requireNonNull(invoker, "invoker must not be null");
@@ -593,6 +708,25 @@ public final class CachedTool {
         /** Where the cache's spans (lookup, flight wait) and counts are reported (default: nowhere). */
         public Builder telemetry(Telemetry reportTo) {
             this.telemetry = Objects.requireNonNull(reportTo, "telemetry must not be null");
+            return this;
+        }
+
+        /**
+         * Whether the validator its rule names may be used for calls of a tool now (default: always);
+         * a call whose validator may not is kept for its TTL only.
+         */
+        public Builder validatorUsable(Predicate<String> usable) {
+            this.validatorUsable = Objects.requireNonNull(usable, "validatorUsable must not be null");
+            return this;
+        }
+
+        /** How long an answer whose rule names a validator is kept for revalidation after it was stored (default 24 h). */
+        public Builder keepForRevalidation(Duration keepFor) {
+            Objects.requireNonNull(keepFor, "keepForRevalidation must not be null");
+            if (keepFor.isNegative()) {
+                throw new IllegalArgumentException("keepForRevalidation must not be negative: " + keepFor);
+            }
+            this.keepForRevalidation = keepFor;
             return this;
         }
 

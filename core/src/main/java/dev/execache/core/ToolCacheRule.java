@@ -13,8 +13,11 @@ import java.util.Objects;
  * @param measured whether the tools are cached only while they answer slower than
  *     {@link CachedTool.Builder#cacheWhenSlowerThan} (the default rule, a server's own TTL); a rule a
  *     person wrote for tools caches them however fast they answer
+ * @param validator the cheap call that revalidates an expired answer instead of asking the tool again;
+ *     null for none
  */
-public record ToolCacheRule(Glob tools, boolean enabled, Duration ttl, int maxEntries, boolean measured) {
+public record ToolCacheRule(Glob tools, boolean enabled, Duration ttl, int maxEntries, boolean measured,
+        ToolValidator validator) {
     public ToolCacheRule {
         Objects.requireNonNull(tools, "tools must not be null");
         String toolGlob = tools.toString();
@@ -25,6 +28,10 @@ public record ToolCacheRule(Glob tools, boolean enabled, Duration ttl, int maxEn
         if (maxEntries < 1) {
             throw new IllegalArgumentException("maxEntries must be at least 1 (rule " + toolGlob + "): " + maxEntries);
         }
+    }
+
+    public ToolCacheRule(Glob tools, boolean enabled, Duration ttl, int maxEntries, boolean measured) {
+        this(tools, enabled, ttl, maxEntries, measured, null);
     }
 
     public ToolCacheRule(Glob tools, boolean enabled, Duration ttl, int maxEntries) {
@@ -38,7 +45,12 @@ public record ToolCacheRule(Glob tools, boolean enabled, Duration ttl, int maxEn
 
     /** This rule, cached only while its tools answer slower than the threshold when {@code measuredNow}. */
     public ToolCacheRule measured(boolean measuredNow) {
-        return new ToolCacheRule(tools, enabled, ttl, maxEntries, measuredNow);
+        return new ToolCacheRule(tools, enabled, ttl, maxEntries, measuredNow, validator);
+    }
+
+    /** This rule, its expired answers revalidated by {@code check} (null: none). */
+    public ToolCacheRule validatedBy(ToolValidator check) {
+        return new ToolCacheRule(tools, enabled, ttl, maxEntries, measured, check);
     }
 
     /** The glob as written. */

@@ -60,6 +60,11 @@ public record CacheEntry(
      * revalidated by asking its calls again. {@code execache inspect} shows it.
      */
     public static final String TRACE = "execache:trace";
+    /**
+     * Where a tool answer kept for revalidation keeps the digest of its validator's answer (see
+     * {@code ToolValidator}), the same way as {@link #NONDETERMINISM}.
+     */
+    public static final String VALIDATOR = "execache:validator";
     private static final String RESERVED_PREFIX = "execache:";
 
     /** The longest label kept; a longer one is cut, so a label never makes an entry big. */
@@ -132,7 +137,7 @@ public record CacheEntry(
      */
     public Map<String, String> dependsOnTools() {
         if (!toolVersions.containsKey(NONDETERMINISM) && !toolVersions.containsKey(TOOL_ANSWER_BYTES)
-                && !toolVersions.containsKey(TRACE)) {
+                && !toolVersions.containsKey(TRACE) && !toolVersions.containsKey(VALIDATOR)) {
             return toolVersions;
         }
         Map<String, String> tools = new TreeMap<>(toolVersions);
