@@ -66,6 +66,9 @@ if (process.env.LAB_SHELVES === "1") {
       annotations: { readOnlyHint: false },
     },
     shelf_calls: { description: "The shelf reads served, by shelf, and the most that were in flight at once.", inputSchema: object() },
+    // a read by argument and its cheap validator (as a file's read and its info): how often the shelf was written
+    read_shelf: { description: "What a shelf holds.", inputSchema: { ...object({ shelf: { type: "string" } }), required: ["shelf"] }, annotations: readOnly },
+    shelf_info: { description: "How many times a shelf was written.", inputSchema: { ...object({ name: { type: "string" } }), required: ["name"] }, annotations: readOnly },
   });
 }
 // LAB_EXTRA_TOOL names one more read-only tool, which answers its own name: a test picks a name that collides
@@ -76,6 +79,8 @@ if (extraTool) {
 let counter = 0;
 const shelves = { a: "apples", b: "bread", c: "cheese" };
 const shelfReads = { a: 0, b: 0, c: 0 };
+const shelfWrites = { a: 0, b: 0, c: 0 };
+const shelfInfos = { a: 0, b: 0, c: 0 };
 let shelvesInFlight = 0;
 let mostShelvesAtOnce = 0;
 let writes = 0;
@@ -204,9 +209,16 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     }
     case "put_on_shelf":
       shelves[args.shelf] = args.value;
+      shelfWrites[args.shelf] += 1;
       return text({ put: args.shelf });
+    case "read_shelf":
+      shelfReads[args.shelf] += 1;
+      return text({ shelf: args.shelf, holds: shelves[args.shelf] });
+    case "shelf_info":
+      shelfInfos[args.name] += 1;
+      return text({ shelf: args.name, writes: shelfWrites[args.name] });
     case "shelf_calls": {
-      const answer = text({ reads: shelfReads, mostAtOnce: mostShelvesAtOnce });
+      const answer = text({ reads: shelfReads, infos: shelfInfos, mostAtOnce: mostShelvesAtOnce });
       mostShelvesAtOnce = 0;
       return answer;
     }

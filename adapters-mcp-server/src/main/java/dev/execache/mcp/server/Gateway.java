@@ -46,6 +46,7 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.CancellationException;
 import java.util.function.BiConsumer;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -102,6 +103,8 @@ public final class Gateway implements CodeTools {
     private Map<String, CatalogTool> current = Map.of();
     /** Each current tool's decision, made once when the tools change rather than on every call (#29). */
     private Map<String, ToolCallRules.Decision> decisions = Map.of();
+    /** Why a tool's rule's validator cannot revalidate its calls now, by tool; see {@link ToolCallRules#validatorProblem}. */
+    private Map<String, String> validatorProblems = Map.of();
     private Map<String, CatalogTool> offered = Map.of();
     /** The tools offered under another name than their catalog name, by catalog name. */
     private Map<String, String> offeredNames = Map.of();
@@ -163,6 +166,11 @@ public final class Gateway implements CodeTools {
         for (ToolCacheRule rule : rules.cacheRules()) {
             builder.rule(rule);
         }
+        builder.validatorUsable(name -> {
+            synchronized (this) {
+                return !validatorProblems.containsKey(name);
+            }
+        });
         this.cachedTool = builder.build();
         catalog.addListener(this::toolsChanged);
         toolsChanged(catalog.tools());
@@ -175,6 +183,14 @@ public final class Gateway implements CodeTools {
 
     ToolCallRules rules() {
         return rules;
+    }
+
+    /**
+     * What is wrong with the validators the rules name ({@code validate_with}), given the tools the
+     * servers offer now: one line each, naming the rule; empty when every one can be used.
+     */
+    public synchronized Set<String> validatorProblems() {
+        return new TreeSet<>(validatorProblems.values());
     }
 
     /** One call's key, and what the cache holds under it (nothing when it is not cached). */
@@ -661,10 +677,17 @@ public final class Gateway implements CodeTools {
         synchronized (this) {
             Map<String, CatalogTool> now = new LinkedHashMap<>();
             Map<String, ToolCallRules.Decision> decided = new HashMap<>();
-            tools.forEach(tool -> {
-                now.put(tool.name(), tool);
-                decided.put(tool.name(), rules.decide(tool));
+            tools.forEach(tool -> now.put(tool.name(), tool));
+            Map<String, String> problems = new TreeMap<>();
+            now.values().forEach(tool -> {
+                decided.put(tool.name(), rules.decide(tool, now));
+                rules.validatorProblem(tool, now).ifPresent(problem -> problems.put(tool.name(), "rule "
+                        + rules.ruleOf(tool).orElseThrow().toolGlob() + ": " + problem));
             });
+            new TreeSet<>(problems.values()).stream().filter(problem -> !validatorProblems.containsValue(problem))
+                    .forEach(problem -> LOG.log(Level.WARNING, "tool_calls " + problem
+                            + "; its tools' answers are kept for their TTL only"));
+            validatorProblems = problems;
             current = now;
             decisions = decided;
             offeredNames = offeredNames(now.values());

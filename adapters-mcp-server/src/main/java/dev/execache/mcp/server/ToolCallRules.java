@@ -4,11 +4,16 @@ import dev.execache.core.CachePolicy;
 import dev.execache.core.CachedTool;
 import dev.execache.core.Glob;
 import dev.execache.core.ToolCacheRule;
+import dev.execache.core.ToolValidator;
 import dev.execache.core.spi.CatalogTool;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 
@@ -79,6 +84,98 @@ public final class ToolCallRules {
             }
         }
         return all;
+    }
+
+    /**
+     * As {@link #decide(CatalogTool)}, saying also whether its rule's validator ({@code validate_with})
+     * revalidates its expired answers, or why it cannot, given the tools the servers offer now.
+     */
+    public Decision decide(CatalogTool tool, Map<String, CatalogTool> tools) {
+        Decision decision = decide(tool);
+        Optional<ToolValidator> validator = validatorOf(tool);
+        if (!decision.cached() || validator.isEmpty()) {
+            return decision;
+        }
+        Optional<String> problem = validatorProblem(tool, tools);
+        String why = decision.why() + (problem.isEmpty() ? "; revalidated by " + validator.get().tool()
+                : "; not revalidated: " + problem.get());
+        return new Decision(true, why, decision.ttl(), decision.turnedOff(), decision.measured());
+    }
+
+    /** The validator the rule that matches {@code tool} names; empty when it names none. */
+    Optional<ToolValidator> validatorOf(CatalogTool tool) {
+        return ruleOf(tool).map(ToolCacheRule::validator);
+    }
+
+    /** The rule written for {@code tool} (the first that matches it); empty when none does. */
+    Optional<ToolCacheRule> ruleOf(CatalogTool tool) {
+        return rules.stream().filter(rule -> rule.tools().matches(tool.name())).findFirst();
+    }
+
+    /**
+     * Why the validator the rule of {@code tool} names cannot revalidate its calls, given the tools
+     * offered now: it is not offered, it may change something, or it takes an argument the call has
+     * no way to fill. Empty when it can (or when the rule names none).
+     */
+    Optional<String> validatorProblem(CatalogTool tool, Map<String, CatalogTool> tools) {
+        Optional<ToolValidator> found = validatorOf(tool);
+        if (found.isEmpty()) {
+            return Optional.empty();
+        }
+        ToolValidator validator = found.get();
+        String rule = "validate_with ";
+        CatalogTool check = tools.get(validator.tool());
+        if (check == null) {
+            return Optional.of(rule + validator.tool() + " is not a tool of any server");
+        }
+        String bare = check.serverToolName();
+        if (writingNames.stream().anyMatch(glob -> glob.matches(bare))
+                || writingFullNames.stream().anyMatch(glob -> glob.matches(check.name()))) {
+            return Optional.of(rule + validator.tool() + " may change something (its name says so): a validator"
+                    + " must be read-only");
+        }
+        if (check.annotationsTrusted() && !Boolean.TRUE.equals(check.readOnlyHint())) {
+            return Optional.of(rule + validator.tool() + " is not read-only (its annotations do not say"
+                    + " readOnlyHint: true)");
+        }
+        Set<String> callArguments = properties(tool);
+        for (Map.Entry<String, String> argument : validator.arguments().entrySet()) {
+            Optional<String> from = ToolValidator.placeholder(argument.getValue());
+            if (from.isPresent() && callArguments != null && !callArguments.contains(from.get())) {
+                return Optional.of(rule + "arguments." + argument.getKey() + ": " + tool.name() + " has no argument "
+                        + from.get() + " (its arguments: " + String.join(", ", new TreeSet<>(callArguments)) + ")");
+            }
+        }
+        Collection<String> filled = validator.arguments().isEmpty() ? callArguments : validator.arguments().keySet();
+        if (filled != null) {
+            for (String required : required(check)) {
+                if (!filled.contains(required)) {
+                    return Optional.of(rule + validator.tool() + " requires the argument " + required + ", which "
+                            + (validator.arguments().isEmpty() ? tool.name() + " does not take (give arguments:"
+                                    + " {" + required + ": \"{ARGUMENT}\"})" : "its arguments do not fill"));
+                }
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** The arguments a tool's input schema names; null when it names none (any may be given). */
+    private static Set<String> properties(CatalogTool tool) {
+        if (tool.definition().get("inputSchema") instanceof Map<?, ?> schema
+                && schema.get("properties") instanceof Map<?, ?> properties && !properties.isEmpty()) {
+            Set<String> names = new TreeSet<>();
+            properties.keySet().forEach(name -> names.add(String.valueOf(name)));
+            return names;
+        }
+        return null;
+    }
+
+    private static List<String> required(CatalogTool tool) {
+        if (tool.definition().get("inputSchema") instanceof Map<?, ?> schema
+                && schema.get("required") instanceof List<?> required) {
+            return required.stream().map(String::valueOf).toList();
+        }
+        return List.of();
     }
 
     public Decision decide(CatalogTool tool) {

@@ -22,6 +22,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
@@ -77,6 +78,8 @@ final class ToolsCommand implements Callable<Integer> {
         try (ToolCatalog catalog = GatewayCatalog.open(settings, environment, resources)) {
             List<ToolCatalog.ServerStatus> servers = awaitEvery(catalog);
             List<CatalogTool> tools = catalog.tools();
+            Map<String, CatalogTool> byName = tools.stream().collect(Collectors.toMap(CatalogTool::name,
+                    tool -> tool, (first, second) -> first));
             List<ToolCatalog.ServerStatus> notUp = servers.stream()
                     .filter(server -> server.state() != ToolCatalog.ServerStatus.State.UP).toList();
             if (typescript) {
@@ -86,7 +89,7 @@ final class ToolsCommand implements Callable<Integer> {
             } else if (json) {
                 ArrayNode array = Json.MAPPER.createArrayNode();
                 for (CatalogTool tool : tools) {
-                    ToolCallRules.Decision decision = rules.decide(tool);
+                    ToolCallRules.Decision decision = rules.decide(tool, byName);
                     ObjectNode node = array.addObject();
                     node.put("server", tool.server());
                     node.put("name", tool.name());
@@ -105,7 +108,7 @@ final class ToolsCommand implements Callable<Integer> {
                 List<String[]> rows = new ArrayList<>();
                 rows.add(new String[] {"SERVER", "TOOL", "VERSION", "CACHED", "WHY", "TTL"});
                 for (CatalogTool tool : tools) {
-                    ToolCallRules.Decision decision = rules.decide(tool);
+                    ToolCallRules.Decision decision = rules.decide(tool, byName);
                     rows.add(new String[] {tool.server(), tool.name(), shortDigest(tool.version()),
                         decision.cached() ? "yes" : "no", why(decision, threshold),
                         decision.ttl() == null ? "-" : decision.ttl().toSeconds() + " s"});

@@ -3,6 +3,7 @@ package dev.execache.cli.settings;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.execache.core.Limits;
 import dev.execache.core.ToolCacheRule;
+import dev.execache.core.ToolValidator;
 import dev.execache.mcp.server.GatewayPolicy;
 import dev.execache.tools.mcp.DownstreamSettings;
 import dev.execache.tools.mcp.McpServerSettings;
@@ -49,6 +50,8 @@ import java.util.TreeSet;
  *     - {tool: "fs__read_*", ttl_seconds: 60}
  *     - {tool: "*__search_*", ttl_seconds: 30, max_entries: 50}
  *     - {tool: "db__query", enabled: false}
+ *     - {tool: "fs__read_text_file", ttl_seconds: 60,   # an expired answer is revalidated by a cheap call:
+ *        validate_with: {tool: "fs__get_file_info", arguments: {path: "{path}"}}}  # {NAME}: the call's argument
  * </pre>
  */
 public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Duration rediscoverEvery, int maxCallsPerRun,
@@ -61,7 +64,8 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
     private static final Set<String> OAUTH_KEYS = Set.of("client_id", "client_secret", "scope", "auth_method");
     private static final Set<String> TOOL_CALL_KEYS = Set.of("rediscover_seconds", "rules", "max_per_run",
             "max_bytes_per_run", "cache_when_slower_than");
-    private static final Set<String> RULE_KEYS = Set.of("tool", "enabled", "ttl_seconds", "max_entries");
+    private static final Set<String> RULE_KEYS = Set.of("tool", "enabled", "ttl_seconds", "max_entries", "validate_with");
+    private static final Set<String> VALIDATOR_KEYS = Set.of("tool", "arguments");
 
     /**
      * One server, what a call to it that may write does to its cached reads, and whether code
@@ -322,9 +326,66 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
         boolean enabled = bool(node.path("enabled"), name + ".enabled", file, true);
         JsonNode ttl = node.path("ttl_seconds");
         JsonNode max = node.path("max_entries");
+        ToolValidator validator = validator(node.path("validate_with"), name + ".validate_with", file);
+        if (validator != null && !enabled) {
+            throw error(file, name + ".validate_with", "does not go with enabled: false (nothing is cached to revalidate)");
+        }
         return new ToolCacheRule(glob, enabled,
                 ttl.isMissingNode() ? defaultTtl : Duration.ofSeconds(positive(ttl, name + ".ttl_seconds", file)),
-                max.isMissingNode() ? defaultMaxEntries : (int) positive(max, name + ".max_entries", file));
+                max.isMissingNode() ? defaultMaxEntries : (int) positive(max, name + ".max_entries", file))
+                .validatedBy(validator);
+    }
+
+    /**
+     * A rule's {@code validate_with}: a tool's name (asked with the call's own arguments), or
+     * {@code {tool: NAME, arguments: {NAME: "{CALL_ARGUMENT}" or text}}}; null when absent. Whether
+     * the tool exists and is read-only is checked against the servers' tools when they are known.
+     */
+    private static ToolValidator validator(JsonNode node, String name, Path file) {
+        if (node.isMissingNode() || node.isNull()) {
+            return null;
+        }
+        String tool;
+        Map<String, String> arguments = new LinkedHashMap<>();
+        if (node.isTextual()) {
+            tool = text(node, name, file);
+        } else if (node.isObject()) {
+            requireKeys(node, name, VALIDATOR_KEYS, file);
+            tool = text(node.path("tool"), name + ".tool", file);
+            if (tool == null) {
+                throw error(file, name + ".tool", "is required: the SERVER__TOOL that validates, such as fs__get_file_info");
+            }
+            JsonNode given = node.path("arguments");
+            if (!given.isMissingNode() && !given.isNull()) {
+                if (!given.isObject() || given.isEmpty()) {
+                    throw error(file, name + ".arguments", "must map each of the validator's arguments to \"{NAME}\""
+                            + " (the call's argument NAME) or to a text, not " + given
+                            + " (leave it out to pass the call's own arguments)");
+                }
+                Iterator<Map.Entry<String, JsonNode>> fields = given.fields();
+                while (fields.hasNext()) {
+                    Map.Entry<String, JsonNode> field = fields.next();
+                    String where = name + ".arguments." + field.getKey();
+                    if (!field.getValue().isTextual()) {
+                        throw error(file, where, "must be \"{NAME}\" (the call's argument NAME) or a text, not "
+                                + field.getValue());
+                    }
+                    String value = field.getValue().textValue();
+                    if (ToolValidator.placeholder(value).isEmpty() && (value.contains("{") || value.contains("}"))) {
+                        throw error(file, where, "'" + value + "' must be one whole \"{NAME}\" to take the call's"
+                                + " argument NAME, or a text without braces");
+                    }
+                    arguments.put(field.getKey(), value);
+                }
+            }
+        } else {
+            throw error(file, name, "must be a tool's name, or {tool: NAME, arguments: {...}}, not " + node);
+        }
+        if (tool.contains("*") || tool.contains("?") || !tool.contains("__")) {
+            throw error(file, name + (node.isObject() ? ".tool" : ""), "must name one tool exactly, as SERVER__TOOL"
+                    + " (such as fs__get_file_info), not '" + tool + "'");
+        }
+        return new ToolValidator(tool, arguments);
     }
 
     private static void requireKeys(JsonNode node, String name, Set<String> known, Path file) {
