@@ -9,6 +9,7 @@ import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.cli.settings.UsageException;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.ToolCacheRule;
+import dev.execache.core.ToolValidator;
 import dev.execache.core.spi.CatalogTool;
 import dev.execache.tools.mcp.McpServerSettings;
 import dev.execache.tools.mcp.UrlServerSettings;
@@ -126,6 +127,78 @@ class GatewayConfigTest {
                 .hasMessageContaining("tool_calls.rules[0].tool is required");
         assertThatThrownBy(() -> parse("tool_calls: {rules: [{tool: a, ttl_seconds: 0}]}"))
                 .hasMessageContaining("tool_calls.rules[0].ttl_seconds must be a positive whole number");
+    }
+
+    @Test
+    void aRuleNamesItsValidatorByNameOrWithArgumentsTakenFromTheCall() {
+        GatewayConfig config = parse("""
+                tool_calls:
+                  rules:
+                    - tool: fs__read_text_file
+                      ttl_seconds: 60
+                      validate_with: {tool: fs__get_file_info, arguments: {path: "{path}", format: short}}
+                    - {tool: "fs__read_media_file", validate_with: fs__get_file_info}
+                    - {tool: "fs__list_directory"}
+                """);
+
+        assertThat(config.rules().get(0).validator()).isEqualTo(new ToolValidator("fs__get_file_info",
+                Map.of("path", "{path}", "format", "short")));
+        assertThat(config.rules().get(1).validator()).isEqualTo(ToolValidator.sameArguments("fs__get_file_info"));
+        assertThat(config.rules().get(2).validator()).isNull();
+    }
+
+    @Test
+    void aValidatorThatCannotBeReadIsNamedByItsKey() {
+        assertThatThrownBy(() -> parse("tool_calls: {rules: [{tool: a__b, validate_with: 3}]}"))
+                .hasMessageContaining("tool_calls.rules[0].validate_with must be a tool's name, or {tool: NAME,"
+                        + " arguments: {...}}, not 3");
+        assertThatThrownBy(() -> parse("tool_calls: {rules: [{tool: a__b, validate_with: {arguments: {x: y}}}]}"))
+                .hasMessageContaining("tool_calls.rules[0].validate_with.tool is required");
+        assertThatThrownBy(() -> parse("tool_calls: {rules: [{tool: a__b, validate_with: {tool: a__c, args: {}}}]}"))
+                .hasMessageContaining("tool_calls.rules[0].validate_with")
+                .hasMessageContaining("args");
+        assertThatThrownBy(() -> parse("tool_calls: {rules: [{tool: a__b, validate_with: \"a__*\"}]}"))
+                .hasMessageContaining("tool_calls.rules[0].validate_with must name one tool exactly, as SERVER__TOOL"
+                        + " (such as fs__get_file_info), not 'a__*'");
+        assertThatThrownBy(() -> parse("tool_calls: {rules: [{tool: a__b, validate_with: {tool: info}}]}"))
+                .hasMessageContaining("tool_calls.rules[0].validate_with.tool must name one tool exactly");
+        assertThatThrownBy(() -> parse("tool_calls: {rules: [{tool: a__b, validate_with: {tool: a__c,"
+                + " arguments: {path: \"dir/{path}\"}}}]}"))
+                .hasMessageContaining("tool_calls.rules[0].validate_with.arguments.path 'dir/{path}' must be one whole"
+                        + " \"{NAME}\" to take the call's argument NAME, or a text without braces");
+        assertThatThrownBy(() -> parse("tool_calls: {rules: [{tool: a__b, validate_with: {tool: a__c,"
+                + " arguments: {path: 3}}}]}"))
+                .hasMessageContaining("tool_calls.rules[0].validate_with.arguments.path must be \"{NAME}\"");
+        assertThatThrownBy(() -> parse("tool_calls: {rules: [{tool: a__b, enabled: false, validate_with: a__c}]}"))
+                .hasMessageContaining("tool_calls.rules[0].validate_with does not go with enabled: false");
+    }
+
+    @Test
+    void aValidatorIsCheckedAgainstTheToolsTheServersOffer() {
+        GatewayConfig config = parse("""
+                tool_calls:
+                  rules:
+                    - {tool: fs__read_text_file, validate_with: {tool: fs__get_file_info, arguments: {path: "{path}"}}}
+                    - {tool: fs__read_media_file, validate_with: fs__write_file}
+                """);
+        ToolCallRules rules = new ToolCallRules(config.rules(), CachePolicy.DEFAULTS);
+        CatalogTool read = new CatalogTool("fs__read_text_file", "fs", "mcp:1", Map.of("name", "read_text_file",
+                "inputSchema", Map.of("type", "object", "properties", Map.of("path", Map.of(), "head", Map.of()))),
+                true, true);
+        CatalogTool media = tool("fs__read_media_file", true, true);
+        CatalogTool info = new CatalogTool("fs__get_file_info", "fs", "mcp:1", Map.of("name", "get_file_info",
+                "inputSchema", Map.of("type", "object", "properties", Map.of("path", Map.of()),
+                        "required", List.of("path"))), true, true);
+        CatalogTool write = tool("fs__write_file", false, true);
+        Map<String, CatalogTool> offered = Map.of(read.name(), read, media.name(), media, info.name(), info,
+                write.name(), write);
+
+        assertThat(rules.decide(read, offered).why())
+                .isEqualTo("rule fs__read_text_file; revalidated by fs__get_file_info");
+        assertThat(rules.decide(media, offered).why()).isEqualTo("rule fs__read_media_file; not revalidated:"
+                + " validate_with fs__write_file may change something (its name says so): a validator must be read-only");
+        assertThat(rules.decide(read, Map.of(read.name(), read)).why()).isEqualTo("rule fs__read_text_file; not"
+                + " revalidated: validate_with fs__get_file_info is not a tool of any server");
     }
 
     private static CatalogTool tool(String name, Boolean readOnly, boolean trusted) {
