@@ -68,6 +68,8 @@ class ArchitectureTest {
      */
     static final List<String> CORE_API = List.of(
             "CachedExecutor", "CachedTool", "MutableToolVersions", "Ticker", "CachePolicy", "Limits", "ToolCacheRule",
+            // a rule's cheap call that revalidates an expired tool answer
+            "ToolValidator",
             "ToolInvoker", "ToolCallKeyGenerator", "CacheListener", "Glob", "UnknownToolException",
             "ExecutionRequest", "ExecutionResult", "ExecutionError", "ErrorType", "ExecutionOutcome", "CacheStatus",
             "ToolResult", "ToolCallOutcome", "ToolCallRecord", "ToolCallInfo", "Invalidation", "CacheStats", "ToolStats",
