@@ -4,7 +4,8 @@
 // Usage: node features-client.mjs MODE PROMPT TRANSPORT TARGET...
 //   MODE: legacy | pinned (2026-07-28); PROMPT: the name the lab's prompt greet is offered under
 //   TRANSPORT: http URL | stdio COMMAND [ARGS...]
-// Prints one JSON line: the capabilities and every answer.
+// Prints one JSON line: the capabilities and every answer; in the legacy era also the log messages of the lab's tool
+// log after logging/setLevel, and the progress of its tool progress_steps (the tools' names PROMPT's prefix and theirs).
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 
@@ -35,6 +36,18 @@ try {
     argument: { name: "room", value: "ki" } }));
   out.styles = plain(await client.complete({ ref: { type: "ref/prompt", name: prompt },
     argument: { name: "style", value: "f" } }));
+  if (out.era === "legacy") {
+    const tool = (name) => prompt.slice(0, prompt.length - "greet".length) + name;
+    const logs = [];
+    client.setNotificationHandler("notifications/message", (notification) => { logs.push(notification.params); });
+    await client.setLoggingLevel("info");
+    await client.callTool({ name: tool("log"), arguments: { level: "warning", logger: "db", data: { rows: 3, table: "t" } } });
+    const steps = [];
+    await client.callTool({ name: tool("progress_steps"), arguments: { steps: 3 } },
+      { onprogress: (step) => steps.push(step) });
+    out.progress = steps;
+    out.logs = logs;
+  }
   try {
     await client.readResource({ uri: "lab://nowhere" });
     out.missing = "answered";

@@ -5,6 +5,8 @@
 //                as SSE streams that can be resumed (an event store), or as JSON with --json
 //   --era 2026   2026-07-28, stateless: server/discover, _meta on every request, ttlMs on tools/list
 //                (written by hand: the SDK pinned here knows no 2026-07-28)
+//   --features   (2025 era) resources, prompts and completion as the command lab's (lab-features.mjs), logging
+//                (logging/setLevel recorded; tools log, log_levels) and progress (tool progress_steps)
 //   --port N (0: any), --token T (requests must carry "Authorization: Bearer T"), --ttl-ms N,
 //   --tls-key FILE --tls-cert FILE (https), --delay-ms N (every tools/call takes that much longer, for the benchmark),
 //   --oauth ID:SECRET (it is its own authorization server too: RFC 9728 and RFC 8414 metadata, a
@@ -17,7 +19,8 @@ import { randomUUID } from "node:crypto";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { InMemoryEventStore } from "@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js";
-import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolRequestSchema, ListToolsRequestSchema, SetLevelRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { featureCapabilities, offerFeatures } from "./lab-features.mjs";
 
 const option = (name, otherwise) => {
   const at = process.argv.indexOf(`--${name}`);
@@ -25,6 +28,7 @@ const option = (name, otherwise) => {
 };
 const era = option("era", "2025");
 const json = process.argv.includes("--json");
+const features = process.argv.includes("--features");
 const token = option("token", null);
 const ttlMs = Number(option("ttl-ms", "60000"));
 const delayMs = Number(option("delay-ms", "0"));
@@ -55,6 +59,20 @@ const tools = {
     annotations: { readOnlyHint: false },
   },
 };
+if (features) {
+  Object.assign(tools, {
+    log: {
+      description: "Sends one log message (notifications/message) with the level, logger and data given.",
+      inputSchema: object({ level: { type: "string" }, logger: { type: "string" }, data: {} }),
+    },
+    progress_steps: {
+      description: "Reports steps progress notifications (progress 1..steps of total steps) under the call's progress token, then answers the token it got.",
+      inputSchema: object({ steps: { type: "number" } }),
+    },
+    log_levels: { description: "The levels the client set with logging/setLevel, in order.", inputSchema: object() },
+  });
+}
+const levels = [];
 let counter = 0;
 const served = {};
 let refusing = { status: 0, count: 0, retryAfter: null };
@@ -71,6 +89,26 @@ async function callTool(name, args, extra, notify) {
   switch (name) {
     case "get_count":
       return text({ counter, served: served[name], who: args.who ?? null, era });
+    case "log": {
+      const params = { level: args.level, data: args.data };
+      if (args.logger !== undefined) {
+        params.logger = args.logger;
+      }
+      await extra.sendNotification({ method: "notifications/message", params });
+      return text({ logged: true });
+    }
+    case "progress_steps": {
+      const token = extra?._meta?.progressToken;
+      for (let step = 1; token !== undefined && step <= args.steps; step++) {
+        await extra.sendNotification({
+          method: "notifications/progress",
+          params: { progressToken: token, progress: step, total: args.steps, message: `step ${step}` },
+        });
+      }
+      return text({ token: token ?? null });
+    }
+    case "log_levels":
+      return text({ levels });
     case "sleep":
       await new Promise((resolve) => setTimeout(resolve, args.ms));
       return text({ slept: args.ms });
@@ -111,7 +149,16 @@ async function callTool(name, args, extra, notify) {
 }
 
 function newSdkServer() {
-  const server = new Server({ name: "http-lab", version: "1.0.0" }, { capabilities: { tools: { listChanged: true } } });
+  const server = new Server({ name: "http-lab", version: "1.0.0" }, { capabilities: { tools: { listChanged: true },
+    ...(features ? { logging: {}, ...featureCapabilities } : {}) } });
+  if (features) {
+    offerFeatures(server);
+    // recorded, and every message sent whatever the level: the test reads what its client was asked
+    server.setRequestHandler(SetLevelRequestSchema, async (request) => {
+      levels.push(request.params.level);
+      return {};
+    });
+  }
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listTools() }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) =>
     callTool(request.params.name, request.params.arguments ?? {}, extra, async () => {

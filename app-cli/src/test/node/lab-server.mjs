@@ -7,11 +7,8 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import {
-  CallToolRequestSchema, CompleteRequestSchema, GetPromptRequestSchema, ListPromptsRequestSchema,
-  ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, ListToolsRequestSchema, ReadResourceRequestSchema,
-  SetLevelRequestSchema, McpError,
-} from "@modelcontextprotocol/sdk/types.js";
+import { CallToolRequestSchema, ListToolsRequestSchema, SetLevelRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { offerFeatures } from "./lab-features.mjs";
 
 const readOnly = { readOnlyHint: true };
 const object = (properties = {}) => ({ type: "object", properties });
@@ -125,56 +122,7 @@ const server = new Server({ name: "lab", version: "1.0.0" }, {
   instructions: "The lab counts the calls it serves.",
 });
 if (features) {
-  const resources = [
-    { uri: "lab://notes/readme", name: "readme", title: "The lab's notes", mimeType: "text/plain" },
-    { uri: "lab://images/dot.png", name: "dot", mimeType: "image/png", description: "A one-pixel image." },
-  ];
-  // bytes that are not UTF-8, so that a blob changed on the way shows
-  const dot = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0xff, 0xfe, 0x80]).toString("base64");
-  const rooms = ["kitchen", "kiln", "lobby"];
-  const styles = ["formal", "friendly", "funny"];
-  const prefixed = (values, value) => values.filter((each) => each.startsWith(value));
-  server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources }));
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
-    resourceTemplates: [{ uriTemplate: "lab://rooms/{room}", name: "room", mimeType: "text/plain" }],
-  }));
-  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
-    const uri = request.params.uri;
-    if (uri === "lab://notes/readme") {
-      return { contents: [{ uri, mimeType: "text/plain", text: "The lab's notes: ünïcode and \"quotes\"." }] };
-    }
-    if (uri === "lab://images/dot.png") {
-      return { contents: [{ uri, mimeType: "image/png", blob: dot }] };
-    }
-    const room = /^lab:\/\/rooms\/([^/]+)$/.exec(uri);
-    if (room) {
-      return { contents: [{ uri, mimeType: "text/plain", text: `room ${room[1]}` }] };
-    }
-    throw new McpError(-32002, `Resource not found: ${uri}`);
-  });
-  server.setRequestHandler(ListPromptsRequestSchema, async () => ({
-    prompts: [{
-      name: "greet", title: "Greet someone", description: "A greeting for a person.",
-      arguments: [{ name: "person", required: true }, { name: "style", description: "How to greet." }],
-    }],
-  }));
-  server.setRequestHandler(GetPromptRequestSchema, async (request) => {
-    if (request.params.name !== "greet") {
-      throw new McpError(-32602, `Unknown prompt: ${request.params.name}`);
-    }
-    const args = request.params.arguments ?? {};
-    return {
-      description: "A greeting",
-      messages: [{ role: "user", content: { type: "text", text: `Greet ${args.person} in a ${args.style ?? "plain"} way.` } }],
-    };
-  });
-  server.setRequestHandler(CompleteRequestSchema, async (request) => {
-    const { ref, argument } = request.params;
-    const values = ref.type === "ref/prompt" && ref.name === "greet" && argument.name === "style" ? styles
-      : ref.type === "ref/resource" && ref.uri === "lab://rooms/{room}" && argument.name === "room" ? rooms : [];
-    const found = prefixed(values, argument.value);
-    return { completion: { values: found, total: found.length, hasMore: false } };
-  });
+  offerFeatures(server);
 }
 // recorded, and every message sent whatever the level: the test reads what its client was asked
 server.setRequestHandler(SetLevelRequestSchema, async (request) => {

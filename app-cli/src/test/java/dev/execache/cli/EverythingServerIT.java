@@ -101,9 +101,10 @@ class EverythingServerIT {
 
     @Test
     void theServerAsksTheAgentForItsRoots() {
-        assertThat(direct.at("/asked/roots").intValue()).isEqualTo(1);
+        // the reference server asks for roots as the session starts and again to answer the tool, when its first
+        // answer has not come yet: once or twice, directly as through execache
+        assertThat(direct.at("/asked/roots").intValue()).isBetween(1, 2);
         for (JsonNode through : EverythingServerIT.through) {
-            // once, or (over HTTP) twice when the server's own first ask, as it starts, met a call in flight
             assertThat(through.at("/asked/roots").intValue()).isBetween(1, 2);
             assertThat(through.get("roots")).isEqualTo(direct.get("roots"));
             assertThat(through.at("/roots/content/0/text").textValue()).contains("file:///work/project");

@@ -15,13 +15,15 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * A server's resources (text, binary, a template), its prompt with arguments and its completions reach the agent
- * through {@code execache serve} as the server answers them directly, but for the prompt's name: the official
- * TypeScript client (features-client.mjs) asks the lab server (LAB_FEATURES=1) directly, then execache in each era
- * over HTTP (one serve, with a second lab that lists the same URIs) and on stdio (the lab with {@code prefix: false}).
+ * through {@code execache serve} as the server answers them directly, but for the prompt's name, whether the server is
+ * a command server or a url server: the official TypeScript client (features-client.mjs) asks the lab server
+ * (LAB_FEATURES=1) directly, then execache in each era over HTTP (one serve of command servers and one of url servers,
+ * each with a second lab that lists the same URIs) and on stdio (the lab with {@code prefix: false}), where its log
+ * messages and progress come back too. The url lab (http-lab-server.mjs --features) answers as the command lab does.
  */
 class ServerFeaturesIT {
     private static final Map<String, String> NO_POOL = Map.of("EXECACHE_WARM_POOL", "0");
@@ -29,7 +31,9 @@ class ServerFeaturesIT {
     @TempDir
     static Path dir;
 
+    private static HttpLab urlLab;
     private static HttpServeProcess http;
+    private static HttpServeProcess httpOfUrls;
     private static JsonNode direct;
 
     @BeforeAll
@@ -54,7 +58,22 @@ class ServerFeaturesIT {
                     env: {LAB_FEATURES: "1"}
                     prefix: false
                 """.formatted(lab));
+        urlLab = HttpLab.start("--features");
+        Path urlTwins = Files.writeString(dir.resolve("url-twins.yaml"), """
+                servers:
+                  lab:
+                    url: %1$s
+                  twin:
+                    url: %1$s
+                """.formatted(urlLab.url()));
+        Files.writeString(dir.resolve("unprefixed-url.yaml"), """
+                servers:
+                  lab:
+                    url: %s
+                    prefix: false
+                """.formatted(urlLab.url()));
         http = HttpServeProcess.start(NO_POOL, "--store", "memory", "--config", twins.toString(), "--http", "0");
+        httpOfUrls = HttpServeProcess.start(NO_POOL, "--store", "memory", "--config", urlTwins.toString(), "--http", "0");
         direct = client(List.of("legacy", "greet", "stdio", "node", lab), Map.of("LAB_FEATURES", "1"));
         assertThat(direct.has("thrown")).as(direct.path("thrown").asText()).isFalse();
     }
@@ -64,31 +83,49 @@ class ServerFeaturesIT {
         if (http != null) {
             http.close();
         }
+        if (httpOfUrls != null) {
+            httpOfUrls.close();
+        }
+        if (urlLab != null) {
+            urlLab.close();
+        }
     }
 
-    @ParameterizedTest
-    @ValueSource(strings = {"legacy", "pinned"})
-    void overHttpEveryAnswerIsTheServersOwnButThePromptsPrefix(String mode) throws Exception {
-        JsonNode out = client(List.of(mode, "lab__greet", "http", http.url()), Map.of());
+    @ParameterizedTest(name = "{0} era, {1} servers")
+    @CsvSource({"legacy, command", "pinned, command", "legacy, url", "pinned, url"})
+    void overHttpEveryAnswerIsTheServersOwnButThePromptsPrefix(String mode, String servers) throws Exception {
+        HttpServeProcess serve = servers.equals("url") ? httpOfUrls : http;
+        JsonNode out = client(List.of(mode, "lab__greet", "http", serve.url()), Map.of());
 
         assertSameAsDirect(out, mode, "lab__greet");
         // the twin lists the same URIs and template: they are the first server's, the twin's are left out, said once
-        assertThat(http.stderr()).anyMatch(line -> line.contains("server twin: its resource lab://notes/readme is not"
+        assertThat(serve.stderr()).anyMatch(line -> line.contains("server twin: its resource lab://notes/readme is not"
                 + " offered: server lab offers the same URI"));
         assertThat(promptNames(out)).containsExactly("lab__greet", "twin__greet");
     }
 
-    @ParameterizedTest
-    @ValueSource(strings = {"legacy", "pinned"})
-    void onStdioEveryAnswerIsTheServersOwnAndAnUnprefixedServersPromptKeepsItsName(String mode) throws Exception {
+    @ParameterizedTest(name = "{0} era, a {1} server")
+    @CsvSource({"legacy, command", "pinned, command", "legacy, url", "pinned, url"})
+    void onStdioEveryAnswerIsTheServersOwnAndAnUnprefixedServersPromptKeepsItsName(String mode, String server)
+            throws Exception {
         List<String> arguments = new ArrayList<>(List.of(mode, "greet", "stdio", ServeProcess.java()));
-        arguments.addAll(ServeProcess.command("features-" + mode, List.of("--store", "memory", "--config",
-                dir.resolve("unprefixed.yaml").toString())));
+        arguments.addAll(ServeProcess.command("features-" + mode + "-" + server, List.of("--store", "memory", "--config",
+                dir.resolve(server.equals("url") ? "unprefixed-url.yaml" : "unprefixed.yaml").toString())));
 
         JsonNode out = client(arguments, NO_POOL);
 
         assertSameAsDirect(out, mode, "greet");
         assertThat(promptNames(out)).containsExactly("greet");
+        if (mode.equals("legacy")) {
+            // the agent's level reached the server, whose message comes back tagged with its name
+            assertThat(out.get("logs")).hasSize(1);
+            assertThat(out.at("/logs/0/logger").textValue()).isEqualTo("lab/db");
+            assertThat(out.at("/logs/0/level").textValue()).isEqualTo("warning");
+            assertThat(out.at("/logs/0/data").toString()).isEqualTo("{\"rows\":3,\"table\":\"t\"}");
+            // the server reports progress 1, 2, 3 of 3 under execache's token; the agent gets it under its own
+            assertThat(out.get("progress").toString()).isEqualTo("[{\"progress\":1,\"total\":3,\"message\":\"step 1\"},"
+                    + "{\"progress\":2,\"total\":3,\"message\":\"step 2\"},{\"progress\":3,\"total\":3,\"message\":\"step 3\"}]");
+        }
     }
 
     @Test

@@ -5,8 +5,11 @@ import dev.execache.core.spi.CatalogTool;
 import dev.execache.core.spi.Telemetry;
 import dev.execache.core.spi.ToolCatalog;
 import io.modelcontextprotocol.spec.McpSchema;
+import dev.execache.core.spi.ServerRefusedException;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Consumer;
 
 /** One downstream server as the catalog sees it, however it is reached. */
@@ -44,10 +47,7 @@ abstract class Downstream {
     /** Waits while a start is in progress, at most as long as a start may take. */
     abstract void awaitStart() throws InterruptedException;
     /** As {@link #call(String, Map)}, passing the server's progress of this call on (see {@code ToolCatalog}). */
-    ToolResult call(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress) {
-        // a url server's progress is not passed on yet
-        return call(tool, args);
-    }
+    abstract ToolResult call(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress);
 
     /** As {@link #call(String, Map, Consumer)} ({@code progress} may be null), relaying the server's requests to {@code agent}. */
     ToolResult call(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress,
@@ -65,21 +65,39 @@ abstract class Downstream {
     }
 
     /** Asks the server to log from {@code level} up, now and whenever it connects again; a server that does not log is not asked. */
-    void setLogLevel(McpSchema.LoggingLevel level) {
-        // a url server is not asked yet
-    }
+    abstract void setLogLevel(McpSchema.LoggingLevel level);
 
     /** Which of resources, prompts and completions the server declared when it connected. */
-    java.util.Set<String> features() {
-        // a url server's are not passed on yet
-        return java.util.Set.of();
+    abstract Set<String> features();
+
+    /** A request other than a tool call, one of {@link #ASKABLE} (see {@code ToolCatalog#ask}). */
+    abstract String ask(String method, String params);
+
+    /** The requests other than tool calls that are passed on to a server. */
+    static final Set<String> ASKABLE = Set.of(McpSchema.METHOD_RESOURCES_LIST, McpSchema.METHOD_RESOURCES_TEMPLATES_LIST,
+            McpSchema.METHOD_RESOURCES_READ, McpSchema.METHOD_PROMPT_LIST, McpSchema.METHOD_PROMPT_GET,
+            McpSchema.METHOD_COMPLETION_COMPLETE, McpSchema.METHOD_RESOURCES_SUBSCRIBE,
+            McpSchema.METHOD_RESOURCES_UNSUBSCRIBE);
+
+    /** Which of resources, prompts and completions a server's capabilities declare, by name. */
+    static Set<String> features(boolean resources, boolean prompts, boolean completions) {
+        Set<String> features = new LinkedHashSet<>();
+        if (resources) {
+            features.add("resources");
+        }
+        if (prompts) {
+            features.add("prompts");
+        }
+        if (completions) {
+            features.add("completions");
+        }
+        return features;
     }
 
-    /** A request other than a tool call (see {@code ToolCatalog#ask}). */
-    String ask(String method, String params) {
-        throw new dev.execache.core.spi.ServerRefusedException(McpSchema.ErrorCodes.METHOD_NOT_FOUND, "server " + name()
-                + " cannot be asked " + method + " through execache (a url server's resources, prompts and completion"
-                + " are not passed on yet)");
+    /** The refusal of a request that is not passed on to a server. */
+    static ServerRefusedException cannotAsk(String server, String method) {
+        return new ServerRefusedException(McpSchema.ErrorCodes.METHOD_NOT_FOUND, "server " + server
+                + " cannot be asked " + method);
     }
 
     /** What the server said of itself when it connected ({@code instructions}); null when it said nothing. */

@@ -287,19 +287,8 @@ final class DownstreamServer extends Downstream {
     @Override
     synchronized Set<String> features() {
         McpSchema.ServerCapabilities declared = connection == null ? null : connection.capabilities();
-        Set<String> features = new LinkedHashSet<>();
-        if (declared != null) {
-            if (declared.resources() != null) {
-                features.add("resources");
-            }
-            if (declared.prompts() != null) {
-                features.add("prompts");
-            }
-            if (declared.completions() != null) {
-                features.add("completions");
-            }
-        }
-        return features;
+        return declared == null ? Set.of()
+                : features(declared.resources() != null, declared.prompts() != null, declared.completions() != null);
     }
 
     /** The server's connection once its start ended (null if it did not come up) and why it failed, if it did. */
@@ -316,6 +305,9 @@ final class DownstreamServer extends Downstream {
     /** A request other than a tool call, through the SDK client's own method for it (see {@code ToolCatalog#ask}). */
     @Override
     String ask(String method, String params) {
+        if (!ASKABLE.contains(method)) {
+            throw cannotAsk(settings.name(), method);
+        }
         Started started;
         try {
             started = started();
@@ -352,8 +344,7 @@ final class DownstreamServer extends Downstream {
                     client.unsubscribeResource(json.readValue(params, McpSchema.UnsubscribeRequest.class));
                     yield Map.of();
                 }
-                default -> throw new ServerRefusedException(McpSchema.ErrorCodes.METHOD_NOT_FOUND, "server "
-                        + settings.name() + " cannot be asked " + method);
+                default -> throw cannotAsk(settings.name(), method);
             };
             return json.writeValueAsString(result);
         } catch (McpError e) {
@@ -539,6 +530,11 @@ final class DownstreamServer extends Downstream {
         }
     }
 
+    /** A progress token of execache's own for one call to {@code server}, unique in this process. */
+    static String progressToken(String server) {
+        return "execache-" + server + "-" + PROGRESS_TOKENS.incrementAndGet();
+    }
+
     private ToolResult callAs(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress) {
         Started started;
         try {
@@ -555,7 +551,7 @@ final class DownstreamServer extends Downstream {
                     : "server " + settings.name() + " is starting and did not come up within "
                             + startTimeout().toSeconds() + " s; try again shortly");
         }
-        String token = progress == null ? null : "execache-" + settings.name() + "-" + PROGRESS_TOKENS.incrementAndGet();
+        String token = progress == null ? null : progressToken(settings.name());
         Map<String, Object> meta = new HashMap<>(telemetry.current());
         if (token != null) {
             meta.put("progressToken", token);

@@ -25,6 +25,19 @@ final class HttpMcpException extends RuntimeException {
     private final int status;
     private final Duration retryAfter;
     private final String challenge;
+    /** The JSON-RPC error of an {@link Kind#RPC_ERROR}, as the server sent it; null for the other kinds. */
+    private JsonRpcError error;
+
+    /** A JSON-RPC error answer, its code and message as the server sent them. */
+    record JsonRpcError(int code, String message) {
+    }
+
+    static HttpMcpException rpcError(String server, int code, String message) {
+        HttpMcpException e = new HttpMcpException(Kind.RPC_ERROR, "server " + server + " answered an error: " + message
+                + " (" + code + ")");
+        e.error = new JsonRpcError(code, message);
+        return e;
+    }
 
     HttpMcpException(Kind kind, int status, Duration retryAfter, String message) {
         this(kind, status, retryAfter, null, message);
@@ -40,6 +53,11 @@ final class HttpMcpException extends RuntimeException {
 
     HttpMcpException(Kind kind, String message) {
         this(kind, 0, null, message);
+    }
+
+    /** The server's JSON-RPC error; null unless {@link #kind} is {@link Kind#RPC_ERROR}. */
+    JsonRpcError error() {
+        return error;
     }
 
     Kind kind() {

@@ -86,7 +86,9 @@ public final class McpToolCatalog implements ToolCatalog {
             if (server instanceof UrlServerSettings url) {
                 http = http != null ? http : HttpClient.newBuilder().connectTimeout(callTimeout)
                         .version(HttpClient.Version.HTTP_1_1).build();
-                downstream = new UrlServer(url, identityKey, callTimeout, scheduler, http, toolsMayHaveChanged, clock);
+                downstream = new UrlServer(url, identityKey, callTimeout, scheduler, http, toolsMayHaveChanged,
+                        new ServerNotifications(message -> tellLogged(server.name(), message),
+                                (method, params) -> tellNotified(server.name(), method, params)), clock);
             } else {
                 downstream = new DownstreamServer((McpServerSettings) server, identityKey, callTimeout, scheduler, stderr,
                         toolsMayHaveChanged, message -> tellLogged(server.name(), message),

@@ -57,10 +57,6 @@ final class ServerProcessTransport implements McpClientTransport {
     /** The server's requests to the agent, taken off the pipe and relayed (see {@link Asked}). */
     static final Set<String> ASKED = Set.of(McpSchema.METHOD_SAMPLING_CREATE_MESSAGE, McpSchema.METHOD_ELICITATION_CREATE,
             McpSchema.METHOD_ROOTS_LIST);
-    /** The server's notifications the agent hears as they were sent, taken off the pipe (see {@code notified}). */
-    static final Set<String> PASSED_ON = Set.of(McpSchema.METHOD_NOTIFICATION_RESOURCES_UPDATED,
-            McpSchema.METHOD_NOTIFICATION_RESOURCES_LIST_CHANGED, McpSchema.METHOD_NOTIFICATION_PROMPTS_LIST_CHANGED,
-            McpSchema.METHOD_NOTIFICATION_ELICITATION_COMPLETE);
     /**
      * What execache declares to the server in initialize, so that it offers what it offers a client that can be asked:
      * the server starts before any agent connects and is shared by every agent, so the capabilities are declared
@@ -82,16 +78,14 @@ final class ServerProcessTransport implements McpClientTransport {
     private final McpJsonMapper mapper;
     private final Consumer<String> stderr;
     private final Consumer<Integer> exited;
-    private final Consumer<Map<String, Object>> logged;
     private final Asked asked;
-    private final java.util.function.BiConsumer<String, Map<String, Object>> notified;
+    /** The server's log messages, progress and the notifications passed on, taken off the pipe. */
+    private final ServerNotifications notifications;
     /**
      * Each tool as the server's last tools/list described it, every field: the SDK's tool type drops the ones it
      * does not know ({@code execution}, say), which reach the agent unchanged from here.
      */
     private final Map<String, Map<String, Object>> listedTools = new ConcurrentHashMap<>();
-    /** Where the progress of a call goes, by the progress token it was sent with. */
-    private final Map<Object, Consumer<Map<String, Object>>> progress = new ConcurrentHashMap<>();
     private volatile Process process;
     /** The client sends initialize before the process has started; messages wait for it. */
     private final CompletableFuture<Process> started = new CompletableFuture<>();
@@ -106,17 +100,16 @@ final class ServerProcessTransport implements McpClientTransport {
      * @param exited told the exit code when the process ends without being closed
      * @param logged gets the params of each {@code notifications/message} the server sends, as it sent them
      * @param asked answers the server's requests to the agent ({@link #ASKED})
-     * @param notified gets each notification of {@link #PASSED_ON} (method, params as sent)
+     * @param notified gets each notification of {@link ServerNotifications#PASSED_ON} (method, params as sent)
      */
     ServerProcessTransport(McpServerSettings settings, McpJsonMapper mapper, Consumer<String> stderr,
             Consumer<Integer> exited, Consumer<Map<String, Object>> logged, Asked asked,
             java.util.function.BiConsumer<String, Map<String, Object>> notified) {
-        this.notified = notified;
+        this.notifications = new ServerNotifications(logged, notified);
         this.settings = settings;
         this.mapper = mapper;
         this.stderr = stderr;
         this.exited = exited;
-        this.logged = logged;
         this.asked = asked;
     }
 
@@ -206,32 +199,10 @@ final class ServerProcessTransport implements McpClientTransport {
                             + abbreviate(line));
                     continue;
                 }
-                if (message instanceof McpSchema.JSONRPCNotification notification
-                        && McpSchema.METHOD_NOTIFICATION_MESSAGE.equals(notification.method())
-                        && notification.params() instanceof Map<?, ?> params) {
-                    // taken here, not from the SDK's logging consumer: its message types data as a string,
-                    // where MCP lets a server log any JSON, which must reach the agent unchanged
-                    @SuppressWarnings("unchecked")
-                    Map<String, Object> logMessage = (Map<String, Object>) params;
-                    logged.accept(logMessage);
-                    continue;
-                }
-                if (message instanceof McpSchema.JSONRPCNotification notification
-                        && McpSchema.METHOD_NOTIFICATION_PROGRESS.equals(notification.method())
-                        && notification.params() instanceof Map<?, ?> params
-                        && params.get("progressToken") != null && progress.containsKey(params.get("progressToken"))) {
-                    Map<String, Object> step = new LinkedHashMap<>();
-                    params.forEach((key, value) -> step.put(String.valueOf(key), value));
-                    step.remove("progressToken");
-                    progress.get(params.get("progressToken")).accept(step);
-                    continue;
-                }
-                if (message instanceof McpSchema.JSONRPCNotification notification
-                        && PASSED_ON.contains(notification.method())) {
-                    @SuppressWarnings("unchecked")
-                    Map<String, Object> params = notification.params() instanceof Map<?, ?> given
-                            ? (Map<String, Object>) given : Map.of();
-                    notified.accept(notification.method(), params);
+                if (message instanceof McpSchema.JSONRPCNotification notification && notifications.take(
+                        notification.method(), notification.params() instanceof Map<?, ?> params ? params : null)) {
+                    // taken here, not from the SDK's consumers: its log message types data as a string, where MCP
+                    // lets a server log any JSON, which must reach the agent unchanged
                     continue;
                 }
                 if (message instanceof JSONRPCRequest request && ASKED.contains(request.method())) {
@@ -375,11 +346,11 @@ final class ServerProcessTransport implements McpClientTransport {
     /** The request was answered (or given up on after cancel): nothing to remember about it. */
     /** Sends the progress notifications of the call sent with {@code token} to {@code sink} until it is forgotten. */
     void onProgress(String token, Consumer<Map<String, Object>> sink) {
-        progress.put(token, sink);
+        notifications.onProgress(token, sink);
     }
 
     void forgetProgress(String token) {
-        progress.remove(token);
+        notifications.forgetProgress(token);
     }
 
     synchronized void forget(Object params) {

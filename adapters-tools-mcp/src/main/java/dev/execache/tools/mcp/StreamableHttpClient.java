@@ -138,7 +138,9 @@ final class StreamableHttpClient implements AutoCloseable {
         capabilities = initialized.path("capabilities");
         instructions = initialized.path("instructions").textValue();
         notify("notifications/initialized", deadline);
-        if (sessionId != null && capabilities.path("tools").path("listChanged").asBoolean(false)) {
+        // the session's own stream carries what the server sends outside a request: list changes, log messages
+        if (sessionId != null && (capabilities.path("tools").path("listChanged").asBoolean(false)
+                || capabilities.has("logging"))) {
             listen(deadline);
         }
     }
@@ -146,6 +148,11 @@ final class StreamableHttpClient implements AutoCloseable {
     /** What the server said of itself when it was opened, null for nothing. */
     String instructions() {
         return instructions;
+    }
+
+    /** What the server declared it offers when it was opened. */
+    JsonNode capabilities() {
+        return capabilities;
     }
 
     /** The protocol version in use. */
@@ -525,8 +532,7 @@ final class StreamableHttpClient implements AutoCloseable {
     private JsonNode result(JsonNode message) {
         if (message.has("error")) {
             JsonNode error = message.get("error");
-            throw new HttpMcpException(Kind.RPC_ERROR, "server " + server + " answered an error: "
-                    + error.path("message").asText("(no message)") + " (" + error.path("code").asInt() + ")");
+            throw HttpMcpException.rpcError(server, error.path("code").asInt(), error.path("message").asText("(no message)"));
         }
         return message.get("result");
     }

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.core.ToolResult;
 import dev.execache.core.spi.CatalogTool;
+import dev.execache.core.spi.ServerRefusedException;
 import dev.execache.core.spi.ToolCatalog;
 import dev.execache.tools.mcp.HttpMcpException.Kind;
 import io.modelcontextprotocol.spec.McpSchema;
@@ -29,6 +30,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -71,10 +73,15 @@ final class UrlServer extends Downstream {
     /** How the server is reached ({@link UrlServerSettings#identity}), known once its variables are resolved. */
     private volatile String identity;
     private final byte[] identityKey;
+    /** The server's log messages, progress and the notifications passed on, as a command server's are. */
+    private final ServerNotifications notifications;
+    /** The level the agent asked for, asked of the server again when it connects again; null until asked. */
+    private volatile McpSchema.LoggingLevel logLevel;
 
     UrlServer(UrlServerSettings settings, byte[] identityKey, Duration callTimeout, ScheduledExecutorService scheduler,
-            HttpClient http, Runnable toolsMayHaveChanged, Clock clock) {
+            HttpClient http, Runnable toolsMayHaveChanged, ServerNotifications notifications, Clock clock) {
         this.settings = settings;
+        this.notifications = notifications;
         this.identityKey = identityKey;
         this.callTimeout = callTimeout;
         this.scheduler = scheduler;
@@ -153,6 +160,10 @@ final class UrlServer extends Downstream {
             LOG.log(Level.INFO, "server " + settings.name() + ": connected (" + describe(serverInfo) + ", MCP "
                     + opened.protocolVersion() + " over HTTP), " + listed.size() + (listed.size() == 1 ? " tool" : " tools"));
             toolsMayHaveChanged.run();
+            McpSchema.LoggingLevel level = logLevel;
+            if (level != null) {
+                askLogLevel(opened, level);
+            }
             return true;
         } catch (RuntimeException e) {
             opened.close();
@@ -249,6 +260,12 @@ final class UrlServer extends Downstream {
 
     @Override
     ToolResult call(String tool, Map<String, Object> args) {
+        return call(tool, args, (Consumer<Map<String, Object>>) null);
+    }
+
+    /** As {@link #call(String, Map)}; with {@code progress}, the call carries a progress token of its own. */
+    @Override
+    ToolResult call(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress) {
         StreamableHttpClient current;
         try {
             current = awaitClient();
@@ -284,6 +301,21 @@ final class UrlServer extends Downstream {
             // the client's StreamableHttpClient also sends these as the request's HTTP headers
             trace.forEach(params.putObject("_meta")::put);
         }
+        String token = progress == null ? null : DownstreamServer.progressToken(settings.name());
+        if (token != null) {
+            (params.has("_meta") ? (ObjectNode) params.get("_meta") : params.putObject("_meta")).put("progressToken", token);
+            notifications.onProgress(token, progress);
+        }
+        try {
+            return callSent(tool, current, params);
+        } finally {
+            if (token != null) {
+                notifications.forgetProgress(token);
+            }
+        }
+    }
+
+    private ToolResult callSent(String tool, StreamableHttpClient current, ObjectNode params) {
         try {
             return result(tool, callOnce(current, params));
         } catch (HttpMcpException e) {
@@ -369,8 +401,117 @@ final class UrlServer extends Downstream {
     }
 
     private void notified(JsonNode notification) {
-        if ("notifications/tools/list_changed".equals(notification.path("method").asText())) {
+        String method = notification.path("method").asText();
+        if ("notifications/tools/list_changed".equals(method)) {
             schedule(this::refreshQuietly, Duration.ZERO);
+            return;
+        }
+        JsonNode params = notification.get("params");
+        notifications.take(method, params != null && params.isObject() ? json.convertValue(params, OBJECT) : null);
+    }
+
+    @Override
+    Set<String> features() {
+        StreamableHttpClient current;
+        synchronized (this) {
+            current = client;
+        }
+        JsonNode declared = current == null ? null : current.capabilities();
+        return declared == null ? Set.of()
+                : features(declared.has("resources"), declared.has("prompts"), declared.has("completions"));
+    }
+
+    /** A request other than a tool call, sent as the agent sent it and answered as the server answered it. */
+    @Override
+    String ask(String method, String params) {
+        if (!ASKABLE.contains(method)) {
+            throw cannotAsk(settings.name(), method);
+        }
+        StreamableHttpClient current;
+        try {
+            current = awaitClient();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ServerRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "asking server " + settings.name()
+                    + " " + method + " was cancelled");
+        }
+        if (current == null) {
+            String why;
+            synchronized (this) {
+                why = unavailable != null ? unavailable : lastFailure != null ? lastFailure.getMessage() : null;
+            }
+            throw new ServerRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "server " + settings.name()
+                    + " cannot be reached" + (why == null ? "" : " (" + why + ")") + "; try again shortly");
+        }
+        ObjectNode given;
+        try {
+            given = json.readValue(params, ObjectNode.class);
+        } catch (JsonProcessingException e) {
+            throw new ServerRefusedException(McpSchema.ErrorCodes.INVALID_PARAMS, "the request to server "
+                    + settings.name() + " is not what " + method + " takes: " + e.getOriginalMessage());
+        }
+        try {
+            return answered(askOnce(current, method, given));
+        } catch (HttpMcpException e) {
+            if (e.kind() == Kind.SESSION_EXPIRED) {
+                StreamableHttpClient again = reopen(current);
+                if (again != null) {
+                    try {
+                        return answered(askOnce(again, method, given));
+                    } catch (HttpMcpException second) {
+                        throw refused(method, second);
+                    }
+                }
+            }
+            throw refused(method, e);
+        }
+    }
+
+    private JsonNode askOnce(StreamableHttpClient current, String method, ObjectNode params) {
+        return current.request(method, params, callTimeout);
+    }
+
+    private String answered(JsonNode result) {
+        ObjectNode copy = result.deepCopy();
+        copy.remove("resultType");
+        try {
+            return json.writeValueAsString(copy);
+        } catch (JsonProcessingException e) {
+            throw new ServerRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "the answer of server "
+                    + settings.name() + " cannot be written as JSON: " + e.getOriginalMessage());
+        }
+    }
+
+    private ServerRefusedException refused(String method, HttpMcpException e) {
+        HttpMcpException.JsonRpcError error = e.error();
+        return error != null ? new ServerRefusedException(error.code(), error.message())
+                : new ServerRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "asking server " + settings.name()
+                        + " " + method + " failed: " + e.getMessage());
+    }
+
+    @Override
+    void setLogLevel(McpSchema.LoggingLevel level) {
+        logLevel = level;
+        StreamableHttpClient current;
+        synchronized (this) {
+            current = client;
+        }
+        if (current != null) {
+            askLogLevel(current, level);
+        }
+    }
+
+    /** logging/setLevel, to a server of a session that declared it logs (in the 2026-07-28 era there is no such request). */
+    private void askLogLevel(StreamableHttpClient current, McpSchema.LoggingLevel level) {
+        if (current.modern() || current.capabilities() == null || !current.capabilities().has("logging")) {
+            return;
+        }
+        ObjectNode params = json.createObjectNode();
+        params.put("level", level.name().toLowerCase(java.util.Locale.ROOT));
+        try {
+            current.request(McpSchema.METHOD_LOGGING_SET_LEVEL, params, callTimeout);
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "server " + settings.name() + ": setting its log level failed: " + e.getMessage());
         }
     }
 
