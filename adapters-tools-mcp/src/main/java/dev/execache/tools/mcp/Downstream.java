@@ -100,6 +100,13 @@ abstract class Downstream {
                 + " cannot be asked " + method);
     }
 
+    /** Why a request to a server was not sent: the thread waiting for the server to start was interrupted. */
+    static ServerRefusedException askingCancelled(String server, String method) {
+        Thread.currentThread().interrupt();
+        return new ServerRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "asking server " + server + " " + method
+                + " was cancelled");
+    }
+
     /** What the server said of itself when it connected ({@code instructions}); null when it said nothing. */
     abstract String instructions();
 

@@ -312,9 +312,7 @@ final class DownstreamServer extends Downstream {
         try {
             started = started();
         } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new ServerRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "asking server " + settings.name()
-                    + " " + method + " was cancelled");
+            throw askingCancelled(settings.name(), method);
         }
         Connection current = started.connection();
         String why = started.failure();

@@ -431,9 +431,7 @@ final class UrlServer extends Downstream {
         try {
             current = awaitClient();
         } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new ServerRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "asking server " + settings.name()
-                    + " " + method + " was cancelled");
+            throw askingCancelled(settings.name(), method);
         }
         if (current == null) {
             String why;
