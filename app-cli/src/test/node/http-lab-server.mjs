@@ -20,7 +20,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { InMemoryEventStore } from "@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, SetLevelRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { featureCapabilities, offerFeatures } from "./lab-features.mjs";
+import { featureCapabilities, offerFeatures, progressSteps } from "./lab-features.mjs";
 
 const option = (name, otherwise) => {
   const at = process.argv.indexOf(`--${name}`);
@@ -99,12 +99,7 @@ async function callTool(name, args, extra, notify) {
     }
     case "progress_steps": {
       const token = extra?._meta?.progressToken;
-      for (let step = 1; token !== undefined && step <= args.steps; step++) {
-        await extra.sendNotification({
-          method: "notifications/progress",
-          params: { progressToken: token, progress: step, total: args.steps, message: `step ${step}` },
-        });
-      }
+      await progressSteps((notification) => extra.sendNotification(notification), token, args.steps);
       return text({ token: token ?? null });
     }
     case "log_levels":

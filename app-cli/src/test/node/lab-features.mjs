@@ -62,3 +62,13 @@ export function offerFeatures(server) {
     return { completion: { values: found, total: found.length, hasMore: false } };
   });
 }
+
+/** Reports steps 1..steps of a call's progress under the caller's token (none without a token), one notification each. */
+export async function progressSteps(send, token, steps) {
+  for (let step = 1; token !== undefined && step <= steps; step++) {
+    await send({
+      method: "notifications/progress",
+      params: { progressToken: token, progress: step, total: steps, message: `step ${step}` },
+    });
+  }
+}

@@ -8,7 +8,7 @@ import { existsSync, writeFileSync } from "node:fs";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, SetLevelRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { offerFeatures } from "./lab-features.mjs";
+import { offerFeatures, progressSteps } from "./lab-features.mjs";
 
 const readOnly = { readOnlyHint: true };
 const object = (properties = {}) => ({ type: "object", properties });
@@ -208,12 +208,7 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     }
     case "progress_steps": {
       const token = request.params._meta?.progressToken;
-      for (let step = 1; token !== undefined && step <= args.steps; step++) {
-        await extra.sendNotification({
-          method: "notifications/progress",
-          params: { progressToken: token, progress: step, total: args.steps, message: `step ${step}` },
-        });
-      }
+      await progressSteps((notification) => extra.sendNotification(notification), token, args.steps);
       return text({ token: token ?? null });
     }
     case "log_levels":
