@@ -4,8 +4,11 @@
 // Usage: node features-client.mjs MODE PROMPT TRANSPORT TARGET...
 //   MODE: legacy | pinned (2026-07-28); PROMPT: the name the lab's prompt greet is offered under
 //   TRANSPORT: http URL | stdio COMMAND [ARGS...]
-// Prints one JSON line: the capabilities and every answer; in the legacy era also the log messages of the lab's tool
-// log after logging/setLevel, and the progress of its tool progress_steps (the tools' names PROMPT's prefix and theirs).
+// Prints one JSON line: the capabilities and every answer; the log messages of the lab's tool log (legacy: after
+// logging/setLevel; 2026-07-28: the call asks for its level in _meta), the progress of its tool progress_steps (legacy),
+// and the notifications the lab sends outside any answer (a tool's description changed, resources/updated of a
+// subscribed resource, resources and prompts list_changed): legacy on the session, 2026-07-28 over HTTP on a
+// subscriptions/listen stream (the tools' names PROMPT's prefix and theirs).
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 
@@ -17,6 +20,57 @@ const client = new Client({ name: "execache-features-it", version: "1" }, { vers
 // the answer without what only one era or one server adds
 const plain = ({ _meta, resultType, ttlMs, cacheScope, ...rest }) => rest;
 const out = { mode, transport: transportKind, cache: {} };
+const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * What the lab sends outside any answer, as the client hears it: a tool's list changed, the subscribed readme updated,
+ * the resources' and prompts' lists changed; then, unsubscribed, the lab sends no update (it says whether it sent one).
+ */
+async function notifications(tool) {
+  const heard = { tools: 0, resources: 0, prompts: 0, updated: [] };
+  const uri = "lab://notes/readme";
+  let acknowledged = null;
+  if (out.era === "legacy") {
+    await client.subscribeResource({ uri });
+  } else {
+    client.setNotificationHandler("notifications/subscriptions/acknowledged", (notification) => {
+      acknowledged = notification.params;
+    });
+    // the answer is the stream itself: it stays open until the client closes
+    client.request({ method: "subscriptions/listen", params: { notifications: { toolsListChanged: true,
+      promptsListChanged: true, resourcesListChanged: true, resourceSubscriptions: [uri] } } },
+      { timeout: 300_000 }).catch(() => {});
+    for (let i = 0; i < 600 && acknowledged === null; i++) {
+      await pause(100);
+    }
+  }
+  client.setNotificationHandler("notifications/tools/list_changed", () => { heard.tools++; });
+  client.setNotificationHandler("notifications/resources/list_changed", () => { heard.resources++; });
+  client.setNotificationHandler("notifications/prompts/list_changed", () => { heard.prompts++; });
+  client.setNotificationHandler("notifications/resources/updated", (notification) => {
+    const { _meta, ...params } = notification.params;
+    heard.updated.push(params);
+  });
+  await client.callTool({ name: tool("set_description"), arguments: { tool: "get_count",
+    description: `The counter, described at ${Date.now()}.`, notify: true } });
+  const sent = {};
+  for (const method of ["notifications/resources/updated", "notifications/resources/list_changed",
+    "notifications/prompts/list_changed"]) {
+    sent[method] = JSON.parse((await client.callTool({ name: tool("notify"), arguments: { method, uri } })).content[0].text).sent;
+  }
+  for (let i = 0; i < 600 && (heard.tools === 0 || heard.resources === 0 || heard.prompts === 0
+      || heard.updated.length === 0); i++) {
+    await pause(100);
+  }
+  let sentAfter = null;
+  if (out.era === "legacy") {
+    await client.unsubscribeResource({ uri });
+    sentAfter = JSON.parse((await client.callTool({ name: tool("notify"),
+      arguments: { method: "notifications/resources/updated", uri } })).content[0].text).sent;
+  }
+  return { acknowledged: acknowledged?.notifications ?? null, sent, sentAfterUnsubscribe: sentAfter,
+    tools: heard.tools > 0, resources: heard.resources > 0, prompts: heard.prompts > 0, updated: heard.updated };
+}
 // execache's word on where a read came from, kept apart from the answer
 const read = (name, answer) => { out.cache[name] = answer?._meta?.["dev.execache/cache"]?.status ?? null; return plain(answer); };
 try {
@@ -36,17 +90,27 @@ try {
     argument: { name: "room", value: "ki" } }));
   out.styles = plain(await client.complete({ ref: { type: "ref/prompt", name: prompt },
     argument: { name: "style", value: "f" } }));
+  const tool = (name) => prompt.slice(0, prompt.length - "greet".length) + name;
+  const logs = [];
+  client.setNotificationHandler("notifications/message", (notification) => { logs.push(notification.params); });
+  const logged = { level: "warning", logger: "db", data: { rows: 3, table: "t" } };
   if (out.era === "legacy") {
-    const tool = (name) => prompt.slice(0, prompt.length - "greet".length) + name;
-    const logs = [];
-    client.setNotificationHandler("notifications/message", (notification) => { logs.push(notification.params); });
     await client.setLoggingLevel("info");
-    await client.callTool({ name: tool("log"), arguments: { level: "warning", logger: "db", data: { rows: 3, table: "t" } } });
+    await client.callTool({ name: tool("log"), arguments: logged });
     const steps = [];
     await client.callTool({ name: tool("progress_steps"), arguments: { steps: 3 } },
       { onprogress: (step) => steps.push(step) });
     out.progress = steps;
-    out.logs = logs;
+  } else {
+    // a message below the call's level is not passed on; the other comes on the call's own stream
+    await client.callTool({ name: tool("log"), arguments: { ...logged, level: "debug" },
+      _meta: { "io.modelcontextprotocol/logLevel": "info" } });
+    await client.callTool({ name: tool("log"), arguments: logged, _meta: { "io.modelcontextprotocol/logLevel": "info" } });
+  }
+  // the lab's messages, without what execache logs of the changes below
+  out.logs = [...logs];
+  if (out.era === "legacy" || transportKind === "http") {
+    out.notified = await notifications(tool);
   }
   try {
     await client.readResource({ uri: "lab://nowhere" });

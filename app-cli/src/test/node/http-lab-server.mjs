@@ -20,7 +20,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { InMemoryEventStore } from "@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, SetLevelRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { featureCapabilities, offerFeatures, progressSteps } from "./lab-features.mjs";
+import { featureCapabilities, notifyFeature, offerFeatures, progressSteps } from "./lab-features.mjs";
 
 const option = (name, otherwise) => {
   const at = process.argv.indexOf(`--${name}`);
@@ -70,6 +70,10 @@ if (features) {
       inputSchema: object({ steps: { type: "number" } }),
     },
     log_levels: { description: "The levels the client set with logging/setLevel, in order.", inputSchema: object() },
+    notify: {
+      description: "Sends the notification named to every session: notifications/resources/updated for uri (while it is subscribed to), notifications/resources/list_changed or notifications/prompts/list_changed; answers whether it sent it.",
+      inputSchema: object({ method: { type: "string" }, uri: { type: "string" } }),
+    },
   });
 }
 const levels = [];
@@ -104,6 +108,12 @@ async function callTool(name, args, extra, notify) {
     }
     case "log_levels":
       return text({ levels });
+    case "notify":
+      return text({ sent: await notifyFeature(async (notification) => {
+        for (const session of sessions.values()) {
+          await session.server.notification(notification).catch(() => {});
+        }
+      }, args.method, args.uri) });
     case "sleep":
       await new Promise((resolve) => setTimeout(resolve, args.ms));
       return text({ slept: args.ms });

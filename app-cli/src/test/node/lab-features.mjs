@@ -3,11 +3,33 @@
 // test can compare either's answers with the other's.
 import {
   CompleteRequestSchema, GetPromptRequestSchema, ListPromptsRequestSchema, ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema, ReadResourceRequestSchema, McpError,
+  ListResourceTemplatesRequestSchema, ReadResourceRequestSchema, McpError, SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 
 /** The capabilities a server that offers these declares, beside its own. */
-export const featureCapabilities = { resources: {}, prompts: {}, completions: {} };
+export const featureCapabilities = { resources: { subscribe: true, listChanged: true }, prompts: { listChanged: true },
+  completions: {} };
+
+/** The URIs a client subscribed to (resources/subscribe) and has not unsubscribed from. */
+const subscribed = new Set();
+
+/**
+ * Sends (with send) one notification of the features: notifications/resources/updated for uri (only while it is subscribed to, so
+ * that a test sees the subscription reached the server), or notifications/resources/list_changed or
+ * notifications/prompts/list_changed. Answers whether it sent it.
+ */
+export async function notifyFeature(send, method, uri) {
+  if (method === "notifications/resources/updated") {
+    if (!subscribed.has(uri)) {
+      return false;
+    }
+    await send({ method, params: { uri } });
+    return true;
+  }
+  await send({ method });
+  return true;
+}
 
 /** Answers resources/*, prompts/* and completion/complete on an SDK server. */
 export function offerFeatures(server) {
@@ -21,6 +43,14 @@ export function offerFeatures(server) {
   const styles = ["formal", "friendly", "funny"];
   const prefixed = (values, value) => values.filter((each) => each.startsWith(value));
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources }));
+  server.setRequestHandler(SubscribeRequestSchema, async (request) => {
+    subscribed.add(request.params.uri);
+    return {};
+  });
+  server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
+    subscribed.delete(request.params.uri);
+    return {};
+  });
   server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
     resourceTemplates: [{ uriTemplate: "lab://rooms/{room}", name: "room", mimeType: "text/plain" }],
   }));

@@ -8,7 +8,7 @@ import { existsSync, writeFileSync } from "node:fs";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, SetLevelRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { offerFeatures, progressSteps } from "./lab-features.mjs";
+import { featureCapabilities, notifyFeature, offerFeatures, progressSteps } from "./lab-features.mjs";
 
 const readOnly = { readOnlyHint: true };
 const object = (properties = {}) => ({ type: "object", properties });
@@ -44,6 +44,10 @@ const tools = {
     inputSchema: object({ steps: { type: "number" } }),
   },
   log_levels: { description: "The levels the client set with logging/setLevel, in order.", inputSchema: object() },
+  notify: {
+    description: "(LAB_FEATURES=1) Sends the notification named: notifications/resources/updated for uri (while it is subscribed to), notifications/resources/list_changed or notifications/prompts/list_changed; answers whether it sent it.",
+    inputSchema: object({ method: { type: "string" }, uri: { type: "string" } }),
+  },
   set_description: {
     description: "Changes a tool's description; notify: send tools/list_changed.",
     inputSchema: object({ tool: { type: "string" }, description: { type: "string" }, notify: { type: "boolean" } }),
@@ -118,7 +122,7 @@ if (hold) {
 // LAB_FEATURES=1: it offers resources (a text one, a binary one, a template), a prompt with arguments and completion
 const features = process.env.LAB_FEATURES === "1";
 const server = new Server({ name: "lab", version: "1.0.0" }, {
-  capabilities: { tools: { listChanged: true }, logging: {}, ...(features ? { resources: {}, prompts: {}, completions: {} } : {}) },
+  capabilities: { tools: { listChanged: true }, logging: {}, ...(features ? featureCapabilities : {}) },
   instructions: "The lab counts the calls it serves.",
 });
 if (features) {
@@ -213,6 +217,8 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     }
     case "log_levels":
       return text({ levels });
+    case "notify":
+      return text({ sent: await notifyFeature((notification) => server.notification(notification), args.method, args.uri) });
     case "pid":
       return text({ pid: process.pid });
     case "trace_context":

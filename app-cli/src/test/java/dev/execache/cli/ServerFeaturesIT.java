@@ -22,8 +22,12 @@ import org.junit.jupiter.params.provider.CsvSource;
  * through {@code execache serve} as the server answers them directly, but for the prompt's name, whether the server is
  * a command server or a url server: the official TypeScript client (features-client.mjs) asks the lab server
  * (LAB_FEATURES=1) directly, then execache in each era over HTTP (one serve of command servers and one of url servers,
- * each with a second lab that lists the same URIs) and on stdio (the lab with {@code prefix: false}), where its log
- * messages and progress come back too. The url lab (http-lab-server.mjs --features) answers as the command lab does.
+ * each with a second lab that lists the same URIs) and on stdio (the lab with {@code prefix: false}). Its log messages
+ * come back tagged with its name (2025-11-25: at the session's level, over HTTP on the session's stream; 2026-07-28: at
+ * the level the call asked for, on the call's stream), as does its progress on stdio; what it sends outside any answer
+ * (a tool list changed, a subscribed resource updated, the resources' and prompts' lists changed) reaches the agent on
+ * stdio and over HTTP (2025-11-25: the session's GET stream; 2026-07-28: a subscriptions/listen stream). The url lab
+ * (http-lab-server.mjs --features) answers as the command lab does.
  */
 class ServerFeaturesIT {
     private static final Map<String, String> NO_POOL = Map.of("EXECACHE_WARM_POOL", "0");
@@ -98,6 +102,8 @@ class ServerFeaturesIT {
         JsonNode out = client(List.of(mode, "lab__greet", "http", serve.url()), Map.of());
 
         assertSameAsDirect(out, mode, "lab__greet");
+        assertLogsPassedOn(out);
+        assertNotificationsPassedOn(out, mode);
         // the twin lists the same URIs and template: they are the first server's, the twin's are left out, said once
         assertThat(serve.stderr()).anyMatch(line -> line.contains("server twin: its resource lab://notes/readme is not"
                 + " offered: server lab offers the same URI"));
@@ -116,12 +122,9 @@ class ServerFeaturesIT {
 
         assertSameAsDirect(out, mode, "greet");
         assertThat(promptNames(out)).containsExactly("greet");
+        assertLogsPassedOn(out);
         if (mode.equals("legacy")) {
-            // the agent's level reached the server, whose message comes back tagged with its name
-            assertThat(out.get("logs")).hasSize(1);
-            assertThat(out.at("/logs/0/logger").textValue()).isEqualTo("lab/db");
-            assertThat(out.at("/logs/0/level").textValue()).isEqualTo("warning");
-            assertThat(out.at("/logs/0/data").toString()).isEqualTo("{\"rows\":3,\"table\":\"t\"}");
+            assertNotificationsPassedOn(out, mode);
             // the server reports progress 1, 2, 3 of 3 under execache's token; the agent gets it under its own
             List<String> steps = List.of("{\"progress\":1,\"total\":3,\"message\":\"step 1\"}",
                     "{\"progress\":2,\"total\":3,\"message\":\"step 2\"}",
@@ -166,6 +169,41 @@ class ServerFeaturesIT {
         offered.put("name", "greet");
         assertThat(offered).isEqualTo(direct.at("/prompts/prompts/0"));
         assertThat((ArrayNode) direct.at("/prompts/prompts")).hasSize(1);
+    }
+
+    /**
+     * The agent's level reached the server (2025: logging/setLevel; 2026-07-28: the call's _meta), whose message comes
+     * back tagged with its name; the one below the 2026 call's level does not.
+     */
+    private static void assertLogsPassedOn(JsonNode out) {
+        assertThat(direct.get("logs")).hasSize(1);
+        assertThat(out.get("logs")).hasSize(1);
+        assertThat(out.at("/logs/0/logger").textValue()).isEqualTo("lab/db");
+        assertThat(out.at("/logs/0/level")).isEqualTo(direct.at("/logs/0/level"));
+        assertThat(out.at("/logs/0/data")).isEqualTo(direct.at("/logs/0/data"));
+        assertThat(out.at("/logs/0/data").toString()).isEqualTo("{\"rows\":3,\"table\":\"t\"}");
+    }
+
+    /** What the lab sent outside any answer reached the agent as it reaches a client of the lab directly. */
+    private static void assertNotificationsPassedOn(JsonNode out, String mode) {
+        JsonNode heard = out.get("notified");
+        JsonNode directly = direct.get("notified");
+        for (String list : List.of("tools", "resources", "prompts")) {
+            assertThat(directly.get(list).booleanValue()).as(list).isTrue();
+            assertThat(heard.get(list).booleanValue()).as(list).isTrue();
+        }
+        // the subscription reached the lab, which sent the update only then; the agent got it unchanged
+        assertThat(heard.get("sent")).isEqualTo(directly.get("sent"));
+        assertThat(directly.at("/updated/0/uri").textValue()).isEqualTo("lab://notes/readme");
+        assertThat(heard.at("/updated/0")).isEqualTo(directly.at("/updated/0"));
+        if (mode.equals("legacy")) {
+            // and the unsubscription too: the lab sends no update any more
+            assertThat(directly.get("sentAfterUnsubscribe").booleanValue()).isFalse();
+            assertThat(heard.get("sentAfterUnsubscribe").booleanValue()).isFalse();
+        } else {
+            assertThat(heard.at("/acknowledged/toolsListChanged").booleanValue()).isTrue();
+            assertThat(heard.at("/acknowledged/resourceSubscriptions/0").textValue()).isEqualTo("lab://notes/readme");
+        }
     }
 
     private static List<String> promptNames(JsonNode out) {

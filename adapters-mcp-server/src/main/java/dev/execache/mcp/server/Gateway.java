@@ -113,6 +113,8 @@ public final class Gateway implements CodeTools {
     private volatile InFlightCalls calls = new InFlightCalls();
     /** Where serve sends a call's notifications (its progress) to the agent that made it. */
     private volatile BiConsumer<String, ObjectNode> notifications = (method, params) -> { };
+    /** The level the servers were last asked to log from; null until one was asked. */
+    private McpSchema.LoggingLevel askedLevel;
 
     public Gateway(ToolCatalog catalog, CacheStore store, MutableToolVersions versions, GatewayPolicy config,
             CachePolicy policy, Clock clock) {
@@ -248,7 +250,30 @@ public final class Gateway implements CodeTools {
     }
 
     void setLogLevel(McpSchema.LoggingLevel level) {
+        synchronized (this) {
+            askedLevel = level;
+        }
         catalog.setLogLevel(level.name().toLowerCase(Locale.ROOT));
+    }
+
+    /**
+     * Asks the servers to log from {@code level} up unless they were asked for a lower level already: over HTTP
+     * many agents ask, each for its own level, and execache passes on to each only what it asked for.
+     */
+    void logFrom(McpSchema.LoggingLevel level) {
+        synchronized (this) {
+            if (askedLevel != null && askedLevel.level() <= level.level()) {
+                return;
+            }
+            askedLevel = level;
+        }
+        catalog.setLogLevel(level.name().toLowerCase(Locale.ROOT));
+    }
+
+    /** The server of an offered gateway tool; null for a name that is not one. */
+    synchronized String serverOf(String offeredName) {
+        CatalogTool tool = offered.get(offeredName);
+        return tool == null ? null : tool.server();
     }
 
     /**
@@ -257,11 +282,16 @@ public final class Gateway implements CodeTools {
      * level and data as the server sent them.
      */
     void onLog(Consumer<ObjectNode> sink) {
+        onServerLog((server, tagged) -> sink.accept(tagged));
+    }
+
+    /** As {@link #onLog}, told the server's name too. */
+    void onServerLog(BiConsumer<String, ObjectNode> sink) {
         catalog.addLogListener((server, message) -> {
             ObjectNode tagged = Json.MAPPER.valueToTree(message);
             JsonNode logger = tagged.get("logger");
             tagged.put("logger", logger != null && logger.isTextual() ? server + "/" + logger.textValue() : server);
-            sink.accept(tagged);
+            sink.accept(server, tagged);
         });
     }
 

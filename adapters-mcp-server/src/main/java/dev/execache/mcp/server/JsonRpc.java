@@ -30,6 +30,8 @@ final class JsonRpc {
     /** The envelope's client info ({@code name}, {@code version}): who asks, as {@code initialize} said it before. */
     static final String CLIENT_INFO_META = "io.modelcontextprotocol/clientInfo";
     static final String DISCOVER = "server/discover";
+    /** The 2026-07-28 era's stream of the list changes and resource updates a client opts in to. */
+    static final String LISTEN = "subscriptions/listen";
     static final String CANCELLED = "notifications/cancelled";
     static final int HEADER_MISMATCH = -32020;
     static final int UNSUPPORTED_PROTOCOL_VERSION = -32022;
@@ -174,7 +176,7 @@ final class JsonRpc {
             return true;
         }
         return switch (method) {
-            case DISCOVER -> modern;
+            case DISCOVER, LISTEN -> modern;
             case McpSchema.METHOD_INITIALIZE, McpSchema.METHOD_PING, McpSchema.METHOD_LOGGING_SET_LEVEL,
                     McpSchema.METHOD_RESOURCES_SUBSCRIBE, McpSchema.METHOD_RESOURCES_UNSUBSCRIBE -> !modern;
             default -> false;
@@ -239,6 +241,29 @@ final class JsonRpc {
                 }
                 yield params.path("argument").path("name").isTextual() && params.path("argument").path("value").isTextual()
                         ? null : "Invalid params: params.argument must have a name and a value, both strings";
+            }
+            case LISTEN -> {
+                if (!params.path("notifications").isObject()) {
+                    yield "Invalid params: params.notifications must be an object naming the notifications to send";
+                }
+                for (String flag : List.of("toolsListChanged", "promptsListChanged", "resourcesListChanged")) {
+                    JsonNode value = params.get("notifications").get(flag);
+                    if (value != null && !value.isBoolean()) {
+                        yield "Invalid params: params.notifications." + flag + " must be a boolean";
+                    }
+                }
+                JsonNode uris = params.get("notifications").get("resourceSubscriptions");
+                if (uris != null) {
+                    if (!uris.isArray()) {
+                        yield "Invalid params: params.notifications.resourceSubscriptions must be an array of URIs";
+                    }
+                    for (JsonNode uri : uris) {
+                        if (!uri.isTextual()) {
+                            yield "Invalid params: params.notifications.resourceSubscriptions must be an array of URIs";
+                        }
+                    }
+                }
+                yield null;
             }
             case McpSchema.METHOD_RESOURCES_LIST, McpSchema.METHOD_RESOURCES_TEMPLATES_LIST, McpSchema.METHOD_PROMPT_LIST,
                     McpSchema.METHOD_TOOLS_LIST -> {

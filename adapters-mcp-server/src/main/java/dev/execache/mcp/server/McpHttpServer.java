@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.core.spi.AgentRefusedException;
+import dev.execache.core.spi.ServerRefusedException;
 import dev.execache.core.spi.ToolCatalog;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.spec.McpSchema;
@@ -73,6 +74,9 @@ public final class McpHttpServer implements AutoCloseable {
             + "img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
     /** How often a running tool call's stream is written to, so that a client gone is noticed. */
     private static final Duration HEARTBEAT = Duration.ofMillis(250);
+    /** How often a notification stream (a session's GET, a listen answer) is written to when nothing happens. */
+    private static final Duration OPEN_STREAM_HEARTBEAT = Duration.ofSeconds(15);
+    static final String SESSION_HEADER = "Mcp-Session-Id";
 
     private final StatelessProtocol protocol;
     private final HttpServeSettings settings;
@@ -94,6 +98,8 @@ public final class McpHttpServer implements AutoCloseable {
         return thread;
     });
     private final InFlightCalls calls;
+    /** The servers' notifications to agents: 2025 sessions and 2026-07-28 listen streams; null without servers. */
+    private final HttpNotifications notifications;
 
     public McpHttpServer(ServeTools tools, String version, HttpServeSettings settings) {
         this(tools, version, settings, null);
@@ -115,7 +121,16 @@ public final class McpHttpServer implements AutoCloseable {
         this.protocol = new StatelessProtocol(tools, version, new JacksonMcpJsonMapper(new ObjectMapper()),
                 (method, params) -> { });
         if (tools.gateway() != null) {
-            tools.gateway().onChange(protocol::replaceTools);
+            this.notifications = new HttpNotifications(tools.gateway(), System::nanoTime);
+            protocol.deliverNotifications();
+            tools.gateway().onChange((changed, withdrawn) -> {
+                protocol.replaceTools(changed, withdrawn);
+                notifications.toolsChanged();
+            });
+            long every = Math.max(1000, Math.min(OPEN_STREAM_HEARTBEAT.toMillis(), settings.idleTimeout().toMillis() / 2));
+            heartbeats.scheduleWithFixedDelay(notifications::keepAlive, every, every, TimeUnit.MILLISECONDS);
+        } else {
+            this.notifications = null;
         }
         this.access = new HttpAccess(settings, this::url);
         this.permits = new Semaphore(settings.maxConcurrent());
@@ -182,6 +197,10 @@ public final class McpHttpServer implements AutoCloseable {
         }
         calls.cancelAll();
         relayed.failAll("execache is stopping");
+        if (notifications != null) {
+            // a listen stream ends with its answer: the subscription ended, not the connection lost
+            notifications.close(id -> JsonRpc.response(id, listenEnded(id)));
+        }
         long deadline = System.nanoTime() + settings.drainLimit().toNanos();
         synchronized (answering) {
             while (answering.get() > 0 && System.nanoTime() < deadline) {
@@ -204,6 +223,16 @@ public final class McpHttpServer implements AutoCloseable {
         heartbeats.shutdownNow();
         dashboard.close();
         protocol.close();
+    }
+
+    /** The answer that ends a subscriptions/listen stream gracefully. */
+    private String listenEnded(JsonNode id) {
+        ObjectNode result = Json.MAPPER.createObjectNode();
+        ObjectNode meta = result.putObject("_meta");
+        meta.set(HttpNotifications.SUBSCRIPTION_ID_META, id);
+        meta.putObject(JsonRpc.SERVER_INFO_META).put("name", "execache");
+        result.put("resultType", "complete");
+        return Json.write(result);
     }
 
     private static byte[] page(String file) {
@@ -251,10 +280,16 @@ public final class McpHttpServer implements AutoCloseable {
             if (decision.refusal() != null) {
                 return refuse(response, callback, decision.refusal());
             }
+            String sessionId = request.getHeaders().get(SESSION_HEADER);
+            if (notifications != null && sessionId != null && !"POST".equals(request.getMethod())) {
+                return session(request, response, callback, sessionId, decision.caller());
+            }
             if (!"POST".equals(request.getMethod())) {
                 response.getHeaders().put(HttpHeader.ALLOW, "POST");
-                return refuse(response, callback, 405, -32000, "Method Not Allowed: this server is stateless; "
-                        + "send each message as a POST (there is no session stream to GET or DELETE)");
+                return refuse(response, callback, 405, -32000, "Method Not Allowed: send each message as a POST"
+                        + (notifications == null ? " (without servers behind execache there is no session stream to GET"
+                        + " or DELETE)" : " (a GET stream or a DELETE names the session initialize gave: "
+                        + SESSION_HEADER + ")"));
             }
             if (draining.get()) {
                 return refuse(response, callback, 503, -32000, "the server is shutting down; send it again to another "
@@ -298,6 +333,59 @@ public final class McpHttpServer implements AutoCloseable {
                 }
             }
             return true;
+        }
+
+        /** A 2025 session's GET stream, or its end (DELETE). */
+        private boolean session(Request request, Response response, Callback callback, String id,
+                HttpAccess.Caller caller) {
+            String method = request.getMethod();
+            if ("DELETE".equals(method)) {
+                if (!notifications.end(id, caller.agent())) {
+                    return refuse(response, callback, 404, -32001, "Not Found: no session " + printable(id)
+                            + " of this caller here");
+                }
+                response.setStatus(200);
+                callback.succeeded();
+                return true;
+            }
+            if (!"GET".equals(method)) {
+                response.getHeaders().put(HttpHeader.ALLOW, "GET, POST, DELETE");
+                return refuse(response, callback, 405, -32000, "Method Not Allowed: GET opens the session's stream, "
+                        + "DELETE ends it, POST sends a message");
+            }
+            if (draining.get()) {
+                return refuse(response, callback, 503, -32000, "the server is shutting down; open the stream again "
+                        + "once it is back, or at another instance");
+            }
+            String accept = request.getHeaders().get(HttpHeader.ACCEPT);
+            if (accept == null || !accept.toLowerCase(Locale.ROOT).contains("text/event-stream")) {
+                return refuse(response, callback, 406, McpSchema.ErrorCodes.INVALID_REQUEST,
+                        "Not Acceptable: the session's stream is text/event-stream");
+            }
+            HttpNotifications.Session session = notifications.session(id, caller.agent());
+            if (session == null) {
+                return refuse(response, callback, 404, -32001, "Not Found: session " + printable(id)
+                        + " is another caller's");
+            }
+            NotificationStream[] opened = new NotificationStream[1];
+            opened[0] = openStream(request, response, callback, () -> notifications.detach(session, opened[0]));
+            if (!notifications.attach(session, opened[0])) {
+                opened[0].end(null);
+                LOG.log(Level.DEBUG, "a second GET stream for one session was refused");
+                return true;
+            }
+            opened[0].keepAlive();
+            return true;
+        }
+
+        /** A long-lived SSE answer, ended by the server (a stop, a session's end) or noticed gone by a write. */
+        private NotificationStream openStream(Request request, Response response, Callback callback, Runnable onGone) {
+            response.setStatus(200);
+            response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/event-stream");
+            response.getHeaders().put(HttpHeader.CACHE_CONTROL, "no-cache, no-transform");
+            response.getHeaders().put("X-Accel-Buffering", "no");
+            request.addIdleTimeoutListener(timeout -> false);
+            return new NotificationStream(response, callback, onGone);
         }
 
         /** The dashboard's files, its data and /metrics: read-only, GET (or HEAD). */
@@ -440,6 +528,9 @@ public final class McpHttpServer implements AutoCloseable {
             }
             String callId = "http-" + callIds.incrementAndGet();
             String agent = caller.agent();
+            if (notifications != null && sessional(request, response, callback, checked, streams, caller)) {
+                return;
+            }
             if (needed == Scope.ADMIN) {
                 // what changes the cache for everyone says who asked for it
                 LOG.log(Level.INFO, (agent == null ? "a client" : "agent " + agent) + " calls "
@@ -461,6 +552,68 @@ public final class McpHttpServer implements AutoCloseable {
             } catch (IOException | RuntimeException e) {
                 callback.failed(e);
             }
+        }
+
+        /**
+         * What a session or a listen stream answers itself (true), else nothing (false): the 2025 era's initialize
+         * opens a session, logging/setLevel and resources/subscribe and unsubscribe are kept by it; the 2026-07-28
+         * era's subscriptions/listen opens a stream.
+         */
+        private boolean sessional(Request request, Response response, Callback callback, JsonRpc.Request checked,
+                boolean streams, HttpAccess.Caller caller) {
+            String method = checked.method();
+            if (checked.modern()) {
+                if (!JsonRpc.LISTEN.equals(method)) {
+                    return false;
+                }
+                if (!streams) {
+                    sendJson(response, callback, 406, JsonRpc.error(checked.id(), McpSchema.ErrorCodes.INVALID_REQUEST,
+                            "Not Acceptable: " + method + " is answered as text/event-stream; accept it", null));
+                    return true;
+                }
+                NotificationStream[] opened = new NotificationStream[1];
+                opened[0] = openStream(request, response, callback, () -> notifications.listenEnded(opened[0]));
+                notifications.listen(checked.id(), (ObjectNode) checked.params().get("notifications"), opened[0]);
+                return true;
+            }
+            String id = request.getHeaders().get(SESSION_HEADER);
+            if (McpSchema.METHOD_INITIALIZE.equals(method)) {
+                response.getHeaders().put(SESSION_HEADER, notifications.open(caller.agent()));
+                return false;
+            }
+            HttpNotifications.Session session = id == null ? null : notifications.session(id, caller.agent());
+            if (id != null && session == null) {
+                refuse(response, callback, 404, -32001, "Not Found: session " + printable(id) + " is another caller's");
+                return true;
+            }
+            boolean subscribing = McpSchema.METHOD_RESOURCES_SUBSCRIBE.equals(method);
+            if (McpSchema.METHOD_LOGGING_SET_LEVEL.equals(method) && session != null) {
+                notifications.setLevel(session, JsonRpc.level(checked.params().get("level")));
+                return false;
+            }
+            if (!subscribing && !McpSchema.METHOD_RESOURCES_UNSUBSCRIBE.equals(method)) {
+                return false;
+            }
+            String answer;
+            if (session == null) {
+                answer = JsonRpc.error(checked.id(), McpSchema.ErrorCodes.INVALID_REQUEST, "Invalid Request: " + method
+                        + " needs a session to send the updates on: send initialize first and then the "
+                        + SESSION_HEADER + " header it answers", null);
+            } else {
+                try {
+                    String uri = checked.params().get("uri").textValue();
+                    if (subscribing) {
+                        notifications.subscribe(session, uri);
+                    } else {
+                        notifications.unsubscribe(session, uri);
+                    }
+                    answer = JsonRpc.response(checked.id(), "{}");
+                } catch (ServerRefusedException e) {
+                    answer = JsonRpc.error(checked.id(), e.code(), e.getMessage(), null);
+                }
+            }
+            sendJson(response, callback, 200, answer);
+            return true;
         }
 
         /** A tool call answered as an SSE stream: its notifications, then its answer. A closed stream cancels it. */

@@ -64,6 +64,8 @@ final class StatelessProtocol implements AutoCloseable {
     private volatile boolean sessionHearsListChanges;
     /** Gateway calls of the 2026-07-28 era whose server asked the agent something, until the agent answers. */
     private final InputRounds rounds = new InputRounds();
+    /** Whether the transport delivers list changes and resource updates (HTTP's sessions and listen streams). */
+    private volatile boolean notifies;
 
     /**
      * @param fallback where notifications of requests that have no stream of their own go (the
@@ -80,6 +82,18 @@ final class StatelessProtocol implements AutoCloseable {
         serveTools.specifications().forEach(spec -> tools.put(spec.tool().name(), spec));
         serveTools.notifyWith(this::route);
         Logger.getLogger("dev.execache").addHandler(logs);
+        if (gateway != null) {
+            // a server's log messages during a call of the 2026-07-28 era that asked for them go on the call's stream
+            gateway.onServerLog(this::serverLogged);
+        }
+    }
+
+    /**
+     * The transport delivers the servers' list changes and resource updates (HTTP: 2025 sessions' streams and
+     * 2026-07-28 listen streams): initialize and server/discover declare them.
+     */
+    void deliverNotifications() {
+        notifies = gateway != null;
     }
 
     /** The 2025 era's tools/list is asked on a session that hears list_changed (stdio): it answers what is offered now. */
@@ -179,6 +193,9 @@ final class StatelessProtocol implements AutoCloseable {
                 case McpSchema.METHOD_TOOLS_LIST -> result(id, toolList(modern), modern, method);
                 case McpSchema.METHOD_TOOLS_CALL -> callTool(span, id, params, modern, callId, stream, agent, asker);
                 case McpSchema.METHOD_INITIALIZE -> initialize(id, params);
+                // a stream of its own, which only the HTTP transport answers
+                case JsonRpc.LISTEN -> JsonRpc.error(id, McpSchema.ErrorCodes.METHOD_NOT_FOUND, "Method not found: "
+                        + method + " (execache answers it over HTTP only)", null);
                 // no session keeps the level: on HTTP a client sets it per request, in _meta
                 case McpSchema.METHOD_LOGGING_SET_LEVEL -> result(id, Json.MAPPER.createObjectNode(), false, method);
                 default -> ServerFeatures.METHODS.contains(method) ? serverFeature(request)
@@ -293,7 +310,13 @@ final class StatelessProtocol implements AutoCloseable {
         String streamKey = null;
         if (stream != null) {
             streamKey = "execache-" + ids.incrementAndGet();
-            streams.put(streamKey, new Stream(token, stream, modern ? JsonRpc.level(meta.get(JsonRpc.LOG_LEVEL_META)) : null));
+            McpSchema.LoggingLevel level = modern ? JsonRpc.level(meta.get(JsonRpc.LOG_LEVEL_META)) : null;
+            String server = gateway == null ? null : gateway.serverOf(name);
+            if (level != null && server != null) {
+                // the server is asked to log from the call's level (or a lower one another agent asked for)
+                gateway.logFrom(level);
+            }
+            streams.put(streamKey, new Stream(token, stream, level, server));
             if (token != null) {
                 meta.put("progressToken", streamKey);
             }
@@ -375,16 +398,17 @@ final class StatelessProtocol implements AutoCloseable {
 
     private ObjectNode capabilities() {
         ObjectNode capabilities = Json.MAPPER.createObjectNode();
-        // no session, so no notifications/tools/list_changed: tools/list's ttlMs says when to list again
-        capabilities.putObject("tools").put("listChanged", false);
+        // list changes and resource updates only where the transport delivers them (HTTP with servers behind); else
+        // tools/list's ttlMs says when to list again
+        boolean delivered = notifies;
+        capabilities.putObject("tools").put("listChanged", delivered);
         capabilities.putObject("logging");
         Set<String> offered = serveTools.gateway() == null ? Set.of() : serveTools.gateway().features().offered();
-        // no session, so no list_changed or subscriptions
         if (offered.contains("resources")) {
-            capabilities.putObject("resources").put("listChanged", false).put("subscribe", false);
+            capabilities.putObject("resources").put("listChanged", delivered).put("subscribe", delivered);
         }
         if (offered.contains("prompts")) {
-            capabilities.putObject("prompts").put("listChanged", false);
+            capabilities.putObject("prompts").put("listChanged", delivered);
         }
         if (offered.contains("completions")) {
             capabilities.putObject("completions");
@@ -491,7 +515,27 @@ final class StatelessProtocol implements AutoCloseable {
         Logger.getLogger("dev.execache").removeHandler(logs);
     }
 
-    private record Stream(JsonNode token, BiConsumer<String, ObjectNode> sink, LoggingLevel logLevel) {
+    /**
+     * A request's stream: its progress token, where its notifications go, the log level it asked for (2026-07-28:
+     * per request; null for none) and the server of the gateway tool it calls (null for none).
+     */
+    private record Stream(JsonNode token, BiConsumer<String, ObjectNode> sink, LoggingLevel logLevel, String server) {
+    }
+
+    /** A server's log message goes to the streams of the calls to it that asked for its level. */
+    private void serverLogged(String server, ObjectNode message) {
+        if (streams.isEmpty()) {
+            return;
+        }
+        LoggingLevel level = JsonRpc.level(message.get("level"));
+        if (level == null) {
+            return;
+        }
+        for (Stream stream : streams.values()) {
+            if (server.equals(stream.server()) && stream.logLevel() != null && level.level() >= stream.logLevel().level()) {
+                stream.sink().accept(McpSchema.METHOD_NOTIFICATION_MESSAGE, message);
+            }
+        }
     }
 
     /** What execache logs while a request runs goes to that request's stream, at the level it asked for. */

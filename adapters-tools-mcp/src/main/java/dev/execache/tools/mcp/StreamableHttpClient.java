@@ -74,6 +74,8 @@ final class StreamableHttpClient implements AutoCloseable {
     /** What the server said of itself (server/discover or initialize); null for nothing. */
     private volatile String instructions;
     private volatile boolean closed;
+    /** The 2026-07-28 era's log level, sent in every request's _meta; null: none asked. */
+    private volatile String logLevel;
     private volatile Thread listener;
     private volatile InputStream listening;
     /** Counted down when the notification stream is open (or cannot be), so that open() returns listening. */
@@ -143,6 +145,11 @@ final class StreamableHttpClient implements AutoCloseable {
                 || capabilities.has("logging"))) {
             listen(deadline);
         }
+    }
+
+    /** The level a 2026-07-28 server is to log from, sent with every request from now on. */
+    void logLevel(String level) {
+        logLevel = level;
     }
 
     /** What the server said of itself when it was opened, null for nothing. */
@@ -216,6 +223,10 @@ final class StreamableHttpClient implements AutoCloseable {
             meta.put(META + "protocolVersion", MODERN);
             meta.putObject(META + "clientCapabilities");
             meta.putObject(META + "clientInfo").put("name", "execache").put("version", "gateway");
+            String level = logLevel;
+            if (level != null) {
+                meta.put(META + "logLevel", level);
+            }
         }
         return copy;
     }

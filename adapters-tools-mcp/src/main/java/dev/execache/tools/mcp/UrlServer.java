@@ -499,9 +499,16 @@ final class UrlServer extends Downstream {
         }
     }
 
-    /** logging/setLevel, to a server of a session that declared it logs (in the 2026-07-28 era there is no such request). */
+    /**
+     * logging/setLevel, to a server of a session that declared it logs; in the 2026-07-28 era, where the level travels
+     * per request, every request carries it in {@code _meta} and the messages come on that request's stream.
+     */
     private void askLogLevel(StreamableHttpClient current, McpSchema.LoggingLevel level) {
-        if (current.modern() || current.capabilities() == null || !current.capabilities().has("logging")) {
+        if (current.capabilities() == null || !current.capabilities().has("logging")) {
+            return;
+        }
+        if (current.modern()) {
+            current.logLevel(level.name().toLowerCase(java.util.Locale.ROOT));
             return;
         }
         ObjectNode params = json.createObjectNode();

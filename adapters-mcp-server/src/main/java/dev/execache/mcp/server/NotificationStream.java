@@ -1,0 +1,130 @@
+package dev.execache.mcp.server;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+
+/**
+ * A long-lived SSE stream of notifications over HTTP (a 2025 session's GET stream, a 2026-07-28
+ * {@code subscriptions/listen} answer). Unlike a tool call's stream it holds no thread: events are
+ * queued and written one after another by Jetty's callbacks, so a server's notification never waits
+ * for a slow client. A client that reads nothing for {@value #MAX_QUEUED} events, or whose write
+ * fails, is gone: the stream ends and {@code onGone} is told once.
+ */
+final class NotificationStream {
+    static final int MAX_QUEUED = 256;
+
+    private final Response response;
+    private final Callback finished;
+    private final Runnable onGone;
+    private final ArrayDeque<Item> queue = new ArrayDeque<>();
+    private boolean writing;
+    private boolean ending;
+    private boolean ended;
+
+    private record Item(byte[] bytes, boolean last) {
+    }
+
+    /**
+     * @param finished the HTTP request's callback, completed when the stream ends
+     * @param onGone told once when the stream ended, whoever ended it
+     */
+    NotificationStream(Response response, Callback finished, Runnable onGone) {
+        this.response = response;
+        this.finished = finished;
+        this.onGone = onGone;
+    }
+
+    /** Queues one JSON-RPC message as an event; false when the stream has ended. */
+    boolean send(String json) {
+        return enqueue(event(json), false);
+    }
+
+    /** A comment line, so that a client that went away is noticed and intermediaries keep the stream open. */
+    boolean keepAlive() {
+        return enqueue(":\n\n", false);
+    }
+
+    /** Ends the stream after what is queued, with one last message (null for none). */
+    void end(String lastJson) {
+        enqueue(lastJson == null ? "" : event(lastJson), true);
+    }
+
+    synchronized boolean isOpen() {
+        return !ending && !ended;
+    }
+
+    static String event(String json) {
+        return "event: message\ndata: " + JsonText.escapeLoneSurrogates(json.replace("\r\n", "\\n")
+                .replace("\n", "\\n").replace("\r", "\\n")) + "\n\n";
+    }
+
+    private boolean enqueue(String text, boolean last) {
+        boolean overflow = false;
+        synchronized (this) {
+            if (ending || ended) {
+                return false;
+            }
+            if (queue.size() >= MAX_QUEUED) {
+                overflow = true;
+            } else {
+                queue.add(new Item(text.getBytes(StandardCharsets.UTF_8), last));
+                ending = last;
+                if (writing) {
+                    return true;
+                }
+                writing = true;
+            }
+        }
+        if (overflow) {
+            finish(false);
+            return false;
+        }
+        writeNext();
+        return true;
+    }
+
+    private void writeNext() {
+        Item item;
+        synchronized (this) {
+            item = queue.poll();
+            if (item == null || ended) {
+                writing = false;
+                return;
+            }
+        }
+        response.write(item.last(), ByteBuffer.wrap(item.bytes()), new Callback() {
+            @Override
+            public void succeeded() {
+                if (item.last()) {
+                    finish(true);
+                } else {
+                    writeNext();
+                }
+            }
+
+            @Override
+            public void failed(Throwable failure) {
+                finish(false);
+            }
+        });
+    }
+
+    private void finish(boolean written) {
+        synchronized (this) {
+            if (ended) {
+                return;
+            }
+            ended = true;
+            queue.clear();
+        }
+        if (written) {
+            finished.succeeded();
+        } else {
+            finished.failed(new java.io.IOException("the client's notification stream is gone"));
+        }
+        onGone.run();
+    }
+}
