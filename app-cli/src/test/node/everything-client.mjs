@@ -3,7 +3,8 @@
 // serve in front of it (the server under its own names, prefix: false).
 // Usage: node everything-client.mjs TRANSPORT TARGET...
 //   TRANSPORT: http URL | stdio COMMAND [ARGS...]
-// Prints one JSON line: every answer, and what the server asked the client.
+// Prints one JSON line: every answer, what the server asked the client, a subscribed resource's update and the server's
+// log messages.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -74,18 +75,24 @@ try {
   out.completion = plain(await client.complete({ ref: { type: "ref/prompt", name: "completable-prompt" },
     argument: { name: "department", value: "E" } }));
   out.resource = plain(await client.readResource({ uri: "demo://resource/dynamic/text/1" }));
-  if (transportKind === "stdio") {
-    // a subscribed resource's updates: the server sends one at once when its simulated updates are turned on
-    out.step = "subscribe";
-    out.subscribed = plain(await client.subscribeResource({ uri: "demo://resource/dynamic/text/1" }));
-    await call("toggle-subscriber-updates", "updatesOn", {});
-    for (let i = 0; i < 300 && updated.length === 0; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    out.updated = updated[0] ?? null;
-    await call("toggle-subscriber-updates", "updatesOff", {});
-    out.unsubscribed = plain(await client.unsubscribeResource({ uri: "demo://resource/dynamic/text/1" }));
+  // a subscribed resource's updates: the server sends one at once when its simulated updates are turned on
+  out.step = "subscribe";
+  out.subscribed = plain(await client.subscribeResource({ uri: "demo://resource/dynamic/text/1" }));
+  await call("toggle-subscriber-updates", "updatesOn", {});
+  for (let i = 0; i < 300 && updated.length === 0; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
+  out.updated = updated[0] ?? null;
+  await call("toggle-subscriber-updates", "updatesOff", {});
+  out.unsubscribed = plain(await client.unsubscribeResource({ uri: "demo://resource/dynamic/text/1" }));
+  // log messages at the level the client set: the server sends one at once when its simulated logging is turned on
+  out.step = "logging";
+  await client.setLoggingLevel("debug");
+  await call("toggle-simulated-logging", "loggingOn", {});
+  for (let i = 0; i < 300 && out.logs.length === 0; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  await call("toggle-simulated-logging", "loggingOff", {});
 } catch (error) {
   out.thrown = `${transportKind} ${out.step ?? "connect"}: ${String(error?.stack ?? error)}`;
 }

@@ -18,7 +18,8 @@ import org.junit.jupiter.api.io.TempDir;
  * on stdio and over HTTP (the initialize era) as directly: the official TypeScript client 1.x (everything-client.mjs), declaring sampling, elicitation
  * and roots, sees the same tools (the ones the server offers only to such a client too), answers the server's
  * sampling, elicitation and roots requests during the calls that ask them, and gets the same answers, progress,
- * prompts, completion and resources, and (on stdio) a subscribed resource's updates; the split client 2.x in the
+ * prompts, completion and resources, a subscribed resource's updates and the server's log messages (over HTTP on the
+ * session's stream); the split client 2.x in the
  * 2026-07-28 era answers the same requests as input_required results. The server is offered under its own names ({@code prefix: false}).
  */
 class EverythingServerIT {
@@ -149,12 +150,27 @@ class EverythingServerIT {
     }
 
     @Test
-    void onStdioASubscribedResourcesUpdatesReachTheAgent() {
-        JsonNode onStdio = through.get(0);
+    void aSubscribedResourcesUpdatesReachTheAgent() {
         assertThat(direct.at("/updated/uri").textValue()).isEqualTo("demo://resource/dynamic/text/1");
-        assertThat(onStdio.get("updated")).isEqualTo(direct.get("updated"));
-        for (String answer : List.of("subscribed", "unsubscribed")) {
-            assertThat(onStdio.get(answer)).as(answer).isEqualTo(direct.get(answer));
+        for (JsonNode through : EverythingServerIT.through) {
+            assertThat(through.get("updated")).as(through.get("transport").textValue()).isEqualTo(direct.get("updated"));
+            for (String answer : List.of("subscribed", "unsubscribed")) {
+                assertThat(through.get(answer)).as(answer).isEqualTo(direct.get(answer));
+            }
+        }
+    }
+
+    @Test
+    void theServersLogMessagesReachTheAgentAtItsLevelTaggedWithTheServersName() {
+        // the server picks each message's level at random; the client asked for debug, so every one comes
+        JsonNode first = direct.at("/logs/0");
+        assertThat(first.get("data").textValue()).containsPattern("(-level message|level-message)$");
+        assertThat(first.has("logger")).isFalse();
+        for (JsonNode through : EverythingServerIT.through) {
+            JsonNode log = through.at("/logs/0");
+            assertThat(log.get("logger").textValue()).as(through.get("transport").textValue()).isEqualTo("everything");
+            assertThat(log.get("data").textValue()).containsPattern("(-level message|level-message)$");
+            assertThat(log.get("data").textValue().toLowerCase()).startsWith(log.get("level").textValue());
         }
     }
 

@@ -531,6 +531,12 @@ public final class McpHttpServer implements AutoCloseable {
             if (notifications != null && sessional(request, response, callback, checked, streams, caller)) {
                 return;
             }
+            if (notifications == null && JsonRpc.LISTEN.equals(method)) {
+                sendJson(response, callback, 404, JsonRpc.error(checked.id(), McpSchema.ErrorCodes.METHOD_NOT_FOUND,
+                        "Method not found: " + method + " (no servers are configured under servers:, so nothing"
+                        + " changes to listen for)", null));
+                return;
+            }
             if (needed == Scope.ADMIN) {
                 // what changes the cache for everyone says who asked for it
                 LOG.log(Level.INFO, (agent == null ? "a client" : "agent " + agent) + " calls "
