@@ -1,0 +1,197 @@
+package dev.execache.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.execache.cli.settings.GatewayConfig;
+import dev.execache.core.CachePolicy;
+import dev.execache.mcp.server.Gateway;
+import dev.execache.mcp.server.HttpServeSettings;
+import dev.execache.mcp.server.HttpServeSettings.HttpToken;
+import dev.execache.mcp.server.McpHttpServer;
+import dev.execache.mcp.server.ServeTools;
+import dev.execache.tools.mcp.McpToolCatalog;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * serve --http with a server behind it keeps a cheap session per 2025-era client: initialize gives its id, a GET opens
+ * its stream (one at a time), the server's notifications reach it there, DELETE ends it, another caller cannot use it,
+ * and at most 1024 are kept (the least recently used goes first). A client without a session is answered as before.
+ */
+class HttpSessionsTest {
+    private static final String TOKEN_A = "token-of-agent-a-0123456789abcdef";
+    private static final String TOKEN_B = "token-of-agent-b-0123456789abcdef";
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @TempDir
+    static Path dir;
+
+    private static McpToolCatalog catalog;
+    private static McpHttpServer server;
+
+    @BeforeAll
+    static void start() throws IOException {
+        ServeFixture fixture = new ServeFixture(dir, Map.of());
+        GatewayConfig config = new GatewayConfig(List.of(new GatewayConfig.Server(Downstream.lab("lab", true), false)),
+                List.of(), Duration.ofHours(1));
+        catalog = new McpToolCatalog(List.of(Downstream.lab("lab", true)), Duration.ofSeconds(60), Duration.ofHours(1),
+                line -> { }, Clock.systemUTC()).start();
+        Gateway gateway = new Gateway(catalog, fixture.store, fixture.versions, config.policy(), CachePolicy.DEFAULTS,
+                fixture.clock);
+        server = new McpHttpServer(new ServeTools(fixture.executor, fixture.serveSettings, gateway), "test",
+                new HttpServeSettings(InetAddress.getLoopbackAddress(), 0, List.of(new HttpToken("agent-a", TOKEN_A),
+                        new HttpToken("agent-b", TOKEN_B)), Set.of(), 1 << 20, 16, Duration.ofSeconds(30),
+                        Duration.ofSeconds(5))).start();
+    }
+
+    @AfterAll
+    static void stop() {
+        if (server != null) {
+            server.close();
+        }
+        if (catalog != null) {
+            catalog.close();
+        }
+    }
+
+    private static Map<String, String> as(String token, String session) {
+        Map<String, String> headers = new HashMap<>();
+        headers.put("Authorization", "Bearer " + token);
+        if (session != null) {
+            headers.put("Mcp-Session-Id", session);
+        }
+        return headers;
+    }
+
+    private static String initialize(String token) throws IOException {
+        RawHttp.Answer answer = RawHttp.post(server.port(), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
+                + "\"params\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\","
+                + "\"version\":\"1\"}}}", as(token, null));
+        assertThat(answer.status()).isEqualTo(200);
+        assertThat(answer.json().at("/result/capabilities/tools/listChanged").booleanValue()).isTrue();
+        return answer.header("Mcp-Session-Id");
+    }
+
+    private static RawHttp.Answer call(String token, String session, String tool, String arguments) throws IOException {
+        return RawHttp.post(server.port(), "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\""
+                + tool + "\",\"arguments\":" + arguments + "}}", with(as(token, session), "Accept", "application/json"));
+    }
+
+    private static Map<String, String> with(Map<String, String> headers, String name, String value) {
+        Map<String, String> more = new HashMap<>(headers);
+        more.put(name, value);
+        return more;
+    }
+
+    /** The session's GET stream: each data line as it comes. */
+    private static HttpResponse<Stream<String>> stream(String token, String session) throws Exception {
+        HttpRequest.Builder get = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + "/mcp"))
+                .header("Accept", "text/event-stream").GET();
+        as(token, session).forEach(get::header);
+        return HttpClient.newHttpClient().send(get.build(), HttpResponse.BodyHandlers.ofLines());
+    }
+
+    @Test
+    void aSessionsStreamCarriesTheServersNotificationsAndWhatWaitedForIt() throws Exception {
+        String session = initialize(TOKEN_A);
+        assertThat(session).matches("[0-9a-f]{32}");
+        // sent before the stream is open: it waits for the stream
+        RawHttp.Answer changed = call(TOKEN_A, session, "lab__set_description",
+                "{\"tool\":\"get_other\",\"description\":\"Another read, changed.\",\"notify\":true}");
+        assertThat(changed.json().at("/result/isError").asBoolean(false)).isFalse();
+
+        HttpResponse<Stream<String>> opened = stream(TOKEN_A, session);
+        List<JsonNode> heard = new CopyOnWriteArrayList<>();
+        Thread reader = new Thread(() -> opened.body().filter(line -> line.startsWith("data: ")).forEach(line -> {
+            try {
+                heard.add(JSON.readTree(line.substring(6)));
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+        }));
+        reader.setDaemon(true);
+        reader.start();
+
+        assertThat(opened.statusCode()).isEqualTo(200);
+        assertThat(opened.headers().firstValue("content-type")).hasValue("text/event-stream");
+        await().atMost(Duration.ofMinutes(1)).until(() -> heard.stream()
+                .anyMatch(message -> message.path("method").asText().equals("notifications/tools/list_changed")));
+        // one stream per session: a second GET is ended at once, the first stays
+        HttpResponse<Stream<String>> second = stream(TOKEN_A, session);
+        assertThat(second.body().filter(line -> line.startsWith("data: ")).count()).isZero();
+        assertThat(reader.isAlive()).isTrue();
+        // another caller cannot use the session
+        assertThat(stream(TOKEN_B, session).statusCode()).isEqualTo(404);
+        assertThat(RawHttp.send(server.port(), "DELETE", "/mcp", null, as(TOKEN_B, session)).status()).isEqualTo(404);
+        // DELETE ends it, and its stream with it
+        assertThat(RawHttp.send(server.port(), "DELETE", "/mcp", null, as(TOKEN_A, session)).status()).isEqualTo(200);
+        reader.join(Duration.ofMinutes(1).toMillis());
+        assertThat(reader.isAlive()).isFalse();
+        assertThat(RawHttp.send(server.port(), "DELETE", "/mcp", null, as(TOKEN_A, session)).status()).isEqualTo(404);
+    }
+
+    @Test
+    void aSubscriptionNeedsASessionAndAClientWithoutOneIsAnsweredAsBefore() throws IOException {
+        String subscribe = "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/subscribe\",\"params\":{\"uri\":\"x://y\"}}";
+
+        RawHttp.Answer without = RawHttp.post(server.port(), subscribe, as(TOKEN_A, null));
+        RawHttp.Answer called = call(TOKEN_A, null, "lab__get_count", "{}");
+
+        assertThat(without.json().at("/error/code").intValue()).isEqualTo(-32600);
+        assertThat(without.json().at("/error/message").textValue()).contains("needs a session", "initialize");
+        assertThat(called.status()).isEqualTo(200);
+        assertThat(called.json().at("/result/content/0/text").textValue()).contains("counter");
+        assertThat(GET(null).status()).isEqualTo(405);
+    }
+
+    @Test
+    void anIdThisInstanceDoesNotKnowIsTakenAsASessionOfItsCaller() throws IOException {
+        // as when another instance of a fleet began it: answered, and then known here
+        String elsewhere = "0123456789abcdef0123456789abcdef";
+        RawHttp.Answer level = RawHttp.post(server.port(), "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"logging/setLevel\","
+                + "\"params\":{\"level\":\"info\"}}", as(TOKEN_A, elsewhere));
+
+        assertThat(level.json().get("result").isObject()).isTrue();
+        assertThat(RawHttp.send(server.port(), "DELETE", "/mcp", null, as(TOKEN_B, elsewhere)).status()).isEqualTo(404);
+        assertThat(RawHttp.send(server.port(), "DELETE", "/mcp", null, as(TOKEN_A, elsewhere)).status()).isEqualTo(200);
+    }
+
+    @Test
+    void atMost1024SessionsAreKeptTheLeastRecentlyUsedGoesFirst() throws IOException {
+        String oldest = initialize(TOKEN_B);
+        String used = initialize(TOKEN_B);
+        for (int i = 0; i < 1022; i++) {
+            initialize(TOKEN_B);
+        }
+        // used again, so the oldest is the least recently used when one more comes
+        call(TOKEN_B, used, "lab__get_count", "{}");
+        initialize(TOKEN_B);
+
+        assertThat(RawHttp.send(server.port(), "DELETE", "/mcp", null, as(TOKEN_B, oldest)).status()).isEqualTo(404);
+        assertThat(RawHttp.send(server.port(), "DELETE", "/mcp", null, as(TOKEN_B, used)).status()).isEqualTo(200);
+    }
+
+    private static RawHttp.Answer GET(String session) throws IOException {
+        return RawHttp.send(server.port(), "GET", "/mcp", null, with(as(TOKEN_A, session), "Accept", "text/event-stream"));
+    }
+}
