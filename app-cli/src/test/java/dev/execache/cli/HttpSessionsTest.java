@@ -59,8 +59,8 @@ class HttpSessionsTest {
         Gateway gateway = new Gateway(catalog, fixture.store, fixture.versions, config.policy(), CachePolicy.DEFAULTS,
                 fixture.clock);
         server = new McpHttpServer(new ServeTools(fixture.executor, fixture.serveSettings, gateway), "test",
-                new HttpServeSettings(InetAddress.getLoopbackAddress(), 0, List.of(new HttpToken("agent-a", TOKEN_A),
-                        new HttpToken("agent-b", TOKEN_B)), Set.of(), 1 << 20, 16, Duration.ofSeconds(30),
+                new HttpServeSettings(InetAddress.getLoopbackAddress(), 0, List.of(new HttpToken("agent-a", TOKEN_A, true),
+                        new HttpToken("agent-b", TOKEN_B, true)), Set.of(), 1 << 20, 16, Duration.ofSeconds(30),
                         Duration.ofSeconds(5))).start();
     }
 
