@@ -18,11 +18,11 @@ import java.util.Optional;
 import java.util.TreeMap;
 
 /**
- * An unbounded map store for the policy's own tests, where the store is not what is under
- * test (the real stores live in adapter modules, which depend on core). It keeps group
- * bounds, the simplest way: the eldest by insertion or use of the group goes.
+ * An unbounded map store for the policy's own tests, and for adapters' tests where the store is
+ * not what is under test (the real stores live in adapter modules, which adapters must not
+ * import). It keeps group bounds, the simplest way: the eldest by insertion or use of the group goes.
  */
-final class SimpleStore implements CacheStore {
+public final class SimpleStore implements CacheStore {
     private final StoreCounters figures = new Counters();
     private final WriteGenerations writes = new Writes();
     private final Clock clock;
@@ -35,7 +35,7 @@ final class SimpleStore implements CacheStore {
 
     private volatile Runnable onGet = () -> { };
 
-    SimpleStore(Clock clock) {
+    public SimpleStore(Clock clock) {
         this.clock = clock;
     }
 
