@@ -78,7 +78,7 @@ final class StdioTransport implements McpServerTransportProvider {
     });
     /** A call the thread reading now is to answer itself; only that thread uses it. */
     private Runnable readersCall;
-    private final ReadingHandOff handOff = new ReadingHandOff(workers, this::readAll,
+    private final ReadingWatchdog handOff = new ReadingWatchdog(workers, this::readAll,
             () -> ended.isDone() || closing.get());
     private volatile StatelessProtocol stateless;
     private volatile McpServerSession session;
@@ -273,7 +273,7 @@ final class StdioTransport implements McpServerTransportProvider {
 
     /**
      * Reads and dispatches lines until input ends. A tool call is answered by the thread that read
-     * it, until {@link ReadingHandOff} hands reading on to another thread.
+     * it, until {@link ReadingWatchdog} hands reading on to another thread.
      */
     private void readAll() {
         try {

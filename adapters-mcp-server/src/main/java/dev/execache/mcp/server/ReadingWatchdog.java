@@ -3,30 +3,28 @@ package dev.execache.mcp.server;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 
 /**
  * Lets the thread that reads stdin answer a call itself, so that a cache hit costs no thread
- * hand-off; when the call is still running after {@link #HAND_ON_AFTER} (a miss that runs code,
- * say), a watchdog hands reading on to another thread, so that the next line (a cancellation,
- * say) is still read within a few milliseconds. The watchdog ticks only while calls come (and
+ * hand-off, and hands reading on to another thread when {@link ReaderHandOff} says the call has
+ * run for {@link #HAND_ON_AFTER} (a miss that runs code, say), so that the next line (a
+ * cancellation, say) is still read within a few milliseconds. It ticks only while calls come (and
  * sleeps {@link #WATCH_IDLE} after the last), so an idle server costs nothing and a quick call
  * costs it no wake-up.
  */
-final class ReadingHandOff implements Runnable {
+final class ReadingWatchdog implements Runnable {
     /** How long the reading thread may answer a call before another thread takes over reading. */
     private static final long HAND_ON_AFTER = TimeUnit.MILLISECONDS.toNanos(2);
     /** How long the watchdog keeps ticking after the last call, before it sleeps until the next one. */
     private static final long WATCH_IDLE = TimeUnit.SECONDS.toNanos(1);
 
+    private final ReaderHandOff handOff = new ReaderHandOff(HAND_ON_AFTER);
     private final Executor workers;
     private final Runnable readOn;
     private final BooleanSupplier over;
-    private final Thread watchdog;
-    /** The call the reading thread is answering now; null between calls. */
-    private volatile InlineCall current;
+    private final Thread thread;
     private volatile boolean sleeping;
 
     /**
@@ -34,43 +32,42 @@ final class ReadingHandOff implements Runnable {
      * @param readOn reads on (the reading loop)
      * @param over whether reading has ended for good, when the watchdog stops
      */
-    ReadingHandOff(Executor workers, Runnable readOn, BooleanSupplier over) {
+    ReadingWatchdog(Executor workers, Runnable readOn, BooleanSupplier over) {
         this.workers = workers;
         this.readOn = readOn;
         this.over = over;
-        this.watchdog = new Thread(this, "execache-mcp-watchdog");
-        watchdog.setDaemon(true);
+        this.thread = new Thread(this, "execache-mcp-watchdog");
+        thread.setDaemon(true);
     }
 
     void start() {
-        watchdog.start();
+        thread.start();
     }
 
     /** Answers a call on the reading thread; false when reading was handed on while it ran. */
     boolean answerWhileReading(Runnable call) {
-        InlineCall inline = new InlineCall(System.nanoTime());
-        current = inline;
+        ReaderHandOff.Call current = handOff.begin(System.nanoTime());
         if (sleeping) {
             sleeping = false;
-            LockSupport.unpark(watchdog);
+            LockSupport.unpark(thread);
         }
+        boolean keepReading;
         try {
             call.run();
         } finally {
-            current = null;
+            keepReading = handOff.end(current);
         }
-        return inline.finish();
+        return keepReading;
     }
 
     @Override
     public void run() {
         long lastSeen = System.nanoTime();
         while (!over.getAsBoolean()) {
-            InlineCall inline = current;
             long now = System.nanoTime();
-            if (inline != null) {
+            if (handOff.busy()) {
                 lastSeen = now;
-                if (now - inline.since >= HAND_ON_AFTER && inline.handOn()) {
+                if (handOff.handOnIfDue(now)) {
                     try {
                         workers.execute(readOn);
                     } catch (RejectedExecutionException e) {
@@ -82,34 +79,12 @@ final class ReadingHandOff implements Runnable {
                 LockSupport.parkNanos(HAND_ON_AFTER / 2);
             } else {
                 sleeping = true;
-                if (current == null) {
+                if (!handOff.busy()) {
                     // at most a second, to notice the end
                     LockSupport.parkNanos(WATCH_IDLE);
                 }
                 sleeping = false;
             }
-        }
-    }
-
-    /** A call answered by the reading thread: it finishes first, or reading is handed on first. */
-    private static final class InlineCall {
-        private static final int RUNNING = 0;
-        private static final int DONE = 1;
-        private static final int HANDED_ON = 2;
-        private final AtomicInteger state = new AtomicInteger(RUNNING);
-        private final long since;
-
-        InlineCall(long since) {
-            this.since = since;
-        }
-
-        /** Whether the reading thread keeps reading: the call finished before reading was handed on. */
-        boolean finish() {
-            return state.compareAndSet(RUNNING, DONE);
-        }
-
-        boolean handOn() {
-            return state.compareAndSet(RUNNING, HANDED_ON);
         }
     }
 }
