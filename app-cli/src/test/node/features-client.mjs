@@ -5,10 +5,10 @@
 //   MODE: legacy | pinned (2026-07-28); PROMPT: the name the lab's prompt greet is offered under
 //   TRANSPORT: http URL | stdio COMMAND [ARGS...]
 // Prints one JSON line: the capabilities and every answer; the log messages of the lab's tool log (legacy: after
-// logging/setLevel; 2026-07-28: the call asks for its level in _meta), the progress of its tool progress_steps (legacy),
-// and the notifications the lab sends outside any answer (a tool's description changed, resources/updated of a
-// subscribed resource, resources and prompts list_changed): legacy on the session, 2026-07-28 over HTTP on a
-// subscriptions/listen stream (the tools' names PROMPT's prefix and theirs).
+// logging/setLevel; 2026-07-28: the call asks for its level in _meta), the progress of its tool progress_steps (legacy)
+// as the SDK handed it on and as it arrived, and the notifications the lab sends outside any answer (a tool's
+// description changed, resources/updated of a subscribed resource, resources and prompts list_changed): legacy on the
+// session, 2026-07-28 over HTTP on a subscriptions/listen stream (the tools' names PROMPT's prefix and theirs).
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 
@@ -98,9 +98,24 @@ try {
     await client.setLoggingLevel("info");
     await client.callTool({ name: tool("log"), arguments: logged });
     const steps = [];
+    // what arrives, in the order it arrives: the SDK hands a progress step to onprogress a microtask later than it
+    // settles an answer read in the same chunk, and drops a step it finds after the answer (typescript-sdk #2580)
+    const wire = [];
+    const deliver = transport.onmessage;
+    transport.onmessage = (message, extra) => {
+      if (message.method === "notifications/progress") {
+        const { progressToken, ...step } = message.params;
+        wire.push(step);
+      } else if (message.method === undefined) {
+        wire.push("answer");
+      }
+      deliver(message, extra);
+    };
     await client.callTool({ name: tool("progress_steps"), arguments: { steps: 3 } },
       { onprogress: (step) => steps.push(step) });
+    transport.onmessage = deliver;
     out.progress = steps;
+    out.progressOnWire = wire;
   } else {
     // a message below the call's level is not passed on; the other comes on the call's own stream
     await client.callTool({ name: tool("log"), arguments: { ...logged, level: "debug" },

@@ -11,6 +11,7 @@ import dev.execache.mcp.server.Gateway;
 import dev.execache.mcp.server.HttpServeSettings;
 import dev.execache.mcp.server.HttpServeSettings.HttpToken;
 import dev.execache.mcp.server.McpHttpServer;
+import dev.execache.mcp.server.RawHttp;
 import dev.execache.mcp.server.ServeTools;
 import dev.execache.tools.mcp.McpToolCatalog;
 import java.io.IOException;

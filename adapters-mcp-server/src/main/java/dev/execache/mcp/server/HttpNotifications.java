@@ -20,6 +20,9 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
 /**
@@ -41,6 +44,8 @@ import java.util.function.LongSupplier;
  */
 final class HttpNotifications implements AutoCloseable {
     static final int MAX_SESSIONS = 1024;
+    /** The most subscriptions/listen streams open at once in one instance. */
+    static final int MAX_LISTENS = 1024;
     static final Duration IDLE_LIMIT = Duration.ofMinutes(30);
     static final String SUBSCRIPTION_ID_META = "io.modelcontextprotocol/subscriptionId";
     private static final System.Logger LOG = System.getLogger("dev.execache.mcp.server");
@@ -58,12 +63,19 @@ final class HttpNotifications implements AutoCloseable {
     /** How many sessions and listen streams hold each subscribed URI; guarded by this. */
     private final Map<String, Integer> holders = new HashMap<>();
     private boolean closed;
+    private final ScheduledExecutorService heartbeat = Executors.newSingleThreadScheduledExecutor(task -> {
+        Thread thread = new Thread(task, "execache-http-notifications");
+        thread.setDaemon(true);
+        return thread;
+    });
 
-    HttpNotifications(Gateway gateway, LongSupplier nanoTime) {
+    /** @param every how often open streams are written to and sessions unused too long ended */
+    HttpNotifications(Gateway gateway, LongSupplier nanoTime, Duration every) {
         this.gateway = gateway;
         this.nanoTime = nanoTime;
         gateway.onLog(this::logged);
         gateway.onNotification(this::notified);
+        heartbeat.scheduleWithFixedDelay(this::keepAlive, every.toMillis(), every.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     /** A 2025 session: its caller, the level it asked for, the URIs it subscribed to, its stream. */
@@ -278,9 +290,13 @@ final class HttpNotifications implements AutoCloseable {
     /**
      * A {@code subscriptions/listen} stream: subscribes to the resources it names at their servers (a URI no
      * server lists, or whose server refuses, is left out), sends the acknowledgement of what of {@code filter} it
-     * will get as the stream's first message, then the notifications.
+     * will get as the stream's first message, then the notifications; false (and nothing done) when {@value
+     * #MAX_LISTENS} are open already.
      */
-    void listen(JsonNode id, ObjectNode filter, NotificationStream stream) {
+    boolean listen(JsonNode id, ObjectNode filter, NotificationStream stream) {
+        if (listens.size() >= MAX_LISTENS) {
+            return false;
+        }
         Set<String> offered = gateway.features().offered();
         ObjectNode honoured = Json.MAPPER.createObjectNode();
         boolean tools = filter.path("toolsListChanged").asBoolean(false);
@@ -317,11 +333,12 @@ final class HttpNotifications implements AutoCloseable {
         synchronized (this) {
             if (!closed) {
                 listens.add(listen);
-                return;
+                return true;
             }
         }
         uris.forEach(this::release);
         stream.end(null);
+        return true;
     }
 
     /** A listen stream ended: its subscriptions that nobody else holds end too. */
@@ -399,7 +416,7 @@ final class HttpNotifications implements AutoCloseable {
     }
 
     /** Writes to every open stream (so that a client gone is noticed) and ends sessions unused too long. */
-    void keepAlive() {
+    private void keepAlive() {
         long now = nanoTime.getAsLong();
         List<Session> expired = new ArrayList<>();
         synchronized (this) {
@@ -451,6 +468,7 @@ final class HttpNotifications implements AutoCloseable {
             listens.remove(listen);
             listen.stream().end(listenResult.apply(listen.id()));
         }
+        heartbeat.shutdownNow();
     }
 
     @Override

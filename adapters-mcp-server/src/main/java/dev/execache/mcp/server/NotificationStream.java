@@ -3,6 +3,8 @@ package dev.execache.mcp.server;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
 
@@ -37,9 +39,21 @@ final class NotificationStream {
         this.onGone = onGone;
     }
 
+    /** Answers a request with a stream that stays open: the headers of an SSE answer, no idle timeout. */
+    static NotificationStream open(Request request, Response response, Callback callback, Runnable onGone) {
+        response.setStatus(200);
+        response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/event-stream");
+        response.getHeaders().put(HttpHeader.CACHE_CONTROL, "no-cache, no-transform");
+        // nginx would otherwise hold back the stream
+        response.getHeaders().put("X-Accel-Buffering", "no");
+        // silence is normal on it; the heartbeat notices a client gone
+        request.addIdleTimeoutListener(timeout -> false);
+        return new NotificationStream(response, callback, onGone);
+    }
+
     /** Queues one JSON-RPC message as an event; false when the stream has ended. */
     boolean send(String json) {
-        return enqueue(event(json), false);
+        return enqueue(SseWriter.event(json), false);
     }
 
     /** A comment line, so that a client that went away is noticed and intermediaries keep the stream open. */
@@ -49,16 +63,11 @@ final class NotificationStream {
 
     /** Ends the stream after what is queued, with one last message (null for none). */
     void end(String lastJson) {
-        enqueue(lastJson == null ? "" : event(lastJson), true);
+        enqueue(lastJson == null ? "" : SseWriter.event(lastJson), true);
     }
 
     synchronized boolean isOpen() {
         return !ending && !ended;
-    }
-
-    static String event(String json) {
-        return "event: message\ndata: " + JsonText.escapeLoneSurrogates(json.replace("\r\n", "\\n")
-                .replace("\n", "\\n").replace("\r", "\\n")) + "\n\n";
     }
 
     private boolean enqueue(String text, boolean last) {
