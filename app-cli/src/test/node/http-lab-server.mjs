@@ -6,7 +6,8 @@
 //   --era 2026   2026-07-28, stateless: server/discover, _meta on every request, ttlMs on tools/list
 //                (written by hand: the SDK pinned here knows no 2026-07-28)
 //   --features   (2025 era) resources, prompts and completion as the command lab's (lab-features.mjs), logging
-//                (logging/setLevel recorded; tools log, log_levels) and progress (tool progress_steps)
+//                (logging/setLevel recorded; tools log, log_levels) and progress (tool progress_steps); (2026 era)
+//                logging: the tool log's message comes on its call's SSE stream when the call's _meta asks for a level
 //   --port N (0: any), --token T (requests must carry "Authorization: Bearer T"), --ttl-ms N,
 //   --tls-key FILE --tls-cert FILE (https), --delay-ms N (every tools/call takes that much longer, for the benchmark),
 //   --oauth ID:SECRET (it is its own authorization server too: RFC 9728 and RFC 8414 metadata, a
@@ -241,14 +242,32 @@ async function modern(req, res) {
   const ok = (result) => answer(res, 200, { jsonrpc: "2.0", id: message.id, result: { resultType: "complete", ...result } });
   switch (message.method) {
     case "server/discover":
-      return ok({ supportedVersions: ["2026-07-28"], capabilities: { tools: { listChanged: true } },
+      return ok({ supportedVersions: ["2026-07-28"], capabilities: { tools: { listChanged: true },
+        ...(features ? { logging: {} } : {}) },
         serverInfo: { name: "http-lab-2026", version: "1.0.0" }, instructions: "The HTTP lab of the 2026-07-28 era.",
         ttlMs: ttlMs, cacheScope: "public" });
     case "tools/list":
       return ok({ tools: listTools(), ttlMs, cacheScope: "public" });
-    case "tools/call":
-      return ok(await callTool(message.params.name, message.params.arguments ?? {}, { meta, headers: req.headers },
-        notifyListeners));
+    case "tools/call": {
+      // a log message only for a call that asked for a level (the spec: none without it), on the call's own stream
+      const sent = [];
+      const sendNotification = async (notification) => {
+        if (notification.method !== "notifications/message" || meta[`${META}logLevel`] !== undefined) {
+          sent.push(notification);
+        }
+      };
+      const result = await callTool(message.params.name, message.params.arguments ?? {},
+        { meta, headers: req.headers, sendNotification }, notifyListeners);
+      if (sent.length === 0) {
+        return ok(result);
+      }
+      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+      for (const notification of sent) {
+        res.write(`data: ${JSON.stringify({ jsonrpc: "2.0", ...notification })}\n\n`);
+      }
+      res.end(`data: ${JSON.stringify({ jsonrpc: "2.0", id: message.id, result: { resultType: "complete", ...result } })}\n\n`);
+      return undefined;
+    }
     case "subscriptions/listen": {
       res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
       const listener = { id: message.id, res };

@@ -1,6 +1,7 @@
 package dev.execache.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.execache.cli.settings.GatewayConfig;
@@ -18,6 +19,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -33,6 +35,8 @@ import org.junit.jupiter.api.Test;
 class UrlServerEraTest {
     private static final Duration CALL_TIMEOUT = Duration.ofSeconds(20);
     private static HttpLab lab;
+    /** A lab of the 2026-07-28 era that logs (--features). */
+    private static HttpLab logging;
 
     private final MutableToolVersions versions = new MutableToolVersions();
     private McpToolCatalog catalog;
@@ -40,11 +44,13 @@ class UrlServerEraTest {
     @BeforeAll
     static void startLab() throws IOException {
         lab = HttpLab.start("--era", "2026", "--ttl-ms", "1000");
+        logging = HttpLab.start("--era", "2026", "--features");
     }
 
     @AfterAll
     static void stopLab() throws InterruptedException {
         lab.close();
+        logging.close();
     }
 
     @AfterEach
@@ -53,6 +59,10 @@ class UrlServerEraTest {
     }
 
     private Gateway gateway() {
+        return gateway(lab);
+    }
+
+    private Gateway gateway(HttpLab lab) {
         UrlServerSettings settings = new UrlServerSettings("modern", lab.url(), Map.of(), true);
         catalog = new McpToolCatalog(List.of(settings), CALL_TIMEOUT, Duration.ofHours(1), line -> { },
                 Clock.systemUTC()).start();
@@ -64,6 +74,30 @@ class UrlServerEraTest {
     private static JsonNode answer(ToolResult result) throws IOException {
         assertThat(result.isError()).as(result.json()).isFalse();
         return Json.MAPPER.readTree(Json.MAPPER.readTree(result.json()).at("/content/0/text").textValue());
+    }
+
+    @Test
+    void theLevelAskedForTravelsInEachRequestsMetaAndTheServersMessagesComeOnTheCallsStream() throws IOException {
+        Gateway gateway = gateway(logging);
+        List<String> servers = new CopyOnWriteArrayList<>();
+        List<JsonNode> heard = new CopyOnWriteArrayList<>();
+        catalog.addLogListener((server, message) -> {
+            servers.add(server);
+            heard.add(Json.MAPPER.valueToTree(message));
+        });
+        Map<String, Object> logged = Map.of("level", "warning", "logger", "db", "data", Map.of("rows", 3));
+
+        // no level asked yet: the request carries none, so the server sends no message (the spec's rule)
+        answer(gateway.call("modern__log", logged));
+        assertThat(heard).isEmpty();
+        catalog.setLogLevel("info");
+        await().atMost(Duration.ofMinutes(1)).until(() -> {
+            answer(gateway.call("modern__log", logged));
+            return !heard.isEmpty();
+        });
+
+        assertThat(servers.get(0)).isEqualTo("modern");
+        assertThat(heard.get(0)).isEqualTo(Json.MAPPER.valueToTree(logged));
     }
 
     @Test
