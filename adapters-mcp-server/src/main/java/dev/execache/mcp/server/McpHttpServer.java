@@ -30,9 +30,11 @@ import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /**
- * MCP over Streamable HTTP at {@code /mcp}, stateless: every POST is answered on its own (JSON, or
- * for a tool call an SSE stream that carries its progress), in either era, by {@link
- * StatelessProtocol}, so that any instance behind a balancer can answer any request. A client
+ * MCP over Streamable HTTP at {@code /mcp}: every POST is answered on its own (JSON, or for a tool
+ * call an SSE stream that carries its progress), in either era, by {@link StatelessProtocol}, so
+ * that any instance behind a balancer can answer any request. With servers behind it, what they
+ * send outside an answer reaches agents on streams that stay open ({@link HttpNotifications}): a
+ * 2025 session's GET stream, a 2026-07-28 {@code subscriptions/listen} answer. A client
  * that closes a tool call's stream cancels the run. Host and Origin are checked against loopback
  * and configured names (DNS rebinding), tokens are asked when there are any, and bodies,
  * concurrency and silence are bounded.
