@@ -32,6 +32,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -93,8 +94,11 @@ final class StdioTransport implements McpServerTransportProvider {
     });
     /** A call the thread reading now is to answer itself; only that thread uses it. */
     private Runnable readersCall;
-    /** The call the reading thread is answering now, watched by {@link #watchdog}; null between calls. */
-    private volatile InlineCall inlineCall;
+    /**
+     * The call the reading thread is answering now, watched by {@link #watchdog}; null between calls. Cleared only by
+     * the call that set it: a thread whose call ends after reading was handed on must not clear the next reader's.
+     */
+    private final AtomicReference<InlineCall> inlineCall = new AtomicReference<>();
     private final Watchdog watchdog = new Watchdog();
     private volatile StatelessProtocol stateless;
     private volatile McpServerSession session;
@@ -324,12 +328,12 @@ final class StdioTransport implements McpServerTransportProvider {
     /** Answers a call on the reading thread; false when reading was handed on while it ran. */
     private boolean answerWhileReading(Runnable call) {
         InlineCall current = new InlineCall(System.nanoTime());
-        inlineCall = current;
+        inlineCall.set(current);
         watchdog.wake();
         try {
             call.run();
         } finally {
-            inlineCall = null;
+            inlineCall.compareAndSet(current, null);
         }
         return current.finish();
     }
@@ -750,7 +754,7 @@ final class StdioTransport implements McpServerTransportProvider {
         public void run() {
             long lastSeen = System.nanoTime();
             while (!ended.isDone() && !closing.get()) {
-                InlineCall current = inlineCall;
+                InlineCall current = inlineCall.get();
                 long now = System.nanoTime();
                 if (current != null) {
                     lastSeen = now;
@@ -766,7 +770,7 @@ final class StdioTransport implements McpServerTransportProvider {
                     LockSupport.parkNanos(HAND_ON_AFTER / 2);
                 } else {
                     sleeping = true;
-                    if (inlineCall == null) {
+                    if (inlineCall.get() == null) {
                         // at most a second, to notice the end
                         LockSupport.parkNanos(WATCH_IDLE);
                     }
