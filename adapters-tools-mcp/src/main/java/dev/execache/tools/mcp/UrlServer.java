@@ -6,8 +6,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.core.ToolResult;
-import dev.execache.core.spi.CatalogTool;
 import dev.execache.core.spi.AgentRefusedException;
+import dev.execache.core.spi.CatalogTool;
 import dev.execache.core.spi.ServerRefusedException;
 import dev.execache.core.spi.ToolCallCancelledException;
 import dev.execache.core.spi.ToolCatalog;
@@ -361,6 +361,11 @@ final class UrlServer extends Downstream {
             }
             return failed(tool, current, e);
         } catch (AgentRefusedException e) {
+            if (Thread.interrupted()) {
+                // the call was cancelled while its agent was asked; the exception says so, as for a command server
+                throw new ToolCallCancelledException("calling " + tool + " on server " + settings.name()
+                        + " was cancelled after it was sent", true);
+            }
             return DownstreamServer.failure("calling " + tool + " on server " + settings.name() + " failed: the server"
                     + " asked the agent something and got no answer: " + e.getMessage());
         }
@@ -422,8 +427,12 @@ final class UrlServer extends Downstream {
 
     private ToolResult failed(String tool, StreamableHttpClient current, HttpMcpException e) {
         switch (e.kind()) {
-            case CANCELLED -> throw new ToolCallCancelledException("calling " + tool + " on server " + settings.name()
-                    + " was cancelled after it was sent", true);
+            case CANCELLED -> {
+                // the exception says it, not the thread's interrupt, as for a command server: the caller still stores
+                Thread.interrupted();
+                throw new ToolCallCancelledException("calling " + tool + " on server " + settings.name()
+                        + " was cancelled after it was sent", true);
+            }
             case RETRY_LATER -> {
                 if (e.retryAfter() != null) {
                     synchronized (this) {
