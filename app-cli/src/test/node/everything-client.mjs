@@ -89,7 +89,8 @@ try {
   out.step = "logging";
   await client.setLoggingLevel("debug");
   await call("toggle-simulated-logging", "loggingOn", {});
-  for (let i = 0; i < 300 && out.logs.length === 0; i++) {
+  const simulated = () => out.logs.some((log) => /(-level message|level-message)$/.test(String(log.data)));
+  for (let i = 0; i < 300 && !simulated(); i++) {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   await call("toggle-simulated-logging", "loggingOff", {});

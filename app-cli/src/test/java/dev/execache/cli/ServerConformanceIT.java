@@ -43,10 +43,6 @@ class ServerConformanceIT {
      * docs/gateway.md).
      */
     private static final Map<String, String> KNOWN_FAILURES_THROUGH_EXECACHE = Map.of(
-            "tools-call-sampling", "a url server's requests to the agent are not relayed (sampling)",
-            "tools-call-elicitation", "a url server's requests to the agent are not relayed (elicitation)",
-            "elicitation-sep1034-defaults", "a url server's requests to the agent are not relayed (elicitation)",
-            "elicitation-sep1330-enums", "a url server's requests to the agent are not relayed (elicitation)",
             "server-sse-multiple-streams", "serve --http answers those requests as JSON, not as SSE streams (which the"
                     + " spec leaves optional), so the suite only notes its second check");
 
