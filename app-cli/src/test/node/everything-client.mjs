@@ -89,7 +89,7 @@ try {
   out.step = "logging";
   await client.setLoggingLevel("debug");
   await call("toggle-simulated-logging", "loggingOn", {});
-  const simulated = () => out.logs.some((log) => /(-level message|level-message)$/.test(String(log.data)));
+  const simulated = () => out.logs.some((log) => /(-level message|level-message)( - SessionId .*)?$/.test(String(log.data)));
   for (let i = 0; i < 300 && !simulated(); i++) {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

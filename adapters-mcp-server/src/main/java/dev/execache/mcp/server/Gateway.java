@@ -114,8 +114,9 @@ public final class Gateway implements CodeTools {
     private volatile InFlightCalls calls = new InFlightCalls();
     /** Where serve sends a call's notifications (its progress) to the agent that made it. */
     private volatile BiConsumer<String, ObjectNode> notifications = (method, params) -> { };
-    /** The level the servers were last asked to log from; null until one was asked. */
+    /** The level the servers were last asked to log from; null until one was asked. Guarded by its own lock. */
     private McpSchema.LoggingLevel askedLevel;
+    private final Object levelLock = new Object();
 
     public Gateway(ToolCatalog catalog, CacheStore store, MutableToolVersions versions, GatewayPolicy config,
             CachePolicy policy, Clock clock) {
@@ -251,7 +252,7 @@ public final class Gateway implements CodeTools {
     }
 
     void setLogLevel(McpSchema.LoggingLevel level) {
-        synchronized (this) {
+        synchronized (levelLock) {
             askedLevel = level;
         }
         catalog.setLogLevel(level.name().toLowerCase(Locale.ROOT));
@@ -262,7 +263,7 @@ public final class Gateway implements CodeTools {
      * many agents ask, each for its own level, and execache passes on to each only what it asked for.
      */
     void logFrom(McpSchema.LoggingLevel level) {
-        synchronized (this) {
+        synchronized (levelLock) {
             if (askedLevel != null && askedLevel.level() <= level.level()) {
                 return;
             }
