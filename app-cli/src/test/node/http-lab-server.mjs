@@ -6,7 +6,9 @@
 //   --era 2026   2026-07-28, stateless: server/discover, _meta on every request, ttlMs on tools/list
 //                (written by hand: the SDK pinned here knows no 2026-07-28)
 //   --features   (2025 era) resources, prompts and completion as the command lab's (lab-features.mjs), logging
-//                (logging/setLevel recorded; tools log, log_levels) and progress (tool progress_steps)
+//                (logging/setLevel recorded; tools log, log_levels) and progress (tool progress_steps);
+//                (2026 era) its resources, read with ttlMs --read-ttl-ms (default 30000; lab://counter/live 0)
+//                and cacheScope private, listed with ttlMs --ttl-ms and cacheScope public
 //   --port N (0: any), --token T (requests must carry "Authorization: Bearer T"), --ttl-ms N,
 //   --tls-key FILE --tls-cert FILE (https), --delay-ms N (every tools/call takes that much longer, for the benchmark),
 //   --oauth ID:SECRET (it is its own authorization server too: RFC 9728 and RFC 8414 metadata, a
@@ -20,7 +22,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { InMemoryEventStore } from "@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, SetLevelRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { featureCapabilities, offerFeatures, progressSteps } from "./lab-features.mjs";
+import { featureCapabilities, labResources, offerFeatures, progressSteps, readLabResource } from "./lab-features.mjs";
 
 const option = (name, otherwise) => {
   const at = process.argv.indexOf(`--${name}`);
@@ -31,6 +33,7 @@ const json = process.argv.includes("--json");
 const features = process.argv.includes("--features");
 const token = option("token", null);
 const ttlMs = Number(option("ttl-ms", "60000"));
+const readTtlMs = Number(option("read-ttl-ms", "30000"));
 const delayMs = Number(option("delay-ms", "0"));
 const oauthClient = option("oauth", null);
 const tokenLifetime = Number(option("token-lifetime", "3600"));
@@ -231,11 +234,26 @@ async function modern(req, res) {
   const ok = (result) => answer(res, 200, { jsonrpc: "2.0", id: message.id, result: { resultType: "complete", ...result } });
   switch (message.method) {
     case "server/discover":
-      return ok({ supportedVersions: ["2026-07-28"], capabilities: { tools: { listChanged: true } },
+      return ok({ supportedVersions: ["2026-07-28"], capabilities: { tools: { listChanged: true }, ...(features ? { resources: {} } : {}) },
         serverInfo: { name: "http-lab-2026", version: "1.0.0" }, instructions: "The HTTP lab of the 2026-07-28 era.",
         ttlMs: ttlMs, cacheScope: "public" });
     case "tools/list":
       return ok({ tools: listTools(), ttlMs, cacheScope: "public" });
+    case "resources/list":
+      if (features) {
+        return ok({ resources: labResources, ttlMs, cacheScope: "public" });
+      }
+      break;
+    case "resources/read":
+      if (features) {
+        try {
+          const uri = message.params.uri;
+          return ok({ ...readLabResource(uri), ttlMs: uri === "lab://counter/live" ? 0 : readTtlMs, cacheScope: "private" });
+        } catch (e) {
+          return answer(res, 200, { jsonrpc: "2.0", id: message.id, error: { code: e.code ?? -32603, message: e.message } });
+        }
+      }
+      break;
     case "tools/call":
       return ok(await callTool(message.params.name, message.params.arguments ?? {}, { meta, headers: req.headers },
         notifyListeners));
@@ -248,9 +266,8 @@ async function modern(req, res) {
         params: { notifications: message.params.notifications, _meta: { [`${META}subscriptionId`]: message.id } } })}\n\n`);
       return undefined;
     }
-    default:
-      return answer(res, 200, { jsonrpc: "2.0", id: message.id, error: { code: -32601, message: `no method ${message.method}` } });
   }
+  return answer(res, 200, { jsonrpc: "2.0", id: message.id, error: { code: -32601, message: `no method ${message.method}` } });
 }
 
 const readForm = (req) => new Promise((resolve) => {
