@@ -117,11 +117,18 @@ class ServerFeaturesIT {
         assertSameAsDirect(out, mode, "greet");
         assertThat(promptNames(out)).containsExactly("greet");
         if (mode.equals("legacy")) {
-            // the agent's level reached the server, whose message comes back tagged with its name
-            assertThat(out.get("logs")).hasSize(1);
-            assertThat(out.at("/logs/0/logger").textValue()).isEqualTo("lab/db");
-            assertThat(out.at("/logs/0/level").textValue()).isEqualTo("warning");
-            assertThat(out.at("/logs/0/data").toString()).isEqualTo("{\"rows\":3,\"table\":\"t\"}");
+            // the agent's level reached the server, whose message comes back tagged with its name (execache's own
+            // may come too: the tool log may write, and removes a read of the lab's that was slow enough to be kept)
+            List<JsonNode> labLogs = new ArrayList<>();
+            out.get("logs").forEach(log -> {
+                if (!log.path("logger").asText().equals("execache")) {
+                    labLogs.add(log);
+                }
+            });
+            assertThat(labLogs).hasSize(1);
+            assertThat(labLogs.get(0).get("logger").textValue()).isEqualTo("lab/db");
+            assertThat(labLogs.get(0).get("level").textValue()).isEqualTo("warning");
+            assertThat(labLogs.get(0).get("data").toString()).isEqualTo("{\"rows\":3,\"table\":\"t\"}");
             // the server reports progress 1, 2, 3 of 3 under execache's token; the agent gets it under its own
             List<String> steps = List.of("{\"progress\":1,\"total\":3,\"message\":\"step 1\"}",
                     "{\"progress\":2,\"total\":3,\"message\":\"step 2\"}",
