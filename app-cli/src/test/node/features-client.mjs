@@ -5,7 +5,8 @@
 //   MODE: legacy | pinned (2026-07-28); PROMPT: the name the lab's prompt greet is offered under
 //   TRANSPORT: http URL | stdio COMMAND [ARGS...]
 // Prints one JSON line: the capabilities and every answer; in the legacy era also the log messages of the lab's tool
-// log after logging/setLevel, and the progress of its tool progress_steps (the tools' names PROMPT's prefix and theirs).
+// log after logging/setLevel, and the progress of its tool progress_steps as the SDK handed it on and as it arrived
+// (the tools' names PROMPT's prefix and theirs).
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 
@@ -43,9 +44,24 @@ try {
     await client.setLoggingLevel("info");
     await client.callTool({ name: tool("log"), arguments: { level: "warning", logger: "db", data: { rows: 3, table: "t" } } });
     const steps = [];
+    // what arrives, in the order it arrives: the SDK hands a progress step to onprogress a microtask later than it
+    // settles an answer read in the same chunk, and drops a step it finds after the answer (typescript-sdk #2580)
+    const wire = [];
+    const deliver = transport.onmessage;
+    transport.onmessage = (message, extra) => {
+      if (message.method === "notifications/progress") {
+        const { progressToken, ...step } = message.params;
+        wire.push(step);
+      } else if (message.method === undefined) {
+        wire.push("answer");
+      }
+      deliver(message, extra);
+    };
     await client.callTool({ name: tool("progress_steps"), arguments: { steps: 3 } },
       { onprogress: (step) => steps.push(step) });
+    transport.onmessage = deliver;
     out.progress = steps;
+    out.progressOnWire = wire;
     out.logs = logs;
   }
   try {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.execache.store.redis.RedisServerProcess;
+import dev.execache.mcp.server.RawHttp;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.execache.mcp.server.RawHttp;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;

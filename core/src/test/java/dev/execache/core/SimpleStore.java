@@ -18,24 +18,23 @@ import java.util.Optional;
 import java.util.TreeMap;
 
 /**
- * An unbounded map store for the policy's own tests, where the store is not what is under
- * test (the real stores live in adapter modules, which depend on core). It keeps group
- * bounds, the simplest way: the eldest by insertion or use of the group goes.
+ * An unbounded map store for the policy's own tests, and for adapters' tests where the store is
+ * not what is under test (the real stores live in adapter modules, which adapters must not
+ * import). It keeps group bounds, the simplest way: the eldest by insertion or use of the group goes.
  */
-final class SimpleStore implements CacheStore {
+public final class SimpleStore implements CacheStore {
     private final StoreCounters figures = new Counters();
-    private final WriteGenerations writes = new Writes();
+    private final WriteGenerations writes = WriteGenerations.inProcess(this, this);
     private final Clock clock;
     private final LinkedHashMap<String, CacheEntry> entries = new LinkedHashMap<>(16, 0.75f, true);
     private final Map<String, String> groupOf = new HashMap<>();
     private final Map<Counter, Long> counters = new EnumMap<>(Counter.class);
     private final Map<String, Map<Counter, Long>> toolCounters = new TreeMap<>();
     private final Map<String, Map<String, String>> versions = new HashMap<>();
-    private final Map<String, Long> generations = new HashMap<>();
 
     private volatile Runnable onGet = () -> { };
 
-    SimpleStore(Clock clock) {
+    public SimpleStore(Clock clock) {
         this.clock = clock;
     }
 
@@ -219,39 +218,6 @@ final class SimpleStore implements CacheStore {
 
         @Override public Optional<Instant> countingSince() {
             synchronized (SimpleStore.this) {     return Optional.ofNullable(countingSince);
-            }
-        }
-    }
-
-    /** Under the store's lock, so that a put on condition and an advance never interleave. */
-    private final class Writes implements WriteGenerations {
-        @Override
-        public long current(String server) {
-            synchronized (SimpleStore.this) {
-                return generations.getOrDefault(server, 0L);
-            }
-        }
-
-        @Override
-        public void advance(String server) {
-            synchronized (SimpleStore.this) {
-                generations.merge(server, 1L, Long::sum);
-            }
-        }
-
-        @Override
-        public Optional<List<String>> putIfCurrent(CacheEntry entry, GroupBound bound, Map<String, Long> seen) {
-            synchronized (SimpleStore.this) {
-                for (Map.Entry<String, Long> noted : seen.entrySet()) {
-                    if (generations.getOrDefault(noted.getKey(), 0L).longValue() != noted.getValue().longValue()) {
-                        return Optional.empty();
-                    }
-                }
-                if (bound == null) {
-                    put(entry);
-                    return Optional.of(List.of());
-                }
-                return Optional.of(put(entry, bound));
             }
         }
     }

@@ -20,13 +20,14 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiConsumer;
 import java.util.function.Supplier;
@@ -40,6 +41,8 @@ import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.handler.GracefulHandler;
+import org.eclipse.jetty.server.handler.QoSHandler;
 import org.eclipse.jetty.util.Blocker;
 import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
@@ -82,9 +85,9 @@ public final class McpHttpServer implements AutoCloseable {
     private final Supplier<String> openMetrics;
     private final Dashboard dashboard;
     private final Map<String, byte[]> pages = new HashMap<>();
-    private final Semaphore permits;
-    private final AtomicBoolean draining = new AtomicBoolean();
-    private final AtomicInteger answering = new AtomicInteger();
+    /** Counts the requests being answered; once shut down, refuses new ones while those finish. */
+    private final GracefulHandler drain;
+    private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicLong callIds = new AtomicLong();
     /** The servers' requests relayed to clients on tool calls' streams, until a client POSTs the answer. */
     private final RelayedRequests relayed = new RelayedRequests();
@@ -118,7 +121,6 @@ public final class McpHttpServer implements AutoCloseable {
             tools.gateway().onChange(protocol::replaceTools);
         }
         this.access = new HttpAccess(settings, this::url);
-        this.permits = new Semaphore(settings.maxConcurrent());
 
         QueuedThreadPool threads = new QueuedThreadPool(Math.max(32, settings.maxConcurrent() * 2 + 16), 4);
         threads.setName("execache-http");
@@ -136,7 +138,31 @@ public final class McpHttpServer implements AutoCloseable {
         // idle keep-alive connections must not use up the process's file descriptors: past the
         // limit the connector stops accepting until one closes
         server.addBean(new NetworkConnectionLimit(settings.maxConcurrent() * 4, connector));
-        server.setHandler(new McpHandler());
+        // a POST to /mcp that passed the checks is answered within the bound on requests at once:
+        // past it, refused at once (no queue), so that a balancer tries another instance
+        QoSHandler atOnce = new QoSHandler(new McpPost()) {
+            @Override
+            protected void reject(Request request, Response response, Callback callback, int status) {
+                response.getHeaders().put(HttpHeader.RETRY_AFTER, "1");
+                refuse(response, callback, status, -32000, "Service Unavailable: "
+                        + settings.maxConcurrent() + " requests are being answered at once; try again");
+            }
+        };
+        atOnce.setMaxRequestCount(settings.maxConcurrent());
+        atOnce.setMaxSuspendedRequestCount(0);
+        this.drain = new GracefulHandler(new McpHandler(atOnce)) {
+            @Override
+            protected void handleShutdownRejection(Request request, Response response, Callback callback) {
+                if (isMcp(Request.getPathInContext(request))) {
+                    refuse(response, callback, 503, -32000, "the server is shutting down; send it again "
+                            + "to another instance or once it is back");
+                } else {
+                    text(response, callback, 503, "the server is shutting down\n");
+                }
+            }
+        };
+        server.setHandler(drain);
+        // what a stop still waits for once close() has waited for the requests: the connections to close
         server.setStopTimeout(settings.drainLimit().toMillis());
     }
 
@@ -177,24 +203,24 @@ public final class McpHttpServer implements AutoCloseable {
      */
     @Override
     public void close() {
-        if (!draining.compareAndSet(false, true)) {
+        if (!closed.compareAndSet(false, true)) {
             return;
         }
+        // refusing first, before the calls are stopped, so that no new call starts after them; and by the
+        // handler rather than by server.stop(), which would also stop accepting connections: a client that
+        // connects meanwhile is told 503 at once instead of waiting for a reset
+        CompletableFuture<Void> drained = drain.shutdown();
         calls.cancelAll();
         relayed.failAll("execache is stopping");
-        long deadline = System.nanoTime() + settings.drainLimit().toNanos();
-        synchronized (answering) {
-            while (answering.get() > 0 && System.nanoTime() < deadline) {
-                try {
-                    answering.wait(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    break;
-                }
-            }
-        }
-        if (answering.get() > 0) {
-            LOG.log(Level.WARNING, "stopping; gave up waiting for " + answering.get() + " requests still being answered");
+        try {
+            drained.get(settings.drainLimit().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            LOG.log(Level.WARNING, "stopping; gave up waiting for " + drain.getCurrentRequestCount()
+                    + " requests still being answered");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException e) {
+            LOG.log(Level.DEBUG, "waiting for the requests being answered: " + e);
         }
         try {
             server.stop();
@@ -217,11 +243,32 @@ public final class McpHttpServer implements AutoCloseable {
         }
     }
 
-    private final class McpHandler extends Handler.Abstract {
+    private static boolean isMcp(String path) {
+        return PATH.equals(path) || (PATH + "/").equals(path);
+    }
+
+    /** Whether the client takes an SSE stream (a tool call's answer then carries its progress). */
+    private static boolean streams(Request request) {
+        String accept = request.getHeaders().get(HttpHeader.ACCEPT);
+        return accept != null && accept.toLowerCase(Locale.ROOT).contains("text/event-stream");
+    }
+
+    /** The request attribute that carries the caller of an MCP request from the checks to its answer. */
+    private static final String CALLER = HttpAccess.Caller.class.getName();
+
+    /**
+     * Routes a request and checks it (Host, Origin, token, method, media types, length); a POST to
+     * /mcp that passes goes on to the wrapped handler.
+     */
+    private final class McpHandler extends Handler.Wrapper {
+        McpHandler(Handler answering) {
+            super(answering);
+        }
+
         @Override
-        public boolean handle(Request request, Response response, Callback callback) {
+        public boolean handle(Request request, Response response, Callback callback) throws Exception {
             String path = Request.getPathInContext(request);
-            boolean mcp = PATH.equals(path) || (PATH + "/").equals(path);
+            boolean mcp = isMcp(path);
             boolean figures = METRICS_PATH.equals(path) || DASHBOARD_DATA_PATH.equals(path);
             boolean metadata = access.isMetadataPath(path);
             if (!mcp && !figures && !metadata && !PAGES.containsKey(path)) {
@@ -256,18 +303,13 @@ public final class McpHttpServer implements AutoCloseable {
                 return refuse(response, callback, 405, -32000, "Method Not Allowed: this server is stateless; "
                         + "send each message as a POST (there is no session stream to GET or DELETE)");
             }
-            if (draining.get()) {
-                return refuse(response, callback, 503, -32000, "the server is shutting down; send it again to another "
-                        + "instance or once it is back");
-            }
             String contentType = request.getHeaders().get(HttpHeader.CONTENT_TYPE);
             if (contentType == null || !contentType.toLowerCase(Locale.ROOT).startsWith("application/json")) {
                 return refuse(response, callback, 415, McpSchema.ErrorCodes.INVALID_REQUEST,
                         "Unsupported Media Type: the body must be application/json");
             }
             String accept = request.getHeaders().get(HttpHeader.ACCEPT);
-            boolean streams = accept != null && accept.toLowerCase(Locale.ROOT).contains("text/event-stream");
-            if (accept != null && !streams && !accept.toLowerCase(Locale.ROOT).contains("application/json")
+            if (accept != null && !streams(request) && !accept.toLowerCase(Locale.ROOT).contains("application/json")
                     && !accept.contains("*/*")) {
                 return refuse(response, callback, 406, McpSchema.ErrorCodes.INVALID_REQUEST,
                         "Not Acceptable: accept application/json and text/event-stream");
@@ -275,29 +317,8 @@ public final class McpHttpServer implements AutoCloseable {
             if (request.getLength() > settings.maxBodyBytes()) {
                 return tooLarge(response, callback);
             }
-            if (!permits.tryAcquire()) {
-                response.getHeaders().put(HttpHeader.RETRY_AFTER, "1");
-                return refuse(response, callback, 503, -32000, "Service Unavailable: " + settings.maxConcurrent()
-                        + " requests are being answered at once; try again");
-            }
-            answering.incrementAndGet();
-            try {
-                byte[] body = readBody(request);
-                if (body == null) {
-                    return tooLarge(response, callback);
-                }
-                answer(request, response, callback, body, streams, decision.caller());
-            } catch (IOException e) {
-                callback.failed(e);
-            } finally {
-                permits.release();
-                if (answering.decrementAndGet() == 0) {
-                    synchronized (answering) {
-                        answering.notifyAll();
-                    }
-                }
-            }
-            return true;
+            request.setAttribute(CALLER, decision.caller());
+            return super.handle(request, response, callback);
         }
 
         /** The dashboard's files, its data and /metrics: read-only, GET (or HEAD). */
@@ -305,9 +326,6 @@ public final class McpHttpServer implements AutoCloseable {
             if (!"GET".equals(request.getMethod()) && !"HEAD".equals(request.getMethod())) {
                 response.getHeaders().put(HttpHeader.ALLOW, "GET, HEAD");
                 return text(response, callback, 405, "Method Not Allowed: " + path + " is read with GET\n");
-            }
-            if (draining.get()) {
-                return text(response, callback, 503, "the server is shutting down\n");
             }
             response.getHeaders().put(HttpHeader.CACHE_CONTROL, "no-store");
             response.getHeaders().put("X-Content-Type-Options", "nosniff");
@@ -369,21 +387,24 @@ public final class McpHttpServer implements AutoCloseable {
             return html.replace("data-token-asked=\"\"", "data-token-asked=\"" + access.figuresAskForToken() + "\"")
                     .getBytes(StandardCharsets.UTF_8);
         }
+    }
 
-        private static boolean text(Response response, Callback callback, int status, String text) {
-            return send(response, callback, status, "text/plain; charset=utf-8", text.getBytes(StandardCharsets.UTF_8));
-        }
-
-        private static boolean send(Response response, Callback callback, int status, String type, byte[] body) {
-            response.setStatus(status);
-            response.getHeaders().put(HttpHeader.CONTENT_TYPE, type);
-            response.write(true, ByteBuffer.wrap(body), callback);
+    /** A POST to /mcp that passed the checks: its body read and answered, as JSON or as an SSE stream. */
+    private final class McpPost extends Handler.Abstract {
+        @Override
+        public boolean handle(Request request, Response response, Callback callback) {
+            try {
+                byte[] body = readBody(request);
+                if (body == null) {
+                    tooLarge(response, callback);
+                } else {
+                    answer(request, response, callback, body, streams(request),
+                            (HttpAccess.Caller) request.getAttribute(CALLER));
+                }
+            } catch (IOException e) {
+                callback.failed(e);
+            }
             return true;
-        }
-
-        private boolean tooLarge(Response response, Callback callback) {
-            return refuse(response, callback, 413, McpSchema.ErrorCodes.INVALID_REQUEST, "Content Too Large: a body "
-                    + "is at most " + settings.maxBodyBytes() + " bytes");
         }
 
         /** The body, or null when it is longer than the limit. */
@@ -450,17 +471,8 @@ public final class McpHttpServer implements AutoCloseable {
                 return;
             }
             request.addIdleTimeoutListener(timeout -> false);
-            String answer = answerOrExplain(checked, callId, null, agent, received(request));
-            // written before the request counts as answered, so that a stop waits for these bytes too
-            response.setStatus(200);
-            response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
-            try (Blocker.Callback written = Blocker.callback()) {
-                Content.Sink.write(response, true, JsonText.escapeLoneSurrogates(answer), written);
-                written.block();
-                callback.succeeded();
-            } catch (IOException | RuntimeException e) {
-                callback.failed(e);
-            }
+            // the request counts as being answered (a stop waits for it) until the callback says these bytes are out
+            sendJson(response, callback, 200, answerOrExplain(checked, callId, null, agent, received(request)));
         }
 
         /** A tool call answered as an SSE stream: its notifications, then its answer. A closed stream cancels it. */
@@ -473,7 +485,7 @@ public final class McpHttpServer implements AutoCloseable {
             response.getHeaders().put("X-Accel-Buffering", "no");
             request.addIdleTimeoutListener(timeout -> false);
             SseWriter writer = new SseWriter(response, () -> {
-                if (!draining.get()) {
+                if (!drain.isShutdown()) {
                     LOG.log(Level.INFO, "a client closed the stream of a tool call; stopping it");
                 }
                 protocol.cancel(callId);
@@ -524,7 +536,7 @@ public final class McpHttpServer implements AutoCloseable {
             try {
                 return protocol.answer(request, callId, stream, agent, received, asker);
             } catch (RuntimeException | LinkageError e) {
-                if (draining.get() || jvmExiting()) {
+                if (drain.isShutdown() || jvmExiting()) {
                     return protocol.shuttingDown(request);
                 }
                 LOG.log(Level.WARNING, "answering " + request.method() + " failed: " + e, e);
@@ -553,42 +565,59 @@ public final class McpHttpServer implements AutoCloseable {
                 return true;
             }
         }
+    }
 
-        private static String event(String json) {
-            return "event: message\ndata: " + JsonText.escapeLoneSurrogates(json.replace("\r\n", "\\n")
-                    .replace("\n", "\\n").replace("\r", "\\n")) + "\n\n";
-        }
+    private boolean tooLarge(Response response, Callback callback) {
+        return refuse(response, callback, 413, McpSchema.ErrorCodes.INVALID_REQUEST, "Content Too Large: a body "
+                + "is at most " + settings.maxBodyBytes() + " bytes");
+    }
 
-        private static void accepted(Response response, Callback callback) {
-            response.setStatus(202);
-            callback.succeeded();
-        }
 
-        private static boolean refuse(Response response, Callback callback, HttpAccess.Refusal refusal) {
-            if (refusal.challenge() != null) {
-                response.getHeaders().put(HttpHeader.WWW_AUTHENTICATE, refusal.challenge());
-            }
-            if (refusal.status() == 503) {
-                response.getHeaders().put(HttpHeader.RETRY_AFTER, "5");
-            }
-            return refuse(response, callback, refusal.status(), -32000, refusal.message());
-        }
+    private static boolean text(Response response, Callback callback, int status, String text) {
+        return send(response, callback, status, "text/plain; charset=utf-8", text.getBytes(StandardCharsets.UTF_8));
+    }
 
-        private static boolean refuse(Response response, Callback callback, int status, int code, String message) {
-            return refuse(response, callback, status, code, message, null);
-        }
+    private static boolean send(Response response, Callback callback, int status, String type, byte[] body) {
+        response.setStatus(status);
+        response.getHeaders().put(HttpHeader.CONTENT_TYPE, type);
+        response.write(true, ByteBuffer.wrap(body), callback);
+        return true;
+    }
 
-        private static boolean refuse(Response response, Callback callback, int status, int code, String message,
-                JsonNode data) {
-            sendJson(response, callback, status, JsonRpc.error(null, code, message, data));
-            return true;
-        }
+    private static String event(String json) {
+        return "event: message\ndata: " + JsonText.escapeLoneSurrogates(json.replace("\r\n", "\\n")
+                .replace("\n", "\\n").replace("\r", "\\n")) + "\n\n";
+    }
 
-        private static void sendJson(Response response, Callback callback, int status, String json) {
-            response.setStatus(status);
-            response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
-            Content.Sink.write(response, true, JsonText.escapeLoneSurrogates(json), callback);
+    private static void accepted(Response response, Callback callback) {
+        response.setStatus(202);
+        callback.succeeded();
+    }
+
+    private static boolean refuse(Response response, Callback callback, HttpAccess.Refusal refusal) {
+        if (refusal.challenge() != null) {
+            response.getHeaders().put(HttpHeader.WWW_AUTHENTICATE, refusal.challenge());
         }
+        if (refusal.status() == 503) {
+            response.getHeaders().put(HttpHeader.RETRY_AFTER, "5");
+        }
+        return refuse(response, callback, refusal.status(), -32000, refusal.message());
+    }
+
+    private static boolean refuse(Response response, Callback callback, int status, int code, String message) {
+        return refuse(response, callback, status, code, message, null);
+    }
+
+    private static boolean refuse(Response response, Callback callback, int status, int code, String message,
+            JsonNode data) {
+        sendJson(response, callback, status, JsonRpc.error(null, code, message, data));
+        return true;
+    }
+
+    private static void sendJson(Response response, Callback callback, int status, String json) {
+        response.setStatus(status);
+        response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
+        Content.Sink.write(response, true, JsonText.escapeLoneSurrogates(json), callback);
     }
 
     private static String printable(String value) {

@@ -31,7 +31,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -94,7 +93,7 @@ final class StdioTransport implements McpServerTransportProvider {
     /** A call the thread reading now is to answer itself; only that thread uses it. */
     private Runnable readersCall;
     /** The call the reading thread is answering now, watched by {@link #watchdog}; null between calls. */
-    private volatile InlineCall inlineCall;
+    private final ReaderHandOff handOff = new ReaderHandOff(HAND_ON_AFTER);
     private final Watchdog watchdog = new Watchdog();
     private volatile StatelessProtocol stateless;
     private volatile McpServerSession session;
@@ -322,15 +321,15 @@ final class StdioTransport implements McpServerTransportProvider {
 
     /** Answers a call on the reading thread; false when reading was handed on while it ran. */
     private boolean answerWhileReading(Runnable call) {
-        InlineCall current = new InlineCall(System.nanoTime());
-        inlineCall = current;
+        ReaderHandOff.Call current = handOff.begin(System.nanoTime());
         watchdog.wake();
+        boolean keepReading;
         try {
             call.run();
         } finally {
-            inlineCall = null;
+            keepReading = handOff.end(current);
         }
-        return current.finish();
+        return keepReading;
     }
 
     private void dispatch(String line) {
@@ -698,28 +697,6 @@ final class StdioTransport implements McpServerTransportProvider {
         }
     }
 
-    /** A call answered by the reading thread: it finishes first, or reading is handed on first. */
-    private static final class InlineCall {
-        private static final int RUNNING = 0;
-        private static final int DONE = 1;
-        private static final int HANDED_ON = 2;
-        private final AtomicInteger state = new AtomicInteger(RUNNING);
-        private final long since;
-
-        InlineCall(long since) {
-            this.since = since;
-        }
-
-        /** Whether the reading thread keeps reading: the call finished before reading was handed on. */
-        boolean finish() {
-            return state.compareAndSet(RUNNING, DONE);
-        }
-
-        boolean handOn() {
-            return state.compareAndSet(RUNNING, HANDED_ON);
-        }
-    }
-
     /**
      * Hands reading on when the reading thread has answered one call for longer than
      * {@link #HAND_ON_AFTER}. It ticks only while calls come (and sleeps {@link #WATCH_IDLE} after
@@ -749,11 +726,10 @@ final class StdioTransport implements McpServerTransportProvider {
         public void run() {
             long lastSeen = System.nanoTime();
             while (!ended.isDone() && !closing.get()) {
-                InlineCall current = inlineCall;
                 long now = System.nanoTime();
-                if (current != null) {
+                if (handOff.busy()) {
                     lastSeen = now;
-                    if (now - current.since >= HAND_ON_AFTER && current.handOn()) {
+                    if (handOff.handOnIfDue(now)) {
                         try {
                             workers.execute(StdioTransport.this::readAll);
                         } catch (RejectedExecutionException e) {
@@ -765,7 +741,7 @@ final class StdioTransport implements McpServerTransportProvider {
                     LockSupport.parkNanos(HAND_ON_AFTER / 2);
                 } else {
                     sleeping = true;
-                    if (inlineCall == null) {
+                    if (!handOff.busy()) {
                         // at most a second, to notice the end
                         LockSupport.parkNanos(WATCH_IDLE);
                     }

@@ -32,7 +32,7 @@ import java.util.function.Predicate;
  */
 public final class MemoryCacheStore implements CacheStore {
     private final StoreCounters figures = new Counters();
-    private final WriteGenerations writes = new Writes();
+    private final WriteGenerations writes = WriteGenerations.inProcess(this, this);
     public static final int DEFAULT_MAX_ENTRIES = 100;
     /** 64 MiB: well under the JVM's default heap on any machine execache runs on. */
     public static final long DEFAULT_MAX_BYTES = 64L * 1024 * 1024;
@@ -52,7 +52,6 @@ public final class MemoryCacheStore implements CacheStore {
     private final Map<String, Integer> groupSizes = new HashMap<>();
     private final Map<String, Map<String, String>> lastSeenVersions = new ConcurrentHashMap<>();
     /** Per server, see {@link WriteGenerations}: in this process only, as the store is. */
-    private final Map<String, Long> generations = new HashMap<>();
     private long bytes;
     private volatile Instant countingSince;
 
@@ -390,39 +389,6 @@ public final class MemoryCacheStore implements CacheStore {
         @Override
         public Optional<Instant> countingSince() {
             return Optional.of(countingSince);
-        }
-    }
-
-    /** Under the store's lock, so that a put on condition and an advance never interleave. */
-    private final class Writes implements WriteGenerations {
-        @Override
-        public long current(String server) {
-            synchronized (MemoryCacheStore.this) {
-                return generations.getOrDefault(server, 0L);
-            }
-        }
-
-        @Override
-        public void advance(String server) {
-            synchronized (MemoryCacheStore.this) {
-                generations.merge(server, 1L, Long::sum);
-            }
-        }
-
-        @Override
-        public Optional<List<String>> putIfCurrent(CacheEntry entry, GroupBound bound, Map<String, Long> seen) {
-            synchronized (MemoryCacheStore.this) {
-                for (Map.Entry<String, Long> noted : seen.entrySet()) {
-                    if (generations.getOrDefault(noted.getKey(), 0L).longValue() != noted.getValue().longValue()) {
-                        return Optional.empty();
-                    }
-                }
-                if (bound == null) {
-                    put(entry);
-                    return Optional.of(List.of());
-                }
-                return Optional.of(put(entry, bound));
-            }
         }
     }
 }

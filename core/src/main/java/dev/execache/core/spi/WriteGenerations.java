@@ -1,5 +1,6 @@
 package dev.execache.core.spi;
 
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -36,4 +37,43 @@ public interface WriteGenerations {
      * @return the keys evicted to keep the group's bound, or empty if a generation moved
      */
     Optional<List<String>> putIfCurrent(CacheEntry entry, GroupBound bound, Map<String, Long> seen);
+
+    /**
+     * Generations kept in this process, for a store that lives in one process: each operation holds {@code lock}, the
+     * lock the store's own puts hold, so that a put on condition and an advance never interleave.
+     */
+    static WriteGenerations inProcess(Object lock, CacheStore store) {
+        Map<String, Long> generations = new HashMap<>();
+        return new WriteGenerations() {
+            @Override
+            public long current(String server) {
+                synchronized (lock) {
+                    return generations.getOrDefault(server, 0L);
+                }
+            }
+
+            @Override
+            public void advance(String server) {
+                synchronized (lock) {
+                    generations.merge(server, 1L, Long::sum);
+                }
+            }
+
+            @Override
+            public Optional<List<String>> putIfCurrent(CacheEntry entry, GroupBound bound, Map<String, Long> seen) {
+                synchronized (lock) {
+                    for (Map.Entry<String, Long> noted : seen.entrySet()) {
+                        if (generations.getOrDefault(noted.getKey(), 0L).longValue() != noted.getValue()) {
+                            return Optional.empty();
+                        }
+                    }
+                    if (bound == null) {
+                        store.put(entry);
+                        return Optional.of(List.of());
+                    }
+                    return Optional.of(store.put(entry, bound));
+                }
+            }
+        };
+    }
 }

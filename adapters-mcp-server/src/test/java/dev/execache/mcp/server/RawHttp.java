@@ -1,4 +1,4 @@
-package dev.execache.cli;
+package dev.execache.mcp.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -19,23 +19,23 @@ import java.util.Map;
  * HTTP/1.1 spoken by hand over a socket, one request per connection: a test must be able to send
  * any Host, Origin or body, which the JDK's client refuses to.
  */
-final class RawHttp {
+public final class RawHttp {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private RawHttp() {
     }
 
-    record Answer(int status, Map<String, String> headers, String body) {
-        JsonNode json() throws IOException {
+    public record Answer(int status, Map<String, String> headers, String body) {
+        public JsonNode json() throws IOException {
             return JSON.readTree(body);
         }
 
-        String header(String name) {
+        public String header(String name) {
             return headers.get(name.toLowerCase(Locale.ROOT));
         }
 
         /** The data of each SSE event named message, as JSON. */
-        List<JsonNode> events() throws IOException {
+        public List<JsonNode> events() throws IOException {
             List<JsonNode> events = new ArrayList<>();
             for (String block : body.split("\n\n")) {
                 for (String line : block.split("\n")) {
@@ -49,11 +49,11 @@ final class RawHttp {
     }
 
     /** POSTs a JSON body to /mcp with the given headers (Host, Content-Type and Accept added unless given). */
-    static Answer post(int port, String body, Map<String, String> headers) throws IOException {
+    public static Answer post(int port, String body, Map<String, String> headers) throws IOException {
         return send(port, "POST", "/mcp", body, headers);
     }
 
-    static Answer send(int port, String method, String path, String body, Map<String, String> given) throws IOException {
+    public static Answer send(int port, String method, String path, String body, Map<String, String> given) throws IOException {
         Map<String, String> headers = new LinkedHashMap<>();
         headers.put("Host", "127.0.0.1:" + port);
         headers.put("Content-Type", "application/json");
