@@ -22,6 +22,7 @@ import dev.execache.sandbox.DenoSandboxSettings;
 import dev.execache.store.memory.MemoryCacheStore;
 import dev.execache.tools.mcp.McpServerSettings;
 import dev.execache.tools.mcp.McpToolCatalog;
+import dev.execache.mcp.server.RawMcpClient;
 import java.io.IOException;
 import java.nio.channels.Channels;
 import java.nio.channels.Pipe;

@@ -10,6 +10,7 @@ import dev.execache.mcp.server.ServeTools;
 import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.core.CachePolicy;
 import dev.execache.tools.mcp.McpToolCatalog;
+import dev.execache.mcp.server.RawMcpClient;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.Channels;

@@ -10,6 +10,8 @@ import dev.execache.mcp.server.McpStdioServer;
 import dev.execache.mcp.server.ServeTools;
 import dev.execache.tools.mcp.McpServerSettings;
 import dev.execache.tools.mcp.McpToolCatalog;
+import dev.execache.mcp.server.RawMcpClient;
+import dev.execache.mcp.server.CapturedLog;
 import java.io.IOException;
 import java.nio.channels.Channels;
 import java.nio.channels.Pipe;

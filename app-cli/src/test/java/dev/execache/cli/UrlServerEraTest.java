@@ -12,6 +12,7 @@ import dev.execache.mcp.server.Gateway;
 import dev.execache.store.memory.MemoryCacheStore;
 import dev.execache.tools.mcp.McpToolCatalog;
 import dev.execache.tools.mcp.UrlServerSettings;
+import dev.execache.mcp.server.CapturedLog;
 import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;

@@ -8,6 +8,7 @@ import dev.execache.core.ToolResult;
 import dev.execache.mcp.server.Json;
 import dev.execache.tools.mcp.McpToolCatalog;
 import dev.execache.tools.mcp.UrlServerSettings;
+import dev.execache.mcp.server.CapturedLog;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -12,7 +12,6 @@ import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpServerSession;
 import io.modelcontextprotocol.spec.McpServerTransport;
 import io.modelcontextprotocol.spec.McpServerTransportProvider;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -20,7 +19,6 @@ import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -28,10 +26,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import reactor.core.publisher.Mono;
@@ -60,31 +56,21 @@ final class StdioTransport implements McpServerTransportProvider {
     private static final System.Logger LOG = System.getLogger("dev.execache.mcp.server");
     private static final int MAX_LINE_BYTES = 16 * 1024 * 1024;
     private static final String BATCH_VERSION = "2025-03-26";
-    /** At most this much per read: a file stream allocates a native buffer for each larger read. */
-    private static final int READ_BYTES = 8192;
-    /** How long the reading thread may answer a call before another thread takes over reading. */
-    private static final long HAND_ON_AFTER = TimeUnit.MILLISECONDS.toNanos(2);
-    /** How long the watchdog keeps ticking after the last call, before it sleeps until the next one. */
-    private static final long WATCH_IDLE = TimeUnit.SECONDS.toNanos(1);
     /** How long a server's request made before the client initialized waits for it (a server asks roots as it starts). */
     private static final Duration BEFORE_INITIALIZED = Duration.ofSeconds(60);
 
-    private final InputStream in;
-    /** Input read but not yet taken as lines: {@code buffer[position..limit)}. */
-    private final byte[] buffer = new byte[READ_BYTES];
-    private int position;
-    private int limit;
-    private final OutputStream out;
+    private final LineReader lines;
+    private final LineWriter out;
     private final McpJsonMapper mapper;
     private final Duration drainLimit;
     private final InFlightCalls calls;
     private final Map<Object, String> unanswered = new ConcurrentHashMap<>();
     private final Set<Object> dropped = ConcurrentHashMap.newKeySet();
-    private final Map<Object, Batch> batches = new ConcurrentHashMap<>();
+    private final Map<Object, AnswerBatch> batches = new ConcurrentHashMap<>();
     private final Object answers = new Object();
     private final AtomicBoolean closing = new AtomicBoolean();
     private final CompletableFuture<Void> ended = new CompletableFuture<>();
-    /** Answer the calls of batches, and take over reading from a thread busy with a long call (see {@link #readAll}). */
+    /** Answer the calls of batches, and take over reading from a thread busy with a long call. */
     private final ExecutorService workers = Executors.newCachedThreadPool(task -> {
         Thread thread = new Thread(task, "execache-mcp-stdio");
         thread.setDaemon(true);
@@ -92,9 +78,8 @@ final class StdioTransport implements McpServerTransportProvider {
     });
     /** A call the thread reading now is to answer itself; only that thread uses it. */
     private Runnable readersCall;
-    /** The call the reading thread is answering now, watched by {@link #watchdog}; null between calls. */
-    private final ReaderHandOff handOff = new ReaderHandOff(HAND_ON_AFTER);
-    private final Watchdog watchdog = new Watchdog();
+    private final ReadingWatchdog handOff = new ReadingWatchdog(workers, this::readAll,
+            () -> ended.isDone() || closing.get());
     private volatile StatelessProtocol stateless;
     private volatile McpServerSession session;
     private volatile boolean initialized;
@@ -117,8 +102,12 @@ final class StdioTransport implements McpServerTransportProvider {
     private volatile String clientName;
 
     StdioTransport(InputStream in, OutputStream out, McpJsonMapper mapper, Duration drainLimit, InFlightCalls calls) {
-        this.in = in;
-        this.out = out;
+        this.out = new LineWriter(out);
+        this.lines = new LineReader(in, MAX_LINE_BYTES, () -> {
+            String problem = "Invalid Request: a message longer than " + MAX_LINE_BYTES + " bytes";
+            LOG.log(Level.WARNING, problem);
+            this.out.writeOrNote(errorLine(null, McpSchema.ErrorCodes.INVALID_REQUEST, problem, null));
+        });
         this.mapper = mapper;
         this.drainLimit = drainLimit;
         this.calls = calls;
@@ -173,7 +162,7 @@ final class StdioTransport implements McpServerTransportProvider {
         }
         return relayed.ask(method, given, request -> {
             try {
-                writeLine(Json.write(request));
+                out.write(Json.write(request));
             } catch (IOException e) {
                 throw new AgentRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "cannot ask the agent " + method
                         + ": " + e.getMessage());
@@ -212,7 +201,7 @@ final class StdioTransport implements McpServerTransportProvider {
         Thread reader = new Thread(this::readAll, "execache-mcp-stdin");
         reader.setDaemon(true);
         reader.start();
-        watchdog.start();
+        handOff.start();
     }
 
     @Override
@@ -243,11 +232,7 @@ final class StdioTransport implements McpServerTransportProvider {
         message.put("jsonrpc", McpSchema.JSONRPC_VERSION);
         message.put("method", method);
         message.set("params", params);
-        try {
-            writeLine(Json.write(message));
-        } catch (IOException e) {
-            LOG.log(Level.DEBUG, "cannot write to standard output: " + e);
-        }
+        out.writeOrNote(Json.write(message));
     }
 
     private void failAsked(String why) {
@@ -288,14 +273,12 @@ final class StdioTransport implements McpServerTransportProvider {
 
     /**
      * Reads and dispatches lines until input ends. A tool call is answered by the thread that read
-     * it, so that a cache hit costs no thread hand-off; when a call is still running after
-     * {@link #HAND_ON_AFTER} (a miss that runs code, say), the watchdog hands reading on to another
-     * thread, so the next line (a cancellation, say) is still read within a few milliseconds.
+     * it, until {@link ReadingWatchdog} hands reading on to another thread.
      */
     private void readAll() {
         try {
             byte[] line;
-            while (!closing.get() && (line = readLine()) != null) {
+            while (!closing.get() && (line = lines.readLine()) != null) {
                 String text = new String(line, StandardCharsets.UTF_8).strip();
                 if (!text.isEmpty() && !closing.get()) {
                     dispatch(text);
@@ -303,7 +286,7 @@ final class StdioTransport implements McpServerTransportProvider {
                 Runnable call = readersCall;
                 if (call != null) {
                     readersCall = null;
-                    if (!answerWhileReading(call)) {
+                    if (!handOff.answerWhileReading(call)) {
                         // reading went on in another thread meanwhile
                         return;
                     }
@@ -317,19 +300,6 @@ final class StdioTransport implements McpServerTransportProvider {
         failAsked("the agent closed its input");
         awaitAnswers();
         ended.complete(null);
-    }
-
-    /** Answers a call on the reading thread; false when reading was handed on while it ran. */
-    private boolean answerWhileReading(Runnable call) {
-        ReaderHandOff.Call current = handOff.begin(System.nanoTime());
-        watchdog.wake();
-        boolean keepReading;
-        try {
-            call.run();
-        } finally {
-            keepReading = handOff.end(current);
-        }
-        return keepReading;
     }
 
     private void dispatch(String line) {
@@ -347,11 +317,11 @@ final class StdioTransport implements McpServerTransportProvider {
                     : "Invalid Request: batches are part of protocol version " + BATCH_VERSION + " only, not "
                             + (protocolVersion == null ? "before initialize" : protocolVersion);
             LOG.log(Level.WARNING, problem);
-            writeRaw(JsonRpc.error(null, McpSchema.ErrorCodes.INVALID_REQUEST, problem, null));
+            out.writeOrNote(JsonRpc.error(null, McpSchema.ErrorCodes.INVALID_REQUEST, problem, null));
             return;
         }
         List<JsonRpc.Message> messages = new ArrayList<>();
-        Batch collected = new Batch();
+        AnswerBatch collected = new AnswerBatch(out::writeOrNote);
         for (JsonNode item : items) {
             JsonRpc.Message message = item instanceof ObjectNode ? JsonRpc.read(item)
                     : new JsonRpc.Invalid(null, null, McpSchema.ErrorCodes.INVALID_REQUEST,
@@ -367,14 +337,14 @@ final class StdioTransport implements McpServerTransportProvider {
     }
 
     /** One message, read and checked by {@link JsonRpc}; {@code batch}: the batch it came in, or null. */
-    private void dispatchOne(String line, JsonRpc.Message message, Batch batch) {
+    private void dispatchOne(String line, JsonRpc.Message message, AnswerBatch batch) {
         if (message instanceof JsonRpc.Invalid invalid) {
             LOG.log(Level.WARNING, invalid.message() + (invalid.fault() == JsonRpc.Fault.MESSAGE
                     ? " (" + (line.length() <= 80 ? line : line.substring(0, 77) + "...") + ")" : ""));
             if (batch != null) {
-                batch.add(invalid.text(), this);
+                batch.add(invalid.text());
             } else {
-                writeRaw(invalid.text());
+                out.writeOrNote(invalid.text());
             }
             return;
         }
@@ -521,68 +491,13 @@ final class StdioTransport implements McpServerTransportProvider {
         dropped.add(key);
         unanswered.remove(key);
         calls.cancel(key);
-        Batch batch = batches.remove(key);
+        AnswerBatch batch = batches.remove(key);
         if (batch != null) {
-            batch.skip(this);
+            batch.skip();
         }
         synchronized (answers) {
             answers.notifyAll();
         }
-    }
-
-    /**
-     * Reads one line, without its terminator; null at the end of input. Overlong lines are answered and skipped.
-     * It scans its own buffer rather than reading byte by byte (each a synchronized call); only the thread
-     * reading now uses the buffer, and a thread that takes reading on starts after the last one's last read.
-     */
-    private byte[] readLine() throws IOException {
-        ByteArrayOutputStream line = null;
-        boolean tooLong = false;
-        boolean ended = false;
-        byte[] whole = null;
-        while (true) {
-            if (position == limit) {
-                int read = in.read(buffer, 0, READ_BYTES);
-                if (read == -1) {
-                    ended = true;
-                    break;
-                }
-                position = 0;
-                limit = read;
-            }
-            int start = position;
-            int end = start;
-            while (end < limit && buffer[end] != '\n') {
-                end++;
-            }
-            boolean found = end < limit;
-            position = found ? end + 1 : end;
-            if (found && line == null) {
-                // the usual case: the whole line is in the buffer
-                whole = Arrays.copyOfRange(buffer, start, end);
-                break;
-            }
-            if (line == null) {
-                line = new ByteArrayOutputStream();
-            }
-            int room = MAX_LINE_BYTES - line.size();
-            line.write(buffer, start, Math.min(room, end - start));
-            tooLong |= end - start > room;
-            if (found) {
-                break;
-            }
-        }
-        int size = whole != null ? whole.length : line == null ? 0 : line.size();
-        if (ended && size == 0) {
-            return null;
-        }
-        if (tooLong) {
-            String problem = "Invalid Request: a message longer than " + MAX_LINE_BYTES + " bytes";
-            LOG.log(Level.WARNING, problem);
-            writeRaw(errorLine(null, McpSchema.ErrorCodes.INVALID_REQUEST, problem, null));
-            return new byte[0];
-        }
-        return whole != null ? whole : line.toByteArray();
     }
 
     private static Object idOf(JsonNode id) {
@@ -612,30 +527,11 @@ final class StdioTransport implements McpServerTransportProvider {
 
     /** Writes the answer to request {@code id}, as part of its batch when it came in one. */
     private void deliver(Object id, String line) {
-        Batch batch = id == null ? null : batches.remove(InFlightCalls.key(id));
+        AnswerBatch batch = id == null ? null : batches.remove(InFlightCalls.key(id));
         if (batch != null) {
-            batch.add(line, this);
+            batch.add(line);
         } else {
-            writeRaw(line);
-        }
-    }
-
-    private void writeRaw(String line) {
-        try {
-            writeLine(line);
-        } catch (IOException e) {
-            LOG.log(Level.DEBUG, "cannot write to standard output: " + e);
-        }
-    }
-
-    private void writeLine(String json) throws IOException {
-        // looked for as characters first: a search for a string is several times slower, and almost no answer has one
-        String oneLine = json.indexOf('\n') < 0 && json.indexOf('\r') < 0 ? json
-                : json.replace("\r\n", "\\n").replace("\n", "\\n").replace("\r", "\\n");
-        byte[] bytes = (JsonText.escapeLoneSurrogates(oneLine) + "\n").getBytes(StandardCharsets.UTF_8);
-        synchronized (out) {
-            out.write(bytes);
-            out.flush();
+            out.writeOrNote(line);
         }
     }
 
@@ -664,99 +560,12 @@ final class StdioTransport implements McpServerTransportProvider {
         }
     }
 
-    /** The answers to the requests of one batch, written together as one array once all are in. */
-    private static final class Batch {
-        private final List<String> lines = new ArrayList<>();
-        private int expected;
-
-        synchronized void expect() {
-            expected++;
-        }
-
-        void add(String line, StdioTransport transport) {
-            String array;
-            synchronized (this) {
-                lines.add(line);
-                array = lines.size() >= expected ? "[" + String.join(",", lines) + "]" : null;
-            }
-            if (array != null) {
-                transport.writeRaw(array);
-            }
-        }
-
-        /** A cancelled request of the batch gets no answer. */
-        void skip(StdioTransport transport) {
-            String array;
-            synchronized (this) {
-                expected--;
-                array = !lines.isEmpty() && lines.size() >= expected ? "[" + String.join(",", lines) + "]" : null;
-            }
-            if (array != null) {
-                transport.writeRaw(array);
-            }
-        }
-    }
-
-    /**
-     * Hands reading on when the reading thread has answered one call for longer than
-     * {@link #HAND_ON_AFTER}. It ticks only while calls come (and sleeps {@link #WATCH_IDLE} after
-     * the last), so an idle server costs nothing and a quick call costs it no wake-up.
-     */
-    private final class Watchdog implements Runnable {
-        private final Thread thread;
-        private volatile boolean sleeping;
-
-        Watchdog() {
-            thread = new Thread(this, "execache-mcp-watchdog");
-            thread.setDaemon(true);
-        }
-
-        void start() {
-            thread.start();
-        }
-
-        void wake() {
-            if (sleeping) {
-                sleeping = false;
-                LockSupport.unpark(thread);
-            }
-        }
-
-        @Override
-        public void run() {
-            long lastSeen = System.nanoTime();
-            while (!ended.isDone() && !closing.get()) {
-                long now = System.nanoTime();
-                if (handOff.busy()) {
-                    lastSeen = now;
-                    if (handOff.handOnIfDue(now)) {
-                        try {
-                            workers.execute(StdioTransport.this::readAll);
-                        } catch (RejectedExecutionException e) {
-                            return;
-                        }
-                    }
-                }
-                if (now - lastSeen < WATCH_IDLE) {
-                    LockSupport.parkNanos(HAND_ON_AFTER / 2);
-                } else {
-                    sleeping = true;
-                    if (!handOff.busy()) {
-                        // at most a second, to notice the end
-                        LockSupport.parkNanos(WATCH_IDLE);
-                    }
-                    sleeping = false;
-                }
-            }
-        }
-    }
-
     private final class SessionTransport implements McpServerTransport {
         @Override
         public Mono<Void> sendMessage(McpSchema.JSONRPCMessage message) {
             return Mono.fromRunnable(() -> {
                 if (!(message instanceof McpSchema.JSONRPCResponse response)) {
-                    writeRaw(serialize(message));
+                    out.writeOrNote(serialize(message));
                     return;
                 }
                 Object key = InFlightCalls.key(response.id());

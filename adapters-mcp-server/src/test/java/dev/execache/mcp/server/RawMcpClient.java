@@ -1,9 +1,7 @@
-package dev.execache.cli;
+package dev.execache.mcp.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.execache.cli.output.Output;
-import dev.execache.mcp.server.Json;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -24,7 +22,7 @@ import java.util.function.Predicate;
  * Speaks newline-delimited JSON-RPC to a server by hand, so that a test can also send what
  * no well-behaved client would.
  */
-final class RawMcpClient implements AutoCloseable {
+public final class RawMcpClient implements AutoCloseable {
     private static final Duration WAIT = Duration.ofSeconds(20);
 
     private final OutputStream toServer;
@@ -33,7 +31,7 @@ final class RawMcpClient implements AutoCloseable {
     private final AtomicInteger ids = new AtomicInteger();
     private final Thread reader;
 
-    RawMcpClient(OutputStream toServer, InputStream fromServer) {
+    public RawMcpClient(OutputStream toServer, InputStream fromServer) {
         this.toServer = toServer;
         this.reader = new Thread(() -> read(fromServer), "raw-mcp-client");
         reader.setDaemon(true);
@@ -51,7 +49,7 @@ final class RawMcpClient implements AutoCloseable {
         }
     }
 
-    void send(String line) {
+    public void send(String line) {
         try {
             toServer.write((line + "\n").getBytes(StandardCharsets.UTF_8));
             toServer.flush();
@@ -61,7 +59,7 @@ final class RawMcpClient implements AutoCloseable {
     }
 
     /** Sends a request and returns its id. */
-    int sendRequest(String method, Object params) {
+    public int sendRequest(String method, Object params) {
         int id = ids.incrementAndGet();
         ObjectNode request = Json.MAPPER.createObjectNode();
         request.put("jsonrpc", "2.0");
@@ -74,30 +72,30 @@ final class RawMcpClient implements AutoCloseable {
         return id;
     }
 
-    JsonNode request(String method, Object params) {
+    public JsonNode request(String method, Object params) {
         return response(sendRequest(method, params));
     }
 
     /** Sends initialize and notifications/initialized; returns the initialize result. */
-    JsonNode initialize() {
+    public JsonNode initialize() {
         JsonNode result = request("initialize", Map.of("protocolVersion", "2025-11-25",
                 "capabilities", Map.of(), "clientInfo", Map.of("name", "raw", "version", "1")));
         send("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
         return result.get("result");
     }
 
-    JsonNode callTool(String name, Object arguments) {
+    public JsonNode callTool(String name, Object arguments) {
         return request("tools/call", Map.of("name", name, "arguments", arguments)).get("result");
     }
 
     /** The response with this id; other messages wait for their turn. */
-    JsonNode response(Object id) {
+    public JsonNode response(Object id) {
         JsonNode wanted = Json.MAPPER.valueToTree(id);
         return next(message -> wanted.equals(message.get("id")), "a response with id " + id);
     }
 
     /** The answer to a batch: an array of responses. */
-    JsonNode batchResponse() {
+    public JsonNode batchResponse() {
         return next(JsonNode::isArray, "a batch response");
     }
 
@@ -133,7 +131,7 @@ final class RawMcpClient implements AutoCloseable {
     }
 
     /** Messages received that no {@link #response} call has asked for. */
-    List<JsonNode> unclaimed() {
+    public List<JsonNode> unclaimed() {
         List<JsonNode> all = new ArrayList<>();
         received.drainTo(all);
         synchronized (unclaimed) {

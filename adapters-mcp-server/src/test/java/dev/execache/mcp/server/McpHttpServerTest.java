@@ -1,27 +1,14 @@
-package dev.execache.cli;
+package dev.execache.mcp.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.execache.mcp.server.HttpServeSettings;
 import dev.execache.mcp.server.HttpServeSettings.HttpToken;
-import dev.execache.mcp.server.McpHttpServer;
-import dev.execache.mcp.server.OAuthSettings;
-import dev.execache.core.CachePolicy;
-import dev.execache.core.CachedExecutor;
-import dev.execache.core.MutableToolVersions;
-import dev.execache.core.SwitchableStore;
-import dev.execache.core.ExecutionRequest;
-import dev.execache.cli.output.OpenMetrics;
-import dev.execache.cli.output.StoreDescription;
-import dev.execache.mcp.server.ServeTools;
-import dev.execache.mcp.server.RawHttp;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -30,7 +17,6 @@ import java.util.Set;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code serve --http}'s server in process, spoken to by hand: both eras statelessly, the
@@ -42,20 +28,15 @@ class McpHttpServerTest {
     private static final String TOKEN = "s3cret-token-for-tests-0123456789";
     private static final String MODERN = "2026-07-28";
 
-    @TempDir
-    static Path dir;
-
     private static McpHttpServer open;
     private static McpHttpServer guarded;
 
     @BeforeAll
     static void start() throws IOException {
-        ServeFixture fixture = new ServeFixture(dir, Map.of("github", "v1"));
         InetAddress loopback = InetAddress.getLoopbackAddress();
-        open = new McpHttpServer(new ServeTools(fixture.executor, fixture.serveSettings), "test",
+        open = new McpHttpServer(new TestTools().tools, "test",
                 HttpServeSettings.of(loopback, 0, List.of(), Set.of("mcp.example.org"), Duration.ofSeconds(5))).start();
-        ServeFixture other = new ServeFixture(dir, Map.of());
-        guarded = new McpHttpServer(new ServeTools(other.executor, other.serveSettings), "test",
+        guarded = new McpHttpServer(new TestTools().tools, "test",
                 new HttpServeSettings(loopback, 0, List.of(new HttpToken("agent-a", TOKEN)), Set.of(), 2048, 4,
                         Duration.ofSeconds(30), Duration.ofSeconds(5))).start();
     }
@@ -86,7 +67,7 @@ class McpHttpServerTest {
     }
 
     private static String callTwo(String meta) {
-        return request(7, "tools/call", "{\"name\":\"execute_code\",\"arguments\":{\"code\":\"" + ServeFixture.TWO + "\"}"
+        return request(7, "tools/call", "{\"name\":\"execute_code\",\"arguments\":{\"code\":\"" + TestTools.TWO + "\"}"
                 + (meta == null ? "" : "," + meta) + "}");
     }
 
@@ -95,8 +76,7 @@ class McpHttpServerTest {
         String ciBot = "ci-bot-token-0123456789abcdef";
         String team = "team-token-0123456789abcdef01";
         String bare = "bare-token-0123456789abcdef01";
-        ServeFixture fixture = new ServeFixture(dir, Map.of());
-        McpHttpServer named = new McpHttpServer(new ServeTools(fixture.executor, fixture.serveSettings), "test",
+        McpHttpServer named = new McpHttpServer(new TestTools().tools, "test",
                 HttpServeSettings.of(InetAddress.getLoopbackAddress(), 0, List.of(new HttpToken("ci-bot", ciBot, true),
                         new HttpToken("claude-team", team, true), new HttpToken("line 3", bare, false)), Set.of(),
                         Duration.ofSeconds(5))).start();
@@ -280,49 +260,16 @@ class McpHttpServerTest {
     }
 
     @Test
-    void aStoreInAnOutageStillGivesTheFiguresItCanAndSaysSo() throws Exception {
-        ServeFixture fixture = new ServeFixture(dir, Map.of());
-        SwitchableStore failing = new SwitchableStore(fixture.store);
-        CachedExecutor executor = new CachedExecutor(fixture.sandbox, failing, new MutableToolVersions(Map.of()),
-                CachePolicy.DEFAULTS, fixture.clock);
-        StoreDescription store = StoreDescription.of(fixture.settings);
-        HttpServeSettings settings = HttpServeSettings.of(InetAddress.getLoopbackAddress(), 0, List.of(), Set.of(),
-                Duration.ofSeconds(5));
-        failing.fail(true);
-        executor.execute(ExecutionRequest.of(ServeFixture.TWO, null));
-        try (McpHttpServer server = new McpHttpServer(new ServeTools(executor, fixture.serveSettings), "test", settings,
-                () -> OpenMetrics.write(executor.stats(), store, executor.storeInOutage())).start();
-                McpHttpServer broken = new McpHttpServer(new ServeTools(executor, fixture.serveSettings), "test", settings,
-                        () -> {
-                            throw new IllegalStateException("the store went away");
-                        }).start()) {
-            RawHttp.Answer metrics = RawHttp.send(server.port(), "GET", "/metrics", null, Map.of());
-            RawHttp.Answer data = RawHttp.send(server.port(), "GET", "/dashboard.json", null, Map.of());
-            RawHttp.Answer unread = RawHttp.send(broken.port(), "GET", "/metrics", null, Map.of());
-
-            assertThat(metrics.status()).isEqualTo(200);
-            assertThat(metrics.body()).contains("\nexecache_store_outage 1\n", "\nexecache_misses_total 1\n");
-            assertThat(data.status()).isEqualTo(200);
-            assertThat(data.json().at("/health/outage").booleanValue()).isTrue();
-            assertThat(data.json().at("/health/says").textValue()).contains("uncached");
-            assertThat(data.json().at("/totals/misses").longValue()).isEqualTo(1);
-            assertThat(unread.status()).isEqualTo(503);
-            assertThat(unread.body()).isEqualTo("the figures could not be read: the store went away\n");
-        }
-    }
-
-    @Test
     void whileTheAuthorizationServerCannotBeReachedAccessTokensAre503AndStaticTokensStillWork() throws IOException {
         int closed;
         try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             closed = socket.getLocalPort();
         }
         String issuer = "http://127.0.0.1:" + closed;
-        ServeFixture fixture = new ServeFixture(dir, Map.of());
         HttpServeSettings settings = new HttpServeSettings(InetAddress.getLoopbackAddress(), 0,
                 List.of(new HttpToken("agent-a", TOKEN)), Set.of(), 1 << 20, 4, Duration.ofSeconds(30),
                 Duration.ofSeconds(5)).withOAuth(OAuthSettings.of(URI.create(issuer), null));
-        McpHttpServer server = new McpHttpServer(new ServeTools(fixture.executor, fixture.serveSettings), "test",
+        McpHttpServer server = new McpHttpServer(new TestTools().tools, "test",
                 settings).start();
         try {
             String ping = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}";

@@ -1,18 +1,14 @@
-package dev.execache.cli;
+package dev.execache.mcp.server;
 
 import org.awaitility.Awaitility;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.execache.mcp.server.Json;
-import dev.execache.mcp.server.McpStdioServer;
-import dev.execache.mcp.server.ServeTools;
 import dev.execache.core.ExecutionResult;
 import java.io.IOException;
 import java.nio.channels.Channels;
 import java.nio.channels.Pipe;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -24,14 +20,10 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /** The server on in-process pipes, spoken to line by line. */
 class McpStdioServerTest {
-    @TempDir
-    Path dir;
-
-    private ServeFixture fixture;
+    private TestTools fixture;
     private McpStdioServer server;
     private RawMcpClient client;
     private CompletableFuture<Void> ended;
@@ -45,10 +37,10 @@ class McpStdioServerTest {
         if (server != null) {
             server.close();
         }
-        fixture = new ServeFixture(dir, Map.of("github", "v1"));
+        fixture = new TestTools();
         Pipe toServer = Pipe.open();
         Pipe fromServer = Pipe.open();
-        server = new McpStdioServer(new ServeTools(fixture.executor, fixture.serveSettings), "test",
+        server = new McpStdioServer(fixture.tools, "test",
                 Channels.newInputStream(toServer.source()), Channels.newOutputStream(fromServer.sink()), drainLimit);
         client = new RawMcpClient(Channels.newOutputStream(toServer.sink()), Channels.newInputStream(fromServer.source()));
         ended = CompletableFuture.runAsync(() -> {
@@ -92,8 +84,8 @@ class McpStdioServerTest {
     void executeIsAMissThenAHit() {
         client.initialize();
 
-        JsonNode miss = client.callTool("execute_code", Map.of("code", ServeFixture.TWO));
-        JsonNode hit = client.callTool("execute_code", Map.of("code", ServeFixture.TWO));
+        JsonNode miss = client.callTool("execute_code", Map.of("code", TestTools.TWO));
+        JsonNode hit = client.callTool("execute_code", Map.of("code", TestTools.TWO));
 
         assertThat(miss.at("/structuredContent/result").intValue()).isEqualTo(2);
         assertThat(miss.at("/structuredContent/cache").textValue()).isEqualTo("miss");
@@ -139,11 +131,11 @@ class McpStdioServerTest {
         Map<String, Object> envelope = Map.of("io.modelcontextprotocol/protocolVersion", "2026-07-28",
                 "io.modelcontextprotocol/clientCapabilities", Map.of());
 
-        client.callTool("execute_code", Map.of("code", ServeFixture.TWO));
-        JsonNode legacy = client.callTool("execute_code", Map.of("code", ServeFixture.TWO));
+        client.callTool("execute_code", Map.of("code", TestTools.TWO));
+        JsonNode legacy = client.callTool("execute_code", Map.of("code", TestTools.TWO));
         JsonNode modern = client.request("tools/call", Map.of("name", "execute_code",
-                "arguments", Map.of("code", ServeFixture.TWO), "_meta", envelope)).get("result");
-        JsonNode legacyAgain = client.callTool("execute_code", Map.of("code", ServeFixture.TWO));
+                "arguments", Map.of("code", TestTools.TWO), "_meta", envelope)).get("result");
+        JsonNode legacyAgain = client.callTool("execute_code", Map.of("code", TestTools.TWO));
 
         assertThat(legacy.has("resultType")).isFalse();
         assertThat(modern.get("resultType").textValue()).isEqualTo("complete");
@@ -158,9 +150,9 @@ class McpStdioServerTest {
     void argumentsAgainstTheSchemaAreAToolErrorAndTheServerGoesOn() {
         client.initialize();
 
-        JsonNode wrongType = client.callTool("execute_code", Map.of("code", ServeFixture.TWO, "context", List.of(1)));
-        JsonNode unknownArgument = client.callTool("execute_code", Map.of("code", ServeFixture.TWO, "ctx", Map.of()));
-        JsonNode after = client.callTool("execute_code", Map.of("code", ServeFixture.TWO));
+        JsonNode wrongType = client.callTool("execute_code", Map.of("code", TestTools.TWO, "context", List.of(1)));
+        JsonNode unknownArgument = client.callTool("execute_code", Map.of("code", TestTools.TWO, "ctx", Map.of()));
+        JsonNode after = client.callTool("execute_code", Map.of("code", TestTools.TWO));
 
         assertThat(wrongType.get("isError").booleanValue()).isTrue();
         assertThat(wrongType.at("/content/0/text").textValue()).contains("context");
@@ -177,7 +169,7 @@ class McpStdioServerTest {
         JsonNode parseError = client.response(null);
         client.send("{\"jsonrpc\":\"2.0\",\"id\":78}");
         JsonNode invalid = client.response(78);
-        JsonNode after = client.callTool("execute_code", Map.of("code", ServeFixture.TWO));
+        JsonNode after = client.callTool("execute_code", Map.of("code", TestTools.TWO));
 
         assertThat(parseError.at("/error/code").intValue()).isEqualTo(-32700);
         assertThat(invalid.at("/error/code").intValue()).isEqualTo(-32600);
@@ -193,7 +185,7 @@ class McpStdioServerTest {
         client.send("{\"jsonrpc\":\"2.0\",\"id\":81,\"method\":\"tools/call\",\"params\":{\"name\":\"execute_code\","
                 + "\"arguments\":{\"code\":\"return 1\",\"context\":{\"a\":1,\"a\":2}}}}");
         JsonNode nested = client.response(null);
-        JsonNode after = client.callTool("execute_code", Map.of("code", ServeFixture.TWO));
+        JsonNode after = client.callTool("execute_code", Map.of("code", TestTools.TWO));
 
         assertThat(topLevel.at("/error/code").intValue()).isEqualTo(-32700);
         assertThat(nested.at("/error/code").intValue()).isEqualTo(-32700);
@@ -209,7 +201,7 @@ class McpStdioServerTest {
 
         JsonNode echoed = client.callTool("execute_code", Map.of("code", "return context", "context", Map.of("text", big)));
         client.send("{\"jsonrpc\":\"2.0\",\"id\":901,\"method\":\"tools/call\",\"params\":{\"name\":\"execute_code\","
-                + "\"arguments\":{\"code\":\"" + ServeFixture.TWO + "\"}}}\r\n"
+                + "\"arguments\":{\"code\":\"" + TestTools.TWO + "\"}}}\r\n"
                 + "{\"jsonrpc\":\"2.0\",\"id\":902,\"method\":\"tools/call\",\"params\":{\"name\":\"execute_code\","
                 + "\"arguments\":{\"code\":\"return context\",\"context\":{\"n\":902}}}}");
         JsonNode first = client.response(901);

@@ -1,4 +1,4 @@
-package dev.execache.cli;
+package dev.execache.mcp.server;
 
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -9,17 +9,17 @@ import java.util.logging.Logger;
 import java.util.logging.SimpleFormatter;
 
 /** What execache logs while it is open, one formatted message a line. */
-final class CapturedLog extends Handler implements AutoCloseable {
+public final class CapturedLog extends Handler implements AutoCloseable {
     private final Logger logger = Logger.getLogger("dev.execache");
     private final Level previousLevel = logger.getLevel();
     private final List<String> lines = new CopyOnWriteArrayList<>();
 
-    CapturedLog() {
+    public CapturedLog() {
         logger.setLevel(Level.INFO);
         logger.addHandler(this);
     }
 
-    List<String> lines() {
+    public List<String> lines() {
         return List.copyOf(lines);
     }
 

@@ -1,0 +1,261 @@
+package dev.execache.mcp.server;
+
+import static dev.execache.mcp.server.HttpReplies.accepted;
+import static dev.execache.mcp.server.HttpReplies.refuse;
+import static dev.execache.mcp.server.HttpReplies.sendJson;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.execache.core.spi.AgentRefusedException;
+import dev.execache.core.spi.ToolCatalog;
+import io.modelcontextprotocol.spec.McpSchema;
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiConsumer;
+import java.util.function.BooleanSupplier;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+
+/**
+ * A POST to /mcp that passed {@link RequestChecks}: its body read and answered by {@link
+ * StatelessProtocol}, as JSON, or for a tool call whose client takes it as an SSE stream that
+ * carries its progress (and the servers' requests to the client, in the initialize era). A client
+ * that closes that stream cancels the call.
+ */
+final class McpPost extends Handler.Abstract {
+    private static final System.Logger LOG = System.getLogger("dev.execache.mcp.server");
+    /** The request attribute that carries the caller of an MCP request from the checks to its answer. */
+    static final String CALLER = HttpAccess.Caller.class.getName();
+    /** How often a running tool call's stream is written to, so that a client gone is noticed. */
+    private static final Duration HEARTBEAT = Duration.ofMillis(250);
+
+    private final StatelessProtocol protocol;
+    private final HttpAccess access;
+    private final int maxBodyBytes;
+    private final BooleanSupplier stopping;
+    private final AtomicLong callIds = new AtomicLong();
+    /** The servers' requests relayed to clients on tool calls' streams, until a client POSTs the answer. */
+    private final RelayedRequests relayed = new RelayedRequests();
+    private final ScheduledExecutorService heartbeats = Executors.newSingleThreadScheduledExecutor(task -> {
+        Thread thread = new Thread(task, "execache-http-heartbeat");
+        thread.setDaemon(true);
+        return thread;
+    });
+
+    /** @param stopping whether the server is stopping (a call that fails then is answered that it is shutting down) */
+    McpPost(StatelessProtocol protocol, HttpAccess access, int maxBodyBytes, BooleanSupplier stopping) {
+        this.protocol = protocol;
+        this.access = access;
+        this.maxBodyBytes = maxBodyBytes;
+        this.stopping = stopping;
+    }
+
+    /** Whether the client takes an SSE stream (a tool call's answer then carries its progress). */
+    static boolean streams(Request request) {
+        String accept = request.getHeaders().get(HttpHeader.ACCEPT);
+        return accept != null && accept.toLowerCase(Locale.ROOT).contains("text/event-stream");
+    }
+
+    static boolean tooLarge(Response response, Callback callback, int maxBodyBytes) {
+        return refuse(response, callback, 413, McpSchema.ErrorCodes.INVALID_REQUEST, "Content Too Large: a body "
+                + "is at most " + maxBodyBytes + " bytes");
+    }
+
+    /** The servers' requests still waiting for a client's answer fail with {@code why}. */
+    void failRelayed(String why) {
+        relayed.failAll(why);
+    }
+
+    /** Stops the heartbeats of the streams (once the server has stopped). */
+    void close() {
+        heartbeats.shutdownNow();
+    }
+
+    @Override
+    public boolean handle(Request request, Response response, Callback callback) {
+        try {
+            byte[] body = readBody(request);
+            if (body == null) {
+                tooLarge(response, callback, maxBodyBytes);
+            } else {
+                answer(request, response, callback, body, streams(request),
+                        (HttpAccess.Caller) request.getAttribute(CALLER));
+            }
+        } catch (IOException e) {
+            callback.failed(e);
+        }
+        return true;
+    }
+
+    /** The body, or null when it is longer than the limit. */
+    private byte[] readBody(Request request) throws IOException {
+        try (InputStream in = Content.Source.asInputStream(request)) {
+            byte[] body = in.readNBytes(maxBodyBytes + 1);
+            return body.length > maxBodyBytes ? null : body;
+        }
+    }
+
+    private void answer(Request request, Response response, Callback callback, byte[] body, boolean streams,
+            HttpAccess.Caller caller) throws IOException {
+        JsonRpc.Message message = JsonRpc.parse(new String(body, StandardCharsets.UTF_8), "body");
+        if (message instanceof JsonRpc.Batch) {
+            refuse(response, callback, 400, McpSchema.ErrorCodes.INVALID_REQUEST,
+                    "Invalid Request: JSON-RPC batches are not taken over HTTP; send one message per POST");
+            return;
+        }
+        if (message instanceof JsonRpc.Invalid invalid && invalid.fault() == JsonRpc.Fault.MESSAGE) {
+            refuse(response, callback, 400, invalid.code(), invalid.message());
+            return;
+        }
+        if (message instanceof JsonRpc.Response answered) {
+            // a client's answer to a server's request relayed on a tool call's stream, if it is one
+            relayed.answered(answered.id(), answered.message());
+            accepted(response, callback);
+            return;
+        }
+        ObjectNode object = message instanceof JsonRpc.Request checked ? checked.message()
+                : message instanceof JsonRpc.Notification notification ? notification.message()
+                : ((JsonRpc.Invalid) message).source();
+        boolean isRequest = !(message instanceof JsonRpc.Notification);
+        HeaderCheck check = HeaderCheck.of(request, object, isRequest);
+        if (check != null) {
+            JsonNode id = isRequest ? object.get("id") : null;
+            sendJson(response, callback, 400, JsonRpc.error(id, check.code(), check.message(), check.data()));
+            return;
+        }
+        if (message instanceof JsonRpc.Invalid invalid) {
+            int status = invalid.fault() == JsonRpc.Fault.ENVELOPE ? 400
+                    : invalid.fault() == JsonRpc.Fault.METHOD && invalid.modern() ? 404 : 200;
+            sendJson(response, callback, status, invalid.text());
+            return;
+        }
+        if (!(message instanceof JsonRpc.Request checked)) {
+            accepted(response, callback);
+            return;
+        }
+        String method = checked.method();
+        Scope needed = Scope.neededFor(method, checked.params());
+        if (!caller.may(needed)) {
+            refuse(response, callback, access.insufficient(caller, needed));
+            return;
+        }
+        String callId = "http-" + callIds.incrementAndGet();
+        String agent = caller.agent();
+        if (needed == Scope.ADMIN) {
+            // what changes the cache for everyone says who asked for it
+            LOG.log(Level.INFO, (agent == null ? "a client" : "agent " + agent) + " calls "
+                    + checked.params().path("name").asText() + ", which changes the shared cache");
+        }
+        if (streams && McpSchema.METHOD_TOOLS_CALL.equals(method)) {
+            stream(request, response, callback, checked, callId, agent);
+            return;
+        }
+        request.addIdleTimeoutListener(timeout -> false);
+        // the request counts as being answered (a stop waits for it) until the callback says these bytes are out
+        sendJson(response, callback, 200, answerOrExplain(checked, callId, null, agent, received(request)));
+    }
+
+    /** A tool call answered as an SSE stream: its notifications, then its answer. A closed stream cancels it. */
+    private void stream(Request request, Response response, Callback callback, JsonRpc.Request call, String callId,
+            String agent) {
+        response.setStatus(200);
+        response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/event-stream");
+        response.getHeaders().put(HttpHeader.CACHE_CONTROL, "no-cache, no-transform");
+        // nginx would otherwise hold back the stream until it ends
+        response.getHeaders().put("X-Accel-Buffering", "no");
+        request.addIdleTimeoutListener(timeout -> false);
+        SseWriter writer = new SseWriter(response, () -> {
+            if (!stopping.getAsBoolean()) {
+                LOG.log(Level.INFO, "a client closed the stream of a tool call; stopping it");
+            }
+            protocol.cancel(callId);
+        });
+        ScheduledFuture<?> heartbeat = heartbeats.scheduleWithFixedDelay(() -> writer.write(":\n\n", false),
+                HEARTBEAT.toMillis(), HEARTBEAT.toMillis(), TimeUnit.MILLISECONDS);
+        String answer;
+        // in the initialize era a server behind execache may ask the client something on the call's stream; the
+        // client POSTs its answer (2026-07-28 has no requests to the client outside input_required results)
+        ToolCatalog.Agent asker = call.modern() ? null : (method, params) -> {
+            return relayed.ask(method, RelayedRequests.params(method, params), asking -> {
+                if (!writer.write(SseWriter.event(Json.write(asking)), false)) {
+                    throw new AgentRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "the client closed the"
+                            + " stream of the call before it was asked " + method);
+                }
+            });
+        };
+        try {
+            answer = answerOrExplain(call, callId, (method, params) -> {
+                ObjectNode notification = Json.MAPPER.createObjectNode();
+                notification.put("jsonrpc", McpSchema.JSONRPC_VERSION);
+                notification.put("method", method);
+                notification.set("params", params);
+                writer.write(SseWriter.event(Json.write(notification)), false);
+            }, agent, received(request), asker);
+        } finally {
+            heartbeat.cancel(false);
+        }
+        if (writer.write(SseWriter.event(answer), true)) {
+            callback.succeeded();
+        } else {
+            callback.failed(new IOException("the client closed the stream"));
+        }
+    }
+
+    /**
+     * The answer, or, when answering failed unexpectedly, a JSON-RPC error that says so (while
+     * stopping: that the server is shutting down, as for any call still running then; a class
+     * first loaded while the JVM exits can fail to initialize).
+     */
+    private String answerOrExplain(JsonRpc.Request request, String callId, BiConsumer<String, ObjectNode> stream,
+            String agent, StatelessProtocol.Received received) {
+        return answerOrExplain(request, callId, stream, agent, received, null);
+    }
+
+    private String answerOrExplain(JsonRpc.Request request, String callId, BiConsumer<String, ObjectNode> stream,
+            String agent, StatelessProtocol.Received received, ToolCatalog.Agent asker) {
+        try {
+            return protocol.answer(request, callId, stream, agent, received, asker);
+        } catch (RuntimeException | LinkageError e) {
+            if (stopping.getAsBoolean() || jvmExiting()) {
+                return protocol.shuttingDown(request);
+            }
+            LOG.log(Level.WARNING, "answering " + request.method() + " failed: " + e, e);
+            return JsonRpc.error(request.id(), McpSchema.ErrorCodes.INTERNAL_ERROR,
+                    request.method() + " failed unexpectedly: " + e, null);
+        }
+    }
+
+    /** What the HTTP request says of the MCP request in it: its trace context and protocol version headers. */
+    private static StatelessProtocol.Received received(Request request) {
+        return new StatelessProtocol.Received("tcp", TraceFields.ofHeaders(request.getHeaders()::get),
+                request.getHeaders().get("MCP-Protocol-Version"));
+    }
+
+    /**
+     * Whether the JVM has begun to exit: its shutdown hooks run at once, so a call can fail
+     * (a class first loaded then fails to initialize) before this server's own hook says it is draining.
+     */
+    private static boolean jvmExiting() {
+        Thread probe = new Thread(() -> { });
+        try {
+            Runtime.getRuntime().addShutdownHook(probe);
+            Runtime.getRuntime().removeShutdownHook(probe);
+            return false;
+        } catch (IllegalStateException e) {
+            return true;
+        }
+    }
+}
