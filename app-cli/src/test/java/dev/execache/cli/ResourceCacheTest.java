@@ -10,6 +10,7 @@ import dev.execache.core.ToolCacheRule;
 import dev.execache.core.spi.Counter;
 import dev.execache.mcp.server.Gateway;
 import dev.execache.mcp.server.McpStdioServer;
+import dev.execache.mcp.server.RawMcpClient;
 import dev.execache.mcp.server.ServeTools;
 import dev.execache.tools.mcp.DownstreamSettings;
 import dev.execache.tools.mcp.McpToolCatalog;

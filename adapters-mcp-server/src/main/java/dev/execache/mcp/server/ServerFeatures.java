@@ -26,7 +26,8 @@ import java.util.regex.Pattern;
  * feature (all its pages) and notes who owns each URI, template and prompt, so that a read, a get or a completion
  * goes to that server. A URI or template two servers list is offered for the first (in the servers' order) only,
  * and serve logs which was left out; a prompt is offered as {@code SERVER__PROMPT}, or under its own name for a
- * server configured with {@code prefix: false}.
+ * server configured with {@code prefix: false}. Reads ({@code resources/read}, {@code prompts/get}) go through the
+ * gateway's cache ({@link Gateway#read}); lists carry the servers' own cache hints made one ({@link ListHints}).
  */
 final class ServerFeatures {
     static final Set<String> METHODS = Set.of(McpSchema.METHOD_RESOURCES_LIST, McpSchema.METHOD_RESOURCES_TEMPLATES_LIST,
