@@ -72,7 +72,7 @@ class ArchitectureTest {
             "ToolValidator",
             "ToolInvoker", "ToolCallKeyGenerator", "CacheListener", "Glob", "UnknownToolException",
             "ExecutionRequest", "ExecutionResult", "ExecutionError", "ErrorType", "ExecutionOutcome", "CacheStatus",
-            "ToolResult", "ToolCallOutcome", "ToolCallRecord", "ToolCallInfo", "Invalidation", "CacheStats", "ToolStats",
+            "ToolResult", "ToolCallRequest", "ToolCallOutcome", "ToolCallRecord", "ToolCallInfo", "Invalidation", "CacheStats", "ToolStats",
             "Agents", "KeptOut",
             // freshness a caller asks for, a server's hint, why entries left
             "Freshness", "CacheHint", "RemovalCause",

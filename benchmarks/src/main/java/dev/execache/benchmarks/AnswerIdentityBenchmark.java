@@ -1,6 +1,7 @@
 package dev.execache.benchmarks;
 
 import dev.execache.core.CachePolicy;
+import dev.execache.core.ToolCallRequest;
 import dev.execache.core.CacheStatus;
 import dev.execache.core.CachedExecutor;
 import dev.execache.core.CachedTool;
@@ -66,7 +67,7 @@ public class AnswerIdentityBenchmark {
         }
         tool = CachedTool.builder((name, arguments) -> ToolResult.ok("{\"text\":\"" + "x".repeat(1000) + "\"}"), store)
                 .toolVersions(versions).build();
-        tool.call("github__list_commits", args);
+        tool.call(ToolCallRequest.of("github__list_commits", args)).result();
     }
 
     /** Three servers code may call, with their identities as the gateway keeps them (one map). */
@@ -98,6 +99,6 @@ public class AnswerIdentityBenchmark {
 
     @Benchmark
     public ToolCallOutcome toolCallHit() {
-        return tool.callWithStatus("github__list_commits", args);
+        return tool.call(ToolCallRequest.of("github__list_commits", args));
     }
 }

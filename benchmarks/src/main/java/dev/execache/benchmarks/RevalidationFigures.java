@@ -1,6 +1,7 @@
 package dev.execache.benchmarks;
 
 import dev.execache.core.CachePolicy;
+import dev.execache.core.ToolCallRequest;
 import dev.execache.core.CacheStatus;
 import dev.execache.core.CachedExecutor;
 import dev.execache.core.CachedTool;
@@ -155,7 +156,7 @@ public final class RevalidationFigures {
         @Override
         public CodeToolCall call(String server, String tool, String argumentsJson) {
             String name = server + "__" + tool;
-            ToolCallOutcome outcome = cache.callWithStatus(name, Map.of());
+            ToolCallOutcome outcome = cache.call(ToolCallRequest.of(name, Map.of()));
             return new CodeToolCall(name, versions.versions().get(name), outcome, !outcome.result().isError(),
                     outcome.result().json().length(), Map.of());
         }

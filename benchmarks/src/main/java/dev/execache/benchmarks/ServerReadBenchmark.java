@@ -1,6 +1,7 @@
 package dev.execache.benchmarks;
 
 import dev.execache.core.CachedTool;
+import dev.execache.core.ToolCallRequest;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolCallOutcome;
 import dev.execache.core.ToolResult;
@@ -84,7 +85,7 @@ public class ServerReadBenchmark {
 
     /** As the gateway reads a server whose writes are counted: on a miss the generation is read, and the put is on condition. */
     private ToolCallOutcome read(Map<String, Object> args) {
-        return cached.callWithStatus("fs__read_file", args, "fs");
+        return cached.call(ToolCallRequest.of("fs__read_file", args).readOf("fs"));
     }
 
     @Benchmark

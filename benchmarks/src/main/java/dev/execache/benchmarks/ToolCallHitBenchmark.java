@@ -1,6 +1,7 @@
 package dev.execache.benchmarks;
 
 import dev.execache.core.CachedTool;
+import dev.execache.core.ToolCallRequest;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolResult;
 import dev.execache.store.memory.MemoryCacheStore;
@@ -39,11 +40,11 @@ public class ToolCallHitBenchmark {
         cached = CachedTool.builder((tool, arguments) -> ToolResult.ok("{\"text\":\"" + "x".repeat(1000) + "\"}"), store)
                 .toolVersions(new MutableToolVersions(Map.of("read_file", "v1")))
                 .build();
-        cached.call("read_file", args);
+        cached.call(ToolCallRequest.of("read_file", args)).result();
     }
 
     @Benchmark
     public ToolResult toolCallHit() {
-        return cached.call("read_file", args);
+        return cached.call(ToolCallRequest.of("read_file", args)).result();
     }
 }

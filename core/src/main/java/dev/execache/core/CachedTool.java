@@ -106,65 +106,15 @@ public final class CachedTool {
     }
 
     /**
-     * Calls the tool, or returns its cached answer. Exceptions of the tool pass through,
-     * uncached, to this caller and to every identical call that waited on it.
+     * Makes the call: returns the tool's cached answer, or asks the tool, and says how the answer came
+     * (hit, miss, shared, revalidated, or bypass for a call that is not cached). Exceptions of the
+     * tool pass through, uncached, to this caller and to every identical call that waited on it.
      *
-     * @throws IllegalArgumentException if the tool name is blank or the arguments are not JSON-like
+     * @throws IllegalArgumentException if the arguments of a call that may be cached are not JSON-like
      */
-    public ToolResult call(String tool, Map<String, ?> args) {
-        return callWithStatus(tool, args).result();
-    }
-
-    /** As {@link #call}, and says how the answer came: hit, miss, shared, or bypass for a tool that is not cached. */
-    public ToolCallOutcome callWithStatus(String tool, Map<String, ?> args) {
-        return store.oneCall(() -> callOnce(tool, args, null, null, null, Freshness.ANY));
-    }
-
-    /**
-     * As {@link #callWithStatus(String, Map)}, for a read of {@code server}, a server whose writes
-     * are counted ({@link #advanceWriteGeneration}): on a miss the server's write generation is
-     * noted before the tool is asked, and the answer is stored only if it has not moved since
-     * (else counted as {@link Counter#UNCACHEABLE_STALE_TOOL_ANSWER}); see {@link WriteGenerations}.
-     * A hit costs nothing more.
-     */
-    public ToolCallOutcome callWithStatus(String tool, Map<String, ?> args, String server) {
-        Objects.requireNonNull(server, "server must not be null");
-        return callWithStatus(tool, args, server, null, null);
-    }
-
-    /**
-     * As {@link #callWithStatus(String, Map, String)}, with the generation the caller noted itself
-     * before making the call ({@link #writeGeneration}): code does, for its run.
-     */
-    public ToolCallOutcome callWithStatus(String tool, Map<String, ?> args, String server, long seen) {
-        Objects.requireNonNull(server, "server must not be null");
-        return callWithStatus(tool, args, server, seen, null);
-    }
-
-    /**
-     * The general form of the calls above, counted also for {@code agent} (see {@link Agents}).
-     *
-     * @param server the server whose writes are counted, or null when they are not
-     * @param seen its write generation as the caller noted it, or null to have it noted on a miss
-     * @param agent who asked; null: counted in total and for the tool only
-     */
-    public ToolCallOutcome callWithStatus(String tool, Map<String, ?> args, String server, Long seen, String agent) {
-        return callWithStatus(tool, args, server, seen, agent, Freshness.ANY);
-    }
-
-    /**
-     * As {@link #callWithStatus(String, Map, String, Long, String)}, asked as fresh as {@code freshness}
-     * says: a stored answer older than it allows is not served; the tool is asked and a success
-     * replaces the stored answer.
-     */
-    public ToolCallOutcome callWithStatus(String tool, Map<String, ?> args, String server, Long seen, String agent,
-            Freshness freshness) {
-        if (seen != null) {
-            Objects.requireNonNull(server, "server must not be null when its generation is given");
-        }
-        Objects.requireNonNull(freshness, "freshness must not be null");
-        String agentName = Agents.name(agent);
-        return store.oneCall(() -> callOnce(tool, args, server, seen, agentName, freshness));
+    public ToolCallOutcome call(ToolCallRequest request) {
+        Objects.requireNonNull(request, "request must not be null");
+        return store.oneCall(() -> request.uncached().isPresent() ? callUncachedOnce(request) : callOnce(request));
     }
 
     /** The write generation of {@code server} now, or empty if the store cannot say (then nothing that read it is stored). */
@@ -182,14 +132,15 @@ public final class CachedTool {
         return store.advanceWriteGeneration(server);
     }
 
-    private ToolCallOutcome callOnce(String tool, Map<String, ?> args, String server, Long seen, String agent,
-            Freshness freshness) {
+    private ToolCallOutcome callOnce(ToolCallRequest request) {
+        String tool = request.tool();
+        Map<String, Object> arguments = request.arguments();
+        String agent = request.agent();
         Optional<ToolCacheRule> rule = ruleFor(tool);
-        Map<String, Object> arguments = args == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(args));
         if (rule.isEmpty()) {
             boolean mayChange = isMutating(tool);
-            return callUncachedOnce(tool, arguments, mayChange, agent,
-                    mayChange ? "it may change something (its name says so)" : "caching is turned off for it");
+            return callUncachedOnce(request.uncached(new ToolCallRequest.Uncached(mayChange,
+                    mayChange ? "it may change something (its name says so)" : "caching is turned off for it")));
         }
         if (rule.get().measured() && answersFast(tool)) {
             return callFastOnce(tool, arguments, agent);
@@ -198,8 +149,8 @@ public final class CachedTool {
         ToolValidator validator = rule.get().validator();
         Map<String, Object> validatorArguments = validator == null || !validatorUsable.test(tool) ? null
                 : validator.fill(arguments).orElse(null);
-        Call call = new Call(tool, arguments, key, rule.get(), server, seen, agent, freshness,
-                validatorArguments == null ? null : validator.tool(), validatorArguments);
+        Call call = new Call(request, key, rule.get(), validatorArguments == null ? null : validator.tool(),
+                validatorArguments);
         PolicyLoop.Outcome<ToolResult> outcome = loop.serve(call);
         switch (outcome.status()) {
             case HIT -> listeners.forEach(listener -> listener.onHit(tool, key));
@@ -298,35 +249,17 @@ public final class CachedTool {
     }
 
     /**
-     * Calls the tool without the cache, for a caller that decided itself that the call is not
-     * cached; counted for the tool as uncacheable when it {@code mayChange} something, else as
-     * bypassed (a rule turned it off).
+     * Asks the tool without the cache, as the request's {@link ToolCallRequest#uncached} says; counted
+     * for the tool as uncacheable when it may change something, else as bypassed.
      */
-    public ToolCallOutcome callUncached(String tool, Map<String, ?> args, boolean mayChange) {
-        return callUncached(tool, args, mayChange, null);
-    }
-
-    /** As {@link #callUncached(String, Map, boolean)}, counted also for {@code agent} (null: for none). */
-    public ToolCallOutcome callUncached(String tool, Map<String, ?> args, boolean mayChange, String agent) {
-        return callUncached(tool, args, mayChange, agent,
-                mayChange ? "it may change something" : "caching is turned off for it");
-    }
-
-    /** As {@link #callUncached(String, Map, boolean, String)}, saying {@code because} in the outcome. */
-    public ToolCallOutcome callUncached(String tool, Map<String, ?> args, boolean mayChange, String agent,
-            String because) {
-        String agentName = Agents.name(agent);
-        return store.oneCall(() -> callUncachedOnce(tool, args, mayChange, agentName, because));
-    }
-
-    private ToolCallOutcome callUncachedOnce(String tool, Map<String, ?> args, boolean mayChange, String agent,
-            String because) {
-        Map<String, Object> arguments = args == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(args));
+    private ToolCallOutcome callUncachedOnce(ToolCallRequest request) {
+        ToolCallRequest.Uncached why = request.uncached().orElseThrow();
         try {
-            return ToolCallOutcome.notCached(invoker.invoke(tool, arguments), CacheStatus.BYPASS, because);
+            return ToolCallOutcome.notCached(invoker.invoke(request.tool(), request.arguments()), CacheStatus.BYPASS,
+                    why.because());
         } finally {
-            store.count(tool, agent, Map.of(Counter.CALLS, 1L,
-                    mayChange ? Counter.UNCACHEABLE_MUTATING_TOOL : Counter.BYPASSED, 1L));
+            store.count(request.tool(), request.agent(), Map.of(Counter.CALLS, 1L,
+                    why.mayChange() ? Counter.UNCACHEABLE_MUTATING_TOOL : Counter.BYPASSED, 1L));
         }
     }
 
@@ -470,18 +403,18 @@ public final class CachedTool {
         /** The entry made for the answer, to keep a copy of once it is stored. */
         private volatile CacheEntry stored;
 
-        Call(String tool, Map<String, Object> arguments, String key, ToolCacheRule rule, String server, Long seen,
-                String agent, Freshness freshness, String validator, Map<String, Object> validatorArguments) {
+        Call(ToolCallRequest request, String key, ToolCacheRule rule, String validator,
+                Map<String, Object> validatorArguments) {
             this.validator = validator;
             this.validatorArguments = validatorArguments;
-            this.freshness = freshness;
-            this.tool = tool;
-            this.arguments = arguments;
+            this.freshness = request.freshness();
+            this.tool = request.tool();
+            this.arguments = request.arguments();
             this.key = key;
             this.rule = rule;
-            this.server = server;
-            this.seen = seen;
-            this.agent = agent;
+            this.server = request.server().orElse(null);
+            this.seen = request.seenGeneration().isPresent() ? request.seenGeneration().getAsLong() : null;
+            this.agent = request.agent();
         }
 
         @Override public String agent() { return agent; }

@@ -518,16 +518,16 @@ public abstract class CacheStoreContract {
         MutableToolVersions versions = new MutableToolVersions(Map.of("fs__read", "1"));
         CachedTool tools = CachedTool.builder((tool, args) -> ToolResult.ok("{\"read\":1}"), store).clock(clock)
                 .toolVersions(versions).build();
-        tools.callWithStatus("fs__read", Map.of("path", "a"));
-        tools.callWithStatus("fs__read", Map.of("path", "a"));
-        tools.callWithStatus("fs__read", Map.of("path", "b"));
-        tools.callUncached("fs__write_file", Map.of("path", "a"), true, "claude-code");
+        tools.call(ToolCallRequest.of("fs__read", Map.of("path", "a")));
+        tools.call(ToolCallRequest.of("fs__read", Map.of("path", "a")));
+        tools.call(ToolCallRequest.of("fs__read", Map.of("path", "b")));
+        tools.call(ToolCallRequest.of("fs__write_file", Map.of("path", "a")).withAgent("claude-code").uncached(true));
         tools.clear("fs__*", RemovalCause.WRITE);
-        tools.callWithStatus("fs__read", Map.of("path", "a"));
+        tools.call(ToolCallRequest.of("fs__read", Map.of("path", "a")));
         versions.set("fs__read", "2");
-        tools.callWithStatus("fs__read", Map.of("path", "a"));
+        tools.call(ToolCallRequest.of("fs__read", Map.of("path", "a")));
         tools.clear("fs__read", RemovalCause.RESOURCE);
-        tools.callWithStatus("fs__read", Map.of("path", "a"));
+        tools.call(ToolCallRequest.of("fs__read", Map.of("path", "a")));
         tools.invalidateTool("fs__read");
 
         CacheStats stats = CacheStats.of(store);

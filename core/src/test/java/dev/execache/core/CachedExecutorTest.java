@@ -560,10 +560,10 @@ class CachedExecutorTest {
         List<LogRecord> records = captureCoreLog(() -> {
             store.fail(true);
             executor.execute(request("a"));
-            tool.call("read", Map.of("n", 1));
+            tool.call(ToolCallRequest.of("read", Map.of("n", 1))).result();
             executor.execute(request("b"));
             store.fail(false);
-            tool.call("read", Map.of("n", 2));
+            tool.call(ToolCallRequest.of("read", Map.of("n", 2))).result();
             executor.execute(request("c"));
         });
 

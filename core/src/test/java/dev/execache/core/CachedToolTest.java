@@ -61,15 +61,15 @@ class CachedToolTest {
         CachedTool cached = CachedTool.builder(tools, failing).clock(clock).toolVersions(versions).build();
         failing.failWriteGenerations(true);
 
-        ToolCallOutcome unknown = cached.callWithStatus("read", Map.of("path", "a"), "fs");
+        ToolCallOutcome unknown = cached.call(ToolCallRequest.of("read", Map.of("path", "a")).readOf("fs"));
         boolean counted = cached.advanceWriteGeneration("fs");
         failing.failWriteGenerations(false);
 
         assertThat(unknown.result().isError()).isFalse();
         assertThat(unknown.expiresAt()).as("not stored").isNull();
         assertThat(counted).isFalse();
-        assertThat(cached.callWithStatus("read", Map.of("path", "a"), "fs").status()).isEqualTo(CacheStatus.MISS);
-        assertThat(cached.callWithStatus("read", Map.of("path", "a"), "fs").status()).isEqualTo(CacheStatus.HIT);
+        assertThat(cached.call(ToolCallRequest.of("read", Map.of("path", "a")).readOf("fs")).status()).isEqualTo(CacheStatus.MISS);
+        assertThat(cached.call(ToolCallRequest.of("read", Map.of("path", "a")).readOf("fs")).status()).isEqualTo(CacheStatus.HIT);
         assertThat(calls).hasValue(2);
     }
 
@@ -77,10 +77,10 @@ class CachedToolTest {
     void aHitOfAReadDoesNotAskForItsServersWriteGeneration() {
         SwitchableStore failing = new SwitchableStore(store);
         CachedTool cached = CachedTool.builder(tools, failing).clock(clock).toolVersions(versions).build();
-        cached.callWithStatus("read", Map.of("path", "a"), "fs");
+        cached.call(ToolCallRequest.of("read", Map.of("path", "a")).readOf("fs"));
         failing.failWriteGenerations(true);
 
-        assertThat(cached.callWithStatus("read", Map.of("path", "a"), "fs").status()).isEqualTo(CacheStatus.HIT);
+        assertThat(cached.call(ToolCallRequest.of("read", Map.of("path", "a")).readOf("fs")).status()).isEqualTo(CacheStatus.HIT);
     }
 
     @Test
@@ -134,8 +134,8 @@ class CachedToolTest {
     void readOnlyToolIsCachedWithArgumentsInAnyOrder() {
         CachedTool cached = builder().build();
 
-        ToolResult first = cached.call("read", Map.of("path", "a", "lines", 10));
-        ToolResult second = cached.call("read", Map.of("lines", 10.0, "path", "a"));
+        ToolResult first = cached.call(ToolCallRequest.of("read", Map.of("path", "a", "lines", 10))).result();
+        ToolResult second = cached.call(ToolCallRequest.of("read", Map.of("lines", 10.0, "path", "a"))).result();
 
         assertThat(second).isEqualTo(first);
         assertThat(calls).hasValue(1);
@@ -147,8 +147,8 @@ class CachedToolTest {
         CachedTool cached = builder().build();
 
         for (String tool : List.of("write_file", "edit", "bash", "jira_create_issue", "db_update", "delete", "mcp__k8s__deploy")) {
-            cached.call(tool, Map.of("x", 1));
-            cached.call(tool, Map.of("x", 1));
+            cached.call(ToolCallRequest.of(tool, Map.of("x", 1))).result();
+            cached.call(ToolCallRequest.of(tool, Map.of("x", 1))).result();
             assertThat(cached.isCached(tool)).as(tool).isFalse();
             assertThat(cached.stats().get(tool).uncacheable()).as(tool).isEqualTo(2);
         }
@@ -160,7 +160,7 @@ class CachedToolTest {
     void callsOfAToolARuleTurnsOffAreCountedAsBypassed() {
         CachedTool cached = builder().rule(ToolCacheRule.never("live_*")).build();
 
-        cached.call("live_prices", Map.of());
+        cached.call(ToolCallRequest.of("live_prices", Map.of())).result();
 
         assertThat(cached.stats().get("live_prices").bypassed()).isEqualTo(1);
         assertThat(cached.stats().get("live_prices").uncacheable()).isZero();
@@ -188,9 +188,9 @@ class CachedToolTest {
         assertThat(cached.isCached("mcp__db__query_live")).isFalse();
         assertThat(cached.isCached("mcp__db__query_users")).isTrue();
 
-        cached.call("mcp__db__query_users", Map.of());
+        cached.call(ToolCallRequest.of("mcp__db__query_users", Map.of())).result();
         clock.advance(Duration.ofSeconds(30));
-        cached.call("mcp__db__query_users", Map.of());
+        cached.call(ToolCallRequest.of("mcp__db__query_users", Map.of())).result();
         assertThat(calls).as("the rule's TTL applies").hasValue(2);
     }
 
@@ -198,8 +198,8 @@ class CachedToolTest {
     void defaultRuleCanTurnCachingOff() {
         CachedTool cached = builder().defaultRule(false, Duration.ofMinutes(1), 10).build();
 
-        cached.call("read", Map.of());
-        cached.call("read", Map.of());
+        cached.call(ToolCallRequest.of("read", Map.of())).result();
+        cached.call(ToolCallRequest.of("read", Map.of())).result();
 
         assertThat(calls).hasValue(2);
     }
@@ -208,8 +208,8 @@ class CachedToolTest {
     void failedCallsAreNeverCached() {
         CachedTool cached = builder().build();
 
-        cached.call("read", Map.of("fail", true));
-        ToolResult again = cached.call("read", Map.of("fail", true));
+        cached.call(ToolCallRequest.of("read", Map.of("fail", true))).result();
+        ToolResult again = cached.call(ToolCallRequest.of("read", Map.of("fail", true))).result();
 
         assertThat(again.isError()).isTrue();
         assertThat(calls).hasValue(2);
@@ -218,11 +218,11 @@ class CachedToolTest {
     @Test
     void ruleBoundEvictsTheLeastRecentlyUsedCall() {
         CachedTool cached = builder().rule(ToolCacheRule.cache("read", Duration.ofMinutes(5), 2)).build();
-        cached.call("read", Map.of("path", "a"));
-        cached.call("read", Map.of("path", "b"));
-        cached.call("read", Map.of("path", "a"));
+        cached.call(ToolCallRequest.of("read", Map.of("path", "a"))).result();
+        cached.call(ToolCallRequest.of("read", Map.of("path", "b"))).result();
+        cached.call(ToolCallRequest.of("read", Map.of("path", "a"))).result();
 
-        cached.call("read", Map.of("path", "c"));
+        cached.call(ToolCallRequest.of("read", Map.of("path", "c"))).result();
 
         assertThat(events).contains("evict read");
         assertThat(cached.inspect("read", Map.of("path", "b"))).isEmpty();
@@ -233,19 +233,19 @@ class CachedToolTest {
     @Test
     void ruleBoundIsKeptByTheStoreAndExactAfterClearAndInvalidation() {
         CachedTool cached = builder().rule(ToolCacheRule.cache("read", Duration.ofMinutes(5), 2)).build();
-        cached.call("read", Map.of("path", "a"));
-        cached.call("read", Map.of("path", "b"));
+        cached.call(ToolCallRequest.of("read", Map.of("path", "a"))).result();
+        cached.call(ToolCallRequest.of("read", Map.of("path", "b"))).result();
         cached.clear("read");
-        cached.call("read", Map.of("path", "c"));
-        cached.call("read", Map.of("path", "d"));
+        cached.call(ToolCallRequest.of("read", Map.of("path", "c"))).result();
+        cached.call(ToolCallRequest.of("read", Map.of("path", "d"))).result();
         assertThat(events).as("c and d fill the bound a and b left").doesNotContain("evict read");
 
         versions.set("read", "2");
-        cached.call("read", Map.of("path", "e"));
-        cached.call("read", Map.of("path", "f"));
+        cached.call(ToolCallRequest.of("read", Map.of("path", "e"))).result();
+        cached.call(ToolCallRequest.of("read", Map.of("path", "f"))).result();
         assertThat(events).as("invalidation emptied the rule too").doesNotContain("evict read");
 
-        cached.call("read", Map.of("path", "g"));
+        cached.call(ToolCallRequest.of("read", Map.of("path", "g"))).result();
         assertThat(events).containsOnlyOnce("evict read");
         assertThat(cached.inspect("read", Map.of("path", "e"))).isEmpty();
         assertThat(store.counters().totals()).containsEntry(Counter.EVICTIONS, 1L);
@@ -258,8 +258,8 @@ class CachedToolTest {
             throw new IllegalStateException("server gone");
         }, store).build();
 
-        assertThatThrownBy(() -> cached.call("read", Map.of())).hasMessage("server gone");
-        assertThatThrownBy(() -> cached.call("read", Map.of())).hasMessage("server gone");
+        assertThatThrownBy(() -> cached.call(ToolCallRequest.of("read", Map.of())).result()).hasMessage("server gone");
+        assertThatThrownBy(() -> cached.call(ToolCallRequest.of("read", Map.of())).result()).hasMessage("server gone");
         assertThat(calls).hasValue(2);
         assertThat(store.size()).isZero();
     }
@@ -267,9 +267,9 @@ class CachedToolTest {
     @Test
     void clearRemovesTheCallsOfToolsMatchingAGlob() {
         CachedTool cached = builder().build();
-        cached.call("read", Map.of("path", "a"));
-        cached.call("read_dir", Map.of("path", "a"));
-        cached.call("query", Map.of("sql", "select 1"));
+        cached.call(ToolCallRequest.of("read", Map.of("path", "a"))).result();
+        cached.call(ToolCallRequest.of("read_dir", Map.of("path", "a"))).result();
+        cached.call(ToolCallRequest.of("query", Map.of("sql", "select 1"))).result();
 
         assertThat(cached.clear("read*")).isEqualTo(2);
 
@@ -280,8 +280,8 @@ class CachedToolTest {
     @Test
     void inspectShowsAgeTtlLeftAndHits() {
         CachedTool cached = builder().build();
-        cached.call("read", Map.of("path", "a"));
-        cached.call("read", Map.of("path", "a"));
+        cached.call(ToolCallRequest.of("read", Map.of("path", "a"))).result();
+        cached.call(ToolCallRequest.of("read", Map.of("path", "a"))).result();
         clock.advance(Duration.ofSeconds(40));
 
         ToolCallInfo info = cached.inspect("read", Map.of("path", "a")).orElseThrow();
@@ -296,12 +296,12 @@ class CachedToolTest {
     @Test
     void toolVersionChangeRemovesThatToolsCalls() {
         CachedTool cached = builder().build();
-        cached.call("read", Map.of("path", "a"));
+        cached.call(ToolCallRequest.of("read", Map.of("path", "a"))).result();
 
         versions.set("read", "2");
 
         assertThat(events).contains("invalidate read 1");
-        cached.call("read", Map.of("path", "a"));
+        cached.call(ToolCallRequest.of("read", Map.of("path", "a"))).result();
         assertThat(calls).hasValue(2);
     }
 
@@ -320,8 +320,8 @@ class CachedToolTest {
         };
         CachedTool cached = builder().keyGenerator(byPathOnly).build();
 
-        cached.call("read", Map.of("path", "a", "nonce", 1));
-        cached.call("read", Map.of("path", "a", "nonce", 2));
+        cached.call(ToolCallRequest.of("read", Map.of("path", "a", "nonce", 1))).result();
+        cached.call(ToolCallRequest.of("read", Map.of("path", "a", "nonce", 2))).result();
 
         assertThat(calls).hasValue(1);
         assertThat(cached.clear("read")).isEqualTo(1);
@@ -335,9 +335,9 @@ class CachedToolTest {
             return ToolResult.ok("{}");
         };
         CachedTool cached = CachedTool.builder(slow, store).clock(clock).ticker(ticker).build();
-        cached.call("read", Map.of());
-        cached.call("read", Map.of());
-        cached.call("query", Map.of());
+        cached.call(ToolCallRequest.of("read", Map.of())).result();
+        cached.call(ToolCallRequest.of("read", Map.of())).result();
+        cached.call(ToolCallRequest.of("query", Map.of())).result();
 
         assertThat(cached.stats())
                 .containsEntry("read", new ToolStats(1, 1, Duration.ofMillis(30), 0, 0, 0, 0, 0))
@@ -370,12 +370,12 @@ class CachedToolTest {
             return ToolResult.ok("{\"slow\":true}");
         }, store).clock(clock).toolVersions(versions).build();
         CompletableFuture<ToolResult> leader =
-                CompletableFuture.supplyAsync(() -> cached.call("read", Map.of("path", "a")));
+                CompletableFuture.supplyAsync(() -> cached.call(ToolCallRequest.of("read", Map.of("path", "a"))).result());
         entered.await();
         CompletableFuture<Throwable> waiter = new CompletableFuture<>();
         Thread follower = new Thread(() -> {
             try {
-                cached.call("read", Map.of("path", "a"));
+                cached.call(ToolCallRequest.of("read", Map.of("path", "a"))).result();
                 waiter.complete(null);
             } catch (RuntimeException e) {
                 waiter.complete(e);
@@ -392,5 +392,38 @@ class CachedToolTest {
         assertThat(thrown).isInstanceOf(ToolCallCancelledException.class);
         assertThat(((ToolCallCancelledException) thrown).reachedTool()).isFalse();
         assertThat(leader.get().json()).isEqualTo("{\"slow\":true}");
+    }
+
+    @Test
+    void aCallTheCallerKeepsUncachedAsksTheToolEachTimeAndIsCountedAsItSays() {
+        CachedTool cached = builder().build();
+        ToolCallRequest read = ToolCallRequest.of("read", Map.of("path", "a")).withAgent("claude code");
+
+        ToolCallOutcome turnedOff = cached.call(read.uncached(false));
+        ToolCallOutcome again = cached.call(read.uncached(new ToolCallRequest.Uncached(true, "the rule says it writes")));
+
+        assertThat(turnedOff.status()).isEqualTo(CacheStatus.BYPASS);
+        assertThat(turnedOff.notCachedBecause()).isEqualTo("caching is turned off for it");
+        assertThat(again.notCachedBecause()).isEqualTo("the rule says it writes");
+        assertThat(calls).hasValue(2);
+        assertThat(cached.stats().get("read").bypassed()).isEqualTo(1);
+        assertThat(cached.stats().get("read").uncacheable()).isEqualTo(1);
+        assertThat(cached.call(ToolCallRequest.of("read", Map.of("path", "a"))).status()).isEqualTo(CacheStatus.MISS);
+    }
+
+    @Test
+    void aRequestNamesWhatIsWrongWithIt() {
+        assertThatThrownBy(() -> ToolCallRequest.of(" ", Map.of())).hasMessage("tool name must not be blank");
+        assertThatThrownBy(() -> ToolCallRequest.of("read", Map.of()).withFreshness(null))
+                .hasMessage("freshness must not be null");
+        assertThatThrownBy(() -> new ToolCallRequest("read", Map.of(), java.util.Optional.empty(),
+                java.util.OptionalLong.of(3), null, Freshness.ANY, java.util.Optional.empty()))
+                .hasMessageContaining("seenGeneration is given for no server");
+        ToolCallRequest request = ToolCallRequest.of("read", null).withAgent("claude code").readOf("fs", 7);
+        assertThat(request.arguments()).isEmpty();
+        assertThat(request.agent()).isEqualTo("claude-code");
+        assertThat(request.server()).contains("fs");
+        assertThat(request.seenGeneration()).hasValue(7);
+        assertThat(request.uncached()).isEmpty();
     }
 }

@@ -58,16 +58,15 @@ class FreshnessTest {
     @Test
     void aNoCacheRequestAsksTheToolAgainAndItsAnswerReplacesTheStoredOne() {
         CachedTool cached = builder().build();
-        assertThat(cached.callWithStatus("fs__read", Map.of("path", "a")).status()).isEqualTo(CacheStatus.MISS);
+        assertThat(cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a"))).status()).isEqualTo(CacheStatus.MISS);
         clock.advance(Duration.ofSeconds(20));
 
-        ToolCallOutcome fresh = cached.callWithStatus("fs__read", Map.of("path", "a"), null, null, null,
-                Freshness.NO_CACHE);
+        ToolCallOutcome fresh = cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a")).withFreshness(Freshness.NO_CACHE));
 
         assertThat(fresh.status()).isEqualTo(CacheStatus.MISS);
         assertThat(fresh.result().json()).isEqualTo("{\"call\":2}");
         assertThat(fresh.storedAt()).isEqualTo(clock.instant());
-        ToolCallOutcome next = cached.callWithStatus("fs__read", Map.of("path", "a"));
+        ToolCallOutcome next = cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a")));
         assertThat(next.status()).isEqualTo(CacheStatus.HIT);
         assertThat(next.result().json()).isEqualTo("{\"call\":2}");
         assertThat(store.counters().totals()).containsEntry(Counter.REFRESHED, 1L).containsEntry(Counter.CALLS, 3L);
@@ -76,13 +75,11 @@ class FreshnessTest {
     @Test
     void maxAgeTakesAStoredAnswerYoungEnoughAndAsksAgainForAnOlderOne() {
         CachedTool cached = builder().build();
-        cached.callWithStatus("fs__read", Map.of("path", "a"));
+        cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a")));
         clock.advance(Duration.ofSeconds(30));
 
-        ToolCallOutcome young = cached.callWithStatus("fs__read", Map.of("path", "a"), null, null, null,
-                Freshness.maxAge(Duration.ofSeconds(30)));
-        ToolCallOutcome old = cached.callWithStatus("fs__read", Map.of("path", "a"), null, null, null,
-                Freshness.maxAge(Duration.ofSeconds(29)));
+        ToolCallOutcome young = cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a")).withFreshness(Freshness.maxAge(Duration.ofSeconds(30))));
+        ToolCallOutcome old = cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a")).withFreshness(Freshness.maxAge(Duration.ofSeconds(29))));
 
         assertThat(young.status()).isEqualTo(CacheStatus.HIT);
         assertThat(young.storedAt()).isEqualTo(clock.instant().minusSeconds(30));
@@ -97,11 +94,11 @@ class FreshnessTest {
         answerTime.set(Duration.ofMillis(400));
         CachedTool cached = measured().build();
 
-        ToolCallOutcome cold = cached.callWithStatus("fs__read", Map.of("path", "a"));
+        ToolCallOutcome cold = cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a")));
         answerTime.set(Duration.ofMillis(1));
-        cached.callWithStatus("fs__read", Map.of("path", "a"));
-        ToolCallOutcome third = cached.callWithStatus("fs__read", Map.of("path", "a"));
-        ToolCallOutcome fourth = cached.callWithStatus("fs__read", Map.of("path", "a"));
+        cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a")));
+        ToolCallOutcome third = cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a")));
+        ToolCallOutcome fourth = cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a")));
 
         assertThat(cold.status()).isEqualTo(CacheStatus.MISS);
         assertThat(cold.expiresAt()).isNull();
@@ -123,13 +120,13 @@ class FreshnessTest {
     void aSlowToolIsCachedOnceThreeCallsShowIt() {
         CachedTool cached = measured().build();
         for (int i = 0; i < 3; i++) {
-            cached.callWithStatus("fs__read", Map.of("path", "a" + i));
+            cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a" + i)));
         }
 
-        cached.callWithStatus("fs__read", Map.of("path", "a"));
+        cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a")));
 
-        assertThat(cached.callWithStatus("fs__read", Map.of("path", "a")).status()).isEqualTo(CacheStatus.HIT);
-        assertThat(cached.callWithStatus("fs__read", Map.of("path", "a0")).status()).isEqualTo(CacheStatus.MISS);
+        assertThat(cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a"))).status()).isEqualTo(CacheStatus.HIT);
+        assertThat(cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a0"))).status()).isEqualTo(CacheStatus.MISS);
     }
 
     @Test
@@ -137,20 +134,20 @@ class FreshnessTest {
         answerTime.set(Duration.ofMillis(1));
         CachedTool cached = measured().rule(ToolCacheRule.cache("fs__list", Duration.ofMinutes(1), 10)).build();
 
-        cached.callWithStatus("fs__list", Map.of());
-        assertThat(cached.callWithStatus("fs__list", Map.of()).status()).isEqualTo(CacheStatus.HIT);
+        cached.call(ToolCallRequest.of("fs__list", Map.of()));
+        assertThat(cached.call(ToolCallRequest.of("fs__list", Map.of())).status()).isEqualTo(CacheStatus.HIT);
 
         for (int i = 0; i < 3; i++) {
-            cached.callWithStatus("fs__read", Map.of("path", "a"));
+            cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a")));
         }
         assertThat(cached.answersFast("fs__read")).isTrue();
         answerTime.set(Duration.ofMillis(50));
         for (int i = 0; i < AnswerTimes.KEPT; i++) {
-            cached.callWithStatus("fs__read", Map.of("path", "b" + i));
+            cached.call(ToolCallRequest.of("fs__read", Map.of("path", "b" + i)));
         }
         assertThat(cached.answersFast("fs__read")).isFalse();
-        cached.callWithStatus("fs__read", Map.of("path", "a"));
-        assertThat(cached.callWithStatus("fs__read", Map.of("path", "a")).status()).isEqualTo(CacheStatus.HIT);
+        cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a")));
+        assertThat(cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a"))).status()).isEqualTo(CacheStatus.HIT);
     }
 
     @Test
@@ -158,26 +155,26 @@ class FreshnessTest {
         CachedTool cached = builder().build();
         hint.set(CacheHint.NO_CACHE);
 
-        ToolCallOutcome first = cached.callWithStatus("fs__read", Map.of("path", "a"));
+        ToolCallOutcome first = cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a")));
 
         assertThat(first.notCachedBecause()).isEqualTo("the server said not to cache it (cache_hint: no-cache)");
-        assertThat(cached.callWithStatus("fs__read", Map.of("path", "a")).status()).isEqualTo(CacheStatus.MISS);
+        assertThat(cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a"))).status()).isEqualTo(CacheStatus.MISS);
         assertThat(store.counters().totals()).containsEntry(Counter.UNCACHEABLE_SERVER_HINT, 2L);
 
         CachedTool fastOnes = measured().build();
         answerTime.set(Duration.ofMillis(1));
         hint.set(CacheHint.CACHE);
-        fastOnes.callWithStatus("fs__list", Map.of());
-        assertThat(fastOnes.callWithStatus("fs__list", Map.of()).status()).isEqualTo(CacheStatus.HIT);
+        fastOnes.call(ToolCallRequest.of("fs__list", Map.of()));
+        assertThat(fastOnes.call(ToolCallRequest.of("fs__list", Map.of())).status()).isEqualTo(CacheStatus.HIT);
     }
 
     @Test
     void aFreshRequestWhoseAnswerIsNotStoredStillRemovesTheOlderOne() {
         CachedTool cached = builder().build();
-        cached.callWithStatus("fs__read", Map.of("path", "a"));
+        cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a")));
         hint.set(CacheHint.NO_CACHE);
 
-        cached.callWithStatus("fs__read", Map.of("path", "a"), null, null, null, Freshness.NO_CACHE);
+        cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a")).withFreshness(Freshness.NO_CACHE));
 
         assertThat(store.size()).isZero();
     }
@@ -185,15 +182,15 @@ class FreshnessTest {
     @Test
     void removalsAreCountedAsInvalidationsByCauseAndUncachedCallsAsCallsOfTheirTool() {
         CachedTool cached = builder().build();
-        cached.callWithStatus("fs__read", Map.of("path", "a"));
-        cached.callWithStatus("fs__read", Map.of("path", "b"));
-        cached.callUncached("fs__write", Map.of("path", "a"), true, null);
+        cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a")));
+        cached.call(ToolCallRequest.of("fs__read", Map.of("path", "b")));
+        cached.call(ToolCallRequest.of("fs__write", Map.of("path", "a")).uncached(true));
         assertThat(cached.clear("fs__*", RemovalCause.WRITE)).isEqualTo(2);
-        cached.callWithStatus("fs__read", Map.of("path", "a"));
+        cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a")));
         assertThat(cached.clear("fs__read")).isEqualTo(1);
-        cached.callWithStatus("fs__read", Map.of("path", "a"));
+        cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a")));
         versions.set("fs__read", "2");
-        cached.callWithStatus("fs__list", Map.of());
+        cached.call(ToolCallRequest.of("fs__list", Map.of()));
         assertThat(cached.clear("fs__list", RemovalCause.RESOURCE)).isEqualTo(1);
 
         CacheStats stats = CacheStats.of(store);

@@ -102,7 +102,7 @@ class PolicyFacesTest {
         return new Face() {
             @Override
             public String call(String input) {
-                ToolResult result = cached.call(TOOL, Map.of("input", input));
+                ToolResult result = cached.call(ToolCallRequest.of(TOOL, Map.of("input", input))).result();
                 return result.isError() ? null : result.json();
             }
 

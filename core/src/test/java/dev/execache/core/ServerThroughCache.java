@@ -40,7 +40,7 @@ final class ServerThroughCache implements CodeTools {
 
     /** A read as an agent makes it. */
     ToolCallOutcome read() {
-        return cache.callWithStatus(READ, Map.of(), "acct");
+        return cache.call(ToolCallRequest.of(READ, Map.of()).readOf("acct"));
     }
 
     /** A call that may change the server: it starts, ends, and the server's cached reads go. */
@@ -78,7 +78,7 @@ final class ServerThroughCache implements CodeTools {
     @Override
     public CodeToolCall call(String server, String tool, String argumentsJson) {
         long seen = cache.writeGeneration("acct").orElseThrow();
-        ToolCallOutcome outcome = cache.callWithStatus(READ, Map.of(), "acct", seen);
+        ToolCallOutcome outcome = cache.call(ToolCallRequest.of(READ, Map.of()).readOf("acct", seen));
         return new CodeToolCall(READ, versions.versions().get(READ), outcome, true, outcome.result().json().length(),
                 Map.of("acct", seen));
     }

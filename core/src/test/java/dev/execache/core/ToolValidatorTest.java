@@ -39,7 +39,7 @@ class ToolValidatorTest {
     }
 
     private ToolCallOutcome read(CachedTool cached, String path) {
-        return cached.callWithStatus("fs__read_text_file", Map.of("path", path), "fs");
+        return cached.call(ToolCallRequest.of("fs__read_text_file", Map.of("path", path)).readOf("fs"));
     }
 
     private List<String> askedSince(int from) {
@@ -118,8 +118,7 @@ class ToolValidatorTest {
         read(cached, "a.txt");
         clock.advance(TTL.plusSeconds(1));
 
-        ToolCallOutcome fresh = cached.callWithStatus("fs__read_text_file", Map.of("path", "a.txt"), "fs", null, null,
-                Freshness.NO_CACHE);
+        ToolCallOutcome fresh = cached.call(ToolCallRequest.of("fs__read_text_file", Map.of("path", "a.txt")).readOf("fs").withFreshness(Freshness.NO_CACHE));
 
         assertThat(fresh.status()).isEqualTo(CacheStatus.MISS);
         assertThat(askedSince(2)).containsExactly("fs__get_file_info", "fs__read_text_file");

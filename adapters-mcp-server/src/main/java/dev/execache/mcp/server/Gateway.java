@@ -18,6 +18,7 @@ import dev.execache.core.RemovalCause;
 import dev.execache.core.ToolCacheRule;
 import dev.execache.core.ToolCallInfo;
 import dev.execache.core.ToolCallOutcome;
+import dev.execache.core.ToolCallRequest;
 import dev.execache.core.ToolResult;
 import dev.execache.core.ToolStats;
 import dev.execache.core.spi.CacheStore;
@@ -567,18 +568,19 @@ public final class Gateway implements CodeTools {
             decision = rules.decide(tool);
         }
         boolean writesCounted = invalidatedOnWrite.contains(tool.server());
+        ToolCallRequest request = ToolCallRequest.of(name, args).withAgent(agent).withFreshness(freshness);
         if (decision.cached()) {
             if (!writesCounted) {
-                return cachedTool.callWithStatus(name, args, null, null, agent, freshness);
+                return cachedTool.call(request);
             }
-            return cachedTool.callWithStatus(name, args, tool.server(),
-                    seen.isPresent() ? seen.getAsLong() : null, agent, freshness);
+            return cachedTool.call(seen.isPresent() ? request.readOf(tool.server(), seen.getAsLong())
+                    : request.readOf(tool.server()));
         }
         if (writesCounted) {
             cachedTool.advanceWriteGeneration(tool.server());
         }
         try {
-            return cachedTool.callUncached(name, args, !decision.turnedOff(), agent, decision.why());
+            return cachedTool.call(request.uncached(new ToolCallRequest.Uncached(!decision.turnedOff(), decision.why())));
         } finally {
             if (writesCounted) {
                 cachedTool.advanceWriteGeneration(tool.server());

@@ -21,7 +21,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -29,6 +28,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
+import java.util.function.IntFunction;
 import java.util.function.Supplier;
 import reactor.core.publisher.Mono;
 
@@ -64,10 +64,8 @@ final class StdioTransport implements McpServerTransportProvider {
     private final McpJsonMapper mapper;
     private final Duration drainLimit;
     private final InFlightCalls calls;
-    private final Map<Object, String> unanswered = new ConcurrentHashMap<>();
-    private final Set<Object> dropped = ConcurrentHashMap.newKeySet();
+    private final PendingRequests pending = new PendingRequests();
     private final Map<Object, AnswerBatch> batches = new ConcurrentHashMap<>();
-    private final Object answers = new Object();
     private final AtomicBoolean closing = new AtomicBoolean();
     private final CompletableFuture<Void> ended = new CompletableFuture<>();
     /** Answer the calls of batches, and take over reading from a thread busy with a long call. */
@@ -252,12 +250,11 @@ final class StdioTransport implements McpServerTransportProvider {
      */
     void shutDown() {
         closing.set(true);
-        for (Map.Entry<Object, String> request : Map.copyOf(unanswered).entrySet()) {
+        for (Map.Entry<Object, String> request : pending.unanswered().entrySet()) {
             Object id = request.getKey();
-            if (unanswered.remove(id) == null) {
+            if (!pending.claim(id)) {
                 continue;
             }
-            dropped.add(id);
             if (McpSchema.METHOD_TOOLS_CALL.equals(request.getValue())) {
                 deliver(id, resultLine(id, ServeTools.shuttingDown()));
             } else {
@@ -266,9 +263,7 @@ final class StdioTransport implements McpServerTransportProvider {
         }
         failAsked("execache is stopping");
         calls.cancelAll();
-        synchronized (answers) {
-            answers.notifyAll();
-        }
+        pending.wake();
     }
 
     /**
@@ -298,7 +293,7 @@ final class StdioTransport implements McpServerTransportProvider {
             }
         }
         failAsked("the agent closed its input");
-        awaitAnswers();
+        pending.awaitAnswers(drainLimit);
         ended.complete(null);
     }
 
@@ -424,7 +419,7 @@ final class StdioTransport implements McpServerTransportProvider {
             return;
         }
         if (request != null) {
-            unanswered.put(InFlightCalls.key(request.idValue()), request.method());
+            pending.add(InFlightCalls.key(request.idValue()), request.method());
         }
         session.handle(parsed).subscribe(null,
                 error -> LOG.log(Level.WARNING, "handling a message failed: " + error.getMessage()));
@@ -439,29 +434,20 @@ final class StdioTransport implements McpServerTransportProvider {
         Object id = request.idValue();
         String method = request.method();
         Object key = InFlightCalls.key(id);
-        unanswered.put(key, method);
+        pending.add(key, method);
         Runnable answer = () -> {
             try {
                 // a server behind execache may ask the client something during a call of the initialize era
                 ToolCatalog.Agent asker = request.modern() ? null : this::askAgent;
                 String line = stateless.answer(request, id, this::notifyStateless, clientName,
                         StatelessProtocol.Received.STDIO, asker);
-                if (dropped.remove(key)) {
+                if (pending.takeDropped(key)) {
                     return;
                 }
-                int size = line.length() > ServeTools.MAX_ANSWER_BYTES / 6
-                        ? JsonText.escapeLoneSurrogates(line).getBytes(StandardCharsets.UTF_8).length : 0;
-                if (size > ServeTools.MAX_ANSWER_BYTES) {
-                    LOG.log(Level.WARNING, "an answer of " + size + " bytes is over the limit of "
-                            + ServeTools.MAX_ANSWER_BYTES + " bytes; sent an error instead");
-                    line = McpSchema.METHOD_TOOLS_CALL.equals(method)
-                            ? stateless.answerTooLarge(request, size, ServeTools.MAX_ANSWER_BYTES)
-                            : errorLine(id, McpSchema.ErrorCodes.INTERNAL_ERROR, "the answer is " + size
-                                    + " bytes, over the limit of " + ServeTools.MAX_ANSWER_BYTES + " bytes", null);
-                }
-                deliver(id, line);
+                deliver(id, withinLimit(line, id, method,
+                        size -> stateless.answerTooLarge(request, size, ServeTools.MAX_ANSWER_BYTES)));
             } catch (RuntimeException | Error e) {
-                if (dropped.remove(key)) {
+                if (pending.takeDropped(key)) {
                     return;
                 }
                 LOG.log(Level.WARNING, "answering " + method + " failed: " + e);
@@ -483,21 +469,18 @@ final class StdioTransport implements McpServerTransportProvider {
             return;
         }
         Object key = InFlightCalls.key(idOf(requestId));
-        String method = unanswered.get(key);
+        String method = pending.method(key);
         if (method == null || McpSchema.METHOD_INITIALIZE.equals(method)) {
             // already answered, unknown, or initialize, which the spec says is never cancelled
             return;
         }
-        dropped.add(key);
-        unanswered.remove(key);
+        pending.drop(key);
         calls.cancel(key);
         AnswerBatch batch = batches.remove(key);
         if (batch != null) {
             batch.skip();
         }
-        synchronized (answers) {
-            answers.notifyAll();
-        }
+        pending.wake();
     }
 
     private static Object idOf(JsonNode id) {
@@ -536,28 +519,25 @@ final class StdioTransport implements McpServerTransportProvider {
     }
 
     private void answered(Object id) {
-        if (unanswered.remove(InFlightCalls.key(id)) != null) {
-            synchronized (answers) {
-                answers.notifyAll();
-            }
-        }
+        pending.answered(InFlightCalls.key(id));
     }
 
-    private void awaitAnswers() {
-        long deadline = System.nanoTime() + drainLimit.toNanos();
-        synchronized (answers) {
-            while (!unanswered.isEmpty() && System.nanoTime() < deadline) {
-                try {
-                    answers.wait(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    return;
-                }
-            }
+    /**
+     * The answer line, or, when it is longer than {@link ServeTools#MAX_ANSWER_BYTES}, an error
+     * instead: for a tool call the result {@code tooLarge} gives for its size.
+     */
+    private static String withinLimit(String line, Object id, String method, IntFunction<String> tooLarge) {
+        // a line of fewer characters than a sixth of the limit is within it, whatever they are
+        int size = line.length() > ServeTools.MAX_ANSWER_BYTES / 6
+                ? JsonText.escapeLoneSurrogates(line).getBytes(StandardCharsets.UTF_8).length : 0;
+        if (size <= ServeTools.MAX_ANSWER_BYTES) {
+            return line;
         }
-        if (!unanswered.isEmpty()) {
-            LOG.log(Level.WARNING, "input ended; gave up waiting for " + unanswered.size() + " unanswered requests");
-        }
+        LOG.log(Level.WARNING, "an answer of " + size + " bytes is over the limit of "
+                + ServeTools.MAX_ANSWER_BYTES + " bytes; sent an error instead");
+        return McpSchema.METHOD_TOOLS_CALL.equals(method) ? tooLarge.apply(size)
+                : errorLine(id, McpSchema.ErrorCodes.INTERNAL_ERROR, "the answer is " + size
+                        + " bytes, over the limit of " + ServeTools.MAX_ANSWER_BYTES + " bytes", null);
     }
 
     private final class SessionTransport implements McpServerTransport {
@@ -569,12 +549,12 @@ final class StdioTransport implements McpServerTransportProvider {
                     return;
                 }
                 Object key = InFlightCalls.key(response.id());
-                if (dropped.remove(key)) {
+                if (pending.takeDropped(key)) {
                     // cancelled, or already answered because the server is shutting down
                     batches.remove(key);
                     return;
                 }
-                String method = unanswered.get(key);
+                String method = pending.method(key);
                 try {
                     McpSchema.JSONRPCResponse answer = response;
                     if (McpSchema.METHOD_INITIALIZE.equals(method)
@@ -588,18 +568,8 @@ final class StdioTransport implements McpServerTransportProvider {
                                             result.serverInfo(), current.get(), result.meta()), null);
                         }
                     }
-                    String line = serialize(answer);
-                    int size = line.length() > ServeTools.MAX_ANSWER_BYTES / 6
-                            ? JsonText.escapeLoneSurrogates(line).getBytes(StandardCharsets.UTF_8).length : 0;
-                    if (size > ServeTools.MAX_ANSWER_BYTES) {
-                        LOG.log(Level.WARNING, "an answer of " + size + " bytes is over the limit of "
-                                + ServeTools.MAX_ANSWER_BYTES + " bytes; sent an error instead");
-                        line = McpSchema.METHOD_TOOLS_CALL.equals(method)
-                                ? resultLine(response.id(), ServeTools.answerTooLarge(size, ServeTools.MAX_ANSWER_BYTES))
-                                : errorLine(response.id(), McpSchema.ErrorCodes.INTERNAL_ERROR, "the answer is " + size
-                                        + " bytes, over the limit of " + ServeTools.MAX_ANSWER_BYTES + " bytes", null);
-                    }
-                    deliver(response.id(), line);
+                    deliver(response.id(), withinLimit(serialize(answer), response.id(), method, size -> resultLine(
+                            response.id(), ServeTools.answerTooLarge(size, ServeTools.MAX_ANSWER_BYTES))));
                 } finally {
                     answered(response.id());
                 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.execache.core.CachedTool;
+import dev.execache.core.ToolCallRequest;
 import dev.execache.core.MutableClock;
 import dev.execache.core.ToolResult;
 import java.time.Duration;
@@ -73,7 +74,7 @@ class RedisClusterOutageTest {
                 return ToolResult.ok("{\"page\":" + args.get("page") + "}");
             }, store).defaultRule(true, Duration.ofMinutes(5), 10_000).build();
             for (int page = 0; page < PAGES; page++) {
-                assertThat(tool.call("read", Map.of("page", page)).json()).isEqualTo("{\"page\":" + page + "}");
+                assertThat(tool.call(ToolCallRequest.of("read", Map.of("page", page))).result().json()).isEqualTo("{\"page\":" + page + "}");
             }
             List<Long> held = cluster.keysPerNode(store.layout().entryPattern());
             assertThat(held.stream().mapToLong(Long::longValue).sum()).as("every answer stored").isEqualTo(PAGES);
@@ -82,7 +83,7 @@ class RedisClusterOutageTest {
 
             cluster.kill(dead);
             for (int page = 0; page < PAGES; page++) {
-                assertThat(tool.call("read", Map.of("page", page)).json()).as("page %s", page).isEqualTo("{\"page\":" + page + "}");
+                assertThat(tool.call(ToolCallRequest.of("read", Map.of("page", page))).result().json()).as("page %s", page).isEqualTo("{\"page\":" + page + "}");
             }
 
             assertThat((long) ran.get() - PAGES).as("only the answers the dead master held ran again").isEqualTo(held.get(dead));

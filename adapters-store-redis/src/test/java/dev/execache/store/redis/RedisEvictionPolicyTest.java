@@ -3,6 +3,7 @@ package dev.execache.store.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.execache.core.CacheStats;
+import dev.execache.core.ToolCallRequest;
 import dev.execache.core.CachedTool;
 import dev.execache.core.MutableClock;
 import dev.execache.core.ToolResult;
@@ -72,7 +73,7 @@ class RedisEvictionPolicyTest {
             CachedTool tool = CachedTool.builder((name, args) -> ToolResult.ok(big), store).build();
 
             for (int i = 0; i < CALLS; i++) {
-                tool.call("read", Map.of("page", i % 150));
+                tool.call(ToolCallRequest.of("read", Map.of("page", i % 150))).result();
             }
             // Redis evicts whenever its memory is over the bound, even for a reading client's
             // buffers: lifted now, what it holds stays put while it is compared.
@@ -121,7 +122,7 @@ class RedisEvictionPolicyTest {
             try {
                 for (int i = 0; i < CALLS; i++) {
                     // half over 60 pages, half over 3 hot ones
-                    tool.call("read", Map.of("page", i % 2 == 0 ? i % 60 : 1000 + i % 3));
+                    tool.call(ToolCallRequest.of("read", Map.of("page", i % 2 == 0 ? i % 60 : 1000 + i % 3))).result();
                     if (i % 50 == 49) {
                         sampleFigures(store, admin, bound, valueLength, estimated);
                     }
@@ -183,7 +184,7 @@ class RedisEvictionPolicyTest {
 
             int pages = CALLS / 2;
             for (int i = 0; i < CALLS; i++) {
-                tool.call("read", Map.of("page", i % pages));
+                tool.call(ToolCallRequest.of("read", Map.of("page", i % pages))).result();
             }
             long held;
             RedissonClient admin = admin(redis);

@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.awaitility.Awaitility.await;
 
 import dev.execache.core.CachedTool;
+import dev.execache.core.ToolCallRequest;
 import dev.execache.core.MutableClock;
 import dev.execache.core.ToolResult;
 import dev.execache.core.spi.CacheEntry;
@@ -155,16 +156,16 @@ class RedisFaultTest {
                     (tool, args) -> ToolResult.ok("1"), store).clock(clock).build();
             CachedTool tools = CachedTool.builder(
                     (tool, args) -> ToolResult.ok("2"), store).clock(clock).build();
-            code.call("read", Map.of("n", 0));
-            tools.call("read", Map.of("n", 0));
+            code.call(ToolCallRequest.of("read", Map.of("n", 0))).result();
+            tools.call(ToolCallRequest.of("read", Map.of("n", 0))).result();
 
             server.kill();
             for (int n = 1; n <= 5; n++) {
-                (n % 2 == 0 ? code : tools).call("read", Map.of("n", n));
+                (n % 2 == 0 ? code : tools).call(ToolCallRequest.of("read", Map.of("n", n)));
             }
             server.restart();
             awaitWorking(store);
-            code.call("read", Map.of("n", 6));
+            code.call(ToolCallRequest.of("read", Map.of("n", 6))).result();
 
             // On a loaded machine the call's budget may lapse before the refused connection is seen:
             // then the one outage is told as slow, which it also was; never as refusing writes.

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.execache.core.CachedTool;
+import dev.execache.core.ToolCallRequest;
 import dev.execache.core.MutableClock;
 import dev.execache.core.ToolInvoker;
 import dev.execache.core.ToolResult;
@@ -137,11 +138,11 @@ abstract class RedisFleetContract {
         CachedTool onFirst = CachedTool.builder(slowRead, first).clock(clock).build();
         CachedTool onSecond = CachedTool.builder(neverCalled, second).clock(clock).build();
 
-        CompletableFuture<ToolResult> firstCall = CompletableFuture.supplyAsync(() -> onFirst.call("read", Map.of("path", "a")));
+        CompletableFuture<ToolResult> firstCall = CompletableFuture.supplyAsync(() -> onFirst.call(ToolCallRequest.of("read", Map.of("path", "a"))).result());
         awaitHeld(toolCalls);
         CompletableFuture<ToolResult> secondCall = CompletableFuture.supplyAsync(() -> {
             secondCaller.set(Thread.currentThread());
-            return onSecond.call("read", Map.of("path", "a"));
+            return onSecond.call(ToolCallRequest.of("read", Map.of("path", "a"))).result();
         }, other);
 
         assertThat(firstCall.get(30, TimeUnit.SECONDS).json()).isEqualTo("{\"text\":\"hello\"}");
