@@ -93,12 +93,12 @@ class CachedToolTest {
         CachedTool cached = CachedTool.builder(bounded, store).clock(clock).toolVersions(versions)
                 .rule(ToolCacheRule.cache("read", Duration.ofMinutes(5), 10)).build();
 
-        ToolCallOutcome first = cached.callWithStatus("read", Map.of("bound", true));
-        ToolCallOutcome unbounded = cached.callWithStatus("read", Map.of());
+        ToolCallOutcome first = cached.call(ToolCallRequest.of("read", Map.of("bound", true)));
+        ToolCallOutcome unbounded = cached.call(ToolCallRequest.of("read", Map.of()));
         clock.advance(Duration.ofSeconds(29));
-        ToolCallOutcome stillFresh = cached.callWithStatus("read", Map.of("bound", true));
+        ToolCallOutcome stillFresh = cached.call(ToolCallRequest.of("read", Map.of("bound", true)));
         clock.advance(Duration.ofSeconds(1));
-        ToolCallOutcome expired = cached.callWithStatus("read", Map.of("bound", true));
+        ToolCallOutcome expired = cached.call(ToolCallRequest.of("read", Map.of("bound", true)));
 
         assertThat(first.expiresAt()).isEqualTo(first.storedAt().plusSeconds(30));
         assertThat(unbounded.expiresAt()).isEqualTo(unbounded.storedAt().plus(Duration.ofMinutes(5)));
@@ -110,16 +110,16 @@ class CachedToolTest {
     @Test
     void oneCallsAnswerIsRemovedAndCountedByItsCauseTheOthersStay() {
         CachedTool cached = builder().build();
-        cached.call("read", Map.of("path", "a"));
-        cached.call("read", Map.of("path", "b"));
+        cached.call(ToolCallRequest.of("read", Map.of("path", "a")));
+        cached.call(ToolCallRequest.of("read", Map.of("path", "b")));
 
         boolean removed = cached.remove("read", Map.of("path", "a"), RemovalCause.RESOURCE);
         boolean again = cached.remove("read", Map.of("path", "a"), RemovalCause.RESOURCE);
 
         assertThat(removed).isTrue();
         assertThat(again).isFalse();
-        assertThat(cached.callWithStatus("read", Map.of("path", "a")).status()).isEqualTo(CacheStatus.MISS);
-        assertThat(cached.callWithStatus("read", Map.of("path", "b")).status()).isEqualTo(CacheStatus.HIT);
+        assertThat(cached.call(ToolCallRequest.of("read", Map.of("path", "a"))).status()).isEqualTo(CacheStatus.MISS);
+        assertThat(cached.call(ToolCallRequest.of("read", Map.of("path", "b"))).status()).isEqualTo(CacheStatus.HIT);
         assertThat(store.counters().totals()).containsEntry(Counter.INVALIDATED_BY_RESOURCE, 1L)
                 .containsEntry(Counter.INVALIDATIONS, 1L);
     }

@@ -303,7 +303,8 @@ public final class Gateway implements CodeTools {
         String identity = catalog.identities().getOrDefault(server, "shared publicly");
         versions.set(name, readVersion(server, method, identity));
         boolean writesCounted = invalidatedOnWrite.contains(server);
-        return cachedTool.callWithStatus(name, params, writesCounted ? server : null, null, agent, freshness);
+        ToolCallRequest request = ToolCallRequest.of(name, params).withAgent(agent).withFreshness(freshness);
+        return cachedTool.call(writesCounted ? request.readOf(server) : request);
     }
 
     private ToolResult askRead(Read read, Map<String, Object> params) {
