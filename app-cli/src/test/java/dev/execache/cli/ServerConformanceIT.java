@@ -33,8 +33,9 @@ import org.junit.jupiter.api.io.TempDir;
  * scenario of its active suite) against the suite's own reference server (everything-server.ts, vendored from the
  * suite's repository at that release) directly, and through {@code execache serve --http} with that server under
  * {@code servers:} as a url server with {@code prefix: false}: every scenario that passes directly passes through
- * execache, with the same checks succeeding, but those in {@link #KNOWN_FAILURES_THROUGH_EXECACHE}. The server speaks only Streamable HTTP, so there is
- * no command-server run. Both are installed by the build (npm ci) into target/conformance.
+ * execache, with the same checks succeeding, but those in {@link #KNOWN_FAILURES_THROUGH_EXECACHE}. The server
+ * speaks only Streamable HTTP, so there is no command-server run. Both are installed by the build (npm ci) into
+ * target/conformance.
  */
 class ServerConformanceIT {
     /**
@@ -151,8 +152,8 @@ class ServerConformanceIT {
 
     /** Runs the suite's active server scenarios against this URL; reads each scenario's checks.json. */
     private static Map<String, Outcome> suite(String url, Path results) throws Exception {
-        Process suite = new ProcessBuilder(node(), conformance.resolve("node_modules/@modelcontextprotocol/conformance/dist/index.js")
-                .toString(), "server", "--url", url, "--output-dir", results.toString())
+        Path cli = conformance.resolve("node_modules/@modelcontextprotocol/conformance/dist/index.js");
+        Process suite = new ProcessBuilder(node(), cli.toString(), "server", "--url", url, "--output-dir", results.toString())
                 .directory(conformance.toFile())
                 .redirectErrorStream(true)
                 .redirectOutput(dir.resolve(results.getFileName() + ".log").toFile())
@@ -201,13 +202,14 @@ class ServerConformanceIT {
         try (ServerSocket free = new ServerSocket(0)) {
             port = free.getLocalPort();
         }
-        ProcessBuilder builder = new ProcessBuilder(node(), conformance.resolve("node_modules/tsx/dist/cli.mjs").toString(),
-                "everything-server.ts")
+        Path tsx = conformance.resolve("node_modules/tsx/dist/cli.mjs");
+        ProcessBuilder builder = new ProcessBuilder(node(), tsx.toString(), "everything-server.ts")
                 .directory(conformance.toFile())
                 .redirectErrorStream(true);
         builder.environment().put("PORT", Integer.toString(port));
         referenceServer = builder.start();
-        BufferedReader out = new BufferedReader(new InputStreamReader(referenceServer.getInputStream(), StandardCharsets.UTF_8));
+        BufferedReader out = new BufferedReader(new InputStreamReader(referenceServer.getInputStream(),
+                StandardCharsets.UTF_8));
         String line;
         while ((line = out.readLine()) != null && !line.startsWith("MCP Conformance Test Server running")) {
             referenceOutput.add(line);
