@@ -299,7 +299,7 @@ public final class Gateway implements CodeTools {
                     "a retry with the agent's answers is never cached");
         }
         reads.putIfAbsent(name, read);
-        // the answers of one configuration of the server are never another's (see the class comment of identities)
+        // keyed on the server's identity, as its tools' calls are: one configuration's answers are never another's
         String identity = catalog.identities().getOrDefault(server, "shared publicly");
         versions.set(name, readVersion(server, method, identity));
         boolean writesCounted = invalidatedOnWrite.contains(server);
