@@ -6,7 +6,9 @@
 //   --era 2026   2026-07-28, stateless: server/discover, _meta on every request, ttlMs on tools/list
 //                (written by hand: the SDK pinned here knows no 2026-07-28)
 //   --features   (2025 era) resources, prompts and completion as the command lab's (lab-features.mjs), logging
-//                (logging/setLevel recorded; tools log, log_levels) and progress (tool progress_steps)
+//                (logging/setLevel recorded; tools log, log_levels) and progress (tool progress_steps);
+//                (2026 era) its resources, read with ttlMs --read-ttl-ms (default 30000; lab://counter/live 0)
+//                and cacheScope private, listed with ttlMs --ttl-ms and cacheScope public
 //   --asks       tools that ask the client (ask_sampling, ask_elicitation, ask_roots): in the 2025 era a request on
 //                the call's stream, in the 2026-07-28 era an input_required answer and the retry; sleep's start and
 //                end (answered, cancelled, or its request closed) recorded for the tool sleeps; roots_changed counts
@@ -27,7 +29,7 @@ import {
   CallToolRequestSchema, CreateMessageResultSchema, ElicitResultSchema, ListRootsResultSchema, ListToolsRequestSchema,
   RootsListChangedNotificationSchema, SetLevelRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { featureCapabilities, offerFeatures, progressSteps } from "./lab-features.mjs";
+import { featureCapabilities, labResources, offerFeatures, progressSteps, readLabResource } from "./lab-features.mjs";
 
 const option = (name, otherwise) => {
   const at = process.argv.indexOf(`--${name}`);
@@ -39,6 +41,7 @@ const features = process.argv.includes("--features");
 const asks = process.argv.includes("--asks");
 const token = option("token", null);
 const ttlMs = Number(option("ttl-ms", "60000"));
+const readTtlMs = Number(option("read-ttl-ms", "30000"));
 const delayMs = Number(option("delay-ms", "0"));
 const oauthClient = option("oauth", null);
 const tokenLifetime = Number(option("token-lifetime", "3600"));
@@ -297,11 +300,26 @@ async function modern(req, res) {
   const ok = (result) => answer(res, 200, { jsonrpc: "2.0", id: message.id, result: { resultType: "complete", ...result } });
   switch (message.method) {
     case "server/discover":
-      return ok({ supportedVersions: ["2026-07-28"], capabilities: { tools: { listChanged: true } },
+      return ok({ supportedVersions: ["2026-07-28"], capabilities: { tools: { listChanged: true }, ...(features ? { resources: {} } : {}) },
         serverInfo: { name: "http-lab-2026", version: "1.0.0" }, instructions: "The HTTP lab of the 2026-07-28 era.",
         ttlMs: ttlMs, cacheScope: "public" });
     case "tools/list":
       return ok({ tools: listTools(), ttlMs, cacheScope: "public" });
+    case "resources/list":
+      if (features) {
+        return ok({ resources: labResources, ttlMs, cacheScope: "public" });
+      }
+      break;
+    case "resources/read":
+      if (features) {
+        try {
+          const uri = message.params.uri;
+          return ok({ ...readLabResource(uri), ttlMs: uri === "lab://counter/live" ? 0 : readTtlMs, cacheScope: "private" });
+        } catch (e) {
+          return answer(res, 200, { jsonrpc: "2.0", id: message.id, error: { code: e.code ?? -32603, message: e.message } });
+        }
+      }
+      break;
     case "tools/call": {
       const closed = new Promise((resolve) => res.on("close", () => resolve()));
       const result = await callTool(message.params.name, message.params.arguments ?? {}, { meta, headers: req.headers,
@@ -318,9 +336,8 @@ async function modern(req, res) {
         params: { notifications: message.params.notifications, _meta: { [`${META}subscriptionId`]: message.id } } })}\n\n`);
       return undefined;
     }
-    default:
-      return answer(res, 200, { jsonrpc: "2.0", id: message.id, error: { code: -32601, message: `no method ${message.method}` } });
   }
+  return answer(res, 200, { jsonrpc: "2.0", id: message.id, error: { code: -32601, message: `no method ${message.method}` } });
 }
 
 const readForm = (req) => new Promise((resolve) => {
