@@ -6,11 +6,14 @@
 //   --era 2026   2026-07-28, stateless: server/discover, _meta on every request, ttlMs on tools/list
 //                (written by hand: the SDK pinned here knows no 2026-07-28)
 //   --features   (2025 era) resources, prompts and completion as the command lab's (lab-features.mjs), logging
-//                (logging/setLevel recorded; tools log, log_levels) and progress (tool progress_steps); (2026 era)
-//                logging: the tool log's message comes on its call's SSE stream when the call's _meta asks for a level
+//                (logging/setLevel recorded; tools log, log_levels) and progress (tool progress_steps);
+//                (2026 era) its resources, read with ttlMs --read-ttl-ms (default 30000; lab://counter/live 0)
+//                and cacheScope private, listed with ttlMs --ttl-ms and cacheScope public; logging: the tool log's
+//                message comes on its call's SSE stream when the call's _meta asks for a level
 //   --asks       tools that ask the client (ask_sampling, ask_elicitation, ask_roots): in the 2025 era a request on
 //                the call's stream, in the 2026-07-28 era an input_required answer and the retry; sleep's start and
-//                end (answered, cancelled, or its request closed) recorded for the tool sleeps
+//                end (answered, cancelled, or its request closed) recorded for the tool sleeps; roots_changed counts
+//                the notifications/roots/list_changed of the client's session (2025 era)
 //   --port N (0: any), --token T (requests must carry "Authorization: Bearer T"), --ttl-ms N,
 //   --tls-key FILE --tls-cert FILE (https), --delay-ms N (every tools/call takes that much longer, for the benchmark),
 //   --oauth ID:SECRET (it is its own authorization server too: RFC 9728 and RFC 8414 metadata, a
@@ -25,9 +28,9 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { InMemoryEventStore } from "@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js";
 import {
   CallToolRequestSchema, CreateMessageResultSchema, ElicitResultSchema, ListRootsResultSchema, ListToolsRequestSchema,
-  SetLevelRequestSchema,
+  RootsListChangedNotificationSchema, SetLevelRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { featureCapabilities, notifyFeature, offerFeatures, progressSteps } from "./lab-features.mjs";
+import { featureCapabilities, labResources, notifyFeature, offerFeatures, progressSteps, readLabResource } from "./lab-features.mjs";
 
 const option = (name, otherwise) => {
   const at = process.argv.indexOf(`--${name}`);
@@ -39,6 +42,7 @@ const features = process.argv.includes("--features");
 const asks = process.argv.includes("--asks");
 const token = option("token", null);
 const ttlMs = Number(option("ttl-ms", "60000"));
+const readTtlMs = Number(option("read-ttl-ms", "30000"));
 const delayMs = Number(option("delay-ms", "0"));
 const oauthClient = option("oauth", null);
 const tokenLifetime = Number(option("token-lifetime", "3600"));
@@ -92,6 +96,7 @@ if (asks) {
       inputSchema: object(), annotations: readOnly },
     ask_roots: { description: "Asks the client for its roots; answers them.", inputSchema: object(), annotations: readOnly },
     sleeps: { description: "The sleeps begun and how each ended.", inputSchema: object() },
+    roots_changed: { description: "How many notifications/roots/list_changed the client sent.", inputSchema: object() },
   });
 }
 // what the lab asks the client for each asking tool, the same in both eras
@@ -158,6 +163,8 @@ async function callTool(name, args, extra, notify) {
     }
     case "sleeps":
       return text({ sleeps });
+    case "roots_changed":
+      return text({ rootsChanged: extra.session.rootsChanged });
     case "ask_sampling":
     case "ask_elicitation":
     case "ask_roots": {
@@ -223,8 +230,13 @@ function newSdkServer() {
     });
   }
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listTools() }));
+  // counted per session: each client's own
+  const session = { rootsChanged: 0 };
+  server.setNotificationHandler(RootsListChangedNotificationSchema, async () => {
+    session.rootsChanged += 1;
+  });
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) =>
-    callTool(request.params.name, request.params.arguments ?? {}, extra, async () => {
+    callTool(request.params.name, request.params.arguments ?? {}, { ...extra, session }, async () => {
       for (const session of sessions.values()) {
         await session.server.sendToolListChanged().catch(() => {});
       }
@@ -300,11 +312,26 @@ async function modern(req, res) {
   switch (message.method) {
     case "server/discover":
       return ok({ supportedVersions: ["2026-07-28"], capabilities: { tools: { listChanged: true },
-        ...(features ? { logging: {} } : {}) },
+        ...(features ? { resources: {}, logging: {} } : {}) },
         serverInfo: { name: "http-lab-2026", version: "1.0.0" }, instructions: "The HTTP lab of the 2026-07-28 era.",
         ttlMs: ttlMs, cacheScope: "public" });
     case "tools/list":
       return ok({ tools: listTools(), ttlMs, cacheScope: "public" });
+    case "resources/list":
+      if (features) {
+        return ok({ resources: labResources, ttlMs, cacheScope: "public" });
+      }
+      break;
+    case "resources/read":
+      if (features) {
+        try {
+          const uri = message.params.uri;
+          return ok({ ...readLabResource(uri), ttlMs: uri === "lab://counter/live" ? 0 : readTtlMs, cacheScope: "private" });
+        } catch (e) {
+          return answer(res, 200, { jsonrpc: "2.0", id: message.id, error: { code: e.code ?? -32603, message: e.message } });
+        }
+      }
+      break;
     case "tools/call": {
       const closed = new Promise((resolve) => res.on("close", () => resolve()));
       // a log message only for a call that asked for a level (the spec: none without it), on the call's own stream
@@ -339,9 +366,8 @@ async function modern(req, res) {
         params: { notifications: message.params.notifications, _meta: { [`${META}subscriptionId`]: message.id } } })}\n\n`);
       return undefined;
     }
-    default:
-      return answer(res, 200, { jsonrpc: "2.0", id: message.id, error: { code: -32601, message: `no method ${message.method}` } });
   }
+  return answer(res, 200, { jsonrpc: "2.0", id: message.id, error: { code: -32601, message: `no method ${message.method}` } });
 }
 
 const readForm = (req) => new Promise((resolve) => {

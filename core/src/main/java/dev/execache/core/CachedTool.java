@@ -263,8 +263,14 @@ public final class CachedTool {
         }
     }
 
+    /**
+     * Matched on the tool's own name: of a gateway tool ({@code SERVER__TOOL}) the part after its server's name, which
+     * says nothing of what the tool does (a server named {@code deployments} has read-only tools too).
+     */
     private boolean isMutating(String tool) {
-        return mutating.stream().anyMatch(glob -> glob.matches(tool));
+        int server = tool.indexOf("__");
+        String own = server < 0 ? tool : tool.substring(server + 2);
+        return mutating.stream().anyMatch(glob -> glob.matches(own));
     }
 
     /**
@@ -308,6 +314,17 @@ public final class CachedTool {
             }
         }
         loop.countRemoved(null, removed, cause);
+        return removed;
+    }
+
+    /**
+     * Removes the cached answer of one call (as {@link #keyFor} names it), counted as an invalidation of
+     * {@code cause}; returns whether there was one.
+     */
+    public boolean remove(String tool, Map<String, ?> args, RemovalCause cause) {
+        Objects.requireNonNull(cause, "cause must not be null");
+        boolean removed = store.remove(keyFor(tool, args));
+        loop.countRemoved(null, removed ? 1 : 0, cause);
         return removed;
     }
 
@@ -531,7 +548,10 @@ public final class CachedTool {
                 return Optional.empty();
             }
             Instant now = clock.instant();
-            stored = new CacheEntry(key, result.json(), "", took, dependsOn(), now, now.plus(rule.ttl()), 0,
+            // never kept longer than the server allows
+            Duration ttl = result.maxAge() != null && result.maxAge().compareTo(rule.ttl()) < 0 ? result.maxAge()
+                    : rule.ttl();
+            stored = new CacheEntry(key, result.json(), "", took, dependsOn(), now, now.plus(ttl), 0,
                     label(tool, arguments));
             return Optional.of(stored);
         }
