@@ -256,7 +256,7 @@ final class HttpNotifications implements AutoCloseable {
         }
         if (first) {
             try {
-                gateway.features().answer(McpSchema.METHOD_RESOURCES_SUBSCRIBE, uriParams(uri));
+                gateway.features().answer(McpSchema.METHOD_RESOURCES_SUBSCRIBE, uriParams(uri), null);
             } catch (RuntimeException e) {
                 synchronized (this) {
                     holders.computeIfPresent(uri, (key, count) -> count == 1 ? null : count - 1);
@@ -274,7 +274,7 @@ final class HttpNotifications implements AutoCloseable {
         }
         if (last) {
             try {
-                gateway.features().answer(McpSchema.METHOD_RESOURCES_UNSUBSCRIBE, uriParams(uri));
+                gateway.features().answer(McpSchema.METHOD_RESOURCES_UNSUBSCRIBE, uriParams(uri), null);
             } catch (RuntimeException e) {
                 LOG.log(System.Logger.Level.DEBUG, "unsubscribing from " + uri + ": " + e.getMessage());
             }
