@@ -43,9 +43,7 @@ class ServerConformanceIT {
      * that each still fails, so whoever makes one pass takes it out of here (and updates the figures in
      * docs/gateway.md).
      */
-    private static final Map<String, String> KNOWN_FAILURES_THROUGH_EXECACHE = Map.of(
-            "server-sse-multiple-streams", "serve --http answers those requests as JSON, not as SSE streams (which the"
-                    + " spec leaves optional), so the suite only notes its second check");
+    private static final Map<String, String> KNOWN_FAILURES_THROUGH_EXECACHE = Map.of();
 
     /** The active suite of 0.1.16, all of whose scenarios the reference server passes. */
     private static final int SCENARIOS = 30;
