@@ -227,7 +227,7 @@ class FreshnessTest {
             runTools.call("fs", "read", "{}");
             return ExecutionResult.success("1", "", Duration.ofMillis(5));
         };
-        CachedExecutor executor = new CachedExecutor(sandbox, store, versions, CachePolicy.DEFAULTS, clock, ticker);
+        CachedExecutor executor = CachedExecutor.builder(sandbox, store).toolVersions(versions).clock(clock).ticker(ticker).build();
         executor.useCodeTools(tools);
         ExecutionRequest request = new ExecutionRequest("read", null, Set.of(), Limits.DEFAULTS);
 

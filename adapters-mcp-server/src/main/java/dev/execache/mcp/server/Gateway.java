@@ -15,13 +15,13 @@ import dev.execache.core.CachedTool;
 import dev.execache.core.Freshness;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.RemovalCause;
+import dev.execache.core.StoreGuard;
 import dev.execache.core.ToolCacheRule;
 import dev.execache.core.ToolCallInfo;
 import dev.execache.core.ToolCallOutcome;
 import dev.execache.core.ToolCallRequest;
 import dev.execache.core.ToolResult;
 import dev.execache.core.ToolStats;
-import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.CatalogTool;
 import dev.execache.core.spi.CodeToolCall;
 import dev.execache.core.spi.CodeTools;
@@ -115,13 +115,17 @@ public final class Gateway implements CodeTools {
     /** Where serve sends a call's notifications (its progress) to the agent that made it. */
     private volatile BiConsumer<String, ObjectNode> notifications = (method, params) -> { };
 
-    public Gateway(ToolCatalog catalog, CacheStore store, MutableToolVersions versions, GatewayPolicy config,
+    public Gateway(ToolCatalog catalog, StoreGuard store, MutableToolVersions versions, GatewayPolicy config,
             CachePolicy policy, Clock clock) {
         this(catalog, store, versions, config, policy, clock, Telemetry.NONE);
     }
 
-    /** @param telemetry where the tool cache's spans (lookup, flight wait) and counts are reported */
-    public Gateway(ToolCatalog catalog, CacheStore store, MutableToolVersions versions, GatewayPolicy config,
+    /**
+     * @param store the guard of the store the tool cache keeps answers in: the one the executor of runs
+     *     that call these tools was given, so that a store's outage is one for both
+     * @param telemetry where the tool cache's spans (lookup, flight wait) and counts are reported
+     */
+    public Gateway(ToolCatalog catalog, StoreGuard store, MutableToolVersions versions, GatewayPolicy config,
             CachePolicy policy, Clock clock, Telemetry telemetry) {
         this.catalog = catalog;
         this.versions = versions;
@@ -574,16 +578,6 @@ public final class Gateway implements CodeTools {
     }
 
     /** What code gets: see {@link #answerOf}. */
-    @Override
-    public CodeToolCall call(String server, String tool, String argumentsJson) {
-        return call(server, tool, argumentsJson, null);
-    }
-
-    @Override
-    public CodeToolCall call(String server, String tool, String argumentsJson, String agent) {
-        return call(server, tool, argumentsJson, agent, Freshness.ANY);
-    }
-
     @Override
     public CodeToolCall call(String server, String tool, String argumentsJson, String agent, Freshness freshness) {
         CatalogTool found = null;

@@ -37,8 +37,7 @@ final class TestTools {
     TestTools(Function<ExecutionRequest, ExecutionResult> script) {
         MutableClock clock = new MutableClock();
         this.sandbox = new ScriptedSandbox(script);
-        CachedExecutor executor = new CachedExecutor(sandbox, new SimpleStore(clock),
-                new MutableToolVersions(Map.of("github", "v1")), CachePolicy.DEFAULTS, clock);
+        CachedExecutor executor = CachedExecutor.builder(sandbox, new SimpleStore(clock)).toolVersions(new MutableToolVersions(Map.of("github", "v1"))).clock(clock).build();
         this.tools = new ServeTools(executor, new ServeSettings(Limits.DEFAULTS, "execache.yaml",
                 Json.MAPPER.createObjectNode().put("kind", "memory")));
     }
