@@ -41,13 +41,13 @@ import java.util.function.Supplier;
  * once when it starts, as what it is, and once when it ends, with what it cost: the calls it
  * touched and the store operations that failed (added to {@link Counter#STORE_ERRORS} once the
  * store takes writes again). Counts the store refused are kept here meanwhile, shown by
- * {@link #counters()}, and written when it takes them again.
+ * {@code counters()}, and written when it takes them again.
  *
  * <p>The outage is the store's: build one guard per store ({@link #of}) and give it to every face
  * on that store (a {@code serve} process has an executor and a tool cache on it, the resident
  * server an executor per command), so that one outage is one warning and one recovery line per
  * process. Each face reports spans and counts to its own {@link Telemetry} through a view of the
- * guard ({@link #forFace}) that shares the store and its outage.
+ * guard ({@code forFace}) that shares the store and its outage.
  */
 public final class StoreGuard {
     private static final System.Logger LOG = System.getLogger("dev.execache.core");
