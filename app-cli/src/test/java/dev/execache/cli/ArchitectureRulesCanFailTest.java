@@ -72,6 +72,7 @@ class ArchitectureRulesCanFailTest {
     void mcpServerApiRuleHoldsForEveryTypeItNames() {
         JavaClasses server = new ClassFileImporter()
                 .withImportOption(new ImportOption.DoNotIncludeTests())
+                .withImportOption(new ArchitectureTest.DoNotIncludeTestJars())
                 .importPackages("dev.execache.mcp.server");
         assertThat(ArchitectureTest.theMcpServerExportsOnlyWhatTheCliStarts.evaluate(server).hasViolation()).isFalse();
         assertThat(ArchitectureTest.MCP_SERVER_API).allSatisfy(name ->
