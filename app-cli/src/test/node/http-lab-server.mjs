@@ -6,7 +6,12 @@
 //   --era 2026   2026-07-28, stateless: server/discover, _meta on every request, ttlMs on tools/list
 //                (written by hand: the SDK pinned here knows no 2026-07-28)
 //   --features   (2025 era) resources, prompts and completion as the command lab's (lab-features.mjs), logging
-//                (logging/setLevel recorded; tools log, log_levels) and progress (tool progress_steps)
+//                (logging/setLevel recorded; tools log, log_levels) and progress (tool progress_steps);
+//                (2026 era) its resources, read with ttlMs --read-ttl-ms (default 30000; lab://counter/live 0)
+//                and cacheScope private, listed with ttlMs --ttl-ms and cacheScope public
+//   --asks       tools that ask the client (ask_sampling, ask_elicitation, ask_roots): in the 2025 era a request on
+//                the call's stream, in the 2026-07-28 era an input_required answer and the retry; sleep's start and
+//                end (answered, cancelled, or its request closed) recorded for the tool sleeps
 //   --port N (0: any), --token T (requests must carry "Authorization: Bearer T"), --ttl-ms N,
 //   --tls-key FILE --tls-cert FILE (https), --delay-ms N (every tools/call takes that much longer, for the benchmark),
 //   --oauth ID:SECRET (it is its own authorization server too: RFC 9728 and RFC 8414 metadata, a
@@ -19,8 +24,11 @@ import { randomUUID } from "node:crypto";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { InMemoryEventStore } from "@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js";
-import { CallToolRequestSchema, ListToolsRequestSchema, SetLevelRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { featureCapabilities, offerFeatures, progressSteps } from "./lab-features.mjs";
+import {
+  CallToolRequestSchema, CreateMessageResultSchema, ElicitResultSchema, ListRootsResultSchema, ListToolsRequestSchema,
+  SetLevelRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { featureCapabilities, labResources, offerFeatures, progressSteps, readLabResource } from "./lab-features.mjs";
 
 const option = (name, otherwise) => {
   const at = process.argv.indexOf(`--${name}`);
@@ -29,8 +37,10 @@ const option = (name, otherwise) => {
 const era = option("era", "2025");
 const json = process.argv.includes("--json");
 const features = process.argv.includes("--features");
+const asks = process.argv.includes("--asks");
 const token = option("token", null);
 const ttlMs = Number(option("ttl-ms", "60000"));
+const readTtlMs = Number(option("read-ttl-ms", "30000"));
 const delayMs = Number(option("delay-ms", "0"));
 const oauthClient = option("oauth", null);
 const tokenLifetime = Number(option("token-lifetime", "3600"));
@@ -72,6 +82,28 @@ if (features) {
     log_levels: { description: "The levels the client set with logging/setLevel, in order.", inputSchema: object() },
   });
 }
+if (asks) {
+  Object.assign(tools, {
+    ask_sampling: { description: "Asks the client to sample a message for the prompt; answers what it sampled.",
+      inputSchema: object({ prompt: { type: "string" } }), annotations: readOnly },
+    ask_elicitation: { description: "Asks the client (a person) for a name; answers what they gave.",
+      inputSchema: object(), annotations: readOnly },
+    ask_roots: { description: "Asks the client for its roots; answers them.", inputSchema: object(), annotations: readOnly },
+    sleeps: { description: "The sleeps begun and how each ended.", inputSchema: object() },
+  });
+}
+// what the lab asks the client for each asking tool, the same in both eras
+const asked = {
+  ask_sampling: (args) => ({ method: "sampling/createMessage", params: {
+    messages: [{ role: "user", content: { type: "text", text: args.prompt ?? "Say hi" } }], maxTokens: 50 } }),
+  ask_elicitation: () => ({ method: "elicitation/create", params: { mode: "form", message: "Who are you?",
+    requestedSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] } } }),
+  ask_roots: () => ({ method: "roots/list", params: {} }),
+};
+const answered = (name, result) => name === "ask_sampling" ? text({ sampled: result.content?.text ?? null, model: result.model })
+  : name === "ask_elicitation" ? text({ action: result.action, content: result.content ?? null })
+  : text({ roots: result.roots });
+const sleeps = [];
 const levels = [];
 let counter = 0;
 const served = {};
@@ -104,9 +136,37 @@ async function callTool(name, args, extra, notify) {
     }
     case "log_levels":
       return text({ levels });
-    case "sleep":
-      await new Promise((resolve) => setTimeout(resolve, args.ms));
+    case "sleep": {
+      const record = { ms: args.ms, state: "started" };
+      sleeps.push(record);
+      // ended early by a cancel (2025: notifications/cancelled aborts the signal) or by its request closing
+      const ended = new Promise((resolve) => {
+        extra?.signal?.addEventListener("abort", () => resolve("cancelled"));
+        extra?.closed?.then(() => resolve("closed"));
+      });
+      const why = await Promise.race([new Promise((resolve) => setTimeout(() => resolve("answered"), args.ms)), ended]);
+      record.state = why;
       return text({ slept: args.ms });
+    }
+    case "sleeps":
+      return text({ sleeps });
+    case "ask_sampling":
+    case "ask_elicitation":
+    case "ask_roots": {
+      const request = asked[name](args);
+      if (era === "2026") {
+        // 2026-07-28: the answer comes with the retry, under the key the lab gave it
+        const given = extra.inputResponses?.[name];
+        if (given === undefined || extra.requestState !== `${name}-state`) {
+          return { resultType: "input_required", inputRequests: { [name]: request }, requestState: `${name}-state` };
+        }
+        return answered(name, given);
+      }
+      const schema = { ask_sampling: CreateMessageResultSchema, ask_elicitation: ElicitResultSchema,
+        ask_roots: ListRootsResultSchema }[name];
+      const result = await extra.sendRequest(request, schema);
+      return answered(name, result);
+    }
     case "oauth_log":
       return text(oauthLog);
     case "trace_context":
@@ -231,14 +291,33 @@ async function modern(req, res) {
   const ok = (result) => answer(res, 200, { jsonrpc: "2.0", id: message.id, result: { resultType: "complete", ...result } });
   switch (message.method) {
     case "server/discover":
-      return ok({ supportedVersions: ["2026-07-28"], capabilities: { tools: { listChanged: true } },
+      return ok({ supportedVersions: ["2026-07-28"], capabilities: { tools: { listChanged: true }, ...(features ? { resources: {} } : {}) },
         serverInfo: { name: "http-lab-2026", version: "1.0.0" }, instructions: "The HTTP lab of the 2026-07-28 era.",
         ttlMs: ttlMs, cacheScope: "public" });
     case "tools/list":
       return ok({ tools: listTools(), ttlMs, cacheScope: "public" });
-    case "tools/call":
-      return ok(await callTool(message.params.name, message.params.arguments ?? {}, { meta, headers: req.headers },
-        notifyListeners));
+    case "resources/list":
+      if (features) {
+        return ok({ resources: labResources, ttlMs, cacheScope: "public" });
+      }
+      break;
+    case "resources/read":
+      if (features) {
+        try {
+          const uri = message.params.uri;
+          return ok({ ...readLabResource(uri), ttlMs: uri === "lab://counter/live" ? 0 : readTtlMs, cacheScope: "private" });
+        } catch (e) {
+          return answer(res, 200, { jsonrpc: "2.0", id: message.id, error: { code: e.code ?? -32603, message: e.message } });
+        }
+      }
+      break;
+    case "tools/call": {
+      const closed = new Promise((resolve) => res.on("close", () => resolve()));
+      const result = await callTool(message.params.name, message.params.arguments ?? {}, { meta, headers: req.headers,
+        inputResponses: message.params.inputResponses, requestState: message.params.requestState, closed }, notifyListeners);
+      return result.resultType === "input_required" ? answer(res, 200, { jsonrpc: "2.0", id: message.id, result })
+        : ok(result);
+    }
     case "subscriptions/listen": {
       res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
       const listener = { id: message.id, res };
@@ -248,9 +327,8 @@ async function modern(req, res) {
         params: { notifications: message.params.notifications, _meta: { [`${META}subscriptionId`]: message.id } } })}\n\n`);
       return undefined;
     }
-    default:
-      return answer(res, 200, { jsonrpc: "2.0", id: message.id, error: { code: -32601, message: `no method ${message.method}` } });
   }
+  return answer(res, 200, { jsonrpc: "2.0", id: message.id, error: { code: -32601, message: `no method ${message.method}` } });
 }
 
 const readForm = (req) => new Promise((resolve) => {

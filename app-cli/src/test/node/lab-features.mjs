@@ -9,51 +9,73 @@ import {
 /** The capabilities a server that offers these declares, beside its own. */
 export const featureCapabilities = { resources: {}, prompts: {}, completions: {} };
 
+/** The resources listed (the counters count the reads they served, so that a test tells a cached read from a fresh one). */
+export const labResources = [
+  { uri: "lab://notes/readme", name: "readme", title: "The lab's notes", mimeType: "text/plain" },
+  { uri: "lab://images/dot.png", name: "dot", mimeType: "image/png", description: "A one-pixel image." },
+  { uri: "lab://counter/reads", name: "reads", mimeType: "text/plain", description: "How many times it was read." },
+  { uri: "lab://counter/live", name: "live", mimeType: "text/plain", description: "As reads, never to be kept (2026-07-28 lab: ttlMs 0)." },
+];
+// bytes that are not UTF-8, so that a blob changed on the way shows
+const dot = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0xff, 0xfe, 0x80]).toString("base64");
+const counted = {};
+// the prompt's gets served, by person: a get through a cache that counts as before was not asked again
+const greeted = {};
+
+/** The result of resources/read of uri; an unknown URI throws -32002, lab://counter/broken -32603. */
+export function readLabResource(uri) {
+  if (uri === "lab://notes/readme") {
+    return { contents: [{ uri, mimeType: "text/plain", text: "The lab's notes: ünïcode and \"quotes\"." }] };
+  }
+  if (uri === "lab://images/dot.png") {
+    return { contents: [{ uri, mimeType: "image/png", blob: dot }] };
+  }
+  if (uri.startsWith("lab://counter/")) {
+    counted[uri] = (counted[uri] ?? 0) + 1;
+    if (uri === "lab://counter/broken") {
+      throw new McpError(-32603, `broken, read ${counted[uri]} times`);
+    }
+    return { contents: [{ uri, mimeType: "text/plain", text: `read ${counted[uri]} times` }] };
+  }
+  const room = /^lab:\/\/rooms\/([^/]+)$/.exec(uri);
+  if (room) {
+    return { contents: [{ uri, mimeType: "text/plain", text: `room ${room[1]}` }] };
+  }
+  throw new McpError(-32002, `Resource not found: ${uri}`);
+}
+
+/** The result of prompts/get; a prompt other than greet throws -32602. */
+export function getLabPrompt(name, args = {}) {
+  if (name !== "greet") {
+    throw new McpError(-32602, `Unknown prompt: ${name}`);
+  }
+  const text = `Greet ${args.person} in a ${args.style ?? "plain"} way.`;
+  if (args.style === "counted") {
+    greeted[args.person] = (greeted[args.person] ?? 0) + 1;
+    return { description: "A greeting", messages: [{ role: "user", content: { type: "text", text: `${text} (get ${greeted[args.person]})` } }] };
+  }
+  return { description: "A greeting", messages: [{ role: "user", content: { type: "text", text } }] };
+}
+
 /** Answers resources/*, prompts/* and completion/complete on an SDK server. */
 export function offerFeatures(server) {
-  const resources = [
-    { uri: "lab://notes/readme", name: "readme", title: "The lab's notes", mimeType: "text/plain" },
-    { uri: "lab://images/dot.png", name: "dot", mimeType: "image/png", description: "A one-pixel image." },
-  ];
-  // bytes that are not UTF-8, so that a blob changed on the way shows
-  const dot = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0xff, 0xfe, 0x80]).toString("base64");
   const rooms = ["kitchen", "kiln", "lobby"];
   const styles = ["formal", "friendly", "funny"];
   const prefixed = (values, value) => values.filter((each) => each.startsWith(value));
-  server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources }));
+  server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: labResources }));
   server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
-    resourceTemplates: [{ uriTemplate: "lab://rooms/{room}", name: "room", mimeType: "text/plain" }],
+    resourceTemplates: [{ uriTemplate: "lab://rooms/{room}", name: "room", mimeType: "text/plain" },
+      { uriTemplate: "lab://counter/{name}", name: "counter", mimeType: "text/plain", description: "Counts its reads (broken: fails)." }],
   }));
-  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
-    const uri = request.params.uri;
-    if (uri === "lab://notes/readme") {
-      return { contents: [{ uri, mimeType: "text/plain", text: "The lab's notes: ünïcode and \"quotes\"." }] };
-    }
-    if (uri === "lab://images/dot.png") {
-      return { contents: [{ uri, mimeType: "image/png", blob: dot }] };
-    }
-    const room = /^lab:\/\/rooms\/([^/]+)$/.exec(uri);
-    if (room) {
-      return { contents: [{ uri, mimeType: "text/plain", text: `room ${room[1]}` }] };
-    }
-    throw new McpError(-32002, `Resource not found: ${uri}`);
-  });
+  server.setRequestHandler(ReadResourceRequestSchema, async (request) => readLabResource(request.params.uri));
   server.setRequestHandler(ListPromptsRequestSchema, async () => ({
     prompts: [{
       name: "greet", title: "Greet someone", description: "A greeting for a person.",
       arguments: [{ name: "person", required: true }, { name: "style", description: "How to greet." }],
     }],
   }));
-  server.setRequestHandler(GetPromptRequestSchema, async (request) => {
-    if (request.params.name !== "greet") {
-      throw new McpError(-32602, `Unknown prompt: ${request.params.name}`);
-    }
-    const args = request.params.arguments ?? {};
-    return {
-      description: "A greeting",
-      messages: [{ role: "user", content: { type: "text", text: `Greet ${args.person} in a ${args.style ?? "plain"} way.` } }],
-    };
-  });
+  server.setRequestHandler(GetPromptRequestSchema, async (request) =>
+    getLabPrompt(request.params.name, request.params.arguments ?? {}));
   server.setRequestHandler(CompleteRequestSchema, async (request) => {
     const { ref, argument } = request.params;
     const values = ref.type === "ref/prompt" && ref.name === "greet" && argument.name === "style" ? styles

@@ -115,7 +115,8 @@ if (hold) {
   writeFileSync(hold, "started once");
 }
 
-// LAB_FEATURES=1: it offers resources (a text one, a binary one, a template), a prompt with arguments and completion
+// LAB_FEATURES=1: it offers resources (a text one, a binary one, counters, a template), a prompt with arguments and
+// completion, and the tool resource_changed, which sends notifications/resources/updated or .../list_changed
 const features = process.env.LAB_FEATURES === "1";
 const server = new Server({ name: "lab", version: "1.0.0" }, {
   capabilities: { tools: { listChanged: true }, logging: {}, ...(features ? { resources: {}, prompts: {}, completions: {} } : {}) },
@@ -123,6 +124,10 @@ const server = new Server({ name: "lab", version: "1.0.0" }, {
 });
 if (features) {
   offerFeatures(server);
+  tools.resource_changed = {
+    description: "Says a resource changed: with uri, notifications/resources/updated for it; else notifications/resources/list_changed.",
+    inputSchema: object({ uri: { type: "string" } }),
+  };
 }
 // recorded, and every message sent whatever the level: the test reads what its client was asked
 server.setRequestHandler(SetLevelRequestSchema, async (request) => {
@@ -217,6 +222,10 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       return text({ pid: process.pid });
     case "trace_context":
       return text({ traceparent: request.params._meta?.traceparent ?? null, tracestate: request.params._meta?.tracestate ?? null });
+    case "resource_changed":
+      await server.notification(args.uri === undefined ? { method: "notifications/resources/list_changed" }
+        : { method: "notifications/resources/updated", params: { uri: args.uri } });
+      return text({ told: args.uri ?? "list" });
     case "set_description":
       tools[args.tool].description = args.description;
       if (args.notify) {

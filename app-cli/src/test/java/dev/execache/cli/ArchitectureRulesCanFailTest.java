@@ -72,6 +72,7 @@ class ArchitectureRulesCanFailTest {
     void mcpServerApiRuleHoldsForEveryTypeItNames() {
         JavaClasses server = new ClassFileImporter()
                 .withImportOption(new ImportOption.DoNotIncludeTests())
+                // the module's test-jar (RawHttp, a public test helper) is on the class path too
                 .withImportOption(new ArchitectureTest.DoNotIncludeTestJars())
                 .importPackages("dev.execache.mcp.server");
         assertThat(ArchitectureTest.theMcpServerExportsOnlyWhatTheCliStarts.evaluate(server).hasViolation()).isFalse();

@@ -4,11 +4,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -20,6 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
  * sampling, elicitation and roots requests during the calls that ask them, and gets the same answers, progress,
  * prompts, completion and resources, and (on stdio) a subscribed resource's updates; the split client 2.x in the
  * 2026-07-28 era answers the same requests as input_required results. The server is offered under its own names ({@code prefix: false}).
+ * The same server reached at a url (its Streamable HTTP mode, the initialize era) answers the same through execache.
  */
 class EverythingServerIT {
     private static final List<String> GATED = List.of("get-roots-list", "trigger-elicitation-request",
@@ -29,10 +36,18 @@ class EverythingServerIT {
     static Path dir;
 
     private static JsonNode direct;
-    /** Through execache: on stdio, then over HTTP. */
+    /** Through execache: on stdio, then over HTTP, then on stdio and over HTTP with the server at a url. */
     private static List<JsonNode> through;
-    /** Through execache over HTTP in the 2026-07-28 era (the split TypeScript client 2.x). */
-    private static JsonNode modern;
+    /** Through execache over HTTP in the 2026-07-28 era (the split TypeScript client 2.x): a command server, a url server. */
+    private static List<JsonNode> modern;
+    private static Process atUrl;
+
+    @AfterAll
+    static void stop() {
+        if (atUrl != null) {
+            atUrl.destroy();
+        }
+    }
 
     @BeforeAll
     static void askBoth() throws Exception {
@@ -50,17 +65,61 @@ class EverythingServerIT {
         arguments.addAll(ServeProcess.command("everything", List.of("--store", "memory", "--config", config.toString())));
         JsonNode onStdio = TypeScriptClient.runScript("everything-client.mjs", arguments, Map.of("EXECACHE_WARM_POOL", "0"));
         JsonNode overHttp;
+        JsonNode modernOfCommand;
         try (HttpServeProcess http = HttpServeProcess.start(Map.of("EXECACHE_WARM_POOL", "0"), "--store", "memory",
                 "--config", config.toString(), "--http", "0")) {
             overHttp = TypeScriptClient.runScript("everything-client.mjs", List.of("http", http.url()), Map.of());
-            modern = TypeScriptClient.runScript("everything-modern-client.mjs", List.of(http.url()), Map.of());
+            modernOfCommand = TypeScriptClient.runScript("everything-modern-client.mjs", List.of(http.url()), Map.of());
         }
-        assertThat(modern.has("thrown")).as(modern.path("thrown").asText()).isFalse();
-        through = List.of(onStdio, overHttp);
+        Path urlConfig = Files.writeString(dir.resolve("everything-url.yaml"), """
+                servers:
+                  everything:
+                    url: %s
+                    prefix: false
+                """.formatted(startAtUrl(server)));
+        arguments = new ArrayList<>(List.of("stdio", ServeProcess.java()));
+        arguments.addAll(ServeProcess.command("everything-url", List.of("--store", "memory", "--config",
+                urlConfig.toString())));
+        JsonNode onStdioOfUrl = TypeScriptClient.runScript("everything-client.mjs", arguments,
+                Map.of("EXECACHE_WARM_POOL", "0"));
+        JsonNode overHttpOfUrl;
+        JsonNode modernOfUrl;
+        try (HttpServeProcess http = HttpServeProcess.start(Map.of("EXECACHE_WARM_POOL", "0"), "--store", "memory",
+                "--config", urlConfig.toString(), "--http", "0")) {
+            overHttpOfUrl = TypeScriptClient.runScript("everything-client.mjs", List.of("http", http.url()), Map.of());
+            modernOfUrl = TypeScriptClient.runScript("everything-modern-client.mjs", List.of(http.url()), Map.of());
+        }
+        modern = List.of(modernOfCommand, modernOfUrl);
+        for (JsonNode each : modern) {
+            assertThat(each.has("thrown")).as(each.path("thrown").asText()).isFalse();
+        }
+        through = List.of(onStdio, overHttp, onStdioOfUrl, overHttpOfUrl);
         assertThat(direct.has("thrown")).as(direct.path("thrown").asText()).isFalse();
         for (JsonNode each : through) {
             assertThat(each.has("thrown")).as(each.path("thrown").asText()).isFalse();
         }
+    }
+
+    /** The reference server in its Streamable HTTP mode, on a free port of loopback; returns its url. */
+    private static String startAtUrl(String server) throws Exception {
+        int port;
+        try (ServerSocket free = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            port = free.getLocalPort();
+        }
+        ProcessBuilder builder = new ProcessBuilder("node", server, "streamableHttp").redirectErrorStream(true);
+        builder.environment().put("PORT", String.valueOf(port));
+        atUrl = builder.start();
+        BufferedReader out = new BufferedReader(new InputStreamReader(atUrl.getInputStream(),
+                StandardCharsets.UTF_8));
+        String line;
+        while ((line = out.readLine()) != null && !line.contains("listening on port")) {
+            // its start-up lines
+        }
+        assertThat(line).as("the reference server's Streamable HTTP mode did not start").isNotNull();
+        Thread drain = new Thread(() -> out.lines().forEach(ignored -> { }), "everything-at-url-out");
+        drain.setDaemon(true);
+        drain.start();
+        return "http://127.0.0.1:" + port + "/mcp";
     }
 
     @Test
@@ -135,6 +194,12 @@ class EverythingServerIT {
 
     @Test
     void inThe2026EraTheServersRequestsReachTheAgentAsInputRequiredResults() {
+        for (JsonNode modern : EverythingServerIT.modern) {
+            inputRequiredResults(modern);
+        }
+    }
+
+    private static void inputRequiredResults(JsonNode modern) {
         assertThat(modern.get("era").textValue()).isEqualTo("modern");
         // the client's handlers answered each server request once, through input_required and a retry
         assertThat(modern.at("/asked/sampling")).hasSize(1);

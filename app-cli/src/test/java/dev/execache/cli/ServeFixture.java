@@ -6,9 +6,6 @@ import dev.execache.cli.settings.ConfigFile;
 import dev.execache.cli.settings.Settings;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CachedExecutor;
-import dev.execache.core.CanonicalJson;
-import dev.execache.core.ErrorType;
-import dev.execache.core.ExecutionError;
 import dev.execache.core.ExecutionRequest;
 import dev.execache.core.ExecutionResult;
 import dev.execache.core.MutableClock;
@@ -16,25 +13,24 @@ import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ScriptedSandbox;
 import dev.execache.mcp.server.Json;
 import dev.execache.mcp.server.ServeSettings;
+import dev.execache.mcp.server.TestTools;
 import dev.execache.store.memory.MemoryCacheStore;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * The policy over the memory store and a scripted sandbox, as {@code serve} builds it, for
- * tests of the server's parts. The sandbox understands three programs: {@code return 1 + 1},
- * {@code throw new Error("boom")}, and anything else, which returns its context.
+ * tests of the server's parts with app-cli's settings. The sandbox answers as the MCP server's
+ * own tests' does ({@link TestTools#answer}).
  */
 final class ServeFixture {
-    static final String TWO = "return 1 + 1";
-    static final String BOOM = "throw new Error(\"boom\")";
-    /** As the sandbox reports code that used Math.random. */
-    static final String RANDOM = "return Math.random() < 2";
-    static final Duration RAN_FOR = Duration.ofMillis(40);
+    static final String TWO = TestTools.TWO;
+    static final String BOOM = TestTools.BOOM;
+    static final String RANDOM = TestTools.RANDOM;
+    static final Duration RAN_FOR = TestTools.RAN_FOR;
 
     final MutableClock clock = new MutableClock();
     final MemoryCacheStore store = new MemoryCacheStore(100, clock);
@@ -57,12 +53,6 @@ final class ServeFixture {
 
     private ExecutionResult run(ExecutionRequest request) {
         requests.add(request);
-        return switch (request.code()) {
-            case TWO -> ExecutionResult.success("2", "", RAN_FOR);
-            case RANDOM -> ExecutionResult.success("true", "", RAN_FOR).withNondeterminism(Set.of("Math.random"));
-            case BOOM -> ExecutionResult.failure(new ExecutionError(ErrorType.RUNTIME_ERROR, "boom",
-                    "Error: boom\n    at <code>:1:7", 1, 7), "about to fail\n", RAN_FOR);
-            default -> ExecutionResult.success(CanonicalJson.write(request.context(), "context"), "echoed\n", RAN_FOR);
-        };
+        return TestTools.answer(request);
     }
 }

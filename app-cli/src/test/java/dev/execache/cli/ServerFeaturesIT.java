@@ -122,11 +122,18 @@ class ServerFeaturesIT {
         assertSameAsDirect(out, mode, "greet");
         assertThat(promptNames(out)).containsExactly("greet");
         if (mode.equals("legacy")) {
-            // the agent's level reached the server, whose message comes back tagged with its name
-            assertThat(out.get("logs")).hasSize(1);
-            assertThat(out.at("/logs/0/logger").textValue()).isEqualTo("lab/db");
-            assertThat(out.at("/logs/0/level").textValue()).isEqualTo("warning");
-            assertThat(out.at("/logs/0/data").toString()).isEqualTo("{\"rows\":3,\"table\":\"t\"}");
+            // the agent's level reached the server, whose message comes back tagged with its name (execache's own
+            // may come too: the tool log may write, and removes a read of the lab's that was slow enough to be kept)
+            List<JsonNode> labLogs = new ArrayList<>();
+            out.get("logs").forEach(log -> {
+                if (!log.path("logger").asText().equals("execache")) {
+                    labLogs.add(log);
+                }
+            });
+            assertThat(labLogs).hasSize(1);
+            assertThat(labLogs.get(0).get("logger").textValue()).isEqualTo("lab/db");
+            assertThat(labLogs.get(0).get("level").textValue()).isEqualTo("warning");
+            assertThat(labLogs.get(0).get("data").toString()).isEqualTo("{\"rows\":3,\"table\":\"t\"}");
             assertAllProgressBeforeTheAnswer(out);
         }
     }
@@ -144,8 +151,9 @@ class ServerFeaturesIT {
         assertThat(out.get("era").textValue()).isEqualTo(mode.equals("legacy") ? "legacy" : "modern");
         assertThat(out.get("capabilities")).isEqualTo(direct.get("capabilities"));
         for (String answer : List.of("text", "blob", "room", "prompt")) {
-            // a read through execache says it was passed on, not cached; the server says nothing of it
-            assertThat(out.at("/cache/" + answer).textValue()).as(answer).isEqualTo("bypass");
+            // a read through execache says how the cache answered it (the lab answers fast: asked while it is
+            // timed, then each time; or kept, on a machine so busy that it answered slowly); the server says nothing
+            assertThat(out.at("/cache/" + answer).textValue()).as(answer).isIn("miss", "bypass", "hit");
             assertThat(direct.at("/cache/" + answer).isNull()).as(answer).isTrue();
         }
         for (String answer : List.of("resources", "templates", "text", "blob", "room", "prompt", "rooms", "styles")) {

@@ -320,6 +320,17 @@ public final class CachedTool {
         return removed;
     }
 
+    /**
+     * Removes the cached answer of one call (as {@link #keyFor} names it), counted as an invalidation of
+     * {@code cause}; returns whether there was one.
+     */
+    public boolean remove(String tool, Map<String, ?> args, RemovalCause cause) {
+        Objects.requireNonNull(cause, "cause must not be null");
+        boolean removed = store.remove(keyFor(tool, args));
+        loop.countRemoved(null, removed ? 1 : 0, cause);
+        return removed;
+    }
+
     /** Removes every cached call made with {@code tool}, as a version change does; returns how many. */
     public int invalidateTool(String tool) {
         return invalidate(tool, null, null).removed();
@@ -540,7 +551,10 @@ public final class CachedTool {
                 return Optional.empty();
             }
             Instant now = clock.instant();
-            stored = new CacheEntry(key, result.json(), "", took, dependsOn(), now, now.plus(rule.ttl()), 0,
+            // never kept longer than the server allows
+            Duration ttl = result.maxAge() != null && result.maxAge().compareTo(rule.ttl()) < 0 ? result.maxAge()
+                    : rule.ttl();
+            stored = new CacheEntry(key, result.json(), "", took, dependsOn(), now, now.plus(ttl), 0,
                     label(tool, arguments));
             return Optional.of(stored);
         }

@@ -84,6 +84,53 @@ class CachedToolTest {
     }
 
     @Test
+    void anAnswerIsKeptNoLongerThanItsServerAllowsEvenUnderALongerRule() {
+        ToolInvoker bounded = (tool, args) -> {
+            calls.incrementAndGet();
+            ToolResult answer = ToolResult.ok("{\"call\":" + calls.get() + "}");
+            return args.containsKey("bound") ? answer.withMaxAge(Duration.ofSeconds(30)) : answer;
+        };
+        CachedTool cached = CachedTool.builder(bounded, store).clock(clock).toolVersions(versions)
+                .rule(ToolCacheRule.cache("read", Duration.ofMinutes(5), 10)).build();
+
+        ToolCallOutcome first = cached.call(ToolCallRequest.of("read", Map.of("bound", true)));
+        ToolCallOutcome unbounded = cached.call(ToolCallRequest.of("read", Map.of()));
+        clock.advance(Duration.ofSeconds(29));
+        ToolCallOutcome stillFresh = cached.call(ToolCallRequest.of("read", Map.of("bound", true)));
+        clock.advance(Duration.ofSeconds(1));
+        ToolCallOutcome expired = cached.call(ToolCallRequest.of("read", Map.of("bound", true)));
+
+        assertThat(first.expiresAt()).isEqualTo(first.storedAt().plusSeconds(30));
+        assertThat(unbounded.expiresAt()).isEqualTo(unbounded.storedAt().plus(Duration.ofMinutes(5)));
+        assertThat(stillFresh.status()).isEqualTo(CacheStatus.HIT);
+        assertThat(expired.status()).isEqualTo(CacheStatus.MISS);
+        assertThat(calls).hasValue(3);
+    }
+
+    @Test
+    void oneCallsAnswerIsRemovedAndCountedByItsCauseTheOthersStay() {
+        CachedTool cached = builder().build();
+        cached.call(ToolCallRequest.of("read", Map.of("path", "a")));
+        cached.call(ToolCallRequest.of("read", Map.of("path", "b")));
+
+        boolean removed = cached.remove("read", Map.of("path", "a"), RemovalCause.RESOURCE);
+        boolean again = cached.remove("read", Map.of("path", "a"), RemovalCause.RESOURCE);
+
+        assertThat(removed).isTrue();
+        assertThat(again).isFalse();
+        assertThat(cached.call(ToolCallRequest.of("read", Map.of("path", "a"))).status()).isEqualTo(CacheStatus.MISS);
+        assertThat(cached.call(ToolCallRequest.of("read", Map.of("path", "b"))).status()).isEqualTo(CacheStatus.HIT);
+        assertThat(store.counters().totals()).containsEntry(Counter.INVALIDATED_BY_RESOURCE, 1L)
+                .containsEntry(Counter.INVALIDATIONS, 1L);
+    }
+
+    @Test
+    void aMaxAgeMustBePositive() {
+        assertThatThrownBy(() -> ToolResult.ok("{}").withMaxAge(Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxAge must be positive");
+    }
+
+    @Test
     void readOnlyToolIsCachedWithArgumentsInAnyOrder() {
         CachedTool cached = builder().build();
 

@@ -112,6 +112,13 @@ public final class Gateway implements CodeTools {
     private BiConsumer<List<SyncToolSpecification>, List<String>> offer;
     /** The calls serve is answering, so that a cancelled one stops (see {@link #servedBy}). */
     private volatile InFlightCalls calls = new InFlightCalls();
+    /** The servers' reads that are not tool calls, by the cache's name for them ({@link #readName}). */
+    private final Map<String, Read> reads = new java.util.concurrent.ConcurrentHashMap<>();
+    /**
+     * How many requests of the servers' were relayed to an agent so far: a read during which it moved may have
+     * depended on an agent's answer, and is not stored (the catalog's reads carry no agent of their own).
+     */
+    private final java.util.concurrent.atomic.AtomicLong agentAsks = new java.util.concurrent.atomic.AtomicLong();
     /** Where serve sends a call's notifications (its progress) to the agent that made it. */
     private volatile BiConsumer<String, ObjectNode> notifications = (method, params) -> { };
 
@@ -137,11 +144,15 @@ public final class Gateway implements CodeTools {
                 .map(GatewayPolicy.Server::name).collect(Collectors.toSet());
         this.unprefixed = config.servers().stream().filter(server -> !server.prefixed())
                 .map(GatewayPolicy.Server::name).collect(Collectors.toSet());
-        this.features = new ServerFeatures(catalog, unprefixed);
+        this.features = new ServerFeatures(catalog, unprefixed, this::read, clock);
         Map<String, String> reachableIdentities = new TreeMap<>(catalog.identities());
         reachableIdentities.keySet().retainAll(codeAccess);
         this.identities = Map.copyOf(reachableIdentities);
         CachedTool.Builder builder = CachedTool.builder((name, args) -> {
+                    Read read = reads.get(name);
+                    if (read != null) {
+                        return askRead(read, args);
+                    }
                     Consumer<Map<String, Object>> progress = CALL_PROGRESS.get();
                     ToolCatalog.Agent agent = CALL_AGENT.get();
                     if (agent == null) {
@@ -150,6 +161,7 @@ public final class Gateway implements CodeTools {
                     AtomicBoolean asked = new AtomicBoolean();
                     ToolResult result = withHint(catalog.call(name, args, progress, (method, params) -> {
                         asked.set(true);
+                        agentAsks.incrementAndGet();
                         return agent.ask(method, params);
                     }));
                     // an answer that depended on what the agent answered (a sampled message, a person's input,
@@ -172,11 +184,16 @@ public final class Gateway implements CodeTools {
             builder.rule(rule);
         }
         builder.validatorUsable(name -> {
+            if (reads.containsKey(name)) {
+                // a read is not a tool: a validator's arguments cannot be filled from its params
+                return false;
+            }
             synchronized (this) {
                 return !validatorProblems.containsKey(name);
             }
         });
         this.cachedTool = builder.build();
+        catalog.addNotificationListener(this::dropChangedReads);
         catalog.addListener(this::toolsChanged);
         toolsChanged(catalog.tools());
     }
@@ -244,7 +261,114 @@ public final class Gateway implements CodeTools {
 
     /** The agent a server's request outside any call goes to (the stdio session's); null: none. */
     void setSessionAgent(ToolCatalog.Agent agent) {
-        catalog.setSessionAgent(agent);
+        catalog.setSessionAgent(agent == null ? null : (method, params) -> {
+            agentAsks.incrementAndGet();
+            return agent.ask(method, params);
+        });
+    }
+
+    /** A read of a server that is not a tool call: {@code resources/read} or {@code prompts/get}. */
+    private record Read(String server, String method) {
+    }
+
+    /** The reads that are not tool calls, cached by the same policy as read-only tools' calls. */
+    static final Set<String> READS = Set.of(McpSchema.METHOD_RESOURCES_READ, McpSchema.METHOD_PROMPT_GET);
+
+    /**
+     * The name the cache knows one server's reads of {@code method} by, as it knows a tool by {@code SERVER__TOOL}:
+     * {@code SERVER__resources/read}, {@code SERVER__prompts/get} (no tool's name has a {@code /}). Rules, stats,
+     * {@code clear_cache} and a write's removal of the server's reads ({@code SERVER__*}) name them so.
+     */
+    static String readName(String server, String method) {
+        return server + "__" + method;
+    }
+
+    /**
+     * Answers a read of {@code server} (one of {@link #READS}) through the tool cache, by the policy of a read-only
+     * tool's call: its params (but {@code _meta}) are its arguments; the server's answer is kept no longer than its
+     * {@code ttlMs} allows, never when that is 0, and a {@code cacheScope: "private"} answer of a server shared
+     * publicly ({@code share: public}) is not kept. An error is thrown, never kept.
+     *
+     * @param params the request's params without {@code _meta}, with the server's own names (a prompt's, say)
+     */
+    ToolCallOutcome read(String server, String method, Map<String, Object> params, String agent, Freshness freshness) {
+        if (!READS.contains(method)) {
+            throw new IllegalArgumentException("not a read: " + method);
+        }
+        String name = readName(server, method);
+        Read read = new Read(server, method);
+        if (params.containsKey("inputResponses") || params.containsKey("requestState")) {
+            // a retry carrying the agent's answers (2026-07-28): it depends on inputs the key does not hold
+            return ToolCallOutcome.notCached(askRead(read, params), CacheStatus.BYPASS,
+                    "a retry with the agent's answers is never cached");
+        }
+        reads.putIfAbsent(name, read);
+        // keyed on the server's identity, as its tools' calls are: one configuration's answers are never another's
+        String identity = catalog.identities().getOrDefault(server, "shared publicly");
+        versions.set(name, readVersion(server, method, identity));
+        boolean writesCounted = invalidatedOnWrite.contains(server);
+        ToolCallRequest request = ToolCallRequest.of(name, params).withAgent(agent).withFreshness(freshness);
+        return cachedTool.call(writesCounted ? request.readOf(server) : request);
+    }
+
+    private ToolResult askRead(Read read, Map<String, Object> params) {
+        long asksBefore = agentAsks.get();
+        String answer = catalog.ask(read.server(), read.method(), Json.write(Json.MAPPER.valueToTree(params)));
+        JsonNode result;
+        try {
+            result = Json.MAPPER.readTree(answer);
+        } catch (IOException e) {
+            result = null;
+        }
+        if (!(result instanceof ObjectNode)) {
+            throw new dev.execache.core.spi.ServerRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "server "
+                    + read.server() + " answered " + read.method() + " with something that is not a result");
+        }
+        ToolResult answered = withHint(ToolResult.ok(answer));
+        JsonNode ttl = result.get("ttlMs");
+        if (ttl != null && ttl.isIntegralNumber()) {
+            answered = ttl.longValue() <= 0 ? answered.withHint(CacheHint.NO_CACHE)
+                    : answered.withMaxAge(Duration.ofMillis(ttl.longValue()));
+        }
+        if ("private".equals(result.path("cacheScope").asText()) && !catalog.identities().containsKey(read.server())) {
+            // the server's answers are shared by every configuration of it, but this one is the asker's own
+            answered = answered.withHint(CacheHint.NO_CACHE);
+        }
+        // an answer that depended on what an agent answered is that agent's, at that moment
+        return agentAsks.get() != asksBefore ? answered.withHint(CacheHint.NO_CACHE) : answered;
+    }
+
+    /** A read's version: a digest of the server, the method and the server's identity, so that keys carry all three. */
+    private static String readVersion(String server, String method, String identity) {
+        try {
+            byte[] digest = java.security.MessageDigest.getInstance("SHA-256")
+                    .digest((server + "\n" + method + "\n" + identity).getBytes(StandardCharsets.UTF_8));
+            return java.util.HexFormat.of().formatHex(digest, 0, 16);
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java platform must provide SHA-256", e);
+        }
+    }
+
+    /**
+     * A server said a resource changed: {@code notifications/resources/updated} removes that URI's cached read,
+     * {@code .../resources/list_changed} every cached read of the server's resources and
+     * {@code .../prompts/list_changed} of its prompts (counted as invalidations of the cause {@code resource}).
+     */
+    private void dropChangedReads(String server, String method, Map<String, Object> params) {
+        int removed = switch (method) {
+            case McpSchema.METHOD_NOTIFICATION_RESOURCES_UPDATED -> params.get("uri") instanceof String uri
+                    && cachedTool.remove(readName(server, McpSchema.METHOD_RESOURCES_READ), Map.of("uri", uri),
+                            RemovalCause.RESOURCE) ? 1 : 0;
+            case McpSchema.METHOD_NOTIFICATION_RESOURCES_LIST_CHANGED ->
+                    cachedTool.clear(readName(server, McpSchema.METHOD_RESOURCES_READ), RemovalCause.RESOURCE);
+            case McpSchema.METHOD_NOTIFICATION_PROMPTS_LIST_CHANGED ->
+                    cachedTool.clear(readName(server, McpSchema.METHOD_PROMPT_GET), RemovalCause.RESOURCE);
+            default -> 0;
+        };
+        if (removed > 0) {
+            LOG.log(Level.INFO, "server " + server + " sent " + method + ": removed " + removed + " cached "
+                    + (removed == 1 ? "read" : "reads"));
+        }
     }
 
     /** The agent's roots changed: every server is told. */

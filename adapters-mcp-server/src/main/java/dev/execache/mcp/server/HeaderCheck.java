@@ -15,6 +15,7 @@ record HeaderCheck(int code, String message, JsonNode data) {
     private static final String BASE64_PREFIX = "=?base64?";
     private static final String BASE64_SUFFIX = "?=";
 
+    /** What is wrong with the headers of {@code request} given its body {@code message}; null when nothing is. */
     static HeaderCheck of(Request request, ObjectNode message, boolean isRequest) {
         if (message == null) {
             return null;

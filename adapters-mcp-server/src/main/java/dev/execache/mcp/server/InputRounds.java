@@ -69,6 +69,8 @@ final class InputRounds {
                 steps.add(new Asked(key, method, RelayedRequests.params(method, params), state));
                 return answer.get();
             } catch (InterruptedException e) {
+                // kept, so that the call stops too (a url server's request is ended by it)
+                Thread.currentThread().interrupt();
                 throw new AgentRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "the call ended before the agent"
                         + " answered " + method);
             } catch (ExecutionException e) {

@@ -123,7 +123,7 @@ public final class McpHttpServer implements AutoCloseable {
             }
         };
         server.setHandler(drain);
-        // what a stop still waits for once close() has waited for the requests: the connections to close
+        // without it Jetty's stop would not wait for the GracefulHandler at all (close() sets what is left of it)
         server.setStopTimeout(settings.drainLimit().toMillis());
     }
 
@@ -171,6 +171,7 @@ public final class McpHttpServer implements AutoCloseable {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
+        long deadline = System.nanoTime() + settings.drainLimit().toNanos();
         // refusing first, before the calls are stopped, so that no new call starts after them; and by the
         // handler rather than by server.stop(), which would also stop accepting connections: a client that
         // connects meanwhile is told 503 at once instead of waiting for a reset
@@ -187,6 +188,8 @@ public final class McpHttpServer implements AutoCloseable {
         } catch (ExecutionException e) {
             LOG.log(Level.DEBUG, "waiting for the requests being answered: " + e);
         }
+        // the rest of the drain limit for the connections to close; with none left they are closed at once
+        server.setStopTimeout(Math.max(0, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
         try {
             server.stop();
         } catch (Exception e) {

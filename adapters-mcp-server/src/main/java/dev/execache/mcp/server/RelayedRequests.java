@@ -75,6 +75,8 @@ final class RelayedRequests {
             } catch (RuntimeException gone) {
                 // the client is gone: nothing to tell it
             }
+            // kept, so that the call this request belonged to stops too (a url server's request is ended by it)
+            Thread.currentThread().interrupt();
             throw new AgentRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "the call ended before the agent"
                     + " answered " + method);
         } catch (ExecutionException e) {

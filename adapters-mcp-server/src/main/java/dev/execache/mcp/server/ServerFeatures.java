@@ -3,11 +3,15 @@ package dev.execache.mcp.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.execache.core.CacheStatus;
+import dev.execache.core.Freshness;
+import dev.execache.core.ToolCallOutcome;
 import dev.execache.core.spi.ServerRefusedException;
 import dev.execache.core.spi.ToolCatalog;
 import io.modelcontextprotocol.spec.McpSchema;
+import com.fasterxml.jackson.core.type.TypeReference;
 import java.io.IOException;
+import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -22,7 +26,8 @@ import java.util.regex.Pattern;
  * feature (all its pages) and notes who owns each URI, template and prompt, so that a read, a get or a completion
  * goes to that server. A URI or template two servers list is offered for the first (in the servers' order) only,
  * and serve logs which was left out; a prompt is offered as {@code SERVER__PROMPT}, or under its own name for a
- * server configured with {@code prefix: false}.
+ * server configured with {@code prefix: false}. Reads ({@code resources/read}, {@code prompts/get}) go through the
+ * gateway's cache ({@link Gateway#read}); lists carry the servers' own cache hints made one ({@link ListHints}).
  */
 final class ServerFeatures {
     static final Set<String> METHODS = Set.of(McpSchema.METHOD_RESOURCES_LIST, McpSchema.METHOD_RESOURCES_TEMPLATES_LIST,
@@ -33,9 +38,13 @@ final class ServerFeatures {
     static final int RESOURCE_NOT_FOUND = -32002;
     private static final System.Logger LOG = System.getLogger("dev.execache.mcp.server");
     private static final int MAX_PAGES = 100;
+    private static final TypeReference<Map<String, Object>> OBJECT = new TypeReference<>() {
+    };
 
     private final ToolCatalog catalog;
     private final Set<String> unprefixed;
+    private final Reader reader;
+    private final Clock clock;
     private final Map<String, String> resourceOwners = new ConcurrentHashMap<>();
     private final Map<String, String> templateOwners = new ConcurrentHashMap<>();
     private final Map<String, Prompt> prompts = new ConcurrentHashMap<>();
@@ -45,9 +54,17 @@ final class ServerFeatures {
     private record Prompt(String server, String name) {
     }
 
-    ServerFeatures(ToolCatalog catalog, Set<String> unprefixed) {
+    /** Answers a read through the cache (see {@link Gateway#read}). */
+    @FunctionalInterface
+    interface Reader {
+        ToolCallOutcome read(String server, String method, Map<String, Object> params, String agent, Freshness freshness);
+    }
+
+    ServerFeatures(ToolCatalog catalog, Set<String> unprefixed, Reader reader, Clock clock) {
         this.catalog = catalog;
         this.unprefixed = Set.copyOf(unprefixed);
+        this.reader = reader;
+        this.clock = clock;
     }
 
     /**
@@ -79,8 +96,12 @@ final class ServerFeatures {
         }
     }
 
-    /** The result of one of {@link #METHODS}; a server's error, or a name or URI nobody owns, is thrown. */
-    ObjectNode answer(String method, ObjectNode params) {
+    /**
+     * The result of one of {@link #METHODS}; a server's error, or a name or URI nobody owns, is thrown.
+     *
+     * @param agent who asked (see {@link dev.execache.core.Agents}), counted with a read; null: nobody named
+     */
+    ObjectNode answer(String method, ObjectNode params, String agent) {
         awaitStartingServers(method);
         ObjectNode asked = params.deepCopy();
         // the agent's envelope and tokens are its own with execache, not the server's
@@ -90,7 +111,7 @@ final class ServerFeatures {
             case McpSchema.METHOD_RESOURCES_TEMPLATES_LIST ->
                     listResources("resourceTemplates", "uriTemplate", templateOwners, method);
             case McpSchema.METHOD_RESOURCES_READ ->
-                    passedOn(ask(resourceOwner(asked.get("uri").textValue()), method, asked), "resource reads");
+                    read(resourceOwner(asked.get("uri").textValue()), method, asked, params, agent);
             // the server's notifications/resources/updated then reach the agent as it sent them (URIs are not renamed)
             case McpSchema.METHOD_RESOURCES_SUBSCRIBE, McpSchema.METHOD_RESOURCES_UNSUBSCRIBE ->
                     ask(resourceOwner(asked.get("uri").textValue()), method, asked);
@@ -98,7 +119,7 @@ final class ServerFeatures {
             case McpSchema.METHOD_PROMPT_GET -> {
                 Prompt prompt = prompt(asked.get("name").textValue());
                 asked.put("name", prompt.name());
-                yield passedOn(ask(prompt.server(), method, asked), "prompts");
+                yield read(prompt.server(), method, asked, params, agent);
             }
             case McpSchema.METHOD_COMPLETION_COMPLETE -> complete(asked);
             default -> throw new ServerRefusedException(McpSchema.ErrorCodes.METHOD_NOT_FOUND, "Method not found: " + method);
@@ -124,13 +145,49 @@ final class ServerFeatures {
         return ask(owner, McpSchema.METHOD_COMPLETION_COMPLETE, asked);
     }
 
+    /**
+     * What the pages of a list said of caching them (the 2026-07-28 era's {@code ttlMs} and {@code cacheScope}),
+     * made one for the list execache answers: the shortest {@code ttlMs} (a page without one: 0, as the specification
+     * says), {@code private} when a page says so. A list some server could not give whole, or while a server is
+     * not up (its items may join), is stale at once.
+     */
+    private static final class ListHints {
+        private long ttlMs = Long.MAX_VALUE;
+        private boolean isPrivate;
+
+        void page(JsonNode page) {
+            JsonNode ttl = page.get("ttlMs");
+            ttlMs = Math.min(ttlMs, ttl != null && ttl.isIntegralNumber() ? Math.max(0, ttl.longValue()) : 0);
+            isPrivate |= "private".equals(page.path("cacheScope").asText());
+        }
+
+        void incomplete() {
+            ttlMs = 0;
+        }
+
+        ObjectNode on(ObjectNode result) {
+            result.put("ttlMs", ttlMs == Long.MAX_VALUE ? 0 : ttlMs);
+            result.put("cacheScope", isPrivate ? "private" : "public");
+            return result;
+        }
+    }
+
+    private ListHints listHints() {
+        ListHints hints = new ListHints();
+        if (catalog.servers().stream().anyMatch(server -> server.state() != ToolCatalog.ServerStatus.State.UP)) {
+            hints.incomplete();
+        }
+        return hints;
+    }
+
     /** Every page of every server's list of {@code key}, each item offered once, owned by its first server. */
     private ObjectNode listResources(String key, String idField, Map<String, String> owners, String method) {
         ObjectNode result = Json.MAPPER.createObjectNode();
         ArrayNode all = result.putArray(key);
         Map<String, String> now = new LinkedHashMap<>();
+        ListHints hints = listHints();
         for (String server : serversOffering("resources")) {
-            for (JsonNode item : allPages(server, method, key)) {
+            for (JsonNode item : allPages(server, method, key, hints)) {
                 String id = item.path(idField).asText();
                 String owner = now.putIfAbsent(id, server);
                 if (owner != null && !owner.equals(server)) {
@@ -143,15 +200,16 @@ final class ServerFeatures {
         }
         owners.keySet().retainAll(now.keySet());
         owners.putAll(now);
-        return result;
+        return hints.on(result);
     }
 
     private ObjectNode listPrompts() {
         ObjectNode result = Json.MAPPER.createObjectNode();
         ArrayNode all = result.putArray("prompts");
         Map<String, Prompt> now = new LinkedHashMap<>();
+        ListHints hints = listHints();
         for (String server : serversOffering("prompts")) {
-            for (JsonNode item : allPages(server, McpSchema.METHOD_PROMPT_LIST, "prompts")) {
+            for (JsonNode item : allPages(server, McpSchema.METHOD_PROMPT_LIST, "prompts", hints)) {
                 String own = item.path("name").asText();
                 String name = unprefixed.contains(server) ? own : server + "__" + own;
                 if (now.containsKey(name)) {
@@ -167,7 +225,7 @@ final class ServerFeatures {
         }
         prompts.keySet().retainAll(now.keySet());
         prompts.putAll(now);
-        return result;
+        return hints.on(result);
     }
 
     private Prompt prompt(String name) {
@@ -234,7 +292,7 @@ final class ServerFeatures {
         return servers;
     }
 
-    private ArrayNode allPages(String server, String method, String key) {
+    private ArrayNode allPages(String server, String method, String key, ListHints hints) {
         ArrayNode items = Json.MAPPER.createArrayNode();
         String cursor = null;
         for (int page = 0; page < MAX_PAGES; page++) {
@@ -247,8 +305,10 @@ final class ServerFeatures {
                 result = ask(server, method, params);
             } catch (ServerRefusedException e) {
                 LOG.log(System.Logger.Level.WARNING, "server " + server + ": " + method + " failed: " + e.getMessage());
+                hints.incomplete();
                 return items;
             }
+            hints.page(result);
             if (result.get(key) instanceof ArrayNode listed) {
                 items.addAll(listed);
             }
@@ -261,13 +321,49 @@ final class ServerFeatures {
     }
 
     /**
-     * A read answered by its server now, marked so as every answer through execache is (see
-     * {@link CacheMeta}): these reads are passed on, not cached; the server's own {@code _meta} stays.
+     * A read ({@code resources/read}, {@code prompts/get}) through the cache, marked as every answer through execache
+     * is (see {@link CacheMeta}; the server's own {@code _meta} stays); a resource read with the hints of the
+     * 2026-07-28 era made true for what execache answers: {@code ttlMs} what remains of the stored copy's freshness (else the server's own
+     * {@code ttlMs}, else 0), {@code cacheScope} the server's (else {@code private}).
+     *
+     * @param asked the params the server is asked, without {@code _meta}
+     * @param params the params as the agent sent them (its {@code _meta} may ask for a fresh answer)
      */
-    private static ObjectNode passedOn(ObjectNode result, String what) {
+    private ObjectNode read(String server, String method, ObjectNode asked, ObjectNode params, String agent) {
+        Freshness freshness;
+        try {
+            freshness = CacheMeta.freshnessOf(params.get("_meta") instanceof ObjectNode meta
+                    ? Json.MAPPER.convertValue(meta, OBJECT) : null);
+        } catch (IllegalArgumentException e) {
+            throw new ServerRefusedException(McpSchema.ErrorCodes.INVALID_PARAMS, "Invalid params: " + e.getMessage());
+        }
+        ToolCallOutcome outcome = reader.read(server, method, Json.MAPPER.convertValue(asked, OBJECT), agent, freshness);
+        ObjectNode result;
+        try {
+            result = (ObjectNode) Json.MAPPER.readTree(outcome.result().json());
+        } catch (IOException | ClassCastException e) {
+            throw new ServerRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "server " + server + " answered "
+                    + method + " with something that is not a result");
+        }
+        Instant now = clock.instant();
+        JsonNode serverTtl = result.get("ttlMs");
+        String because = outcome.notCachedBecause();
+        if (serverTtl != null && serverTtl.isIntegralNumber() && serverTtl.longValue() <= 0 && because != null
+                && because.contains("cache_hint")) {
+            because = "the server said it is stale at once (ttlMs: 0)";
+        }
         ObjectNode meta = result.get("_meta") instanceof ObjectNode own ? own : result.putObject("_meta");
-        meta.set(CacheMeta.KEY, Json.MAPPER.valueToTree(CacheMeta.of(CacheStatus.BYPASS, null, null,
-                what + " are passed on to the server, not cached", Instant.EPOCH)));
+        meta.set(CacheMeta.KEY, Json.MAPPER.valueToTree(CacheMeta.of(outcome.status(), outcome.storedAt(),
+                outcome.expiresAt(), because, now)));
+        if (McpSchema.METHOD_RESOURCES_READ.equals(method)) {
+            // prompts/get carries no such hints
+            long ttlMs = outcome.expiresAt() != null ? Math.max(0, Duration.between(now, outcome.expiresAt()).toMillis())
+                    : serverTtl != null && serverTtl.isIntegralNumber() ? Math.max(0, serverTtl.longValue()) : 0;
+            result.put("ttlMs", ttlMs);
+            if (!result.path("cacheScope").isTextual()) {
+                result.put("cacheScope", "private");
+            }
+        }
         return result;
     }
 

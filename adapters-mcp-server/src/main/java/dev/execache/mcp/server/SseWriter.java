@@ -17,6 +17,7 @@ final class SseWriter {
         this.onGone = onGone;
     }
 
+    /** Writes an event (or a comment, as a heartbeat); false when the client is gone or the stream has ended. */
     synchronized boolean write(String text, boolean last) {
         if (gone || ended) {
             return false;
@@ -34,8 +35,8 @@ final class SseWriter {
     }
 
     /** One JSON-RPC message as an SSE event named message, on one data line. */
-static String event(String json) {
-    return "event: message\ndata: " + JsonText.escapeLoneSurrogates(json.replace("\r\n", "\\n")
-            .replace("\n", "\\n").replace("\r", "\\n")) + "\n\n";
-}
+    static String event(String json) {
+        return "event: message\ndata: " + JsonText.escapeLoneSurrogates(json.replace("\r\n", "\\n")
+                .replace("\n", "\\n").replace("\r", "\\n")) + "\n\n";
+    }
 }

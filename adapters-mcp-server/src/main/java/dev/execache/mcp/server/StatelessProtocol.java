@@ -181,7 +181,7 @@ final class StatelessProtocol implements AutoCloseable {
                 case McpSchema.METHOD_INITIALIZE -> initialize(id, params);
                 // no session keeps the level: on HTTP a client sets it per request, in _meta
                 case McpSchema.METHOD_LOGGING_SET_LEVEL -> result(id, Json.MAPPER.createObjectNode(), false, method);
-                default -> ServerFeatures.METHODS.contains(method) ? serverFeature(request)
+                default -> ServerFeatures.METHODS.contains(method) ? serverFeature(request, agent)
                         : JsonRpc.error(id, McpSchema.ErrorCodes.METHOD_NOT_FOUND, "Method not found: " + method, null);
             };
         } catch (IOException e) {
@@ -190,15 +190,15 @@ final class StatelessProtocol implements AutoCloseable {
     }
 
     /** A request of the servers' resources, prompts or completion, answered by the server that owns its subject. */
-    private String serverFeature(JsonRpc.Request request) throws IOException {
+    private String serverFeature(JsonRpc.Request request, String agent) throws IOException {
         Gateway gateway = serveTools.gateway();
         if (gateway == null) {
             return JsonRpc.error(request.id(), McpSchema.ErrorCodes.METHOD_NOT_FOUND, "Method not found: "
                     + request.method() + " (no servers are configured under servers:)", null);
         }
         try {
-            return result(request.id(), gateway.features().answer(request.method(), request.params()), request.modern(),
-                    request.method());
+            return result(request.id(), gateway.features().answer(request.method(), request.params(), agent),
+                    request.modern(), request.method());
         } catch (ServerRefusedException e) {
             return JsonRpc.error(request.id(), e.code(), e.getMessage(), null);
         }
@@ -400,21 +400,25 @@ final class StatelessProtocol implements AutoCloseable {
     }
 
     private String result(JsonNode id, ObjectNode result, boolean modern, String method) throws IOException {
+        boolean cacheable = McpSchema.METHOD_TOOLS_LIST.equals(method) || JsonRpc.DISCOVER.equals(method)
+                || JsonRpc.LISTS.contains(method);
+        boolean read = McpSchema.METHOD_RESOURCES_READ.equals(method);
         if (modern) {
             ObjectNode meta = result.get("_meta") instanceof ObjectNode given ? given : result.putObject("_meta");
             meta.set(JsonRpc.SERVER_INFO_META, serverInfo());
             result.put("resultType", "complete");
-            if (McpSchema.METHOD_TOOLS_LIST.equals(method) || JsonRpc.DISCOVER.equals(method)
-                    || JsonRpc.LISTS.contains(method)) {
-                if (!result.has("ttlMs")) {
-                    result.put("ttlMs", 0);
-                }
-                result.put("cacheScope", "public");
-            } else if (McpSchema.METHOD_RESOURCES_READ.equals(method)) {
-                // not kept by execache yet, and a server's contents may be the asker's own: stale at once, not shared
+            // the servers' own hints, made true for what execache answers (ServerFeatures), else stale at once; a
+            // read not said otherwise may be the asker's own: not shared
+            if ((cacheable || read) && !result.has("ttlMs")) {
                 result.put("ttlMs", 0);
-                result.put("cacheScope", "private");
             }
+            if ((cacheable || read) && !result.has("cacheScope")) {
+                result.put("cacheScope", read ? "private" : "public");
+            }
+        } else if (cacheable || read || McpSchema.METHOD_PROMPT_GET.equals(method)) {
+            // the initialize era has no such fields
+            result.remove("ttlMs");
+            result.remove("cacheScope");
         }
         return JsonRpc.response(id, Json.write(result));
     }

@@ -145,6 +145,7 @@ final class StdioTransport implements McpServerTransportProvider {
             try {
                 initializedOnce.get(BEFORE_INITIALIZED.toMillis(), TimeUnit.MILLISECONDS);
             } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
                 throw new AgentRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "the call ended before the agent"
                         + " was asked " + method);
             } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {

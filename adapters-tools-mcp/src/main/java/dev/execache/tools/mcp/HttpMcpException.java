@@ -15,6 +15,8 @@ final class HttpMcpException extends RuntimeException {
         UNREACHABLE,
         /** No answer within the call's time. */
         TIMEOUT,
+        /** The requesting thread was interrupted (the call was cancelled): the request was ended. */
+        CANCELLED,
         /** The server answered with a JSON-RPC error. */
         RPC_ERROR,
         /** Any other answer that is not MCP: an unexpected status or body. */

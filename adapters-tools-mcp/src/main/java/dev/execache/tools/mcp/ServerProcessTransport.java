@@ -60,9 +60,10 @@ final class ServerProcessTransport implements McpClientTransport {
     /**
      * What execache declares to the server in initialize, so that it offers what it offers a client that can be asked:
      * the server starts before any agent connects and is shared by every agent, so the capabilities are declared
-     * whole, and a request the agent cannot answer is refused when it comes (see {@link Asked}).
+     * whole, and a request the agent cannot answer is refused when it comes (see {@link Asked}). A url server is
+     * declared the same ({@link StreamableHttpClient}).
      */
-    private static final Map<String, Object> CLIENT_CAPABILITIES = Map.of(
+    static final Map<String, Object> CLIENT_CAPABILITIES = Map.of(
             "sampling", Map.of(),
             "elicitation", Map.of("form", Map.of(), "url", Map.of()),
             "roots", Map.of("listChanged", true));

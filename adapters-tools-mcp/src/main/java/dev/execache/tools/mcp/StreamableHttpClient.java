@@ -3,7 +3,10 @@ package dev.execache.tools.mcp;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.execache.core.spi.AgentRefusedException;
+import dev.execache.core.spi.ToolCatalog;
 import dev.execache.tools.mcp.HttpMcpException.Kind;
+import io.modelcontextprotocol.spec.McpSchema;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -26,9 +29,11 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
@@ -41,7 +46,10 @@ import javax.net.ssl.SSLHandshakeException;
  * request carrying its protocol version and capabilities in {@code _meta}) when the server answers
  * {@code server/discover} with it, else the {@code initialize} handshake and a session
  * (2025-11-25 and older). Answers come as JSON or as an SSE stream; a stream that ends before the
- * answer is resumed with {@code Last-Event-ID} after the server's {@code retry}.
+ * answer is resumed with {@code Last-Event-ID} after the server's {@code retry}. The server's requests to the client
+ * (sampling, elicitation, roots) on a request's stream go to that request's agent, those on the session's stream to
+ * the agent {@code outsideRequests} names; the answer is POSTed back. A request whose thread is interrupted ends: its
+ * stream is closed, and a session's server is sent {@code notifications/cancelled}.
  *
  * <p>Not the SDK's {@code HttpClientStreamableHttpTransport} (2.1.0): it knows neither
  * {@code server/discover} nor the 2026-07-28 {@code _meta} envelope, and reports 401, 429 and 503
@@ -54,15 +62,34 @@ final class StreamableHttpClient implements AutoCloseable {
     private static final String META = "io.modelcontextprotocol/";
     private static final Duration DEFAULT_RETRY = Duration.ofSeconds(1);
     private static final Duration LISTEN_RETRY_MAX = Duration.ofSeconds(30);
+    /** How long telling the server of a cancel, or answering its request, may take. */
+    private static final Duration SHORT = Duration.ofSeconds(5);
+    /**
+     * An answer's stream is read here and its messages handed to the requesting thread, which waits interruptibly:
+     * the JDK client's body stream does not end a blocked read when its reader is interrupted.
+     */
+    private static final ExecutorService READERS = Executors.newCachedThreadPool(runnable -> {
+        Thread thread = new Thread(runnable, "execache-mcp-read");
+        thread.setDaemon(true);
+        return thread;
+    });
+    /** What the session's stream carries that the server asks outside a request waits here, off the listening thread. */
+    private static final ExecutorService ASKING = Executors.newCachedThreadPool(runnable -> {
+        Thread thread = new Thread(runnable, "execache-mcp-http-asked");
+        thread.setDaemon(true);
+        return thread;
+    });
+    /** Ends the messages of one stream in the queue its reader fills. */
+    private static final JsonNode END = com.fasterxml.jackson.databind.node.MissingNode.getInstance();
 
     private final String server;
     private final URI url;
     private final Supplier<Map<String, String>> headers;
     private final Set<String> headerNames;
     private final HttpClient http;
-    private final ScheduledExecutorService timer;
     private final Consumer<JsonNode> notifications;
     private final Predicate<String> unauthorized;
+    private final Supplier<ToolCatalog.Agent> outsideRequests;
     private final ObjectMapper json = new ObjectMapper();
     private final AtomicLong ids = new AtomicLong();
 
@@ -85,15 +112,17 @@ final class StreamableHttpClient implements AutoCloseable {
      * @param notifications gets every notification the server sends
      * @param unauthorized told the WWW-Authenticate header of a 401; says whether to send the request
      *     once more (with a new token)
+     * @param outsideRequests the agent a server's request on the session's stream goes to (null: none can answer)
      */
     StreamableHttpClient(String server, URI url, Supplier<Map<String, String>> headers, Set<String> headerNames,
-            HttpClient http, ScheduledExecutorService timer, Consumer<JsonNode> notifications, Predicate<String> unauthorized) {
+            HttpClient http, Consumer<JsonNode> notifications, Predicate<String> unauthorized,
+            Supplier<ToolCatalog.Agent> outsideRequests) {
+        this.outsideRequests = outsideRequests;
         this.server = server;
         this.url = url;
         this.headers = headers;
         this.headerNames = new TreeSet<>(headerNames);
         this.http = http;
-        this.timer = timer;
         this.notifications = notifications;
         this.unauthorized = unauthorized;
     }
@@ -130,7 +159,7 @@ final class StreamableHttpClient implements AutoCloseable {
         protocolVersion = LEGACY;
         ObjectNode params = json.createObjectNode();
         params.put("protocolVersion", LEGACY);
-        params.putObject("capabilities");
+        params.set("capabilities", json.valueToTree(ServerProcessTransport.CLIENT_CAPABILITIES));
         params.putObject("clientInfo").put("name", "execache").put("version", "gateway");
         JsonNode initialized = exchange("initialize", params, deadline);
         protocolVersion = initialized.path("protocolVersion").asText(LEGACY);
@@ -169,23 +198,37 @@ final class StreamableHttpClient implements AutoCloseable {
         return serverInfo;
     }
 
-    /** Sends a request and returns its result. */
+    /** Sends a request and returns its result; what the server asks during it, nobody can answer. */
     JsonNode request(String method, ObjectNode params, Duration timeout) {
-        return exchange(method, params, System.nanoTime() + timeout.toNanos());
+        return request(method, params, timeout, null);
+    }
+
+    /**
+     * Sends a request and returns its result; what the server asks the client on the request's stream goes to
+     * {@code agent} (null: it is refused, saying nobody can answer).
+     *
+     * @throws HttpMcpException of {@link Kind#CANCELLED} when the thread was interrupted: the request was ended
+     */
+    JsonNode request(String method, ObjectNode params, Duration timeout, ToolCatalog.Agent agent) {
+        return exchange(method, params, System.nanoTime() + timeout.toNanos(), agent);
     }
 
     private JsonNode exchange(String method, ObjectNode params, long deadline) {
+        return exchange(method, params, deadline, null);
+    }
+
+    private JsonNode exchange(String method, ObjectNode params, long deadline, ToolCatalog.Agent agent) {
         try {
-            return exchangeOnce(method, params, deadline);
+            return exchangeOnce(method, params, deadline, agent);
         } catch (HttpMcpException e) {
             if (e.status() == 401 && unauthorized.test(e.challenge())) {
-                return exchangeOnce(method, params, deadline);
+                return exchangeOnce(method, params, deadline, agent);
             }
             throw e;
         }
     }
 
-    private JsonNode exchangeOnce(String method, ObjectNode params, long deadline) {
+    private JsonNode exchangeOnce(String method, ObjectNode params, long deadline, ToolCatalog.Agent agent) {
         long id = ids.incrementAndGet();
         ObjectNode message = json.createObjectNode();
         message.put("jsonrpc", "2.0");
@@ -193,11 +236,53 @@ final class StreamableHttpClient implements AutoCloseable {
         message.put("method", method);
         message.set("params", withMeta(params));
         String sentSession = sessionId;
-        HttpResponse<InputStream> response = post(message, deadline);
-        if (method.equals("initialize")) {
-            sessionId = response.headers().firstValue("mcp-session-id").orElse(null);
+        try {
+            HttpResponse<InputStream> response = post(message, deadline);
+            if (method.equals("initialize")) {
+                sessionId = response.headers().firstValue("mcp-session-id").orElse(null);
+            }
+            return answer(response, id, sentSession, deadline, agent);
+        } catch (HttpMcpException e) {
+            if (e.kind() == Kind.CANCELLED || e.kind() == Kind.TIMEOUT) {
+                // the request's stream is closed; a session's server is also told, as the spec asks of a client
+                tellCancelled(id, e.kind() == Kind.CANCELLED ? "the call was cancelled" : "no answer in time");
+            }
+            throw e;
         }
-        return answer(response, id, sentSession, deadline);
+    }
+
+    /** notifications/cancelled for request {@code id}, to a server of a session (best effort, on a cleared interrupt). */
+    private void tellCancelled(long id, String reason) {
+        if (modern || sessionId == null) {
+            return;
+        }
+        boolean interrupted = Thread.interrupted();
+        try {
+            ObjectNode message = json.createObjectNode();
+            message.put("jsonrpc", "2.0");
+            message.put("method", "notifications/cancelled");
+            message.putObject("params").put("requestId", id).put("reason", reason);
+            HttpResponse<InputStream> response = post(message, System.nanoTime() + SHORT.toNanos());
+            closeQuietly(response.body());
+        } catch (HttpMcpException e) {
+            LOG.log(Level.DEBUG, "server " + server + ": telling it of a cancel failed: " + e.getMessage());
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** Tells a session's server the client's roots changed (the 2026-07-28 era has no such notification). */
+    void rootsChanged() {
+        if (modern || sessionId == null) {
+            return;
+        }
+        try {
+            notify("notifications/roots/list_changed", System.nanoTime() + SHORT.toNanos());
+        } catch (HttpMcpException e) {
+            LOG.log(Level.DEBUG, "server " + server + ": telling it the roots changed failed: " + e.getMessage());
+        }
     }
 
     private void notify(String method, long deadline) {
@@ -214,7 +299,7 @@ final class StreamableHttpClient implements AutoCloseable {
         if (modern) {
             ObjectNode meta = copy.has("_meta") && copy.get("_meta").isObject() ? (ObjectNode) copy.get("_meta") : copy.putObject("_meta");
             meta.put(META + "protocolVersion", MODERN);
-            meta.putObject(META + "clientCapabilities");
+            meta.set(META + "clientCapabilities", json.valueToTree(ServerProcessTransport.CLIENT_CAPABILITIES));
             meta.putObject(META + "clientInfo").put("name", "execache").put("version", "gateway");
         }
         return copy;
@@ -274,8 +359,9 @@ final class StreamableHttpClient implements AutoCloseable {
             throw new HttpMcpException(Kind.UNREACHABLE, "server " + server + " cannot be reached at "
                     + UrlServerSettings.withoutQuery(url) + ": " + describe(e));
         } catch (InterruptedException e) {
+            // the JDK's client ended the exchange (closing its connection), so the server sees the request end
             Thread.currentThread().interrupt();
-            throw new HttpMcpException(Kind.TIMEOUT, "the request to server " + server + " was interrupted");
+            throw new HttpMcpException(Kind.CANCELLED, "the request to server " + server + " was cancelled");
         }
     }
 
@@ -310,11 +396,12 @@ final class StreamableHttpClient implements AutoCloseable {
                 + (excerpt.isEmpty() ? "" : ": " + excerpt));
     }
 
-    private JsonNode answer(HttpResponse<InputStream> response, long id, String sentSession, long deadline) {
+    private JsonNode answer(HttpResponse<InputStream> response, long id, String sentSession, long deadline,
+            ToolCatalog.Agent agent) {
         check(response, sentSession);
         String type = response.headers().firstValue("content-type").orElse("").toLowerCase(Locale.ROOT);
         if (type.startsWith("text/event-stream")) {
-            return fromStream(response.body(), id, deadline);
+            return fromStream(response.body(), id, deadline, agent);
         }
         if (response.statusCode() == 202 || !type.startsWith("application/json")) {
             closeQuietly(response.body());
@@ -328,7 +415,7 @@ final class StreamableHttpClient implements AutoCloseable {
                 if (isAnswer(message, id)) {
                     return result(message);
                 }
-                handle(message);
+                handle(message, agent, deadline);
             }
         } catch (IOException e) {
             throw new HttpMcpException(Kind.PROTOCOL, "server " + server + " answered with a body that is not JSON: " + describe(e));
@@ -336,21 +423,43 @@ final class StreamableHttpClient implements AutoCloseable {
         throw new HttpMcpException(Kind.PROTOCOL, "server " + server + " answered without the answer to request " + id);
     }
 
-    /** Reads an event stream until the answer to {@code id}, resuming it when it ends first. */
-    private JsonNode fromStream(InputStream first, long id, long deadline) {
+    /**
+     * Reads an event stream until the answer to {@code id}, resuming it when it ends first; the server's requests on it
+     * go to {@code agent}, its notifications are handed on, each on this thread in the order sent.
+     */
+    private JsonNode fromStream(InputStream first, long id, long deadline, ToolCatalog.Agent agent) {
         InputStream in = first;
         String lastEventId = null;
         Duration retry = DEFAULT_RETRY;
         while (true) {
             Events events = new Events();
-            ScheduledFuture<?> stop = closeAt(in, deadline);
-            try {
-                JsonNode found = events.read(in, message -> isAnswer(message, id));
-                if (found != null) {
-                    return result(found);
+            BlockingQueue<JsonNode> messages = new LinkedBlockingQueue<>();
+            InputStream reading = in;
+            READERS.execute(() -> {
+                try {
+                    events.read(reading, messages::add);
+                } finally {
+                    messages.add(END);
                 }
+            });
+            try {
+                while (true) {
+                    JsonNode message = messages.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                    if (message == null) {
+                        throw new HttpMcpException(Kind.TIMEOUT, "server " + server + " did not answer in time");
+                    }
+                    if (message == END) {
+                        break;
+                    }
+                    if (isAnswer(message, id)) {
+                        return result(message);
+                    }
+                    handle(message, agent, deadline);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new HttpMcpException(Kind.CANCELLED, "the request to server " + server + " was cancelled");
             } finally {
-                stop.cancel(false);
                 closeQuietly(in);
                 lastEventId = events.lastEventId != null ? events.lastEventId : lastEventId;
                 retry = events.retry != null ? events.retry : retry;
@@ -425,7 +534,7 @@ final class StreamableHttpClient implements AutoCloseable {
                         notifications.accept(json.createObjectNode().put("method", "notifications/tools/list_changed"));
                     }
                     listenedBefore = true;
-                    events.read(response.body(), message -> false);
+                    events.read(response.body(), this::listened);
                 } catch (HttpMcpException e) {
                     if (e.kind() == Kind.SESSION_EXPIRED) {
                         return;
@@ -463,18 +572,15 @@ final class StreamableHttpClient implements AutoCloseable {
         String lastEventId;
         Duration retry;
 
-        /** Hands every message to {@link #handle} until one that {@code wanted} accepts, which it returns; null at the end. */
-        JsonNode read(InputStream in, Predicate<JsonNode> wanted) {
+        /** Hands every message of the stream to {@code each}, in order, until the stream ends. */
+        void read(InputStream in, Consumer<JsonNode> each) {
             StringBuilder data = new StringBuilder();
             try (BufferedReader lines = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
                 String line;
                 while ((line = lines.readLine()) != null) {
                     if (line.isEmpty()) {
-                        JsonNode found = dispatch(data.toString(), wanted);
+                        dispatch(data.toString(), each);
                         data.setLength(0);
-                        if (found != null) {
-                            return found;
-                        }
                     } else if (line.startsWith("data:")) {
                         data.append(data.length() == 0 ? "" : "\n").append(field(line, 5));
                     } else if (line.startsWith("id:")) {
@@ -487,30 +593,26 @@ final class StreamableHttpClient implements AutoCloseable {
                         }
                     }
                 }
-                return dispatch(data.toString(), wanted);
+                dispatch(data.toString(), each);
             } catch (IOException e) {
-                return null;
+                // the stream ended (or was closed): the caller resumes it or gives up
             }
         }
 
-        private JsonNode dispatch(String data, Predicate<JsonNode> wanted) {
+        private void dispatch(String data, Consumer<JsonNode> each) {
             if (data.isBlank()) {
-                return null;
+                return;
             }
             JsonNode message;
             try {
                 message = json.readTree(data);
             } catch (IOException e) {
                 LOG.log(Level.WARNING, "server " + server + " sent an event that is not JSON-RPC");
-                return null;
+                return;
             }
             for (JsonNode one : message.isArray() ? message : List.of(message)) {
-                if (wanted.test(one)) {
-                    return one;
-                }
-                handle(one);
+                each.accept(one);
             }
-            return null;
         }
     }
 
@@ -519,9 +621,65 @@ final class StreamableHttpClient implements AutoCloseable {
         return value.startsWith(" ") ? value.substring(1) : value;
     }
 
-    private void handle(JsonNode message) {
-        if (message.has("method") && !message.has("id")) {
+    /** A message on a request's stream that is not its answer: a notification, or a request to {@code agent}. */
+    private void handle(JsonNode message, ToolCatalog.Agent agent, long deadline) {
+        if (!message.has("method")) {
+            return;
+        }
+        if (!message.has("id")) {
             notifications.accept(message);
+            return;
+        }
+        answerAsked(message, agent, deadline);
+    }
+
+    /** A message on the session's stream: a notification, or a request of the server's made outside any request. */
+    private void listened(JsonNode message) {
+        if (!message.has("method")) {
+            return;
+        }
+        if (!message.has("id")) {
+            notifications.accept(message);
+            return;
+        }
+        ToolCatalog.Agent agent = outsideRequests.get();
+        ASKING.execute(() -> answerAsked(message, agent, System.nanoTime() + SHORT.toNanos()));
+    }
+
+    /**
+     * Asks {@code agent} what the server asked and POSTs its answer (or error) back; null: the server is told nobody
+     * can answer. An interrupt while the agent is asked (the call was cancelled) sends nothing: the cancel follows.
+     */
+    private void answerAsked(JsonNode request, ToolCatalog.Agent agent, long deadline) {
+        String method = request.path("method").asText();
+        ObjectNode response = json.createObjectNode();
+        response.put("jsonrpc", "2.0");
+        response.set("id", request.get("id"));
+        try {
+            if (agent == null) {
+                throw new AgentRefusedException(McpSchema.ErrorCodes.METHOD_NOT_FOUND, "no agent can be asked " + method + " for this request (made by"
+                        + " code inside execute_code, from the command line, or by an agent that cannot be asked)");
+            }
+            JsonNode params = request.get("params");
+            String answer = agent.ask(method, json.writeValueAsString(params != null && params.isObject() ? params
+                    : json.createObjectNode()));
+            response.set("result", json.readTree(answer));
+        } catch (AgentRefusedException e) {
+            response.putObject("error").put("code", e.code()).put("message", e.getMessage());
+        } catch (IOException e) {
+            response.putObject("error").put("code", McpSchema.ErrorCodes.INTERNAL_ERROR).put("message", "the agent's answer to " + method
+                    + " is not JSON");
+        }
+        if (Thread.currentThread().isInterrupted()) {
+            return;
+        }
+        try {
+            // the session's server may be slower to take it than the call's own time allows: a few seconds at least
+            HttpResponse<InputStream> posted = post(response, Math.max(deadline, System.nanoTime() + SHORT.toNanos()));
+            check(posted, sessionId);
+            closeQuietly(posted.body());
+        } catch (HttpMcpException e) {
+            LOG.log(Level.WARNING, "server " + server + ": answering its " + method + " failed: " + e.getMessage());
         }
     }
 
@@ -537,17 +695,13 @@ final class StreamableHttpClient implements AutoCloseable {
         return message.get("result");
     }
 
-    private ScheduledFuture<?> closeAt(InputStream in, long deadline) {
-        return timer.schedule(() -> closeQuietly(in), Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-    }
-
     private static void pause(Duration retry, long deadline) {
         long nanos = Math.min(retry.toNanos(), Math.max(0, deadline - System.nanoTime()));
         try {
             TimeUnit.NANOSECONDS.sleep(nanos);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new HttpMcpException(Kind.TIMEOUT, "waiting to resume a stream was interrupted");
+            throw new HttpMcpException(Kind.CANCELLED, "the request was cancelled while its stream was to be resumed");
         }
     }
 

@@ -6,8 +6,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.core.ToolResult;
+import dev.execache.core.spi.AgentRefusedException;
 import dev.execache.core.spi.CatalogTool;
 import dev.execache.core.spi.ServerRefusedException;
+import dev.execache.core.spi.ToolCallCancelledException;
 import dev.execache.core.spi.ToolCatalog;
 import dev.execache.tools.mcp.HttpMcpException.Kind;
 import io.modelcontextprotocol.spec.McpSchema;
@@ -26,6 +28,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -37,6 +40,10 @@ import java.util.function.Supplier;
  * One downstream server reached at a URL: its client, reached again with backoff when it cannot
  * be, and the tools it offered when it was last asked. Tools are listed again when the server says
  * they changed, and, in the 2026-07-28 era, when the {@code ttlMs} of its last list lapses.
+ *
+ * <p>What the server asks the agent (sampling, elicitation, roots) goes to the agent of the call it belongs to: in the
+ * 2025 era a request on the call's stream, in the 2026-07-28 era an {@code input_required} answer, after which the call
+ * is sent again with the agent's {@code inputResponses} and the server's {@code requestState}.
  */
 final class UrlServer extends Downstream {
     private static final System.Logger LOG = System.getLogger("dev.execache.tools.mcp");
@@ -77,6 +84,10 @@ final class UrlServer extends Downstream {
     private final ServerNotifications notifications;
     /** The level the agent asked for, asked of the server again when it connects again; null until asked. */
     private volatile McpSchema.LoggingLevel logLevel;
+    /** The agents of the calls in flight, oldest first: the session stream's requests go to the latest. */
+    private final ConcurrentLinkedDeque<ToolCatalog.Agent> callers = new ConcurrentLinkedDeque<>();
+    /** The agent asked for what the server asks outside any call; null when there is none. */
+    private volatile ToolCatalog.Agent sessionAgent;
 
     UrlServer(UrlServerSettings settings, byte[] identityKey, Duration callTimeout, ScheduledExecutorService scheduler,
             HttpClient http, Runnable toolsMayHaveChanged, ServerNotifications notifications, Clock clock) {
@@ -139,7 +150,7 @@ final class UrlServer extends Downstream {
             headerNames.add("Authorization (an OAuth token of client " + settings.clientCredentials().clientId() + ")");
         }
         StreamableHttpClient opened = new StreamableHttpClient(settings.name(), settings.url(), perRequest,
-                headerNames, http, scheduler, this::notified, challenge -> oauth != null && oauth.refused(challenge));
+                headerNames, http, this::notified, challenge -> oauth != null && oauth.refused(challenge), this::agentOutsideCalls);
         try {
             opened.open(startTimeout());
             McpSchema.Implementation serverInfo = implementation(opened.serverInfo());
@@ -266,12 +277,23 @@ final class UrlServer extends Downstream {
     /** As {@link #call(String, Map)}; with {@code progress}, the call carries a progress token of its own. */
     @Override
     ToolResult call(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress) {
+        return call(tool, args, progress, null);
+    }
+
+    /**
+     * As {@link #call(String, Map, Consumer)}; what the server asks the agent during the call goes to {@code agent}
+     * (null: it is refused, saying nobody can answer). When the calling thread is interrupted (the call was cancelled),
+     * the request is ended (and a session's server told) and this throws a {@link ToolCallCancelledException}.
+     */
+    @Override
+    ToolResult call(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress,
+            ToolCatalog.Agent agent) {
         StreamableHttpClient current;
         try {
             current = awaitClient();
         } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return DownstreamServer.failure("calling " + tool + " on server " + settings.name() + " was interrupted");
+            throw new ToolCallCancelledException("calling " + tool + " on server " + settings.name()
+                    + " was cancelled while the server was being reached", false);
         }
         synchronized (this) {
             if (unavailable != null) {
@@ -306,36 +328,90 @@ final class UrlServer extends Downstream {
             (params.has("_meta") ? (ObjectNode) params.get("_meta") : params.putObject("_meta")).put("progressToken", token);
             notifications.onProgress(token, progress);
         }
+        if (agent != null) {
+            callers.addLast(agent);
+        }
         try {
-            return callSent(tool, current, params);
+            return callSent(tool, current, params, agent);
         } finally {
+            if (agent != null) {
+                callers.removeLastOccurrence(agent);
+            }
             if (token != null) {
                 notifications.forgetProgress(token);
             }
         }
     }
 
-    private ToolResult callSent(String tool, StreamableHttpClient current, ObjectNode params) {
+    private ToolResult callSent(String tool, StreamableHttpClient current, ObjectNode params, ToolCatalog.Agent agent) {
+        long deadline = System.nanoTime() + callTimeout.toNanos();
         try {
-            return result(tool, callOnce(current, params));
+            return result(tool, callOnce(current, params, agent, deadline));
         } catch (HttpMcpException e) {
             if (e.kind() == Kind.SESSION_EXPIRED) {
                 // the server ended the session (a restart, or its own expiry): a new one, once
                 StreamableHttpClient again = reopen(current);
                 if (again != null) {
                     try {
-                        return result(tool, callOnce(again, params));
+                        return result(tool, callOnce(again, params, agent, deadline));
                     } catch (HttpMcpException second) {
                         return failed(tool, again, second);
                     }
                 }
             }
             return failed(tool, current, e);
+        } catch (AgentRefusedException e) {
+            if (Thread.interrupted()) {
+                // the call was cancelled while its agent was asked; the exception says so, as for a command server
+                throw new ToolCallCancelledException("calling " + tool + " on server " + settings.name()
+                        + " was cancelled after it was sent", true);
+            }
+            return DownstreamServer.failure("calling " + tool + " on server " + settings.name() + " failed: the server"
+                    + " asked the agent something and got no answer: " + e.getMessage());
         }
     }
 
-    private JsonNode callOnce(StreamableHttpClient current, ObjectNode params) {
-        return current.request("tools/call", params, callTimeout);
+    /**
+     * One tool call, with its input rounds (2026-07-28): while the server answers {@code input_required}, the agent is
+     * asked each request and the call is sent again with the answers and the server's {@code requestState}, all
+     * within the call's time.
+     */
+    private JsonNode callOnce(StreamableHttpClient current, ObjectNode params, ToolCatalog.Agent agent, long deadline) {
+        ObjectNode sent = params;
+        while (true) {
+            JsonNode answer = current.request("tools/call", sent, left(deadline), agent);
+            if (!"input_required".equals(answer.path("resultType").asText())) {
+                return answer;
+            }
+            ObjectNode responses = json.createObjectNode();
+            for (Map.Entry<String, JsonNode> asked : answer.path("inputRequests").properties()) {
+                String method = asked.getValue().path("method").asText();
+                if (agent == null) {
+                    throw new AgentRefusedException(McpSchema.ErrorCodes.METHOD_NOT_FOUND, "no agent can be asked "
+                            + method + " for this call (made by code inside execute_code or from the command line)");
+                }
+                JsonNode given = asked.getValue().get("params");
+                try {
+                    responses.set(asked.getKey(), json.readTree(agent.ask(method, json.writeValueAsString(
+                            given != null && given.isObject() ? given : json.createObjectNode()))));
+                } catch (JsonProcessingException e) {
+                    throw new AgentRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "the agent's answer to "
+                            + method + " is not JSON");
+                }
+                if (Thread.currentThread().isInterrupted()) {
+                    throw new HttpMcpException(Kind.CANCELLED, "the call was cancelled while the agent was asked");
+                }
+            }
+            sent = params.deepCopy();
+            sent.set("inputResponses", responses);
+            if (answer.has("requestState")) {
+                sent.set("requestState", answer.get("requestState"));
+            }
+        }
+    }
+
+    private static Duration left(long deadline) {
+        return Duration.ofNanos(Math.max(1, deadline - System.nanoTime()));
     }
 
     private ToolResult result(String tool, JsonNode result) {
@@ -351,6 +427,12 @@ final class UrlServer extends Downstream {
 
     private ToolResult failed(String tool, StreamableHttpClient current, HttpMcpException e) {
         switch (e.kind()) {
+            case CANCELLED -> {
+                // the exception says it, not the thread's interrupt, as for a command server: the caller still stores
+                Thread.interrupted();
+                throw new ToolCallCancelledException("calling " + tool + " on server " + settings.name()
+                        + " was cancelled after it was sent", true);
+            }
             case RETRY_LATER -> {
                 if (e.retryAfter() != null) {
                     synchronized (this) {
@@ -451,6 +533,9 @@ final class UrlServer extends Downstream {
         try {
             return answered(askOnce(current, method, given));
         } catch (HttpMcpException e) {
+            if (e.kind() == Kind.CANCELLED) {
+                throw askingCancelled(settings.name(), method);
+            }
             if (e.kind() == Kind.SESSION_EXPIRED) {
                 StreamableHttpClient again = reopen(current);
                 if (again != null) {
@@ -485,6 +570,28 @@ final class UrlServer extends Downstream {
         return error != null ? new ServerRefusedException(error.code(), error.message())
                 : new ServerRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "asking server " + settings.name()
                         + " " + method + " failed: " + e.getMessage());
+    }
+
+    /** The agent a request on the session's stream goes to: the latest call's, else the session's; null: none. */
+    private ToolCatalog.Agent agentOutsideCalls() {
+        ToolCatalog.Agent latest = callers.peekLast();
+        return latest != null ? latest : sessionAgent;
+    }
+
+    @Override
+    void setSessionAgent(ToolCatalog.Agent agent) {
+        sessionAgent = agent;
+    }
+
+    @Override
+    void rootsChanged() {
+        StreamableHttpClient current;
+        synchronized (this) {
+            current = client;
+        }
+        if (current != null) {
+            schedule(current::rootsChanged, Duration.ZERO);
+        }
     }
 
     @Override

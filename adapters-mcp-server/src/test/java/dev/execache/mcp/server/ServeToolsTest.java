@@ -1,18 +1,14 @@
-package dev.execache.cli;
+package dev.execache.mcp.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.execache.cli.output.Output;
-import dev.execache.mcp.server.Json;
-import dev.execache.mcp.server.ServeTools;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import io.modelcontextprotocol.spec.McpSchema.TextContent;
 import io.modelcontextprotocol.spec.McpSchema.Tool;
 import java.io.IOException;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -21,19 +17,15 @@ import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 class ServeToolsTest {
-    @TempDir
-    Path dir;
-
-    private ServeFixture fixture;
+    private TestTools fixture;
     private Map<String, SyncToolSpecification> tools;
 
     @BeforeEach
     void setUp() {
-        fixture = new ServeFixture(dir, Map.of("github", "v1", "jira", "j1"));
-        tools = new ServeTools(fixture.executor, fixture.serveSettings).specifications().stream()
+        fixture = new TestTools();
+        tools = fixture.tools.specifications().stream()
                 .collect(Collectors.toMap(spec -> spec.tool().name(), Function.identity(), (a, b) -> a, LinkedHashMap::new));
     }
 
@@ -72,8 +64,8 @@ class ServeToolsTest {
 
     @Test
     void executeIsAMissThenAHitCarryingValueTimesAndConsole() {
-        CallToolResult miss = call("execute_code", Map.of("code", ServeFixture.TWO));
-        CallToolResult hit = call("execute_code", Map.of("code", ServeFixture.TWO));
+        CallToolResult miss = call("execute_code", Map.of("code", TestTools.TWO));
+        CallToolResult hit = call("execute_code", Map.of("code", TestTools.TWO));
 
         assertThat(miss.isError()).isFalse();
         assertThat(structured(miss).get("result").intValue()).isEqualTo(2);
@@ -113,8 +105,8 @@ class ServeToolsTest {
 
     @Test
     void aFailedRunIsAToolErrorWithTheTypedErrorAsTextAndIsNotCached() {
-        CallToolResult first = call("execute_code", Map.of("code", ServeFixture.BOOM));
-        CallToolResult second = call("execute_code", Map.of("code", ServeFixture.BOOM));
+        CallToolResult first = call("execute_code", Map.of("code", TestTools.BOOM));
+        CallToolResult second = call("execute_code", Map.of("code", TestTools.BOOM));
 
         assertThat(first.isError()).isTrue();
         JsonNode error = errorFacts(first).get("error");
@@ -131,7 +123,7 @@ class ServeToolsTest {
 
     @Test
     void aContextThatIsNotAnObjectIsAToolErrorNamingTheArgument() {
-        CallToolResult result = call("execute_code", Map.of("code", ServeFixture.TWO, "context", "{\"a\":1}"));
+        CallToolResult result = call("execute_code", Map.of("code", TestTools.TWO, "context", "{\"a\":1}"));
 
         assertThat(result.isError()).isTrue();
         assertThat(text(result)).isEqualTo("context: must be a JSON object, not a string");
@@ -148,7 +140,7 @@ class ServeToolsTest {
 
     @Test
     void anUnknownToolIsAToolErrorThatSaysWhereVersionsComeFrom() {
-        CallToolResult result = call("execute_code", Map.of("code", ServeFixture.TWO, "tools", List.of("github", "slack")));
+        CallToolResult result = call("execute_code", Map.of("code", TestTools.TWO, "tools", List.of("github", "slack")));
 
         assertThat(result.isError()).isTrue();
         assertThat(text(result)).contains("unknown tool 'slack'").contains("github, jira").contains("tools: in");
@@ -157,11 +149,11 @@ class ServeToolsTest {
 
     @Test
     void theDeclaredToolsAreTheOnesTheKeyDependsOn() {
-        call("execute_code", Map.of("code", ServeFixture.TWO, "tools", List.of("github")));
+        call("execute_code", Map.of("code", TestTools.TWO, "tools", List.of("github")));
         fixture.versions.set("jira", "j2");
-        CallToolResult afterJiraChanged = call("execute_code", Map.of("code", ServeFixture.TWO, "tools", List.of("github")));
+        CallToolResult afterJiraChanged = call("execute_code", Map.of("code", TestTools.TWO, "tools", List.of("github")));
         fixture.versions.set("github", "v2");
-        CallToolResult afterGithubChanged = call("execute_code", Map.of("code", ServeFixture.TWO, "tools", List.of("github")));
+        CallToolResult afterGithubChanged = call("execute_code", Map.of("code", TestTools.TWO, "tools", List.of("github")));
 
         assertThat(structured(afterJiraChanged).get("cache").textValue()).isEqualTo("hit");
         assertThat(structured(afterGithubChanged).get("cache").textValue()).isEqualTo("miss");
@@ -169,21 +161,21 @@ class ServeToolsTest {
 
     @Test
     void aTimeoutWithinTheServersLimitIsTheRunsLimit() {
-        call("execute_code", Map.of("code", ServeFixture.TWO, "timeout", 2.5));
+        call("execute_code", Map.of("code", TestTools.TWO, "timeout", 2.5));
 
         assertThat(fixture.requests.get(0).limits().timeout()).isEqualTo(Duration.ofMillis(2500));
     }
 
     @Test
     void withoutATimeoutTheServersLimitApplies() {
-        call("execute_code", Map.of("code", ServeFixture.TWO));
+        call("execute_code", Map.of("code", TestTools.TWO));
 
         assertThat(fixture.requests.get(0).limits().timeout()).isEqualTo(Duration.ofSeconds(10));
     }
 
     @Test
     void aTimeoutAboveTheServersLimitIsRefused() {
-        CallToolResult result = call("execute_code", Map.of("code", ServeFixture.TWO, "timeout", 11));
+        CallToolResult result = call("execute_code", Map.of("code", TestTools.TWO, "timeout", 11));
 
         assertThat(result.isError()).isTrue();
         assertThat(text(result)).isEqualTo("timeout: at most 10 seconds (the server's --timeout), not 11");
@@ -192,9 +184,9 @@ class ServeToolsTest {
 
     @Test
     void statsCountWhatHappened() {
-        call("execute_code", Map.of("code", ServeFixture.TWO));
-        call("execute_code", Map.of("code", ServeFixture.TWO));
-        call("execute_code", Map.of("code", ServeFixture.TWO));
+        call("execute_code", Map.of("code", TestTools.TWO));
+        call("execute_code", Map.of("code", TestTools.TWO));
+        call("execute_code", Map.of("code", TestTools.TWO));
 
         JsonNode stats = structured(call("cache_stats", Map.of()));
 
@@ -207,7 +199,7 @@ class ServeToolsTest {
 
     @Test
     void invalidateToolRemovesTheEntriesThatDependedOnIt() {
-        call("execute_code", Map.of("code", ServeFixture.TWO, "tools", List.of("github")));
+        call("execute_code", Map.of("code", TestTools.TWO, "tools", List.of("github")));
         call("execute_code", Map.of("code", "return context", "tools", List.of("jira")));
 
         CallToolResult result = call("invalidate_tool", Map.of("tool", "github"));
@@ -219,7 +211,7 @@ class ServeToolsTest {
 
     @Test
     void clearCacheRemovesEverythingOrWhatMatches() {
-        call("execute_code", Map.of("code", ServeFixture.TWO));
+        call("execute_code", Map.of("code", TestTools.TWO));
         String key = structured(call("execute_code", Map.of("code", "return context"))).get("key").textValue();
 
         CallToolResult one = call("clear_cache", Map.of("pattern", key));
