@@ -38,6 +38,7 @@ const call = async (key, name, args = {}) => {
   out.cache[key] = answer?._meta?.["dev.execache/cache"]?.status ?? null;
   out[key] = parsed(answer);
 };
+const callParsed = async (name) => parsed(await client.callTool({ name: tool(name), arguments: {} }));
 const inspected = async (args) => (await client.callTool({ name: "inspect_tool_call",
   arguments: { tool: tool("sleep"), arguments: args } })).structuredContent;
 const sleeps = async () => parsed(await client.callTool({ name: tool("sleeps"), arguments: {} })).sleeps
@@ -63,6 +64,16 @@ try {
   await call("samplingAgain", "ask_sampling", { prompt: "Say hi" });
   await call("elicitation", "ask_elicitation");
   await call("roots", "ask_roots");
+  out.rootsAsked = out.asked.roots;
+  if (mode === "legacy" && transportKind === "stdio" && server === "lab") {
+    // the agent's roots change: a url server of a session is told (a 2026-07-28 one has no such notification)
+    const before = (await callParsed("roots_changed")).rootsChanged;
+    await client.sendRootsListChanged();
+    for (let i = 0; i < 600 && (await callParsed("roots_changed")).rootsChanged === before; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    out.rootsChangedBy = (await callParsed("roots_changed")).rootsChanged - before;
+  }
   // a short sleep is answered and kept (the lab marks sleep read-only): what a cancelled one must not be
   await call("slept", "sleep", { ms: 50 + Number(sleepMs) % 1000 });
   out.finished = await inspected({ ms: 50 + Number(sleepMs) % 1000 });

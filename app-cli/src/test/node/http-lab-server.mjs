@@ -11,7 +11,8 @@
 //                and cacheScope private, listed with ttlMs --ttl-ms and cacheScope public
 //   --asks       tools that ask the client (ask_sampling, ask_elicitation, ask_roots): in the 2025 era a request on
 //                the call's stream, in the 2026-07-28 era an input_required answer and the retry; sleep's start and
-//                end (answered, cancelled, or its request closed) recorded for the tool sleeps
+//                end (answered, cancelled, or its request closed) recorded for the tool sleeps; roots_changed counts
+//                the notifications/roots/list_changed of the client's session (2025 era)
 //   --port N (0: any), --token T (requests must carry "Authorization: Bearer T"), --ttl-ms N,
 //   --tls-key FILE --tls-cert FILE (https), --delay-ms N (every tools/call takes that much longer, for the benchmark),
 //   --oauth ID:SECRET (it is its own authorization server too: RFC 9728 and RFC 8414 metadata, a
@@ -26,7 +27,7 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { InMemoryEventStore } from "@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js";
 import {
   CallToolRequestSchema, CreateMessageResultSchema, ElicitResultSchema, ListRootsResultSchema, ListToolsRequestSchema,
-  SetLevelRequestSchema,
+  RootsListChangedNotificationSchema, SetLevelRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { featureCapabilities, labResources, offerFeatures, progressSteps, readLabResource } from "./lab-features.mjs";
 
@@ -90,6 +91,7 @@ if (asks) {
       inputSchema: object(), annotations: readOnly },
     ask_roots: { description: "Asks the client for its roots; answers them.", inputSchema: object(), annotations: readOnly },
     sleeps: { description: "The sleeps begun and how each ended.", inputSchema: object() },
+    roots_changed: { description: "How many notifications/roots/list_changed the client sent.", inputSchema: object() },
   });
 }
 // what the lab asks the client for each asking tool, the same in both eras
@@ -150,6 +152,8 @@ async function callTool(name, args, extra, notify) {
     }
     case "sleeps":
       return text({ sleeps });
+    case "roots_changed":
+      return text({ rootsChanged: extra.session.rootsChanged });
     case "ask_sampling":
     case "ask_elicitation":
     case "ask_roots": {
@@ -215,8 +219,13 @@ function newSdkServer() {
     });
   }
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listTools() }));
+  // counted per session: each client's own
+  const session = { rootsChanged: 0 };
+  server.setNotificationHandler(RootsListChangedNotificationSchema, async () => {
+    session.rootsChanged += 1;
+  });
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) =>
-    callTool(request.params.name, request.params.arguments ?? {}, extra, async () => {
+    callTool(request.params.name, request.params.arguments ?? {}, { ...extra, session }, async () => {
       for (const session of sessions.values()) {
         await session.server.sendToolListChanged().catch(() => {});
       }

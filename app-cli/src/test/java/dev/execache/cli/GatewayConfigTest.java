@@ -229,6 +229,10 @@ class GatewayConfigTest {
                 .isEqualTo(new ToolCallRules.Decision(true, "annotation readOnlyHint, server web: ttl",
                         Duration.ofSeconds(90), false, true));
         assertThat(rules.decide(tool("db__query", true, true)).ttl()).isEqualTo(Duration.ofSeconds(30));
+        // a server's name says nothing of what its tools do
+        assertThat(rules.decide(tool("deployments__list_runs", true, true)).cached()).isTrue();
+        assertThat(rules.decide(tool("writer__read_file", true, true)).cached()).isTrue();
+        assertThat(rules.decide(tool("reader__write_file", true, true)).cached()).isFalse();
         assertThat(parse("tool_calls: {cache_when_slower_than: 0}").policy().cacheWhenSlowerThan()).isZero();
         assertThatThrownBy(() -> parse("servers: {a: {command: x, ttl: 5, ttl_seconds: 5}}"))
                 .hasMessageContaining("servers.a.ttl").hasMessageContaining("not both");

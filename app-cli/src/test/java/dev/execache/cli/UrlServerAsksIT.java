@@ -20,8 +20,8 @@ import org.junit.jupiter.params.provider.CsvSource;
  * each era, on stdio and over HTTP, calls tools of the HTTP lab (http-lab-server.mjs --asks) that ask it for a
  * sampled message, a person's input and its roots, of a lab of the 2025-11-25 era (a request on the call's event
  * stream) and of one of the 2026-07-28 era (an input_required answer and a retry); its answers reach the lab and the
- * calls are never stored. Then it cancels a long sleep at the lab: the lab sees the request cancelled or closed, and
- * nothing is kept of it.
+ * calls are never stored; on stdio the agent's roots change reaches the 2025-era lab. Then it cancels a long sleep at
+ * the lab: the lab sees the request cancelled or closed, and nothing is kept of it.
  */
 class UrlServerAsksIT {
     private static final Map<String, String> NO_POOL = Map.of("EXECACHE_WARM_POOL", "0");
@@ -87,8 +87,13 @@ class UrlServerAsksIT {
         assertThat(out.at("/asked/elicitation/0/requestedSchema/required/0").textValue()).isEqualTo("name");
         assertThat(out.at("/elicitation/content/name").textValue()).isEqualTo("Ada Lovelace");
         assertThat(out.at("/elicitation/action").textValue()).isEqualTo("accept");
-        assertThat(out.at("/asked/roots").intValue()).isEqualTo(1);
+        // asked once by the lab's call (on stdio, execache's session asks the agent's roots again when they change)
+        assertThat(out.at("/rootsAsked").intValue()).isEqualTo(1);
         assertThat(out.at("/roots/roots/0/uri").textValue()).isEqualTo("file:///work/project");
+        if (mode.equals("legacy") && transport.equals("stdio") && server.equals("lab")) {
+            // the agent's notifications/roots/list_changed reached the url server's session
+            assertThat(out.at("/rootsChangedBy").intValue()).isEqualTo(1);
+        }
         for (String call : List.of("sampling", "samplingAgain", "elicitation", "roots")) {
             // the lab marks them read-only, so they are looked up: each a miss that was not stored
             assertThat(out.at("/cache/" + call).textValue()).as(call).isEqualTo("miss");

@@ -272,8 +272,14 @@ public final class CachedTool {
         }
     }
 
+    /**
+     * Matched on the tool's own name: of a gateway tool ({@code SERVER__TOOL}) the part after its server's name, which
+     * says nothing of what the tool does (a server named {@code deployments} has read-only tools too).
+     */
     private boolean isMutating(String tool) {
-        return mutating.stream().anyMatch(glob -> glob.matches(tool));
+        int server = tool.indexOf("__");
+        String own = server < 0 ? tool : tool.substring(server + 2);
+        return mutating.stream().anyMatch(glob -> glob.matches(own));
     }
 
     /**

@@ -157,6 +157,20 @@ class CachedToolTest {
     }
 
     @Test
+    void aGatewayToolIsJudgedByItsOwnNameNotByItsServersName() {
+        CachedTool cached = builder().build();
+
+        for (String tool : List.of("deployments__list_runs", "writer__read_file", "updates__latest")) {
+            cached.call(ToolCallRequest.of(tool, Map.of("x", 1))).result();
+            cached.call(ToolCallRequest.of(tool, Map.of("x", 1))).result();
+            assertThat(cached.isCached(tool)).as(tool).isTrue();
+        }
+        cached.call(ToolCallRequest.of("reader__write_file", Map.of("x", 1))).result();
+        assertThat(cached.isCached("reader__write_file")).isFalse();
+        assertThat(calls).hasValue(4);
+    }
+
+    @Test
     void callsOfAToolARuleTurnsOffAreCountedAsBypassed() {
         CachedTool cached = builder().rule(ToolCacheRule.never("live_*")).build();
 

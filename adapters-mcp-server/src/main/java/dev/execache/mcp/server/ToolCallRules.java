@@ -32,7 +32,8 @@ public final class ToolCallRules {
     private final CachePolicy policy;
     private final Map<String, GatewayPolicy.Server> servers;
     private final List<Glob> writingNames = new ArrayList<>();
-    private final List<Glob> writingFullNames = CachedTool.MUTATING_TOOLS.stream().map(Glob::of).toList();
+    /** Core's names of tools that change something, matched on the server's own name for the tool too. */
+    private final List<Glob> coreWritingNames = CachedTool.MUTATING_TOOLS.stream().map(Glob::of).toList();
 
     /** @param policy whether caching is on, and the TTL of a tool cached for its annotation */
     public ToolCallRules(List<ToolCacheRule> rules, CachePolicy policy) {
@@ -128,9 +129,7 @@ public final class ToolCallRules {
         if (check == null) {
             return Optional.of(rule + validator.tool() + " is not a tool of any server");
         }
-        String bare = check.serverToolName();
-        if (writingNames.stream().anyMatch(glob -> glob.matches(bare))
-                || writingFullNames.stream().anyMatch(glob -> glob.matches(check.name()))) {
+        if (hasWritingName(check)) {
             return Optional.of(rule + validator.tool() + " may change something (its name says so): a validator"
                     + " must be read-only");
         }
@@ -178,15 +177,20 @@ public final class ToolCallRules {
         return List.of();
     }
 
+    /** Whether the tool's own name (not its server's) says it changes something. */
+    private boolean hasWritingName(CatalogTool tool) {
+        String own = tool.serverToolName();
+        return writingNames.stream().anyMatch(glob -> glob.matches(own))
+                || coreWritingNames.stream().anyMatch(glob -> glob.matches(own));
+    }
+
     public Decision decide(CatalogTool tool) {
         if (!policy.enabled()) {
             return new Decision(false, "caching is off", null, true);
         }
         ToolCacheRule rule = rules.stream().filter(candidate -> candidate.tools().matches(tool.name())).findFirst()
                 .orElse(null);
-        String bare = tool.serverToolName();
-        boolean writingName = writingNames.stream().anyMatch(glob -> glob.matches(bare))
-                || writingFullNames.stream().anyMatch(glob -> glob.matches(tool.name()));
+        boolean writingName = hasWritingName(tool);
         boolean notReadOnly = tool.annotationsTrusted() && !Boolean.TRUE.equals(tool.readOnlyHint());
         if (writingName || notReadOnly) {
             String what = writingName ? "never-cache name" : "not read-only (annotations)";
