@@ -175,7 +175,10 @@ public final class CachedTool {
             listeners.forEach(listener -> listener.onEviction(rule.get().toolGlob(), evicted));
         }
         String because = outcome.status() == CacheStatus.STORE_ERROR ? "the store is unavailable"
-                : outcome.notStored() == null ? null : notStoredBecause(tool, outcome.notStored());
+                : outcome.notStored() == null ? null
+                : outcome.result().hint() == CacheHint.AGENT_ANSWERED ? "the server asked the agent during the call"
+                        + " (sampling, elicitation or roots): the answer is that agent's, at that moment"
+                : notStoredBecause(tool, outcome.notStored());
         return new ToolCallOutcome(outcome.result(), outcome.status(), outcome.expiresAt(), outcome.storedAt(), because);
     }
 
@@ -545,7 +548,7 @@ public final class CachedTool {
             if (result.isError()) {
                 return Optional.empty();
             }
-            if (result.hint() == CacheHint.NO_CACHE) {
+            if (result.hint() == CacheHint.NO_CACHE || result.hint() == CacheHint.AGENT_ANSWERED) {
                 notStored = Counter.UNCACHEABLE_SERVER_HINT;
                 return Optional.empty();
             }

@@ -166,7 +166,7 @@ public final class Gateway implements CodeTools {
                     }));
                     // an answer that depended on what the agent answered (a sampled message, a person's input,
                     // its roots) is that agent's and that moment's: never stored
-                    return asked.get() ? result.withHint(CacheHint.NO_CACHE) : result;
+                    return asked.get() ? result.withHint(CacheHint.AGENT_ANSWERED) : result;
                 }, store)
                 .defaultRule(policy.enabled(), policy.ttl(), policy.maxEntries())
                 .cacheWhenSlowerThan(config.cacheWhenSlowerThan())
@@ -335,7 +335,7 @@ public final class Gateway implements CodeTools {
             answered = answered.withHint(CacheHint.NO_CACHE);
         }
         // an answer that depended on what an agent answered is that agent's, at that moment
-        return agentAsks.get() != asksBefore ? answered.withHint(CacheHint.NO_CACHE) : answered;
+        return agentAsks.get() != asksBefore ? answered.withHint(CacheHint.AGENT_ANSWERED) : answered;
     }
 
     /** A read's version: a digest of the server, the method and the server's identity, so that keys carry all three. */
