@@ -1,5 +1,6 @@
 package dev.execache.sandbox;
 
+import dev.execache.core.Freshness;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -113,7 +114,7 @@ class RunBoundTest {
         }
 
         @Override
-        public synchronized CodeToolCall call(String server, String tool, String argumentsJson) {
+        public synchronized CodeToolCall call(String server, String tool, String argumentsJson, String agent, Freshness freshness) {
             if (tool.equals("enter")) {
                 in++;
                 most = Math.max(most, in);

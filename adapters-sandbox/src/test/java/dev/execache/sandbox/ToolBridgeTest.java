@@ -1,5 +1,6 @@
 package dev.execache.sandbox;
 
+import dev.execache.core.Freshness;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.execache.core.CacheStatus;
@@ -59,7 +60,7 @@ class ToolBridgeTest {
         }
 
         @Override
-        public CodeToolCall call(String server, String tool, String argumentsJson) {
+        public CodeToolCall call(String server, String tool, String argumentsJson, String agent, Freshness freshness) {
             calls.add(server + "." + tool + " " + argumentsJson);
             ToolResult answer = tool.equals("fail") ? ToolResult.error("the tool says no")
                     : ToolResult.ok("{\"echo\":" + argumentsJson + ",\"n\":" + calls.size() + "}");

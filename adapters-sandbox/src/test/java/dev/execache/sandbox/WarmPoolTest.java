@@ -1,5 +1,6 @@
 package dev.execache.sandbox;
 
+import dev.execache.core.Freshness;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -238,7 +239,7 @@ class WarmPoolTest extends SandboxContract {
                 }
 
                 @Override
-                public CodeToolCall call(String server, String tool, String argumentsJson) {
+                public CodeToolCall call(String server, String tool, String argumentsJson, String agent, Freshness freshness) {
                     started.countDown();
                     ToolResult answer = ToolResult.ok("true");
                     return new CodeToolCall("holder__started", "1", answer, false, CacheStatus.BYPASS,

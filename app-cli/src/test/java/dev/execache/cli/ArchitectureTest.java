@@ -71,6 +71,8 @@ class ArchitectureTest {
             // a rule's cheap call that revalidates an expired tool answer
             "ToolValidator",
             "ToolInvoker", "ToolCallKeyGenerator", "CacheListener", "Glob", "UnknownToolException",
+            // the store as both faces use it, built once per store and given to both
+            "StoreGuard",
             "ExecutionRequest", "ExecutionResult", "ExecutionError", "ErrorType", "ExecutionOutcome", "CacheStatus",
             "ToolResult", "ToolCallRequest", "ToolCallOutcome", "ToolCallRecord", "ToolCallInfo", "Invalidation", "CacheStats", "ToolStats",
             "Agents", "KeptOut",

@@ -84,8 +84,7 @@ class CodeOutsideTheMainRealmTest {
         MemoryCacheStore store = new MemoryCacheStore(100, Clock.systemUTC());
         try (DenoSandbox sandbox = new DenoSandbox(DenoSandboxSettings.builder().denoExecutable(ServeRoundTrip.deno())
                 .warmPoolSize(0).build())) {
-            CachedExecutor executor = new CachedExecutor(sandbox, store, new MutableToolVersions(),
-                    CachePolicy.DEFAULTS.withCacheNondeterministic(false), Clock.systemUTC());
+            CachedExecutor executor = CachedExecutor.builder(sandbox, store).toolVersions(new MutableToolVersions()).cachePolicy(CachePolicy.DEFAULTS.withCacheNondeterministic(false)).build();
             Pipe toServer = Pipe.open();
             Pipe fromServer = Pipe.open();
             McpStdioServer server = new McpStdioServer(new ServeTools(executor, fixture.serveSettings), "test",

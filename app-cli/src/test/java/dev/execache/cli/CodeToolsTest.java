@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.cli.settings.GatewayConfig;
+import dev.execache.core.StoreGuard;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CacheStats;
 import dev.execache.core.CacheStatus;
@@ -78,9 +79,9 @@ class CodeToolsTest {
         catalog = new McpToolCatalog(servers.stream().map(GatewayConfig.Server::settings).toList(), CALL_TIMEOUT,
                 Duration.ofHours(1), line -> { }, Clock.systemUTC()).start();
         store = new MemoryCacheStore(100, Clock.systemUTC());
-        gateway = new Gateway(catalog, store, versions, new GatewayConfig(servers, List.of(), Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(),
+        gateway = new Gateway(catalog, StoreGuard.of(store), versions, new GatewayConfig(servers, List.of(), Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(),
                 policy, Clock.systemUTC());
-        executor = new CachedExecutor(sandbox, store, versions, policy, Clock.systemUTC());
+        executor = CachedExecutor.builder(sandbox, store).toolVersions(versions).cachePolicy(policy).build();
         executor.useCodeTools(gateway);
     }
 
@@ -129,7 +130,7 @@ class CodeToolsTest {
         assertThat(first.notStoredBecause()).isNull();
         assertThat(tools(first)).containsExactly("fs__read_text_file", "memory__read_graph");
         assertThat(first.toolCalls()).extracting(ToolCallRecord::status).containsOnly(CacheStatus.MISS);
-        assertThat(executor.inspect(first.key()).orElseThrow().toolVersions())
+        assertThat(executor.policy().inspect(first.key()).orElseThrow().toolVersions())
                 .containsEntry("fs__read_text_file", versions.versions().get("fs__read_text_file"))
                 .containsEntry("memory__read_graph", versions.versions().get("memory__read_graph"))
                 .doesNotContainKeys("memory__create_entities", "fs__write_file", "fs__list_directory");
@@ -163,7 +164,7 @@ class CodeToolsTest {
         assertThat(details.at("/contextKeptOut/toolAnswerBytesByTool/lab__get_count").longValue()).isEqualTo(2067);
         assertThat(hit.status()).isEqualTo(CacheStatus.HIT);
         assertThat(hit.keptOut()).isEqualTo(new KeptOut(2067, 4, Map.of()));
-        CacheStats stats = executor.stats();
+        CacheStats stats = executor.policy().stats();
         assertThat(stats.keptOutBytes()).isEqualTo(2 * 2063);
         assertThat(stats.toolAnswerBytes()).isEqualTo(2067);
         assertThat(stats.tools().get("lab__get_count").toolAnswerBytes()).isEqualTo(2067);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.execache.cli.settings.GatewayConfig;
+import dev.execache.core.StoreGuard;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CacheStatus;
 import dev.execache.core.CachedExecutor;
@@ -109,11 +110,10 @@ class FleetRaceTest {
     private Member member(ToolCatalog catalog, CacheStore store) throws InterruptedException {
         Downstream.await("the acct server connected", Duration.ofSeconds(60), () -> !catalog.tools().isEmpty());
         MutableToolVersions versions = new MutableToolVersions();
-        Gateway tools = new Gateway(catalog, store, versions,
+        Gateway tools = new Gateway(catalog, StoreGuard.of(store), versions,
                 new GatewayConfig(List.of(new GatewayConfig.Server(ACCT, true)), List.of(), Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(),
                 CachePolicy.DEFAULTS, Clock.systemUTC());
-        CachedExecutor executor = new CachedExecutor(sandbox, store, versions, CachePolicy.DEFAULTS, Clock.systemUTC(),
-                Ticker.SYSTEM, "fleet");
+        CachedExecutor executor = CachedExecutor.builder(sandbox, store).toolVersions(versions).versionScope("fleet").build();
         executor.useCodeTools(tools);
         return new Member(tools, executor);
     }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.execache.cli.settings.GatewayConfig;
+import dev.execache.core.StoreGuard;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CacheStats;
 import dev.execache.core.CacheStatus;
@@ -64,7 +65,7 @@ class FreshnessGatewayTest {
         Downstream.await("server " + server.name() + " connected", Duration.ofSeconds(60), () -> !catalog.tools().isEmpty());
         GatewayConfig config = new GatewayConfig(List.of(new GatewayConfig.Server(server, true)), rules,
                 Duration.ofHours(1)).withCacheWhenSlowerThan(cacheWhenSlowerThan);
-        return new Gateway(catalog, store, new MutableToolVersions(), config.policy(), CachePolicy.DEFAULTS, clock);
+        return new Gateway(catalog, StoreGuard.of(store), new MutableToolVersions(), config.policy(), CachePolicy.DEFAULTS, clock);
     }
 
     private MemoryCacheStore memory() {

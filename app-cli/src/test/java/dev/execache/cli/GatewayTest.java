@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.execache.cli.output.Output;
 import dev.execache.cli.settings.GatewayConfig;
+import dev.execache.core.StoreGuard;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolCacheRule;
@@ -52,7 +53,7 @@ class GatewayTest {
         catalog = new McpToolCatalog(servers.stream().map(GatewayConfig.Server::settings).toList(), CALL_TIMEOUT,
                 Duration.ofHours(1), line -> { }, Clock.systemUTC()).start();
         catalogs.add(catalog);
-        return new Gateway(catalog, store, versions, new GatewayConfig(servers, rules, Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(),
+        return new Gateway(catalog, StoreGuard.of(store), versions, new GatewayConfig(servers, rules, Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(),
                 CachePolicy.DEFAULTS, Clock.systemUTC());
     }
 
@@ -281,7 +282,7 @@ class GatewayTest {
                 line -> { }, Clock.systemUTC()).start();
         catalogs.add(catalog);
         awaitConnected(catalog);
-        Gateway gateway = new Gateway(catalog, new MemoryCacheStore(100, Clock.systemUTC()), versions,
+        Gateway gateway = new Gateway(catalog, StoreGuard.of(new MemoryCacheStore(100, Clock.systemUTC())), versions,
                 new GatewayConfig(List.of(new GatewayConfig.Server(Downstream.lab("lab", true), false)), List.of(),
                         Duration.ofSeconds(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(), CachePolicy.DEFAULTS, Clock.systemUTC());
         String before = versions.versions().get("lab__get_count");

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.execache.cli.settings.GatewayConfig;
+import dev.execache.core.StoreGuard;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolCacheRule;
@@ -81,7 +82,7 @@ class ResourceCacheTest {
         McpToolCatalog catalog = new McpToolCatalog(List.of(settings), Duration.ofSeconds(60), Duration.ofHours(1),
                 line -> { }, Clock.systemUTC()).start();
         // versions of its own, as each serve has: two configurations of lab would otherwise replace each other's
-        Gateway gateway = new Gateway(catalog, fixture.store, new MutableToolVersions(), config.policy(),
+        Gateway gateway = new Gateway(catalog, StoreGuard.of(fixture.store), new MutableToolVersions(), config.policy(),
                 CachePolicy.DEFAULTS, fixture.clock);
         Pipe toServer = Pipe.open();
         Pipe fromServer = Pipe.open();

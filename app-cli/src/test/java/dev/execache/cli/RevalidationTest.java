@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.execache.cli.settings.GatewayConfig;
+import dev.execache.core.StoreGuard;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CacheStats;
 import dev.execache.core.CacheStatus;
@@ -76,10 +77,10 @@ class RevalidationTest {
                 Duration.ofHours(1), line -> { }, Clock.systemUTC()).start();
         Path dir = Files.createTempDirectory("execache-revalidation");
         store = new SqliteCacheStore(dir.resolve("cache.db"), 100, CLOCK);
-        gateway = new Gateway(catalog, store, VERSIONS, new GatewayConfig(servers,
+        gateway = new Gateway(catalog, StoreGuard.of(store), VERSIONS, new GatewayConfig(servers,
                 List.of(ToolCacheRule.cache("lab__shelf_*", SHELF_TTL, 100)), Duration.ofHours(1))
                 .withCacheWhenSlowerThan(Duration.ZERO).policy(), CachePolicy.DEFAULTS, CLOCK);
-        executor = new CachedExecutor(counted, store, VERSIONS, CachePolicy.DEFAULTS, CLOCK);
+        executor = CachedExecutor.builder(counted, store).toolVersions(VERSIONS).clock(CLOCK).build();
         executor.useCodeTools(gateway);
     }
 
@@ -127,7 +128,7 @@ class RevalidationTest {
         }
         assertThat(stale.expiresAt()).isEqualTo(CLOCK.instant().plus(SHELF_TTL));
         assertThat(run("unchanged").status()).isEqualTo(CacheStatus.HIT);
-        CacheStats stats = executor.stats();
+        CacheStats stats = executor.policy().stats();
         assertThat(stats.revalidations()).isGreaterThanOrEqualTo(1);
         assertThat(CachedExecutor.traceOf(store.peek(first.key()).orElseThrow()))
                 .extracting(CachedExecutor.TracedCall::tool)
@@ -152,7 +153,7 @@ class RevalidationTest {
             assertThat(after.at("/reads/" + shelf).intValue()).as("reads of shelf " + shelf)
                     .isEqualTo(before.at("/reads/" + shelf).intValue() + 1);
         }
-        assertThat(executor.stats().revalidationsChanged()).isGreaterThanOrEqualTo(1);
+        assertThat(executor.policy().stats().revalidationsChanged()).isGreaterThanOrEqualTo(1);
     }
 
     @Test

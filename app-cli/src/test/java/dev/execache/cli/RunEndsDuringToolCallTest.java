@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.execache.cli.output.Output;
 import dev.execache.cli.settings.GatewayConfig;
+import dev.execache.core.StoreGuard;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CachedExecutor;
 import dev.execache.core.ErrorType;
@@ -87,10 +88,10 @@ class RunEndsDuringToolCallTest {
             }
         }, Clock.systemUTC()).start();
         store = new MemoryCacheStore(100, Clock.systemUTC());
-        gateway = new Gateway(catalog, store, versions,
+        gateway = new Gateway(catalog, StoreGuard.of(store), versions,
                 new GatewayConfig(List.of(new GatewayConfig.Server(lab, true)), List.of(), Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(),
                 CachePolicy.DEFAULTS, Clock.systemUTC());
-        executor = new CachedExecutor(sandbox, store, versions, CachePolicy.DEFAULTS, Clock.systemUTC());
+        executor = CachedExecutor.builder(sandbox, store).toolVersions(versions).build();
         executor.useCodeTools(gateway);
     }
 
@@ -114,7 +115,7 @@ class RunEndsDuringToolCallTest {
         assertThat(outcome.toolCalls()).extracting(ToolCallRecord::tool, ToolCallRecord::cancelled)
                 .containsExactly(org.assertj.core.groups.Tuple.tuple("lab__slow_write",
                         ToolCallRecord.Cancelled.POSSIBLY_APPLIED));
-        assertThat(executor.inspect(outcome.key())).isEmpty();
+        assertThat(executor.policy().inspect(outcome.key())).isEmpty();
         JsonNode server = cancellations();
         assertThat(server.at("/cancelled/0/tool").textValue()).isEqualTo("slow_write");
         assertThat(server.at("/cancelled/0/reason").textValue()).isEqualTo("the run that made the call ended");
@@ -134,7 +135,7 @@ class RunEndsDuringToolCallTest {
         assertThat(outcome.toolCalls()).extracting(ToolCallRecord::tool, ToolCallRecord::cancelled)
                 .containsExactly(org.assertj.core.groups.Tuple.tuple("lab__crash", null),
                         org.assertj.core.groups.Tuple.tuple("lab__increment", ToolCallRecord.Cancelled.NOT_APPLIED));
-        assertThat(executor.inspect(outcome.key())).isEmpty();
+        assertThat(executor.policy().inspect(outcome.key())).isEmpty();
     }
 
     @Test

@@ -48,7 +48,7 @@ final class ServeFixture {
         ObjectNode described = Json.MAPPER.createObjectNode();
         StoreDescription.of(settings).putInto(described);
         this.serveSettings = new ServeSettings(settings.limits(), ConfigFile.DEFAULT_NAME, described);
-        this.executor = new CachedExecutor(sandbox, store, versions, CachePolicy.DEFAULTS, clock);
+        this.executor = CachedExecutor.builder(sandbox, store).toolVersions(versions).clock(clock).build();
     }
 
     private ExecutionResult run(ExecutionRequest request) {

@@ -8,6 +8,7 @@ import dev.execache.mcp.server.Json;
 import dev.execache.mcp.server.McpStdioServer;
 import dev.execache.mcp.server.ServeTools;
 import dev.execache.cli.settings.GatewayConfig;
+import dev.execache.core.StoreGuard;
 import dev.execache.core.CachePolicy;
 import dev.execache.tools.mcp.McpToolCatalog;
 import dev.execache.mcp.server.RawMcpClient;
@@ -46,7 +47,7 @@ class ServeGatewayTest {
                 List.of(), Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO);
         catalog = new McpToolCatalog(List.of(Downstream.lab("lab", true)), Duration.ofSeconds(20), Duration.ofHours(1),
                 serverLines::add, Clock.systemUTC()).start();
-        gateway = new Gateway(catalog, fixture.store, fixture.versions, config.policy(), CachePolicy.DEFAULTS,
+        gateway = new Gateway(catalog, StoreGuard.of(fixture.store), fixture.versions, config.policy(), CachePolicy.DEFAULTS,
                 fixture.clock);
         Pipe toServer = Pipe.open();
         Pipe fromServer = Pipe.open();

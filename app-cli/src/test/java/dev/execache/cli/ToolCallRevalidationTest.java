@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.execache.cli.settings.GatewayConfig;
+import dev.execache.core.StoreGuard;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CacheStatus;
 import dev.execache.core.Freshness;
@@ -60,7 +61,7 @@ class ToolCallRevalidationTest {
     }
 
     private static Gateway gateway(List<ToolCacheRule> rules) {
-        return new Gateway(catalog, store, new MutableToolVersions(), new GatewayConfig(servers, rules,
+        return new Gateway(catalog, StoreGuard.of(store), new MutableToolVersions(), new GatewayConfig(servers, rules,
                 Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(), CachePolicy.DEFAULTS, CLOCK);
     }
 

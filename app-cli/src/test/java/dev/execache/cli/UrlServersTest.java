@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.execache.cli.settings.GatewayConfig;
+import dev.execache.core.StoreGuard;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.MutableClock;
 import dev.execache.core.MutableToolVersions;
@@ -67,7 +68,7 @@ class UrlServersTest {
         catalog = new McpToolCatalog(List.of(settings), CALL_TIMEOUT, Duration.ofHours(1), line -> { }, clock).start();
         catalogs.add(catalog);
         GatewayConfig.Server server = new GatewayConfig.Server(settings, true);
-        return new Gateway(catalog, new MemoryCacheStore(100, clock), versions,
+        return new Gateway(catalog, StoreGuard.of(new MemoryCacheStore(100, clock)), versions,
                 new GatewayConfig(List.of(server), List.of(), Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(), CachePolicy.DEFAULTS, clock);
     }
 

@@ -1,5 +1,6 @@
 package dev.execache.benchmarks;
 
+import dev.execache.core.Freshness;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.ToolCallRequest;
 import dev.execache.core.CacheStatus;
@@ -58,8 +59,7 @@ public class AnswerIdentityBenchmark {
         request = ExecutionRequest.of(code, Map.of("limit", 10, "user", "ada"));
         MemoryCacheStore store = new MemoryCacheStore(100, Clock.systemUTC());
         MutableToolVersions versions = new MutableToolVersions(Map.of("github__list_commits", "mcp:0123456789abcdef0123456789abcdef"));
-        executor = new CachedExecutor((r, tools) -> ExecutionResult.success("{\"answer\":42}", "", Duration.ofMillis(40)),
-                store, versions, CachePolicy.DEFAULTS.withTtl(Duration.ofDays(1)), Clock.systemUTC());
+        executor = CachedExecutor.builder((r, tools) -> ExecutionResult.success("{\"answer\":42}", "", Duration.ofMillis(40)), store).toolVersions(versions).cachePolicy(CachePolicy.DEFAULTS.withTtl(Duration.ofDays(1))).build();
         executor.useCodeTools(new ThreeServers());
         executor.execute(request);
         if (executor.execute(request).status() != CacheStatus.HIT) {
@@ -87,7 +87,7 @@ public class AnswerIdentityBenchmark {
         }
 
         @Override
-        public CodeToolCall call(String server, String name, String argumentsJson) {
+        public CodeToolCall call(String server, String name, String argumentsJson, String agent, Freshness freshness) {
             throw new UnsupportedOperationException("a hit calls nothing");
         }
     }

@@ -57,8 +57,7 @@ final class ConcurrencyFigures {
             awaitPool(deno, settings);
 
             CountingSandbox counting = new CountingSandbox(deno);
-            CachedExecutor executor = new CachedExecutor(counting, new MemoryCacheStore(), new MutableToolVersions(Map.of()),
-                    CachePolicy.DEFAULTS, Clock.systemUTC());
+            CachedExecutor executor = CachedExecutor.builder(counting, new MemoryCacheStore()).toolVersions(new MutableToolVersions(Map.of())).build();
             ExecutorService threads = Executors.newFixedThreadPool(THREADS);
             try {
                 CountDownLatch ready = new CountDownLatch(THREADS);

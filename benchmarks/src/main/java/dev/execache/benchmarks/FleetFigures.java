@@ -120,7 +120,7 @@ public final class FleetFigures {
         try (RedisServerProcess server = RedisServerProcess.start();
                 RedisCacheStore store = RedisCacheStore.connect(RedisStoreSettings.of(server.url()), Clock.systemUTC())) {
             Sandbox sandbox = (request, tools) -> ExecutionResult.success("1", "", Duration.ZERO);
-            CachedExecutor executor = new CachedExecutor(sandbox, store, Map::of, CachePolicy.DEFAULTS, Clock.systemUTC());
+            CachedExecutor executor = CachedExecutor.builder(sandbox, store).build();
             List<Double> before = new ArrayList<>();
             for (int i = 0; i < 200; i++) {
                 long start = System.nanoTime();

@@ -59,10 +59,7 @@ public class HitPathBenchmark {
         code = code.substring(code.length() - codeBytes);
         request = ExecutionRequest.of(code, Map.of("limit", 10, "user", "ada", "tags", List.of("a", "b")));
         store = new MemoryCacheStore(100, Clock.systemUTC());
-        executor = new CachedExecutor(
-                (r, tools) -> ExecutionResult.success("{\"answer\":42}", "", Duration.ofMillis(40)),
-                store, new MutableToolVersions(Map.of("github", "v1")), CachePolicy.DEFAULTS.withTtl(Duration.ofDays(1)),
-                Clock.systemUTC());
+        executor = CachedExecutor.builder((r, tools) -> ExecutionResult.success("{\"answer\":42}", "", Duration.ofMillis(40)), store).toolVersions(new MutableToolVersions(Map.of("github", "v1"))).cachePolicy(CachePolicy.DEFAULTS.withTtl(Duration.ofDays(1))).build();
         ExecutionOutcome first = executor.execute(request);
         key = first.key();
         ExecutionOutcome second = executor.execute(request);

@@ -1,5 +1,6 @@
 package dev.execache.benchmarks;
 
+import dev.execache.core.Freshness;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.ToolCallRequest;
 import dev.execache.core.CacheStatus;
@@ -100,10 +101,12 @@ public final class RevalidationFigures {
         CachePolicy policy = CachePolicy.DEFAULTS.withTtl(TTL).withEnabled(mode != Mode.PLAIN);
         DataServer server = new DataServer(store, clock, mode != Mode.PLAIN);
         CountingSandbox sandbox = new CountingSandbox(deno);
-        CachedExecutor executor = new CachedExecutor(sandbox, store, server.versions, policy, clock);
+        CachedExecutor.Builder building = CachedExecutor.builder(sandbox, store).toolVersions(server.versions)
+                .cachePolicy(policy).clock(clock);
         if (mode == Mode.NO_REVALIDATION) {
-            executor.keepForRevalidation(0, 0, Duration.ofHours(1));
+            building.keepForRevalidation(0, 0, Duration.ofHours(1));
         }
+        CachedExecutor executor = building.build();
         executor.useCodeTools(server);
         ExecutionRequest request = new ExecutionRequest(CODE, null, Set.of(), Limits.DEFAULTS);
         Map<CacheStatus, Integer> statuses = new EnumMap<>(CacheStatus.class);
@@ -154,7 +157,7 @@ public final class RevalidationFigures {
         }
 
         @Override
-        public CodeToolCall call(String server, String tool, String argumentsJson) {
+        public CodeToolCall call(String server, String tool, String argumentsJson, String agent, Freshness freshness) {
             String name = server + "__" + tool;
             ToolCallOutcome outcome = cache.call(ToolCallRequest.of(name, Map.of()));
             return new CodeToolCall(name, versions.versions().get(name), outcome, !outcome.result().isError(),

@@ -104,8 +104,7 @@ final class WorkflowFigures {
             if (!SandboxProbe.awaitWarmRunners(deno, settings.warmPoolSize(), Duration.ofSeconds(30))) {
                 throw new IllegalStateException("the warm pool did not fill within 30 s");
             }
-            CachedExecutor executor = new CachedExecutor(sandbox, store, new MutableToolVersions(Map.of()), policy,
-                    Clock.systemUTC());
+            CachedExecutor executor = CachedExecutor.builder(sandbox, store).toolVersions(new MutableToolVersions(Map.of())).cachePolicy(policy).build();
             int before = sandbox.executions();
             double[] millis = new double[requests.size()];
             int hits = 0;
@@ -128,13 +127,13 @@ final class WorkflowFigures {
 
     /** Which requests repeat an earlier one exactly, i.e. have the key of an earlier one. */
     private static boolean[] repeats(List<ExecutionRequest> requests) {
-        CachedExecutor keys = new CachedExecutor((request, tools) -> {
+        CachedExecutor keys = CachedExecutor.builder((request, tools) -> {
             throw new UnsupportedOperationException("only computes keys");
-        }, new MemoryCacheStore(), new MutableToolVersions(Map.of()), POLICY, Clock.systemUTC());
+        }, new MemoryCacheStore()).toolVersions(new MutableToolVersions(Map.of())).cachePolicy(POLICY).build();
         Set<String> seen = new HashSet<>();
         boolean[] repeat = new boolean[requests.size()];
         for (int i = 0; i < requests.size(); i++) {
-            repeat[i] = !seen.add(keys.keyFor(requests.get(i)));
+            repeat[i] = !seen.add(keys.policy().keyFor(requests.get(i)));
         }
         return repeat;
     }

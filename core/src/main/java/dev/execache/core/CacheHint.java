@@ -2,7 +2,8 @@ package dev.execache.core;
 
 /**
  * What a server said about caching one of its results, in the result's {@code _meta} as
- * {@code cache_hint} (the proposal SEP-2419, modelcontextprotocol/modelcontextprotocol#2419).
+ * {@code cache_hint} (the proposal SEP-2419, modelcontextprotocol/modelcontextprotocol#2419), or that the result
+ * depended on the agent that asked ({@link #AGENT_ANSWERED}).
  */
 public enum CacheHint {
     /** The server said nothing. */
@@ -14,7 +15,12 @@ public enum CacheHint {
      * the rules keep uncached (one that may change something); for a tool the rules cache, the
      * result is stored even when the tool answers fast.
      */
-    CACHE;
+    CACHE,
+    /**
+     * The server asked the agent something during the call (sampling, elicitation, roots) and the result depended on
+     * the answer: it is that agent's, at that moment, and never stored.
+     */
+    AGENT_ANSWERED;
 
     /** The hint a {@code cache_hint} value names; {@link #NONE} for anything else. */
     public static CacheHint of(Object value) {

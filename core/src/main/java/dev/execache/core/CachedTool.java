@@ -84,7 +84,7 @@ public final class CachedTool {
 
     private CachedTool(Builder builder) {
         this.invoker = builder.invoker;
-        this.store = new StoreGuard(builder.store);
+        this.store = builder.store.forFace();
         store.useTelemetry(builder.telemetry);
         this.loop = new PolicyLoop(store, builder.clock, builder.ticker);
         rules = List.copyOf(builder.rules);
@@ -101,8 +101,17 @@ public final class CachedTool {
         toolVersions.addListener(this::invalidate);
     }
 
-    public static Builder builder(ToolInvoker invoker, CacheStore store) {
+    /**
+     * A builder of a tool cache that asks {@code invoker} and keeps answers in the store {@code store}
+     * guards; give the same guard to every face on that store ({@link StoreGuard#of}).
+     */
+    public static Builder builder(ToolInvoker invoker, StoreGuard store) {
         return new Builder(invoker, store);
+    }
+
+    /** As {@link #builder(ToolInvoker, StoreGuard)}, with a guard of its own: for a tool cache alone on its store. */
+    public static Builder builder(ToolInvoker invoker, CacheStore store) {
+        return new Builder(invoker, StoreGuard.of(store));
     }
 
     /**
@@ -166,7 +175,10 @@ public final class CachedTool {
             listeners.forEach(listener -> listener.onEviction(rule.get().toolGlob(), evicted));
         }
         String because = outcome.status() == CacheStatus.STORE_ERROR ? "the store is unavailable"
-                : outcome.notStored() == null ? null : notStoredBecause(tool, outcome.notStored());
+                : outcome.notStored() == null ? null
+                : outcome.result().hint() == CacheHint.AGENT_ANSWERED ? "the server asked the agent during the call"
+                        + " (sampling, elicitation or roots): the answer is that agent's, at that moment"
+                : notStoredBecause(tool, outcome.notStored());
         return new ToolCallOutcome(outcome.result(), outcome.status(), outcome.expiresAt(), outcome.storedAt(), because);
     }
 
@@ -536,7 +548,7 @@ public final class CachedTool {
             if (result.isError()) {
                 return Optional.empty();
             }
-            if (result.hint() == CacheHint.NO_CACHE) {
+            if (result.hint() == CacheHint.NO_CACHE || result.hint() == CacheHint.AGENT_ANSWERED) {
                 notStored = Counter.UNCACHEABLE_SERVER_HINT;
                 return Optional.empty();
             }
@@ -565,7 +577,7 @@ public final class CachedTool {
     /** Builds a {@link CachedTool}; every setting is checked when it is set. */
     public static final class Builder {
         private final ToolInvoker invoker;
-        private final CacheStore store;
+        private final StoreGuard store;
         private final List<ToolCacheRule> rules = new ArrayList<>();
         private ToolCacheRule defaultRule = ToolCacheRule.cache("*", CachePolicy.DEFAULT_TTL, CachePolicy.DEFAULT_MAX_ENTRIES)
                 .measured(true);
@@ -580,7 +592,7 @@ public final class CachedTool {
         private Predicate<String> validatorUsable = tool -> true;
         private Duration keepForRevalidation = CachedExecutor.DEFAULT_KEEP_FOR_REVALIDATION;
 
-        private Builder(ToolInvoker invoker, CacheStore store) {
+        private Builder(ToolInvoker invoker, StoreGuard store) {
             this.invoker = Objects.requireNonNull(invoker, "invoker must not be null");
             this.store = Objects.requireNonNull(store, "store must not be null");
         }

@@ -14,17 +14,16 @@ import java.net.NoRouteToHostException;
 import java.net.UnknownHostException;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Collections;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.WeakHashMap;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
@@ -42,17 +41,16 @@ import java.util.function.Supplier;
  * once when it starts, as what it is, and once when it ends, with what it cost: the calls it
  * touched and the store operations that failed (added to {@link Counter#STORE_ERRORS} once the
  * store takes writes again). Counts the store refused are kept here meanwhile, shown by
- * {@link #counters()}, and written when it takes them again.
+ * {@code counters()}, and written when it takes them again.
  *
- * <p>The outage is the store's, not this guard's: every guard of one store (a {@code serve}
- * process has an executor and a tool cache on it, the resident server an executor per command)
- * shares it, so one outage is one warning and one recovery line per process.
+ * <p>The outage is the store's: build one guard per store ({@link #of}) and give it to every face
+ * on that store (a {@code serve} process has an executor and a tool cache on it, the resident
+ * server an executor per command), so that one outage is one warning and one recovery line per
+ * process. Each face reports spans and counts to its own {@link Telemetry} through a view of the
+ * guard ({@code forFace}) that shares the store and its outage.
  */
-final class StoreGuard {
+public final class StoreGuard {
     private static final System.Logger LOG = System.getLogger("dev.execache.core");
-
-    /** Weak keys: an outage is forgotten with its store. An outage holds nothing of the store. */
-    private static final Map<CacheStore, Outage> OUTAGES = Collections.synchronizedMap(new WeakHashMap<>());
 
     /** The outages a store operation failed in during the policy call running on this thread. */
     private static final ThreadLocal<Set<Outage>> CALL = new ThreadLocal<>();
@@ -67,9 +65,24 @@ final class StoreGuard {
     private final Outage outage;
     private volatile Telemetry telemetry = Telemetry.NONE;
 
-    StoreGuard(CacheStore store) {
+    private StoreGuard(CacheStore store, Outage outage) {
         this.store = store;
-        this.outage = OUTAGES.computeIfAbsent(store, ignored -> new Outage());
+        this.outage = outage;
+    }
+
+    /** A guard of {@code store}, to be shared by every face ({@code CachedExecutor}, {@code CachedTool}) built on it. */
+    public static StoreGuard of(CacheStore store) {
+        return new StoreGuard(Objects.requireNonNull(store, "store must not be null"), new Outage());
+    }
+
+    /** The store this guards. */
+    public CacheStore store() {
+        return store;
+    }
+
+    /** A face's view of this guard: the same store and outage, spans and counts reported to its own telemetry. */
+    StoreGuard forFace() {
+        return new StoreGuard(store, outage);
     }
 
     /** Where spans and counts are reported besides the store. */
@@ -333,7 +346,7 @@ final class StoreGuard {
         return null;
     }
 
-    /** One store's outage, shared by every guard of that store. */
+    /** One store's outage, shared by every face's view of its guard. */
     private static final class Outage {
         volatile State state = State.UP;
         /** Store operations that failed and are not in the store's own counter yet. */

@@ -207,7 +207,7 @@ public abstract class CacheStoreContract {
     @Test
     void aDamagedValueIsNeverServedItIsRemovedCountedAndRunAgain() throws Exception {
         ScriptedSandbox sandbox = ScriptedSandbox.echo();
-        CachedExecutor executor = new CachedExecutor(sandbox, store, Map::of, CachePolicy.DEFAULTS, clock);
+        CachedExecutor executor = CachedExecutor.builder(sandbox, store).clock(clock).build();
         ExecutionRequest request = ExecutionRequest.of("return 1", Map.of());
         String key = executor.execute(request).key();
 
@@ -862,7 +862,7 @@ public abstract class CacheStoreContract {
         assertThat(store.peek(key)).as("removed with the answers of a cleared tool").isEmpty();
 
         runs.execute(run);
-        runs.clear(CacheKeys.toolCallPattern(ServerThroughCache.READ));
+        runs.policy().clear(CacheKeys.toolCallPattern(ServerThroughCache.READ));
         assertThat(store.peek(key)).as("removed with the answers cleared by key").isEmpty();
 
         runs.execute(run);

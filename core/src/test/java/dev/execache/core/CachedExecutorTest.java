@@ -48,7 +48,7 @@ class CachedExecutorTest {
     void setUp() {
         stored = new SimpleStore(clock);
         store = new SwitchableStore(stored);
-        executor = new CachedExecutor(sandbox, store, tools, CachePolicy.DEFAULTS, clock);
+        executor = CachedExecutor.builder(sandbox, store).toolVersions(tools).clock(clock).build();
     }
 
     private static ExecutionRequest request(String code) {
@@ -97,7 +97,7 @@ class CachedExecutorTest {
             assertThat(second.status()).isEqualTo(CacheStatus.MISS);
         }
         assertThat(sandbox.executions()).isEqualTo(4);
-        assertThat(executor.stats().entries()).isZero();
+        assertThat(executor.policy().stats().entries()).isZero();
     }
 
     @Test
@@ -114,7 +114,7 @@ class CachedExecutorTest {
 
     @Test
     void configuredTtlIsUsed() {
-        executor = new CachedExecutor(sandbox, store, tools, CachePolicy.DEFAULTS.withTtl(Duration.ofSeconds(90)), clock);
+        executor = CachedExecutor.builder(sandbox, store).toolVersions(tools).cachePolicy(CachePolicy.DEFAULTS.withTtl(Duration.ofSeconds(90))).clock(clock).build();
         executor.execute(request("return 1"));
 
         clock.advance(Duration.ofSeconds(90));
@@ -124,7 +124,7 @@ class CachedExecutorTest {
 
     @Test
     void disabledCacheNeitherReadsNorStoresAndCountsEachRunAsBypassed() {
-        executor = new CachedExecutor(sandbox, store, tools, CachePolicy.DEFAULTS.withEnabled(false), clock);
+        executor = CachedExecutor.builder(sandbox, store).toolVersions(tools).cachePolicy(CachePolicy.DEFAULTS.withEnabled(false)).clock(clock).build();
 
         ExecutionOutcome first = executor.execute(request("return 1"));
         ExecutionOutcome second = executor.execute(request("return 1"));
@@ -134,8 +134,8 @@ class CachedExecutorTest {
         assertThat(sandbox.executions()).isEqualTo(2);
         assertThat(store.calls()).as("one count per run, nothing else").isEqualTo(2);
         assertThat(store.entries()).isEmpty();
-        assertThat(executor.stats().bypassed()).isEqualTo(2);
-        assertThat(executor.stats().hits() + executor.stats().misses()).isZero();
+        assertThat(executor.policy().stats().bypassed()).isEqualTo(2);
+        assertThat(executor.policy().stats().hits() + executor.policy().stats().misses()).isZero();
     }
 
     @Test
@@ -156,7 +156,7 @@ class CachedExecutorTest {
         assertThat(sandbox.executions()).isEqualTo(1);
         assertThat(outcomes).hasSize(32).allSatisfy(outcome ->
                 assertThat(outcome.result().error().message()).isEqualTo("boom"));
-        assertThat(executor.stats().entries()).isZero();
+        assertThat(executor.policy().stats().entries()).isZero();
     }
 
     @Test
@@ -164,7 +164,7 @@ class CachedExecutorTest {
         List<ExecutionOutcome> outcomes = runTogether(20, () -> sandbox.answer(request ->
                 ExecutionResult.success("42", "", Duration.ofMillis(100))));
 
-        CacheStats stats = executor.stats();
+        CacheStats stats = executor.policy().stats();
         assertThat(stats.misses()).isEqualTo(1);
         assertThat(stats.shared()).isEqualTo(19);
         assertThat(stats.hits() + stats.misses() + stats.shared()).isEqualTo(outcomes.size());
@@ -187,7 +187,7 @@ class CachedExecutorTest {
             }
             return ExecutionResult.success("7", "", Duration.ofMillis(5));
         };
-        CachedExecutor cancelling = new CachedExecutor(firstIsCancelled, store, tools, CachePolicy.DEFAULTS, clock);
+        CachedExecutor cancelling = CachedExecutor.builder(firstIsCancelled, store).toolVersions(tools).clock(clock).build();
         ExecutorService pool = Executors.newFixedThreadPool(2);
         try {
             Future<ExecutionOutcome> leader = pool.submit(() -> cancelling.execute(request("return 7")));
@@ -236,7 +236,7 @@ class CachedExecutorTest {
             awaitOthersParked(workers);
             return sandbox.execute(request);
         };
-        CachedExecutor together = new CachedExecutor(holdsUntilOthersWait, store, tools, CachePolicy.DEFAULTS, clock);
+        CachedExecutor together = CachedExecutor.builder(holdsUntilOthersWait, store).toolVersions(tools).clock(clock).build();
         try {
             List<Future<ExecutionOutcome>> futures = new ArrayList<>();
             for (int i = 0; i < threads; i++) {
@@ -281,8 +281,8 @@ class CachedExecutorTest {
 
         tools.set("github", "v2");
 
-        assertThat(executor.stats().entries()).isEqualTo(1);
-        assertThat(executor.stats().invalidations()).isEqualTo(1);
+        assertThat(executor.policy().stats().entries()).isEqualTo(1);
+        assertThat(executor.policy().stats().invalidations()).isEqualTo(1);
         assertThat(executor.execute(request("uses sql").withTools(Set.of("sql"))).status()).isEqualTo(CacheStatus.HIT);
         assertThat(executor.execute(request("uses github").withTools(Set.of("github"))).status()).isEqualTo(CacheStatus.MISS);
     }
@@ -311,8 +311,8 @@ class CachedExecutorTest {
         executor.execute(request("uses sql").withTools(Set.of("sql")));
 
         MutableToolVersions nextRun = new MutableToolVersions(Map.of("github", "v2", "sql", "3"));
-        CachedExecutor next = new CachedExecutor(sandbox, store, nextRun, CachePolicy.DEFAULTS, clock);
-        List<Invalidation> invalidations = next.synchronizeToolVersions();
+        CachedExecutor next = CachedExecutor.builder(sandbox, store).toolVersions(nextRun).clock(clock).build();
+        List<Invalidation> invalidations = next.policy().synchronizeToolVersions();
 
         assertThat(invalidations).containsExactly(new Invalidation("github", "v1", "v2", 1));
         assertThat(next.execute(request("uses sql").withTools(Set.of("sql"))).status()).isEqualTo(CacheStatus.HIT);
@@ -324,14 +324,12 @@ class CachedExecutorTest {
         executor.execute(request("uses github").withTools(Set.of("github")));
         int recordedBefore = stored.recorded().size();
 
-        CachedExecutor same = new CachedExecutor(sandbox, store, new MutableToolVersions(Map.of("github", "v1", "sql", "3")),
-                CachePolicy.DEFAULTS, clock);
+        CachedExecutor same = CachedExecutor.builder(sandbox, store).toolVersions(new MutableToolVersions(Map.of("github", "v1", "sql", "3"))).clock(clock).build();
         assertThat(same.execute(request("uses github").withTools(Set.of("github"))).status()).isEqualTo(CacheStatus.HIT);
         assertThat(stored.recorded()).hasSize(recordedBefore);
 
-        CachedExecutor upgraded = new CachedExecutor(sandbox, store, new MutableToolVersions(Map.of("github", "v2", "sql", "3")),
-                CachePolicy.DEFAULTS, clock);
-        assertThat(upgraded.synchronizeToolVersions()).containsExactly(new Invalidation("github", "v1", "v2", 1));
+        CachedExecutor upgraded = CachedExecutor.builder(sandbox, store).toolVersions(new MutableToolVersions(Map.of("github", "v2", "sql", "3"))).clock(clock).build();
+        assertThat(upgraded.policy().synchronizeToolVersions()).containsExactly(new Invalidation("github", "v1", "v2", 1));
         assertThat(stored.recorded()).hasSize(recordedBefore + 1).last().isEqualTo(Map.of("github", "v2"));
         assertThat(store.lastSeenVersions(CacheStore.DEFAULT_SCOPE)).isEqualTo(Map.of("github", "v2", "sql", "3"));
     }
@@ -340,10 +338,9 @@ class CachedExecutorTest {
     void projectsSharingAStoreWithDifferentVersionsOfAToolNeverInvalidateEachOther() {
         for (int round = 0; round < 3; round++) {
             for (String version : List.of("v1", "v2")) {
-                CachedExecutor project = new CachedExecutor(sandbox, store, new MutableToolVersions(Map.of("github", version)),
-                        CachePolicy.DEFAULTS, clock, Ticker.SYSTEM, "/projects/" + version + "/execache.yaml");
+                CachedExecutor project = CachedExecutor.builder(sandbox, store).toolVersions(new MutableToolVersions(Map.of("github", version))).clock(clock).versionScope("/projects/" + version + "/execache.yaml").build();
 
-                assertThat(project.synchronizeToolVersions()).as("round %d, github %s", round, version).isEmpty();
+                assertThat(project.policy().synchronizeToolVersions()).as("round %d, github %s", round, version).isEmpty();
                 assertThat(project.execute(request("uses github").withTools(Set.of("github"))).status())
                         .isEqualTo(round == 0 ? CacheStatus.MISS : CacheStatus.HIT);
             }
@@ -353,17 +350,14 @@ class CachedExecutorTest {
 
     @Test
     void aNewVersionInOneProjectRemovesOnlyEntriesMadeWithTheOldOne() {
-        CachedExecutor one = new CachedExecutor(sandbox, store, new MutableToolVersions(Map.of("github", "v1")),
-                CachePolicy.DEFAULTS, clock, Ticker.SYSTEM, "one");
-        CachedExecutor two = new CachedExecutor(sandbox, store, new MutableToolVersions(Map.of("github", "v2")),
-                CachePolicy.DEFAULTS, clock, Ticker.SYSTEM, "two");
+        CachedExecutor one = CachedExecutor.builder(sandbox, store).toolVersions(new MutableToolVersions(Map.of("github", "v1"))).clock(clock).versionScope("one").build();
+        CachedExecutor two = CachedExecutor.builder(sandbox, store).toolVersions(new MutableToolVersions(Map.of("github", "v2"))).clock(clock).versionScope("two").build();
         one.execute(request("uses github").withTools(Set.of("github")));
         two.execute(request("uses github").withTools(Set.of("github")));
 
-        CachedExecutor oneUpgraded = new CachedExecutor(sandbox, store, new MutableToolVersions(Map.of("github", "v2")),
-                CachePolicy.DEFAULTS, clock, Ticker.SYSTEM, "one");
+        CachedExecutor oneUpgraded = CachedExecutor.builder(sandbox, store).toolVersions(new MutableToolVersions(Map.of("github", "v2"))).clock(clock).versionScope("one").build();
 
-        assertThat(oneUpgraded.synchronizeToolVersions()).containsExactly(new Invalidation("github", "v1", "v2", 1));
+        assertThat(oneUpgraded.policy().synchronizeToolVersions()).containsExactly(new Invalidation("github", "v1", "v2", 1));
         assertThat(oneUpgraded.execute(request("uses github").withTools(Set.of("github"))).status())
                 .as("project two's entry, made with v2, stayed").isEqualTo(CacheStatus.HIT);
     }
@@ -377,7 +371,7 @@ class CachedExecutorTest {
         tools.set("github", "v3");
 
         assertThat(store.peek("v1:another-project")).isPresent();
-        assertThat(executor.stats().invalidations()).isEqualTo(1);
+        assertThat(executor.policy().stats().invalidations()).isEqualTo(1);
     }
 
     @Test
@@ -387,7 +381,7 @@ class CachedExecutorTest {
         executor.execute(request("a"));
         executor.execute(request("b"));
 
-        CacheStats stats = executor.stats();
+        CacheStats stats = executor.policy().stats();
 
         assertThat(stats.hits()).isEqualTo(2);
         assertThat(stats.misses()).isEqualTo(2);
@@ -408,13 +402,13 @@ class CachedExecutorTest {
         assertThat(during.status()).isEqualTo(CacheStatus.STORE_ERROR);
         assertThat(during.result().value()).isEqualTo("\"a\"");
         assertThat(during2.result().isSuccess()).isTrue();
-        assertThat(executor.stats().storeErrors()).isPositive();
+        assertThat(executor.policy().stats().storeErrors()).isPositive();
 
         store.fail(false);
         assertThat(executor.execute(request("a")).status()).isEqualTo(CacheStatus.HIT);
         executor.execute(request("c"));
         assertThat(executor.execute(request("c")).status()).isEqualTo(CacheStatus.HIT);
-        assertThat(executor.stats().storeErrors()).as("errors of the outage reach the store's counter").isPositive();
+        assertThat(executor.policy().stats().storeErrors()).as("errors of the outage reach the store's counter").isPositive();
     }
 
     @Test
@@ -424,13 +418,13 @@ class CachedExecutorTest {
             executor.execute(request("a").withAgent("agent-" + i));
         }
 
-        assertThat(executor.stats().agents()).hasSize(StoreCounters.MAX_AGENTS + 1)
+        assertThat(executor.policy().stats().agents()).hasSize(StoreCounters.MAX_AGENTS + 1)
                 .containsKey(StoreCounters.OTHER_AGENT).doesNotContainKey("agent-" + StoreCounters.MAX_AGENTS);
 
         store.fail(false);
         executor.execute(request("b").withAgent("agent-0"));
 
-        Map<String, ToolStats> agents = executor.stats().agents();
+        Map<String, ToolStats> agents = executor.policy().stats().agents();
         assertThat(agents).hasSize(StoreCounters.MAX_AGENTS + 1);
         assertThat(agents.get("agent-0").misses()).isEqualTo(2);
         assertThat(agents.get(StoreCounters.OTHER_AGENT).misses()).isEqualTo(1);
@@ -553,10 +547,12 @@ class CachedExecutorTest {
                 + " \\((\\d+) store operations failed\\); caching resumed");
     }
 
-    /** Two faces on one store (as in serve): one outage, one warning, one line when it ends. */
+    /** Two faces given one guard of their store (as in serve): one outage, one warning, one line when it ends. */
     @Test
-    void everyFaceOfOneStoreSharesItsOutage() {
-        CachedTool tool = CachedTool.builder((name, args) -> ToolResult.ok("1"), store).clock(clock).build();
+    void everyFaceGivenOneGuardSharesItsStoresOutage() {
+        StoreGuard guard = StoreGuard.of(store);
+        CachedExecutor executor = CachedExecutor.builder(sandbox, guard).toolVersions(tools).clock(clock).build();
+        CachedTool tool = CachedTool.builder((name, args) -> ToolResult.ok("1"), guard).clock(clock).build();
         List<LogRecord> records = captureCoreLog(() -> {
             store.fail(true);
             executor.execute(request("a"));
@@ -603,7 +599,7 @@ class CachedExecutorTest {
     @Test
     void storeThatIsDownFromTheStartStillRuns() {
         store.fail(true);
-        CachedExecutor fresh = new CachedExecutor(sandbox, store, tools, CachePolicy.DEFAULTS, clock);
+        CachedExecutor fresh = CachedExecutor.builder(sandbox, store).toolVersions(tools).clock(clock).build();
 
         ExecutionOutcome outcome = fresh.execute(request("a"));
 
@@ -626,7 +622,7 @@ class CachedExecutorTest {
 
         assertThat(executor.execute(reads).status()).isEqualTo(CacheStatus.MISS);
         assertThat(executor.execute(reads).status()).isEqualTo(CacheStatus.HIT);
-        assertThat(executor.keyFor(reads)).matches("v1:[0-9a-f]{32}_[0-9a-f]{32}_[0-9a-f]{32}_[0-9a-f]{32}");
+        assertThat(executor.policy().keyFor(reads)).matches("v1:[0-9a-f]{32}_[0-9a-f]{32}_[0-9a-f]{32}_[0-9a-f]{32}");
     }
 
     @Test
@@ -646,19 +642,19 @@ class CachedExecutorTest {
         executor.execute(request("a"));
         executor.execute(request("b"));
 
-        assertThat(executor.clear("v1:*")).isEqualTo(2);
-        assertThat(executor.stats().entries()).isZero();
+        assertThat(executor.policy().clear("v1:*")).isEqualTo(2);
+        assertThat(executor.policy().stats().entries()).isZero();
     }
 
     @Test
     void inspectShowsTheEntryWithoutCountingAHit() {
         String key = executor.execute(request("a").withTools(Set.of("github"))).key();
 
-        CacheEntry entry = executor.inspect(key).orElseThrow();
+        CacheEntry entry = executor.policy().inspect(key).orElseThrow();
 
         assertThat(entry.toolVersions()).isEqualTo(Map.of("github", "v1"));
         assertThat(entry.hits()).isZero();
-        assertThat(executor.stats().hits()).isZero();
-        assertThat(executor.keyFor(request("a").withTools(Set.of("github")))).isEqualTo(key);
+        assertThat(executor.policy().stats().hits()).isZero();
+        assertThat(executor.policy().keyFor(request("a").withTools(Set.of("github")))).isEqualTo(key);
     }
 }

@@ -45,7 +45,7 @@ class CodeToolsPolicyTest {
         }
 
         @Override
-        public CodeToolCall call(String server, String tool, String argumentsJson) {
+        public CodeToolCall call(String server, String tool, String argumentsJson, String agent, Freshness freshness) {
             calls.add(server + "." + tool);
             String name = server + "__" + tool;
             if (tool.equals("fail")) {
@@ -77,7 +77,7 @@ class CodeToolsPolicyTest {
     };
 
     private CachedExecutor executor(ToolVersionSource versions, CachePolicy policy) {
-        CachedExecutor executor = new CachedExecutor(sandbox, store, versions, policy, clock);
+        CachedExecutor executor = CachedExecutor.builder(sandbox, store).toolVersions(versions).cachePolicy(policy).clock(clock).build();
         executor.useCodeTools(tools);
         return executor;
     }
@@ -234,8 +234,8 @@ class CodeToolsPolicyTest {
                 .containsEntry(Counter.TOOL_ANSWER_BYTES, 24L);
         assertThat(store.counters().perAgent().get("claude-code")).containsEntry(Counter.HITS, 1L)
                 .containsEntry(Counter.KEPT_OUT_BYTES, 46L);
-        assertThat(executor.stats().keptOutTokens()).isEqualTo(11);
-        assertThat(executor.stats().agents().get("claude-code").keptOutBytes()).isEqualTo(46);
+        assertThat(executor.policy().stats().keptOutTokens()).isEqualTo(11);
+        assertThat(executor.policy().stats().agents().get("claude-code").keptOutBytes()).isEqualTo(46);
     }
 
     @Test
@@ -252,10 +252,7 @@ class CodeToolsPolicyTest {
     @Test
     void aResultLargerThanTheAnswersItUsedKeepsNothingOut() {
         CachedExecutor executor = executor(quietVersions, CachePolicy.DEFAULTS);
-        CachedExecutor wordy = new CachedExecutor((request, runTools) -> {
-            runTools.call("a", "read", "{}");
-            return ExecutionResult.success("\"" + "y".repeat(40) + "\"", "", Duration.ofMillis(5));
-        }, store, quietVersions, CachePolicy.DEFAULTS, clock);
+        CachedExecutor wordy = CachedExecutor.builder((request, runTools) -> { runTools.call("a", "read", "{}"); return ExecutionResult.success("\"" + "y".repeat(40) + "\"", "", Duration.ofMillis(5)); }, store).toolVersions(quietVersions).clock(clock).build();
         wordy.useCodeTools(tools);
 
         ExecutionOutcome ran = wordy.execute(code("a.read"));
@@ -264,6 +261,6 @@ class CodeToolsPolicyTest {
         assertThat(ran.keptOut().resultBytes()).isEqualTo(42);
         assertThat(ran.keptOut().bytes()).isZero();
         assertThat(store.counters().totals().getOrDefault(Counter.KEPT_OUT_BYTES, 0L)).isZero();
-        assertThat(executor.stats().toolAnswerBytes()).isEqualTo(12);
+        assertThat(executor.policy().stats().toolAnswerBytes()).isEqualTo(12);
     }
 }

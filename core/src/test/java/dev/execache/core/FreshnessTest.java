@@ -169,6 +169,18 @@ class FreshnessTest {
     }
 
     @Test
+    void anAnswerThatDependedOnTheAgentIsNotStoredAndSaysWhy() {
+        CachedTool cached = builder().build();
+        hint.set(CacheHint.AGENT_ANSWERED);
+
+        ToolCallOutcome first = cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a")));
+
+        assertThat(first.status()).isEqualTo(CacheStatus.MISS);
+        assertThat(first.notCachedBecause()).contains("the server asked the agent during the call");
+        assertThat(store.size()).isZero();
+    }
+
+    @Test
     void aFreshRequestWhoseAnswerIsNotStoredStillRemovesTheOlderOne() {
         CachedTool cached = builder().build();
         cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a")));
@@ -227,7 +239,7 @@ class FreshnessTest {
             runTools.call("fs", "read", "{}");
             return ExecutionResult.success("1", "", Duration.ofMillis(5));
         };
-        CachedExecutor executor = new CachedExecutor(sandbox, store, versions, CachePolicy.DEFAULTS, clock, ticker);
+        CachedExecutor executor = CachedExecutor.builder(sandbox, store).toolVersions(versions).clock(clock).ticker(ticker).build();
         executor.useCodeTools(tools);
         ExecutionRequest request = new ExecutionRequest("read", null, Set.of(), Limits.DEFAULTS);
 

@@ -72,7 +72,7 @@ class PolicyFacesTest {
                     ? ExecutionResult.failure(new ExecutionError(ErrorType.RUNTIME_ERROR, "failed"), "", WORK)
                     : ExecutionResult.success(answer, "", WORK);
         };
-        CachedExecutor executor = new CachedExecutor(sandbox, store, versions, CachePolicy.DEFAULTS, clock, ticker);
+        CachedExecutor executor = CachedExecutor.builder(sandbox, store).toolVersions(versions).clock(clock).ticker(ticker).build();
         return new Face() {
             @Override
             public String call(String input) {

@@ -42,7 +42,7 @@ class RevalidationTest {
         }
 
         @Override
-        public CodeToolCall call(String server, String tool, String argumentsJson) {
+        public CodeToolCall call(String server, String tool, String argumentsJson, String agent, Freshness freshness) {
             asked.add(server);
             mostAtOnce.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
             try {
@@ -94,7 +94,15 @@ class RevalidationTest {
     private final CachedExecutor executor = executor(CachePolicy.DEFAULTS);
 
     private CachedExecutor executor(CachePolicy policy) {
-        CachedExecutor made = new CachedExecutor(sandbox, store, versions, policy, clock, new MutableTicker());
+        return executor(builder().cachePolicy(policy));
+    }
+
+    private CachedExecutor.Builder builder() {
+        return CachedExecutor.builder(sandbox, store).toolVersions(versions).clock(clock).ticker(new MutableTicker());
+    }
+
+    private CachedExecutor executor(CachedExecutor.Builder builder) {
+        CachedExecutor made = builder.build();
         made.useCodeTools(tools);
         return made;
     }
@@ -132,7 +140,7 @@ class RevalidationTest {
         assertThat(again.toolCalls()).hasSize(3);
         assertThat(again.saved()).isEqualTo(Duration.ofSeconds(3));
         assertThat(again.expiresAt()).isEqualTo(clock.instant().plus(Duration.ofSeconds(10)));
-        CacheStats stats = executor.stats();
+        CacheStats stats = executor.policy().stats();
         assertThat(stats.revalidations()).isEqualTo(1);
         assertThat(stats.revalidationSaved()).isEqualTo(Duration.ofSeconds(3));
         assertThat(stats.hits()).isZero();
@@ -169,7 +177,7 @@ class RevalidationTest {
         assertThat(again.result().value()).isEqualTo("24");
         assertThat(runs).hasValue(2);
         assertThat(asked).containsExactlyInAnyOrder("a", "b", "c");
-        assertThat(executor.stats().revalidationsChanged()).isEqualTo(1);
+        assertThat(executor.policy().stats().revalidationsChanged()).isEqualTo(1);
         assertThat(executor.execute(code("a.read;b.read;c.read")).status()).isEqualTo(CacheStatus.HIT);
     }
 
@@ -204,7 +212,7 @@ class RevalidationTest {
             codeTools.callAfter("a", "read", "{}", 0);
             return ExecutionResult.success("1", "", Duration.ofSeconds(1)).withNondeterminism(Set.of("Math.random"));
         };
-        CachedExecutor executor = new CachedExecutor(random, store, versions, CachePolicy.DEFAULTS, clock);
+        CachedExecutor executor = CachedExecutor.builder(random, store).toolVersions(versions).clock(clock).build();
         executor.useCodeTools(tools);
 
         ExecutionOutcome ran = executor.execute(code("random"));
@@ -217,7 +225,7 @@ class RevalidationTest {
 
     @Test
     void runsKeptForRevalidationAreBoundedAndNeverServedOnceTheirTimeToBeKeptIsOver() {
-        executor.keepForRevalidation(2, 1024 * 1024, Duration.ofMinutes(1));
+        CachedExecutor executor = executor(builder().keepForRevalidation(2, 1024 * 1024, Duration.ofMinutes(1)));
         ExecutionOutcome first = executor.execute(code("a.read"));
         executor.execute(code("b.read"));
         executor.execute(code("c.read"));
@@ -230,7 +238,7 @@ class RevalidationTest {
 
     @Test
     void withNoneKeptAStaleRunRunsAgain() {
-        executor.keepForRevalidation(0, 0, Duration.ofMinutes(1));
+        CachedExecutor executor = executor(builder().keepForRevalidation(0, 0, Duration.ofMinutes(1)));
         executor.execute(code("a.read"));
         clock.advance(Duration.ofSeconds(11));
 

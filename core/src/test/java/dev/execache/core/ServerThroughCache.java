@@ -54,8 +54,7 @@ final class ServerThroughCache implements CodeTools {
     CachedExecutor executor(CacheStore store, Clock clock, String scope) {
         Sandbox sandbox = (request, tools) -> ExecutionResult.success(request.code().contains("tools.acct")
                 ? tools.call("acct", "private_items", "{}").answer().json() : "1", "", Duration.ofMillis(5));
-        CachedExecutor executor = new CachedExecutor(sandbox, store, versions, CachePolicy.DEFAULTS, clock,
-                Ticker.SYSTEM, scope);
+        CachedExecutor executor = CachedExecutor.builder(sandbox, store).toolVersions(versions).clock(clock).versionScope(scope).build();
         executor.useCodeTools(this);
         return executor;
     }
@@ -76,7 +75,7 @@ final class ServerThroughCache implements CodeTools {
     }
 
     @Override
-    public CodeToolCall call(String server, String tool, String argumentsJson) {
+    public CodeToolCall call(String server, String tool, String argumentsJson, String agent, Freshness freshness) {
         long seen = cache.writeGeneration("acct").orElseThrow();
         ToolCallOutcome outcome = cache.call(ToolCallRequest.of(READ, Map.of()).readOf("acct", seen));
         return new CodeToolCall(READ, versions.versions().get(READ), outcome, true, outcome.result().json().length(),

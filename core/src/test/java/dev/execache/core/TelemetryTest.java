@@ -40,7 +40,7 @@ class TelemetryTest {
         }
 
         @Override
-        public CodeToolCall call(String server, String tool, String argumentsJson) {
+        public CodeToolCall call(String server, String tool, String argumentsJson, String agent, Freshness freshness) {
             return new CodeToolCall(server + "__" + tool, "1", ToolResult.ok("\"x\""), true, CacheStatus.MISS, 3);
         }
     };
@@ -55,7 +55,7 @@ class TelemetryTest {
 
     @Test
     void aMissIsLookedUpThenRunAndAHitIsOnlyLookedUp() {
-        CachedExecutor executor = new CachedExecutor(sandbox, store, Map::of, CachePolicy.DEFAULTS, clock);
+        CachedExecutor executor = CachedExecutor.builder(sandbox, store).clock(clock).build();
         executor.useTelemetry(telemetry);
 
         try (Telemetry.Span request = telemetry.start("request", Telemetry.Kind.SERVER, Map.of())) {
@@ -71,7 +71,7 @@ class TelemetryTest {
 
     @Test
     void aToolCallOfCodeIsASpanUnderItsRunThoughItArrivesOnAnotherThread() {
-        CachedExecutor executor = new CachedExecutor(sandbox, store, Map::of, CachePolicy.DEFAULTS, clock);
+        CachedExecutor executor = CachedExecutor.builder(sandbox, store).clock(clock).build();
         executor.useCodeTools(tools);
         executor.useTelemetry(telemetry);
 

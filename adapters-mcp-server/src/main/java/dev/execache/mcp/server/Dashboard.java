@@ -85,7 +85,7 @@ final class Dashboard implements AutoCloseable {
     private synchronized Reading read(boolean fresh) {
         Instant now = clock.instant();
         if (fresh || last == null || Duration.between(last.at(), now).compareTo(READ_AT_MOST_EVERY) >= 0) {
-            last = new Reading(now, executor.stats(), executor.storeInOutage());
+            last = new Reading(now, executor.policy().stats(), executor.policy().storeInOutage());
             Totals totals = totals(last.stats());
             lastHour.observe(now, totals);
             lastDay.observe(now, totals);

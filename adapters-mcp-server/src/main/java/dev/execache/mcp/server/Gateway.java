@@ -15,13 +15,13 @@ import dev.execache.core.CachedTool;
 import dev.execache.core.Freshness;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.RemovalCause;
+import dev.execache.core.StoreGuard;
 import dev.execache.core.ToolCacheRule;
 import dev.execache.core.ToolCallInfo;
 import dev.execache.core.ToolCallOutcome;
 import dev.execache.core.ToolCallRequest;
 import dev.execache.core.ToolResult;
 import dev.execache.core.ToolStats;
-import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.CatalogTool;
 import dev.execache.core.spi.CodeToolCall;
 import dev.execache.core.spi.CodeTools;
@@ -125,13 +125,17 @@ public final class Gateway implements CodeTools {
     private McpSchema.LoggingLevel askedLevel;
     private final Object levelLock = new Object();
 
-    public Gateway(ToolCatalog catalog, CacheStore store, MutableToolVersions versions, GatewayPolicy config,
+    public Gateway(ToolCatalog catalog, StoreGuard store, MutableToolVersions versions, GatewayPolicy config,
             CachePolicy policy, Clock clock) {
         this(catalog, store, versions, config, policy, clock, Telemetry.NONE);
     }
 
-    /** @param telemetry where the tool cache's spans (lookup, flight wait) and counts are reported */
-    public Gateway(ToolCatalog catalog, CacheStore store, MutableToolVersions versions, GatewayPolicy config,
+    /**
+     * @param store the guard of the store the tool cache keeps answers in: the one the executor of runs
+     *     that call these tools was given, so that a store's outage is one for both
+     * @param telemetry where the tool cache's spans (lookup, flight wait) and counts are reported
+     */
+    public Gateway(ToolCatalog catalog, StoreGuard store, MutableToolVersions versions, GatewayPolicy config,
             CachePolicy policy, Clock clock, Telemetry telemetry) {
         this.catalog = catalog;
         this.versions = versions;
@@ -165,7 +169,7 @@ public final class Gateway implements CodeTools {
                     }));
                     // an answer that depended on what the agent answered (a sampled message, a person's input,
                     // its roots) is that agent's and that moment's: never stored
-                    return asked.get() ? result.withHint(CacheHint.NO_CACHE) : result;
+                    return asked.get() ? result.withHint(CacheHint.AGENT_ANSWERED) : result;
                 }, store)
                 .defaultRule(policy.enabled(), policy.ttl(), policy.maxEntries())
                 .cacheWhenSlowerThan(config.cacheWhenSlowerThan())
@@ -334,7 +338,7 @@ public final class Gateway implements CodeTools {
             answered = answered.withHint(CacheHint.NO_CACHE);
         }
         // an answer that depended on what an agent answered is that agent's, at that moment
-        return agentAsks.get() != asksBefore ? answered.withHint(CacheHint.NO_CACHE) : answered;
+        return agentAsks.get() != asksBefore ? answered.withHint(CacheHint.AGENT_ANSWERED) : answered;
     }
 
     /** A read's version: a digest of the server, the method and the server's identity, so that keys carry all three. */
@@ -729,16 +733,6 @@ public final class Gateway implements CodeTools {
     }
 
     /** What code gets: see {@link #answerOf}. */
-    @Override
-    public CodeToolCall call(String server, String tool, String argumentsJson) {
-        return call(server, tool, argumentsJson, null);
-    }
-
-    @Override
-    public CodeToolCall call(String server, String tool, String argumentsJson, String agent) {
-        return call(server, tool, argumentsJson, agent, Freshness.ANY);
-    }
-
     @Override
     public CodeToolCall call(String server, String tool, String argumentsJson, String agent, Freshness freshness) {
         CatalogTool found = null;

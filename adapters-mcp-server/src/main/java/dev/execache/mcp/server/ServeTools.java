@@ -324,7 +324,7 @@ public final class ServeTools {
         Json.runDetails(node, outcome);
         Map<String, Object> meta = CacheMeta.of(outcome.status(), outcome.storedAt(), outcome.expiresAt(),
                 outcome.status() == CacheStatus.BYPASS ? "caching is off for this run" : outcome.notStoredBecause(),
-                executor.clock().instant());
+                executor.policy().clock().instant());
         if (!result.isSuccess()) {
             CallToolResult failed = errorResult(node);
             return new CallToolResult(failed.content(), failed.isError(), failed.structuredContent(),
@@ -489,7 +489,7 @@ public final class ServeTools {
     private CallToolResult cacheStats(Map<String, Object> arguments) {
         ObjectNode node = Json.MAPPER.createObjectNode();
         node.setAll(settings.store().deepCopy());
-        node.setAll(Json.stats(executor.stats()));
+        node.setAll(Json.stats(executor.policy().stats()));
         return structured(node, false);
     }
 
@@ -520,7 +520,7 @@ public final class ServeTools {
         if (!(tool instanceof String name) || name.isBlank()) {
             return failure("tool: give the tool's name as a non-empty string");
         }
-        int removed = executor.invalidateTool(name);
+        int removed = executor.policy().invalidateTool(name);
         ObjectNode node = Json.MAPPER.createObjectNode();
         node.put("tool", name);
         node.put("removed", removed);
@@ -549,7 +549,7 @@ public final class ServeTools {
         }
         int removed;
         try {
-            removed = executor.clear(glob);
+            removed = executor.policy().clear(glob);
         } catch (IllegalArgumentException e) {
             return failure("pattern: " + e.getMessage());
         }

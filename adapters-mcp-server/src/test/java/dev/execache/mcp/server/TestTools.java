@@ -49,8 +49,7 @@ public final class TestTools {
             requests.add(request);
             return script.apply(request);
         });
-        CachedExecutor executor = new CachedExecutor(sandbox, new SimpleStore(clock), versions, CachePolicy.DEFAULTS,
-                clock);
+        CachedExecutor executor = CachedExecutor.builder(sandbox, new SimpleStore(clock)).toolVersions(versions).clock(clock).build();
         Limits limits = new Limits(Duration.ofSeconds(10), Limits.DEFAULT_MEMORY_MB, List.of(),
                 Limits.DEFAULT_MAX_OUTPUT_BYTES, Limits.DEFAULT_MAX_RESULT_BYTES, "");
         this.tools = new ServeTools(executor, new ServeSettings(limits, "execache.yaml",

@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.awaitility.Awaitility.await;
 
 import dev.execache.core.CachedTool;
+import dev.execache.core.StoreGuard;
 import dev.execache.core.ToolCallRequest;
 import dev.execache.core.MutableClock;
 import dev.execache.core.ToolResult;
@@ -152,10 +153,12 @@ class RedisFaultTest {
         try (RedisServerProcess server = RedisServerProcess.start();
                 RedisCacheStore store = RedisCacheStore.connect(RedisStoreSettings.of(server.url()), clock)) {
             logger.addHandler(capture);
+            // every face on the store is given its one guard, as serve's are
+            StoreGuard guard = StoreGuard.of(store);
             CachedTool code = CachedTool.builder(
-                    (tool, args) -> ToolResult.ok("1"), store).clock(clock).build();
+                    (tool, args) -> ToolResult.ok("1"), guard).clock(clock).build();
             CachedTool tools = CachedTool.builder(
-                    (tool, args) -> ToolResult.ok("2"), store).clock(clock).build();
+                    (tool, args) -> ToolResult.ok("2"), guard).clock(clock).build();
             code.call(ToolCallRequest.of("read", Map.of("n", 0))).result();
             tools.call(ToolCallRequest.of("read", Map.of("n", 0))).result();
 

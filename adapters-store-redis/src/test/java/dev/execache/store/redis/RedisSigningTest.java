@@ -157,9 +157,8 @@ class RedisSigningTest {
     @Test
     void aPlantedResultIsRunAgainNeverServedThroughTheExecutor() {
         ScriptedSandbox sandbox = ScriptedSandbox.echo();
-        CachedExecutor attacker = new CachedExecutor(new ScriptedSandbox(request -> ExecutionResult.success("\"planted\"", "", Duration.ofMillis(250))), store(STRANGER),
-                Map::of, CachePolicy.DEFAULTS, clock);
-        CachedExecutor fleet = new CachedExecutor(sandbox, store(OLD), Map::of, CachePolicy.DEFAULTS, clock);
+        CachedExecutor attacker = CachedExecutor.builder(new ScriptedSandbox(request -> ExecutionResult.success("\"planted\"", "", Duration.ofMillis(250))), store(STRANGER)).clock(clock).build();
+        CachedExecutor fleet = CachedExecutor.builder(sandbox, store(OLD)).clock(clock).build();
         ExecutionRequest request = ExecutionRequest.of("return 1", Map.of());
         attacker.execute(request);
 

@@ -50,11 +50,8 @@ abstract class Downstream {
     abstract ToolResult call(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress);
 
     /** As {@link #call(String, Map, Consumer)} ({@code progress} may be null), relaying the server's requests to {@code agent}. */
-    ToolResult call(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress,
-            ToolCatalog.Agent agent) {
-        // a url server's requests to the agent are not relayed yet
-        return progress == null ? call(tool, args) : call(tool, args, progress);
-    }
+    abstract ToolResult call(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress,
+            ToolCatalog.Agent agent);
 
     /** The agent for the server's requests outside any call (see {@code ToolCatalog#setSessionAgent}). */
     void setSessionAgent(ToolCatalog.Agent agent) {

@@ -30,7 +30,7 @@ final class ClearCommand extends StoreCommand {
 
     @Override
     int run(Session session, PrintWriter out) {
-        int removed = session.executor().clear(pattern);
+        int removed = session.executor().policy().clear(pattern);
         out.println("removed " + removed + (removed == 1 ? " entry" : " entries"));
         return ExitCode.OK;
     }

@@ -116,7 +116,7 @@ final class InspectCommand implements Callable<Integer> {
             String key = target.key != null ? target.key
                     : target.toolCall != null ? toolCallKey(session, session.settings(), session.toolVersions().versions())
                     : keyOf(session, flags);
-            Optional<CacheEntry> entry = session.executor().inspect(key);
+            Optional<CacheEntry> entry = session.executor().policy().inspect(key);
             PrintWriter out = spec.commandLine().getOut();
             if (entry.isEmpty()) {
                 if (json) {
@@ -143,7 +143,7 @@ final class InspectCommand implements Callable<Integer> {
             session.executor().useCodeTools(GatewayCatalog.forKeysOnly(session.settings(), environment));
         }
         try {
-            return session.executor().keyFor(new ExecutionRequest(code, contextValue,
+            return session.executor().policy().keyFor(new ExecutionRequest(code, contextValue,
                     new LinkedHashSet<>(Settings.declaredTools(flags)), session.settings().limits()));
         } catch (IllegalArgumentException e) {
             throw new UsageException(e.getMessage(), e);

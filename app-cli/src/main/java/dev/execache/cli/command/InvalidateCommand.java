@@ -30,7 +30,7 @@ final class InvalidateCommand extends StoreCommand {
 
     @Override
     int run(Session session, PrintWriter out) {
-        int removed = session.executor().invalidateTool(tool);
+        int removed = session.executor().policy().invalidateTool(tool);
         if (removed == 0 && !known(session)) {
             LOG.log(System.Logger.Level.WARNING, "no tool '" + tool + "' is known: the config names no such tool,"
                     + " this store has not seen it and no result depended on it (check the spelling)");

@@ -37,7 +37,7 @@ final class ListCommand extends StoreCommand {
     @Override
     int run(Session session, PrintWriter out) {
         Instant now = clock.instant();
-        List<CacheEntry> entries = session.executor().entries().stream()
+        List<CacheEntry> entries = session.executor().policy().entries().stream()
                 .sorted(Comparator.comparing(CacheEntry::createdAt).reversed().thenComparing(CacheEntry::key))
                 .toList();
         if (json) {

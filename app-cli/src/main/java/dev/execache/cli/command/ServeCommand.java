@@ -140,7 +140,7 @@ final class ServeCommand implements Callable<Integer> {
                 throw new IllegalStateException("serve needs tool versions it can change, not "
                         + session.toolVersions().getClass().getName());
             }
-            serving.add(CacheMBean.register(StoreDescription.of(settings), session.executor()::stats));
+            serving.add(CacheMBean.register(StoreDescription.of(settings), session.executor().policy()::stats));
             warmUp(session);
             serving.add(new ConfigWatcher(configFile(settings), versions, pinnedTools()).start(WATCH_INTERVAL));
             Telemetry telemetry = OpenTelemetryReporting.configure(environment.variables());
@@ -152,7 +152,7 @@ final class ServeCommand implements Callable<Integer> {
             session.executor().useTelemetry(telemetry);
             Gateway gateway = settings.gateway().isEmpty() ? null
                     : new Gateway(serving.add(GatewayCatalog.serve(settings, environment).useTelemetry(telemetry)),
-                            session.store(), versions, settings.gateway().policy(), settings.policy(), Clock.systemUTC(),
+                            session.guard(), versions, settings.gateway().policy(), settings.policy(), Clock.systemUTC(),
                             telemetry);
             if (gateway != null) {
                 session.executor().useCodeTools(gateway);
@@ -161,7 +161,7 @@ final class ServeCommand implements Callable<Integer> {
             if (httpSettings != null) {
                 StoreDescription store = StoreDescription.of(settings);
                 return serveHttp(serving, tools, httpSettings, settings,
-                        () -> OpenMetrics.write(session.executor().stats(), store, session.executor().storeInOutage()));
+                        () -> OpenMetrics.write(session.executor().policy().stats(), store, session.executor().policy().storeInOutage()));
             }
             // System.in itself: its buffer asks the descriptor how much more is waiting (two system calls) after each read
             InputStream stdin = environment.stdin() == System.in ? new FileInputStream(FileDescriptor.in) : environment.stdin();

@@ -152,7 +152,7 @@ final class StatsCommand extends StoreCommand {
         if (watch) {
             return watch(session, out, store);
         }
-        CacheStats stats = session.executor().stats();
+        CacheStats stats = session.executor().policy().stats();
         if (by != null && chosen() != Format.OPENMETRICS) {
             Map<String, ToolStats> rows = by.equals("agent") ? stats.agents() : stats.tools();
             if (chosen() == Format.JSON) {
@@ -173,7 +173,7 @@ final class StatsCommand extends StoreCommand {
                 node.put("entriesEstimatedBecause", entriesEstimatedBecause(session).orElse(null));
                 out.println(Json.write(node));
             }
-            case OPENMETRICS -> out.print(OpenMetrics.write(stats, store, session.executor().storeInOutage()));
+            case OPENMETRICS -> out.print(OpenMetrics.write(stats, store, session.executor().policy().storeInOutage()));
             case HUMAN -> human(out, stats, store, entriesEstimatedBecause(session));
         }
         return ExitCode.OK;
@@ -189,14 +189,14 @@ final class StatsCommand extends StoreCommand {
         Instant beforeAt = null;
         try {
             for (int refresh = 1; count == 0 || refresh <= count; refresh++) {
-                CacheStats stats = session.executor().stats();
+                CacheStats stats = session.executor().policy().stats();
                 Instant at = clock.instant();
                 if (chosen() == Format.JSON) {
                     ObjectNode node = Json.MAPPER.createObjectNode();
                     node.put("at", at.toString());
                     store.putInto(node);
                     node.setAll(Json.stats(stats));
-                    node.put("storeOutage", session.executor().storeInOutage());
+                    node.put("storeOutage", session.executor().policy().storeInOutage());
                     node.set("perSecond", perSecond(before, beforeAt, stats, at));
                     out.println(Json.write(node));
                 } else {
@@ -204,7 +204,7 @@ final class StatsCommand extends StoreCommand {
                     out.printf(Locale.ROOT, "execache stats at %s, every %s; Ctrl-C to stop%n",
                             LocalTime.ofInstant(at, ZoneId.systemDefault()).format(TIME),
                             BigDecimal.valueOf(interval).stripTrailingZeros().toPlainString() + " s");
-                    if (session.executor().storeInOutage()) {
+                    if (session.executor().policy().storeInOutage()) {
                         out.println("the store is in an outage: runs go on uncached; figures are what could be read");
                     }
                     human(out, stats, store, entriesEstimatedBecause(session));

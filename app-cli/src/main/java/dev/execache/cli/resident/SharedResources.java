@@ -1,5 +1,6 @@
 package dev.execache.cli.resident;
 
+import dev.execache.core.StoreGuard;
 import dev.execache.cli.output.CacheMBean;
 import dev.execache.cli.output.StoreDescription;
 import dev.execache.cli.session.Resources;
@@ -53,7 +54,8 @@ public final class SharedResources implements Resources {
     /** Sets of downstream servers kept running at once; one more stops the one used least recently. */
     static final int MAX_CATALOGS = 4;
 
-    private record OpenStore(CacheStore store, Object fileKey) {
+    /** A kept store with its one guard: every command on it shares the store's outage. */
+    private record OpenStore(CacheStore store, StoreGuard guard, Object fileKey) {
     }
 
     private final Map<String, OpenStore> stores = new LinkedHashMap<>();
@@ -95,11 +97,21 @@ public final class SharedResources implements Resources {
             }
             if (found == null) {
                 CacheStore store = open.get();
-                found = new OpenStore(store, file == null ? null : fileKey(file));
+                found = new OpenStore(store, StoreGuard.of(store), file == null ? null : fileKey(file));
                 stores.put(identity, found);
             }
             return found.store();
         }
+    }
+
+    @Override
+    public synchronized StoreGuard guard(CacheStore store) {
+        for (OpenStore open : stores.values()) {
+            if (open.store() == store) {
+                return open.guard();
+            }
+        }
+        return StoreGuard.of(store);
     }
 
     private static Object fileKey(Path file) {

@@ -1,5 +1,6 @@
 package dev.execache.cli.session;
 
+import dev.execache.core.StoreGuard;
 import com.google.inject.AbstractModule;
 import com.google.inject.Provides;
 import com.google.inject.Singleton;
@@ -43,6 +44,13 @@ final class AppModule extends AbstractModule {
     @Provides
     Settings settings() {
         return settings;
+    }
+
+    /** The one guard of the command's store, given to every face built on it. */
+    @Provides
+    @Singleton
+    StoreGuard guard(CacheStore store, Resources resources) {
+        return resources.guard(store);
     }
 
     @Provides

@@ -1,10 +1,9 @@
 package dev.execache.cli.session;
 
+import dev.execache.core.StoreGuard;
 import dev.execache.cli.settings.Environment;
 import dev.execache.cli.settings.Settings;
 import dev.execache.core.CachedExecutor;
-import dev.execache.core.Ticker;
-import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.Sandbox;
 import dev.execache.core.spi.ToolVersionSource;
 import jakarta.inject.Inject;
@@ -14,14 +13,14 @@ import java.time.Clock;
 
 /** Builds the policy around a sandbox, with the session's store, tool versions and clock. */
 final class CachedExecutorFactory {
-    private final CacheStore store;
+    private final StoreGuard store;
     private final ToolVersionSource toolVersions;
     private final Settings settings;
     private final Clock clock;
     private final String versionScope;
 
     @Inject
-    CachedExecutorFactory(CacheStore store, ToolVersionSource toolVersions, Settings settings, Clock clock,
+    CachedExecutorFactory(StoreGuard store, ToolVersionSource toolVersions, Settings settings, Clock clock,
             Environment environment) {
         this.store = store;
         this.toolVersions = toolVersions;
@@ -31,7 +30,8 @@ final class CachedExecutorFactory {
     }
 
     CachedExecutor create(Sandbox sandbox) {
-        return new CachedExecutor(sandbox, store, toolVersions, settings.policy(), clock, Ticker.SYSTEM, versionScope);
+        return CachedExecutor.builder(sandbox, store).toolVersions(toolVersions).cachePolicy(settings.policy()).clock(clock)
+                .versionScope(versionScope).build();
     }
 
     /**

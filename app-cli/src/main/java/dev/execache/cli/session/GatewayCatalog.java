@@ -1,5 +1,6 @@
 package dev.execache.cli.session;
 
+import dev.execache.core.Freshness;
 import dev.execache.cli.settings.Environment;
 import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.cli.settings.Settings;
@@ -107,7 +108,7 @@ public final class GatewayCatalog {
             }
 
             @Override
-            public CodeToolCall call(String server, String tool, String argumentsJson) {
+            public CodeToolCall call(String server, String tool, String argumentsJson, String agent, Freshness freshness) {
                 return CodeToolCall.refused(server, tool, "no server was started");
             }
         };

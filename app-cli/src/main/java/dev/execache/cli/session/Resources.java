@@ -1,5 +1,6 @@
 package dev.execache.cli.session;
 
+import dev.execache.core.StoreGuard;
 import dev.execache.cli.output.StoreDescription;
 import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.Sandbox;
@@ -40,6 +41,15 @@ public interface Resources {
     CacheStore store(String identity, Path file, Supplier<CacheStore> open);
 
     Sandbox sandbox(DenoSandboxSettings settings);
+
+    /**
+     * The guard of a store {@link #store} gave: one per store, shared by every face built on it
+     * (a command's executor, serve's tool cache), so that an outage is one warning however many use it.
+     * A process that keeps stores between commands keeps their guards with them.
+     */
+    default StoreGuard guard(CacheStore store) {
+        return StoreGuard.of(store);
+    }
 
     /**
      * The gateway's downstream servers for a command; the command closes what it gets when it is

@@ -1,5 +1,6 @@
 package dev.execache.cli.session;
 
+import dev.execache.core.StoreGuard;
 import dev.execache.cli.settings.Environment;
 import dev.execache.cli.settings.Settings;
 import dev.execache.core.CachedExecutor;
@@ -19,6 +20,7 @@ public final class Session implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger("dev.execache.cli");
 
     private final CacheStore store;
+    private final StoreGuard guard;
     private final LazySandbox sandbox;
     private final CachedExecutor executor;
     private final ToolVersionSource toolVersions;
@@ -26,9 +28,10 @@ public final class Session implements AutoCloseable {
     private final String versionScope;
 
     @Inject
-    Session(Settings settings, CacheStore store, Provider<Sandbox> sandboxes, CachedExecutorFactory executors,
-            ToolVersionSource toolVersions, Resources resources) {
+    Session(Settings settings, CacheStore store, StoreGuard guard, Provider<Sandbox> sandboxes,
+            CachedExecutorFactory executors, ToolVersionSource toolVersions, Resources resources) {
         this.settings = settings;
+        this.guard = guard;
         this.resources = resources;
         this.store = store;
         this.toolVersions = toolVersions;
@@ -52,6 +55,11 @@ public final class Session implements AutoCloseable {
 
     public CacheStore store() {
         return store;
+    }
+
+    /** The guard of {@link #store()} the executor was built with: give it to every other face on the store. */
+    public StoreGuard guard() {
+        return guard;
     }
 
     public ToolVersionSource toolVersions() {

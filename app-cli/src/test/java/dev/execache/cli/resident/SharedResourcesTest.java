@@ -3,9 +3,12 @@ package dev.execache.cli.resident;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.execache.core.MutableClock;
+import dev.execache.core.StoreGuard;
 import dev.execache.core.ToolResult;
+import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.CatalogTool;
 import dev.execache.core.spi.ToolCatalog;
+import dev.execache.store.memory.MemoryCacheStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -31,6 +34,21 @@ class SharedResourcesTest {
             started.add(catalog);
             return catalog;
         });
+    }
+
+    /** Each command builds its own executor: on a kept store they share its one guard, so an outage is one warning. */
+    @Test
+    void commandsOnAKeptStoreShareItsOneGuard() {
+        CacheStore store = resources.store("memory:10", null, () -> new MemoryCacheStore(10, clock));
+        CacheStore again = resources.store("memory:10", null, () -> {
+            throw new AssertionError("a kept store was opened again");
+        });
+        StoreGuard guard = resources.guard(store);
+
+        assertThat(again).isSameAs(store);
+        assertThat(resources.guard(again)).isSameAs(guard);
+        assertThat(guard.store()).isSameAs(store);
+        assertThat(resources.guard(new MemoryCacheStore(10, clock))).as("a store not kept").isNotSameAs(guard);
     }
 
     @Test

@@ -25,7 +25,7 @@ public interface CodeTools {
         }
 
         @Override
-        public CodeToolCall call(String server, String tool, String argumentsJson) {
+        public CodeToolCall call(String server, String tool, String argumentsJson, String agent, Freshness freshness) {
             return CodeToolCall.refused(server, tool, "no tools are reachable from code");
         }
     };
@@ -53,15 +53,26 @@ public interface CodeTools {
     }
 
     /**
-     * Calls a tool through the tool cache and waits for its answer. Never throws for what the tool
-     * does: a failure is an error answer. When the run ends while the call is in flight, the
-     * sandbox interrupts the thread that made it: the call then gives up at once, cancels what it
-     * asked for, and throws a {@link java.util.concurrent.CancellationException} (a
-     * {@link ToolCallCancelledException} when it knows whether the tool was reached).
+     * Calls a tool through the tool cache and waits for its answer, counted for {@code agent} and
+     * asked as fresh as {@code freshness} says. Never throws for what the tool does: a failure is an
+     * error answer. When the run ends while the call is in flight, the sandbox interrupts the thread
+     * that made it: the call then gives up at once, cancels what it asked for, and throws a
+     * {@link java.util.concurrent.CancellationException} (a {@link ToolCallCancelledException} when it
+     * knows whether the tool was reached).
+     *
+     * <p>The tools {@link dev.execache.core.CachedExecutor} hands a run count every call for the run's
+     * agent, at the run's freshness, whatever the sandbox passes: a sandbox knows neither.
      *
      * @param argumentsJson the arguments as the code gave them, as JSON text
+     * @param agent who asked (see {@link dev.execache.core.Agents}); null: counted in total only
+     * @param freshness how fresh an answer the caller accepts ({@link Freshness#ANY}: any the cache holds)
      */
-    CodeToolCall call(String server, String tool, String argumentsJson);
+    CodeToolCall call(String server, String tool, String argumentsJson, String agent, Freshness freshness);
+
+    /** As {@link #call(String, String, String, String, Freshness)} for no agent, any freshness: a sandbox's call. */
+    default CodeToolCall call(String server, String tool, String argumentsJson) {
+        return call(server, tool, argumentsJson, null, Freshness.ANY);
+    }
 
     /**
      * As {@link #call(String, String, String)}, told how many of the run's earlier calls the code
@@ -72,21 +83,5 @@ public interface CodeTools {
      */
     default CodeToolCall callAfter(String server, String tool, String argumentsJson, int answersSeen) {
         return call(server, tool, argumentsJson);
-    }
-
-    /**
-     * As {@link #call(String, String, String)}, counted for {@code agent}, the agent whose run makes
-     * the call (null: counted in total only); tools that count nothing per agent need not override it.
-     */
-    default CodeToolCall call(String server, String tool, String argumentsJson, String agent) {
-        return call(server, tool, argumentsJson);
-    }
-
-    /**
-     * As {@link #call(String, String, String, String)}, asked as fresh as {@code freshness} says
-     * (the run's own); tools that cache nothing need not override it.
-     */
-    default CodeToolCall call(String server, String tool, String argumentsJson, String agent, Freshness freshness) {
-        return call(server, tool, argumentsJson, agent);
     }
 }
