@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.core.CachePolicy;
+import dev.execache.core.StoreGuard;
 import dev.execache.mcp.server.Gateway;
 import dev.execache.mcp.server.HttpServeSettings;
 import dev.execache.mcp.server.HttpServeSettings.HttpToken;
@@ -57,7 +58,7 @@ class HttpSessionsTest {
                 List.of(), Duration.ofHours(1));
         catalog = new McpToolCatalog(List.of(Downstream.lab("lab", true)), Duration.ofSeconds(60), Duration.ofHours(1),
                 line -> { }, Clock.systemUTC()).start();
-        Gateway gateway = new Gateway(catalog, fixture.store, fixture.versions, config.policy(), CachePolicy.DEFAULTS,
+        Gateway gateway = new Gateway(catalog, StoreGuard.of(fixture.store), fixture.versions, config.policy(), CachePolicy.DEFAULTS,
                 fixture.clock);
         server = new McpHttpServer(new ServeTools(fixture.executor, fixture.serveSettings, gateway), "test",
                 new HttpServeSettings(InetAddress.getLoopbackAddress(), 0, List.of(new HttpToken("agent-a", TOKEN_A, true),
