@@ -154,7 +154,10 @@ async function callTool(name, args, extra, notify) {
       sleeps.push(record);
       // ended early by a cancel (2025: notifications/cancelled aborts the signal) or by its request closing
       const ended = new Promise((resolve) => {
-        extra?.signal?.addEventListener("abort", () => resolve("cancelled"));
+        extra?.signal?.addEventListener("abort", () => {
+          record.reason = String(extra.signal.reason ?? "");
+          resolve("cancelled");
+        });
         extra?.closed?.then(() => resolve("closed"));
       });
       const why = await Promise.race([new Promise((resolve) => setTimeout(() => resolve("answered"), args.ms)), ended]);

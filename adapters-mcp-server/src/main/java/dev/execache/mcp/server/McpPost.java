@@ -16,6 +16,8 @@ import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -52,6 +54,12 @@ final class McpPost extends Handler.Abstract {
     /** The servers' notifications to agents (2025 sessions, 2026-07-28 listen streams); null without servers. */
     private final HttpNotifications notifications;
     private final AtomicLong callIds = new AtomicLong();
+    /**
+     * The tool calls being answered in 2025-era sessions, by session, caller and request id, to their call ids: a
+     * client that cancels a call POSTs notifications/cancelled naming the request id, which means something only
+     * within its session (and only its own calls may be cancelled).
+     */
+    private final Map<SessionCall, String> sessionCalls = new ConcurrentHashMap<>();
     /** The servers' requests relayed to clients on tool calls' streams, until a client POSTs the answer. */
     private final RelayedRequests relayed = new RelayedRequests();
     private final ScheduledExecutorService heartbeats = Executors.newSingleThreadScheduledExecutor(task -> {
@@ -155,6 +163,9 @@ final class McpPost extends Handler.Abstract {
             return;
         }
         if (!(message instanceof JsonRpc.Request checked)) {
+            if (message instanceof JsonRpc.Notification notification && JsonRpc.CANCELLED.equals(notification.method())) {
+                cancelInSession(request, notification, caller);
+            }
             accepted(response, callback);
             return;
         }
@@ -185,13 +196,49 @@ final class McpPost extends Handler.Abstract {
                     + " to listen for)", null));
             return;
         }
-        if (streams && McpSchema.METHOD_TOOLS_CALL.equals(method)) {
-            stream(request, response, callback, checked, callId, agent);
+        SessionCall sessionCall = sessionCall(request, checked, caller);
+        if (sessionCall != null) {
+            sessionCalls.put(sessionCall, callId);
+        }
+        try {
+            if (streams && McpSchema.METHOD_TOOLS_CALL.equals(method)) {
+                stream(request, response, callback, checked, callId, agent);
+                return;
+            }
+            request.addIdleTimeoutListener(timeout -> false);
+            // the request counts as being answered (a stop waits for it) until the callback says these bytes are out
+            sendJson(response, callback, 200, answerOrExplain(checked, callId, null, agent, received(request)));
+        } finally {
+            if (sessionCall != null) {
+                sessionCalls.remove(sessionCall, callId);
+            }
+        }
+    }
+
+    /** A tool call of a 2025-era session. */
+    private record SessionCall(String session, String caller, Object requestId) {
+    }
+
+    /** The tool call {@code checked} as one of its session's, which a notifications/cancelled may name; else null. */
+    private static SessionCall sessionCall(Request request, JsonRpc.Request checked, HttpAccess.Caller caller) {
+        String session = request.getHeaders().get(SessionStreams.SESSION_HEADER);
+        return session == null || checked.modern() || !McpSchema.METHOD_TOOLS_CALL.equals(checked.method()) ? null
+                : new SessionCall(session, caller.agent(), InFlightCalls.key(checked.idValue()));
+    }
+
+    /** Cancels the session's tool call that a client's notifications/cancelled names, if it is being answered. */
+    private void cancelInSession(Request request, JsonRpc.Notification notification, HttpAccess.Caller caller) {
+        String session = request.getHeaders().get(SessionStreams.SESSION_HEADER);
+        JsonNode requestId = notification.params().get("requestId");
+        if (session == null || requestId == null || !(requestId.isTextual() || requestId.isIntegralNumber())) {
             return;
         }
-        request.addIdleTimeoutListener(timeout -> false);
-        // the request counts as being answered (a stop waits for it) until the callback says these bytes are out
-        sendJson(response, callback, 200, answerOrExplain(checked, callId, null, agent, received(request)));
+        String callId = sessionCalls.get(new SessionCall(session, caller.agent(),
+                InFlightCalls.key(JsonRpc.idValue(requestId))));
+        if (callId != null) {
+            LOG.log(Level.INFO, "a client cancelled a tool call of its session; stopping it");
+            protocol.cancel(callId);
+        }
     }
 
     /**
