@@ -44,10 +44,6 @@ const tools = {
     inputSchema: object({ steps: { type: "number" } }),
   },
   log_levels: { description: "The levels the client set with logging/setLevel, in order.", inputSchema: object() },
-  notify: {
-    description: "(LAB_FEATURES=1) Sends the notification named: notifications/resources/updated for uri (while it is subscribed to), notifications/resources/list_changed or notifications/prompts/list_changed; answers whether it sent it.",
-    inputSchema: object({ method: { type: "string" }, uri: { type: "string" } }),
-  },
   set_description: {
     description: "Changes a tool's description; notify: send tools/list_changed.",
     inputSchema: object({ tool: { type: "string" }, description: { type: "string" }, notify: { type: "boolean" } }),
@@ -120,7 +116,7 @@ if (hold) {
 }
 
 // LAB_FEATURES=1: it offers resources (a text one, a binary one, counters, a template), a prompt with arguments and
-// completion, and the tool resource_changed, which sends notifications/resources/updated or .../list_changed
+// completion, and the tools notify and resource_changed, which send notifications/resources/updated or .../list_changed
 const features = process.env.LAB_FEATURES === "1";
 const server = new Server({ name: "lab", version: "1.0.0" }, {
   capabilities: { tools: { listChanged: true }, logging: {}, ...(features ? featureCapabilities : {}) },
@@ -128,6 +124,10 @@ const server = new Server({ name: "lab", version: "1.0.0" }, {
 });
 if (features) {
   offerFeatures(server);
+  tools.notify = {
+    description: "Sends the notification named: notifications/resources/updated for uri (while it is subscribed to), notifications/resources/list_changed or notifications/prompts/list_changed; answers whether it sent it.",
+    inputSchema: object({ method: { type: "string" }, uri: { type: "string" } }),
+  };
   tools.resource_changed = {
     description: "Says a resource changed: with uri, notifications/resources/updated for it; else notifications/resources/list_changed.",
     inputSchema: object({ uri: { type: "string" } }),
