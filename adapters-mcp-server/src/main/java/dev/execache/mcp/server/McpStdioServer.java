@@ -39,6 +39,8 @@ public final class McpStdioServer implements AutoCloseable {
     private final StdioTransport transport;
     private final LogNotifications logs;
     private final StatelessProtocol stateless;
+    /** The 2026-07-28 era's subscriptions/listen streams; null without servers behind execache. */
+    private final ListenStreams listens;
     private final CompletableFuture<Void> stopped = new CompletableFuture<>();
 
     /** What the 2025 era's initialize declares: resources, prompts and completion when a server behind offers them. */
@@ -77,6 +79,11 @@ public final class McpStdioServer implements AutoCloseable {
         this.logs = new LogNotifications(transport);
         Logger.getLogger("dev.execache").addHandler(logs);
         if (tools.gateway() != null) {
+            // the same listen streams as over HTTP, their messages lines of this session's output
+            this.listens = new ListenStreams(tools.gateway(), new SubscribedUris(tools.gateway()));
+            transport.listenWith(listens);
+            stateless.deliverNotifications();
+            tools.gateway().onNotification(listens::notified);
             tools.gateway().onChange(this::replaceTools);
             // the servers behind the gateway log to the agent as execache does, from the level it set
             transport.onLogLevel(tools.gateway()::setLogLevel);
@@ -91,6 +98,8 @@ public final class McpStdioServer implements AutoCloseable {
                     transport.notify(McpSchema.METHOD_NOTIFICATION_MESSAGE, message);
                 }
             });
+        } else {
+            this.listens = null;
         }
     }
 
@@ -99,6 +108,7 @@ public final class McpStdioServer implements AutoCloseable {
         withdrawn.forEach(server::removeTool);
         changed.forEach(server::addTool);
         stateless.replaceTools(changed, withdrawn);
+        listens.toolsChanged();
     }
 
     /** Blocks until input has ended (and every request read has been answered) or {@link #close()} was called. */
