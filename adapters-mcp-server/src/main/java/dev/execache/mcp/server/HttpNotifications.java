@@ -24,6 +24,9 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 
 /**
  * What the servers behind the gateway send outside a call's answer, delivered to agents over HTTP:
@@ -61,6 +64,22 @@ final class HttpNotifications implements AutoCloseable {
         return thread;
     });
 
+    /** What execache logs goes to the 2025 sessions too, at each session's level, as on stdio. */
+    private final Handler ownLog = new Handler() {
+        @Override
+        public void publish(LogRecord record) {
+            logged(OwnLog.params(record));
+        }
+
+        @Override
+        public void flush() {
+        }
+
+        @Override
+        public void close() {
+        }
+    };
+
     /** @param every how often open streams are written to and sessions unused too long ended */
     HttpNotifications(Gateway gateway, LongSupplier nanoTime, Duration every) {
         this.gateway = gateway;
@@ -69,6 +88,7 @@ final class HttpNotifications implements AutoCloseable {
         this.listens = new ListenStreams(gateway, subscribed);
         gateway.onLog(this::logged);
         gateway.onNotification(this::notified);
+        Logger.getLogger("dev.execache").addHandler(ownLog);
         heartbeat.scheduleWithFixedDelay(this::keepAlive, every.toMillis(), every.toMillis(), TimeUnit.MILLISECONDS);
     }
 
@@ -261,6 +281,7 @@ final class HttpNotifications implements AutoCloseable {
         listens.notified(method, params);
     }
 
+    /** A server's log message, or execache's own: to each session whose level lets it through. */
     private void logged(ObjectNode message) {
         LoggingLevel level = JsonRpc.level(message.get("level"));
         if (level == null) {
@@ -325,6 +346,7 @@ final class HttpNotifications implements AutoCloseable {
             all = new ArrayList<>(sessions.values());
             sessions.clear();
         }
+        Logger.getLogger("dev.execache").removeHandler(ownLog);
         all.forEach(this::ended);
         listens.close(listenResult);
         heartbeat.shutdownNow();

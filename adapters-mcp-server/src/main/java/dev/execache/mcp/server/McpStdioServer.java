@@ -1,7 +1,6 @@
 package dev.execache.mcp.server;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.server.McpServer;
@@ -13,7 +12,6 @@ import java.io.OutputStream;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.List;
-import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -140,11 +138,6 @@ public final class McpStdioServer implements AutoCloseable {
         }
     }
 
-    /** The MCP log level of a log record's level. */
-    static McpSchema.LoggingLevel level(java.util.logging.Level level) {
-        return LogNotifications.level(level);
-    }
-
     /**
      * What execache logs (store outages, invalidations, Deno being installed...) also goes to the
      * client as notifications/message, at the level the client set with logging/setLevel.
@@ -158,27 +151,9 @@ public final class McpStdioServer implements AutoCloseable {
 
         @Override
         public void publish(LogRecord record) {
-            McpSchema.LoggingLevel level = level(record.getLevel());
-            if (!transport.logs(level)) {
-                return;
+            if (transport.logs(OwnLog.level(record.getLevel()))) {
+                transport.notify(McpSchema.METHOD_NOTIFICATION_MESSAGE, OwnLog.params(record));
             }
-            ObjectNode params = Json.MAPPER.createObjectNode();
-            params.put("level", level.name().toLowerCase(Locale.ROOT));
-            params.put("logger", "execache");
-            params.put("data", record.getMessage());
-            transport.notify("notifications/message", params);
-        }
-
-        static McpSchema.LoggingLevel level(java.util.logging.Level level) {
-            int value = level.intValue();
-            if (value >= java.util.logging.Level.SEVERE.intValue()) {
-                return McpSchema.LoggingLevel.ERROR;
-            }
-            if (value >= java.util.logging.Level.WARNING.intValue()) {
-                return McpSchema.LoggingLevel.WARNING;
-            }
-            return value >= java.util.logging.Level.INFO.intValue() ? McpSchema.LoggingLevel.INFO
-                    : McpSchema.LoggingLevel.DEBUG;
         }
 
         @Override

@@ -14,7 +14,6 @@ import io.modelcontextprotocol.spec.McpSchema.LoggingLevel;
 import java.io.IOException;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import dev.execache.core.spi.ServerRefusedException;
@@ -550,14 +549,10 @@ final class StatelessProtocol implements AutoCloseable {
             if (streams.isEmpty()) {
                 return;
             }
-            LoggingLevel level = McpStdioServer.level(record.getLevel());
+            LoggingLevel level = OwnLog.level(record.getLevel());
             for (Stream stream : streams.values()) {
                 if (stream.logLevel() != null && level.level() >= stream.logLevel().level()) {
-                    ObjectNode params = Json.MAPPER.createObjectNode();
-                    params.put("level", level.name().toLowerCase(Locale.ROOT));
-                    params.put("logger", "execache");
-                    params.put("data", record.getMessage());
-                    stream.sink().accept("notifications/message", params);
+                    stream.sink().accept(McpSchema.METHOD_NOTIFICATION_MESSAGE, OwnLog.params(record));
                 }
             }
         }
