@@ -29,7 +29,8 @@ final class ListenStreams {
     private final Gateway gateway;
     private final SubscribedUris subscribed;
     private final List<Listen> listens = new CopyOnWriteArrayList<>();
-    private boolean closed;
+    /** Set when serve stops: the answer that ends a listen request's stream; guarded by this. */
+    private Function<JsonNode, String> closedWith;
 
     ListenStreams(Gateway gateway, SubscribedUris subscribed) {
         this.gateway = gateway;
@@ -90,19 +91,25 @@ final class ListenStreams {
         acknowledged.set("notifications", honoured);
         acknowledged.putObject("_meta").set(SUBSCRIPTION_ID_META, id);
         stream.send(message("notifications/subscriptions/acknowledged", acknowledged));
+        Function<JsonNode, String> closing;
         synchronized (this) {
-            if (!closed) {
+            closing = closedWith;
+            if (closing == null) {
                 listens.add(listen);
                 if (stream.isOpen()) {
                     return true;
                 }
             }
         }
-        // serve is stopping, or the stream ended while it was being opened (its agent cancelled it)
-        if (listens.remove(listen) || closed) {
+        if (closing != null) {
+            // serve stopped while the stream was being opened: it ends as the others did
+            stream.end(closing.apply(id));
+            return true;
+        }
+        // the stream ended while it was being opened (its agent went away)
+        if (listens.remove(listen)) {
             uris.forEach(subscribed::release);
         }
-        stream.end(null);
         return true;
     }
 
@@ -152,7 +159,7 @@ final class ListenStreams {
      */
     void close(Function<JsonNode, String> listenResult) {
         synchronized (this) {
-            closed = true;
+            closedWith = listenResult;
         }
         for (Listen listen : listens) {
             if (listens.remove(listen)) {
