@@ -38,6 +38,14 @@ try {
   out.sampling = plain(await client.callTool({ name: "trigger-sampling-request", arguments: { prompt: "Say hi", maxTokens: 20 } }));
   out.elicitation = plain(await client.callTool({ name: "trigger-elicitation-request", arguments: {} }));
   out.roots = plain(await client.callTool({ name: "get-roots-list", arguments: {} }));
+  // code inside execute_code cannot ask the agent in this era: the server's request is refused at once, saying so
+  const run = await client.callTool({ name: "execute_code", arguments: { code: `
+    try {
+      return await tools.everything["trigger-sampling-request"]({ prompt: "Asked from code", maxTokens: 20 });
+    } catch (error) {
+      return { refused: String(error.message) };
+    }` } }, { timeout: 120000 });
+  out.code = { isError: run.isError ?? false, run: run.structuredContent ?? run.content };
 } catch (error) {
   out.thrown = String(error?.stack ?? error);
 }
