@@ -14,6 +14,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
+import org.awaitility.core.TerminalFailureException;
 import redis.embedded.core.ExecutableProvider;
 
 /**
@@ -177,18 +180,14 @@ public final class RedisServerProcess implements AutoCloseable {
         command.addAll(extraArgs);
         File log = dir.resolve("redis.log").toFile();
         process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log).start();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!accepts()) {
-            if (!process.isAlive() || System.nanoTime() > deadline) {
-                process.destroyForcibly();
-                throw new IOException("redis-server did not start on port " + port + ":\n" + Files.readString(log.toPath()));
-            }
-            try {
-                Thread.sleep(20);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IOException("interrupted while starting redis-server", e);
-            }
+        try {
+            Awaitility.await("redis-server on port " + port).atMost(Duration.ofSeconds(30))
+                    .pollInterval(Duration.ofMillis(20))
+                    .failFast("redis-server exited", () -> !process.isAlive())
+                    .until(this::accepts);
+        } catch (ConditionTimeoutException | TerminalFailureException e) {
+            process.destroyForcibly();
+            throw new IOException("redis-server did not start on port " + port + ":\n" + Files.readString(log.toPath()), e);
         }
     }
 
