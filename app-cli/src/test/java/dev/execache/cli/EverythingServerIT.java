@@ -237,7 +237,7 @@ class EverythingServerIT {
         CliProcess.Result result = new CliProcess(dir).run("run", "ask.ts", "--store", "memory", "--config",
                 dir.resolve("everything.yaml").toString());
 
-        assertThat(result.exitCode()).as(result.stdout() + result.stderr()).isNotZero();
+        assertThat(result.exitCode()).as(result.stdout() + result.stderr()).isEqualTo(1);
         assertThat(result.stdout() + result.stderr()).contains("no agent can be asked sampling/createMessage")
                 .doesNotContain("TimeoutError");
     }
