@@ -3,6 +3,7 @@
 // serve in front of it (the server under its own names, prefix: false).
 // Usage: node everything-client.mjs TRANSPORT TARGET...
 //   TRANSPORT: http URL | stdio COMMAND [ARGS...]
+//   EVERYTHING_CODE=1 (execache serve only): code inside execute_code calls the server's tools too
 // Prints one JSON line: every answer, what the server asked the client, a subscribed resource's update and the server's
 // log messages.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -76,7 +77,7 @@ try {
     { onprogress: (step) => steps.push(step) });
   out.progress = steps;
   out.echo = await call("echo", "echo", { message: "hello" });
-  if (tools.some((tool) => tool.name === "execute_code")) {
+  if (process.env.EVERYTHING_CODE === "1") {
     // through execache: code calls the server's tools; the second call of the long operation is answered from the
     // cache, and the server asks the agent during the last
     out.step = "execute_code";
@@ -84,8 +85,8 @@ try {
     const steps = [];
     const run = await client.callTool({ name: "execute_code", arguments: { code: `
       const operation = tools.everything["trigger-long-running-operation"];
-      const first = await operation({ duration: 0.4, steps: 2 });
-      const again = await operation({ duration: 0.4, steps: 2 });
+      const first = await operation({ duration: 0.2, steps: 2 });
+      const again = await operation({ duration: 0.2, steps: 2 });
       const sampled = await tools.everything["trigger-sampling-request"]({ prompt: "Asked from code", maxTokens: 20 });
       return { first, again, sampled };` } }, undefined, { onprogress: (step) => steps.push(step), timeout: 120000 });
     askedFor = "agent";

@@ -42,7 +42,7 @@ try {
   // so the server's request is refused at once, saying so
   const steps = [];
   const run = await client.callTool({ name: "execute_code", arguments: { code: `
-    await tools.everything["trigger-long-running-operation"]({ duration: 0.2, steps: 2 });
+    await tools.everything["trigger-long-running-operation"]({ duration: 0.1, steps: 2 });
     try {
       return await tools.everything["trigger-sampling-request"]({ prompt: "Asked from code", maxTokens: 20 });
     } catch (error) {

@@ -71,7 +71,9 @@ class EverythingServerIT {
         direct = TypeScriptClient.runScript("everything-client.mjs", List.of("stdio", "node", server, "stdio"), Map.of());
         List<String> arguments = new ArrayList<>(List.of("stdio", ServeProcess.java()));
         arguments.addAll(ServeProcess.command("everything", List.of("--store", "memory", "--config", config.toString())));
-        JsonNode onStdio = TypeScriptClient.runScript("everything-client.mjs", arguments, Map.of("EXECACHE_WARM_POOL", "0"));
+        // code inside execute_code calls the server here and over HTTP of the url server: each transport, each kind of server
+        JsonNode onStdio = TypeScriptClient.runScript("everything-client.mjs", arguments, Map.of("EXECACHE_WARM_POOL", "0",
+                "EVERYTHING_CODE", "1"));
         JsonNode overHttp;
         JsonNode modernOfCommand;
         try (HttpServeProcess http = HttpServeProcess.start(Map.of("EXECACHE_WARM_POOL", "0"), "--store", "memory",
@@ -94,7 +96,8 @@ class EverythingServerIT {
         JsonNode modernOfUrl;
         try (HttpServeProcess http = HttpServeProcess.start(Map.of("EXECACHE_WARM_POOL", "0"), "--store", "memory",
                 "--config", urlConfig.toString(), "--http", "0")) {
-            overHttpOfUrl = TypeScriptClient.runScript("everything-client.mjs", List.of("http", http.url()), Map.of());
+            overHttpOfUrl = TypeScriptClient.runScript("everything-client.mjs", List.of("http", http.url()),
+                    Map.of("EVERYTHING_CODE", "1"));
             modernOfUrl = TypeScriptClient.runScript("everything-modern-client.mjs", List.of(http.url()), Map.of());
         }
         modern = List.of(modernOfCommand, modernOfUrl);
@@ -208,12 +211,14 @@ class EverythingServerIT {
      */
     @Test
     void codeInsideExecuteCodeReportsItsCallsProgressAndItsServersAskTheAgentThatRanIt() {
-        for (JsonNode through : EverythingServerIT.through) {
+        // on stdio with the command server, over HTTP with the url server
+        for (JsonNode through : List.of(EverythingServerIT.through.get(0), EverythingServerIT.through.get(3))) {
             JsonNode code = through.get("code");
+            assertThat(code).as(through.get("transport").textValue()).isNotNull();
             assertThat(code.get("isError").booleanValue()).as(code.toString()).isFalse();
             JsonNode run = code.get("run");
             assertThat(run.at("/result/first").textValue())
-                    .isEqualTo("Long running operation completed. Duration: 0.4 seconds, Steps: 2.");
+                    .isEqualTo("Long running operation completed. Duration: 0.2 seconds, Steps: 2.");
             assertThat(run.at("/result/again")).isEqualTo(run.at("/result/first"));
             assertThat(run.at("/result/sampled").textValue()).contains("sampled for code");
             List<String> statuses = new ArrayList<>();
