@@ -78,8 +78,10 @@ try {
       break;
     }
     case "spread": {
+      // each run says when its code began and ended, on the clock all runs share
       const results = await Promise.all([1, 2, 3].map((n) =>
-        call(`await new Promise((resolve) => setTimeout(resolve, 1500)); return ${n}`)));
+        call(`const began = Date.now(); await new Promise((resolve) => setTimeout(resolve, 1500)); `
+          + `return { n: ${n}, began, ended: Date.now() }`)));
       print({ event: "results", values: results.map((result) => result.structuredContent?.result ?? null) });
       break;
     }

@@ -38,7 +38,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -51,6 +50,7 @@ import java.util.TreeSet;
 import java.util.concurrent.CancellationException;
 import java.util.function.BiConsumer;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.stream.Collectors;
 
@@ -93,10 +93,6 @@ public final class Gateway implements CodeTools {
     private final ToolCallRules rules;
     private final Set<String> invalidatedOnWrite;
     private final Set<String> codeAccess;
-    /** The servers whose tools are offered under their own names (see {@link GatewayPolicy.Server#prefixed}). */
-    private final Set<String> unprefixed;
-    /** execache's own tools' names, which no gateway tool is offered under. */
-    private volatile Set<String> ownTools = Set.of();
     private final CachedTool cachedTool;
     private final ServerFeatures features;
     private final Map<String, String> identities;
@@ -106,24 +102,20 @@ public final class Gateway implements CodeTools {
     private Map<String, ToolCallRules.Decision> decisions = Map.of();
     /** Why a tool's rule's validator cannot revalidate its calls now, by tool; see {@link ToolCallRules#validatorProblem}. */
     private Map<String, String> validatorProblems = Map.of();
-    private Map<String, CatalogTool> offered = Map.of();
-    /** The tools offered under another name than their catalog name, by catalog name. */
-    private Map<String, String> offeredNames = Map.of();
-    private BiConsumer<List<SyncToolSpecification>, List<String>> offer;
+    private final OfferedTools offered;
+    private final StartingServers starting;
+    private final ServerLogs logs;
     /** The calls serve is answering, so that a cancelled one stops (see {@link #servedBy}). */
     private volatile InFlightCalls calls = new InFlightCalls();
-    /** The servers' reads that are not tool calls, by the cache's name for them ({@link #readName}). */
-    private final Map<String, Read> reads = new java.util.concurrent.ConcurrentHashMap<>();
+    /** The servers' reads that are not tool calls. */
+    private final ServerReads reads;
     /**
      * How many requests of the servers' were relayed to an agent so far: a read during which it moved may have
      * depended on an agent's answer, and is not stored (the catalog's reads carry no agent of their own).
      */
-    private final java.util.concurrent.atomic.AtomicLong agentAsks = new java.util.concurrent.atomic.AtomicLong();
+    private final AtomicLong agentAsks = new AtomicLong();
     /** Where serve sends a call's notifications (its progress) to the agent that made it. */
     private volatile BiConsumer<String, ObjectNode> notifications = (method, params) -> { };
-    /** The level the servers were last asked to log from; null until one was asked. Guarded by its own lock. */
-    private McpSchema.LoggingLevel askedLevel;
-    private final Object levelLock = new Object();
 
     public Gateway(ToolCatalog catalog, StoreGuard store, MutableToolVersions versions, GatewayPolicy config,
             CachePolicy policy, Clock clock) {
@@ -145,16 +137,19 @@ public final class Gateway implements CodeTools {
                 .map(GatewayPolicy.Server::name).collect(Collectors.toSet());
         this.codeAccess = config.servers().stream().filter(GatewayPolicy.Server::codeAccess)
                 .map(GatewayPolicy.Server::name).collect(Collectors.toSet());
-        this.unprefixed = config.servers().stream().filter(server -> !server.prefixed())
+        Set<String> unprefixed = config.servers().stream().filter(server -> !server.prefixed())
                 .map(GatewayPolicy.Server::name).collect(Collectors.toSet());
-        this.features = new ServerFeatures(catalog, unprefixed, this::read, clock);
+        this.offered = new OfferedTools(unprefixed, this::specification);
+        this.starting = new StartingServers(catalog, codeAccess, () -> toolsChanged(catalog.tools()));
+        this.logs = new ServerLogs(catalog);
+        this.reads = new ServerReads(catalog, versions, invalidatedOnWrite, agentAsks::get);
+        this.features = new ServerFeatures(catalog, unprefixed, reads::read, clock);
         Map<String, String> reachableIdentities = new TreeMap<>(catalog.identities());
         reachableIdentities.keySet().retainAll(codeAccess);
         this.identities = Map.copyOf(reachableIdentities);
         CachedTool.Builder builder = CachedTool.builder((name, args) -> {
-                    Read read = reads.get(name);
-                    if (read != null) {
-                        return askRead(read, args);
+                    if (reads.isRead(name)) {
+                        return reads.ask(name, args);
                     }
                     Consumer<Map<String, Object>> progress = CALL_PROGRESS.get();
                     ToolCatalog.Agent agent = CALL_AGENT.get();
@@ -187,7 +182,7 @@ public final class Gateway implements CodeTools {
             builder.rule(rule);
         }
         builder.validatorUsable(name -> {
-            if (reads.containsKey(name)) {
+            if (reads.isRead(name)) {
                 // a read is not a tool: a validator's arguments cannot be filled from its params
                 return false;
             }
@@ -196,7 +191,7 @@ public final class Gateway implements CodeTools {
             }
         });
         this.cachedTool = builder.build();
-        catalog.addNotificationListener(this::dropChangedReads);
+        reads.cacheIn(cachedTool);
         catalog.addListener(this::toolsChanged);
         toolsChanged(catalog.tools());
     }
@@ -237,7 +232,6 @@ public final class Gateway implements CodeTools {
         return catalog.instructions();
     }
 
-    /** Asks every server behind the gateway to log from {@code level} up (see {@link #onLog}). */
     /**
      * Runs {@code call} (a gateway tool's handler) for a call made by {@code agent}, which the tool's server may ask
      * something while it answers; null: nobody can be asked.
@@ -270,120 +264,14 @@ public final class Gateway implements CodeTools {
         });
     }
 
-    /** A read of a server that is not a tool call: {@code resources/read} or {@code prompts/get}. */
-    private record Read(String server, String method) {
-    }
-
-    /** The reads that are not tool calls, cached by the same policy as read-only tools' calls. */
-    static final Set<String> READS = Set.of(McpSchema.METHOD_RESOURCES_READ, McpSchema.METHOD_PROMPT_GET);
-
-    /**
-     * The name the cache knows one server's reads of {@code method} by, as it knows a tool by {@code SERVER__TOOL}:
-     * {@code SERVER__resources/read}, {@code SERVER__prompts/get} (no tool's name has a {@code /}). Rules, stats,
-     * {@code clear_cache} and a write's removal of the server's reads ({@code SERVER__*}) name them so.
-     */
-    static String readName(String server, String method) {
-        return server + "__" + method;
-    }
-
-    /**
-     * Answers a read of {@code server} (one of {@link #READS}) through the tool cache, by the policy of a read-only
-     * tool's call: its params (but {@code _meta}) are its arguments; the server's answer is kept no longer than its
-     * {@code ttlMs} allows, never when that is 0, and a {@code cacheScope: "private"} answer of a server shared
-     * publicly ({@code share: public}) is not kept. An error is thrown, never kept.
-     *
-     * @param params the request's params without {@code _meta}, with the server's own names (a prompt's, say)
-     */
-    ToolCallOutcome read(String server, String method, Map<String, Object> params, String agent, Freshness freshness) {
-        if (!READS.contains(method)) {
-            throw new IllegalArgumentException("not a read: " + method);
-        }
-        String name = readName(server, method);
-        Read read = new Read(server, method);
-        if (params.containsKey("inputResponses") || params.containsKey("requestState")) {
-            // a retry carrying the agent's answers (2026-07-28): it depends on inputs the key does not hold
-            return ToolCallOutcome.notCached(askRead(read, params), CacheStatus.BYPASS,
-                    "a retry with the agent's answers is never cached");
-        }
-        reads.putIfAbsent(name, read);
-        // keyed on the server's identity, as its tools' calls are: one configuration's answers are never another's
-        String identity = catalog.identities().getOrDefault(server, "shared publicly");
-        versions.set(name, readVersion(server, method, identity));
-        boolean writesCounted = invalidatedOnWrite.contains(server);
-        ToolCallRequest request = ToolCallRequest.of(name, params).withAgent(agent).withFreshness(freshness);
-        return cachedTool.call(writesCounted ? request.readOf(server) : request);
-    }
-
-    private ToolResult askRead(Read read, Map<String, Object> params) {
-        long asksBefore = agentAsks.get();
-        String answer = catalog.ask(read.server(), read.method(), Json.write(Json.MAPPER.valueToTree(params)));
-        JsonNode result;
-        try {
-            result = Json.MAPPER.readTree(answer);
-        } catch (IOException e) {
-            result = null;
-        }
-        if (!(result instanceof ObjectNode)) {
-            throw new dev.execache.core.spi.ServerRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "server "
-                    + read.server() + " answered " + read.method() + " with something that is not a result");
-        }
-        ToolResult answered = withHint(ToolResult.ok(answer));
-        JsonNode ttl = result.get("ttlMs");
-        if (ttl != null && ttl.isIntegralNumber()) {
-            answered = ttl.longValue() <= 0 ? answered.withHint(CacheHint.NO_CACHE)
-                    : answered.withMaxAge(Duration.ofMillis(ttl.longValue()));
-        }
-        if ("private".equals(result.path("cacheScope").asText()) && !catalog.identities().containsKey(read.server())) {
-            // the server's answers are shared by every configuration of it, but this one is the asker's own
-            answered = answered.withHint(CacheHint.NO_CACHE);
-        }
-        // an answer that depended on what an agent answered is that agent's, at that moment
-        return agentAsks.get() != asksBefore ? answered.withHint(CacheHint.AGENT_ANSWERED) : answered;
-    }
-
-    /** A read's version: a digest of the server, the method and the server's identity, so that keys carry all three. */
-    private static String readVersion(String server, String method, String identity) {
-        try {
-            byte[] digest = java.security.MessageDigest.getInstance("SHA-256")
-                    .digest((server + "\n" + method + "\n" + identity).getBytes(StandardCharsets.UTF_8));
-            return java.util.HexFormat.of().formatHex(digest, 0, 16);
-        } catch (java.security.NoSuchAlgorithmException e) {
-            throw new IllegalStateException("every Java platform must provide SHA-256", e);
-        }
-    }
-
-    /**
-     * A server said a resource changed: {@code notifications/resources/updated} removes that URI's cached read,
-     * {@code .../resources/list_changed} every cached read of the server's resources and
-     * {@code .../prompts/list_changed} of its prompts (counted as invalidations of the cause {@code resource}).
-     */
-    private void dropChangedReads(String server, String method, Map<String, Object> params) {
-        int removed = switch (method) {
-            case McpSchema.METHOD_NOTIFICATION_RESOURCES_UPDATED -> params.get("uri") instanceof String uri
-                    && cachedTool.remove(readName(server, McpSchema.METHOD_RESOURCES_READ), Map.of("uri", uri),
-                            RemovalCause.RESOURCE) ? 1 : 0;
-            case McpSchema.METHOD_NOTIFICATION_RESOURCES_LIST_CHANGED ->
-                    cachedTool.clear(readName(server, McpSchema.METHOD_RESOURCES_READ), RemovalCause.RESOURCE);
-            case McpSchema.METHOD_NOTIFICATION_PROMPTS_LIST_CHANGED ->
-                    cachedTool.clear(readName(server, McpSchema.METHOD_PROMPT_GET), RemovalCause.RESOURCE);
-            default -> 0;
-        };
-        if (removed > 0) {
-            LOG.log(Level.INFO, "server " + server + " sent " + method + ": removed " + removed + " cached "
-                    + (removed == 1 ? "read" : "reads"));
-        }
-    }
-
     /** The agent's roots changed: every server is told. */
     void rootsChanged() {
         catalog.rootsChanged();
     }
 
+    /** Asks every server behind the gateway to log from {@code level} up (see {@link #onLog}). */
     void setLogLevel(McpSchema.LoggingLevel level) {
-        synchronized (levelLock) {
-            askedLevel = level;
-        }
-        catalog.setLogLevel(level.name().toLowerCase(Locale.ROOT));
+        logs.setLevel(level);
     }
 
     /**
@@ -391,19 +279,12 @@ public final class Gateway implements CodeTools {
      * many agents ask, each for its own level, and execache passes on to each only what it asked for.
      */
     void logFrom(McpSchema.LoggingLevel level) {
-        synchronized (levelLock) {
-            if (askedLevel != null && askedLevel.level() <= level.level()) {
-                return;
-            }
-            askedLevel = level;
-        }
-        catalog.setLogLevel(level.name().toLowerCase(Locale.ROOT));
+        logs.logFrom(level);
     }
 
     /** The server of an offered gateway tool; null for a name that is not one. */
-    synchronized String serverOf(String offeredName) {
-        CatalogTool tool = offered.get(offeredName);
-        return tool == null ? null : tool.server();
+    String serverOf(String offeredName) {
+        return offered.serverOf(offeredName);
     }
 
     /**
@@ -412,17 +293,12 @@ public final class Gateway implements CodeTools {
      * level and data as the server sent them.
      */
     void onLog(Consumer<ObjectNode> sink) {
-        onServerLog((server, tagged) -> sink.accept(tagged));
+        logs.onLog((server, tagged) -> sink.accept(tagged));
     }
 
     /** As {@link #onLog}, told the server's name too. */
     void onServerLog(BiConsumer<String, ObjectNode> sink) {
-        catalog.addLogListener((server, message) -> {
-            ObjectNode tagged = Json.MAPPER.valueToTree(message);
-            JsonNode logger = tagged.get("logger");
-            tagged.put("logger", logger != null && logger.isTextual() ? server + "/" + logger.textValue() : server);
-            sink.accept(server, tagged);
-        });
+        logs.onLog(sink);
     }
 
     /**
@@ -432,10 +308,7 @@ public final class Gateway implements CodeTools {
     void servedBy(InFlightCalls serving, BiConsumer<String, ObjectNode> notifying, Set<String> own) {
         this.calls = serving;
         this.notifications = notifying;
-        synchronized (this) {
-            this.ownTools = Set.copyOf(own);
-            offeredNames = offeredNames(current.values());
-        }
+        offered.ownTools(own);
     }
 
     /** The servers' resources, prompts and completion. */
@@ -444,77 +317,26 @@ public final class Gateway implements CodeTools {
     }
 
     /** The tools to offer now; later changes go to {@link #onChange}. */
-    public synchronized List<SyncToolSpecification> specifications() {
-        offered = offeredNow();
-        return offered.entrySet().stream().map(each -> specification(each.getValue(), each.getKey())).toList();
+    public List<SyncToolSpecification> specifications() {
+        return offered.specifications();
     }
-
-    /** The fields of a tool's definition that the SDK's tool type does not know ({@code execution}, say). */
-    private static final Set<String> TOOL_FIELDS = Set.of("name", "title", "description", "inputSchema", "outputSchema",
-            "annotations", "_meta", "icons");
 
     /**
      * The fields of the offered tool's definition, as its server wrote them, that the SDK's tool type drops
      * ({@code execution}, say): tools/list adds them back. Empty for a name that is not a gateway tool's.
      */
-    synchronized Map<String, Object> unknownFields(String name) {
-        CatalogTool tool = offered.get(name);
-        if (tool == null) {
-            return Map.of();
-        }
-        Map<String, Object> unknown = new LinkedHashMap<>();
-        tool.definition().forEach((field, value) -> {
-            if (!TOOL_FIELDS.contains(field) && value != null) {
-                unknown.put(field, value);
-            }
-        });
-        return unknown;
+    Map<String, Object> unknownFields(String name) {
+        return offered.unknownFields(name);
     }
 
     /** Whether {@code name} is the offered name of a tool of a server behind the gateway. */
-    synchronized boolean offers(String name) {
-        return offered.containsKey(name);
-    }
-
-    /** The current tools by the name each is offered under. */
-    private Map<String, CatalogTool> offeredNow() {
-        Map<String, CatalogTool> now = new LinkedHashMap<>();
-        current.forEach((name, tool) -> now.put(offeredNames.getOrDefault(name, name), tool));
-        return now;
-    }
-
-    /**
-     * The name each tool is offered under: {@code SERVER__TOOL}, or its own name for a server offered without the
-     * prefix, unless that name is taken (by one of execache's tools, another server's tool, or a tool offered
-     * unprefixed already), which is then logged and the tool offered as {@code SERVER__TOOL}.
-     */
-    private Map<String, String> offeredNames(Iterable<CatalogTool> tools) {
-        Map<String, String> names = new HashMap<>();
-        if (unprefixed.isEmpty()) {
-            return names;
-        }
-        Set<String> taken = new HashSet<>(ownTools);
-        tools.forEach(tool -> taken.add(tool.name()));
-        for (CatalogTool tool : tools) {
-            if (!unprefixed.contains(tool.server())) {
-                continue;
-            }
-            String own = tool.serverToolName();
-            if (taken.add(own)) {
-                names.put(tool.name(), own);
-            } else {
-                LOG.log(Level.WARNING, "server " + tool.server() + ": its tool " + own + " is offered as " + tool.name()
-                        + ", not under its own name: " + (ownTools.contains(own) ? "execache has a tool of that name"
-                        : "another tool is offered under that name"));
-            }
-        }
-        return names;
+    boolean offers(String name) {
+        return offered.offers(name);
     }
 
     /** Where to send changes of the offered tools: those to add or replace, and the names to withdraw. */
-    public synchronized void onChange(BiConsumer<List<SyncToolSpecification>, List<String>> sink) {
-        this.offer = sink;
-        tellOffer();
+    public void onChange(BiConsumer<List<SyncToolSpecification>, List<String>> sink) {
+        offered.onChange(sink);
     }
 
     public ToolResult call(String name, Map<String, Object> args) {
@@ -661,7 +483,7 @@ public final class Gateway implements CodeTools {
 
     /** Whether a server is still starting (its tools are not offered yet). */
     public boolean starting() {
-        return catalog.servers().stream().anyMatch(server -> server.state() == ToolCatalog.ServerStatus.State.STARTING);
+        return starting.any();
     }
 
     /**
@@ -670,12 +492,9 @@ public final class Gateway implements CodeTools {
      * the catalog's notice arrives. Returns whether the tool is offered now.
      */
     public boolean awaitTool(String name) throws InterruptedException {
-        int separator = name.indexOf("__");
-        if (separator <= 0) {
+        if (!starting.awaitServerOf(name)) {
             return false;
         }
-        catalog.awaitStart(name.substring(0, separator));
-        toolsChanged(catalog.tools());
         synchronized (this) {
             return current.containsKey(name);
         }
@@ -686,34 +505,15 @@ public final class Gateway implements CodeTools {
      * brought: also what a server that came up just now brought, before the catalog's notice of it arrives.
      */
     public void awaitStartingServers() throws InterruptedException {
-        for (ToolCatalog.ServerStatus server : catalog.servers()) {
-            if (server.state() == ToolCatalog.ServerStatus.State.STARTING) {
-                catalog.awaitStart(server.name());
-            }
-        }
-        toolsChanged(catalog.tools());
+        starting.awaitAll();
     }
 
     /**
      * Before a run: waits for each server that code may call and that is still starting, when the
-     * code names it, at most as long as its start may take; so that {@code tools.SERVER.TOOL()} in
-     * code sent right after serve started finds the server's tools. (The runner knows only the
-     * tools offered when it starts, and the code is not parsed here: a name that appears in it is
-     * enough, and a server it does not name is not waited for.)
+     * code names it (see {@link StartingServers#awaitNamedIn}).
      */
     public void awaitServersNamedIn(String code) throws InterruptedException {
-        boolean waited = false;
-        for (ToolCatalog.ServerStatus server : catalog.servers()) {
-            if (server.state() == ToolCatalog.ServerStatus.State.STARTING && codeAccess.contains(server.name())
-                    && code.contains(server.name())) {
-                catalog.awaitStart(server.name());
-                waited = true;
-            }
-        }
-        if (waited) {
-            // offered now, not when the catalog's notice arrives
-            toolsChanged(catalog.tools());
-        }
+        starting.awaitNamedIn(code);
     }
 
     /** TypeScript declarations of the tools code can call now. */
@@ -841,26 +641,7 @@ public final class Gateway implements CodeTools {
             validatorProblems = problems;
             current = now;
             decisions = decided;
-            offeredNames = offeredNames(now.values());
-            tellOffer();
-        }
-    }
-
-    private void tellOffer() {
-        if (offer == null) {
-            return;
-        }
-        Map<String, CatalogTool> now = offeredNow();
-        List<SyncToolSpecification> changed = new ArrayList<>();
-        now.forEach((name, tool) -> {
-            if (!tool.equals(offered.get(name))) {
-                changed.add(specification(tool, name));
-            }
-        });
-        List<String> withdrawn = offered.keySet().stream().filter(name -> !now.containsKey(name)).toList();
-        offered = now;
-        if (!changed.isEmpty() || !withdrawn.isEmpty()) {
-            offer.accept(changed, withdrawn);
+            offered.toolsChanged(now);
         }
     }
 

@@ -27,7 +27,7 @@ import java.util.regex.Pattern;
  * goes to that server. A URI or template two servers list is offered for the first (in the servers' order) only,
  * and serve logs which was left out; a prompt is offered as {@code SERVER__PROMPT}, or under its own name for a
  * server configured with {@code prefix: false}. Reads ({@code resources/read}, {@code prompts/get}) go through the
- * gateway's cache ({@link Gateway#read}); lists carry the servers' own cache hints made one ({@link ListHints}).
+ * gateway's cache ({@link ServerReads#read}); lists carry the servers' own cache hints made one ({@link ListHints}).
  */
 final class ServerFeatures {
     static final Set<String> METHODS = Set.of(McpSchema.METHOD_RESOURCES_LIST, McpSchema.METHOD_RESOURCES_TEMPLATES_LIST,
@@ -54,7 +54,7 @@ final class ServerFeatures {
     private record Prompt(String server, String name) {
     }
 
-    /** Answers a read through the cache (see {@link Gateway#read}). */
+    /** Answers a read through the cache (see {@link ServerReads#read}). */
     @FunctionalInterface
     interface Reader {
         ToolCallOutcome read(String server, String method, Map<String, Object> params, String agent, Freshness freshness);

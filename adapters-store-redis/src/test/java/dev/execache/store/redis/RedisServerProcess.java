@@ -14,6 +14,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
+import org.awaitility.core.TerminalFailureException;
 import redis.embedded.core.ExecutableProvider;
 
 /**
@@ -28,7 +31,7 @@ public final class RedisServerProcess implements AutoCloseable {
      * Bounds a start, not a speed check: on a loaded machine (two test JVMs and their servers
      * on 2 busy cores) starting the binary can take seconds.
      */
-    private static final long STARTUP_SECONDS = 60;
+    private static final long STARTUP_SECONDS = 30;
     /** How many free ports a start tries when another process takes the one it found first. */
     private static final int PORT_ATTEMPTS = 5;
 
@@ -206,24 +209,20 @@ public final class RedisServerProcess implements AutoCloseable {
         command.addAll(extraArgs);
         File log = dir.resolve("redis.log").toFile();
         process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log).start();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(STARTUP_SECONDS);
-        // ready once this process says it listens: a connection alone may reach another
-        // process that took the port meanwhile
-        while (!(saysReady(log.toPath()) && accepts())) {
-            if (!process.isAlive() || System.nanoTime() > deadline) {
-                process.destroyForcibly();
-                String output = Files.readString(log.toPath());
-                if (output.contains("Address already in use")) {
-                    throw new PortTaken("port " + port + " was taken before redis-server bound it:\n" + output);
-                }
-                throw new IOException("redis-server did not start on port " + port + ":\n" + output);
+        try {
+            // ready once this process says it listens: a connection alone may reach another
+            // process that took the port meanwhile
+            Awaitility.await("redis-server on port " + port).atMost(Duration.ofSeconds(STARTUP_SECONDS))
+                    .pollInterval(Duration.ofMillis(20))
+                    .failFast("redis-server exited", () -> !process.isAlive())
+                    .until(() -> saysReady(log.toPath()) && accepts());
+        } catch (ConditionTimeoutException | TerminalFailureException e) {
+            process.destroyForcibly();
+            String output = Files.readString(log.toPath());
+            if (output.contains("Address already in use")) {
+                throw new PortTaken("port " + port + " was taken before redis-server bound it:\n" + output);
             }
-            try {
-                Thread.sleep(20);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IOException("interrupted while starting redis-server", e);
-            }
+            throw new IOException("redis-server did not start on port " + port + ":\n" + output, e);
         }
     }
 

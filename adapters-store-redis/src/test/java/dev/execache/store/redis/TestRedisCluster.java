@@ -1,10 +1,12 @@
 package dev.execache.store.redis;
 
 import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 
 /**
  * A real Redis Cluster of three masters (or as many as asked) on loopback, for one test class: the
@@ -52,12 +54,11 @@ public final class TestRedisCluster implements AutoCloseable {
         for (int i = 1; i < nodes.size(); i++) {
             Resp.call(nodes.get(0).port(), "CLUSTER", "MEET", "127.0.0.1", Integer.toString(nodes.get(i).port()));
         }
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (!ready()) {
-            if (System.nanoTime() > deadline) {
-                throw new IOException("the cluster did not become ok: " + Resp.text(nodes.get(0).port(), "CLUSTER", "INFO"));
-            }
-            Thread.sleep(50);
+        try {
+            Awaitility.await("the cluster ok").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
+                    .ignoreExceptionsInstanceOf(IOException.class).until(this::ready);
+        } catch (ConditionTimeoutException e) {
+            throw new IOException("the cluster did not become ok: " + Resp.text(nodes.get(0).port(), "CLUSTER", "INFO"), e);
         }
     }
 

@@ -95,7 +95,7 @@ class SqliteSharedFileTest {
     void hitsAreWrittenOnceTheOldestIsASecondOld() {
         first.put(entry("v1:a", Map.of()));
         first.get("v1:a");
-        clock.advance(Duration.ofMillis(SqliteCacheStore.MAX_PENDING_MILLIS - 1));
+        clock.advance(Duration.ofMillis(WriteBehind.MAX_PENDING_MILLIS - 1));
         first.get("v1:a");
         assertThat(second.peek("v1:a")).map(CacheEntry::hits).contains(0L);
 
@@ -110,16 +110,16 @@ class SqliteSharedFileTest {
     @Test
     void hitsAreWrittenOnceEnoughEntriesHaveBeenUsed() throws Exception {
         try (SqliteCacheStore large = new SqliteCacheStore(file, 1_000, clock)) {
-            for (int i = 0; i < SqliteCacheStore.MAX_PENDING_USES; i++) {
+            for (int i = 0; i < WriteBehind.MAX_PENDING_USES; i++) {
                 large.put(entry("v1:" + i, Map.of()));
             }
-            for (int i = 0; i < SqliteCacheStore.MAX_PENDING_USES - 1; i++) {
+            for (int i = 0; i < WriteBehind.MAX_PENDING_USES - 1; i++) {
                 large.get("v1:" + i);
             }
             assertThat(second.peek("v1:0")).map(CacheEntry::hits).contains(0L);
 
             large.get("v1:0");
-            assertThat(large.get("v1:" + (SqliteCacheStore.MAX_PENDING_USES - 1))).map(CacheEntry::hits).contains(1L);
+            assertThat(large.get("v1:" + (WriteBehind.MAX_PENDING_USES - 1))).map(CacheEntry::hits).contains(1L);
 
             await().atMost(WRITTEN_BEHIND).untilAsserted(() ->
                     assertThat(second.peek("v1:0")).map(CacheEntry::hits).contains(2L));
@@ -229,7 +229,7 @@ class SqliteSharedFileTest {
             await().atMost(WRITTEN_BEHIND).until(first::writeUnderWay);
 
             assertThat(first.get("v1:a")).map(CacheEntry::hits).contains(1L);
-            clock.advance(Duration.ofMillis(SqliteCacheStore.MAX_PENDING_MILLIS));
+            clock.advance(Duration.ofMillis(WriteBehind.MAX_PENDING_MILLIS));
             for (int i = 2; i <= 10; i++) {
                 assertThat(first.get("v1:a")).map(CacheEntry::hits).as("the write-behind is due").contains((long) i);
             }
@@ -260,7 +260,7 @@ class SqliteSharedFileTest {
             assertThat(first.get("v1:a")).map(CacheEntry::hits).contains(1L);
             Future<?> put = putter.submit(() -> first.put(entry("v1:b", Map.of())));
             await().atMost(WRITTEN_BEHIND).until(first::writeUnderWay);
-            clock.advance(Duration.ofMillis(SqliteCacheStore.MAX_PENDING_MILLIS));
+            clock.advance(Duration.ofMillis(WriteBehind.MAX_PENDING_MILLIS));
             for (int i = 2; i <= 10; i++) {
                 assertThat(first.get("v1:a")).map(CacheEntry::hits).contains((long) i);
             }
@@ -271,7 +271,7 @@ class SqliteSharedFileTest {
         }
         assertThat(second.peek("v1:a")).map(CacheEntry::hits).as("the put wrote the use it took").contains(1L);
 
-        clock.advance(Duration.ofMillis(SqliteCacheStore.MAX_PENDING_MILLIS));
+        clock.advance(Duration.ofMillis(WriteBehind.MAX_PENDING_MILLIS));
 
         await().atMost(WRITTEN_BEHIND).untilAsserted(() ->
                 assertThat(second.peek("v1:a")).map(CacheEntry::hits).contains(10L));
