@@ -37,12 +37,12 @@ import java.util.function.Predicate;
  *   <li><b>Single flight</b>: identical calls made at once call the tool once; the others get
  *       its answer. On a store that coordinates a fleet (Redis), across processes too.
  *   <li><b>Bounds</b>: each rule's {@code maxEntries} is a group bound kept by the store, so it
- *       holds after {@link #clear}, invalidation or another process's calls.
- *   <li><b>Counters</b> live in the store, per tool and in total: {@link #stats()} here,
+ *       holds after {@link Policy#clear}, invalidation or another process's calls.
+ *   <li><b>Counters</b> live in the store, per tool and in total: {@link Policy#stats()} here,
  *       {@code execache stats} and every process sharing the store see the same figures.
  *   <li><b>Invalidation</b>: when the {@link ToolVersionSource} reports a tool's new version,
  *       every entry made with its old version is removed; those made with another version (by
- *       another project on the same store) stay. {@link #invalidateTool} removes every version's.
+ *       another project on the same store) stay. {@link Policy#invalidateTool} removes every version's.
  *   <li><b>Time</b>: a {@link java.time.Clock} for ages and expiry, a {@link Ticker} for how
  *       long a call took and how much a hit saved.
  * </ul>
@@ -81,6 +81,7 @@ public final class CachedTool {
     private final Predicate<String> validatorUsable;
     /** How long an answer with a validator is kept for revalidation after it was stored. */
     private final Duration keepForRevalidation;
+    private final Policy policy = new Policy();
 
     private CachedTool(Builder builder) {
         this.invoker = builder.invoker;
@@ -151,7 +152,7 @@ public final class CachedTool {
             return callUncachedOnce(request.uncached(new ToolCallRequest.Uncached(mayChange,
                     mayChange ? "it may change something (its name says so)" : "caching is turned off for it")));
         }
-        if (rule.get().measured() && answersFast(tool)) {
+        if (rule.get().measured() && policy.answersFast(tool)) {
             return callFastOnce(tool, arguments, agent);
         }
         String key = keyOf(tool, arguments);
@@ -219,48 +220,6 @@ public final class CachedTool {
     }
 
     /**
-     * Whether {@code tool} answers too fast to be worth caching by a rule that measures it: the fastest
-     * of its recent calls is under {@link Builder#cacheWhenSlowerThan}. False until three of its calls
-     * were timed: they are asked of the tool meanwhile ({@link #answersSlowly}).
-     */
-    public boolean answersFast(String tool) {
-        if (cacheWhenSlowerThan.isZero() || cacheHinted.contains(tool) || answerTimes.count(tool) < AnswerTimes.ENOUGH) {
-            return false;
-        }
-        return answerTimes.fastest(tool).orElseThrow().compareTo(cacheWhenSlowerThan) < 0;
-    }
-
-    /**
-     * Whether {@code tool}'s answers are worth storing by a rule that measures it: three of its calls
-     * were timed and the fastest of them is at least {@link Builder#cacheWhenSlowerThan} (or that is zero, or
-     * its server said it means its answers to be reused). Until then a stored answer may be served
-     * (another process judged it slow) but none is stored: a first call is often slow for a reason
-     * of its own (a cold server), and a fast read stored for minutes would go stale.
-     */
-    public boolean answersSlowly(String tool) {
-        if (cacheWhenSlowerThan.isZero() || cacheHinted.contains(tool)) {
-            return true;
-        }
-        return answerTimes.count(tool) >= AnswerTimes.ENOUGH
-                && answerTimes.fastest(tool).orElseThrow().compareTo(cacheWhenSlowerThan) >= 0;
-    }
-
-    /** The fastest of the tool's recent calls that reached it, in this process; empty before the first. */
-    public Optional<Duration> fastestAnswerTime(String tool) {
-        return answerTimes.fastest(tool);
-    }
-
-    /** Below what answer time a tool cached by a measured rule is not cached (zero: never). */
-    public Duration cacheWhenSlowerThan() {
-        return cacheWhenSlowerThan;
-    }
-
-    /** The rule that applies to {@code tool}; empty when its calls are not cached. */
-    public Optional<ToolCacheRule> ruleOf(String tool) {
-        return ruleFor(tool);
-    }
-
-    /**
      * Asks the tool without the cache, as the request's {@link ToolCallRequest#uncached} says; counted
      * for the tool as uncacheable when it may change something, else as bypassed.
      */
@@ -286,88 +245,145 @@ public final class CachedTool {
     }
 
     /**
-     * Removes every entry that depended on any of {@code tools} (cached calls, and runs of code
-     * that called them), without counting them as invalidations: a write made them stale, not a
-     * new version. Returns how many.
+     * What the tool cache was built with and its rare operations, apart from calling (as Caffeine's
+     * {@code Cache.policy()}, and as {@link CachedExecutor#policy()}): a decorator or a reader of the
+     * tool cache needs only {@link CachedTool#call}, the write generations and this.
      */
-    public int removeDependents(Iterable<String> tools) {
-        int removed = 0;
-        for (String tool : tools) {
-            removed += store.removeByTool(tool);
+    public Policy policy() {
+        return policy;
+    }
+
+    /** See {@link CachedTool#policy()}. */
+    public final class Policy {
+        private Policy() {
         }
-        loop.countRemoved(null, removed, RemovalCause.WRITE);
-        return removed;
-    }
 
-    /** Whether calls of {@code tool} are cached. */
-    public boolean isCached(String tool) {
-        return ruleFor(tool).isPresent();
-    }
-
-    /**
-     * Removes the cached calls of every tool matching {@code toolGlob}, and the runs of code that
-     * used them; returns how many.
-     */
-    public int clear(String toolGlob) {
-        return clear(toolGlob, RemovalCause.HAND);
-    }
-
-    /**
-     * As {@link #clear(String)}, the removals counted as invalidations of {@code cause} (a write to
-     * the server, a resource it said was updated, by hand).
-     */
-    public int clear(String toolGlob, RemovalCause cause) {
-        Objects.requireNonNull(cause, "cause must not be null");
-        Glob glob = Glob.of(toolGlob);
-        int removed = store.removeByPattern(Glob.of(keyGenerator.pattern(toolGlob)));
-        for (String tool : toolVersions.versions().keySet()) {
-            if (glob.matches(tool)) {
+        /**
+         * Removes every entry that depended on any of {@code tools} (cached calls, and runs of code
+         * that called them), without counting them as invalidations: a write made them stale, not a
+         * new version. Returns how many.
+         */
+        public int removeDependents(Iterable<String> tools) {
+            int removed = 0;
+            for (String tool : tools) {
                 removed += store.removeByTool(tool);
             }
+            loop.countRemoved(null, removed, RemovalCause.WRITE);
+            return removed;
         }
-        loop.countRemoved(null, removed, cause);
-        return removed;
-    }
 
-    /**
-     * Removes the cached answer of one call (as {@link #keyFor} names it), counted as an invalidation of
-     * {@code cause}; returns whether there was one.
-     */
-    public boolean remove(String tool, Map<String, ?> args, RemovalCause cause) {
-        Objects.requireNonNull(cause, "cause must not be null");
-        boolean removed = store.remove(keyFor(tool, args));
-        loop.countRemoved(null, removed ? 1 : 0, cause);
-        return removed;
-    }
+        /** Whether calls of {@code tool} are cached. */
+        public boolean isCached(String tool) {
+            return ruleFor(tool).isPresent();
+        }
 
-    /** Removes every cached call made with {@code tool}, as a version change does; returns how many. */
-    public int invalidateTool(String tool) {
-        return invalidate(tool, null, null).removed();
-    }
+        /**
+         * Removes the cached calls of every tool matching {@code toolGlob}, and the runs of code that
+         * used them; returns how many.
+         */
+        public int clear(String toolGlob) {
+            return clear(toolGlob, RemovalCause.HAND);
+        }
 
-    /** The cache key of this call, as it would be looked up now. */
-    public String keyFor(String tool, Map<String, ?> args) {
-        return keyOf(tool, args == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(args)));
-    }
+        /**
+         * As {@link #clear(String)}, the removals counted as invalidations of {@code cause} (a write to
+         * the server, a resource it said was updated, by hand).
+         */
+        public int clear(String toolGlob, RemovalCause cause) {
+            Objects.requireNonNull(cause, "cause must not be null");
+            Glob glob = Glob.of(toolGlob);
+            int removed = store.removeByPattern(Glob.of(keyGenerator.pattern(toolGlob)));
+            for (String tool : toolVersions.versions().keySet()) {
+                if (glob.matches(tool)) {
+                    removed += store.removeByTool(tool);
+                }
+            }
+            loop.countRemoved(null, removed, cause);
+            return removed;
+        }
 
-    /** What the cache holds for this call, without counting a hit. */
-    public Optional<ToolCallInfo> inspect(String tool, Map<String, ?> args) {
-        String key = keyFor(tool, args);
-        Instant now = clock.instant();
-        return store.peek(key)
-                .map(entry -> new ToolCallInfo(key, Duration.between(entry.createdAt(), now),
-                        Duration.between(now, entry.expiresAt()), entry.hits(), entry.toolVersions()));
-    }
+        /**
+         * Removes the cached answer of one call (as {@link #keyFor} names it), counted as an invalidation of
+         * {@code cause}; returns whether there was one.
+         */
+        public boolean remove(String tool, Map<String, ?> args, RemovalCause cause) {
+            Objects.requireNonNull(cause, "cause must not be null");
+            boolean removed = store.remove(keyFor(tool, args));
+            loop.countRemoved(null, removed ? 1 : 0, cause);
+            return removed;
+        }
 
-    /** Hits, misses, latency saved and invalidations per tool, as the store counted them (fleet-wide on Redis). */
-    public Map<String, ToolStats> stats() {
-        Map<String, ToolStats> stats = new TreeMap<>();
-        store.toolCounters().forEach((tool, counters) -> stats.put(tool, ToolStats.from(counters)));
-        return stats;
-    }
+        /** Removes every cached call made with {@code tool}, as a version change does; returns how many. */
+        public int invalidateTool(String tool) {
+            return invalidate(tool, null, null).removed();
+        }
 
-    public void addListener(CacheListener listener) {
-        listeners.add(Objects.requireNonNull(listener, "listener must not be null"));
+        /** The cache key of this call, as it would be looked up now. */
+        public String keyFor(String tool, Map<String, ?> args) {
+            return keyOf(tool, args == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(args)));
+        }
+
+        /** What the cache holds for this call, without counting a hit. */
+        public Optional<ToolCallInfo> inspect(String tool, Map<String, ?> args) {
+            String key = keyFor(tool, args);
+            Instant now = clock.instant();
+            return store.peek(key)
+                    .map(entry -> new ToolCallInfo(key, Duration.between(entry.createdAt(), now),
+                            Duration.between(now, entry.expiresAt()), entry.hits(), entry.toolVersions()));
+        }
+
+        /** Hits, misses, latency saved and invalidations per tool, as the store counted them (fleet-wide on Redis). */
+        public Map<String, ToolStats> stats() {
+            Map<String, ToolStats> stats = new TreeMap<>();
+            store.toolCounters().forEach((tool, counters) -> stats.put(tool, ToolStats.from(counters)));
+            return stats;
+        }
+
+        public void addListener(CacheListener listener) {
+            listeners.add(Objects.requireNonNull(listener, "listener must not be null"));
+        }
+
+        /**
+         * Whether {@code tool} answers too fast to be worth caching by a rule that measures it: the fastest
+         * of its recent calls is under {@link Builder#cacheWhenSlowerThan}. False until three of its calls
+         * were timed: they are asked of the tool meanwhile ({@link #answersSlowly}).
+         */
+        public boolean answersFast(String tool) {
+            if (cacheWhenSlowerThan.isZero() || cacheHinted.contains(tool) || answerTimes.count(tool) < AnswerTimes.ENOUGH) {
+                return false;
+            }
+            return answerTimes.fastest(tool).orElseThrow().compareTo(cacheWhenSlowerThan) < 0;
+        }
+
+        /**
+         * Whether {@code tool}'s answers are worth storing by a rule that measures it: three of its calls
+         * were timed and the fastest of them is at least {@link Builder#cacheWhenSlowerThan} (or that is zero, or
+         * its server said it means its answers to be reused). Until then a stored answer may be served
+         * (another process judged it slow) but none is stored: a first call is often slow for a reason
+         * of its own (a cold server), and a fast read stored for minutes would go stale.
+         */
+        public boolean answersSlowly(String tool) {
+            if (cacheWhenSlowerThan.isZero() || cacheHinted.contains(tool)) {
+                return true;
+            }
+            return answerTimes.count(tool) >= AnswerTimes.ENOUGH
+                    && answerTimes.fastest(tool).orElseThrow().compareTo(cacheWhenSlowerThan) >= 0;
+        }
+
+        /** The fastest of the tool's recent calls that reached it, in this process; empty before the first. */
+        public Optional<Duration> fastestAnswerTime(String tool) {
+            return answerTimes.fastest(tool);
+        }
+
+        /** Below what answer time a tool cached by a measured rule is not cached (zero: never). */
+        public Duration cacheWhenSlowerThan() {
+            return cacheWhenSlowerThan;
+        }
+
+        /** The rule that applies to {@code tool}; empty when its calls are not cached. */
+        public Optional<ToolCacheRule> ruleOf(String tool) {
+            return ruleFor(tool);
+        }
     }
 
     private Invalidation invalidate(String tool, String oldVersion, String newVersion) {
@@ -555,7 +571,7 @@ public final class CachedTool {
             if (result.hint() == CacheHint.CACHE) {
                 cacheHinted.add(tool);
             }
-            if (rule.measured() && !answersSlowly(tool)) {
+            if (rule.measured() && !policy.answersSlowly(tool)) {
                 notStored = Counter.UNCACHEABLE_FAST_TOOL;
                 return Optional.empty();
             }

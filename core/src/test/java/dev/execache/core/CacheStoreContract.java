@@ -522,13 +522,13 @@ public abstract class CacheStoreContract {
         tools.call(ToolCallRequest.of("fs__read", Map.of("path", "a")));
         tools.call(ToolCallRequest.of("fs__read", Map.of("path", "b")));
         tools.call(ToolCallRequest.of("fs__write_file", Map.of("path", "a")).withAgent("claude-code").uncached(true));
-        tools.clear("fs__*", RemovalCause.WRITE);
+        tools.policy().clear("fs__*", RemovalCause.WRITE);
         tools.call(ToolCallRequest.of("fs__read", Map.of("path", "a")));
         versions.set("fs__read", "2");
         tools.call(ToolCallRequest.of("fs__read", Map.of("path", "a")));
-        tools.clear("fs__read", RemovalCause.RESOURCE);
+        tools.policy().clear("fs__read", RemovalCause.RESOURCE);
         tools.call(ToolCallRequest.of("fs__read", Map.of("path", "a")));
-        tools.invalidateTool("fs__read");
+        tools.policy().invalidateTool("fs__read");
 
         CacheStats stats = CacheStats.of(store);
 
@@ -858,7 +858,7 @@ public abstract class CacheStoreContract {
         String toolFree = runs.execute(ExecutionRequest.of("return 1", Map.of())).key();
 
         String key = runs.execute(run).key();
-        acct.cache.clear("acct__*");
+        acct.cache.policy().clear("acct__*");
         assertThat(store.peek(key)).as("removed with the answers of a cleared tool").isEmpty();
 
         runs.execute(run);

@@ -113,8 +113,8 @@ class CachedToolTest {
         cached.call(ToolCallRequest.of("read", Map.of("path", "a")));
         cached.call(ToolCallRequest.of("read", Map.of("path", "b")));
 
-        boolean removed = cached.remove("read", Map.of("path", "a"), RemovalCause.RESOURCE);
-        boolean again = cached.remove("read", Map.of("path", "a"), RemovalCause.RESOURCE);
+        boolean removed = cached.policy().remove("read", Map.of("path", "a"), RemovalCause.RESOURCE);
+        boolean again = cached.policy().remove("read", Map.of("path", "a"), RemovalCause.RESOURCE);
 
         assertThat(removed).isTrue();
         assertThat(again).isFalse();
@@ -149,8 +149,8 @@ class CachedToolTest {
         for (String tool : List.of("write_file", "edit", "bash", "jira_create_issue", "db_update", "delete", "mcp__k8s__deploy")) {
             cached.call(ToolCallRequest.of(tool, Map.of("x", 1))).result();
             cached.call(ToolCallRequest.of(tool, Map.of("x", 1))).result();
-            assertThat(cached.isCached(tool)).as(tool).isFalse();
-            assertThat(cached.stats().get(tool).uncacheable()).as(tool).isEqualTo(2);
+            assertThat(cached.policy().isCached(tool)).as(tool).isFalse();
+            assertThat(cached.policy().stats().get(tool).uncacheable()).as(tool).isEqualTo(2);
         }
         assertThat(calls).hasValue(14);
         assertThat(store.counters().totals()).containsEntry(Counter.UNCACHEABLE_MUTATING_TOOL, 14L).doesNotContainKey(Counter.MISSES);
@@ -163,10 +163,10 @@ class CachedToolTest {
         for (String tool : List.of("deployments__list_runs", "writer__read_file", "updates__latest")) {
             cached.call(ToolCallRequest.of(tool, Map.of("x", 1))).result();
             cached.call(ToolCallRequest.of(tool, Map.of("x", 1))).result();
-            assertThat(cached.isCached(tool)).as(tool).isTrue();
+            assertThat(cached.policy().isCached(tool)).as(tool).isTrue();
         }
         cached.call(ToolCallRequest.of("reader__write_file", Map.of("x", 1))).result();
-        assertThat(cached.isCached("reader__write_file")).isFalse();
+        assertThat(cached.policy().isCached("reader__write_file")).isFalse();
         assertThat(calls).hasValue(4);
     }
 
@@ -176,8 +176,8 @@ class CachedToolTest {
 
         cached.call(ToolCallRequest.of("live_prices", Map.of())).result();
 
-        assertThat(cached.stats().get("live_prices").bypassed()).isEqualTo(1);
-        assertThat(cached.stats().get("live_prices").uncacheable()).isZero();
+        assertThat(cached.policy().stats().get("live_prices").bypassed()).isEqualTo(1);
+        assertThat(cached.policy().stats().get("live_prices").uncacheable()).isZero();
     }
 
     @Test
@@ -187,9 +187,9 @@ class CachedToolTest {
                 .rule(ToolCacheRule.cache("*", Duration.ofMinutes(1), 10))
                 .build();
 
-        assertThat(cached.isCached("bash")).isTrue();
-        assertThat(cached.isCached("write_file")).isFalse();
-        assertThat(cached.isCached("read")).isTrue();
+        assertThat(cached.policy().isCached("bash")).isTrue();
+        assertThat(cached.policy().isCached("write_file")).isFalse();
+        assertThat(cached.policy().isCached("read")).isTrue();
     }
 
     @Test
@@ -199,8 +199,8 @@ class CachedToolTest {
                 .rule(ToolCacheRule.cache("mcp__*__query_*", Duration.ofSeconds(30), 10))
                 .build();
 
-        assertThat(cached.isCached("mcp__db__query_live")).isFalse();
-        assertThat(cached.isCached("mcp__db__query_users")).isTrue();
+        assertThat(cached.policy().isCached("mcp__db__query_live")).isFalse();
+        assertThat(cached.policy().isCached("mcp__db__query_users")).isTrue();
 
         cached.call(ToolCallRequest.of("mcp__db__query_users", Map.of())).result();
         clock.advance(Duration.ofSeconds(30));
@@ -239,9 +239,9 @@ class CachedToolTest {
         cached.call(ToolCallRequest.of("read", Map.of("path", "c"))).result();
 
         assertThat(events).contains("evict read");
-        assertThat(cached.inspect("read", Map.of("path", "b"))).isEmpty();
-        assertThat(cached.inspect("read", Map.of("path", "a"))).isPresent();
-        assertThat(cached.inspect("read", Map.of("path", "c"))).isPresent();
+        assertThat(cached.policy().inspect("read", Map.of("path", "b"))).isEmpty();
+        assertThat(cached.policy().inspect("read", Map.of("path", "a"))).isPresent();
+        assertThat(cached.policy().inspect("read", Map.of("path", "c"))).isPresent();
     }
 
     @Test
@@ -249,7 +249,7 @@ class CachedToolTest {
         CachedTool cached = builder().rule(ToolCacheRule.cache("read", Duration.ofMinutes(5), 2)).build();
         cached.call(ToolCallRequest.of("read", Map.of("path", "a"))).result();
         cached.call(ToolCallRequest.of("read", Map.of("path", "b"))).result();
-        cached.clear("read");
+        cached.policy().clear("read");
         cached.call(ToolCallRequest.of("read", Map.of("path", "c"))).result();
         cached.call(ToolCallRequest.of("read", Map.of("path", "d"))).result();
         assertThat(events).as("c and d fill the bound a and b left").doesNotContain("evict read");
@@ -261,7 +261,7 @@ class CachedToolTest {
 
         cached.call(ToolCallRequest.of("read", Map.of("path", "g"))).result();
         assertThat(events).containsOnlyOnce("evict read");
-        assertThat(cached.inspect("read", Map.of("path", "e"))).isEmpty();
+        assertThat(cached.policy().inspect("read", Map.of("path", "e"))).isEmpty();
         assertThat(store.counters().totals()).containsEntry(Counter.EVICTIONS, 1L);
     }
 
@@ -285,10 +285,10 @@ class CachedToolTest {
         cached.call(ToolCallRequest.of("read_dir", Map.of("path", "a"))).result();
         cached.call(ToolCallRequest.of("query", Map.of("sql", "select 1"))).result();
 
-        assertThat(cached.clear("read*")).isEqualTo(2);
+        assertThat(cached.policy().clear("read*")).isEqualTo(2);
 
-        assertThat(cached.inspect("query", Map.of("sql", "select 1"))).isPresent();
-        assertThat(cached.inspect("read", Map.of("path", "a"))).isEmpty();
+        assertThat(cached.policy().inspect("query", Map.of("sql", "select 1"))).isPresent();
+        assertThat(cached.policy().inspect("read", Map.of("path", "a"))).isEmpty();
     }
 
     @Test
@@ -298,7 +298,7 @@ class CachedToolTest {
         cached.call(ToolCallRequest.of("read", Map.of("path", "a"))).result();
         clock.advance(Duration.ofSeconds(40));
 
-        ToolCallInfo info = cached.inspect("read", Map.of("path", "a")).orElseThrow();
+        ToolCallInfo info = cached.policy().inspect("read", Map.of("path", "a")).orElseThrow();
 
         assertThat(info.age()).isEqualTo(Duration.ofSeconds(40));
         assertThat(info.ttlLeft()).isEqualTo(CachePolicy.DEFAULT_TTL.minusSeconds(40));
@@ -338,7 +338,7 @@ class CachedToolTest {
         cached.call(ToolCallRequest.of("read", Map.of("path", "a", "nonce", 2))).result();
 
         assertThat(calls).hasValue(1);
-        assertThat(cached.clear("read")).isEqualTo(1);
+        assertThat(cached.policy().clear("read")).isEqualTo(1);
     }
 
     @Test
@@ -353,11 +353,11 @@ class CachedToolTest {
         cached.call(ToolCallRequest.of("read", Map.of())).result();
         cached.call(ToolCallRequest.of("query", Map.of())).result();
 
-        assertThat(cached.stats())
+        assertThat(cached.policy().stats())
                 .containsEntry("read", new ToolStats(1, 1, Duration.ofMillis(30), 0, 0, 0, 0, 0))
                 .containsEntry("query", new ToolStats(0, 1, Duration.ZERO, 0, 0, 0, 0, 0));
         CachedTool another = CachedTool.builder(slow, store).build();
-        assertThat(another.stats()).as("another user of the store sees the same figures").isEqualTo(cached.stats());
+        assertThat(another.policy().stats()).as("another user of the store sees the same figures").isEqualTo(cached.policy().stats());
     }
 
     @Test
@@ -420,8 +420,8 @@ class CachedToolTest {
         assertThat(turnedOff.notCachedBecause()).isEqualTo("caching is turned off for it");
         assertThat(again.notCachedBecause()).isEqualTo("the rule says it writes");
         assertThat(calls).hasValue(2);
-        assertThat(cached.stats().get("read").bypassed()).isEqualTo(1);
-        assertThat(cached.stats().get("read").uncacheable()).isEqualTo(1);
+        assertThat(cached.policy().stats().get("read").bypassed()).isEqualTo(1);
+        assertThat(cached.policy().stats().get("read").uncacheable()).isEqualTo(1);
         assertThat(cached.call(ToolCallRequest.of("read", Map.of("path", "a"))).status()).isEqualTo(CacheStatus.MISS);
     }
 

@@ -109,8 +109,8 @@ class FreshnessTest {
                 + " is under the 5.00 ms a stored answer must save to be worth keeping");
         assertThat(fourth.status()).isEqualTo(CacheStatus.BYPASS);
         assertThat(fourth.result().json()).isEqualTo("{\"call\":4}");
-        assertThat(cached.answersFast("fs__read")).isTrue();
-        assertThat(cached.fastestAnswerTime("fs__read")).contains(Duration.ofMillis(1));
+        assertThat(cached.policy().answersFast("fs__read")).isTrue();
+        assertThat(cached.policy().fastestAnswerTime("fs__read")).contains(Duration.ofMillis(1));
         assertThat(store.counters().perTool().get("fs__read")).containsEntry(Counter.CALLS, 4L)
                 .containsEntry(Counter.UNCACHEABLE_FAST_TOOL, 4L);
         assertThat(store.size()).isZero();
@@ -140,12 +140,12 @@ class FreshnessTest {
         for (int i = 0; i < 3; i++) {
             cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a")));
         }
-        assertThat(cached.answersFast("fs__read")).isTrue();
+        assertThat(cached.policy().answersFast("fs__read")).isTrue();
         answerTime.set(Duration.ofMillis(50));
         for (int i = 0; i < AnswerTimes.KEPT; i++) {
             cached.call(ToolCallRequest.of("fs__read", Map.of("path", "b" + i)));
         }
-        assertThat(cached.answersFast("fs__read")).isFalse();
+        assertThat(cached.policy().answersFast("fs__read")).isFalse();
         cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a")));
         assertThat(cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a"))).status()).isEqualTo(CacheStatus.HIT);
     }
@@ -197,13 +197,13 @@ class FreshnessTest {
         cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a")));
         cached.call(ToolCallRequest.of("fs__read", Map.of("path", "b")));
         cached.call(ToolCallRequest.of("fs__write", Map.of("path", "a")).uncached(true));
-        assertThat(cached.clear("fs__*", RemovalCause.WRITE)).isEqualTo(2);
+        assertThat(cached.policy().clear("fs__*", RemovalCause.WRITE)).isEqualTo(2);
         cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a")));
-        assertThat(cached.clear("fs__read")).isEqualTo(1);
+        assertThat(cached.policy().clear("fs__read")).isEqualTo(1);
         cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a")));
         versions.set("fs__read", "2");
         cached.call(ToolCallRequest.of("fs__list", Map.of()));
-        assertThat(cached.clear("fs__list", RemovalCause.RESOURCE)).isEqualTo(1);
+        assertThat(cached.policy().clear("fs__list", RemovalCause.RESOURCE)).isEqualTo(1);
 
         CacheStats stats = CacheStats.of(store);
         assertThat(stats.invalidations()).isEqualTo(5);

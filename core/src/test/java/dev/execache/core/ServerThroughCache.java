@@ -47,7 +47,7 @@ final class ServerThroughCache implements CodeTools {
     void write() {
         cache.advanceWriteGeneration("acct");
         cache.advanceWriteGeneration("acct");
-        cache.clear("acct__*");
+        cache.policy().clear("acct__*");
     }
 
     /** Runs of code: code that names {@code tools.acct} calls the read and returns its answer; other code returns 1. */

@@ -91,13 +91,13 @@ class ToolValidatorTest {
         CachedTool cached = cached(new ToolValidator("fs__get_file_info", Map.of("path", "{path}")));
         read(cached, "a.txt");
 
-        cached.clear("fs__*", RemovalCause.WRITE);
+        cached.policy().clear("fs__*", RemovalCause.WRITE);
 
         assertThat(read(cached, "a.txt").status()).isEqualTo(CacheStatus.REVALIDATED);
         assertThat(askedSince(2)).containsExactly("fs__get_file_info");
         modified.put("b.txt", 2);
         read(cached, "b.txt");
-        cached.clear("fs__*", RemovalCause.WRITE);
+        cached.policy().clear("fs__*", RemovalCause.WRITE);
         modified.put("a.txt", 3);
         assertThat(read(cached, "a.txt").status()).isEqualTo(CacheStatus.MISS);
     }

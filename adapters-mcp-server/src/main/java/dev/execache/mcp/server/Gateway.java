@@ -198,7 +198,7 @@ public final class Gateway implements CodeTools {
 
     /** Hits and misses per gateway tool, counted in this process. */
     public Map<String, ToolStats> stats() {
-        return cachedTool.stats();
+        return cachedTool.policy().stats();
     }
 
     ToolCallRules rules() {
@@ -219,12 +219,12 @@ public final class Gateway implements CodeTools {
 
     /** What the cache holds for one call of a gateway tool, without counting a hit or calling the tool. */
     public Inspected inspect(String name, Map<String, Object> args) {
-        return new Inspected(cachedTool.keyFor(name, args), cachedTool.inspect(name, args));
+        return new Inspected(cachedTool.policy().keyFor(name, args), cachedTool.policy().inspect(name, args));
     }
 
     /** Removes the cached calls of every gateway tool whose name matches the glob; returns how many. */
     public int clear(String toolGlob) {
-        return cachedTool.clear(toolGlob);
+        return cachedTool.policy().clear(toolGlob);
     }
 
     /** What each server behind the gateway said of itself when it connected, by server name. */
@@ -367,22 +367,22 @@ public final class Gateway implements CodeTools {
             return new ToolCallRules.Decision(false, "no such tool", null);
         }
         ToolCallRules.Decision decision = decisionFor(tool);
-        if (decision.cached() && decision.measured() && cachedTool.answersFast(name)) {
+        if (decision.cached() && decision.measured() && cachedTool.policy().answersFast(name)) {
             return new ToolCallRules.Decision(false, decision.why() + "; but it answers fast: fastest recent call "
-                    + millis(cachedTool.fastestAnswerTime(name).orElseThrow()) + " < "
-                    + millis(cachedTool.cacheWhenSlowerThan()), null, false, true);
+                    + millis(cachedTool.policy().fastestAnswerTime(name).orElseThrow()) + " < "
+                    + millis(cachedTool.policy().cacheWhenSlowerThan()), null, false, true);
         }
         return decision;
     }
 
     /** The fastest of the tool's recent calls that reached its server, in this process; empty before the first. */
     public Optional<Duration> fastestAnswerTime(String name) {
-        return cachedTool.fastestAnswerTime(name);
+        return cachedTool.policy().fastestAnswerTime(name);
     }
 
     /** Below what answer time a tool no rule names is not cached. */
     public Duration cacheWhenSlowerThan() {
-        return cachedTool.cacheWhenSlowerThan();
+        return cachedTool.policy().cacheWhenSlowerThan();
     }
 
     private static String millis(Duration duration) {
@@ -458,7 +458,7 @@ public final class Gateway implements CodeTools {
 
     /** After a call that may have changed the server: its cached calls, and cached runs that called its tools. */
     private void dropReadsOf(String server, String writer) {
-        int removed = cachedTool.clear(server + "__*", RemovalCause.WRITE);
+        int removed = cachedTool.policy().clear(server + "__*", RemovalCause.WRITE);
         if (removed > 0) {
             LOG.log(Level.INFO, writer + " may have changed server " + server + ": removed " + removed
                     + " cached " + (removed == 1 ? "result" : "results") + " that read it");

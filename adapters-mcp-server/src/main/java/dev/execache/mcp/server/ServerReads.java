@@ -167,12 +167,12 @@ final class ServerReads {
     private void dropChanged(String server, String method, Map<String, Object> params) {
         int removed = switch (method) {
             case McpSchema.METHOD_NOTIFICATION_RESOURCES_UPDATED -> params.get("uri") instanceof String uri
-                    && cache.remove(readName(server, McpSchema.METHOD_RESOURCES_READ), Map.of("uri", uri),
+                    && cache.policy().remove(readName(server, McpSchema.METHOD_RESOURCES_READ), Map.of("uri", uri),
                             RemovalCause.RESOURCE) ? 1 : 0;
             case McpSchema.METHOD_NOTIFICATION_RESOURCES_LIST_CHANGED ->
-                    cache.clear(readName(server, McpSchema.METHOD_RESOURCES_READ), RemovalCause.RESOURCE);
+                    cache.policy().clear(readName(server, McpSchema.METHOD_RESOURCES_READ), RemovalCause.RESOURCE);
             case McpSchema.METHOD_NOTIFICATION_PROMPTS_LIST_CHANGED ->
-                    cache.clear(readName(server, McpSchema.METHOD_PROMPT_GET), RemovalCause.RESOURCE);
+                    cache.policy().clear(readName(server, McpSchema.METHOD_PROMPT_GET), RemovalCause.RESOURCE);
             default -> 0;
         };
         if (removed > 0) {

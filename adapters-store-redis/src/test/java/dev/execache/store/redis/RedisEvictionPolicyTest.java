@@ -196,7 +196,7 @@ class RedisEvictionPolicyTest {
 
             assertThat(held).as("Redis filled up: some results stored, not all").isBetween(1L, pages - 1L);
             assertThat(ran.get()).as("the second round ran only what Redis did not hold").isEqualTo(CALLS - held);
-            var read = tool.stats().get("read");
+            var read = tool.policy().stats().get("read");
             assertThat(read.hits()).as("every result Redis holds was a hit in the second round").isEqualTo(held);
             assertThat(read.hits() + read.misses()).as("every call counted once, though Redis refused the counts")
                     .isEqualTo(CALLS);

@@ -185,7 +185,7 @@ class RedisFaultTest {
             long operations = Long.parseLong(recovery.replaceAll(".*\\((\\d+) store operations.*", "$1"));
             assertThat(operations).as("several store operations per call").isGreaterThan(5);
             assertThat(store.counters().totals().get(Counter.STORE_ERRORS)).isEqualTo(operations);
-            var read = code.stats().get("read");
+            var read = code.policy().stats().get("read");
             assertThat(read.hits() + read.misses()).as("the restarted Redis starts empty: the outage's 5 calls and"
                     + " the one after, each counted once").isEqualTo(6);
         } finally {

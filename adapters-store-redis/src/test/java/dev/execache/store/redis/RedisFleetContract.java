@@ -149,7 +149,7 @@ abstract class RedisFleetContract {
         assertThat(secondCall.get(30, TimeUnit.SECONDS).json()).as("the second waited and got the first's answer")
                 .isEqualTo("{\"text\":\"hello\"}");
         assertThat(toolCalls).hasValue(1);
-        assertThat(onSecond.stats().get("read")).as("counted fleet-wide, per tool")
+        assertThat(onSecond.policy().stats().get("read")).as("counted fleet-wide, per tool")
                 .satisfies(read -> {
                     assertThat(read.hits()).isEqualTo(1);
                     assertThat(read.misses()).isEqualTo(1);
