@@ -8,7 +8,8 @@
 // logging/setLevel; 2026-07-28: the call asks for its level in _meta), the progress of its tool progress_steps (legacy)
 // as the SDK handed it on and as it arrived, and the notifications the lab sends outside any answer (a tool's
 // description changed, resources/updated of a subscribed resource, resources and prompts list_changed): legacy on the
-// session, 2026-07-28 over HTTP on a subscriptions/listen stream (the tools' names PROMPT's prefix and theirs).
+// session, 2026-07-28 on a subscriptions/listen stream: over HTTP asked as a plain request, on stdio with the client's
+// listen(), closed at the end (the tools' names PROMPT's prefix and theirs).
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 
@@ -30,8 +31,13 @@ async function notifications(tool) {
   const heard = { tools: 0, resources: 0, prompts: 0, updated: [] };
   const uri = "lab://notes/readme";
   let acknowledged = null;
+  let subscription = null;
   if (out.era === "legacy") {
     await client.subscribeResource({ uri });
+  } else if (transportKind === "stdio") {
+    subscription = await client.listen({ toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true,
+      resourceSubscriptions: [uri] });
+    acknowledged = { notifications: subscription.honoredFilter };
   } else {
     client.setNotificationHandler("notifications/subscriptions/acknowledged", (notification) => {
       acknowledged = notification.params;
@@ -63,12 +69,19 @@ async function notifications(tool) {
     await pause(100);
   }
   let sentAfter = null;
-  if (out.era === "legacy") {
-    await client.unsubscribeResource({ uri });
+  let closed = null;
+  if (out.era === "legacy" || subscription !== null) {
+    if (subscription !== null) {
+      // notifications/cancelled for the listen's id: execache ends the stream and the lab's subscription
+      await subscription.close();
+      closed = await subscription.closed;
+    } else {
+      await client.unsubscribeResource({ uri });
+    }
     sentAfter = JSON.parse((await client.callTool({ name: tool("notify"),
       arguments: { method: "notifications/resources/updated", uri } })).content[0].text).sent;
   }
-  return { acknowledged: acknowledged?.notifications ?? null, sent, sentAfterUnsubscribe: sentAfter,
+  return { acknowledged: acknowledged?.notifications ?? null, sent, sentAfterUnsubscribe: sentAfter, closed,
     tools: heard.tools > 0, resources: heard.resources > 0, prompts: heard.prompts > 0, updated: heard.updated };
 }
 // execache's word on where a read came from, kept apart from the answer
@@ -124,9 +137,7 @@ try {
   }
   // the lab's messages, without what execache logs of the changes below
   out.logs = [...logs];
-  if (out.era === "legacy" || transportKind === "http") {
-    out.notified = await notifications(tool);
-  }
+  out.notified = await notifications(tool);
   try {
     await client.readResource({ uri: "lab://nowhere" });
     out.missing = "answered";

@@ -29,6 +29,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.logging.Logger;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -38,7 +39,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * serve --http with a server behind it keeps a cheap session per 2025-era client: initialize gives its id, a GET opens
  * its stream (one at a time), the server's notifications reach it there, DELETE ends it, another caller cannot use it,
- * and at most 1024 are kept (the least recently used goes first). A client without a session is answered as before.
+ * and at most 1024 are kept (the least recently used goes first); execache's own log lines reach it at its level. A
+ * client without a session is answered as before.
  */
 class HttpSessionsTest {
     private static final String TOKEN_A = "token-of-agent-a-0123456789abcdef";
@@ -150,6 +152,38 @@ class HttpSessionsTest {
         reader.join(Duration.ofMinutes(1).toMillis());
         assertThat(reader.isAlive()).isFalse();
         assertThat(RawHttp.send(server.port(), "DELETE", "/mcp", null, as(TOKEN_A, session)).status()).isEqualTo(404);
+    }
+
+    @Test
+    void execachesOwnLogLinesReachASessionAtItsLevel() throws Exception {
+        String session = initialize(TOKEN_A);
+        RawHttp.Answer level = RawHttp.post(server.port(), "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"logging/setLevel\","
+                + "\"params\":{\"level\":\"warning\"}}", as(TOKEN_A, session));
+        assertThat(level.json().get("result").isObject()).isTrue();
+        HttpResponse<Stream<String>> opened = stream(TOKEN_A, session);
+        List<JsonNode> heard = new CopyOnWriteArrayList<>();
+        Thread reader = new Thread(() -> opened.body().filter(line -> line.startsWith("data: ")).forEach(line -> {
+            try {
+                heard.add(JSON.readTree(line.substring(6)));
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+        }));
+        reader.setDaemon(true);
+        reader.start();
+
+        Logger own = Logger.getLogger("dev.execache.store");
+        own.info("below the session's level");
+        own.warning("the store is unreachable");
+
+        await().atMost(Duration.ofMinutes(1)).until(() -> heard.stream()
+                .anyMatch(message -> message.at("/params/data").asText().equals("the store is unreachable")));
+        // written in the order logged: the line below the session's level would have come first
+        assertThat(heard).filteredOn(message -> message.at("/params/logger").asText().equals("execache")
+                        && message.at("/params/data").asText().matches("below the session's level|the store is unreachable"))
+                .extracting(message -> message.at("/params/level").asText() + " " + message.at("/params/data").asText())
+                .containsExactly("warning the store is unreachable");
+        assertThat(RawHttp.send(server.port(), "DELETE", "/mcp", null, as(TOKEN_A, session)).status()).isEqualTo(200);
     }
 
     @Test

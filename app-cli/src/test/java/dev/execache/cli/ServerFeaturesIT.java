@@ -26,7 +26,8 @@ import org.junit.jupiter.params.provider.CsvSource;
  * come back tagged with its name (2025-11-25: at the session's level, over HTTP on the session's stream; 2026-07-28: at
  * the level the call asked for, on the call's stream), as does its progress on stdio; what it sends outside any answer
  * (a tool list changed, a subscribed resource updated, the resources' and prompts' lists changed) reaches the agent on
- * stdio and over HTTP (2025-11-25: the session's GET stream; 2026-07-28: a subscriptions/listen stream). The url lab
+ * stdio (2026-07-28: a subscriptions/listen stream, which the client's cancel ends) and over HTTP (2025-11-25: the
+ * session's GET stream; 2026-07-28: a subscriptions/listen stream). The url lab
  * (http-lab-server.mjs --features) answers as the command lab does.
  */
 class ServerFeaturesIT {
@@ -128,9 +129,13 @@ class ServerFeaturesIT {
         assertSameAsDirect(out, mode, "greet");
         assertThat(promptNames(out)).containsExactly("greet");
         assertLogsPassedOn(out);
+        assertNotificationsPassedOn(out, mode);
         if (mode.equals("legacy")) {
-            assertNotificationsPassedOn(out, mode);
             assertAllProgressBeforeTheAnswer(out);
+        } else {
+            // the client's listen() ended by its close(): the lab was told, and sends no update any more
+            assertThat(out.at("/notified/closed").textValue()).isEqualTo("local");
+            assertThat(out.at("/notified/sentAfterUnsubscribe").booleanValue()).isFalse();
         }
     }
 

@@ -24,6 +24,9 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 
 /**
  * What the servers behind the gateway send outside a call's answer, delivered to agents over HTTP:
@@ -36,7 +39,7 @@ import java.util.function.LongSupplier;
  * so that any instance still answers any request. Sessions are few and cheap: at most {@value
  * #MAX_SESSIONS} (the least recently used goes first), and one unused for {@link #IDLE_LIMIT} with
  * no stream open ends. While a session has no stream open its notifications wait for one, at most
- * {@value NotificationStream#MAX_QUEUED} of them.
+ * {@value SseNotificationStream#MAX_QUEUED} of them.
  *
  * <p>In the 2026-07-28 era on {@code subscriptions/listen} streams, which carry the list changes and
  * resource updates the agent opted in to, each tagged with the listen request's id; log messages go
@@ -44,24 +47,16 @@ import java.util.function.LongSupplier;
  */
 final class HttpNotifications implements AutoCloseable {
     static final int MAX_SESSIONS = 1024;
-    /** The most subscriptions/listen streams open at once in one instance. */
-    static final int MAX_LISTENS = 1024;
     static final Duration IDLE_LIMIT = Duration.ofMinutes(30);
-    static final String SUBSCRIPTION_ID_META = "io.modelcontextprotocol/subscriptionId";
     private static final System.Logger LOG = System.getLogger("dev.execache.mcp.server");
-    private static final String TOOLS_CHANGED = "notifications/tools/list_changed";
-    private static final String RESOURCES_CHANGED = "notifications/resources/list_changed";
-    private static final String PROMPTS_CHANGED = "notifications/prompts/list_changed";
-    private static final String RESOURCE_UPDATED = "notifications/resources/updated";
 
     private final Gateway gateway;
     private final LongSupplier nanoTime;
     private final SecureRandom random = new SecureRandom();
     /** By id, least recently used first; guarded by this. */
     private final LinkedHashMap<String, Session> sessions = new LinkedHashMap<>(16, 0.75f, true);
-    private final List<Listen> listens = new CopyOnWriteArrayList<>();
-    /** How many sessions and listen streams hold each subscribed URI; guarded by this. */
-    private final Map<String, Integer> holders = new HashMap<>();
+    private final SubscribedUris subscribed;
+    private final ListenStreams listens;
     private boolean closed;
     private final ScheduledExecutorService heartbeat = Executors.newSingleThreadScheduledExecutor(task -> {
         Thread thread = new Thread(task, "execache-http-notifications");
@@ -69,12 +64,31 @@ final class HttpNotifications implements AutoCloseable {
         return thread;
     });
 
+    /** What execache logs goes to the 2025 sessions too, at each session's level, as on stdio. */
+    private final Handler ownLog = new Handler() {
+        @Override
+        public void publish(LogRecord record) {
+            logged(OwnLog.params(record));
+        }
+
+        @Override
+        public void flush() {
+        }
+
+        @Override
+        public void close() {
+        }
+    };
+
     /** @param every how often open streams are written to and sessions unused too long ended */
     HttpNotifications(Gateway gateway, LongSupplier nanoTime, Duration every) {
         this.gateway = gateway;
         this.nanoTime = nanoTime;
+        this.subscribed = new SubscribedUris(gateway);
+        this.listens = new ListenStreams(gateway, subscribed);
         gateway.onLog(this::logged);
         gateway.onNotification(this::notified);
+        Logger.getLogger("dev.execache").addHandler(ownLog);
         heartbeat.scheduleWithFixedDelay(this::keepAlive, every.toMillis(), every.toMillis(), TimeUnit.MILLISECONDS);
     }
 
@@ -99,7 +113,7 @@ final class HttpNotifications implements AutoCloseable {
             synchronized (this) {
                 open = stream;
                 if (open == null || !open.isOpen()) {
-                    if (waiting.size() >= NotificationStream.MAX_QUEUED) {
+                    if (waiting.size() >= SseNotificationStream.MAX_QUEUED) {
                         waiting.poll();
                     }
                     waiting.add(json);
@@ -107,17 +121,6 @@ final class HttpNotifications implements AutoCloseable {
                 }
             }
             open.send(json);
-        }
-    }
-
-    /** A 2026-07-28 {@code subscriptions/listen} stream and what it asked for. */
-    private record Listen(JsonNode id, boolean tools, boolean prompts, boolean resources, Set<String> uris,
-            NotificationStream stream) {
-        void send(String method, ObjectNode params) {
-            ObjectNode tagged = params == null ? Json.MAPPER.createObjectNode() : params.deepCopy();
-            ObjectNode meta = tagged.get("_meta") instanceof ObjectNode given ? given : tagged.putObject("_meta");
-            meta.set(SUBSCRIPTION_ID_META, id);
-            stream.send(message(method, tagged));
         }
     }
 
@@ -190,7 +193,7 @@ final class HttpNotifications implements AutoCloseable {
         if (stream != null) {
             stream.end(null);
         }
-        uris.forEach(this::release);
+        uris.forEach(subscribed::release);
     }
 
     /** Gives the session its GET stream, with what waited for it; false when it has one open already. */
@@ -231,7 +234,7 @@ final class HttpNotifications implements AutoCloseable {
                 return;
             }
         }
-        hold(uri);
+        subscribed.hold(uri);
         synchronized (session) {
             session.uris.add(uri);
         }
@@ -244,155 +247,41 @@ final class HttpNotifications implements AutoCloseable {
             held = session.uris.remove(uri);
         }
         if (held) {
-            release(uri);
+            subscribed.release(uri);
         }
     }
 
-    /** Asks the URI's server to subscribe when this is its first holder; a server's refusal is thrown. */
-    private void hold(String uri) {
-        boolean first;
-        synchronized (this) {
-            first = holders.merge(uri, 1, Integer::sum) == 1;
-        }
-        if (first) {
-            try {
-                gateway.features().answer(McpSchema.METHOD_RESOURCES_SUBSCRIBE, uriParams(uri), null);
-            } catch (RuntimeException e) {
-                synchronized (this) {
-                    holders.computeIfPresent(uri, (key, count) -> count == 1 ? null : count - 1);
-                }
-                throw e;
-            }
-        }
-    }
-
-    private void release(String uri) {
-        boolean last;
-        synchronized (this) {
-            Integer left = holders.computeIfPresent(uri, (key, count) -> count == 1 ? null : count - 1);
-            last = left == null;
-        }
-        if (last) {
-            try {
-                gateway.features().answer(McpSchema.METHOD_RESOURCES_UNSUBSCRIBE, uriParams(uri), null);
-            } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.DEBUG, "unsubscribing from " + uri + ": " + e.getMessage());
-            }
-        }
-    }
-
-    private static ObjectNode uriParams(String uri) {
-        ObjectNode params = Json.MAPPER.createObjectNode();
-        params.put("uri", uri);
-        return params;
-    }
-
-    /**
-     * A {@code subscriptions/listen} stream: subscribes to the resources it names at their servers (a URI no
-     * server lists, or whose server refuses, is left out), sends the acknowledgement of what of {@code filter} it
-     * will get as the stream's first message, then the notifications; false (and nothing done) when {@value
-     * #MAX_LISTENS} are open already.
-     */
-    boolean listen(JsonNode id, ObjectNode filter, NotificationStream stream) {
-        if (listens.size() >= MAX_LISTENS) {
-            return false;
-        }
-        Set<String> offered = gateway.features().offered();
-        ObjectNode honoured = Json.MAPPER.createObjectNode();
-        boolean tools = filter.path("toolsListChanged").asBoolean(false);
-        boolean prompts = filter.path("promptsListChanged").asBoolean(false) && offered.contains("prompts");
-        boolean resources = filter.path("resourcesListChanged").asBoolean(false) && offered.contains("resources");
-        if (tools) {
-            honoured.put("toolsListChanged", true);
-        }
-        if (prompts) {
-            honoured.put("promptsListChanged", true);
-        }
-        if (resources) {
-            honoured.put("resourcesListChanged", true);
-        }
-        Set<String> uris = new LinkedHashSet<>();
-        for (JsonNode uri : filter.path("resourceSubscriptions")) {
-            try {
-                hold(uri.textValue());
-                uris.add(uri.textValue());
-            } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.INFO, "a subscriptions/listen stream asked for " + uri.textValue()
-                        + ", which is left out: " + e.getMessage());
-            }
-        }
-        if (filter.has("resourceSubscriptions")) {
-            ArrayNode kept = honoured.putArray("resourceSubscriptions");
-            uris.forEach(kept::add);
-        }
-        Listen listen = new Listen(id, tools, prompts, resources, Set.copyOf(uris), stream);
-        ObjectNode acknowledged = Json.MAPPER.createObjectNode();
-        acknowledged.set("notifications", honoured);
-        acknowledged.putObject("_meta").set(SUBSCRIPTION_ID_META, id);
-        stream.send(message("notifications/subscriptions/acknowledged", acknowledged));
-        synchronized (this) {
-            if (!closed) {
-                listens.add(listen);
-                return true;
-            }
-        }
-        uris.forEach(this::release);
-        stream.end(null);
-        return true;
-    }
-
-    /** A listen stream ended: its subscriptions that nobody else holds end too. */
-    void listenEnded(NotificationStream stream) {
-        for (Listen listen : listens) {
-            if (listen.stream() == stream && listens.remove(listen)) {
-                listen.uris().forEach(this::release);
-            }
-        }
+    /** The 2026-07-28 era's subscriptions/listen streams. */
+    ListenStreams listens() {
+        return listens;
     }
 
     /** The offered tools changed. */
     void toolsChanged() {
-        everySession(message(TOOLS_CHANGED, null));
-        for (Listen listen : listens) {
-            if (listen.tools()) {
-                listen.send(TOOLS_CHANGED, null);
-            }
-        }
+        everySession(message(ListenStreams.TOOLS_CHANGED, null));
+        listens.toolsChanged();
     }
 
     private void notified(String method, ObjectNode params) {
-        switch (method) {
-            case RESOURCE_UPDATED -> {
-                String uri = params.path("uri").textValue();
-                String message = message(method, params);
-                for (Session session : sessionsNow()) {
-                    boolean subscribed;
-                    synchronized (session) {
-                        subscribed = session.uris.contains(uri);
-                    }
-                    if (subscribed) {
-                        session.send(message);
-                    }
+        if (ListenStreams.RESOURCE_UPDATED.equals(method)) {
+            String uri = params.path("uri").textValue();
+            String message = message(method, params);
+            for (Session session : sessionsNow()) {
+                boolean subscribed;
+                synchronized (session) {
+                    subscribed = session.uris.contains(uri);
                 }
-                for (Listen listen : listens) {
-                    if (listen.uris().contains(uri)) {
-                        listen.send(method, params);
-                    }
+                if (subscribed) {
+                    session.send(message);
                 }
             }
-            case RESOURCES_CHANGED, PROMPTS_CHANGED -> {
-                everySession(message(method, params));
-                for (Listen listen : listens) {
-                    if (method.equals(RESOURCES_CHANGED) ? listen.resources() : listen.prompts()) {
-                        listen.send(method, params);
-                    }
-                }
-            }
-            // the 2026-07-28 era has no such notification on a listen stream
-            default -> everySession(message(method, params));
+        } else {
+            everySession(message(method, params));
         }
+        listens.notified(method, params);
     }
 
+    /** A server's log message, or execache's own: to each session whose level lets it through. */
     private void logged(ObjectNode message) {
         LoggingLevel level = JsonRpc.level(message.get("level"));
         if (level == null) {
@@ -434,7 +323,7 @@ final class HttpNotifications implements AutoCloseable {
             }
         }
         expired.forEach(this::ended);
-        listens.forEach(listen -> listen.stream().keepAlive());
+        listens.keepAlive();
     }
 
     /** How many sessions this instance keeps. */
@@ -443,13 +332,7 @@ final class HttpNotifications implements AutoCloseable {
     }
 
     private static String message(String method, ObjectNode params) {
-        ObjectNode notification = Json.MAPPER.createObjectNode();
-        notification.put("jsonrpc", McpSchema.JSONRPC_VERSION);
-        notification.put("method", method);
-        if (params != null) {
-            notification.set("params", params);
-        }
-        return Json.write(notification);
+        return ListenStreams.message(method, params);
     }
 
     /**
@@ -463,11 +346,9 @@ final class HttpNotifications implements AutoCloseable {
             all = new ArrayList<>(sessions.values());
             sessions.clear();
         }
+        Logger.getLogger("dev.execache").removeHandler(ownLog);
         all.forEach(this::ended);
-        for (Listen listen : listens) {
-            listens.remove(listen);
-            listen.stream().end(listenResult.apply(listen.id()));
-        }
+        listens.close(listenResult);
         heartbeat.shutdownNow();
     }
 

@@ -146,16 +146,6 @@ public final class McpHttpServer implements AutoCloseable {
         server.setStopTimeout(settings.drainLimit().toMillis());
     }
 
-    /** The answer that ends a subscriptions/listen stream gracefully. */
-    private static String listenEnded(com.fasterxml.jackson.databind.JsonNode id) {
-        com.fasterxml.jackson.databind.node.ObjectNode result = Json.MAPPER.createObjectNode();
-        com.fasterxml.jackson.databind.node.ObjectNode meta = result.putObject("_meta");
-        meta.set(HttpNotifications.SUBSCRIPTION_ID_META, id);
-        meta.putObject(JsonRpc.SERVER_INFO_META).put("name", "execache");
-        result.put("resultType", "complete");
-        return Json.write(result);
-    }
-
     private boolean stopping() {
         return drain.isShutdown();
     }
@@ -208,7 +198,7 @@ public final class McpHttpServer implements AutoCloseable {
         if (notifications != null) {
             // the streams that stay open end now (a listen stream with its answer: the subscription ended, not the
             // connection lost), so that the drain does not wait for them
-            notifications.close(id -> JsonRpc.response(id, listenEnded(id)));
+            notifications.close(ListenStreams::endedAnswer);
         }
         calls.cancelAll();
         post.failRelayed("execache is stopping");

@@ -258,12 +258,13 @@ final class McpPost extends Handler.Abstract {
                         "Not Acceptable: " + method + " is answered as text/event-stream; accept it", null));
                 return true;
             }
-            NotificationStream[] opened = new NotificationStream[1];
-            opened[0] = NotificationStream.open(request, response, callback, () -> notifications.listenEnded(opened[0]));
-            if (!notifications.listen(checked.id(), (ObjectNode) checked.params().get("notifications"), opened[0])) {
+            SseNotificationStream[] opened = new SseNotificationStream[1];
+            opened[0] = SseNotificationStream.open(request, response, callback,
+                    () -> notifications.listens().ended(opened[0]));
+            if (!notifications.listens().listen(checked.id(), (ObjectNode) checked.params().get("notifications"), opened[0])) {
                 response.getHeaders().put(HttpHeader.RETRY_AFTER, "5");
                 sendJson(response, callback, 503, JsonRpc.error(checked.id(), -32000, "Service Unavailable: "
-                        + HttpNotifications.MAX_LISTENS + " subscriptions/listen streams are open here; try again "
+                        + ListenStreams.MAX_LISTENS + " subscriptions/listen streams are open here; try again "
                         + "later or at another instance", null));
             }
             return true;

@@ -1,7 +1,6 @@
 package dev.execache.mcp.server;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.server.McpServer;
@@ -13,7 +12,6 @@ import java.io.OutputStream;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.List;
-import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -39,6 +37,8 @@ public final class McpStdioServer implements AutoCloseable {
     private final StdioTransport transport;
     private final LogNotifications logs;
     private final StatelessProtocol stateless;
+    /** The 2026-07-28 era's subscriptions/listen streams; null without servers behind execache. */
+    private final ListenStreams listens;
     private final CompletableFuture<Void> stopped = new CompletableFuture<>();
 
     /** What the 2025 era's initialize declares: resources, prompts and completion when a server behind offers them. */
@@ -77,6 +77,11 @@ public final class McpStdioServer implements AutoCloseable {
         this.logs = new LogNotifications(transport);
         Logger.getLogger("dev.execache").addHandler(logs);
         if (tools.gateway() != null) {
+            // the same listen streams as over HTTP, their messages lines of this session's output
+            this.listens = new ListenStreams(tools.gateway(), new SubscribedUris(tools.gateway()));
+            transport.listenWith(listens);
+            stateless.deliverNotifications();
+            tools.gateway().onNotification(listens::notified);
             tools.gateway().onChange(this::replaceTools);
             // the servers behind the gateway log to the agent as execache does, from the level it set
             transport.onLogLevel(tools.gateway()::setLogLevel);
@@ -91,6 +96,8 @@ public final class McpStdioServer implements AutoCloseable {
                     transport.notify(McpSchema.METHOD_NOTIFICATION_MESSAGE, message);
                 }
             });
+        } else {
+            this.listens = null;
         }
     }
 
@@ -99,6 +106,7 @@ public final class McpStdioServer implements AutoCloseable {
         withdrawn.forEach(server::removeTool);
         changed.forEach(server::addTool);
         stateless.replaceTools(changed, withdrawn);
+        listens.toolsChanged();
     }
 
     /** Blocks until input has ended (and every request read has been answered) or {@link #close()} was called. */
@@ -130,11 +138,6 @@ public final class McpStdioServer implements AutoCloseable {
         }
     }
 
-    /** The MCP log level of a log record's level. */
-    static McpSchema.LoggingLevel level(java.util.logging.Level level) {
-        return LogNotifications.level(level);
-    }
-
     /**
      * What execache logs (store outages, invalidations, Deno being installed...) also goes to the
      * client as notifications/message, at the level the client set with logging/setLevel.
@@ -148,27 +151,9 @@ public final class McpStdioServer implements AutoCloseable {
 
         @Override
         public void publish(LogRecord record) {
-            McpSchema.LoggingLevel level = level(record.getLevel());
-            if (!transport.logs(level)) {
-                return;
+            if (transport.logs(OwnLog.level(record.getLevel()))) {
+                transport.notify(McpSchema.METHOD_NOTIFICATION_MESSAGE, OwnLog.params(record));
             }
-            ObjectNode params = Json.MAPPER.createObjectNode();
-            params.put("level", level.name().toLowerCase(Locale.ROOT));
-            params.put("logger", "execache");
-            params.put("data", record.getMessage());
-            transport.notify("notifications/message", params);
-        }
-
-        static McpSchema.LoggingLevel level(java.util.logging.Level level) {
-            int value = level.intValue();
-            if (value >= java.util.logging.Level.SEVERE.intValue()) {
-                return McpSchema.LoggingLevel.ERROR;
-            }
-            if (value >= java.util.logging.Level.WARNING.intValue()) {
-                return McpSchema.LoggingLevel.WARNING;
-            }
-            return value >= java.util.logging.Level.INFO.intValue() ? McpSchema.LoggingLevel.INFO
-                    : McpSchema.LoggingLevel.DEBUG;
         }
 
         @Override

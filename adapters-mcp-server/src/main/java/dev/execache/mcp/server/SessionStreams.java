@@ -48,8 +48,8 @@ final class SessionStreams extends Handler.Abstract {
             return refuse(response, callback, 404, NO_SESSION, "Not Found: session " + printable(id)
                     + " is another caller's");
         }
-        NotificationStream[] opened = new NotificationStream[1];
-        opened[0] = NotificationStream.open(request, response, callback, () -> notifications.detach(session, opened[0]));
+        SseNotificationStream[] opened = new SseNotificationStream[1];
+        opened[0] = SseNotificationStream.open(request, response, callback, () -> notifications.detach(session, opened[0]));
         if (!notifications.attach(session, opened[0])) {
             // one stream per session: the second ends at once, empty
             LOG.log(Level.DEBUG, "a second GET stream for one session was ended");

@@ -14,7 +14,6 @@ import io.modelcontextprotocol.spec.McpSchema.LoggingLevel;
 import java.io.IOException;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import dev.execache.core.spi.ServerRefusedException;
@@ -64,7 +63,7 @@ final class StatelessProtocol implements AutoCloseable {
     private volatile boolean sessionHearsListChanges;
     /** Gateway calls of the 2026-07-28 era whose server asked the agent something, until the agent answers. */
     private final InputRounds rounds = new InputRounds();
-    /** Whether the transport delivers list changes and resource updates (HTTP's sessions and listen streams). */
+    /** Whether the transport delivers list changes and resource updates (sessions' and listen streams). */
     private volatile boolean notifies;
 
     /**
@@ -89,8 +88,8 @@ final class StatelessProtocol implements AutoCloseable {
     }
 
     /**
-     * The transport delivers the servers' list changes and resource updates (HTTP: 2025 sessions' streams and
-     * 2026-07-28 listen streams): initialize and server/discover declare them.
+     * The transport delivers the servers' list changes and resource updates (HTTP: 2025 sessions' streams; HTTP and
+     * stdio: 2026-07-28 listen streams): initialize and server/discover declare them.
      */
     void deliverNotifications() {
         notifies = gateway != null;
@@ -193,9 +192,10 @@ final class StatelessProtocol implements AutoCloseable {
                 case McpSchema.METHOD_TOOLS_LIST -> result(id, toolList(modern), modern, method);
                 case McpSchema.METHOD_TOOLS_CALL -> callTool(span, id, params, modern, callId, stream, agent, asker);
                 case McpSchema.METHOD_INITIALIZE -> initialize(id, params);
-                // a stream of its own, which only the HTTP transport answers
+                // a stream, which the transport opens (ListenStreams) before a request gets here
                 case JsonRpc.LISTEN -> JsonRpc.error(id, McpSchema.ErrorCodes.METHOD_NOT_FOUND, "Method not found: "
-                        + method + " (execache answers it over HTTP only)", null);
+                        + method + " (no servers are configured under servers:, so nothing changes to listen for)",
+                        null);
                 // no session keeps the level: on HTTP a client sets it per request, in _meta
                 case McpSchema.METHOD_LOGGING_SET_LEVEL -> result(id, Json.MAPPER.createObjectNode(), false, method);
                 default -> ServerFeatures.METHODS.contains(method) ? serverFeature(request, agent)
@@ -549,14 +549,10 @@ final class StatelessProtocol implements AutoCloseable {
             if (streams.isEmpty()) {
                 return;
             }
-            LoggingLevel level = McpStdioServer.level(record.getLevel());
+            LoggingLevel level = OwnLog.level(record.getLevel());
             for (Stream stream : streams.values()) {
                 if (stream.logLevel() != null && level.level() >= stream.logLevel().level()) {
-                    ObjectNode params = Json.MAPPER.createObjectNode();
-                    params.put("level", level.name().toLowerCase(Locale.ROOT));
-                    params.put("logger", "execache");
-                    params.put("data", record.getMessage());
-                    stream.sink().accept("notifications/message", params);
+                    stream.sink().accept(McpSchema.METHOD_NOTIFICATION_MESSAGE, OwnLog.params(record));
                 }
             }
         }

@@ -98,6 +98,10 @@ final class StdioTransport implements McpServerTransportProvider {
     private volatile Runnable rootsChanged = () -> { };
     /** The name the client gave in initialize (its clientInfo), made plain; null before, or when it gave none. */
     private volatile String clientName;
+    /** The 2026-07-28 era's subscriptions/listen streams; null without servers behind execache. */
+    private volatile ListenStreams listens;
+    /** This session's open listen streams, by their request's id, so that the client's cancel ends one. */
+    private final Map<Object, LineNotificationStream> listening = new ConcurrentHashMap<>();
 
     StdioTransport(InputStream in, OutputStream out, McpJsonMapper mapper, Duration drainLimit, InFlightCalls calls) {
         this.out = new LineWriter(out);
@@ -114,6 +118,11 @@ final class StdioTransport implements McpServerTransportProvider {
     /** Answers the requests of the 2026-07-28 era, which need no session. */
     void answerStatelessWith(StatelessProtocol protocol) {
         this.stateless = protocol;
+    }
+
+    /** Where the 2026-07-28 era's subscriptions/listen requests open their streams. */
+    void listenWith(ListenStreams streams) {
+        this.listens = streams;
     }
 
     /** What initialize's answer says: execache's instructions and the servers' that are connected by then. */
@@ -206,7 +215,8 @@ final class StdioTransport implements McpServerTransportProvider {
     @Override
     public Mono<Void> notifyClients(String method, Object params) {
         McpServerSession current = session;
-        return current == null ? Mono.empty() : current.sendNotification(method, params);
+        // only to an initialized session: a client of the 2026-07-28 era gets only what it listens for
+        return current == null || !initialized ? Mono.empty() : current.sendNotification(method, params);
     }
 
     @Override
@@ -263,6 +273,11 @@ final class StdioTransport implements McpServerTransportProvider {
             }
         }
         failAsked("execache is stopping");
+        ListenStreams streams = listens;
+        if (streams != null) {
+            // each listen ends with its answer: the subscription ended, not the connection lost
+            streams.close(ListenStreams::endedAnswer);
+        }
         calls.cancelAll();
         pending.wake();
     }
@@ -294,6 +309,10 @@ final class StdioTransport implements McpServerTransportProvider {
             }
         }
         failAsked("the agent closed its input");
+        ListenStreams streams = listens;
+        if (streams != null) {
+            streams.close(id -> null);
+        }
         pending.awaitAnswers(drainLimit);
         ended.complete(null);
     }
@@ -381,6 +400,10 @@ final class StdioTransport implements McpServerTransportProvider {
             deliver(id, JsonRpc.error(request.id(), McpSchema.ErrorCodes.INVALID_REQUEST, problem, null));
             return;
         }
+        if (request.modern() && JsonRpc.LISTEN.equals(method)) {
+            listen(request, batch != null);
+            return;
+        }
         if (request.modern() || McpSchema.METHOD_TOOLS_CALL.equals(method) || ServerFeatures.METHODS.contains(method)
                 || McpSchema.METHOD_TOOLS_LIST.equals(method)) {
             // tools/list too: the SDK's tool type drops fields a server's tool may have (execution, say)
@@ -465,11 +488,49 @@ final class StdioTransport implements McpServerTransportProvider {
         }
     }
 
+    /**
+     * A 2026-07-28 subscriptions/listen: its stream is this session's output, its messages tagged with its id; it has
+     * no answer until serve stops (an empty result), and ends without one when the client cancels it.
+     */
+    private void listen(JsonRpc.Request request, boolean inBatch) {
+        Object id = request.idValue();
+        Object key = InFlightCalls.key(id);
+        ListenStreams streams = listens;
+        String refused = streams == null ? "Method not found: " + JsonRpc.LISTEN + " (no servers are configured under"
+                + " servers:, so nothing changes to listen for)"
+                : inBatch ? "Invalid Request: " + JsonRpc.LISTEN + " cannot come in a batch: it is answered by a stream"
+                : listening.containsKey(key) || pending.method(key) != null ? "Invalid Request: the id " + id
+                        + " is in use by a request not answered yet" : null;
+        if (refused != null) {
+            LOG.log(Level.WARNING, refused);
+            deliver(id, JsonRpc.error(request.id(), streams == null ? McpSchema.ErrorCodes.METHOD_NOT_FOUND
+                    : McpSchema.ErrorCodes.INVALID_REQUEST, refused, null));
+            return;
+        }
+        LineNotificationStream[] opened = new LineNotificationStream[1];
+        opened[0] = new LineNotificationStream(out::writeOrNote, () -> {
+            listening.remove(key, opened[0]);
+            streams.ended(opened[0]);
+        });
+        listening.put(key, opened[0]);
+        if (!streams.listen(request.id(), (ObjectNode) request.params().get("notifications"), opened[0])) {
+            listening.remove(key, opened[0]);
+            deliver(id, JsonRpc.error(request.id(), -32000, "Service Unavailable: " + ListenStreams.MAX_LISTENS
+                    + " subscriptions/listen streams are open; cancel one first", null));
+        }
+    }
+
     private void cancel(JsonNode requestId) {
         if (requestId == null || !(requestId.isTextual() || requestId.isIntegralNumber())) {
             return;
         }
         Object key = InFlightCalls.key(idOf(requestId));
+        LineNotificationStream listen = listening.remove(key);
+        if (listen != null) {
+            // the client stops listening: no answer, and the servers' subscriptions nobody else holds end
+            listen.end(null);
+            return;
+        }
         String method = pending.method(key);
         if (method == null || McpSchema.METHOD_INITIALIZE.equals(method)) {
             // already answered, unknown, or initialize, which the spec says is never cancelled

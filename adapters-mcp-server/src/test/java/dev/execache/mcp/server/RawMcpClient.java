@@ -99,7 +99,8 @@ public final class RawMcpClient implements AutoCloseable {
         return next(JsonNode::isArray, "a batch response");
     }
 
-    private JsonNode next(Predicate<JsonNode> matches, String what) {
+    /** The next message that {@code matches}; other messages wait for their turn. */
+    public JsonNode next(Predicate<JsonNode> matches, String what) {
         long deadline = System.nanoTime() + WAIT.toNanos();
         synchronized (unclaimed) {
             for (JsonNode message : unclaimed) {

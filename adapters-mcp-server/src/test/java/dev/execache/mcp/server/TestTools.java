@@ -12,6 +12,8 @@ import dev.execache.core.MutableClock;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ScriptedSandbox;
 import dev.execache.core.SimpleStore;
+import dev.execache.core.StoreGuard;
+import dev.execache.core.spi.ToolCatalog;
 import java.net.InetAddress;
 import java.time.Duration;
 import java.util.List;
@@ -43,6 +45,18 @@ public final class TestTools {
     }
 
     TestTools(Function<ExecutionRequest, ExecutionResult> script) {
+        this(script, null);
+    }
+
+    /** With the gateway tools of {@code catalog}'s servers (named in {@code servers}), cached in a store of their own. */
+    TestTools(ToolCatalog catalog, List<String> servers) {
+        this(TestTools::answer, catalog == null ? null : new Gateway(catalog, StoreGuard.of(new SimpleStore(new MutableClock())),
+                new MutableToolVersions(), new GatewayPolicy(servers.stream()
+                        .map(name -> new GatewayPolicy.Server(name, true, true)).toList(), List.of()),
+                CachePolicy.DEFAULTS, new MutableClock()));
+    }
+
+    private TestTools(Function<ExecutionRequest, ExecutionResult> script, Gateway gateway) {
         MutableClock clock = new MutableClock();
         this.versions = new MutableToolVersions(Map.of("github", "v1", "jira", "j1"));
         this.sandbox = new ScriptedSandbox(request -> {
@@ -53,7 +67,7 @@ public final class TestTools {
         Limits limits = new Limits(Duration.ofSeconds(10), Limits.DEFAULT_MEMORY_MB, List.of(),
                 Limits.DEFAULT_MAX_OUTPUT_BYTES, Limits.DEFAULT_MAX_RESULT_BYTES, "");
         this.tools = new ServeTools(executor, new ServeSettings(limits, "execache.yaml",
-                Json.MAPPER.createObjectNode().put("store", "memory")));
+                Json.MAPPER.createObjectNode().put("store", "memory")), gateway);
     }
 
     /**
