@@ -44,7 +44,10 @@ const counted = {};
 // the prompt's gets served, by person: a get through a cache that counts as before was not asked again
 const greeted = {};
 
-/** The result of resources/read of uri; an unknown URI throws -32002, lab://counter/broken -32603. */
+/**
+ * The result of resources/read of uri; an unknown URI throws -32002, lab://counter/broken -32603. (On an SDK server,
+ * a read of lab://counter/changing also sends notifications/resources/updated for it before its answer.)
+ */
 export function readLabResource(uri) {
   if (uri === "lab://notes/readme") {
     return { contents: [{ uri, mimeType: "text/plain", text: "The lab's notes: ünïcode and \"quotes\"." }] };
@@ -97,7 +100,14 @@ export function offerFeatures(server) {
     resourceTemplates: [{ uriTemplate: "lab://rooms/{room}", name: "room", mimeType: "text/plain" },
       { uriTemplate: "lab://counter/{name}", name: "counter", mimeType: "text/plain", description: "Counts its reads (broken: fails)." }],
   }));
-  server.setRequestHandler(ReadResourceRequestSchema, async (request) => readLabResource(request.params.uri));
+  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+    const result = readLabResource(request.params.uri);
+    if (request.params.uri === "lab://counter/changing") {
+      // it changed while it was read: the notice goes out before the answer, which holds what was read before
+      await server.notification({ method: "notifications/resources/updated", params: { uri: request.params.uri } });
+    }
+    return result;
+  });
   server.setRequestHandler(ListPromptsRequestSchema, async () => ({
     prompts: [{
       name: "greet", title: "Greet someone", description: "A greeting for a person.",

@@ -186,6 +186,19 @@ class ResourceCacheTest {
     }
 
     @Test
+    void aReadDuringWhichTheServerSaidTheResourceChangedIsNotKept() {
+        // the lab sends notifications/resources/updated for this URI while it reads it, before its answer; lab's
+        // writes keep its reads (invalidate_on_write: none), and its reads are cached by a rule
+        JsonNode during = lab.read("lab://counter/changing");
+        JsonNode after = lab.read("lab://counter/changing");
+
+        assertThat(text(during)).isEqualTo("read 1 times");
+        assertThat(during.at("/result" + CACHE).has("freshForSeconds")).isFalse();
+        assertThat(status(after)).isEqualTo("miss");
+        assertThat(text(after)).isEqualTo("read 2 times");
+    }
+
+    @Test
     void aResourceListChangeRemovesEveryReadOfTheServer() {
         lab.read("lab://counter/listed-a");
         lab.read("lab://counter/listed-b");

@@ -142,7 +142,7 @@ public final class Gateway implements CodeTools {
         this.offered = new OfferedTools(unprefixed, this::specification);
         this.starting = new StartingServers(catalog, codeAccess, () -> toolsChanged(catalog.tools()));
         this.logs = new ServerLogs(catalog);
-        this.reads = new ServerReads(catalog, versions, invalidatedOnWrite, agentAsks::get);
+        this.reads = new ServerReads(catalog, versions, agentAsks::get);
         this.features = new ServerFeatures(catalog, unprefixed, reads::read, clock);
         Map<String, String> reachableIdentities = new TreeMap<>(catalog.identities());
         reachableIdentities.keySet().retainAll(codeAccess);
@@ -192,6 +192,14 @@ public final class Gateway implements CodeTools {
         });
         this.cachedTool = builder.build();
         reads.cacheIn(cachedTool);
+        catalog.addNotificationListener((server, method, params) -> {
+            if (heard(server, method, params)) {
+                reads.changed(server, method, params);
+            } else {
+                LOG.log(Level.DEBUG, "server " + server + " sent " + method + " for " + params.get("uri")
+                        + ", a URI offered as another server's resource: not passed on");
+            }
+        });
         catalog.addListener(this::toolsChanged);
         toolsChanged(catalog.tools());
     }
@@ -253,7 +261,21 @@ public final class Gateway implements CodeTools {
      * resources or prompts changed, a url elicitation completed.
      */
     void onNotification(BiConsumer<String, ObjectNode> sink) {
-        catalog.addNotificationListener((server, method, params) -> sink.accept(method, Json.MAPPER.valueToTree(params)));
+        catalog.addNotificationListener((server, method, params) -> {
+            if (heard(server, method, params)) {
+                sink.accept(method, Json.MAPPER.valueToTree(params));
+            }
+        });
+    }
+
+    /**
+     * Whether a server's notification is of what execache offers: {@code resources/updated} only from the server whose
+     * resource is offered under that URI (a later server that lists the same URI is not offered for it, so its
+     * update is of a resource the agent does not read); every other notification.
+     */
+    private boolean heard(String server, String method, Map<String, Object> params) {
+        return !McpSchema.METHOD_NOTIFICATION_RESOURCES_UPDATED.equals(method)
+                || params.get("uri") instanceof String uri && features.offersAs(server, uri);
     }
 
     /** The agent a server's request outside any call goes to (the stdio session's); null: none. */

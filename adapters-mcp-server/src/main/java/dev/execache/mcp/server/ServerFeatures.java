@@ -13,6 +13,7 @@ import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.Map;
@@ -45,8 +46,9 @@ final class ServerFeatures {
     private final Set<String> unprefixed;
     private final Reader reader;
     private final Clock clock;
-    private final Map<String, String> resourceOwners = new ConcurrentHashMap<>();
-    private final Map<String, String> templateOwners = new ConcurrentHashMap<>();
+    /** The server each URI and template is offered as, in the servers' order: replaced whole by each list. */
+    private volatile Map<String, String> resourceOwners = Map.of();
+    private volatile Map<String, String> templateOwners = Map.of();
     private final Map<String, Prompt> prompts = new ConcurrentHashMap<>();
     /** What was warned of already, so that a list asked again does not log it again. */
     private final Set<String> warned = ConcurrentHashMap.newKeySet();
@@ -107,9 +109,8 @@ final class ServerFeatures {
         // the agent's envelope and tokens are its own with execache, not the server's
         asked.remove("_meta");
         return switch (method) {
-            case McpSchema.METHOD_RESOURCES_LIST -> listResources("resources", "uri", resourceOwners, method);
-            case McpSchema.METHOD_RESOURCES_TEMPLATES_LIST ->
-                    listResources("resourceTemplates", "uriTemplate", templateOwners, method);
+            case McpSchema.METHOD_RESOURCES_LIST -> listResources(method);
+            case McpSchema.METHOD_RESOURCES_TEMPLATES_LIST -> listTemplates(method);
             case McpSchema.METHOD_RESOURCES_READ ->
                     read(resourceOwner(asked.get("uri").textValue()), method, asked, params, agent);
             // the server's notifications/resources/updated then reach the agent as it sent them (URIs are not renamed)
@@ -136,7 +137,7 @@ final class ServerFeatures {
         String uri = ref.get("uri").textValue();
         String owner = templateOwners.get(uri);
         if (owner == null) {
-            listResources("resourceTemplates", "uriTemplate", templateOwners, McpSchema.METHOD_RESOURCES_TEMPLATES_LIST);
+            listTemplates(McpSchema.METHOD_RESOURCES_TEMPLATES_LIST);
             owner = templateOwners.get(uri);
         }
         if (owner == null) {
@@ -180,9 +181,23 @@ final class ServerFeatures {
         return hints;
     }
 
-    /** Every page of every server's list of {@code key}, each item offered once, owned by its first server. */
-    private ObjectNode listResources(String key, String idField, Map<String, String> owners, String method) {
+    private ObjectNode listResources(String method) {
         ObjectNode result = Json.MAPPER.createObjectNode();
+        resourceOwners = listResources("resources", "uri", method, result);
+        return result;
+    }
+
+    private ObjectNode listTemplates(String method) {
+        ObjectNode result = Json.MAPPER.createObjectNode();
+        templateOwners = listResources("resourceTemplates", "uriTemplate", method, result);
+        return result;
+    }
+
+    /**
+     * Every page of every server's list of {@code key}, each item offered once, owned by its first server, into
+     * {@code result}; gives the owner of each item offered, in the servers' order.
+     */
+    private Map<String, String> listResources(String key, String idField, String method, ObjectNode result) {
         ArrayNode all = result.putArray(key);
         Map<String, String> now = new LinkedHashMap<>();
         ListHints hints = listHints();
@@ -198,9 +213,8 @@ final class ServerFeatures {
                 all.add(item);
             }
         }
-        owners.keySet().retainAll(now.keySet());
-        owners.putAll(now);
-        return hints.on(result);
+        hints.on(result);
+        return Collections.unmodifiableMap(now);
     }
 
     private ObjectNode listPrompts() {
@@ -241,26 +255,43 @@ final class ServerFeatures {
         return prompt;
     }
 
-    /** The server that listed {@code uri}, else the first whose template matches it. */
+    /** The server that listed {@code uri}, else the first whose template matches it; the lists asked if need be. */
     private String resourceOwner(String uri) {
         String owner = resourceOwners.get(uri);
         if (owner == null) {
-            listResources("resources", "uri", resourceOwners, McpSchema.METHOD_RESOURCES_LIST);
+            listResources(McpSchema.METHOD_RESOURCES_LIST);
             owner = resourceOwners.get(uri);
         }
         if (owner == null) {
             if (templateOwners.isEmpty()) {
-                listResources("resourceTemplates", "uriTemplate", templateOwners, McpSchema.METHOD_RESOURCES_TEMPLATES_LIST);
+                listTemplates(McpSchema.METHOD_RESOURCES_TEMPLATES_LIST);
             }
-            for (Map.Entry<String, String> template : templateOwners.entrySet()) {
-                if (matches(template.getKey(), uri)) {
-                    return template.getValue();
-                }
-            }
+            owner = templateOwner(uri);
+        }
+        if (owner == null) {
             throw new ServerRefusedException(RESOURCE_NOT_FOUND, "Resource not found: " + uri + " (no server behind"
                     + " execache lists it or a template that matches it)");
         }
         return owner;
+    }
+
+    /**
+     * Whether {@code uri} is offered as {@code server}'s resource, as far as the lists asked so far say (no server is
+     * asked): the server that listed it, else the first whose template matches it. A URI no list named yet is no
+     * server's: an agent reads or subscribes to a URI through execache, which asks the lists first.
+     */
+    boolean offersAs(String server, String uri) {
+        String owner = resourceOwners.get(uri);
+        return server.equals(owner != null ? owner : templateOwner(uri));
+    }
+
+    private String templateOwner(String uri) {
+        for (Map.Entry<String, String> template : templateOwners.entrySet()) {
+            if (matches(template.getKey(), uri)) {
+                return template.getValue();
+            }
+        }
+        return null;
     }
 
     /**

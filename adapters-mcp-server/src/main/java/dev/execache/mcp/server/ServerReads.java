@@ -29,16 +29,26 @@ import java.util.function.LongSupplier;
 /**
  * The servers' reads that are not tool calls ({@code resources/read}, {@code prompts/get}), answered through the
  * gateway's tool cache by the policy of a read-only tool's call, and removed from it when their server says they
- * changed.
+ * changed ({@link #changed}).
+ *
+ * <p>A read that was in flight when its server said they changed is not stored, as a read that was in flight
+ * during a write to its server is not: every read notes its server's write generation (see
+ * {@link dev.execache.core.spi.WriteGenerations}) before it asks, and a server's notice of a change advances that
+ * generation before the cached reads it names are removed. So such a read is either refused by the store (its put
+ * came after the notice) or was stored before it and is removed with the others. The generation is the server's
+ * own, shared with its writes: a notice also keeps the server's tool reads in flight at that moment from being
+ * stored, which costs a miss, never a stale answer.
  */
 final class ServerReads {
     /** The reads that are not tool calls, cached by the same policy as read-only tools' calls. */
     static final Set<String> READS = Set.of(McpSchema.METHOD_RESOURCES_READ, McpSchema.METHOD_PROMPT_GET);
+    /** The notifications by which a server says some of its reads changed. */
+    private static final Set<String> CHANGES = Set.of(McpSchema.METHOD_NOTIFICATION_RESOURCES_UPDATED,
+            McpSchema.METHOD_NOTIFICATION_RESOURCES_LIST_CHANGED, McpSchema.METHOD_NOTIFICATION_PROMPTS_LIST_CHANGED);
     private static final System.Logger LOG = System.getLogger("dev.execache.mcp.server");
 
     private final ToolCatalog catalog;
     private final MutableToolVersions versions;
-    private final Set<String> invalidatedOnWrite;
     private final LongSupplier agentAsks;
     /** The reads asked so far, by the cache's name for them ({@link #readName}). */
     private final Map<String, Read> reads = new ConcurrentHashMap<>();
@@ -49,25 +59,18 @@ final class ServerReads {
     }
 
     /**
-     * @param invalidatedOnWrite the servers whose writes are counted ({@code invalidate_on_write: server})
      * @param agentAsks how many requests of the servers' were relayed to an agent so far: a read during which it
      *     moved may have depended on an agent's answer, and is not stored (the catalog's reads carry no agent)
      */
-    ServerReads(ToolCatalog catalog, MutableToolVersions versions, Set<String> invalidatedOnWrite,
-            LongSupplier agentAsks) {
+    ServerReads(ToolCatalog catalog, MutableToolVersions versions, LongSupplier agentAsks) {
         this.catalog = catalog;
         this.versions = versions;
-        this.invalidatedOnWrite = Set.copyOf(invalidatedOnWrite);
         this.agentAsks = agentAsks;
     }
 
-    /**
-     * The tool cache the reads go through; given once it is built, since it asks {@link #ask} for a miss. Also
-     * listens to the servers' notifications from now on.
-     */
+    /** The tool cache the reads go through; given once it is built, since it asks {@link #ask} for a miss. */
     void cacheIn(CachedTool tool) {
         this.cache = tool;
-        catalog.addNotificationListener(this::dropChanged);
     }
 
     /**
@@ -107,9 +110,8 @@ final class ServerReads {
         // keyed on the server's identity, as its tools' calls are: one configuration's answers are never another's
         String identity = catalog.identities().getOrDefault(server, "shared publicly");
         versions.set(name, version(server, method, identity));
-        boolean writesCounted = invalidatedOnWrite.contains(server);
-        ToolCallRequest request = ToolCallRequest.of(name, params).withAgent(agent).withFreshness(freshness);
-        return cache.call(writesCounted ? request.readOf(server) : request);
+        // a read of the server whatever its invalidate_on_write: its notices of a change advance its generation
+        return cache.call(ToolCallRequest.of(name, params).withAgent(agent).withFreshness(freshness).readOf(server));
     }
 
     /** Asks the server the read the cache knows as {@code name} (a miss); see {@link #isRead}. */
@@ -162,9 +164,15 @@ final class ServerReads {
     /**
      * A server said a resource changed: {@code notifications/resources/updated} removes that URI's cached read,
      * {@code .../resources/list_changed} every cached read of the server's resources and
-     * {@code .../prompts/list_changed} of its prompts (counted as invalidations of the cause {@code resource}).
+     * {@code .../prompts/list_changed} of its prompts (counted as invalidations of the cause {@code resource}); the
+     * server's reads in flight are not stored. Other notifications change nothing.
      */
-    private void dropChanged(String server, String method, Map<String, Object> params) {
+    void changed(String server, String method, Map<String, Object> params) {
+        if (!CHANGES.contains(method)) {
+            return;
+        }
+        // before the removal: a read stored after it would be stale (see the class's comment)
+        cache.advanceWriteGeneration(server);
         int removed = switch (method) {
             case McpSchema.METHOD_NOTIFICATION_RESOURCES_UPDATED -> params.get("uri") instanceof String uri
                     && cache.policy().remove(readName(server, McpSchema.METHOD_RESOURCES_READ), Map.of("uri", uri),

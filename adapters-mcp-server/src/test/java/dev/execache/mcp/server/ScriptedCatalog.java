@@ -7,6 +7,7 @@ import dev.execache.core.spi.ToolCatalog;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
@@ -24,6 +25,8 @@ final class ScriptedCatalog implements ToolCatalog {
     volatile List<CatalogTool> tools = List.of();
     volatile List<ServerStatus> servers = List.of();
     volatile Map<String, String> identities = Map.of();
+    /** Which of resources, prompts and completions each server offers, in the servers' order. */
+    volatile Map<String, Set<String>> features = Map.of();
     volatile Answers answers = (server, method, params) -> {
         throw new ServerRefusedException(-32601, "server " + server + " cannot be asked " + method);
     };
@@ -80,6 +83,11 @@ final class ScriptedCatalog implements ToolCatalog {
     @Override
     public Map<String, String> identities() {
         return identities;
+    }
+
+    @Override
+    public Map<String, Set<String>> features() {
+        return features;
     }
 
     @Override

@@ -11,7 +11,6 @@ import dev.execache.core.SimpleStore;
 import dev.execache.core.ToolCallOutcome;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.BeforeEach;
@@ -31,8 +30,9 @@ class ServerReadsTest {
     void setUp() {
         MutableClock clock = new MutableClock();
         MutableToolVersions versions = new MutableToolVersions(Map.of());
-        reads = new ServerReads(catalog, versions, Set.of("lab"), agentAsks::get);
+        reads = new ServerReads(catalog, versions, agentAsks::get);
         reads.cacheIn(CachedTool.builder(reads::ask, new SimpleStore(clock)).toolVersions(versions).clock(clock).build());
+        catalog.addNotificationListener(reads::changed);
         catalog.answers = (server, method, params) -> {
             int count = asked.merge(method + " " + params, 1, Integer::sum);
             return "{\"contents\":[{\"uri\":\"" + URI + "\",\"text\":\"read " + count + "\"}]}";
@@ -65,6 +65,44 @@ class ServerReadsTest {
 
         assertThat(read(URI).status()).isEqualTo(CacheStatus.MISS);
         assertThat(read("lab://notes/other").status()).isEqualTo(CacheStatus.HIT);
+    }
+
+    @Test
+    void aReadInFlightWhenItsServerSaysTheResourceChangedIsNotKept() {
+        catalog.answers = (server, method, params) -> {
+            int count = asked.merge(method + " " + params, 1, Integer::sum);
+            if (count == 1) {
+                // the server read the old contents, then the resource changed, and the notice came before its answer
+                catalog.notify("lab", McpSchema.METHOD_NOTIFICATION_RESOURCES_UPDATED, Map.of("uri", URI));
+            }
+            return "{\"contents\":[{\"uri\":\"" + URI + "\",\"text\":\"read " + count + "\"}]}";
+        };
+
+        ToolCallOutcome stale = read(URI);
+        ToolCallOutcome fresh = read(URI);
+
+        assertThat(stale.result().json()).contains("read 1");
+        assertThat(stale.expiresAt()).isNull();
+        assertThat(fresh.status()).isEqualTo(CacheStatus.MISS);
+        assertThat(fresh.result().json()).contains("read 2");
+        assertThat(read(URI).status()).isEqualTo(CacheStatus.HIT);
+    }
+
+    @Test
+    void aListChangeInFlightKeepsThePromptFromBeingKept() {
+        catalog.answers = (server, method, params) -> {
+            int count = asked.merge(method + " " + params, 1, Integer::sum);
+            if (count == 1) {
+                catalog.notify("lab", McpSchema.METHOD_NOTIFICATION_PROMPTS_LIST_CHANGED, Map.of());
+            }
+            return "{\"messages\":[],\"description\":\"get " + count + "\"}";
+        };
+        Map<String, Object> greet = Map.of("name", "greet");
+
+        reads.read("lab", McpSchema.METHOD_PROMPT_GET, greet, null, Freshness.ANY);
+
+        assertThat(reads.read("lab", McpSchema.METHOD_PROMPT_GET, greet, null, Freshness.ANY).status())
+                .isEqualTo(CacheStatus.MISS);
     }
 
     @Test

@@ -13,7 +13,6 @@ import dev.execache.core.spi.WriteGenerations;
 import dev.execache.store.redis.KeyLayout.Partition;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -21,14 +20,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.redisson.Redisson;
 import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
-import org.redisson.api.redisnode.RedisNodes;
 import org.redisson.client.RedisException;
 import org.redisson.client.codec.StringCodec;
 
@@ -63,11 +58,6 @@ public final class RedisCacheStore implements CacheStore {
     /** See {@link Flights#LEASE}. */
     static final Duration FLIGHT_LEASE = Flights.LEASE;
 
-    /** Servers whose eviction policy was warned about: once per process and server. */
-    private static final Set<String> WARNED_SERVERS = ConcurrentHashMap.newKeySet();
-    /** Caches of the previous layout that were told about: once per process, server and prefix. */
-    private static final Set<String> TOLD_PREVIOUS_LAYOUTS = ConcurrentHashMap.newKeySet();
-
     private final RedissonClient redisson;
     private final boolean ownsClient;
     private final KeyLayout keys;
@@ -79,6 +69,7 @@ public final class RedisCacheStore implements CacheStore {
     private final WriteGenerations writes = new Writes();
     private final Flights flights;
     private final SigningKeys signingKeys;
+    private final ServerChecks checks;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     /**
@@ -118,6 +109,7 @@ public final class RedisCacheStore implements CacheStore {
         this.figures = new RedisCounters(calls, keys, clock);
         calls.onRecovered(failed -> figures.increment(Counter.STORE_ERRORS, failed));
         this.flights = new Flights(calls);
+        this.checks = new ServerChecks(calls, keys);
     }
 
     /** Connects with the default prefix, bound and timeout, on the system clock; see {@link #connect(RedisStoreSettings, Clock)}. */
@@ -141,8 +133,8 @@ public final class RedisCacheStore implements CacheStore {
             store.close();
             throw new IllegalStateException(e.getMessage(), e);
         }
-        store.checkEvictionPolicy();
-        store.checkPreviousLayout();
+        store.checks.evictionPolicy();
+        store.checks.previousLayout();
         return store;
     }
 
@@ -158,8 +150,8 @@ public final class RedisCacheStore implements CacheStore {
         // Only to make the connection now, in the background, rather than on the first call; a
         // failure here is left for the first call to meet, which says what went wrong.
         store.calls.check(store.keys.partition(0));
-        store.checkEvictionPolicy();
-        store.checkPreviousLayout();
+        store.checks.evictionPolicy();
+        store.checks.previousLayout();
         return store;
     }
 
@@ -173,60 +165,6 @@ public final class RedisCacheStore implements CacheStore {
     }
 
     /**
-     * Says once, in the background, when Redis holds a cache of the layout before this one under
-     * the same prefix: it is left alone (never read, never written) and the new layout starts
-     * beside it; its entries expire by their TTL, its indexes and counters stay until removed.
-     */
-    CompletableFuture<Boolean> checkPreviousLayout() {
-        String root = keys.previousRoot();
-        try {
-            return calls.send(() -> redisson.getKeys().countExistsAsync(root + "counters", root + "lru", root + "versions"))
-                    .thenApply(found -> {
-                        if (found > 0 && TOLD_PREVIOUS_LAYOUTS.add(server + " " + keys.prefix())) {
-                            LOG.log(System.Logger.Level.WARNING, "Redis at " + server + " holds a cache of execache's"
-                                    + " previous layout (keys " + root + "*): it is left alone and a new cache starts"
-                                    + " beside it; its entries expire by their TTL, the rest stays until removed, e.g. with"
-                                    + " redis-cli --scan --pattern '" + keys.previousPattern() + "' | xargs -r redis-cli del"
-                                    + " (on a Cluster: redis-cli -c, against the master that holds them)");
-                        }
-                        return found > 0;
-                    }).exceptionally(error -> {
-                        LOG.log(System.Logger.Level.DEBUG, () -> "cannot look for a cache of the previous layout in Redis at "
-                                + server + ": " + describe(error));
-                        return false;
-                    });
-        } catch (RuntimeException e) {
-            return CompletableFuture.completedFuture(false);
-        }
-    }
-
-    /**
-     * Warns once per server, in one line, when Redis's {@code maxmemory-policy} may evict keys
-     * that have no TTL: execache's indexes, counters and versions (only its entries carry one).
-     * {@code noeviction} and the {@code volatile-*} policies keep them. Asked in the background;
-     * a Redis that refuses {@code CONFIG} (disabled or renamed, as managed services do) is left
-     * unchecked with a debug line.
-     */
-    CompletableFuture<?> checkEvictionPolicy() {
-        try {
-            return calls.send(() -> redisson.getRedisNodes(RedisNodes.SINGLE).getInstance().getConfigAsync("maxmemory-policy"))
-                    .whenComplete((config, error) -> {
-                        if (error != null || config == null) {
-                            LOG.log(System.Logger.Level.DEBUG, () -> "cannot read the maxmemory-policy of Redis at "
-                                    + server + ": " + (error == null ? "no answer" : describe(error)));
-                            return;
-                        }
-                        evictionPolicyWarning(server, config.get("maxmemory-policy"))
-                                .filter(warning -> WARNED_SERVERS.add(server))
-                                .ifPresent(warning -> LOG.log(System.Logger.Level.WARNING, warning));
-                    });
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.DEBUG, () -> "cannot read the maxmemory-policy of Redis at " + server + ": " + e);
-            return CompletableFuture.completedFuture(null);
-        }
-    }
-
-    /**
      * Why {@link #size()} and {@link #estimatedBytes()} are only estimates, if they are: Redis's
      * {@code maxmemory-policy} may evict execache's indexes (an {@code allkeys-*} policy), so the
      * entries they count may differ from those Redis holds (never more: each count is made again
@@ -234,26 +172,12 @@ public final class RedisCacheStore implements CacheStore {
      * policies, which keep them, and for a Redis that does not tell its policy. Asks Redis, within the budget.
      */
     public Optional<String> entriesEstimatedBecause() {
-        try {
-            Map<String, String> config = calls.await(keys.partition(0), () -> redisson.getRedisNodes(RedisNodes.SINGLE)
-                    .getInstance().getConfigAsync("maxmemory-policy"));
-            String policy = config == null ? null : config.get("maxmemory-policy");
-            return policy != null && policy.startsWith("allkeys-")
-                    ? Optional.of("Redis's maxmemory-policy " + policy + " may evict execache's indexes")
-                    : Optional.empty();
-        } catch (RuntimeException e) {
-            return Optional.empty();
-        }
+        return checks.entriesEstimatedBecause();
     }
 
-    /** The warning for a policy that may evict keys without a TTL, if {@code policy} is one. */
-    static Optional<String> evictionPolicyWarning(String server, String policy) {
-        if (policy == null || !policy.startsWith("allkeys-")) {
-            return Optional.empty();
-        }
-        return Optional.of("Redis at " + server + " has maxmemory-policy " + policy + ", which may evict execache's"
-                + " indexes and counters when memory is full (stats and bounds then drift); set noeviction or a"
-                + " volatile-* policy such as volatile-lru: execache's entries have a TTL, its own keys do not");
+    /** What opening checks of Redis: for tests that run a check again. */
+    ServerChecks checks() {
+        return checks;
     }
 
     /** The layout of this store's keys: for tests that look at what it wrote. */
@@ -287,40 +211,18 @@ public final class RedisCacheStore implements CacheStore {
     private Optional<CacheEntry> read(Partition partition, String key, boolean touch) {
         List<Object> fields = calls.await(partition, () -> calls.script().evalAsync(RScript.Mode.READ_WRITE, Scripts.GET,
                 RScript.ReturnType.LIST, partition.getKeys(key), key, Long.toString(clock.millis()), touch ? "1" : "0"));
-        if (fields.size() < Scripts.ENTRY_FIELD_COUNT - 2) {
+        if (!EntryFields.isEntry(fields)) {
             if (!fields.isEmpty()) {
                 calls.run(partition, clock.millis(), Scripts.EXPIRE, RScript.ReturnType.LONG, key);
             }
             return Optional.empty();
         }
-        // in the order Scripts.GET returns them: expires, hits, value, console, exec, created, tools, sum, label, sig
-        // (Redis ends the list at the first field missing: an entry written before labels has no label)
-        String label = fields.size() > 8 ? (String) fields.get(8) : null;
-        String signature = fields.size() > 9 ? (String) fields.get(9) : null;
-        if (!signingKeys.isEmpty() && !signingKeys.verifies(signed(key, fields, label), signature)) {
+        String signature = EntryFields.signature(fields);
+        if (!signingKeys.isEmpty() && !signingKeys.verifies(EntryFields.signed(key, fields), signature)) {
             reject(partition, key, signature);
             return Optional.empty();
         }
-        return Optional.of(new CacheEntry(
-                key,
-                (String) fields.get(2),
-                (String) fields.get(3),
-                Duration.ofNanos(Long.parseLong((String) fields.get(4))),
-                ToolVersions.decode((String) fields.get(6)),
-                Instant.ofEpochMilli(Long.parseLong((String) fields.get(5))),
-                Instant.ofEpochMilli(Long.parseLong((String) fields.get(0))),
-                Long.parseLong((String) fields.get(1)),
-                label,
-                Long.parseLong((String) fields.get(7))));
-    }
-
-    /**
-     * What a signature covers: the key and every field written with the entry (value, console,
-     * execution time, created, expires, tool versions, checksum, label), all but the hit count.
-     */
-    private static List<String> signed(String key, List<Object> fields, String label) {
-        return List.of(key, (String) fields.get(2), (String) fields.get(3), (String) fields.get(4), (String) fields.get(5),
-                (String) fields.get(0), (String) fields.get(6), (String) fields.get(7), label == null ? "" : label);
+        return Optional.of(EntryFields.entry(key, fields));
     }
 
     /**
@@ -355,32 +257,14 @@ public final class RedisCacheStore implements CacheStore {
      */
     private Optional<List<String>> put(CacheEntry entry, GroupBound bound, String seen) {
         Partition partition = keys.partitionFor(entry.key());
-        long expires = entry.expiresAt().toEpochMilli();
-        long ttl = Math.max(1, expires - clock.millis());
-        List<Object> args = new ArrayList<>(20 + entry.toolVersions().size());
-        args.add(entry.key());
-        args.add(Long.toString(ttl));
-        args.add(Long.toString(expires));
-        args.add(Long.toString(entry.estimatedBytes()));
-        args.add(Integer.toString(keys.share(maxEntries, partition.index(), 0)));
-        args.add(entry.value());
-        args.add(entry.console());
-        args.add(Long.toString(entry.executionTime().toNanos()));
-        args.add(Long.toString(entry.createdAt().toEpochMilli()));
-        args.add(bound == null ? "" : bound.group());
-        args.add(bound == null ? "0" : Integer.toString(keys.share(bound.maxEntries(), partition.index(), bound.group().hashCode())));
-        args.add(Long.toString(entry.checksum()));
-        args.add(ToolVersions.encode(entry.toolVersions()));
-        args.add(entry.label());
-        args.add(signingKeys.isEmpty() ? "" : signingKeys.sign(List.of(entry.key(), entry.value(), entry.console(),
-                Long.toString(entry.executionTime().toNanos()), Long.toString(entry.createdAt().toEpochMilli()),
-                Long.toString(expires), ToolVersions.encode(entry.toolVersions()), Long.toString(entry.checksum()),
-                entry.label())));
-        args.add(seen);
-        args.addAll(entry.toolVersions().keySet());
+        long ttl = Math.max(1, entry.expiresAt().toEpochMilli() - clock.millis());
+        Object[] args = EntryFields.putArguments(entry, ttl, keys.share(maxEntries, partition.index(), 0),
+                bound == null ? "" : bound.group(),
+                bound == null ? 0 : keys.share(bound.maxEntries(), partition.index(), bound.group().hashCode()),
+                signingKeys.isEmpty() ? "" : signingKeys.sign(EntryFields.signed(entry)), seen);
         List<Object> evicted;
         try {
-            evicted = calls.run(partition, clock.millis(), Scripts.PUT, RScript.ReturnType.LIST, args.toArray());
+            evicted = calls.run(partition, clock.millis(), Scripts.PUT, RScript.ReturnType.LIST, args);
         } catch (RedisStoreException e) {
             if (calls.absorbs(partition, e)) {
                 return Optional.of(List.of());
@@ -596,11 +480,6 @@ public final class RedisCacheStore implements CacheStore {
     public String toString() {
         return "RedisCacheStore[prefix=" + keys.prefix() + ", maxEntries=" + maxEntries + ", partitions="
                 + keys.partitions() + " (" + keys.used() + " used)]";
-    }
-
-    /** One line for people, naming the server; never the password, client internals or a script. */
-    String describe(Throwable error) {
-        return calls.describe(error);
     }
 
     private static int toInt(Object reply) {

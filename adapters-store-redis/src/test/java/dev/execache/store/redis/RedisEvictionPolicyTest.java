@@ -68,7 +68,7 @@ class RedisEvictionPolicyTest {
         try (RedisServerProcess redis = RedisServerProcess.start("--maxmemory", "3mb", "--maxmemory-policy", "volatile-lru");
                 RedisCacheStore store = RedisCacheStore.connect(
                         settings(redis).withMaxEntries(100_000), new MutableClock(Instant.now()))) {
-            store.checkEvictionPolicy().get(10, TimeUnit.SECONDS);
+            store.checks().evictionPolicy().get(10, TimeUnit.SECONDS);
             String big = "\"" + "x".repeat(16 * 1024) + "\"";
             CachedTool tool = CachedTool.builder((name, args) -> ToolResult.ok(big), store).build();
 
@@ -217,8 +217,8 @@ class RedisEvictionPolicyTest {
         try (RedisServerProcess redis = RedisServerProcess.start("--maxmemory", "64mb", "--maxmemory-policy", "allkeys-lru");
                 RedisCacheStore first = RedisCacheStore.connect(settings(redis), new MutableClock(Instant.now()));
                 RedisCacheStore second = RedisCacheStore.open(settings(redis), new MutableClock(Instant.now()))) {
-            first.checkEvictionPolicy().get(10, TimeUnit.SECONDS);
-            second.checkEvictionPolicy().get(10, TimeUnit.SECONDS);
+            first.checks().evictionPolicy().get(10, TimeUnit.SECONDS);
+            second.checks().evictionPolicy().get(10, TimeUnit.SECONDS);
 
             assertThat(first.entriesEstimatedBecause()).as("its count of entries says it is an estimate")
                     .hasValueSatisfying(why -> assertThat(why).contains("allkeys-lru"));
@@ -234,7 +234,7 @@ class RedisEvictionPolicyTest {
         try (RedisServerProcess redis = RedisServerProcess.start("--rename-command", "CONFIG", "\"\"",
                 "--maxmemory-policy", "allkeys-lru");
                 RedisCacheStore store = RedisCacheStore.connect(settings(redis), new MutableClock(Instant.now()))) {
-            store.checkEvictionPolicy().handle((ignored, error) -> null).get(10, TimeUnit.SECONDS);
+            store.checks().evictionPolicy().handle((ignored, error) -> null).get(10, TimeUnit.SECONDS);
             store.counters().increment(Counter.HITS, 1);
 
             assertThat(store.counters().totals().get(Counter.HITS)).isEqualTo(1L);

@@ -73,8 +73,8 @@ class RedisPreviousLayoutTest {
 
         try (RedisCacheStore store = new RedisCacheStore(admin, prefix, 100, SigningKeys.none(), TestRedis.BEHAVIOUR_TIMEOUT,
                 clock)) {
-            assertThat(store.checkPreviousLayout().get(30, TimeUnit.SECONDS)).isTrue();
-            assertThat(store.checkPreviousLayout().get(30, TimeUnit.SECONDS)).isTrue();
+            assertThat(store.checks().previousLayout().get(30, TimeUnit.SECONDS)).isTrue();
+            assertThat(store.checks().previousLayout().get(30, TimeUnit.SECONDS)).isTrue();
             assertThat(warnings).as("told once").hasSize(1);
             assertThat(warnings.get(0)).doesNotContain("\n").contains(oldRoot + "*").contains("left alone")
                     .contains("redis-cli --scan --pattern");
@@ -97,7 +97,7 @@ class RedisPreviousLayoutTest {
     void aRedisWithoutThePreviousLayoutSaysNothing() throws Exception {
         try (RedisCacheStore store = new RedisCacheStore(admin, prefix, 100, SigningKeys.none(), TestRedis.BEHAVIOUR_TIMEOUT,
                 clock)) {
-            assertThat(store.checkPreviousLayout().get(30, TimeUnit.SECONDS)).isFalse();
+            assertThat(store.checks().previousLayout().get(30, TimeUnit.SECONDS)).isFalse();
             assertThat(warnings).isEmpty();
         }
     }

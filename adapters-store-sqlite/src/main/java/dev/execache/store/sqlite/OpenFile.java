@@ -18,7 +18,7 @@ import org.sqlite.SQLiteException;
  * replaced when the disk is too full to empty it, and closed.
  */
 final class OpenFile {
-    private static final System.Logger LOG = System.getLogger(OpenFile.class.getName());
+    private static final System.Logger LOG = System.getLogger(SqliteCacheStore.class.getName());
 
     private final Path file;
     private final Clock clock;

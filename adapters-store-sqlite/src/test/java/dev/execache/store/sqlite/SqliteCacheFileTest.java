@@ -336,9 +336,9 @@ class SqliteCacheFileTest {
                 .contains(file.toString() + " is damaged").contains("moved it to " + aside).doesNotContain("\n"));
     }
 
-    /** The log lines of the store (every class of its package) while it is open. */
+    /** The store's log lines while it is open. */
     private static final class LogCapture extends Handler implements AutoCloseable {
-        private final Logger logger = Logger.getLogger(SqliteCacheStore.class.getPackageName());
+        private final Logger logger = Logger.getLogger(SqliteCacheStore.class.getName());
         final List<LogRecord> lines = new CopyOnWriteArrayList<>();
 
         LogCapture() {
