@@ -27,6 +27,14 @@ import redis.embedded.core.ExecutableProvider;
 public final class RedisServerProcess implements AutoCloseable {
     private static File executable;
 
+    /**
+     * Bounds a start, not a speed check: on a loaded machine (two test JVMs and their servers
+     * on 2 busy cores) starting the binary can take seconds.
+     */
+    private static final long STARTUP_SECONDS = 30;
+    /** How many free ports a start tries when another process takes the one it found first. */
+    private static final int PORT_ATTEMPTS = 5;
+
     private final int port;
     private final List<String> extraArgs;
     private final Path dir;
@@ -54,9 +62,7 @@ public final class RedisServerProcess implements AutoCloseable {
         List<String> args = new ArrayList<>(List.of("--cluster-enabled", "yes",
                 "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "5000"));
         args.addAll(List.of(extraArgs));
-        RedisServerProcess server = new RedisServerProcess(freeClusterPort(), args, false);
-        server.launch();
-        return server;
+        return startOnFreePort(() -> new RedisServerProcess(freeClusterPort(), args, false));
     }
 
     /**
@@ -64,25 +70,48 @@ public final class RedisServerProcess implements AutoCloseable {
      * a file of its own because a Sentinel rewrites its file as it learns the set.
      */
     public static RedisServerProcess startSentinel(String config) throws IOException {
-        RedisServerProcess server = new RedisServerProcess(freePort(), List.of(), false, config);
-        server.launch();
-        return server;
+        return startOnFreePort(() -> new RedisServerProcess(freePort(), List.of(), false, config));
     }
 
     /** Starts a server; {@code extraArgs} are redis-server options such as {@code --requirepass x}. */
     public static RedisServerProcess start(String... extraArgs) throws IOException {
-        RedisServerProcess server = new RedisServerProcess(freePort(), List.of(extraArgs), false);
-        server.launch();
-        return server;
+        return startOnFreePort(() -> new RedisServerProcess(freePort(), List.of(extraArgs), false));
     }
 
     /** Starts a server that speaks TLS only, with this certificate and key (PEM files). */
     public static RedisServerProcess startTls(Path certificate, Path key) throws IOException {
-        RedisServerProcess server = new RedisServerProcess(freePort(), List.of(
+        return startOnFreePort(() -> new RedisServerProcess(freePort(), List.of(
                 "--tls-cert-file", certificate.toString(), "--tls-key-file", key.toString(),
-                "--tls-ca-cert-file", certificate.toString(), "--tls-auth-clients", "no"), true);
-        server.launch();
-        return server;
+                "--tls-ca-cert-file", certificate.toString(), "--tls-auth-clients", "no"), true));
+    }
+
+    private interface Unstarted {
+        RedisServerProcess create() throws IOException;
+    }
+
+    /**
+     * A port found free can be taken before the server binds it (tests run in two JVMs at once,
+     * each starting servers): then the server exits, and the start is tried on another port.
+     */
+    private static RedisServerProcess startOnFreePort(Unstarted unstarted) throws IOException {
+        for (int attempt = 1; ; attempt++) {
+            RedisServerProcess server = unstarted.create();
+            try {
+                server.launch();
+                return server;
+            } catch (PortTaken e) {
+                server.close();
+                if (attempt == PORT_ATTEMPTS) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    private static final class PortTaken extends IOException {
+        PortTaken(String message) {
+            super(message);
+        }
     }
 
     public int port() {
@@ -181,14 +210,26 @@ public final class RedisServerProcess implements AutoCloseable {
         File log = dir.resolve("redis.log").toFile();
         process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log).start();
         try {
-            Awaitility.await("redis-server on port " + port).atMost(Duration.ofSeconds(30))
+            // ready once this process says it listens: a connection alone may reach another
+            // process that took the port meanwhile
+            Awaitility.await("redis-server on port " + port).atMost(Duration.ofSeconds(STARTUP_SECONDS))
                     .pollInterval(Duration.ofMillis(20))
                     .failFast("redis-server exited", () -> !process.isAlive())
-                    .until(this::accepts);
+                    .until(() -> saysReady(log.toPath()) && accepts());
         } catch (ConditionTimeoutException | TerminalFailureException e) {
             process.destroyForcibly();
-            throw new IOException("redis-server did not start on port " + port + ":\n" + Files.readString(log.toPath()), e);
+            String output = Files.readString(log.toPath());
+            if (output.contains("Address already in use")) {
+                throw new PortTaken("port " + port + " was taken before redis-server bound it:\n" + output);
+            }
+            throw new IOException("redis-server did not start on port " + port + ":\n" + output, e);
         }
+    }
+
+    /** A server's last start-up line: Sentinels print their ID instead. */
+    private static boolean saysReady(Path log) throws IOException {
+        String output = Files.readString(log);
+        return output.contains("Ready to accept connections") || output.contains("Sentinel ID is");
     }
 
     private boolean accepts() {
