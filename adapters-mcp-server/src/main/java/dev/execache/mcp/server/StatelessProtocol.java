@@ -295,7 +295,11 @@ final class StatelessProtocol implements AutoCloseable {
         }
         for (ToolCatalog.ServerStatus server : gateway.servers()) {
             if (server.state() == ToolCatalog.ServerStatus.State.UNAVAILABLE && name.startsWith(server.name() + "__")) {
-                return " (server " + server.name() + " is not available: " + server.reason() + ")";
+                String named = "server " + server.name() + " ";
+                // a url server's reason names the server already
+                String reason = server.reason().startsWith(named) ? server.reason().substring(named.length())
+                        : server.reason();
+                return " (" + named + "is not available: " + reason + ")";
             }
         }
         return "";

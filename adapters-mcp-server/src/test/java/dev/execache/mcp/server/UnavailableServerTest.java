@@ -24,10 +24,12 @@ class UnavailableServerTest {
     void start() throws IOException {
         ScriptedCatalog catalog = new ScriptedCatalog();
         catalog.servers = List.of(new ServerStatus("broken", State.UNAVAILABLE,
-                "cannot start /nonexistent/bin/thing: No such file or directory", 0));
+                "cannot start /nonexistent/bin/thing: No such file or directory", 0),
+                new ServerStatus("remote", State.UNAVAILABLE, "server remote cannot be reached at"
+                        + " http://127.0.0.1:1/mcp (connection refused)", 0));
         Pipe toServer = Pipe.open();
         Pipe fromServer = Pipe.open();
-        server = new McpStdioServer(new TestTools(catalog, List.of("broken")).tools, "test",
+        server = new McpStdioServer(new TestTools(catalog, List.of("broken", "remote")).tools, "test",
                 Channels.newInputStream(toServer.source()), Channels.newOutputStream(fromServer.sink()),
                 Duration.ofSeconds(5));
         client = new RawMcpClient(Channels.newOutputStream(toServer.sink()), Channels.newInputStream(fromServer.source()));
@@ -46,6 +48,14 @@ class UnavailableServerTest {
         assertThat(answer.at("/error/code").intValue()).isEqualTo(-32602);
         assertThat(answer.at("/error/message").textValue()).isEqualTo("Unknown tool: broken__search (server broken is"
                 + " not available: cannot start /nonexistent/bin/thing: No such file or directory)");
+    }
+
+    @Test
+    void aUrlServersReasonIsNotNamedTwice() {
+        JsonNode answer = client.request("tools/call", Map.of("name", "remote__search", "arguments", Map.of()));
+
+        assertThat(answer.at("/error/message").textValue()).isEqualTo("Unknown tool: remote__search (server remote is"
+                + " not available: cannot be reached at http://127.0.0.1:1/mcp (connection refused))");
     }
 
     @Test
