@@ -564,7 +564,7 @@ public final class CachedTool {
             if (result.isError()) {
                 return Optional.empty();
             }
-            if (result.hint() == CacheHint.NO_CACHE || result.hint() == CacheHint.AGENT_ANSWERED) {
+            if (result.hint().forbidsStoring()) {
                 notStored = Counter.UNCACHEABLE_SERVER_HINT;
                 return Optional.empty();
             }
