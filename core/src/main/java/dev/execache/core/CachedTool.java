@@ -548,6 +548,7 @@ public final class CachedTool {
         @Override public Duration maxHold() { return flightHold; }
         @Override public GroupBound bound() { return new GroupBound("tool:" + rule.toolGlob(), rule.maxEntries()); }
         @Override public ToolResult fromEntry(CacheEntry entry) { return ToolResult.ok(entry.value()); }
+        @Override public boolean sharable(ToolResult result) { return result.hint() != CacheHint.AGENT_ANSWERED; }
         @Override public Counter whyNotStored(ToolResult result) { return notStored == null ? Counter.FAILED : notStored; }
 
         @Override

@@ -629,7 +629,8 @@ public final class Gateway implements CodeTools {
             ToolResult failed = ToolResult.error("the call of " + found.name() + " failed: " + e.getMessage());
             return new CodeToolCall(found.name(), version, failed, false, CacheStatus.BYPASS, 0);
         }
-        ToolResult answer = answerOf(outcome.result());
+        // the hint goes with the answer: a run that read an agent's answer is that caller's alone (never shared)
+        ToolResult answer = answerOf(outcome.result()).withHint(outcome.result().hint());
         // an answer the server said not to keep, or that depended on what the agent answered (that agent's), is
         // not kept in a run either
         boolean cacheable = !answer.isError() && outcome.status() != CacheStatus.BYPASS
