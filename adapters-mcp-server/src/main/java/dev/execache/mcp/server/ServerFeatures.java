@@ -35,7 +35,7 @@ final class ServerFeatures {
             McpSchema.METHOD_RESOURCES_READ, McpSchema.METHOD_PROMPT_LIST, McpSchema.METHOD_PROMPT_GET,
             McpSchema.METHOD_COMPLETION_COMPLETE, McpSchema.METHOD_RESOURCES_SUBSCRIBE,
             McpSchema.METHOD_RESOURCES_UNSUBSCRIBE);
-    /** MCP's error for a resource nobody has. */
+    /** The initialize era's error for a resource nobody has (the 2026-07-28 era says -32602, StatelessProtocol). */
     static final int RESOURCE_NOT_FOUND = -32002;
     private static final System.Logger LOG = System.getLogger("dev.execache.mcp.server");
     private static final int MAX_PAGES = 100;
