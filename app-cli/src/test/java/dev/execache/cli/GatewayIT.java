@@ -49,8 +49,12 @@ class GatewayIT {
     }
 
     @Test
-    void serveSaysPerServerThatItConnectedAndPrefixesTheServersStderrWithItsName() throws Exception {
-        try (ServeProcess serve = ServeProcess.start("--store", "memory", "--config", config().toString())) {
+    void serveSaysPerServerThatItConnectedPrefixesTheServersStderrWithItsNameAndPassesOnItsInstructions() throws Exception {
+        // initialize may wait for the lab as long as it takes to start here, so its instructions are in the answer
+        try (ServeProcess serve = ServeProcess.start("--store", "memory", "--config", config().toString(),
+                "--wait-for-servers", "3m")) {
+            assertThat(serve.client().getServerInstructions()).startsWith("execache runs TypeScript/JavaScript")
+                    .endsWith("\n\n## Server lab\n\nThe lab counts the calls it serves.");
             serve.awaitStderr(line -> line.contains("server lab: connected (lab 1.0.0), 15 tools"), Duration.ofSeconds(30));
             serve.awaitStderr(line -> line.contains("lab: lab server ready"), Duration.ofSeconds(30));
 

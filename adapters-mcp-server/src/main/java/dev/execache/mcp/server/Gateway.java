@@ -36,6 +36,7 @@ import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -528,6 +529,11 @@ public final class Gateway implements CodeTools {
      */
     public void awaitStartingServers() throws InterruptedException {
         starting.awaitAll();
+    }
+
+    /** As {@link #awaitStartingServers}, returning by {@code deadline} at the latest. */
+    void awaitStartingServersUntil(Instant deadline) throws InterruptedException {
+        starting.awaitAllUntil(deadline);
     }
 
     /**

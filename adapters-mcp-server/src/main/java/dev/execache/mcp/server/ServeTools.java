@@ -25,6 +25,7 @@ import java.lang.System.Logger.Level;
 import java.math.BigDecimal;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -94,6 +95,9 @@ public final class ServeTools {
     }
 
     /** @param telemetry where a span per MCP request is reported (the executor and the gateway report their own) */
+    /** See {@link #awaitServersForInstructionsUntil}; by default, nothing is waited for. */
+    private volatile Instant instructionsWait = Instant.MIN;
+
     public ServeTools(CachedExecutor executor, ServeSettings settings, Gateway gateway, Telemetry telemetry) {
         this.executor = executor;
         this.settings = settings;
@@ -122,10 +126,25 @@ public final class ServeTools {
     }
 
     /**
+     * Until when an agent's {@code initialize} or {@code server/discover} may wait for the servers still starting,
+     * so that their instructions reach it: MCP has no notice of changed instructions, and a host reads them once.
+     */
+    public void awaitServersForInstructionsUntil(Instant deadline) {
+        this.instructionsWait = Objects.requireNonNull(deadline, "deadline must not be null");
+    }
+
+    /**
      * What serve tells an agent in {@code initialize} and {@code server/discover}: execache's instructions, then
-     * each connected server's own, under its name.
+     * each connected server's own, under its name (waiting for those still starting until the set deadline).
      */
     String instructions() {
+        if (gateway != null) {
+            try {
+                gateway.awaitStartingServersUntil(instructionsWait);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
         Map<String, String> servers = gateway == null ? Map.of() : gateway.instructions();
         StringBuilder text = new StringBuilder(McpStdioServer.INSTRUCTIONS);
         servers.forEach((server, said) -> text.append("\n\n## Server ").append(server).append("\n\n").append(said));

@@ -1,6 +1,8 @@
 package dev.execache.mcp.server;
 
 import dev.execache.core.spi.ToolCatalog;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.Set;
 
 /**
@@ -48,6 +50,28 @@ final class StartingServers {
             }
         }
         offerNow.run();
+    }
+
+    /**
+     * As {@link #awaitAll}, but returns by {@code deadline} at the latest: the servers go on starting after it, and
+     * what they bring is offered when they are up.
+     */
+    void awaitAllUntil(Instant deadline) throws InterruptedException {
+        Instant now = Instant.now();
+        if (!deadline.isAfter(now) || !any()) {
+            return;
+        }
+        long left = Math.max(1, Duration.between(now, deadline).toMillis());
+        Thread waiting = new Thread(() -> {
+            try {
+                awaitAll();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "execache-servers-wait");
+        waiting.setDaemon(true);
+        waiting.start();
+        waiting.join(left);
     }
 
     /**

@@ -15,7 +15,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * to a request that is not a tool call ({@link #answers}), and the notifications and log messages they send when
  * the test says so. It records what it was asked.
  */
-final class ScriptedCatalog implements ToolCatalog {
+class ScriptedCatalog implements ToolCatalog {
     /** A server's answer (JSON text) to a request other than a tool call. */
     @FunctionalInterface
     interface Answers {

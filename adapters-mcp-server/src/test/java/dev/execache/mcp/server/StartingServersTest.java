@@ -1,11 +1,15 @@
 package dev.execache.mcp.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.execache.core.spi.ToolCatalog.ServerStatus;
 import dev.execache.core.spi.ToolCatalog.ServerStatus.State;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -54,5 +58,37 @@ class StartingServersTest {
         assertThat(offers).hasValue(1);
         catalog.servers = List.of(new ServerStatus("memory", State.UP, null, 3));
         assertThat(starting.any()).isFalse();
+    }
+
+    @Test
+    void waitingUntilADeadlineThatHasPassedWaitsForNone() throws InterruptedException {
+        starting.awaitAllUntil(Instant.now().minusSeconds(1));
+        starting.awaitAllUntil(Instant.MIN);
+
+        assertThat(catalog.awaited).isEmpty();
+    }
+
+    @Test
+    void waitingUntilADeadlineWaitsForEachStartingServerAndReturnsByThenForOneThatDoesNotComeUp() {
+        CountDownLatch comesUp = new CountDownLatch(1);
+        ScriptedCatalog slow = new ScriptedCatalog() {
+            @Override
+            public void awaitStart(String server) {
+                super.awaitStart(server);
+                try {
+                    comesUp.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        };
+        slow.servers = catalog.servers;
+        StartingServers waiting = new StartingServers(slow, Set.of(), offers::incrementAndGet);
+
+        assertTimeoutPreemptively(Duration.ofMinutes(1),
+                () -> waiting.awaitAllUntil(Instant.now().plusMillis(200)), "returned by its deadline");
+
+        assertThat(slow.awaited).containsExactly("github");
+        comesUp.countDown();
     }
 }

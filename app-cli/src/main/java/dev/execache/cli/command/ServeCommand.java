@@ -10,6 +10,7 @@ import dev.execache.cli.session.Session;
 import dev.execache.cli.session.SessionFactory;
 import dev.execache.cli.settings.ConfigFile;
 import dev.execache.cli.settings.ConfigWatcher;
+import dev.execache.cli.settings.Durations;
 import dev.execache.cli.settings.Environment;
 import dev.execache.cli.settings.Settings;
 import dev.execache.core.MutableToolVersions;
@@ -34,6 +35,7 @@ import java.lang.System.Logger.Level;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -67,6 +69,9 @@ final class ServeCommand implements Callable<Integer> {
     private static final Duration WATCH_INTERVAL = Duration.ofSeconds(1);
     /** How long past the run timeout the end of input waits for answers still being computed. */
     private static final Duration DRAIN_MARGIN = Duration.ofSeconds(5);
+    /** Servers that start beside serve's JVM are mostly up by then on an idle machine, within hosts' start bounds. */
+    private static final Duration SERVERS_WAIT = Duration.ofSeconds(5);
+    private static final Instant STARTED = ProcessHandle.current().info().startInstant().orElseGet(Instant::now);
 
     private final SessionFactory sessions;
     private final Environment environment;
@@ -111,6 +116,12 @@ final class ServeCommand implements Callable<Integer> {
                     + "behind a balancer or proxy). Also EXECACHE_OAUTH_RESOURCE, serve.oauth_resource.")
     String oauthResource;
 
+    @Option(names = "--wait-for-servers", paramLabel = "DURATION",
+            description = "How long after serve started an agent's initialize (or server/discover) may wait for the "
+                    + "servers under servers: that are still starting, so that their own instructions reach the agent "
+                    + "(a host reads them once). Default: 5s; 0 answers at once. Also EXECACHE_WAIT_FOR_SERVERS.")
+    String waitForServers;
+
     @Inject
     ServeCommand(SessionFactory sessions, Environment environment) {
         this.sessions = sessions;
@@ -123,6 +134,7 @@ final class ServeCommand implements Callable<Integer> {
         if (!environment.variables().containsKey("EXECACHE_WARM_POOL")) {
             settings = settings.withWarmPoolSize(DenoSandboxSettings.defaultWarmPoolSize());
         }
+        Duration serversWait = serversWait();
         HttpServeSettings httpSettings = ServeHttp.resolve(http, httpTokenFile, httpAllowHosts, metricsTokenFile,
                 oauthIssuer, oauthResource, environment.variables(),
                 configFile(settings), environment.workingDir(), settings.limits().timeout().plus(DRAIN_MARGIN));
@@ -158,6 +170,7 @@ final class ServeCommand implements Callable<Integer> {
                 session.executor().useCodeTools(gateway);
             }
             ServeTools tools = new ServeTools(session.executor(), serveSettings(settings), gateway, telemetry);
+            tools.awaitServersForInstructionsUntil(STARTED.plus(serversWait));
             if (httpSettings != null) {
                 StoreDescription store = StoreDescription.of(settings);
                 return serveHttp(serving, tools, httpSettings, settings,
@@ -293,5 +306,17 @@ final class ServeCommand implements Callable<Integer> {
                 LOG.log(Level.WARNING, "closing " + resource.getClass().getSimpleName() + " failed: " + e);
             }
         }
+    }
+
+    /** How long after serve started initialize may wait for the servers still starting (--wait-for-servers). */
+    private Duration serversWait() {
+        String text = waitForServers != null ? waitForServers : environment.variables().get("EXECACHE_WAIT_FOR_SERVERS");
+        if (text == null) {
+            return SERVERS_WAIT;
+        }
+        if (text.trim().matches("0+(ms|s|m|h)?")) {
+            return Duration.ZERO;
+        }
+        return Durations.parse(text, waitForServers != null ? "--wait-for-servers" : "EXECACHE_WAIT_FOR_SERVERS");
     }
 }
