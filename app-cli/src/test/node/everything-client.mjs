@@ -3,6 +3,7 @@
 // serve in front of it (the server under its own names, prefix: false).
 // Usage: node everything-client.mjs TRANSPORT TARGET...
 //   TRANSPORT: http URL | stdio COMMAND [ARGS...]
+//   EVERYTHING_CODE=1 (execache serve only): code inside execute_code calls the server's tools too
 // Prints one JSON line: every answer, what the server asked the client, a subscribed resource's update and the server's
 // log messages.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -16,8 +17,15 @@ const transport = transportKind === "http" ? new StreamableHTTPClientTransport(n
   : new StdioClientTransport({ command: target[0], args: target.slice(1), env: { ...process.env }, stderr: process.env.CLIENT_STDERR ? "inherit" : "ignore" });
 const client = new Client({ name: "execache-everything-it", version: "1" },
   { capabilities: { sampling: {}, elicitation: { form: {}, url: {} }, roots: { listChanged: true } } });
-const out = { transport: transportKind, asked: { sampling: [], elicitation: [], roots: 0 }, cache: {}, logs: [] };
+const out = { transport: transportKind, asked: { sampling: [], elicitation: [], roots: 0, fromCode: [] }, cache: {}, logs: [] };
+// who the server's sampling requests come for: a call of the agent's, or code inside execute_code (through execache)
+let askedFor = "agent";
 client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+  if (askedFor === "code") {
+    out.asked.fromCode.push(request.params);
+    return { role: "assistant", model: "test-model", stopReason: "endTurn",
+      content: { type: "text", text: "sampled for code" } };
+  }
   out.asked.sampling.push(request.params);
   return { role: "assistant", model: "test-model", stopReason: "endTurn",
     content: { type: "text", text: `sampled ${out.asked.sampling.length}` } };
@@ -69,6 +77,21 @@ try {
     { onprogress: (step) => steps.push(step) });
   out.progress = steps;
   out.echo = await call("echo", "echo", { message: "hello" });
+  if (process.env.EVERYTHING_CODE === "1") {
+    // through execache: code calls the server's tools; the second call of the long operation is answered from the
+    // cache, and the server asks the agent during the last
+    out.step = "execute_code";
+    askedFor = "code";
+    const steps = [];
+    const run = await client.callTool({ name: "execute_code", arguments: { code: `
+      const operation = tools.everything["trigger-long-running-operation"];
+      const first = await operation({ duration: 0.2, steps: 2 });
+      const again = await operation({ duration: 0.2, steps: 2 });
+      const sampled = await tools.everything["trigger-sampling-request"]({ prompt: "Asked from code", maxTokens: 20 });
+      return { first, again, sampled };` } }, undefined, { onprogress: (step) => steps.push(step), timeout: 120000 });
+    askedFor = "agent";
+    out.code = { isError: run.isError ?? false, run: run.structuredContent ?? run.content, progress: steps };
+  }
   out.step = "prompts";
   out.prompts = (await client.listPrompts()).prompts.map((prompt) => prompt.name).sort();
   out.prompt = plain(await client.getPrompt({ name: "args-prompt", arguments: { city: "Paris", state: "TX" } }));

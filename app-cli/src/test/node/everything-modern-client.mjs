@@ -38,6 +38,17 @@ try {
   out.sampling = plain(await client.callTool({ name: "trigger-sampling-request", arguments: { prompt: "Say hi", maxTokens: 20 } }));
   out.elicitation = plain(await client.callTool({ name: "trigger-elicitation-request", arguments: {} }));
   out.roots = plain(await client.callTool({ name: "get-roots-list", arguments: {} }));
+  // code inside execute_code: its calls' progress comes under the run's token; it cannot ask the agent in this era,
+  // so the server's request is refused at once, saying so
+  const steps = [];
+  const run = await client.callTool({ name: "execute_code", arguments: { code: `
+    await tools.everything["trigger-long-running-operation"]({ duration: 0.1, steps: 2 });
+    try {
+      return await tools.everything["trigger-sampling-request"]({ prompt: "Asked from code", maxTokens: 20 });
+    } catch (error) {
+      return { refused: String(error.message) };
+    }` } }, { timeout: 120000, onprogress: (step) => steps.push(step) });
+  out.code = { isError: run.isError ?? false, run: run.structuredContent ?? run.content, progress: steps };
 } catch (error) {
   out.thrown = String(error?.stack ?? error);
 }

@@ -33,6 +33,13 @@ class EverythingServerIT {
     private static final List<String> GATED = List.of("get-roots-list", "trigger-elicitation-request",
             "trigger-sampling-request", "trigger-url-elicitation");
 
+    /** The long operation's answers are kept from its first call (else its first calls are timed, not kept). */
+    private static final String CACHED_OPERATION = """
+            tool_calls:
+              rules:
+                - {tool: "everything__trigger-long-running-operation", ttl_seconds: 300}
+            """;
+
     @TempDir
     static Path dir;
 
@@ -60,11 +67,13 @@ class EverythingServerIT {
                     command: node
                     args: ["%s", "stdio"]
                     prefix: false
-                """.formatted(server));
+                %s""".formatted(server, CACHED_OPERATION));
         direct = TypeScriptClient.runScript("everything-client.mjs", List.of("stdio", "node", server, "stdio"), Map.of());
         List<String> arguments = new ArrayList<>(List.of("stdio", ServeProcess.java()));
         arguments.addAll(ServeProcess.command("everything", List.of("--store", "memory", "--config", config.toString())));
-        JsonNode onStdio = TypeScriptClient.runScript("everything-client.mjs", arguments, Map.of("EXECACHE_WARM_POOL", "0"));
+        // code inside execute_code calls the server here and over HTTP of the url server: each transport, each kind of server
+        JsonNode onStdio = TypeScriptClient.runScript("everything-client.mjs", arguments, Map.of("EXECACHE_WARM_POOL", "0",
+                "EVERYTHING_CODE", "1"));
         JsonNode overHttp;
         JsonNode modernOfCommand;
         try (HttpServeProcess http = HttpServeProcess.start(Map.of("EXECACHE_WARM_POOL", "0"), "--store", "memory",
@@ -77,7 +86,7 @@ class EverythingServerIT {
                   everything:
                     url: %s
                     prefix: false
-                """.formatted(startAtUrl(server)));
+                %s""".formatted(startAtUrl(server), CACHED_OPERATION));
         arguments = new ArrayList<>(List.of("stdio", ServeProcess.java()));
         arguments.addAll(ServeProcess.command("everything-url", List.of("--store", "memory", "--config",
                 urlConfig.toString())));
@@ -87,7 +96,8 @@ class EverythingServerIT {
         JsonNode modernOfUrl;
         try (HttpServeProcess http = HttpServeProcess.start(Map.of("EXECACHE_WARM_POOL", "0"), "--store", "memory",
                 "--config", urlConfig.toString(), "--http", "0")) {
-            overHttpOfUrl = TypeScriptClient.runScript("everything-client.mjs", List.of("http", http.url()), Map.of());
+            overHttpOfUrl = TypeScriptClient.runScript("everything-client.mjs", List.of("http", http.url()),
+                    Map.of("EVERYTHING_CODE", "1"));
             modernOfUrl = TypeScriptClient.runScript("everything-modern-client.mjs", List.of(http.url()), Map.of());
         }
         modern = List.of(modernOfCommand, modernOfUrl);
@@ -193,6 +203,50 @@ class EverythingServerIT {
         }
     }
 
+    /**
+     * Code inside execute_code calls the server's tools: the progress of the long operation reaches the agent under
+     * the run's token (progress counting the run's notifications, the message naming the tool), its second call,
+     * answered from the cache, reports none; the server's sampling request during the last call reaches the agent
+     * that ran the code (initialize era), and the run, which depended on its answer, is not stored.
+     */
+    @Test
+    void codeInsideExecuteCodeReportsItsCallsProgressAndItsServersAskTheAgentThatRanIt() {
+        // on stdio with the command server, over HTTP with the url server
+        for (JsonNode through : List.of(EverythingServerIT.through.get(0), EverythingServerIT.through.get(3))) {
+            JsonNode code = through.get("code");
+            assertThat(code).as(through.get("transport").textValue()).isNotNull();
+            assertThat(code.get("isError").booleanValue()).as(code.toString()).isFalse();
+            JsonNode run = code.get("run");
+            assertThat(run.at("/result/first").textValue())
+                    .isEqualTo("Long running operation completed. Duration: 0.2 seconds, Steps: 2.");
+            assertThat(run.at("/result/again")).isEqualTo(run.at("/result/first"));
+            assertThat(run.at("/result/sampled").textValue()).contains("sampled for code");
+            List<String> statuses = new ArrayList<>();
+            run.get("toolCalls").forEach(call -> statuses.add(call.get("cache").textValue()));
+            assertThat(statuses).containsExactly("miss", "hit", "bypass");
+            assertThat(run.get("notStored").textValue()).startsWith("everything__trigger-sampling-request is not cached");
+            assertThat(through.at("/asked/fromCode")).hasSize(1);
+            assertThat(through.at("/asked/fromCode/0/messages/0/content/text").textValue())
+                    .isEqualTo("Resource trigger-sampling-request context: Asked from code");
+            assertThat(innerProgress(code)).as(code.toString()).containsExactly(
+                    "everything__trigger-long-running-operation: 1/2", "everything__trigger-long-running-operation: 2/2");
+        }
+    }
+
+    /** On the command line no agent can answer: the server's sampling request is refused at once, saying why. */
+    @Test
+    void onTheCommandLineAServersRequestForTheAgentIsRefusedSayingWhy() throws Exception {
+        Files.writeString(dir.resolve("ask.ts"), "return await tools.everything[\"trigger-sampling-request\"]("
+                + "{prompt: \"Asked from the command line\", maxTokens: 20});\n");
+
+        CliProcess.Result result = new CliProcess(dir).run("run", "ask.ts", "--store", "memory", "--config",
+                dir.resolve("everything.yaml").toString());
+
+        assertThat(result.exitCode()).as(result.stdout() + result.stderr()).isEqualTo(1);
+        assertThat(result.stdout() + result.stderr()).contains("no agent can be asked sampling/createMessage")
+                .doesNotContain("TimeoutError");
+    }
+
     @Test
     void inThe2026EraTheServersRequestsReachTheAgentAsInputRequiredResults() {
         for (JsonNode modern : EverythingServerIT.modern) {
@@ -212,6 +266,27 @@ class EverythingServerIT {
         for (String answer : List.of("sampling", "elicitation", "roots")) {
             assertThat(modern.get(answer)).as(answer).isEqualTo(direct.get(answer));
         }
+        // code inside execute_code has no input_required of its own: the server's request is refused, saying why
+        assertThat(modern.at("/code/isError").booleanValue()).as(modern.get("code").toString()).isFalse();
+        assertThat(modern.at("/code/run/result/refused").textValue())
+                .contains("no agent can be asked sampling/createMessage");
+        assertThat(innerProgress(modern.get("code"))).containsExactly("everything__trigger-long-running-operation: 1/2",
+                "everything__trigger-long-running-operation: 2/2");
+    }
+
+    /** The messages of a run's progress that its calls' servers sent (not "running for"), each counting one more. */
+    private static List<String> innerProgress(JsonNode code) {
+        List<String> messages = new ArrayList<>();
+        int last = 0;
+        for (JsonNode step : code.get("progress")) {
+            assertThat(step.get("progress").intValue()).as(code.toString()).isGreaterThan(last);
+            last = step.get("progress").intValue();
+            assertThat(step.has("total")).isFalse();
+            if (!step.get("message").textValue().startsWith("running for ")) {
+                messages.add(step.get("message").textValue());
+            }
+        }
+        return messages;
     }
 
     @Test

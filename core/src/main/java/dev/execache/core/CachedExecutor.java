@@ -127,14 +127,24 @@ public final class CachedExecutor {
      * @throws dev.execache.core.spi.SandboxUnavailableException if the sandbox cannot run anything
      */
     public ExecutionOutcome execute(ExecutionRequest request) {
-        return store.oneCall(() -> executeOnce(request));
+        return execute(request, CodeTools.Caller.NONE);
     }
 
-    private ExecutionOutcome executeOnce(ExecutionRequest request) {
+    /**
+     * As {@link #execute(ExecutionRequest)}, for a caller that hears what the servers of the run's tool calls send
+     * while they answer (their progress, their requests to the agent). A hit, and a request that waits for an
+     * identical one in flight, run nothing: the caller hears nothing.
+     */
+    public ExecutionOutcome execute(ExecutionRequest request, CodeTools.Caller caller) {
+        Objects.requireNonNull(caller, "caller must not be null");
+        return store.oneCall(() -> executeOnce(request, caller));
+    }
+
+    private ExecutionOutcome executeOnce(ExecutionRequest request, CodeTools.Caller caller) {
         CodeTools tools = codeTools;
         Map<String, String> versions = versionsFor(request, tools);
         if (!cachePolicy.enabled()) {
-            return bypass(request, tools, Counter.BYPASSED);
+            return bypass(request, tools, caller, Counter.BYPASSED);
         }
         if (!versionsSynchronized.get()) {
             policy.synchronizeToolVersions();
@@ -142,9 +152,9 @@ public final class CachedExecutor {
         Optional<String> key = cacheKey(request, versions, tools);
         if (key.isEmpty()) {
             LOG.log(Level.INFO, "not cached: " + ReadFingerprint.NOT_WATCHABLE);
-            return bypass(request, tools, Counter.UNCACHEABLE_READS_UNWATCHABLE);
+            return bypass(request, tools, caller, Counter.UNCACHEABLE_READS_UNWATCHABLE);
         }
-        Execution execution = new Execution(this, request, key.get(), versions, tools);
+        Execution execution = new Execution(this, request, key.get(), versions, tools, caller);
         PolicyLoop.Outcome<Execution.Ran> outcome = loop.serve(execution);
         Execution.Ran ran = outcome.result();
         if (ran.trace() != null && outcome.expiresAt() != null
@@ -208,8 +218,8 @@ public final class CachedExecutor {
     }
 
     /** Runs without looking up or storing; counts the run as {@code why} (the store is neither read nor written else). */
-    private ExecutionOutcome bypass(ExecutionRequest request, CodeTools tools, Counter why) {
-        RunTools runTools = new RunTools(tools, request.limits(), request.agent(), request.freshness(), store, ticker);
+    private ExecutionOutcome bypass(ExecutionRequest request, CodeTools tools, CodeTools.Caller caller, Counter why) {
+        RunTools runTools = new RunTools(tools, request.limits(), request.agent(), request.freshness(), caller, store, ticker);
         ExecutionResult result = null;
         KeptOut keptOut = KeptOut.NONE;
         try {

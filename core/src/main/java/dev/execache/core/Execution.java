@@ -58,6 +58,7 @@ final class Execution implements PolicyLoop.Call<Execution.Ran> {
     private final String key;
     private final Map<String, String> versions;
     private final CodeTools tools;
+    private final CodeTools.Caller caller;
     private volatile RunTools ranWith;
     private volatile String staleBecause;
     /** Answers a revalidation fetched before it found one changed: the run takes them instead of asking again. */
@@ -66,7 +67,8 @@ final class Execution implements PolicyLoop.Call<Execution.Ran> {
     private volatile boolean changed;
 
     Execution(CachedExecutor executor, ExecutionRequest request, String key, Map<String, String> versions,
-            CodeTools tools) {
+            CodeTools tools, CodeTools.Caller caller) {
+        this.caller = caller;
         this.executor = executor;
         this.store = executor.store;
         this.clock = executor.clock;
@@ -138,7 +140,7 @@ final class Execution implements PolicyLoop.Call<Execution.Ran> {
         if (trace.isEmpty() || !copy.get().nondeterminism().isEmpty()) {
             return Optional.empty();
         }
-        RunTools runTools = new RunTools(tools, request.limits(), request.agent(), request.freshness(), store, ticker);
+        RunTools runTools = new RunTools(tools, request.limits(), request.agent(), request.freshness(), caller, store, ticker);
         List<RunTrace.Step> renewed = new ArrayList<>();
         Map<String, Deque<CodeToolCall>> answers = new HashMap<>();
         boolean same = true;
@@ -185,7 +187,7 @@ final class Execution implements PolicyLoop.Call<Execution.Ran> {
 
     @Override
     public Ran run() {
-        RunTools runTools = new RunTools(tools, request.limits(), request.agent(), request.freshness(), store, ticker);
+        RunTools runTools = new RunTools(tools, request.limits(), request.agent(), request.freshness(), caller, store, ticker);
         runTools.prefetch(fetched);
         ranWith = runTools;
         ExecutionResult result;

@@ -29,6 +29,7 @@ final class RunTools implements CodeTools {
     private final Limits limits;
     private final String agent;
     private final Freshness freshness;
+    private final Caller caller;
     private final List<ToolCallRecord> calls = new ArrayList<>();
     /** Bytes of the answers the code got, by tool: only of calls that reached a tool. */
     private final Map<String, Long> answerBytes = new TreeMap<>();
@@ -55,7 +56,9 @@ final class RunTools implements CodeTools {
     /** The run's span, parent of its calls' spans: calls arrive on another thread than the run's. */
     private volatile Map<String, String> traceParent = Map.of();
 
-    RunTools(CodeTools tools, Limits limits, String agent, Freshness freshness, StoreGuard store, Ticker ticker) {
+    RunTools(CodeTools tools, Limits limits, String agent, Freshness freshness, Caller caller, StoreGuard store,
+            Ticker ticker) {
+        this.caller = caller;
         this.store = store;
         this.ticker = ticker;
         this.tools = tools;
@@ -83,7 +86,7 @@ final class RunTools implements CodeTools {
         return tools.identities();
     }
 
-    /** Counted for the run's agent, at the run's freshness: the sandbox passes neither. */
+    /** Counted for the run's agent, at the run's freshness, heard by the run's caller: the sandbox passes none of them. */
     @Override
     public CodeToolCall call(String server, String tool, String argumentsJson, String agent, Freshness freshness) {
         return make(server, tool, argumentsJson, -1);
@@ -127,7 +130,7 @@ final class RunTools implements CodeTools {
                 Telemetry.Kind.INTERNAL, traceParent)) {
             span.set("gen_ai.operation.name", "execute_tool").set("gen_ai.tool.name", server + "__" + tool);
             if (call == null) {
-                call = tools.call(server, tool, argumentsJson, agent, freshness);
+                call = tools.call(server, tool, argumentsJson, agent, freshness, caller);
             }
             if (call.answer().isError()) {
                 span.failed("tool_error", null);

@@ -118,6 +118,40 @@ class CodeToolsPolicyTest {
     }
 
     @Test
+    void eachToolCallOfARunIsMadeForTheRunsCallerAndAHitMakesNone() {
+        List<CodeTools.Caller> heardBy = new ArrayList<>();
+        CachedExecutor executor = CachedExecutor.builder(sandbox, store).toolVersions(quietVersions).clock(clock).build();
+        executor.useCodeTools(new CodeTools() {
+            @Override
+            public Map<String, List<String>> reachable() {
+                return tools.reachable();
+            }
+
+            @Override
+            public CodeToolCall call(String server, String tool, String argumentsJson, String agent, Freshness freshness) {
+                return tools.call(server, tool, argumentsJson, agent, freshness);
+            }
+
+            @Override
+            public CodeToolCall call(String server, String tool, String argumentsJson, String agent, Freshness freshness,
+                    Caller caller) {
+                heardBy.add(caller);
+                return call(server, tool, argumentsJson, agent, freshness);
+            }
+        });
+        CodeTools.Caller caller = new CodeTools.Caller() {
+        };
+
+        ExecutionOutcome first = executor.execute(code("a.read;b.read"), caller);
+        ExecutionOutcome hit = executor.execute(code("a.read;b.read"), caller);
+        executor.execute(code("b.read"));
+
+        assertThat(first.status()).isEqualTo(CacheStatus.MISS);
+        assertThat(hit.status()).isEqualTo(CacheStatus.HIT);
+        assertThat(heardBy).containsExactly(caller, caller, CodeTools.Caller.NONE);
+    }
+
+    @Test
     void aRunThatCalledANonCacheableToolIsNotStoredAndSaysWhy() {
         CachedExecutor executor = executor(quietVersions, CachePolicy.DEFAULTS);
 

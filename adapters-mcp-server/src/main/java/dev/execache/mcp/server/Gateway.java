@@ -554,6 +554,44 @@ public final class Gateway implements CodeTools {
         return identities;
     }
 
+    /**
+     * As {@link #call(String, String, String, String, Freshness)}, the server's progress going to the run's caller
+     * under the tool's name, and its requests to the agent to the caller's agent (none: refused, saying so). Set on
+     * the calling thread as a gateway call's are, and put back as they were after: the cache's invoker runs a miss on
+     * this thread.
+     */
+    @Override
+    public CodeToolCall call(String server, String tool, String argumentsJson, String agent, Freshness freshness,
+            Caller caller) {
+        if (caller == Caller.NONE) {
+            return call(server, tool, argumentsJson, agent, freshness);
+        }
+        String name = server + "__" + tool;
+        Consumer<Map<String, Object>> progressBefore = CALL_PROGRESS.get();
+        ToolCatalog.Agent agentBefore = CALL_AGENT.get();
+        CALL_PROGRESS.set(step -> caller.progress(name, step));
+        setOrRemove(CALL_AGENT, caller.agent());
+        try {
+            return call(server, tool, argumentsJson, agent, freshness);
+        } finally {
+            setOrRemove(CALL_PROGRESS, progressBefore);
+            setOrRemove(CALL_AGENT, agentBefore);
+        }
+    }
+
+    private static <T> void setOrRemove(ThreadLocal<T> local, T value) {
+        if (value == null) {
+            local.remove();
+        } else {
+            local.set(value);
+        }
+    }
+
+    /** The agent that made the call this thread answers, which a server may ask something; null: none. */
+    static ToolCatalog.Agent callingAgent() {
+        return CALL_AGENT.get();
+    }
+
     /** What code gets: see {@link #answerOf}. */
     @Override
     public CodeToolCall call(String server, String tool, String argumentsJson, String agent, Freshness freshness) {
@@ -592,8 +630,9 @@ public final class Gateway implements CodeTools {
             return new CodeToolCall(found.name(), version, failed, false, CacheStatus.BYPASS, 0);
         }
         ToolResult answer = answerOf(outcome.result());
+        // an answer that depended on what the agent answered is that agent's: neither it nor the run is kept
         boolean cacheable = !answer.isError() && outcome.status() != CacheStatus.BYPASS
-                && cached && (!writesCounted || seen.isPresent());
+                && outcome.result().hint() != CacheHint.AGENT_ANSWERED && cached && (!writesCounted || seen.isPresent());
         return new CodeToolCall(found.name(), version,
                 new ToolCallOutcome(answer, outcome.status(), cacheable ? outcome.expiresAt() : null, outcome.storedAt(),
                         outcome.notCachedBecause()), cacheable,

@@ -35,6 +35,7 @@ public final class McpStdioServer implements AutoCloseable {
 
     private final McpSyncServer server;
     private final StdioTransport transport;
+    private final StdioDispatch dispatch;
     private final LogNotifications logs;
     private final StatelessProtocol stateless;
     /** The 2026-07-28 era's subscriptions/listen streams; null without servers behind execache. */
@@ -46,7 +47,7 @@ public final class McpStdioServer implements AutoCloseable {
         McpSchema.ServerCapabilities.Builder capabilities = McpSchema.ServerCapabilities.builder()
                 .tools(tools.gateway() != null).logging();
         java.util.Set<String> offered = tools.gateway() == null ? java.util.Set.of() : tools.gateway().features().offered();
-        // resources/* and prompts/* are answered past the SDK's session (StdioTransport), which has none of its own;
+        // resources/* and prompts/* are answered past the SDK's session (StdioDispatch), which has none of its own;
         // the servers' list changes and resource updates are passed on to the session
         if (offered.contains("resources")) {
             capabilities.resources(true, true);
@@ -62,38 +63,43 @@ public final class McpStdioServer implements AutoCloseable {
 
     public McpStdioServer(ServeTools tools, String version, InputStream in, OutputStream out, Duration drainLimit) {
         McpJsonMapper mapper = new JacksonMcpJsonMapper(new ObjectMapper());
-        this.transport = new StdioTransport(in, out, mapper, drainLimit, tools.calls());
-        this.stateless = new StatelessProtocol(tools, version, mapper, transport::notify);
+        this.transport = new StdioTransport(in, out, drainLimit);
+        this.dispatch = new StdioDispatch(transport, tools.calls());
+        this.stateless = new StatelessProtocol(tools, version, mapper, dispatch::notify);
         stateless.answerSessionLists();
-        transport.answerStatelessWith(stateless);
-        transport.instructWith(tools::instructions);
-        this.server = McpServer.sync(transport)
+        dispatch.answerStatelessWith(stateless);
+        // reading starts once the SDK's server has made its session
+        SdkSessionBridge session = new SdkSessionBridge(transport, mapper, dispatch::initialized,
+                () -> transport.start(dispatch, dispatch::inputEnded));
+        session.instructWith(tools::instructions);
+        dispatch.sessionWith(session);
+        this.server = McpServer.sync(session)
                 .serverInfo("execache", version)
                 .instructions(INSTRUCTIONS)
                 .jsonMapper(mapper)
                 .capabilities(capabilities(tools))
                 .tools(tools.specifications())
                 .build();
-        this.logs = new LogNotifications(transport);
+        this.logs = new LogNotifications(dispatch);
         Logger.getLogger("dev.execache").addHandler(logs);
         if (tools.gateway() != null) {
             // the same listen streams as over HTTP, their messages lines of this session's output
             this.listens = new ListenStreams(tools.gateway(), new SubscribedUris(tools.gateway()));
-            transport.listenWith(listens);
+            dispatch.listenWith(listens);
             stateless.deliverNotifications();
             tools.gateway().onNotification(listens::notified);
             tools.gateway().onChange(this::replaceTools);
             // the servers behind the gateway log to the agent as execache does, from the level it set
-            transport.onLogLevel(tools.gateway()::setLogLevel);
+            dispatch.onLogLevel(tools.gateway()::setLogLevel);
             // the servers' requests to the agent (sampling, elicitation, roots) go to this session's client; its
             // roots changes go to every server
-            tools.gateway().setSessionAgent(transport::askAgent);
-            transport.onRootsChanged(tools.gateway()::rootsChanged);
-            tools.gateway().onNotification(transport::notify);
+            tools.gateway().setSessionAgent(dispatch::askAgent);
+            dispatch.onRootsChanged(tools.gateway()::rootsChanged);
+            tools.gateway().onNotification(dispatch::notify);
             tools.gateway().onLog(message -> {
                 McpSchema.LoggingLevel level = JsonRpc.level(message.get("level"));
-                if (level != null && transport.logs(level)) {
-                    transport.notify(McpSchema.METHOD_NOTIFICATION_MESSAGE, message);
+                if (level != null && dispatch.logs(level)) {
+                    dispatch.notify(McpSchema.METHOD_NOTIFICATION_MESSAGE, message);
                 }
             });
         } else {
@@ -125,7 +131,7 @@ public final class McpStdioServer implements AutoCloseable {
         }
         Logger.getLogger("dev.execache").removeHandler(logs);
         stateless.close();
-        transport.shutDown();
+        dispatch.shutDown();
         CompletableFuture<Void> closing = CompletableFuture.runAsync(server::closeGracefully);
         try {
             closing.get(CLOSE_LIMIT.toMillis(), TimeUnit.MILLISECONDS);
@@ -143,16 +149,16 @@ public final class McpStdioServer implements AutoCloseable {
      * client as notifications/message, at the level the client set with logging/setLevel.
      */
     private static final class LogNotifications extends Handler {
-        private final StdioTransport transport;
+        private final StdioDispatch session;
 
-        LogNotifications(StdioTransport transport) {
-            this.transport = transport;
+        LogNotifications(StdioDispatch session) {
+            this.session = session;
         }
 
         @Override
         public void publish(LogRecord record) {
-            if (transport.logs(OwnLog.level(record.getLevel()))) {
-                transport.notify(McpSchema.METHOD_NOTIFICATION_MESSAGE, OwnLog.params(record));
+            if (session.logs(OwnLog.level(record.getLevel()))) {
+                session.notify(McpSchema.METHOD_NOTIFICATION_MESSAGE, OwnLog.params(record));
             }
         }
 

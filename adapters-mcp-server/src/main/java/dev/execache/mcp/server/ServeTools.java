@@ -287,10 +287,13 @@ public final class ServeTools {
             }
         }
         Object id = call.meta() == null ? null : call.meta().get(REQUEST_ID_META);
-        ScheduledFuture<?> ticking = progressTicks(call.progressToken());
+        // in the initialize era the call's agent is at hand (see Gateway.askingAgent): the servers of the code's
+        // calls may ask it what they would ask it of a call it made itself
+        RunProgress heard = new RunProgress(call.progressToken(), notifications, Gateway.callingAgent());
+        ScheduledFuture<?> ticking = progressTicks(call.progressToken(), heard);
         ExecutionOutcome outcome;
         try {
-            outcome = calls.run(id, () -> executor.execute(request));
+            outcome = calls.run(id, () -> executor.execute(request, heard));
         } catch (CancellationException e) {
             // the client cancelled it (no answer goes out) or the server is stopping
             return shuttingDown();
@@ -307,6 +310,7 @@ public final class ServeTools {
             if (ticking != null) {
                 ticking.cancel(false);
             }
+            heard.answered();
         }
         ExecutionResult result = outcome.result();
         ObjectNode node = Json.MAPPER.createObjectNode();
@@ -361,19 +365,13 @@ public final class ServeTools {
     }
 
     /** notifications/progress every second while the run goes on, when the client sent a progressToken. */
-    private ScheduledFuture<?> progressTicks(Object token) {
+    private ScheduledFuture<?> progressTicks(Object token, RunProgress heard) {
         if (token == null) {
             return null;
         }
         long start = System.nanoTime();
-        return progress.scheduleAtFixedRate(() -> {
-            long seconds = Math.round((System.nanoTime() - start) / 1e9);
-            ObjectNode params = Json.MAPPER.createObjectNode();
-            params.set("progressToken", Json.MAPPER.valueToTree(token));
-            params.put("progress", seconds);
-            params.put("message", "running for " + seconds + " s");
-            notifications.accept("notifications/progress", params);
-        }, PROGRESS_EVERY.toMillis(), PROGRESS_EVERY.toMillis(), TimeUnit.MILLISECONDS);
+        return progress.scheduleAtFixedRate(() -> heard.running(Math.round((System.nanoTime() - start) / 1e9)),
+                PROGRESS_EVERY.toMillis(), PROGRESS_EVERY.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     /** The answer to a call whose run was stopped because the server is stopping. */

@@ -421,8 +421,8 @@ final class DownstreamServer extends Downstream {
         ToolCatalog.Agent agent = caller != null ? caller.agent : sessionAgent;
         if (agent == null) {
             throw new dev.execache.core.spi.AgentRefusedException(McpSchema.ErrorCodes.METHOD_NOT_FOUND, caller != null
-                    ? "no agent can be asked " + method + " for this call (made by code inside execute_code, from the"
-                            + " command line, or over HTTP without an event stream)"
+                    ? "no agent can be asked " + method + " for this call (made from the command line, by code inside"
+                            + " an execute_code call of the 2026-07-28 era, or over HTTP without an event stream)"
                     : "no agent is connected to execache that could answer " + method);
         }
         if (caller != null) {

@@ -668,8 +668,9 @@ final class StreamableHttpClient implements AutoCloseable {
         response.set("id", request.get("id"));
         try {
             if (agent == null) {
-                throw new AgentRefusedException(McpSchema.ErrorCodes.METHOD_NOT_FOUND, "no agent can be asked " + method + " for this request (made by"
-                        + " code inside execute_code, from the command line, or by an agent that cannot be asked)");
+                throw new AgentRefusedException(McpSchema.ErrorCodes.METHOD_NOT_FOUND, "no agent can be asked " + method + " for this request (made"
+                        + " from the command line, by code inside an execute_code call of the 2026-07-28 era, or by an"
+                        + " agent that cannot be asked)");
             }
             JsonNode params = request.get("params");
             String answer = agent.ask(method, json.writeValueAsString(params != null && params.isObject() ? params

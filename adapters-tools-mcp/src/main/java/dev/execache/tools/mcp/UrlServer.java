@@ -388,7 +388,8 @@ final class UrlServer extends Downstream {
                 String method = asked.getValue().path("method").asText();
                 if (agent == null) {
                     throw new AgentRefusedException(McpSchema.ErrorCodes.METHOD_NOT_FOUND, "no agent can be asked "
-                            + method + " for this call (made by code inside execute_code or from the command line)");
+                            + method + " for this call (made from the command line or by code inside an execute_code"
+                            + " call of the 2026-07-28 era)");
                 }
                 JsonNode given = asked.getValue().get("params");
                 try {

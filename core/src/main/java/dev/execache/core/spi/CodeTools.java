@@ -69,6 +69,15 @@ public interface CodeTools {
      */
     CodeToolCall call(String server, String tool, String argumentsJson, String agent, Freshness freshness);
 
+    /**
+     * As {@link #call(String, String, String, String, Freshness)}, for a run whose caller hears what the tool's server
+     * sends it during the call: its progress, and its requests to the agent. By default the caller hears nothing.
+     */
+    default CodeToolCall call(String server, String tool, String argumentsJson, String agent, Freshness freshness,
+            Caller caller) {
+        return call(server, tool, argumentsJson, agent, freshness);
+    }
+
     /** As {@link #call(String, String, String, String, Freshness)} for no agent, any freshness: a sandbox's call. */
     default CodeToolCall call(String server, String tool, String argumentsJson) {
         return call(server, tool, argumentsJson, null, Freshness.ANY);
@@ -83,5 +92,30 @@ public interface CodeTools {
      */
     default CodeToolCall callAfter(String server, String tool, String argumentsJson, int answersSeen) {
         return call(server, tool, argumentsJson);
+    }
+
+    /**
+     * Who asked for a run, as the run's tool calls reach them while they are in flight (serve's {@code execute_code}):
+     * the progress the tools' servers report, and the agent a server may ask something (sampling, elicitation,
+     * roots). {@link #NONE} (the command line, a library caller): the progress goes nowhere and a server's request is
+     * refused, saying so. Called on the threads that make the run's calls, possibly several at once.
+     */
+    interface Caller {
+        Caller NONE = new Caller() {
+        };
+
+        /**
+         * One progress notification a tool's server sent during a call the run made: {@code step} is its params
+         * ({@code progress}, {@code total}, {@code message}) without the server's token.
+         *
+         * @param tool the tool called ({@code SERVER__TOOL})
+         */
+        default void progress(String tool, Map<String, Object> step) {
+        }
+
+        /** The agent the tools' servers may ask something during the run's calls; null: none. */
+        default ToolCatalog.Agent agent() {
+            return null;
+        }
     }
 }
