@@ -142,7 +142,7 @@ try {
     await client.readResource({ uri: "lab://nowhere" });
     out.missing = "answered";
   } catch (error) {
-    out.missing = { code: error?.code ?? null, message: String(error?.message ?? error) };
+    out.missing = { code: error?.code ?? null, message: String(error?.message ?? error), data: error?.data ?? null };
   }
 } catch (error) {
   out.thrown = String(error?.stack ?? error);

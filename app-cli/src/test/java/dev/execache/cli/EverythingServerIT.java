@@ -4,10 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
+import dev.execache.mcp.server.Json;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -48,6 +53,8 @@ class EverythingServerIT {
     private static List<JsonNode> through;
     /** Through execache over HTTP in the 2026-07-28 era (the split TypeScript client 2.x): a command server, a url server. */
     private static List<JsonNode> modern;
+    /** The raw tools/list of the 2026-07-28 era over HTTP (the client 2.x drops what that era deleted): command, url. */
+    private static final List<JsonNode> MODERN_TOOL_LISTS = new ArrayList<>();
     private static Process atUrl;
 
     @AfterAll
@@ -80,6 +87,7 @@ class EverythingServerIT {
                 "--config", config.toString(), "--http", "0")) {
             overHttp = TypeScriptClient.runScript("everything-client.mjs", List.of("http", http.url()), Map.of());
             modernOfCommand = TypeScriptClient.runScript("everything-modern-client.mjs", List.of(http.url()), Map.of());
+            MODERN_TOOL_LISTS.add(modernToolList(http.url()));
         }
         Path urlConfig = Files.writeString(dir.resolve("everything-url.yaml"), """
                 servers:
@@ -99,6 +107,7 @@ class EverythingServerIT {
             overHttpOfUrl = TypeScriptClient.runScript("everything-client.mjs", List.of("http", http.url()),
                     Map.of("EVERYTHING_CODE", "1"));
             modernOfUrl = TypeScriptClient.runScript("everything-modern-client.mjs", List.of(http.url()), Map.of());
+            MODERN_TOOL_LISTS.add(modernToolList(http.url()));
         }
         modern = List.of(modernOfCommand, modernOfUrl);
         for (JsonNode each : modern) {
@@ -109,6 +118,21 @@ class EverythingServerIT {
         for (JsonNode each : through) {
             assertThat(each.has("thrown")).as(each.path("thrown").asText()).isFalse();
         }
+    }
+
+    /** tools/list of the 2026-07-28 era, as it is on the wire. */
+    private static JsonNode modernToolList(String url) throws Exception {
+        HttpRequest request = HttpRequest.newBuilder(URI.create(url))
+                .header("Content-Type", "application/json")
+                .header("Accept", "application/json, text/event-stream")
+                .header("MCP-Protocol-Version", "2026-07-28")
+                .header("Mcp-Method", "tools/list")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\","
+                        + "\"params\":{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                        + "\"io.modelcontextprotocol/clientCapabilities\":{}}}}"))
+                .build();
+        HttpResponse<String> response = HttpClient.newHttpClient().send(request, HttpResponse.BodyHandlers.ofString());
+        return Json.MAPPER.readTree(response.body());
     }
 
     /** The reference server in its Streamable HTTP mode, on a free port of loopback; returns its url. */
@@ -142,6 +166,22 @@ class EverythingServerIT {
             assertThat(through.get("tools")).isEqualTo(direct.get("tools"));
             assertThat(through.at("/tools/0/execution")).isEqualTo(direct.at("/tools/0/execution"));
             assertThat(direct.at("/tools/0/execution").isObject()).isTrue();
+        }
+    }
+
+    @Test
+    void inThe2026EraAToolHasNoExecutionWhichThatRevisionDeleted() {
+        assertThat(MODERN_TOOL_LISTS).hasSize(2);
+        for (JsonNode list : MODERN_TOOL_LISTS) {
+            JsonNode echo = null;
+            for (JsonNode tool : list.at("/result/tools")) {
+                if (tool.path("name").asText().equals("echo")) {
+                    echo = tool;
+                }
+            }
+            assertThat(echo).as("%s", list).isNotNull();
+            assertThat(echo.has("execution")).as("%s", echo).isFalse();
+            assertThat(echo.get("annotations")).isEqualTo(direct.at("/tools/0/annotations"));
         }
     }
 

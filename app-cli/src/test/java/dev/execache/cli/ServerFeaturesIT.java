@@ -104,6 +104,7 @@ class ServerFeaturesIT {
         JsonNode out = client(List.of(mode, "lab__greet", "http", serve.url()), Map.of());
 
         assertSameAsDirect(out, mode, "lab__greet");
+        assertResourceNotFound(out, mode);
         assertLogsPassedOn(out);
         assertNotificationsPassedOn(out, mode);
         if (mode.equals("legacy")) {
@@ -127,6 +128,7 @@ class ServerFeaturesIT {
         JsonNode out = client(arguments, NO_POOL);
 
         assertSameAsDirect(out, mode, "greet");
+        assertResourceNotFound(out, mode);
         assertThat(promptNames(out)).containsExactly("greet");
         assertLogsPassedOn(out);
         assertNotificationsPassedOn(out, mode);
@@ -139,12 +141,16 @@ class ServerFeaturesIT {
         }
     }
 
-    @Test
-    void aUriNoServerListsOrMatchesIsResourceNotFound() throws Exception {
-        JsonNode out = client(List.of("legacy", "lab__greet", "http", http.url()), Map.of());
-
-        assertThat(out.at("/missing/code").intValue()).isEqualTo(-32002);
+    /**
+     * A URI no server lists or matches: the initialize era's -32002, the 2026-07-28 era's -32602 with the URI in
+     * data (that revision has no -32002).
+     */
+    private static void assertResourceNotFound(JsonNode out, String mode) {
+        assertThat(out.at("/missing/code").intValue()).isEqualTo(mode.equals("legacy") ? -32002 : -32602);
         assertThat(out.at("/missing/message").textValue()).contains("Resource not found: lab://nowhere");
+        if (!mode.equals("legacy")) {
+            assertThat(out.at("/missing/data/uri").textValue()).isEqualTo("lab://nowhere");
+        }
     }
 
     private static void assertSameAsDirect(JsonNode out, String mode, String prompt) {

@@ -22,6 +22,11 @@ public enum CacheHint {
      */
     AGENT_ANSWERED;
 
+    /** Whether a result with this hint is never kept: not itself, nor a run that read it. */
+    public boolean forbidsStoring() {
+        return this == NO_CACHE || this == AGENT_ANSWERED;
+    }
+
     /** The hint a {@code cache_hint} value names; {@link #NONE} for anything else. */
     public static CacheHint of(Object value) {
         if ("no-cache".equals(value)) {

@@ -548,6 +548,7 @@ public final class CachedTool {
         @Override public Duration maxHold() { return flightHold; }
         @Override public GroupBound bound() { return new GroupBound("tool:" + rule.toolGlob(), rule.maxEntries()); }
         @Override public ToolResult fromEntry(CacheEntry entry) { return ToolResult.ok(entry.value()); }
+        @Override public boolean sharable(ToolResult result) { return result.hint() != CacheHint.AGENT_ANSWERED; }
         @Override public Counter whyNotStored(ToolResult result) { return notStored == null ? Counter.FAILED : notStored; }
 
         @Override
@@ -564,7 +565,7 @@ public final class CachedTool {
             if (result.isError()) {
                 return Optional.empty();
             }
-            if (result.hint() == CacheHint.NO_CACHE || result.hint() == CacheHint.AGENT_ANSWERED) {
+            if (result.hint().forbidsStoring()) {
                 notStored = Counter.UNCACHEABLE_SERVER_HINT;
                 return Optional.empty();
             }

@@ -41,11 +41,12 @@ final class Execution implements PolicyLoop.Call<Execution.Ran> {
 
     /**
      * What one run gave: its result, the tool calls it made, why it may not be stored, and when
-     * the earliest of the cached tool answers it used expires (null for none).
+     * the earliest of the cached tool answers it used expires (null for none); {@code agentAnswered}: a call's answer
+     * depended on what the run's agent answered, so the result is that caller's alone.
      */
     record Ran(ExecutionResult result, List<ToolCallRecord> calls, String notStoredBecause,
             Counter notStoredCounter, Map<String, String> dependsOn, Instant answersExpireAt, KeptOut keptOut,
-            String trace, String label) {
+            String trace, String label, boolean agentAnswered) {
     }
 
     private final CachedExecutor executor;
@@ -180,8 +181,10 @@ final class Execution implements PolicyLoop.Call<Execution.Ran> {
         dependsOn.putAll(runTools.called());
         String text = new RunTrace(renewed).write().orElse(null);
         return Optional.of(new Ran(result, runTools.calls(), runTools.notStoredBecause(),
-                runTools.notStoredCounter(), dependsOn, runTools.answersExpireAt(), keptOut, text, stored.label()));
+                runTools.notStoredCounter(), dependsOn, runTools.answersExpireAt(), keptOut, text, stored.label(),
+                runTools.agentAnswered()));
     }
+    @Override public boolean sharable(Ran ran) { return !ran.agentAnswered(); }
     @Override public Duration maxHold() { return request.limits().timeout().plus(FLIGHT_MARGIN); }
     @Override public GroupBound bound() { return null; }
 
@@ -214,7 +217,7 @@ final class Execution implements PolicyLoop.Call<Execution.Ran> {
         dependsOn.putAll(runTools.called());
         String trace = result.nondeterminism().isEmpty() ? runTools.trace() : null;
         return new Ran(result, runTools.calls(), notStored, notStoredCounter, dependsOn, answersExpireAt,
-                runTools.keptOut(result), trace, request.labelOrFirstLine());
+                runTools.keptOut(result), trace, request.labelOrFirstLine(), runTools.agentAnswered());
     }
 
     /** The sandbox's own execution time is what a hit saves, not the time spent around it. */
@@ -255,7 +258,7 @@ final class Execution implements PolicyLoop.Call<Execution.Ran> {
                 .withNondeterminism(entry.nondeterminism());
         KeptOut keptOut = entry.toolAnswerBytes() == 0 ? KeptOut.NONE
                 : new KeptOut(entry.toolAnswerBytes(), RunTools.resultBytes(result), Map.of());
-        return new Ran(result, List.of(), null, null, entry.dependsOnTools(), null, keptOut, null, entry.label());
+        return new Ran(result, List.of(), null, null, entry.dependsOnTools(), null, keptOut, null, entry.label(), false);
     }
 
     /** A failed run is counted as failed whatever else kept it from being stored. */

@@ -113,6 +113,14 @@ final class PolicyLoop {
         /** Told when the result is not stored because a server it read was written to meanwhile. */
         default void stale() {
         }
+
+        /**
+         * Whether {@code result} may be handed to an identical call that waited for it: not one that depended on
+         * who asked (an agent's answer to its server), which the waiting caller gets only by asking itself.
+         */
+        default boolean sharable(R result) {
+            return true;
+        }
     }
 
     /**
@@ -415,6 +423,11 @@ final class PolicyLoop {
             store.count(call.tool(), call.agent(), counted);
             return new Outcome<>(leader.result(), CacheStatus.HIT, saved, List.of(), leader.expiresAt(),
                     leader.storedAt(), null, false);
+        }
+        if (!call.sharable(leader.result())) {
+            // the identical call's answer was its own caller's: this one asks for itself (the finished flight has
+            // left the map, so this starts or joins a newer one)
+            return serve(call);
         }
         Map<Counter, Long> shared = new EnumMap<>(Counter.class);
         shared.put(Counter.CALLS, 1L);

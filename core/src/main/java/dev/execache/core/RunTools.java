@@ -47,6 +47,8 @@ final class RunTools implements CodeTools {
     private final List<RunTrace.Step> steps = new ArrayList<>();
     /** Whether a call could not be kept in the trace (the run is then kept without one). */
     private boolean untraced;
+    /** Whether a call's answer depended on what the run's agent answered its server: the run's result is then its own. */
+    private boolean agentAnswered;
     /** Answers fetched just now by a revalidation that found one changed, by call: the code's calls take them. */
     private final Map<String, Deque<CodeToolCall>> prefetched = new HashMap<>();
     /** The call being made ({@code SERVER__TOOL}) and since when; null between calls. */
@@ -170,6 +172,9 @@ final class RunTools implements CodeTools {
             if (call.expiresAt() != null && (answersExpireAt == null || call.expiresAt().isBefore(answersExpireAt))) {
                 answersExpireAt = call.expiresAt();
             }
+            if (call.answer().hint() == CacheHint.AGENT_ANSWERED) {
+                agentAnswered = true;
+            }
             if (!call.cacheable()) {
                 if (call.answer().isError()) {
                     notStored(Counter.UNCACHEABLE_TOOL_FAILED, "the call of " + call.tool() + " failed");
@@ -262,6 +267,10 @@ final class RunTools implements CodeTools {
 
     synchronized Map<String, String> called() {
         return Map.copyOf(called);
+    }
+
+    synchronized boolean agentAnswered() {
+        return agentAnswered;
     }
 
     synchronized String notStoredBecause() {

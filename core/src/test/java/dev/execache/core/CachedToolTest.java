@@ -409,6 +409,41 @@ class CachedToolTest {
     }
 
     @Test
+    void anIdenticalCallThatWaitedForOneWhoseAnswerWasItsAgentsAsksTheToolItself() throws Exception {
+        CountDownLatch entered = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicInteger asked = new AtomicInteger();
+        CachedTool cached = CachedTool.builder((tool, args) -> {
+            int n = asked.incrementAndGet();
+            if (n == 1) {
+                entered.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            // the server asked its caller's agent, whose answer is in the result
+            return ToolResult.ok("{\"answer\":" + n + "}").withHint(CacheHint.AGENT_ANSWERED);
+        }, store).clock(clock).toolVersions(versions).build();
+        ToolCallRequest read = ToolCallRequest.of("read", Map.of("path", "a"));
+        CompletableFuture<ToolCallOutcome> leader = CompletableFuture.supplyAsync(() -> cached.call(read));
+        entered.await();
+        CompletableFuture<ToolCallOutcome> waiter = new CompletableFuture<>();
+        Thread follower = new Thread(() -> waiter.complete(cached.call(read)));
+        follower.start();
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(1))
+                .until(() -> follower.getState() == Thread.State.WAITING);
+
+        release.countDown();
+
+        assertThat(leader.get().result().json()).isEqualTo("{\"answer\":1}");
+        assertThat(waiter.get().status()).isEqualTo(CacheStatus.MISS);
+        assertThat(waiter.get().result().json()).isEqualTo("{\"answer\":2}");
+        assertThat(asked).hasValue(2);
+    }
+
+    @Test
     void aCallTheCallerKeepsUncachedAsksTheToolEachTimeAndIsCountedAsItSays() {
         CachedTool cached = builder().build();
         ToolCallRequest read = ToolCallRequest.of("read", Map.of("path", "a")).withAgent("claude code");

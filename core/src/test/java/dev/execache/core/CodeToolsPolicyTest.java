@@ -1,6 +1,7 @@
 package dev.execache.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.CodeToolCall;
@@ -16,6 +17,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -48,6 +52,11 @@ class CodeToolsPolicyTest {
         public CodeToolCall call(String server, String tool, String argumentsJson, String agent, Freshness freshness) {
             calls.add(server + "." + tool);
             String name = server + "__" + tool;
+            if (tool.equals("ask")) {
+                // its server asked the run's agent, whose answer is in the result: that caller's alone
+                return new CodeToolCall(name, current.get(name), ToolResult.ok("\"mine\"")
+                        .withHint(CacheHint.AGENT_ANSWERED), false, CacheStatus.MISS, 6);
+            }
             if (tool.equals("fail")) {
                 return new CodeToolCall(name, current.get(name), ToolResult.error("no"), false, CacheStatus.MISS, 2);
             }
@@ -57,10 +66,16 @@ class CodeToolsPolicyTest {
         }
     };
 
+    /** Run before each run's code; the tests that hold a run in flight set it. */
+    private volatile Runnable beforeRun = () -> { };
+    private final AtomicInteger ran = new AtomicInteger();
+
     /** Makes the calls its code lists, returns how many answers were values; "random;" marks Math.random. */
     private final Sandbox sandbox = new Sandbox() {
         @Override
         public ExecutionResult execute(ExecutionRequest request, CodeTools tools) {
+            ran.incrementAndGet();
+            beforeRun.run();
             int values = 0;
             boolean random = false;
             for (String call : request.code().split(";")) {
@@ -149,6 +164,38 @@ class CodeToolsPolicyTest {
         assertThat(first.status()).isEqualTo(CacheStatus.MISS);
         assertThat(hit.status()).isEqualTo(CacheStatus.HIT);
         assertThat(heardBy).containsExactly(caller, caller, CodeTools.Caller.NONE);
+    }
+
+    @Test
+    void anIdenticalRunThatWaitedForOneThatReadItsAgentsAnswerRunsItself() throws Exception {
+        CachedExecutor executor = executor(quietVersions, CachePolicy.DEFAULTS);
+        CountDownLatch entered = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        beforeRun = () -> {
+            if (entered.getCount() > 0) {
+                entered.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        };
+        CompletableFuture<ExecutionOutcome> leader =
+                CompletableFuture.supplyAsync(() -> executor.execute(code("a.ask;")));
+        entered.await();
+        CompletableFuture<ExecutionOutcome> waiter = new CompletableFuture<>();
+        Thread follower = new Thread(() -> waiter.complete(executor.execute(code("a.ask;"))));
+        follower.start();
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(1))
+                .until(() -> follower.getState() == Thread.State.WAITING);
+
+        release.countDown();
+
+        assertThat(leader.get().status()).isEqualTo(CacheStatus.MISS);
+        assertThat(waiter.get().status()).isEqualTo(CacheStatus.MISS);
+        assertThat(ran).hasValue(2);
+        assertThat(calls).containsExactly("a.ask", "a.ask");
     }
 
     @Test

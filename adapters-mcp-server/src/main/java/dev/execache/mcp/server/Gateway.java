@@ -629,10 +629,12 @@ public final class Gateway implements CodeTools {
             ToolResult failed = ToolResult.error("the call of " + found.name() + " failed: " + e.getMessage());
             return new CodeToolCall(found.name(), version, failed, false, CacheStatus.BYPASS, 0);
         }
-        ToolResult answer = answerOf(outcome.result());
-        // an answer that depended on what the agent answered is that agent's: neither it nor the run is kept
+        // the hint goes with the answer: a run that read an agent's answer is that caller's alone (never shared)
+        ToolResult answer = answerOf(outcome.result()).withHint(outcome.result().hint());
+        // an answer the server said not to keep, or that depended on what the agent answered (that agent's), is
+        // not kept in a run either
         boolean cacheable = !answer.isError() && outcome.status() != CacheStatus.BYPASS
-                && outcome.result().hint() != CacheHint.AGENT_ANSWERED && cached && (!writesCounted || seen.isPresent());
+                && !outcome.result().hint().forbidsStoring() && cached && (!writesCounted || seen.isPresent());
         return new CodeToolCall(found.name(), version,
                 new ToolCallOutcome(answer, outcome.status(), cacheable ? outcome.expiresAt() : null, outcome.storedAt(),
                         outcome.notCachedBecause()), cacheable,

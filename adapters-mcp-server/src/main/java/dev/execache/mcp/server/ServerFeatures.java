@@ -35,7 +35,7 @@ final class ServerFeatures {
             McpSchema.METHOD_RESOURCES_READ, McpSchema.METHOD_PROMPT_LIST, McpSchema.METHOD_PROMPT_GET,
             McpSchema.METHOD_COMPLETION_COMPLETE, McpSchema.METHOD_RESOURCES_SUBSCRIBE,
             McpSchema.METHOD_RESOURCES_UNSUBSCRIBE);
-    /** MCP's error for a resource nobody has. */
+    /** The initialize era's error for a resource nobody has (the 2026-07-28 era says -32602, StatelessProtocol). */
     static final int RESOURCE_NOT_FOUND = -32002;
     private static final System.Logger LOG = System.getLogger("dev.execache.mcp.server");
     private static final int MAX_PAGES = 100;
@@ -276,13 +276,16 @@ final class ServerFeatures {
     }
 
     /**
-     * Whether {@code uri} is offered as {@code server}'s resource, as far as the lists asked so far say (no server is
-     * asked): the server that listed it, else the first whose template matches it. A URI no list named yet is no
-     * server's: an agent reads or subscribes to a URI through execache, which asks the lists first.
+     * Whether {@code uri} is not offered as another server's resource than {@code server}'s, as far as the lists
+     * asked so far say (no server is asked): its server is the one that listed it, else the first whose template
+     * matches it. A URI no list names (none was asked yet, or a server's list failed) is taken as the sender's.
      */
     boolean offersAs(String server, String uri) {
         String owner = resourceOwners.get(uri);
-        return server.equals(owner != null ? owner : templateOwner(uri));
+        if (owner == null) {
+            owner = templateOwner(uri);
+        }
+        return owner == null || owner.equals(server);
     }
 
     private String templateOwner(String uri) {

@@ -217,6 +217,13 @@ final class StatelessProtocol implements AutoCloseable {
             return result(request.id(), gateway.features().answer(request.method(), request.params(), agent),
                     request.modern(), request.method());
         } catch (ServerRefusedException e) {
+            if (request.modern() && e.code() == ServerFeatures.RESOURCE_NOT_FOUND) {
+                // the 2026-07-28 revision has no -32002: a resource nobody has is -32602 with its URI in data
+                // (SEP-2164)
+                ObjectNode data = Json.MAPPER.createObjectNode();
+                data.set("uri", request.params().path("uri"));
+                return JsonRpc.error(request.id(), McpSchema.ErrorCodes.INVALID_PARAMS, e.getMessage(), data);
+            }
             return JsonRpc.error(request.id(), e.code(), e.getMessage(), null);
         }
     }
@@ -263,7 +270,8 @@ final class StatelessProtocol implements AutoCloseable {
             ObjectNode tool = Json.MAPPER.valueToTree(spec.tool());
             if (gateway != null) {
                 gateway.unknownFields(spec.tool().name()).forEach((field, value) -> {
-                    if (!tool.has(field)) {
+                    // the 2026-07-28 revision deleted a tool's execution (tasks left the protocol for an extension)
+                    if (!tool.has(field) && !(modern && field.equals("execution"))) {
                         tool.set(field, Json.MAPPER.valueToTree(value));
                     }
                 });
@@ -275,6 +283,26 @@ final class StatelessProtocol implements AutoCloseable {
                     : gateway.starting() ? STARTING_LIST_TTL_MS : CHANGING_LIST_TTL_MS);
         }
         return result;
+    }
+
+    /**
+     * Why a {@code SERVER__TOOL} name is not offered when its server is down (its tools are unknown until it
+     * starts): the reason serve logged, said to the agent too; else nothing.
+     */
+    private String whyNotOffered(String name) {
+        if (gateway == null) {
+            return "";
+        }
+        for (ToolCatalog.ServerStatus server : gateway.servers()) {
+            if (server.state() == ToolCatalog.ServerStatus.State.UNAVAILABLE && name.startsWith(server.name() + "__")) {
+                String named = "server " + server.name() + " ";
+                // a url server's reason names the server already
+                String reason = server.reason().startsWith(named) ? server.reason().substring(named.length())
+                        : server.reason();
+                return " (" + named + "is not available: " + reason + ")";
+            }
+        }
+        return "";
     }
 
     private String callTool(Telemetry.Span span, JsonNode id, ObjectNode params, boolean modern, Object callId,
@@ -299,7 +327,8 @@ final class StatelessProtocol implements AutoCloseable {
             }
         }
         if (spec == null) {
-            return JsonRpc.error(id, McpSchema.ErrorCodes.INVALID_PARAMS, "Unknown tool: " + name, null);
+            return JsonRpc.error(id, McpSchema.ErrorCodes.INVALID_PARAMS, "Unknown tool: " + name + whyNotOffered(name),
+                    null);
         }
         // a shallow copy: only its own keys change, the client's nodes are only read
         ObjectNode meta = Json.MAPPER.createObjectNode();

@@ -2,6 +2,7 @@ package dev.execache.mcp.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CacheStatus;
 import dev.execache.core.Freshness;
@@ -30,7 +31,10 @@ class GatewayCallerTest {
     /** The agents the server found during its calls (null: none could be asked). */
     private final List<ToolCatalog.Agent> agentsFound = new CopyOnWriteArrayList<>();
 
-    /** One read-only tool, lab's ask: two steps of progress, then, with {@code sample}, a question for the agent. */
+    /**
+     * One read-only tool, lab's ask: two steps of progress, then, with {@code sample}, a question for the agent; with
+     * {@code hint}, that {@code cache_hint} on its result.
+     */
     private final ToolCatalog catalog = new ToolCatalog() {
         @Override
         public List<CatalogTool> tools() {
@@ -53,8 +57,13 @@ class GatewayCallerTest {
             }
             String text = Boolean.TRUE.equals(args.get("sample")) && agent != null
                     ? agent.ask("sampling/createMessage", "{\"maxTokens\":5}") : "done";
-            return ToolResult.ok(Json.write(Json.MAPPER.createObjectNode().set("content", Json.MAPPER.createArrayNode()
-                    .add(Json.MAPPER.createObjectNode().put("type", "text").put("text", text)))));
+            ObjectNode result = Json.MAPPER.createObjectNode();
+            result.set("content", Json.MAPPER.createArrayNode()
+                    .add(Json.MAPPER.createObjectNode().put("type", "text").put("text", text)));
+            if (args.get("hint") != null) {
+                result.putObject("_meta").put("cache_hint", (String) args.get("hint"));
+            }
+            return ToolResult.ok(Json.write(result));
         }
 
         @Override
@@ -121,6 +130,16 @@ class GatewayCallerTest {
         assertThat(again.status()).isEqualTo(CacheStatus.MISS);
         // the agent is the run's only during its calls: this thread carries none after
         assertThat(Gateway.callingAgent()).isNull();
+    }
+
+    @Test
+    void anAnswerTheServerSaidNotToCacheIsNotKeptInARunThatReadIt() {
+        CodeToolCall first = gateway.call("lab", "ask", "{\"hint\":\"no-cache\"}", null, Freshness.ANY, new Heard());
+        CodeToolCall again = gateway.call("lab", "ask", "{\"hint\":\"no-cache\"}", null, Freshness.ANY, new Heard());
+
+        assertThat(first.cacheable()).isFalse();
+        assertThat(first.outcome().expiresAt()).isNull();
+        assertThat(again.status()).isEqualTo(CacheStatus.MISS);
     }
 
     @Test

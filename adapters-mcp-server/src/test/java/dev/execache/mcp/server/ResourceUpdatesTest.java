@@ -90,14 +90,15 @@ class ResourceUpdatesTest {
     }
 
     @Test
-    void aUriATemplateMatchesIsItsServersAndAUriNoListNamesIsNobodys() {
+    void aUriATemplateMatchesIsItsServersAndAUriNoListNamesIsTheSenders() {
         assertThat(read(ROOM)).startsWith("lab read 1");
 
         updated("twin", ROOM);
         updated("lab", ROOM);
-        updated("lab", "lab://unlisted");
+        updated("twin", "twin://unlisted");
 
-        assertThat(heard).containsExactly("notifications/resources/updated " + ROOM);
+        assertThat(heard).containsExactly("notifications/resources/updated " + ROOM,
+                "notifications/resources/updated twin://unlisted");
     }
 
     @Test
