@@ -108,6 +108,20 @@ class HttpSessionsTest {
     }
 
     /** The session's GET stream: each data line as it comes. */
+    /** Reads the stream's messages into {@code heard} on a thread of its own, which ends with the stream. */
+    private static Thread readInto(List<JsonNode> heard, HttpResponse<Stream<String>> opened) {
+        Thread reader = new Thread(() -> opened.body().filter(line -> line.startsWith("data: ")).forEach(line -> {
+            try {
+                heard.add(JSON.readTree(line.substring(6)));
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+        }));
+        reader.setDaemon(true);
+        reader.start();
+        return reader;
+    }
+
     private static HttpResponse<Stream<String>> stream(String token, String session) throws Exception {
         HttpRequest.Builder get = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + "/mcp"))
                 .header("Accept", "text/event-stream").GET();
@@ -126,15 +140,7 @@ class HttpSessionsTest {
 
         HttpResponse<Stream<String>> opened = stream(TOKEN_A, session);
         List<JsonNode> heard = new CopyOnWriteArrayList<>();
-        Thread reader = new Thread(() -> opened.body().filter(line -> line.startsWith("data: ")).forEach(line -> {
-            try {
-                heard.add(JSON.readTree(line.substring(6)));
-            } catch (IOException e) {
-                throw new IllegalStateException(e);
-            }
-        }));
-        reader.setDaemon(true);
-        reader.start();
+        Thread reader = readInto(heard, opened);
 
         assertThat(opened.statusCode()).isEqualTo(200);
         assertThat(opened.headers().firstValue("content-type")).hasValue("text/event-stream");
@@ -162,15 +168,7 @@ class HttpSessionsTest {
         assertThat(level.json().get("result").isObject()).isTrue();
         HttpResponse<Stream<String>> opened = stream(TOKEN_A, session);
         List<JsonNode> heard = new CopyOnWriteArrayList<>();
-        Thread reader = new Thread(() -> opened.body().filter(line -> line.startsWith("data: ")).forEach(line -> {
-            try {
-                heard.add(JSON.readTree(line.substring(6)));
-            } catch (IOException e) {
-                throw new IllegalStateException(e);
-            }
-        }));
-        reader.setDaemon(true);
-        reader.start();
+        Thread reader = readInto(heard, opened);
 
         Logger own = Logger.getLogger("dev.execache.store");
         own.info("below the session's level");
