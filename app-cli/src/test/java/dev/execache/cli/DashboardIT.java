@@ -54,6 +54,10 @@ class DashboardIT {
         server = HttpServeProcess.start(Map.of("EXECACHE_WARM_POOL", "0", "EXECACHE_METRICS_TOKEN", METRICS_TOKEN),
                 "--store", "memory", "--config", config.toString(), "--http", "127.0.0.1:0",
                 "--http-token-file", tokens.toString());
+        // a tools/list without a session waits for the lab to be up: a run's key may change while it comes up
+        RawHttp.Answer listed = RawHttp.post(server.port(), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}",
+                Map.of("Accept", "application/json", "Authorization", "Bearer " + AGENT_A));
+        assertThat(listed.body()).contains("lab__get_count");
         // agent a: a run twice (miss, hit), a cached tool three times (miss, hit, hit)
         call(AGENT_A, "execute_code", "{\"code\":\"return 1 + 1\"}", "miss");
         call(AGENT_A, "execute_code", "{\"code\":\"return 1 + 1\"}", "hit");
