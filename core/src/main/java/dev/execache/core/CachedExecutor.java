@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -360,7 +361,8 @@ public final class CachedExecutor {
         Map<String, String> known = toolVersions.versions();
         if (request.tools().isEmpty()) {
             Map<String, String> all = new TreeMap<>(known);
-            all.keySet().removeAll(tools.names());
+            Set<String> offered = tools.names();
+            all.keySet().removeIf(name -> offered.contains(name) || tools.owns(name));
             return all;
         }
         Map<String, String> used = new TreeMap<>();

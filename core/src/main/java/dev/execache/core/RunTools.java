@@ -84,6 +84,11 @@ final class RunTools implements CodeTools {
     }
 
     @Override
+    public boolean owns(String name) {
+        return tools.owns(name);
+    }
+
+    @Override
     public Map<String, String> identities() {
         return tools.identities();
     }

@@ -49,6 +49,11 @@ class CodeToolsPolicyTest {
         }
 
         @Override
+        public boolean owns(String name) {
+            return name.startsWith("a__") || name.startsWith("b__");
+        }
+
+        @Override
         public CodeToolCall call(String server, String tool, String argumentsJson, String agent, Freshness freshness) {
             calls.add(server + "." + tool);
             String name = server + "__" + tool;
@@ -117,6 +122,21 @@ class CodeToolsPolicyTest {
         // not a hit: its call is asked again, and since a__read answers as before, the run is revalidated
         assertThat(executor.execute(code("a.read")).status()).isEqualTo(CacheStatus.REVALIDATED);
         assertThat(calls).containsExactly("a.read", "a.read");
+    }
+
+    @Test
+    void aRunsKeyStaysWhileItsServersToolsComeGoOrAreReadAndMovesWithAHandWrittenVersion() {
+        MutableToolVersions versions = new MutableToolVersions(current);
+        CachedExecutor executor = executor(versions, CachePolicy.DEFAULTS);
+        String key = executor.policy().keyFor(code("a.read"));
+
+        // a tool of b not offered yet (its server coming up), and a read of a's, both versioned by the gateway
+        versions.set("b__search", "1");
+        versions.set("a__resources/read", "r1");
+
+        assertThat(executor.policy().keyFor(code("a.read"))).isEqualTo(key);
+        versions.set("pinned", "p2");
+        assertThat(executor.policy().keyFor(code("a.read"))).isNotEqualTo(key);
     }
 
     @Test

@@ -93,6 +93,8 @@ public final class Gateway implements CodeTools {
     private final MutableToolVersions versions;
     private final ToolCallRules rules;
     private final Set<String> invalidatedOnWrite;
+    /** The servers behind the gateway, by name. */
+    private final Set<String> servers;
     private final Set<String> codeAccess;
     private final CachedTool cachedTool;
     private final ServerFeatures features;
@@ -136,6 +138,7 @@ public final class Gateway implements CodeTools {
         this.clock = clock;
         this.invalidatedOnWrite = config.servers().stream().filter(GatewayPolicy.Server::invalidateOnWrite)
                 .map(GatewayPolicy.Server::name).collect(Collectors.toSet());
+        this.servers = config.servers().stream().map(GatewayPolicy.Server::name).collect(Collectors.toSet());
         this.codeAccess = config.servers().stream().filter(GatewayPolicy.Server::codeAccess)
                 .map(GatewayPolicy.Server::name).collect(Collectors.toSet());
         Set<String> unprefixed = config.servers().stream().filter(server -> !server.prefixed())
@@ -552,6 +555,13 @@ public final class Gateway implements CodeTools {
     @Override
     public synchronized Set<String> names() {
         return Set.copyOf(current.keySet());
+    }
+
+    /** Every {@code SERVER__...} name of a server behind the gateway: its tools, offered now or not, and its reads. */
+    @Override
+    public boolean owns(String name) {
+        int separator = name.indexOf("__");
+        return separator > 0 && servers.contains(name.substring(0, separator));
     }
 
     /** The identities of the servers code may call, whether or not they are up yet. */

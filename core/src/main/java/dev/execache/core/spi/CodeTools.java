@@ -44,6 +44,15 @@ public interface CodeTools {
     }
 
     /**
+     * Whether {@code name}, among the tool versions, is one of this' beyond {@link #names()}: a tool withdrawn or
+     * not offered yet, or a server's read. A run's key leaves this' versions out (it depends on the tools it
+     * called), so that it does not change while a server comes up or is read. By default, none.
+     */
+    default boolean owns(String name) {
+        return false;
+    }
+
+    /**
      * The identity of each server code may reach (see {@link ToolCatalog#identities()}): a run of
      * code that may call tools is keyed on them, so that runs made through differently configured
      * servers are never taken for each other.
