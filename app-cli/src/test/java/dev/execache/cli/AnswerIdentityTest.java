@@ -18,14 +18,14 @@ import dev.execache.core.ToolCacheRule;
 import dev.execache.core.ToolCallRecord;
 import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.ToolCatalog;
-import dev.execache.mcp.server.Gateway;
+import dev.execache.gateway.Gateway;
 import dev.execache.sandbox.DenoSandbox;
 import dev.execache.sandbox.DenoSandboxSettings;
 import dev.execache.store.memory.MemoryCacheStore;
 import dev.execache.store.sqlite.SqliteCacheStore;
 import dev.execache.tools.mcp.McpServerSettings;
 import dev.execache.tools.mcp.McpToolCatalog;
-import dev.execache.mcp.server.CapturedLog;
+import dev.execache.gateway.CapturedLog;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -115,7 +115,7 @@ class AnswerIdentityTest {
         Downstream.await("the acct server connected", Duration.ofSeconds(60), () -> !catalog.tools().isEmpty());
         MutableToolVersions versions = new MutableToolVersions();
         Gateway tools = new Gateway(catalog, StoreGuard.of(store), versions,
-                new GatewayConfig(List.of(new GatewayConfig.Server(server, true)), rules, Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(),
+                new GatewayConfig(List.of(new GatewayConfig.Server(server, true)), rules, Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(CachePolicy.DEFAULTS),
                 CachePolicy.DEFAULTS, clock);
         CachedExecutor executor = CachedExecutor.builder(sandbox, store).toolVersions(versions).clock(clock).versionScope(scope).build();
         executor.useCodeTools(tools);

@@ -5,19 +5,25 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import dev.execache.cli.archfixture.CliUsingTheRequestPath;
 import dev.execache.cli.client.archfixture.ClientUsingJackson;
 import dev.execache.core.PublicHelperOfCore;
 import dev.execache.core.archfixture.CoreUsingPicocli;
 import dev.execache.core.spi.PublicHelperOfTheSpi;
+import dev.execache.gateway.archfixture.GatewayUsingATransport;
 import dev.execache.mcp.server.archfixture.McpServerUsingAnAdapter;
+import dev.execache.mcp.server.protocol.StatelessProtocol;
 import dev.execache.store.memory.archfixture.AdapterUsingTheCli;
+import dev.execache.tools.mcp.archfixture.ServerClientUsingTheGateway;
 import org.junit.jupiter.api.Test;
 
 /** Each architecture rule turns red on classes that break it: none passes vacuously. */
 class ArchitectureRulesCanFailTest {
     private final JavaClasses violators = new ClassFileImporter()
             .importClasses(CoreUsingPicocli.class, AdapterUsingTheCli.class, Main.class, ClientUsingJackson.class,
-                    PublicHelperOfCore.class, PublicHelperOfTheSpi.class, McpServerUsingAnAdapter.class);
+                    PublicHelperOfCore.class, PublicHelperOfTheSpi.class, McpServerUsingAnAdapter.class,
+                    GatewayUsingATransport.class, CliUsingTheRequestPath.class, StatelessProtocol.class,
+                    ServerClientUsingTheGateway.class);
 
     @Test
     void coreRuleFailsWhenCoreUsesALibrary() {
@@ -60,24 +66,42 @@ class ArchitectureRulesCanFailTest {
 
     @Test
     void mcpServerRuleFailsWhenTheServerReachesAnAdapter() {
-        assertThat(ArchitectureTest.theMcpServerKnowsOnlyCoreAndTheMcpSdk.evaluate(violators).hasViolation()).isTrue();
+        assertThat(ArchitectureTest.theMcpServerKnowsOnlyCoreTheGatewayAndTheMcpSdk.evaluate(violators).hasViolation())
+                .isTrue();
     }
 
     @Test
-    void mcpServerApiRuleFailsOnANewPublicTypeInTheMcpServer() {
-        assertThat(ArchitectureTest.theMcpServerExportsOnlyWhatTheCliStarts.evaluate(violators).hasViolation()).isTrue();
+    void mcpServerApiRuleFailsWhenTheCliReachesIntoTheRequestPath() {
+        assertThat(ArchitectureTest.theMcpServerIsReachedOnlyThroughWhatTheCliStarts.evaluate(violators).hasViolation())
+                .isTrue();
     }
 
     @Test
-    void mcpServerApiRuleHoldsForEveryTypeItNames() {
-        JavaClasses server = new ClassFileImporter()
+    void gatewayRulesFailWhenTheGatewayReachesATransport() {
+        assertThat(ArchitectureTest.theGatewayHoldsNoTransportType.evaluate(violators).hasViolation()).isTrue();
+        assertThat(ArchitectureTest.theGatewayKnowsOnlyCoreAndTheMcpSchema.evaluate(violators).hasViolation()).isTrue();
+        assertThat(ArchitectureTest.theGatewayExportsOnlyItsApi.evaluate(violators).hasViolation()).isTrue();
+    }
+
+    @Test
+    void gatewayRuleFailsWhenADrivenAdapterReachesUpToIt() {
+        assertThat(ArchitectureTest.noAdapterButTheMcpServerKnowsTheGateway.evaluate(violators).hasViolation()).isTrue();
+    }
+
+    @Test
+    void mcpServerAndGatewayApiRulesHoldForEveryTypeTheyName() {
+        JavaClasses classes = new ClassFileImporter()
                 .withImportOption(new ImportOption.DoNotIncludeTests())
-                // the module's test-jar (RawHttp, a public test helper) is on the class path too
+                // the modules' test-jars (RawHttp, TestTools: public test helpers) are on the class path too
                 .withImportOption(new ArchitectureTest.DoNotIncludeTestJars())
-                .importPackages("dev.execache.mcp.server");
-        assertThat(ArchitectureTest.theMcpServerExportsOnlyWhatTheCliStarts.evaluate(server).hasViolation()).isFalse();
+                .importPackages("dev.execache.mcp.server", "dev.execache.gateway", "dev.execache.cli");
+        assertThat(ArchitectureTest.theMcpServerIsReachedOnlyThroughWhatTheCliStarts.evaluate(classes).hasViolation())
+                .isFalse();
+        assertThat(ArchitectureTest.theGatewayExportsOnlyItsApi.evaluate(classes).hasViolation()).isFalse();
         assertThat(ArchitectureTest.MCP_SERVER_API).allSatisfy(name ->
-                assertThat(server.contain("dev.execache.mcp.server." + name)).as(name + " exists").isTrue());
+                assertThat(classes.contain("dev.execache.mcp.server." + name)).as(name + " exists").isTrue());
+        assertThat(ArchitectureTest.GATEWAY_API).allSatisfy(name ->
+                assertThat(classes.contain("dev.execache.gateway." + name)).as(name + " exists").isTrue());
     }
 
     @Test

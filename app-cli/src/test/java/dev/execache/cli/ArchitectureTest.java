@@ -29,6 +29,7 @@ class ArchitectureTest {
             "dev.execache.store.memory..", "dev.execache.store.sqlite..", "dev.execache.store.redis..", "dev.execache.sandbox..",
             "dev.execache.tools.mcp..", "dev.execache.mcp.server..");
     static final String MCP_SERVER = "dev.execache.mcp.server..";
+    static final String GATEWAY = "dev.execache.gateway..";
 
     @ArchTest
     static final ArchRule coreDependsOnlyOnTheJdk = noClasses()
@@ -53,13 +54,45 @@ class ArchitectureTest {
                     + " on its path (the in-process mode is reached by name)");
 
     @ArchTest
-    static final ArchRule theMcpServerKnowsOnlyCoreAndTheMcpSdk = classes()
+    static final ArchRule theMcpServerKnowsOnlyCoreTheGatewayAndTheMcpSdk = classes()
             .that().resideInAPackage(MCP_SERVER)
-            .should().onlyDependOnClassesThat().resideInAnyPackage("java..", CORE, MCP_SERVER,
+            .should().onlyDependOnClassesThat().resideInAnyPackage("java..", CORE, GATEWAY, MCP_SERVER,
                     "io.modelcontextprotocol..", "com.fasterxml.jackson..", "reactor..", "org.eclipse.jetty..",
                     "com.nimbusds..")
-            .because("the MCP server is a driving adapter: it reaches the cache through core's ports only, and"
-                    + " app-cli starts it (docs/architecture.md)");
+            .because("the MCP server is a driving adapter: it carries requests to the gateway, and app-cli starts it"
+                    + " (docs/architecture.md)");
+
+    @ArchTest
+    static final ArchRule theGatewayKnowsOnlyCoreAndTheMcpSchema = classes()
+            .that().resideInAPackage(GATEWAY)
+            .should().onlyDependOnClassesThat().resideInAnyPackage("java..", CORE, GATEWAY,
+                    "io.modelcontextprotocol.spec..", "io.modelcontextprotocol.server..", "com.fasterxml.jackson..")
+            .because("the gateway is a use case: it reaches the cache through core and the servers through core's"
+                    + " ports, and speaks MCP's schema, not a transport");
+
+    @ArchTest
+    static final ArchRule theGatewayHoldsNoTransportType = noClasses()
+            .that().resideInAPackage(GATEWAY)
+            .should().dependOnClassesThat().resideInAnyPackage(MCP_SERVER, "io.modelcontextprotocol.server.transport..",
+                    "io.modelcontextprotocol.client..", "org.eclipse.jetty..", "jakarta.servlet..")
+            .orShould().dependOnClassesThat().haveSimpleNameEndingWith("Transport")
+            .orShould().dependOnClassesThat().haveSimpleNameEndingWith("TransportProvider")
+            .because("stdio and HTTP carry requests to the gateway; the gateway never knows which one did");
+
+    @ArchTest
+    static final ArchRule noAdapterButTheMcpServerKnowsTheGateway = noClasses()
+            .that().resideInAnyPackage(ADAPTERS.stream().filter(adapter -> !adapter.equals(MCP_SERVER))
+                    .toArray(String[]::new))
+            .should().dependOnClassesThat().resideInAPackage(GATEWAY)
+            .orShould().dependOnClassesThat().resideInAPackage(CLI)
+            .because("the gateway is driven by the MCP server and assembled by app-cli; driven adapters sit below it");
+
+    @ArchTest
+    static final ArchRule theGatewayKnowsNoAdapterNorTheCli = noClasses()
+            .that().resideInAPackage(GATEWAY)
+            .should().dependOnClassesThat().resideInAnyPackage(Stream.concat(ADAPTERS.stream(), Stream.of(CLI))
+                    .toArray(String[]::new))
+            .because("the gateway reaches stores, the sandbox and the servers through core's ports only");
 
     /**
      * What a library user of core needs, and nothing more: the two faces of the policy, what they
@@ -105,20 +138,38 @@ class ArchitectureTest {
             .because("the SPI is what an adapter implements or receives, nothing more");
 
     /**
-     * What app-cli needs of the MCP server: the two servers and their settings, the gateway, the tools
-     * serve offers and the rules they are called by. A new public type here is a decision: add it to
-     * this list, or keep it package-private (the protocol, the transports and their helpers are).
+     * What app-cli needs of the MCP server: the two servers and their settings. A new type here is a
+     * decision: add it to this list, or keep it to the module (the request path, the transports' parts).
      */
     static final List<String> MCP_SERVER_API = List.of(
-            "McpStdioServer", "McpHttpServer", "ServeSettings", "HttpServeSettings", "OAuthSettings", "Gateway",
-            "GatewayPolicy", "ServeTools", "ToolCallRules", "TypeScriptDeclarations", "Json");
+            "stdio.McpStdioServer", "http.McpHttpServer", "http.HttpServeSettings", "http.OAuthSettings");
 
     @ArchTest
-    static final ArchRule theMcpServerExportsOnlyWhatTheCliStarts = classes()
-            .that().resideInAPackage(MCP_SERVER).and().arePublic().and().areTopLevelClasses()
-            .should().haveNameMatching("dev\\.execache\\.mcp\\.server\\.(" + String.join("|", MCP_SERVER_API) + ")")
-            .because("the MCP server's public types are what app-cli starts it with; its protocol, transports and"
-                    + " helpers stay package-private");
+    static final ArchRule theMcpServerIsReachedOnlyThroughWhatTheCliStarts = classes()
+            .that().resideInAPackage(MCP_SERVER).and().areTopLevelClasses()
+            .and().haveNameNotMatching(mcpServerApi())
+            .should().onlyHaveDependentClassesThat().resideInAPackage(MCP_SERVER)
+            .because("app-cli starts the MCP server with its two servers and their settings; the request path both"
+                    + " transports share and the transports' parts stay inside the module");
+
+    /**
+     * What the MCP server and app-cli need of the gateway: what serve offers and its settings, the rules,
+     * the calls in flight, the servers' features the request path answers, and the JSON shape of outcomes
+     * and figures. A new public type here is a decision: add it to this list, or keep it package-private.
+     */
+    static final List<String> GATEWAY_API = List.of(
+            "Gateway", "GatewayPolicy", "ServeTools", "ServeSettings", "ToolCallRules", "TypeScriptDeclarations",
+            "InFlightCalls", "ServerFeatures", "Json");
+
+    @ArchTest
+    static final ArchRule theGatewayExportsOnlyItsApi = classes()
+            .that().resideInAPackage(GATEWAY).and().arePublic().and().areTopLevelClasses()
+            .should().haveNameMatching("dev\\.execache\\.gateway\\.(" + String.join("|", GATEWAY_API) + ")")
+            .because("the transports reach the gateway only through its public types; its parts stay package-private");
+
+    static String mcpServerApi() {
+        return "dev\\.execache\\.mcp\\.server\\.(" + String.join("|", MCP_SERVER_API).replace(".", "\\.") + ")";
+    }
 
     /**
      * The SPI names the requests and results that cross its ports, which the API owns (as Caffeine's
@@ -153,7 +204,7 @@ class ArchitectureTest {
     /** A typo in a package name must not make a rule pass for want of classes. */
     @ArchTest
     static void everyPackageNamedInTheRulesHasClasses(JavaClasses classes) {
-        Stream.concat(Stream.of(CORE, CLI, THIN_CLIENT, MCP_SERVER), ADAPTERS.stream()).forEach(pkg ->
+        Stream.concat(Stream.of(CORE, CLI, THIN_CLIENT, MCP_SERVER, GATEWAY), ADAPTERS.stream()).forEach(pkg ->
                 classes().that().resideInAPackage(pkg).should().bePublic().orShould().notBePublic()
                         .allowEmptyShould(false).check(classes));
     }

@@ -17,11 +17,11 @@ import dev.execache.core.KeptOut;
 import dev.execache.core.Limits;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolCallRecord;
-import dev.execache.mcp.server.Json;
-import dev.execache.mcp.server.Gateway;
-import dev.execache.mcp.server.McpStdioServer;
+import dev.execache.gateway.Json;
+import dev.execache.gateway.Gateway;
+import dev.execache.mcp.server.stdio.McpStdioServer;
 import dev.execache.mcp.server.RawMcpClient;
-import dev.execache.mcp.server.ServeTools;
+import dev.execache.gateway.ServeTools;
 import dev.execache.sandbox.DenoSandbox;
 import dev.execache.sandbox.DenoSandboxSettings;
 import dev.execache.store.memory.MemoryCacheStore;
@@ -85,7 +85,7 @@ class CodeToolsTest {
         catalog = new McpToolCatalog(servers.stream().map(GatewayConfig.Server::settings).toList(), CALL_TIMEOUT,
                 Duration.ofHours(1), line -> { }, Clock.systemUTC()).start();
         store = new MemoryCacheStore(100, Clock.systemUTC());
-        gateway = new Gateway(catalog, StoreGuard.of(store), versions, new GatewayConfig(servers, List.of(), Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(),
+        gateway = new Gateway(catalog, StoreGuard.of(store), versions, new GatewayConfig(servers, List.of(), Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(CachePolicy.DEFAULTS),
                 policy, Clock.systemUTC());
         executor = CachedExecutor.builder(sandbox, store).toolVersions(versions).cachePolicy(policy).build();
         executor.useCodeTools(gateway);

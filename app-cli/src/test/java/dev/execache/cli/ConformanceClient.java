@@ -3,7 +3,7 @@ package dev.execache.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.execache.core.ToolResult;
 import dev.execache.core.spi.CatalogTool;
-import dev.execache.mcp.server.Json;
+import dev.execache.gateway.Json;
 import dev.execache.tools.mcp.McpToolCatalog;
 import dev.execache.tools.mcp.UrlServerSettings;
 import java.net.URI;

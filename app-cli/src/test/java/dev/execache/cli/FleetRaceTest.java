@@ -15,7 +15,7 @@ import dev.execache.core.MutableToolVersions;
 import dev.execache.core.Ticker;
 import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.ToolCatalog;
-import dev.execache.mcp.server.Gateway;
+import dev.execache.gateway.Gateway;
 import dev.execache.sandbox.DenoSandbox;
 import dev.execache.sandbox.DenoSandboxSettings;
 import dev.execache.store.redis.RedisCacheStore;
@@ -111,7 +111,7 @@ class FleetRaceTest {
         Downstream.await("the acct server connected", Duration.ofSeconds(60), () -> !catalog.tools().isEmpty());
         MutableToolVersions versions = new MutableToolVersions();
         Gateway tools = new Gateway(catalog, StoreGuard.of(store), versions,
-                new GatewayConfig(List.of(new GatewayConfig.Server(ACCT, true)), List.of(), Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(),
+                new GatewayConfig(List.of(new GatewayConfig.Server(ACCT, true)), List.of(), Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(CachePolicy.DEFAULTS),
                 CachePolicy.DEFAULTS, Clock.systemUTC());
         CachedExecutor executor = CachedExecutor.builder(sandbox, store).toolVersions(versions).versionScope("fleet").build();
         executor.useCodeTools(tools);

@@ -14,8 +14,8 @@ import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolCacheRule;
 import dev.execache.core.ToolCallOutcome;
 import dev.execache.core.spi.CacheStore;
-import dev.execache.mcp.server.Gateway;
-import dev.execache.mcp.server.Json;
+import dev.execache.gateway.Gateway;
+import dev.execache.gateway.Json;
 import dev.execache.store.memory.MemoryCacheStore;
 import dev.execache.store.sqlite.SqliteCacheStore;
 import dev.execache.tools.mcp.McpServerSettings;
@@ -65,7 +65,7 @@ class FreshnessGatewayTest {
         Downstream.await("server " + server.name() + " connected", Duration.ofSeconds(60), () -> !catalog.tools().isEmpty());
         GatewayConfig config = new GatewayConfig(List.of(new GatewayConfig.Server(server, true)), rules,
                 Duration.ofHours(1)).withCacheWhenSlowerThan(cacheWhenSlowerThan);
-        return new Gateway(catalog, StoreGuard.of(store), new MutableToolVersions(), config.policy(), CachePolicy.DEFAULTS, clock);
+        return new Gateway(catalog, StoreGuard.of(store), new MutableToolVersions(), config.policy(CachePolicy.DEFAULTS), CachePolicy.DEFAULTS, clock);
     }
 
     private MemoryCacheStore memory() {

@@ -3,7 +3,7 @@ package dev.execache.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.execache.mcp.server.ToolCallRules;
+import dev.execache.gateway.ToolCallRules;
 import dev.execache.cli.settings.ConfigFile;
 import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.cli.settings.UsageException;
@@ -65,7 +65,7 @@ class GatewayConfigTest {
         assertThat(memory.sharePublic()).as("private by default").isFalse();
         assertThat(config.servers().get(1).settings().sharePublic()).isTrue();
         assertThat(config.rediscoverEvery()).isEqualTo(Duration.ofSeconds(5));
-        assertThat(config.rules()).containsExactly(
+        assertThat(config.rules(CachePolicy.DEFAULTS)).containsExactly(
                 ToolCacheRule.cache("fs__read_*", Duration.ofSeconds(60), CachePolicy.DEFAULT_MAX_ENTRIES),
                 ToolCacheRule.cache("*__search_*", Duration.ofSeconds(30), 50),
                 new ToolCacheRule("db__query", false, CachePolicy.DEFAULT_TTL, CachePolicy.DEFAULT_MAX_ENTRIES));
@@ -141,10 +141,10 @@ class GatewayConfigTest {
                     - {tool: "fs__list_directory"}
                 """);
 
-        assertThat(config.rules().get(0).validator()).isEqualTo(new ToolValidator("fs__get_file_info",
+        assertThat(config.rules(CachePolicy.DEFAULTS).get(0).validator()).isEqualTo(new ToolValidator("fs__get_file_info",
                 Map.of("path", "{path}", "format", "short")));
-        assertThat(config.rules().get(1).validator()).isEqualTo(ToolValidator.sameArguments("fs__get_file_info"));
-        assertThat(config.rules().get(2).validator()).isNull();
+        assertThat(config.rules(CachePolicy.DEFAULTS).get(1).validator()).isEqualTo(ToolValidator.sameArguments("fs__get_file_info"));
+        assertThat(config.rules(CachePolicy.DEFAULTS).get(2).validator()).isNull();
     }
 
     @Test
@@ -181,7 +181,7 @@ class GatewayConfigTest {
                     - {tool: fs__read_text_file, validate_with: {tool: fs__get_file_info, arguments: {path: "{path}"}}}
                     - {tool: fs__read_media_file, validate_with: fs__write_file}
                 """);
-        ToolCallRules rules = new ToolCallRules(config.rules(), CachePolicy.DEFAULTS);
+        ToolCallRules rules = new ToolCallRules(config.rules(CachePolicy.DEFAULTS), CachePolicy.DEFAULTS);
         CatalogTool read = new CatalogTool("fs__read_text_file", "fs", "mcp:1", Map.of("name", "read_text_file",
                 "inputSchema", Map.of("type", "object", "properties", Map.of("path", Map.of(), "head", Map.of()))),
                 true, true);
@@ -218,9 +218,9 @@ class GatewayConfigTest {
                   rules:
                     - {tool: "fs__read_text_file", ttl_seconds: 10}
                 """);
-        ToolCallRules rules = new ToolCallRules(config.rules(), CachePolicy.DEFAULTS, config.policy().servers());
+        ToolCallRules rules = new ToolCallRules(config.rules(CachePolicy.DEFAULTS), CachePolicy.DEFAULTS, config.policy(CachePolicy.DEFAULTS).servers());
 
-        assertThat(config.policy().cacheWhenSlowerThan()).isEqualTo(Duration.ofMillis(20));
+        assertThat(config.policy(CachePolicy.DEFAULTS).cacheWhenSlowerThan()).isEqualTo(Duration.ofMillis(20));
         assertThat(rules.decide(tool("fs__read_text_file", true, true)))
                 .isEqualTo(new ToolCallRules.Decision(true, "rule fs__read_text_file", Duration.ofSeconds(10)));
         assertThat(rules.decide(tool("fs__list_directory", true, true)))
@@ -233,7 +233,7 @@ class GatewayConfigTest {
         assertThat(rules.decide(tool("deployments__list_runs", true, true)).cached()).isTrue();
         assertThat(rules.decide(tool("writer__read_file", true, true)).cached()).isTrue();
         assertThat(rules.decide(tool("reader__write_file", true, true)).cached()).isFalse();
-        assertThat(parse("tool_calls: {cache_when_slower_than: 0}").policy().cacheWhenSlowerThan()).isZero();
+        assertThat(parse("tool_calls: {cache_when_slower_than: 0}").policy(CachePolicy.DEFAULTS).cacheWhenSlowerThan()).isZero();
         assertThatThrownBy(() -> parse("servers: {a: {command: x, ttl: 5, ttl_seconds: 5}}"))
                 .hasMessageContaining("servers.a.ttl").hasMessageContaining("not both");
         assertThatThrownBy(() -> parse("servers: {a: {command: x, ttl: soon}}"))
@@ -291,7 +291,7 @@ class GatewayConfigTest {
                   b: {command: y}
                 """);
 
-        assertThat(one.policy().servers()).extracting(server -> server.name() + "=" + server.prefixed())
+        assertThat(one.policy(CachePolicy.DEFAULTS).servers()).extracting(server -> server.name() + "=" + server.prefixed())
                 .containsExactly("a=false", "b=true");
         assertThatThrownBy(() -> parse("servers: {a: {command: x, prefix: false}, b: {command: y, prefix: false}}"))
                 .isInstanceOf(UsageException.class)

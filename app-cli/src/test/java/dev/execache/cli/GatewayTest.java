@@ -13,12 +13,12 @@ import dev.execache.core.ToolResult;
 import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.CatalogTool;
 import dev.execache.core.spi.ToolCatalog;
-import dev.execache.mcp.server.Json;
-import dev.execache.mcp.server.Gateway;
+import dev.execache.gateway.Json;
+import dev.execache.gateway.Gateway;
 import dev.execache.store.memory.MemoryCacheStore;
 import dev.execache.tools.mcp.McpServerSettings;
 import dev.execache.tools.mcp.McpToolCatalog;
-import dev.execache.mcp.server.CapturedLog;
+import dev.execache.gateway.CapturedLog;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -53,7 +53,7 @@ class GatewayTest {
         catalog = new McpToolCatalog(servers.stream().map(GatewayConfig.Server::settings).toList(), CALL_TIMEOUT,
                 Duration.ofHours(1), line -> { }, Clock.systemUTC()).start();
         catalogs.add(catalog);
-        return new Gateway(catalog, StoreGuard.of(store), versions, new GatewayConfig(servers, rules, Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(),
+        return new Gateway(catalog, StoreGuard.of(store), versions, new GatewayConfig(servers, rules, Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(CachePolicy.DEFAULTS),
                 CachePolicy.DEFAULTS, Clock.systemUTC());
     }
 
@@ -286,7 +286,7 @@ class GatewayTest {
         awaitConnected(catalog);
         Gateway gateway = new Gateway(catalog, StoreGuard.of(new MemoryCacheStore(100, Clock.systemUTC())), versions,
                 new GatewayConfig(List.of(new GatewayConfig.Server(Downstream.lab("lab", true), false)), List.of(),
-                        Duration.ofSeconds(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(), CachePolicy.DEFAULTS, Clock.systemUTC());
+                        Duration.ofSeconds(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(CachePolicy.DEFAULTS), CachePolicy.DEFAULTS, Clock.systemUTC());
         String before = versions.versions().get("lab__get_count");
         gateway.call("lab__get_count", Map.of());
 

@@ -8,12 +8,12 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.StoreGuard;
-import dev.execache.mcp.server.Gateway;
-import dev.execache.mcp.server.HttpServeSettings;
-import dev.execache.mcp.server.HttpServeSettings.HttpToken;
-import dev.execache.mcp.server.McpHttpServer;
+import dev.execache.gateway.Gateway;
+import dev.execache.mcp.server.http.HttpServeSettings;
+import dev.execache.mcp.server.http.HttpServeSettings.HttpToken;
+import dev.execache.mcp.server.http.McpHttpServer;
 import dev.execache.mcp.server.RawHttp;
-import dev.execache.mcp.server.ServeTools;
+import dev.execache.gateway.ServeTools;
 import dev.execache.tools.mcp.McpToolCatalog;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -60,7 +60,7 @@ class HttpSessionsTest {
                 List.of(), Duration.ofHours(1));
         catalog = new McpToolCatalog(List.of(Downstream.lab("lab", true)), Duration.ofSeconds(60), Duration.ofHours(1),
                 line -> { }, Clock.systemUTC()).start();
-        Gateway gateway = new Gateway(catalog, StoreGuard.of(fixture.store), fixture.versions, config.policy(), CachePolicy.DEFAULTS,
+        Gateway gateway = new Gateway(catalog, StoreGuard.of(fixture.store), fixture.versions, config.policy(CachePolicy.DEFAULTS), CachePolicy.DEFAULTS,
                 fixture.clock);
         server = new McpHttpServer(new ServeTools(fixture.executor, fixture.serveSettings, gateway), "test",
                 new HttpServeSettings(InetAddress.getLoopbackAddress(), 0, List.of(new HttpToken("agent-a", TOKEN_A, true),

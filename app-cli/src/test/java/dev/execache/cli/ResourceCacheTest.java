@@ -9,10 +9,10 @@ import dev.execache.core.CachePolicy;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolCacheRule;
 import dev.execache.core.spi.Counter;
-import dev.execache.mcp.server.Gateway;
-import dev.execache.mcp.server.McpStdioServer;
+import dev.execache.gateway.Gateway;
+import dev.execache.mcp.server.stdio.McpStdioServer;
 import dev.execache.mcp.server.RawMcpClient;
-import dev.execache.mcp.server.ServeTools;
+import dev.execache.gateway.ServeTools;
 import dev.execache.tools.mcp.DownstreamSettings;
 import dev.execache.tools.mcp.McpToolCatalog;
 import dev.execache.tools.mcp.UrlServerSettings;
@@ -82,7 +82,7 @@ class ResourceCacheTest {
         McpToolCatalog catalog = new McpToolCatalog(List.of(settings), Duration.ofSeconds(60), Duration.ofHours(1),
                 line -> { }, Clock.systemUTC()).start();
         // versions of its own, as each serve has: two configurations of lab would otherwise replace each other's
-        Gateway gateway = new Gateway(catalog, StoreGuard.of(fixture.store), new MutableToolVersions(), config.policy(),
+        Gateway gateway = new Gateway(catalog, StoreGuard.of(fixture.store), new MutableToolVersions(), config.policy(CachePolicy.DEFAULTS),
                 CachePolicy.DEFAULTS, fixture.clock);
         Pipe toServer = Pipe.open();
         Pipe fromServer = Pipe.open();

@@ -17,7 +17,7 @@ import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolCacheRule;
 import dev.execache.core.spi.CodeTools;
 import dev.execache.core.spi.Sandbox;
-import dev.execache.mcp.server.Gateway;
+import dev.execache.gateway.Gateway;
 import dev.execache.sandbox.DenoSandbox;
 import dev.execache.sandbox.DenoSandboxSettings;
 import dev.execache.store.sqlite.SqliteCacheStore;
@@ -79,7 +79,7 @@ class RevalidationTest {
         store = new SqliteCacheStore(dir.resolve("cache.db"), 100, CLOCK);
         gateway = new Gateway(catalog, StoreGuard.of(store), VERSIONS, new GatewayConfig(servers,
                 List.of(ToolCacheRule.cache("lab__shelf_*", SHELF_TTL, 100)), Duration.ofHours(1))
-                .withCacheWhenSlowerThan(Duration.ZERO).policy(), CachePolicy.DEFAULTS, CLOCK);
+                .withCacheWhenSlowerThan(Duration.ZERO).policy(CachePolicy.DEFAULTS), CachePolicy.DEFAULTS, CLOCK);
         executor = CachedExecutor.builder(counted, store).toolVersions(VERSIONS).clock(CLOCK).build();
         executor.useCodeTools(gateway);
     }

@@ -14,10 +14,10 @@ import dev.execache.core.ExecutionRequest;
 import dev.execache.core.Limits;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolCallRecord;
-import dev.execache.mcp.server.Json;
-import dev.execache.mcp.server.McpStdioServer;
-import dev.execache.mcp.server.Gateway;
-import dev.execache.mcp.server.ServeTools;
+import dev.execache.gateway.Json;
+import dev.execache.mcp.server.stdio.McpStdioServer;
+import dev.execache.gateway.Gateway;
+import dev.execache.gateway.ServeTools;
 import dev.execache.sandbox.DenoSandbox;
 import dev.execache.sandbox.DenoSandboxSettings;
 import dev.execache.store.memory.MemoryCacheStore;
@@ -89,7 +89,7 @@ class RunEndsDuringToolCallTest {
         }, Clock.systemUTC()).start();
         store = new MemoryCacheStore(100, Clock.systemUTC());
         gateway = new Gateway(catalog, StoreGuard.of(store), versions,
-                new GatewayConfig(List.of(new GatewayConfig.Server(lab, true)), List.of(), Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(),
+                new GatewayConfig(List.of(new GatewayConfig.Server(lab, true)), List.of(), Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(CachePolicy.DEFAULTS),
                 CachePolicy.DEFAULTS, Clock.systemUTC());
         executor = CachedExecutor.builder(sandbox, store).toolVersions(versions).build();
         executor.useCodeTools(gateway);

@@ -3,10 +3,10 @@ package dev.execache.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.execache.mcp.server.Gateway;
-import dev.execache.mcp.server.Json;
-import dev.execache.mcp.server.McpStdioServer;
-import dev.execache.mcp.server.ServeTools;
+import dev.execache.gateway.Gateway;
+import dev.execache.gateway.Json;
+import dev.execache.mcp.server.stdio.McpStdioServer;
+import dev.execache.gateway.ServeTools;
 import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.core.StoreGuard;
 import dev.execache.core.CachePolicy;
@@ -47,7 +47,7 @@ class ServeGatewayTest {
                 List.of(), Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO);
         catalog = new McpToolCatalog(List.of(Downstream.lab("lab", true)), Duration.ofSeconds(20), Duration.ofHours(1),
                 serverLines::add, Clock.systemUTC()).start();
-        gateway = new Gateway(catalog, StoreGuard.of(fixture.store), fixture.versions, config.policy(), CachePolicy.DEFAULTS,
+        gateway = new Gateway(catalog, StoreGuard.of(fixture.store), fixture.versions, config.policy(CachePolicy.DEFAULTS), CachePolicy.DEFAULTS,
                 fixture.clock);
         Pipe toServer = Pipe.open();
         Pipe fromServer = Pipe.open();

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.execache.cli.settings.ServeHttp;
 import dev.execache.cli.settings.UsageException;
-import dev.execache.mcp.server.HttpServeSettings;
+import dev.execache.mcp.server.http.HttpServeSettings;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

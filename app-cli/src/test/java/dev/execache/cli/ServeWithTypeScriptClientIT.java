@@ -4,7 +4,7 @@ import org.awaitility.Awaitility;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.execache.mcp.server.ServeTools;
+import dev.execache.gateway.ServeTools;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;

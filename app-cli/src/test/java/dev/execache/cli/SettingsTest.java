@@ -2,6 +2,7 @@ package dev.execache.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 
 import dev.execache.cli.settings.ConfigFile;
 import dev.execache.cli.settings.Redaction;
@@ -9,6 +10,7 @@ import dev.execache.cli.settings.Settings;
 import dev.execache.cli.settings.StoreKind;
 import dev.execache.cli.settings.UsageException;
 import dev.execache.core.CachePolicy;
+import dev.execache.core.ToolCacheRule;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -68,6 +70,29 @@ class SettingsTest {
         assertThat(fromFlags.store()).isEqualTo(StoreKind.SQLITE);
         assertThat(fromFlags.policy().ttl()).isEqualTo(Duration.ofSeconds(90));
         assertThat(fromFlags.policy().maxEntries()).isEqualTo(7);
+    }
+
+    @Test
+    void aToolCallRuleWithoutItsOwnTtlOrBoundTakesTheCachesFromFlagEnvironmentOrFile() throws IOException {
+        Files.writeString(dir.resolve("execache.yaml"), """
+                code_execution:
+                  cache: {ttl_seconds: 60, max_entries: 7}
+                tool_calls:
+                  rules:
+                    - {tool: "fs__read_*"}
+                    - {tool: "db__query", ttl_seconds: 5, max_entries: 3}
+                """);
+
+        Settings fromFile = Settings.resolve(Settings.Flags.none(), Map.of(), dir);
+        Settings fromEnv = Settings.resolve(Settings.Flags.none(), Map.of("EXECACHE_TTL", "2m"), dir);
+        Settings fromFlag = Settings.resolve(flags(null, "30s", List.of()), Map.of("EXECACHE_TTL", "2m"), dir);
+
+        assertThat(fromFile.gatewayPolicy().rules()).extracting(ToolCacheRule::ttl, ToolCacheRule::maxEntries)
+                .containsExactly(tuple(Duration.ofSeconds(60), 7), tuple(Duration.ofSeconds(5), 3));
+        assertThat(fromEnv.gatewayPolicy().rules()).extracting(ToolCacheRule::ttl)
+                .containsExactly(Duration.ofMinutes(2), Duration.ofSeconds(5));
+        assertThat(fromFlag.gatewayPolicy().rules()).extracting(ToolCacheRule::ttl)
+                .containsExactly(Duration.ofSeconds(30), Duration.ofSeconds(5));
     }
 
     @Test

@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.execache.cli.command.ExitCode;
 import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.Counter;
-import dev.execache.mcp.server.Json;
+import dev.execache.gateway.Json;
 import dev.execache.store.sqlite.SqliteCacheStore;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.execache.cli.output.Output;
 import dev.execache.cli.output.TerminalText;
-import dev.execache.mcp.server.Json;
+import dev.execache.gateway.Json;
 import org.junit.jupiter.api.Test;
 
 class TerminalTextTest {

@@ -14,7 +14,7 @@ import dev.execache.core.ToolCacheRule;
 import dev.execache.core.ToolCallOutcome;
 import dev.execache.core.ToolValidator;
 import dev.execache.core.spi.Counter;
-import dev.execache.mcp.server.Gateway;
+import dev.execache.gateway.Gateway;
 import dev.execache.store.sqlite.SqliteCacheStore;
 import dev.execache.tools.mcp.McpToolCatalog;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
@@ -62,7 +62,7 @@ class ToolCallRevalidationTest {
 
     private static Gateway gateway(List<ToolCacheRule> rules) {
         return new Gateway(catalog, StoreGuard.of(store), new MutableToolVersions(), new GatewayConfig(servers, rules,
-                Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(), CachePolicy.DEFAULTS, CLOCK);
+                Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(CachePolicy.DEFAULTS), CachePolicy.DEFAULTS, CLOCK);
     }
 
     @AfterAll
@@ -163,7 +163,7 @@ class ToolCallRevalidationTest {
 
     private static String toJson(CallToolResult result) {
         try {
-            return dev.execache.mcp.server.Json.MAPPER.writeValueAsString(result);
+            return dev.execache.gateway.Json.MAPPER.writeValueAsString(result);
         } catch (IOException e) {
             throw new AssertionError(e);
         }

@@ -10,6 +10,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -24,13 +25,20 @@ class ToolsCommandTest {
     private final ByteArrayOutputStream err = new ByteArrayOutputStream();
 
     private int run(String... args) {
+        return run(Map.of(), args);
+    }
+
+    private int run(Map<String, String> environment, String... args) {
         String deno;
         try {
             deno = ServeRoundTrip.deno().toString();
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }
-        return Main.run(args, Map.of("XDG_CACHE_HOME", dir.resolve("cache").toString(), "EXECACHE_DENO", deno), dir,
+        Map<String, String> env = new HashMap<>(environment);
+        env.put("XDG_CACHE_HOME", dir.resolve("cache").toString());
+        env.put("EXECACHE_DENO", deno);
+        return Main.run(args, env, dir,
                 new ByteArrayInputStream(new byte[0]),
                 new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
     }
@@ -55,6 +63,28 @@ class ToolsCommandTest {
         assertThat(table).containsPattern("lab__get_other\\s+[0-9a-f]{12}\\s+yes\\s+rule lab__get_other\\s+7 s");
         assertThat(table).containsPattern("lab__increment\\s+[0-9a-f]{12}\\s+no\\s+not read-only \\(annotations\\)\\s+-");
         assertThat(err.toString(StandardCharsets.UTF_8)).contains("server lab: connected (lab 1.0.0), 15 tools");
+    }
+
+    @Test
+    void theCachesTtlFromTheEnvironmentReachesRulesWithoutTheirOwnAndReadOnlyTools() throws IOException {
+        Files.writeString(dir.resolve("execache.yaml"), """
+                servers:
+                  lab:
+                    command: node
+                    args: ["%s"]
+                tool_calls:
+                  rules:
+                    - {tool: "lab__get_other"}
+                    - {tool: "lab__private_items", ttl_seconds: 7}
+                """.formatted(Downstream.nodeModules().resolveSibling("lab-server.mjs")));
+
+        assertThat(run(Map.of("EXECACHE_TTL", "30s"), "tools")).isEqualTo(ExitCode.OK);
+
+        String table = out.toString(StandardCharsets.UTF_8);
+        assertThat(table).containsPattern("lab__get_other\\s+[0-9a-f]{12}\\s+yes\\s+rule lab__get_other\\s+30 s");
+        assertThat(table).containsPattern("lab__private_items\\s+[0-9a-f]{12}\\s+yes\\s+rule lab__private_items\\s+7 s");
+        assertThat(table).containsPattern("lab__get_count\\s+[0-9a-f]{12}\\s+yes\\s+annotation readOnlyHint,"
+                + " while it answers slower than 5ms\\s+30 s");
     }
 
     @Test

@@ -6,13 +6,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.core.StoreGuard;
 import dev.execache.core.CachePolicy;
-import dev.execache.mcp.server.Gateway;
-import dev.execache.mcp.server.McpStdioServer;
-import dev.execache.mcp.server.ServeTools;
+import dev.execache.gateway.Gateway;
+import dev.execache.mcp.server.stdio.McpStdioServer;
+import dev.execache.gateway.ServeTools;
 import dev.execache.tools.mcp.McpServerSettings;
 import dev.execache.tools.mcp.McpToolCatalog;
 import dev.execache.mcp.server.RawMcpClient;
-import dev.execache.mcp.server.CapturedLog;
+import dev.execache.gateway.CapturedLog;
 import java.io.IOException;
 import java.nio.channels.Channels;
 import java.nio.channels.Pipe;
@@ -51,7 +51,7 @@ class UnprefixedServerTest {
                 Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO);
         catalog = new McpToolCatalog(List.of(lab), Duration.ofSeconds(20), Duration.ofHours(1), line -> { },
                 Clock.systemUTC()).start();
-        Gateway gateway = new Gateway(catalog, StoreGuard.of(fixture.store), fixture.versions, config.policy(), CachePolicy.DEFAULTS,
+        Gateway gateway = new Gateway(catalog, StoreGuard.of(fixture.store), fixture.versions, config.policy(CachePolicy.DEFAULTS), CachePolicy.DEFAULTS,
                 fixture.clock);
         Pipe toServer = Pipe.open();
         Pipe fromServer = Pipe.open();

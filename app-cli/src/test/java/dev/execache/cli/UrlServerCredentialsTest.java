@@ -10,8 +10,8 @@ import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolResult;
 import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.CacheStore;
-import dev.execache.mcp.server.Json;
-import dev.execache.mcp.server.Gateway;
+import dev.execache.gateway.Json;
+import dev.execache.gateway.Gateway;
 import dev.execache.store.memory.MemoryCacheStore;
 import dev.execache.tools.mcp.McpToolCatalog;
 import dev.execache.tools.mcp.UrlServerSettings;
@@ -60,7 +60,7 @@ class UrlServerCredentialsTest {
                 line -> { }, Clock.systemUTC()).start();
         catalogs.add(catalog);
         return new Gateway(catalog, StoreGuard.of(store), new MutableToolVersions(),
-                new GatewayConfig(List.of(new GatewayConfig.Server(settings, true)), List.of(), Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(),
+                new GatewayConfig(List.of(new GatewayConfig.Server(settings, true)), List.of(), Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(CachePolicy.DEFAULTS),
                 CachePolicy.DEFAULTS, Clock.systemUTC());
     }
 

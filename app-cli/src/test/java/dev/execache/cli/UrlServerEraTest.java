@@ -9,12 +9,12 @@ import dev.execache.core.StoreGuard;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolResult;
-import dev.execache.mcp.server.Json;
-import dev.execache.mcp.server.Gateway;
+import dev.execache.gateway.Json;
+import dev.execache.gateway.Gateway;
 import dev.execache.store.memory.MemoryCacheStore;
 import dev.execache.tools.mcp.McpToolCatalog;
 import dev.execache.tools.mcp.UrlServerSettings;
-import dev.execache.mcp.server.CapturedLog;
+import dev.execache.gateway.CapturedLog;
 import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
@@ -68,7 +68,7 @@ class UrlServerEraTest {
         catalog = new McpToolCatalog(List.of(settings), CALL_TIMEOUT, Duration.ofHours(1), line -> { },
                 Clock.systemUTC()).start();
         return new Gateway(catalog, StoreGuard.of(new MemoryCacheStore(100, Clock.systemUTC())), versions,
-                new GatewayConfig(List.of(new GatewayConfig.Server(settings, true)), List.of(), Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(),
+                new GatewayConfig(List.of(new GatewayConfig.Server(settings, true)), List.of(), Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(CachePolicy.DEFAULTS),
                 CachePolicy.DEFAULTS, Clock.systemUTC());
     }
 

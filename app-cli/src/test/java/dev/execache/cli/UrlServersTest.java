@@ -10,12 +10,12 @@ import dev.execache.core.MutableClock;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolResult;
 import dev.execache.core.spi.CatalogTool;
-import dev.execache.mcp.server.Json;
-import dev.execache.mcp.server.Gateway;
+import dev.execache.gateway.Json;
+import dev.execache.gateway.Gateway;
 import dev.execache.store.memory.MemoryCacheStore;
 import dev.execache.tools.mcp.McpToolCatalog;
 import dev.execache.tools.mcp.UrlServerSettings;
-import dev.execache.mcp.server.CapturedLog;
+import dev.execache.gateway.CapturedLog;
 import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
@@ -69,7 +69,7 @@ class UrlServersTest {
         catalogs.add(catalog);
         GatewayConfig.Server server = new GatewayConfig.Server(settings, true);
         return new Gateway(catalog, StoreGuard.of(new MemoryCacheStore(100, clock)), versions,
-                new GatewayConfig(List.of(server), List.of(), Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(), CachePolicy.DEFAULTS, clock);
+                new GatewayConfig(List.of(server), List.of(), Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(CachePolicy.DEFAULTS), CachePolicy.DEFAULTS, clock);
     }
 
     private static JsonNode answer(ToolResult result) {

@@ -1,5 +1,12 @@
 package dev.execache.mcp.server;
 
+import dev.execache.gateway.TestTools;
+
+import dev.execache.gateway.Json;
+import dev.execache.mcp.server.http.HttpServeSettings;
+import dev.execache.mcp.server.http.McpHttpServer;
+import dev.execache.mcp.server.stdio.McpStdioServer;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;

@@ -1,5 +1,7 @@
 package dev.execache.mcp.server;
 
+import dev.execache.gateway.Json;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.BufferedReader;

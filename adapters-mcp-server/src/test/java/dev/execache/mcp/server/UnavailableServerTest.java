@@ -1,5 +1,10 @@
 package dev.execache.mcp.server;
 
+import dev.execache.gateway.TestTools;
+import dev.execache.gateway.ScriptedCatalog;
+
+import dev.execache.mcp.server.stdio.McpStdioServer;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;

@@ -3,7 +3,7 @@ package dev.execache.cli.command;
 import dev.execache.cli.output.Output;
 import dev.execache.cli.settings.Environment;
 import dev.execache.cli.settings.UsageException;
-import dev.execache.mcp.server.Json;
+import dev.execache.gateway.Json;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;

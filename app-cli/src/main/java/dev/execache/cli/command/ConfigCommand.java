@@ -8,7 +8,7 @@ import dev.execache.cli.settings.Environment;
 import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.cli.settings.Redaction;
 import dev.execache.cli.settings.Settings;
-import dev.execache.mcp.server.Json;
+import dev.execache.gateway.Json;
 import dev.execache.tools.mcp.DownstreamSettings;
 import dev.execache.tools.mcp.McpServerSettings;
 import dev.execache.tools.mcp.UrlServerSettings;

@@ -6,7 +6,7 @@ import dev.execache.cli.output.Output;
 import dev.execache.cli.session.Session;
 import dev.execache.cli.session.SessionFactory;
 import dev.execache.core.spi.CacheEntry;
-import dev.execache.mcp.server.Json;
+import dev.execache.gateway.Json;
 import jakarta.inject.Inject;
 import java.io.PrintWriter;
 import java.time.Clock;

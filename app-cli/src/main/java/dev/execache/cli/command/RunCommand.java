@@ -19,8 +19,8 @@ import dev.execache.core.ExecutionRequest;
 import dev.execache.core.ExecutionResult;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.spi.ToolCatalog;
-import dev.execache.mcp.server.Json;
-import dev.execache.mcp.server.Gateway;
+import dev.execache.gateway.Json;
+import dev.execache.gateway.Gateway;
 import dev.execache.tools.mcp.McpToolCatalog;
 import jakarta.inject.Inject;
 import java.io.PrintWriter;
@@ -115,7 +115,7 @@ final class RunCommand implements Callable<Integer> {
         // one command sees too few calls of a tool, and those cold, to judge whether it answers fast
         // (serve does, from the calls it serves): its tool calls are cached by the rules alone
         session.executor().useCodeTools(new Gateway(catalog, session.guard(), versions,
-                settings.gateway().withCacheWhenSlowerThan(Duration.ZERO).policy(), settings.policy(), Clock.systemUTC()));
+                settings.gateway().withCacheWhenSlowerThan(Duration.ZERO).policy(settings.policy()), settings.policy(), Clock.systemUTC()));
         return catalog;
     }
 

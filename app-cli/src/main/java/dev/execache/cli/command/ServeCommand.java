@@ -17,13 +17,13 @@ import dev.execache.core.MutableToolVersions;
 import dev.execache.cli.settings.ServeHttp;
 import dev.execache.cli.telemetry.OpenTelemetryReporting;
 import dev.execache.core.spi.Telemetry;
-import dev.execache.mcp.server.HttpServeSettings;
-import dev.execache.mcp.server.Json;
-import dev.execache.mcp.server.McpHttpServer;
-import dev.execache.mcp.server.McpStdioServer;
-import dev.execache.mcp.server.Gateway;
-import dev.execache.mcp.server.ServeSettings;
-import dev.execache.mcp.server.ServeTools;
+import dev.execache.mcp.server.http.HttpServeSettings;
+import dev.execache.gateway.Json;
+import dev.execache.mcp.server.http.McpHttpServer;
+import dev.execache.mcp.server.stdio.McpStdioServer;
+import dev.execache.gateway.Gateway;
+import dev.execache.gateway.ServeSettings;
+import dev.execache.gateway.ServeTools;
 import dev.execache.sandbox.DenoSandboxSettings;
 import jakarta.inject.Inject;
 import java.io.FileDescriptor;
@@ -164,7 +164,7 @@ final class ServeCommand implements Callable<Integer> {
             session.executor().useTelemetry(telemetry);
             Gateway gateway = settings.gateway().isEmpty() ? null
                     : new Gateway(serving.add(GatewayCatalog.serve(settings, environment).useTelemetry(telemetry)),
-                            session.guard(), versions, settings.gateway().policy(), settings.policy(), Clock.systemUTC(),
+                            session.guard(), versions, settings.gatewayPolicy(), settings.policy(), Clock.systemUTC(),
                             telemetry);
             if (gateway != null) {
                 session.executor().useCodeTools(gateway);

@@ -14,7 +14,7 @@ import dev.execache.cli.settings.UsageException;
 import dev.execache.core.CacheStats;
 import dev.execache.core.KeptOut;
 import dev.execache.core.ToolStats;
-import dev.execache.mcp.server.Json;
+import dev.execache.gateway.Json;
 import dev.execache.store.redis.RedisCacheStore;
 import jakarta.inject.Inject;
 import java.io.PrintWriter;

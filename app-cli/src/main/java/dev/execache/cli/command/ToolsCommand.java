@@ -12,10 +12,11 @@ import dev.execache.cli.settings.Settings;
 import dev.execache.cli.settings.UsageException;
 import dev.execache.core.spi.CatalogTool;
 import dev.execache.core.spi.ToolCatalog;
-import dev.execache.mcp.server.Json;
-import dev.execache.mcp.server.Gateway;
-import dev.execache.mcp.server.ToolCallRules;
-import dev.execache.mcp.server.TypeScriptDeclarations;
+import dev.execache.gateway.GatewayPolicy;
+import dev.execache.gateway.Json;
+import dev.execache.gateway.Gateway;
+import dev.execache.gateway.ToolCallRules;
+import dev.execache.gateway.TypeScriptDeclarations;
 import jakarta.inject.Inject;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -72,8 +73,8 @@ final class ToolsCommand implements Callable<Integer> {
                     + (settings.configPath() == null ? " (" + settings.sources().get("config") + ")"
                             : " " + settings.configPath()));
         }
-        ToolCallRules rules = new ToolCallRules(settings.gateway().rules(), settings.policy(),
-                settings.gateway().policy().servers());
+        GatewayPolicy gateway = settings.gatewayPolicy();
+        ToolCallRules rules = new ToolCallRules(gateway.rules(), settings.policy(), gateway.servers());
         Duration threshold = settings.gateway().cacheWhenSlowerThan();
         try (ToolCatalog catalog = GatewayCatalog.open(settings, environment, resources)) {
             List<ToolCatalog.ServerStatus> servers = awaitEvery(catalog);

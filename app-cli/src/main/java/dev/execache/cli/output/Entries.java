@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.core.CachedExecutor;
 import dev.execache.core.spi.CacheEntry;
-import dev.execache.mcp.server.Json;
+import dev.execache.gateway.Json;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Locale;

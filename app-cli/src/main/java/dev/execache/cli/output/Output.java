@@ -2,7 +2,7 @@ package dev.execache.cli.output;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import dev.execache.cli.settings.UsageException;
-import dev.execache.mcp.server.Json;
+import dev.execache.gateway.Json;
 import java.util.Locale;
 
 /** What the command line reads from a person as JSON, and sizes as a person reads them. */

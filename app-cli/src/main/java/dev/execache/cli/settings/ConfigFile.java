@@ -130,18 +130,10 @@ public record ConfigFile(
                 reader.positiveInt(execution, "code_execution.memory_mb", "memory_mb"),
                 reader.textList(execution, "code_execution.allow_read", "allow_read"),
                 reader.tools(root.path("tools")),
-                gateway(root, path, cache),
+                GatewayConfig.parse(root, path),
                 reader.bool(cache, "code_execution.cache.cache_nondeterministic", "cache_nondeterministic"),
                 reader.text(cache, "code_execution.cache.signing_key_file", "signing_key_file"),
                 reader.positiveInt(cache, "code_execution.cache.redis_partitions", "redis_partitions"));
-    }
-
-    private static GatewayConfig gateway(JsonNode root, Path path, JsonNode cache) {
-        JsonNode ttl = cache.path("ttl_seconds");
-        JsonNode max = cache.path("max_entries");
-        return GatewayConfig.parse(root, path,
-                ttl.isIntegralNumber() && ttl.longValue() > 0 ? Duration.ofSeconds(ttl.longValue()) : CachePolicy.DEFAULT_TTL,
-                max.isIntegralNumber() && max.intValue() > 0 ? max.intValue() : CachePolicy.DEFAULT_MAX_ENTRIES);
     }
 
     /** The version of a tool described by a JSON schema: a fingerprint of its canonical form. */

@@ -1,10 +1,11 @@
 package dev.execache.cli.settings;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.execache.core.CachePolicy;
 import dev.execache.core.Limits;
 import dev.execache.core.ToolCacheRule;
 import dev.execache.core.ToolValidator;
-import dev.execache.mcp.server.GatewayPolicy;
+import dev.execache.gateway.GatewayPolicy;
 import dev.execache.tools.mcp.DownstreamSettings;
 import dev.execache.tools.mcp.McpServerSettings;
 import dev.execache.tools.mcp.UrlServerSettings;
@@ -54,7 +55,7 @@ import java.util.TreeSet;
  *        validate_with: {tool: "fs__get_file_info", arguments: {path: "{path}"}}}  # {NAME}: the call's argument
  * </pre>
  */
-public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Duration rediscoverEvery, int maxCallsPerRun,
+public record GatewayConfig(List<Server> servers, List<Rule> rules, Duration rediscoverEvery, int maxCallsPerRun,
         long maxBytesPerRun, Duration cacheWhenSlowerThan) {
     static final Duration DEFAULT_REDISCOVER = Duration.ofSeconds(60);
     static final GatewayConfig NONE = new GatewayConfig(List.of(), List.of(), DEFAULT_REDISCOVER);
@@ -91,19 +92,34 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
         }
     }
 
+    /**
+     * A rule as written: a TTL or bound it does not give is the cache's ({@code --ttl}, {@code EXECACHE_TTL},
+     * {@code code_execution.cache.ttl_seconds}, the default), resolved where those settings meet.
+     *
+     * @param ttl null for the cache's TTL
+     * @param maxEntries null for the cache's bound
+     */
+    public record Rule(String tool, boolean enabled, Duration ttl, Integer maxEntries, ToolValidator validator) {
+        /** A rule that gives everything itself. */
+        public static Rule of(ToolCacheRule rule) {
+            return new Rule(rule.toolGlob(), rule.enabled(), rule.ttl(), rule.maxEntries(), rule.validator());
+        }
+
+        ToolCacheRule resolve(CachePolicy cache) {
+            return new ToolCacheRule(tool, enabled, ttl == null ? cache.ttl() : ttl,
+                    maxEntries == null ? cache.maxEntries() : maxEntries).validatedBy(validator);
+        }
+    }
+
     public GatewayConfig {
         servers = List.copyOf(servers);
         rules = List.copyOf(rules);
     }
 
+    /** With rules that give their own TTL and bound. */
     public GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Duration rediscoverEvery) {
-        this(servers, rules, rediscoverEvery, Limits.DEFAULT_MAX_TOOL_CALLS, Limits.DEFAULT_MAX_TOOL_BYTES);
-    }
-
-    public GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Duration rediscoverEvery, int maxCallsPerRun,
-            long maxBytesPerRun) {
-        this(servers, rules, rediscoverEvery, maxCallsPerRun, maxBytesPerRun,
-                GatewayPolicy.DEFAULT_CACHE_WHEN_SLOWER_THAN);
+        this(servers, rules.stream().map(Rule::of).toList(), rediscoverEvery, Limits.DEFAULT_MAX_TOOL_CALLS,
+                Limits.DEFAULT_MAX_TOOL_BYTES, GatewayPolicy.DEFAULT_CACHE_WHEN_SLOWER_THAN);
     }
 
     /** This configuration with another threshold below which a tool no rule names is not cached. */
@@ -115,21 +131,23 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
         return servers.isEmpty();
     }
 
-    /** What the gateway needs of this: the rules, and each server's name and flags. */
-    public GatewayPolicy policy() {
+    /** The rules, a TTL or bound a rule does not give taken from {@code cache}. */
+    public List<ToolCacheRule> rules(CachePolicy cache) {
+        return rules.stream().map(rule -> rule.resolve(cache)).toList();
+    }
+
+    /** What the gateway needs of this: the rules (resolved against {@code cache}), and each server's name and flags. */
+    public GatewayPolicy policy(CachePolicy cache) {
         return new GatewayPolicy(servers.stream()
                 .map(server -> new GatewayPolicy.Server(server.settings().name(), server.invalidateOnWrite(),
                         server.codeAccess(), server.prefixed(), server.cache(), server.ttl()))
-                .toList(), rules, cacheWhenSlowerThan);
+                .toList(), rules(cache), cacheWhenSlowerThan);
     }
 
     /**
      * Reads {@code servers:} and {@code tool_calls:} of a parsed config file.
-     *
-     * @param defaultTtl the TTL of a rule that does not give one
-     * @param defaultMaxEntries the bound of a rule that does not give one
      */
-    static GatewayConfig parse(JsonNode root, Path file, Duration defaultTtl, int defaultMaxEntries) {
+    static GatewayConfig parse(JsonNode root, Path file) {
         Path base = file == null || file.toAbsolutePath().getParent() == null ? Path.of("").toAbsolutePath()
                 : file.toAbsolutePath().getParent();
         List<Server> servers = new ArrayList<>();
@@ -151,7 +169,7 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
             }
         }
         JsonNode toolCalls = root.path("tool_calls");
-        List<ToolCacheRule> rules = new ArrayList<>();
+        List<Rule> rules = new ArrayList<>();
         Duration rediscover = DEFAULT_REDISCOVER;
         int maxCalls = Limits.DEFAULT_MAX_TOOL_CALLS;
         long maxBytes = Limits.DEFAULT_MAX_TOOL_BYTES;
@@ -182,9 +200,9 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
                 int index = 0;
                 for (JsonNode rule : rulesNode) {
                     String name = "tool_calls.rules[" + index++ + "]";
-                    ToolCacheRule parsed = rule(rule, name, file, defaultTtl, defaultMaxEntries);
-                    if (!globs.add(parsed.toolGlob())) {
-                        throw error(file, name, "repeats the tool glob '" + parsed.toolGlob() + "'");
+                    Rule parsed = rule(rule, name, file);
+                    if (!globs.add(parsed.tool())) {
+                        throw error(file, name, "repeats the tool glob '" + parsed.tool() + "'");
                     }
                     rules.add(parsed);
                 }
@@ -317,7 +335,7 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
         return new McpServerSettings(name, command, args, env, cwd == null ? null : base.resolve(cwd), trust);
     }
 
-    private static ToolCacheRule rule(JsonNode node, String name, Path file, Duration defaultTtl, int defaultMaxEntries) {
+    private static Rule rule(JsonNode node, String name, Path file) {
         requireKeys(node, name, RULE_KEYS, file);
         String glob = text(node.path("tool"), name + ".tool", file);
         if (glob == null) {
@@ -330,10 +348,15 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
         if (validator != null && !enabled) {
             throw error(file, name + ".validate_with", "does not go with enabled: false (nothing is cached to revalidate)");
         }
-        return new ToolCacheRule(glob, enabled,
-                ttl.isMissingNode() ? defaultTtl : Duration.ofSeconds(positive(ttl, name + ".ttl_seconds", file)),
-                max.isMissingNode() ? defaultMaxEntries : (int) positive(max, name + ".max_entries", file))
-                .validatedBy(validator);
+        Rule parsed = new Rule(glob, enabled,
+                ttl.isMissingNode() ? null : Duration.ofSeconds(positive(ttl, name + ".ttl_seconds", file)),
+                max.isMissingNode() ? null : (int) positive(max, name + ".max_entries", file), validator);
+        try {
+            parsed.resolve(CachePolicy.DEFAULTS);
+        } catch (IllegalArgumentException e) {
+            throw error(file, name + ".tool", e.getMessage());
+        }
+        return parsed;
     }
 
     /**

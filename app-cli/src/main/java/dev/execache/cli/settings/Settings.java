@@ -1,6 +1,7 @@
 package dev.execache.cli.settings;
 
 import dev.execache.core.CachePolicy;
+import dev.execache.gateway.GatewayPolicy;
 import dev.execache.core.Limits;
 import dev.execache.store.redis.RedisStoreSettings;
 import dev.execache.store.redis.SigningKeys;
@@ -89,6 +90,14 @@ public record Settings(
         public static Flags none() {
             return new Flags(null, null, null, null, false, null, null, null, null, null, List.of(), List.of(), null);
         }
+    }
+
+    /**
+     * What the gateway needs of the configuration: its rules, a TTL or bound a rule does not give taken from
+     * the cache's own ({@code --ttl}, {@code EXECACHE_TTL}, the file, the default), as for code runs.
+     */
+    public GatewayPolicy gatewayPolicy() {
+        return gateway.policy(policy);
     }
 
     public static Settings resolve(Flags flags, Environment environment) {

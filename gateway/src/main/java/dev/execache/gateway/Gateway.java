@@ -1,0 +1,783 @@
+package dev.execache.gateway;
+
+import com.fasterxml.jackson.core.JsonParseException;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectReader;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.execache.core.CacheListener;
+import dev.execache.core.CachePolicy;
+import dev.execache.core.CacheHint;
+import dev.execache.core.CacheStatus;
+import dev.execache.core.CachedTool;
+import dev.execache.core.Freshness;
+import dev.execache.core.MutableToolVersions;
+import dev.execache.core.RemovalCause;
+import dev.execache.core.StoreGuard;
+import dev.execache.core.ToolCacheRule;
+import dev.execache.core.ToolCallInfo;
+import dev.execache.core.ToolCallOutcome;
+import dev.execache.core.ToolCallRequest;
+import dev.execache.core.ToolResult;
+import dev.execache.core.ToolStats;
+import dev.execache.core.spi.CatalogTool;
+import dev.execache.core.spi.CodeToolCall;
+import dev.execache.core.spi.CodeTools;
+import dev.execache.core.spi.Telemetry;
+import dev.execache.core.spi.ToolCatalog;
+import dev.execache.core.spi.WriteGenerations;
+import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
+import io.modelcontextprotocol.spec.McpSchema;
+import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.CancellationException;
+import java.util.function.BiConsumer;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import java.util.stream.Collectors;
+
+/**
+ * The downstream servers' tools as {@code serve} offers them: each as {@code SERVER__TOOL},
+ * called through {@link CachedTool} when {@link ToolCallRules} says so. A call that may write
+ * drops the cached reads of its server (unless the server says {@code invalidate_on_write: none}).
+ * Each tool's version is its digest; a new digest drops that tool's entries.
+ *
+ * <p>They are also the tools code calls ({@code tools.SERVER.TOOL(args)}, see {@link CodeTools}):
+ * the same calls through the same cache. A write to server S also drops the cached runs of code
+ * that called S's tools.
+ *
+ * <p>A read of S that was in flight when a call that may write to S started or ended is not kept,
+ * nor a run that read S before such a call, whichever fleet member made the write: the store
+ * keeps each server's write generation, which such a call advances when it starts and when it
+ * ends; a read notes it before it asks S and is stored only if it has not moved, checked by the
+ * store atomically with the put. (The removal after the write's end catches what was stored
+ * before it; the argument is in {@link WriteGenerations}.) The generation is per server name, as
+ * the removal of S's reads is: every configuration of S on the store shares it, so a write through
+ * one configuration (another credential for the same account, say) stops the others' racing reads too.
+ */
+public final class Gateway implements CodeTools {
+    private static final TypeReference<Map<String, Object>> OBJECT = new TypeReference<>() {
+    };
+    /** Text is JSON only when all of it is: "true story" is text, not true. */
+    private static final ObjectReader STRICT = Json.MAPPER.reader()
+            .with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+    private static final System.Logger LOG = System.getLogger("dev.execache.mcp.server");
+    /**
+     * The progress sink of the agent's call this thread is making, read by the cache's invoker: the policy loop
+     * runs a miss on the calling thread and its tool port carries a tool's name and arguments only.
+     */
+    private static final ThreadLocal<Consumer<Map<String, Object>>> CALL_PROGRESS = new ThreadLocal<>();
+    /** The agent that made the call this thread is making, which its server may ask something; read as the progress is. */
+    private static final ThreadLocal<ToolCatalog.Agent> CALL_AGENT = new ThreadLocal<>();
+
+    private final ToolCatalog catalog;
+    private final MutableToolVersions versions;
+    private final ToolCallRules rules;
+    private final Set<String> invalidatedOnWrite;
+    /** The servers behind the gateway, by name. */
+    private final Set<String> servers;
+    private final Set<String> codeAccess;
+    private final CachedTool cachedTool;
+    private final ServerFeatures features;
+    private final Map<String, String> identities;
+    private final Clock clock;
+    private Map<String, CatalogTool> current = Map.of();
+    /** Each current tool's decision, made once when the tools change rather than on every call (#29). */
+    private Map<String, ToolCallRules.Decision> decisions = Map.of();
+    /** Why a tool's rule's validator cannot revalidate its calls now, by tool; see {@link ToolCallRules#validatorProblem}. */
+    private Map<String, String> validatorProblems = Map.of();
+    private final OfferedTools offered;
+    private final StartingServers starting;
+    private final ServerLogs logs;
+    /** The calls serve is answering, so that a cancelled one stops (see {@link #servedBy}). */
+    private volatile InFlightCalls calls = new InFlightCalls();
+    /** The servers' reads that are not tool calls. */
+    private final ServerReads reads;
+    /**
+     * How many requests of the servers' were relayed to an agent so far: a read during which it moved may have
+     * depended on an agent's answer, and is not stored (the catalog's reads carry no agent of their own).
+     */
+    private final AtomicLong agentAsks = new AtomicLong();
+    /** Where serve sends a call's notifications (its progress) to the agent that made it. */
+    private volatile BiConsumer<String, ObjectNode> notifications = (method, params) -> { };
+
+    public Gateway(ToolCatalog catalog, StoreGuard store, MutableToolVersions versions, GatewayPolicy config,
+            CachePolicy policy, Clock clock) {
+        this(catalog, store, versions, config, policy, clock, Telemetry.NONE);
+    }
+
+    /**
+     * @param store the guard of the store the tool cache keeps answers in: the one the executor of runs
+     *     that call these tools was given, so that a store's outage is one for both
+     * @param telemetry where the tool cache's spans (lookup, flight wait) and counts are reported
+     */
+    public Gateway(ToolCatalog catalog, StoreGuard store, MutableToolVersions versions, GatewayPolicy config,
+            CachePolicy policy, Clock clock, Telemetry telemetry) {
+        this.catalog = catalog;
+        this.versions = versions;
+        this.rules = new ToolCallRules(config.rules(), policy, config.servers());
+        this.clock = clock;
+        this.invalidatedOnWrite = config.servers().stream().filter(GatewayPolicy.Server::invalidateOnWrite)
+                .map(GatewayPolicy.Server::name).collect(Collectors.toSet());
+        this.servers = config.servers().stream().map(GatewayPolicy.Server::name).collect(Collectors.toSet());
+        this.codeAccess = config.servers().stream().filter(GatewayPolicy.Server::codeAccess)
+                .map(GatewayPolicy.Server::name).collect(Collectors.toSet());
+        Set<String> unprefixed = config.servers().stream().filter(server -> !server.prefixed())
+                .map(GatewayPolicy.Server::name).collect(Collectors.toSet());
+        this.offered = new OfferedTools(unprefixed, this::specification);
+        this.starting = new StartingServers(catalog, codeAccess, () -> toolsChanged(catalog.tools()));
+        this.logs = new ServerLogs(catalog);
+        this.reads = new ServerReads(catalog, versions, agentAsks::get);
+        this.features = new ServerFeatures(catalog, unprefixed, reads::read, clock);
+        Map<String, String> reachableIdentities = new TreeMap<>(catalog.identities());
+        reachableIdentities.keySet().retainAll(codeAccess);
+        this.identities = Map.copyOf(reachableIdentities);
+        CachedTool.Builder builder = CachedTool.builder((name, args) -> {
+                    if (reads.isRead(name)) {
+                        return reads.ask(name, args);
+                    }
+                    Consumer<Map<String, Object>> progress = CALL_PROGRESS.get();
+                    ToolCatalog.Agent agent = CALL_AGENT.get();
+                    if (agent == null) {
+                        return withHint(progress == null ? catalog.call(name, args) : catalog.call(name, args, progress));
+                    }
+                    AtomicBoolean asked = new AtomicBoolean();
+                    ToolResult result = withHint(catalog.call(name, args, progress, (method, params) -> {
+                        asked.set(true);
+                        agentAsks.incrementAndGet();
+                        return agent.ask(method, params);
+                    }));
+                    // an answer that depended on what the agent answered (a sampled message, a person's input,
+                    // its roots) is that agent's and that moment's: never stored
+                    return asked.get() ? result.withHint(CacheHint.AGENT_ANSWERED) : result;
+                }, store)
+                .defaultRule(policy.enabled(), policy.ttl(), policy.maxEntries())
+                .cacheWhenSlowerThan(config.cacheWhenSlowerThan())
+                .toolVersions(versions)
+                .clock(clock)
+                .telemetry(telemetry)
+                .listener(new CacheListener() {
+                    @Override
+                    public void onInvalidation(String tool, int removed) {
+                        LOG.log(Level.INFO, "tool " + tool + " changed: removed " + removed
+                                + (removed == 1 ? " cached call" : " cached calls"));
+                    }
+                });
+        for (ToolCacheRule rule : rules.cacheRules()) {
+            builder.rule(rule);
+        }
+        builder.validatorUsable(name -> {
+            if (reads.isRead(name)) {
+                // a read is not a tool: a validator's arguments cannot be filled from its params
+                return false;
+            }
+            synchronized (this) {
+                return !validatorProblems.containsKey(name);
+            }
+        });
+        this.cachedTool = builder.build();
+        reads.cacheIn(cachedTool);
+        catalog.addNotificationListener((server, method, params) -> {
+            if (heard(server, method, params)) {
+                reads.changed(server, method, params);
+            } else {
+                LOG.log(Level.DEBUG, "server " + server + " sent " + method + " for " + params.get("uri")
+                        + ", a URI offered as another server's resource: not passed on");
+            }
+        });
+        catalog.addListener(this::toolsChanged);
+        toolsChanged(catalog.tools());
+    }
+
+    /** Hits and misses per gateway tool, counted in this process. */
+    public Map<String, ToolStats> stats() {
+        return cachedTool.policy().stats();
+    }
+
+    ToolCallRules rules() {
+        return rules;
+    }
+
+    /**
+     * What is wrong with the validators the rules name ({@code validate_with}), given the tools the
+     * servers offer now: one line each, naming the rule; empty when every one can be used.
+     */
+    public synchronized Set<String> validatorProblems() {
+        return new TreeSet<>(validatorProblems.values());
+    }
+
+    /** One call's key, and what the cache holds under it (nothing when it is not cached). */
+    public record Inspected(String key, Optional<ToolCallInfo> info) {
+    }
+
+    /** What the cache holds for one call of a gateway tool, without counting a hit or calling the tool. */
+    public Inspected inspect(String name, Map<String, Object> args) {
+        return new Inspected(cachedTool.policy().keyFor(name, args), cachedTool.policy().inspect(name, args));
+    }
+
+    /** Removes the cached calls of every gateway tool whose name matches the glob; returns how many. */
+    public int clear(String toolGlob) {
+        return cachedTool.policy().clear(toolGlob);
+    }
+
+    /** What each server behind the gateway said of itself when it connected, by server name. */
+    Map<String, String> instructions() {
+        return catalog.instructions();
+    }
+
+    /**
+     * Runs {@code call} (a gateway tool's handler) for a call made by {@code agent}, which the tool's server may ask
+     * something while it answers; null: nobody can be asked.
+     */
+    public static <T> T askingAgent(ToolCatalog.Agent agent, java.util.function.Supplier<T> call) {
+        if (agent == null) {
+            return call.get();
+        }
+        CALL_AGENT.set(agent);
+        try {
+            return call.get();
+        } finally {
+            CALL_AGENT.remove();
+        }
+    }
+
+    /**
+     * Where the servers' notifications go that the agent hears as they were sent: a resource updated, a list of
+     * resources or prompts changed, a url elicitation completed.
+     */
+    public void onNotification(BiConsumer<String, ObjectNode> sink) {
+        catalog.addNotificationListener((server, method, params) -> {
+            if (heard(server, method, params)) {
+                sink.accept(method, Json.MAPPER.valueToTree(params));
+            }
+        });
+    }
+
+    /**
+     * Whether a server's notification is of what execache offers: {@code resources/updated} only from the server whose
+     * resource is offered under that URI (a later server that lists the same URI is not offered for it, so its
+     * update is of a resource the agent does not read); every other notification.
+     */
+    private boolean heard(String server, String method, Map<String, Object> params) {
+        return !McpSchema.METHOD_NOTIFICATION_RESOURCES_UPDATED.equals(method)
+                || params.get("uri") instanceof String uri && features.offersAs(server, uri);
+    }
+
+    /** The agent a server's request outside any call goes to (the stdio session's); null: none. */
+    public void setSessionAgent(ToolCatalog.Agent agent) {
+        catalog.setSessionAgent(agent == null ? null : (method, params) -> {
+            agentAsks.incrementAndGet();
+            return agent.ask(method, params);
+        });
+    }
+
+    /** The agent's roots changed: every server is told. */
+    public void rootsChanged() {
+        catalog.rootsChanged();
+    }
+
+    /** Asks every server behind the gateway to log from {@code level} up (see {@link #onLog}). */
+    public void setLogLevel(McpSchema.LoggingLevel level) {
+        logs.setLevel(level);
+    }
+
+    /**
+     * Asks the servers to log from {@code level} up unless they were asked for a lower level already: over HTTP
+     * many agents ask, each for its own level, and execache passes on to each only what it asked for.
+     */
+    public void logFrom(McpSchema.LoggingLevel level) {
+        logs.logFrom(level);
+    }
+
+    /** The server of an offered gateway tool; null for a name that is not one. */
+    public String serverOf(String offeredName) {
+        return offered.serverOf(offeredName);
+    }
+
+    /**
+     * Where the servers' log messages go, each as the params of a {@code notifications/message} tagged with its
+     * server's name: {@code logger} is the server's name, or {@code SERVER/LOGGER} when the server named a logger;
+     * level and data as the server sent them.
+     */
+    public void onLog(Consumer<ObjectNode> sink) {
+        logs.onLog((server, tagged) -> sink.accept(tagged));
+    }
+
+    /** As {@link #onLog}, told the server's name too. */
+    public void onServerLog(BiConsumer<String, ObjectNode> sink) {
+        logs.onLog(sink);
+    }
+
+    /**
+     * Where serve keeps the calls it answers, so that a client's cancel stops one of these tools' calls too, and
+     * where it sends a call's notifications (a server's progress, under the agent's own token).
+     */
+    void servedBy(InFlightCalls serving, BiConsumer<String, ObjectNode> notifying, Set<String> own) {
+        this.calls = serving;
+        this.notifications = notifying;
+        offered.ownTools(own);
+    }
+
+    /** The servers' resources, prompts and completion. */
+    public ServerFeatures features() {
+        return features;
+    }
+
+    /** The tools to offer now; later changes go to {@link #onChange}. */
+    public List<SyncToolSpecification> specifications() {
+        return offered.specifications();
+    }
+
+    /**
+     * The fields of the offered tool's definition, as its server wrote them, that the SDK's tool type drops
+     * ({@code execution}, say): tools/list adds them back. Empty for a name that is not a gateway tool's.
+     */
+    public Map<String, Object> unknownFields(String name) {
+        return offered.unknownFields(name);
+    }
+
+    /** Whether {@code name} is the offered name of a tool of a server behind the gateway. */
+    public boolean offers(String name) {
+        return offered.offers(name);
+    }
+
+    /** Where to send changes of the offered tools: those to add or replace, and the names to withdraw. */
+    public void onChange(BiConsumer<List<SyncToolSpecification>, List<String>> sink) {
+        offered.onChange(sink);
+    }
+
+    public ToolResult call(String name, Map<String, Object> args) {
+        return call(name, args, null);
+    }
+
+    /** As {@link #call(String, Map)}, counted also for {@code agent} (null: for none). */
+    public ToolResult call(String name, Map<String, Object> args, String agent) {
+        return callWithStatus(name, args, OptionalLong.empty(), agent, Freshness.ANY).result();
+    }
+
+    /** As {@link #call(String, Map, String)}, asked as fresh as {@code freshness} says, and how the cache answered. */
+    public ToolCallOutcome callWithStatus(String name, Map<String, Object> args, String agent, Freshness freshness) {
+        return callWithStatus(name, args, OptionalLong.empty(), agent, freshness);
+    }
+
+    /**
+     * Whether a gateway tool's calls are cached now and why, with its TTL: the decision made when
+     * the tool list last changed, and, for a tool no rule names, whether it answers too fast to be
+     * worth caching (the fastest of its recent calls in this process).
+     */
+    public ToolCallRules.Decision decision(String name) {
+        CatalogTool tool;
+        synchronized (this) {
+            tool = current.get(name);
+        }
+        if (tool == null) {
+            return new ToolCallRules.Decision(false, "no such tool", null);
+        }
+        ToolCallRules.Decision decision = decisionFor(tool);
+        if (decision.cached() && decision.measured() && cachedTool.policy().answersFast(name)) {
+            return new ToolCallRules.Decision(false, decision.why() + "; but it answers fast: fastest recent call "
+                    + millis(cachedTool.policy().fastestAnswerTime(name).orElseThrow()) + " < "
+                    + millis(cachedTool.policy().cacheWhenSlowerThan()), null, false, true);
+        }
+        return decision;
+    }
+
+    /** The fastest of the tool's recent calls that reached its server, in this process; empty before the first. */
+    public Optional<Duration> fastestAnswerTime(String name) {
+        return cachedTool.policy().fastestAnswerTime(name);
+    }
+
+    /** Below what answer time a tool no rule names is not cached. */
+    public Duration cacheWhenSlowerThan() {
+        return cachedTool.policy().cacheWhenSlowerThan();
+    }
+
+    private static String millis(Duration duration) {
+        return String.format(Locale.ROOT, "%.2f ms", duration.toNanos() / 1e6);
+    }
+
+    /**
+     * A server's result with what it said about caching it in its {@code _meta}: {@code cache_hint}
+     * (SEP-2419, modelcontextprotocol/modelcontextprotocol#2419), or the namespaced key the proposal
+     * names for when reserved keys are settled.
+     */
+    static ToolResult withHint(ToolResult result) {
+        if (result.isError() || !result.json().contains("cache_hint")) {
+            return result;
+        }
+        try {
+            JsonNode meta = Json.MAPPER.readTree(result.json()).path("_meta");
+            JsonNode hint = meta.has("cache_hint") ? meta.get("cache_hint") : meta.path("io.modelcontextprotocol/cache_hint");
+            return result.withHint(CacheHint.of(hint.textValue()));
+        } catch (JsonProcessingException e) {
+            return result;
+        }
+    }
+
+    /**
+     * @param seen the write generation of the tool's server as noted before the call (by code, for
+     *     its run); empty to have it noted on a miss
+     */
+    private ToolCallOutcome callWithStatus(String name, Map<String, Object> args, OptionalLong seen, String agent,
+            Freshness freshness) {
+        CatalogTool tool;
+        ToolCallRules.Decision decision;
+        synchronized (this) {
+            tool = current.get(name);
+            decision = decisions.get(name);
+        }
+        if (tool == null) {
+            return ToolCallOutcome.notCached(catalog.call(name, args), CacheStatus.BYPASS, "no such tool");
+        }
+        if (decision == null) {
+            decision = rules.decide(tool);
+        }
+        boolean writesCounted = invalidatedOnWrite.contains(tool.server());
+        ToolCallRequest request = ToolCallRequest.of(name, args).withAgent(agent).withFreshness(freshness);
+        if (decision.cached()) {
+            if (!writesCounted) {
+                return cachedTool.call(request);
+            }
+            return cachedTool.call(seen.isPresent() ? request.readOf(tool.server(), seen.getAsLong())
+                    : request.readOf(tool.server()));
+        }
+        if (writesCounted) {
+            cachedTool.advanceWriteGeneration(tool.server());
+        }
+        try {
+            return cachedTool.call(request.uncached(new ToolCallRequest.Uncached(!decision.turnedOff(), decision.why())));
+        } finally {
+            if (writesCounted) {
+                cachedTool.advanceWriteGeneration(tool.server());
+                dropReadsOf(tool.server(), name);
+            }
+        }
+    }
+
+    /** Whether calls of {@code tool} are cached, as decided when the tool list last changed. */
+    private ToolCallRules.Decision decisionFor(CatalogTool tool) {
+        ToolCallRules.Decision decision;
+        synchronized (this) {
+            decision = decisions.get(tool.name());
+        }
+        return decision != null ? decision : rules.decide(tool);
+    }
+
+    /** After a call that may have changed the server: its cached calls, and cached runs that called its tools. */
+    private void dropReadsOf(String server, String writer) {
+        int removed = cachedTool.policy().clear(server + "__*", RemovalCause.WRITE);
+        if (removed > 0) {
+            LOG.log(Level.INFO, writer + " may have changed server " + server + ": removed " + removed
+                    + " cached " + (removed == 1 ? "result" : "results") + " that read it");
+        }
+    }
+
+    @Override
+    public synchronized Map<String, List<String>> reachable() {
+        Map<String, List<String>> reachable = new TreeMap<>();
+        for (CatalogTool tool : current.values()) {
+            if (codeAccess.contains(tool.server())) {
+                reachable.computeIfAbsent(tool.server(), server -> new ArrayList<>()).add(tool.serverToolName());
+            }
+        }
+        return reachable;
+    }
+
+    /** How each server stands: starting, up, or unavailable and why. */
+    public List<ToolCatalog.ServerStatus> servers() {
+        return catalog.servers();
+    }
+
+    /** Whether a server is still starting (its tools are not offered yet). */
+    public boolean starting() {
+        return starting.any();
+    }
+
+    /**
+     * For a call of a tool that is not offered: when the server it names is still starting, waits
+     * for it (at most as long as its start may take) and offers what it brought at once, not when
+     * the catalog's notice arrives. Returns whether the tool is offered now.
+     */
+    public boolean awaitTool(String name) throws InterruptedException {
+        if (!starting.awaitServerOf(name)) {
+            return false;
+        }
+        synchronized (this) {
+            return current.containsKey(name);
+        }
+    }
+
+    /**
+     * Waits for every server that is still starting, each at most its start time, and offers what they
+     * brought: also what a server that came up just now brought, before the catalog's notice of it arrives.
+     */
+    public void awaitStartingServers() throws InterruptedException {
+        starting.awaitAll();
+    }
+
+    /** As {@link #awaitStartingServers}, returning by {@code deadline} at the latest. */
+    void awaitStartingServersUntil(Instant deadline) throws InterruptedException {
+        starting.awaitAllUntil(deadline);
+    }
+
+    /**
+     * Before a run: waits for each server that code may call and that is still starting, when the
+     * code names it (see {@link StartingServers#awaitNamedIn}).
+     */
+    public void awaitServersNamedIn(String code) throws InterruptedException {
+        starting.awaitNamedIn(code);
+    }
+
+    /** TypeScript declarations of the tools code can call now. */
+    public synchronized String typescript() {
+        return TypeScriptDeclarations.of(current.values(), codeAccess);
+    }
+
+    @Override
+    public synchronized Set<String> names() {
+        return Set.copyOf(current.keySet());
+    }
+
+    /** Every {@code SERVER__...} name of a server behind the gateway: its tools, offered now or not, and its reads. */
+    @Override
+    public boolean owns(String name) {
+        int separator = name.indexOf("__");
+        return separator > 0 && servers.contains(name.substring(0, separator));
+    }
+
+    /** The identities of the servers code may call, whether or not they are up yet. */
+    @Override
+    public Map<String, String> identities() {
+        return identities;
+    }
+
+    /**
+     * As {@link #call(String, String, String, String, Freshness)}, the server's progress going to the run's caller
+     * under the tool's name, and its requests to the agent to the caller's agent (none: refused, saying so). Set on
+     * the calling thread as a gateway call's are, and put back as they were after: the cache's invoker runs a miss on
+     * this thread.
+     */
+    @Override
+    public CodeToolCall call(String server, String tool, String argumentsJson, String agent, Freshness freshness,
+            Caller caller) {
+        if (caller == Caller.NONE) {
+            return call(server, tool, argumentsJson, agent, freshness);
+        }
+        String name = server + "__" + tool;
+        Consumer<Map<String, Object>> progressBefore = CALL_PROGRESS.get();
+        ToolCatalog.Agent agentBefore = CALL_AGENT.get();
+        CALL_PROGRESS.set(step -> caller.progress(name, step));
+        setOrRemove(CALL_AGENT, caller.agent());
+        try {
+            return call(server, tool, argumentsJson, agent, freshness);
+        } finally {
+            setOrRemove(CALL_PROGRESS, progressBefore);
+            setOrRemove(CALL_AGENT, agentBefore);
+        }
+    }
+
+    private static <T> void setOrRemove(ThreadLocal<T> local, T value) {
+        if (value == null) {
+            local.remove();
+        } else {
+            local.set(value);
+        }
+    }
+
+    /** The agent that made the call this thread answers, which a server may ask something; null: none. */
+    static ToolCatalog.Agent callingAgent() {
+        return CALL_AGENT.get();
+    }
+
+    /** What code gets: see {@link #answerOf}. */
+    @Override
+    public CodeToolCall call(String server, String tool, String argumentsJson, String agent, Freshness freshness) {
+        CatalogTool found = null;
+        synchronized (this) {
+            for (CatalogTool candidate : current.values()) {
+                if (candidate.server().equals(server) && candidate.serverToolName().equals(tool)) {
+                    found = candidate;
+                }
+            }
+        }
+        if (found == null || !codeAccess.contains(server)) {
+            return CodeToolCall.refused(server, tool, "tools." + server + "." + tool + " cannot be called from code: "
+                    + (found == null ? "no such tool was discovered" : "server " + server + " has code_access: false"));
+        }
+        Map<String, Object> args;
+        try {
+            args = Json.MAPPER.readValue(argumentsJson, OBJECT);
+        } catch (JsonProcessingException e) {
+            return CodeToolCall.refused(server, tool, "tools." + server + "." + tool + ": the arguments are not a JSON"
+                    + " object");
+        }
+        String version = versions.versions().get(found.name());
+        boolean cached = decisionFor(found).cached();
+        boolean writesCounted = invalidatedOnWrite.contains(server) && cached;
+        // noted before the lookup: a hit the run uses must be as current as a fresh read
+        OptionalLong seen = writesCounted ? cachedTool.writeGeneration(server) : OptionalLong.empty();
+        ToolCallOutcome outcome;
+        try {
+            outcome = callWithStatus(found.name(), args, seen, agent, freshness);
+        } catch (CancellationException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "the call of " + found.name() + " from code failed", e);
+            ToolResult failed = ToolResult.error("the call of " + found.name() + " failed: " + e.getMessage());
+            return new CodeToolCall(found.name(), version, failed, false, CacheStatus.BYPASS, 0);
+        }
+        // the hint goes with the answer: a run that read an agent's answer is that caller's alone (never shared)
+        ToolResult answer = answerOf(outcome.result()).withHint(outcome.result().hint());
+        // an answer the server said not to keep, or that depended on what the agent answered (that agent's), is
+        // not kept in a run either
+        boolean cacheable = !answer.isError() && outcome.status() != CacheStatus.BYPASS
+                && !outcome.result().hint().forbidsStoring() && cached && (!writesCounted || seen.isPresent());
+        return new CodeToolCall(found.name(), version,
+                new ToolCallOutcome(answer, outcome.status(), cacheable ? outcome.expiresAt() : null, outcome.storedAt(),
+                        outcome.notCachedBecause()), cacheable,
+                answer.json().getBytes(StandardCharsets.UTF_8).length,
+                seen.isPresent() ? Map.of(server, seen.getAsLong()) : Map.of());
+    }
+
+    /**
+     * A tool's result as code sees it: its structured content when it has one, else its text
+     * (parsed when it is JSON), else its content array. An error is its text.
+     */
+    public static ToolResult answerOf(ToolResult result) {
+        JsonNode node;
+        try {
+            node = Json.MAPPER.readTree(result.json());
+        } catch (JsonProcessingException e) {
+            return ToolResult.error("the tool's answer is not a tool result");
+        }
+        JsonNode content = node.path("content");
+        StringBuilder text = new StringBuilder();
+        boolean onlyText = content.isArray() && !content.isEmpty();
+        for (JsonNode item : content) {
+            if ("text".equals(item.path("type").asText()) && item.path("text").isTextual()) {
+                text.append(text.isEmpty() ? "" : "\n").append(item.path("text").textValue());
+            } else {
+                onlyText = false;
+            }
+        }
+        if (result.isError() || node.path("isError").asBoolean(false)) {
+            return ToolResult.error(text.isEmpty() ? "the tool failed without a message" : text.toString());
+        }
+        JsonNode structured = node.path("structuredContent");
+        if (!structured.isMissingNode() && !structured.isNull()) {
+            return ToolResult.ok(Json.write(structured));
+        }
+        if (onlyText) {
+            try {
+                JsonNode parsed = STRICT.readTree(text.toString());
+                if (parsed == null || parsed.isMissingNode()) {
+                    throw new JsonParseException(null, "empty");
+                }
+                return ToolResult.ok(Json.write(parsed));
+            } catch (IOException e) {
+                return ToolResult.ok(Json.write(Json.MAPPER.getNodeFactory().textNode(text.toString())));
+            }
+        }
+        return ToolResult.ok(Json.write(content.isMissingNode() ? Json.MAPPER.createArrayNode() : content));
+    }
+
+    private void toolsChanged(List<CatalogTool> tools) {
+        for (CatalogTool tool : tools) {
+            versions.set(tool.name(), tool.version());
+        }
+        synchronized (this) {
+            Map<String, CatalogTool> now = new LinkedHashMap<>();
+            Map<String, ToolCallRules.Decision> decided = new HashMap<>();
+            tools.forEach(tool -> now.put(tool.name(), tool));
+            Map<String, String> problems = new TreeMap<>();
+            now.values().forEach(tool -> {
+                decided.put(tool.name(), rules.decide(tool, now));
+                rules.validatorProblem(tool, now).ifPresent(problem -> problems.put(tool.name(), "rule "
+                        + rules.ruleOf(tool).orElseThrow().toolGlob() + ": " + problem));
+            });
+            new TreeSet<>(problems.values()).stream().filter(problem -> !validatorProblems.containsValue(problem))
+                    .forEach(problem -> LOG.log(Level.WARNING, "tool_calls " + problem
+                            + "; its tools' answers are kept for their TTL only"));
+            validatorProblems = problems;
+            current = now;
+            decisions = decided;
+            offered.toolsChanged(now);
+        }
+    }
+
+    private SyncToolSpecification specification(CatalogTool tool, String offeredName) {
+        Map<String, Object> definition = new LinkedHashMap<>(tool.definition());
+        definition.put("name", offeredName);
+        McpSchema.Tool described = Json.MAPPER.convertValue(definition, McpSchema.Tool.class);
+        LastAnswer last = new LastAnswer();
+        return SyncToolSpecification.builder()
+                .tool(described)
+                .callHandler((exchange, request) -> {
+                    Freshness freshness;
+                    try {
+                        freshness = CacheMeta.freshnessOf(request.meta());
+                    } catch (IllegalArgumentException e) {
+                        return CallToolResult.builder()
+                                .content(List.of(McpSchema.TextContent.builder(e.getMessage()).build()))
+                                .isError(true)
+                                .build();
+                    }
+                    Map<String, Object> args = request.arguments() == null ? Map.of() : request.arguments();
+                    Object id = request.meta() == null ? null : request.meta().get(ServeTools.REQUEST_ID_META);
+                    Object token = request.progressToken();
+                    ToolCallOutcome outcome;
+                    try {
+                        if (token != null) {
+                            CALL_PROGRESS.set(step -> {
+                                ObjectNode params = Json.MAPPER.valueToTree(step);
+                                params.set("progressToken", Json.MAPPER.valueToTree(token));
+                                notifications.accept(McpSchema.METHOD_NOTIFICATION_PROGRESS, params);
+                            });
+                        }
+                        // a cancel interrupts the call: the server is told (notifications/cancelled, or its
+                        // request ended) and the cache stores nothing, as for a run that ends mid-call
+                        outcome = calls.run(id, () -> callWithStatus(tool.name(), args, ServeTools.agentOf(request),
+                                freshness));
+                    } catch (CancellationException e) {
+                        // nobody reads this answer to a cancelled call, except while the server stops
+                        return ServeTools.shuttingDown();
+                    } finally {
+                        CALL_PROGRESS.remove();
+                    }
+                    return last.of(outcome.result().json(), CacheMeta.of(outcome.status(), outcome.storedAt(),
+                            outcome.expiresAt(), outcome.notCachedBecause(), clock.instant()), Gateway::toCallResult);
+                })
+                .build();
+    }
+
+    private static CallToolResult toCallResult(String json) {
+        try {
+            return Json.MAPPER.readValue(json, CallToolResult.class);
+        } catch (JsonProcessingException e) {
+            return CallToolResult.builder()
+                    .content(List.of(McpSchema.TextContent.builder("the tool's answer is not a tool result: "
+                            + e.getOriginalMessage()).build()))
+                    .isError(true)
+                    .build();
+        }
+    }
+}
