@@ -1,5 +1,6 @@
-package dev.execache.benchmarks;
+package dev.execache.benchmarks.process;
 
+import dev.execache.benchmarks.support.Samples;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -26,7 +27,7 @@ import java.util.regex.Pattern;
  * spoken to in the 2026-07-28 era by the same client (the JDK's, HTTP/1.1 keep-alive), in one
  * run: the median of one call at a time, and calls per second with 32 clients at once.
  *
- * <p>{@code java -cp benchmarks.jar dev.execache.benchmarks.HttpFigures EXECACHE_JAR TS_HTTP_SERVER_MJS [ROUNDS]}
+ * <p>{@code java -cp benchmarks.jar dev.execache.benchmarks.process.HttpFigures EXECACHE_JAR TS_HTTP_SERVER_MJS [ROUNDS]}
  * (the .mjs is app-cli's test peer, run where its node_modules are installed: app-cli/target/node).
  */
 public final class HttpFigures {

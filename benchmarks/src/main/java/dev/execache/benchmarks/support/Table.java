@@ -1,4 +1,4 @@
-package dev.execache.benchmarks;
+package dev.execache.benchmarks.support;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -8,21 +8,21 @@ import java.util.Locale;
  * The report: one row per figure, each beside the baseline measured in the same run, printed
  * as a Markdown table so that it reads in a terminal and pastes into the README as it is.
  */
-final class Table {
+public final class Table {
     private final String[] header;
     private final List<String[]> rows = new ArrayList<>();
     private final List<String> notes = new ArrayList<>();
 
-    Table() {
+    public Table() {
         this("figure", "measured", "baseline (same run)", "ratio", "aim");
     }
 
-    Table(String... header) {
+    public Table(String... header) {
         this.header = header.clone();
     }
 
     /** One row, a cell for each column of the header. */
-    void add(String... cells) {
+    public void add(String... cells) {
         if (cells.length != header.length) {
             throw new IllegalArgumentException(cells.length + " cells for " + header.length + " columns");
         }
@@ -30,11 +30,11 @@ final class Table {
     }
 
     /** A line printed under the table: how a figure was made. */
-    void note(String note) {
+    public void note(String note) {
         notes.add(note);
     }
 
-    static String millis(double millis) {
+    public static String millis(double millis) {
         if (millis >= 10_000) {
             return String.format(Locale.ROOT, "%.1f s", millis / 1000);
         }
@@ -50,7 +50,7 @@ final class Table {
         return micros(millis * 1000);
     }
 
-    static String micros(double micros) {
+    public static String micros(double micros) {
         if (micros >= 10) {
             return String.format(Locale.ROOT, "%.1f µs", micros);
         }
@@ -61,20 +61,20 @@ final class Table {
     }
 
     /** {@code numerator / denominator} as {@code 6.45x}, or {@code 34x} from ten up. */
-    static String times(double numerator, double denominator) {
+    public static String times(double numerator, double denominator) {
         double ratio = numerator / denominator;
         return String.format(Locale.ROOT, ratio >= 10 ? "%.0fx" : "%.2fx", ratio);
     }
 
-    static String percent(double fraction) {
+    public static String percent(double fraction) {
         return String.format(Locale.ROOT, "%.0f%%", fraction * 100);
     }
 
-    static String aim(String aim, boolean met) {
+    public static String aim(String aim, boolean met) {
         return aim + (met ? ": met" : ": **not met**");
     }
 
-    String markdown() {
+    public String markdown() {
         int[] widths = new int[header.length];
         List<String[]> all = new ArrayList<>();
         all.add(header);

@@ -1,17 +1,19 @@
-package dev.execache.benchmarks;
+package dev.execache.benchmarks.library;
 
+import dev.execache.benchmarks.support.Progress;
+import dev.execache.benchmarks.support.Samples;
+import dev.execache.benchmarks.support.Table;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CacheStatus;
-import dev.execache.core.spi.CacheStore;
 import dev.execache.core.CachedExecutor;
 import dev.execache.core.ExecutionOutcome;
 import dev.execache.core.ExecutionRequest;
 import dev.execache.core.MutableToolVersions;
+import dev.execache.core.spi.CacheStore;
 import dev.execache.sandbox.DenoSandbox;
 import dev.execache.sandbox.DenoSandboxSettings;
 import dev.execache.sandbox.SandboxProbe;
 import dev.execache.store.memory.MemoryCacheStore;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -25,7 +27,7 @@ import java.util.function.Supplier;
  * sandbox. The most a cache can save is the time the no-cache run spent on repeats (every
  * repeat free); what a store saved is the no-cache wall time minus its own.
  */
-final class WorkflowFigures {
+public final class WorkflowFigures {
     private static final long SEED = 20_250_601;
     private static final CachePolicy POLICY = CachePolicy.DEFAULTS.withTtl(Duration.ofHours(1)).withMaxEntries(1_000);
 
@@ -33,10 +35,10 @@ final class WorkflowFigures {
     }
 
     /** A store for one run; closed after it. */
-    record Variant(String name, Supplier<CacheStore> stores) {
+    public record Variant(String name, Supplier<CacheStore> stores) {
     }
 
-    static void measure(Table table, DenoSandboxSettings settings, List<Variant> stores, Progress progress)
+    public static void measure(Table table, DenoSandboxSettings settings, List<Variant> stores, Progress progress)
             throws InterruptedException {
         AgentWorkflow workflow = AgentWorkflow.generate(SEED);
         progress.note("workflow: " + workflow.describe());

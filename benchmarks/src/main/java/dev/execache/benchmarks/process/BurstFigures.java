@@ -1,5 +1,9 @@
-package dev.execache.benchmarks;
+package dev.execache.benchmarks.process;
 
+import dev.execache.benchmarks.support.Artifacts;
+import dev.execache.benchmarks.support.Machine;
+import dev.execache.benchmarks.support.Scratch;
+import dev.execache.benchmarks.support.Table;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -15,9 +19,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
-import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.ToLongFunction;
 import java.util.regex.Matcher;
@@ -34,7 +38,7 @@ import jdk.jfr.consumer.RecordingFile;
  * a run slot (the run bound's queue, read from a flight recording of serve) and the rest.
  *
  * <pre>
- * java -cp benchmarks/target/benchmarks.jar dev.execache.benchmarks.BurstFigures [--bursts=N] [--jar=execache.jar]
+ * java -cp benchmarks/target/benchmarks.jar dev.execache.benchmarks.process.BurstFigures [--bursts=N] [--jar=execache.jar]
  * </pre>
  */
 public final class BurstFigures {
@@ -62,7 +66,7 @@ public final class BurstFigures {
             }
         }
         if (jar == null) {
-            jar = PerformanceReport.execacheJar();
+            jar = Artifacts.execacheJar();
         }
         Path scratch = Files.createTempDirectory("execache-burst-");
         try {
@@ -72,7 +76,7 @@ public final class BurstFigures {
             if (Boolean.getBoolean("execache.keep")) {
                 System.out.println("kept " + scratch);
             } else {
-                PerformanceReport.deleteTree(scratch);
+                Scratch.deleteTree(scratch);
             }
         }
     }
@@ -80,7 +84,7 @@ public final class BurstFigures {
     private static void run(Path jar, Path scratch, int bursts) throws Exception {
         Path recording = scratch.resolve("serve.jfr");
         Path config = Files.writeString(scratch.resolve("execache.yaml"), "# no servers\n");
-        List<String> command = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        List<String> command = List.of(Artifacts.java(),
                 "-XX:StartFlightRecording=filename=" + recording + ",settings=profile"
                         + ",+jdk.ThreadPark#threshold=1ms,+jdk.JavaMonitorEnter#threshold=1ms",
                 "-jar", jar.toString(), "serve", "--store", "sqlite", "--db", scratch.resolve("cache.db").toString(),

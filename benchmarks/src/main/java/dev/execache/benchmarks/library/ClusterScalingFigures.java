@@ -1,5 +1,7 @@
-package dev.execache.benchmarks;
+package dev.execache.benchmarks.library;
 
+import dev.execache.benchmarks.support.Machine;
+import dev.execache.benchmarks.support.Table;
 import dev.execache.core.spi.CacheEntry;
 import dev.execache.store.redis.RedisCacheStore;
 import dev.execache.store.redis.RedisStoreSettings;
@@ -23,7 +25,7 @@ import java.util.concurrent.TimeUnit;
  * from the CPU time each master spent per hit, what a Cluster of N masters would serve when each
  * master has a core of its own. Starts its own Clusters. A benchmark, not a test: it prints.
  *
- * <pre>java -cp benchmarks/target/benchmarks.jar dev.execache.benchmarks.ClusterScalingFigures [seconds]</pre>
+ * <pre>java -cp benchmarks/target/benchmarks.jar dev.execache.benchmarks.library.ClusterScalingFigures [seconds]</pre>
  */
 public final class ClusterScalingFigures {
     static final int ENTRIES = 1_000;

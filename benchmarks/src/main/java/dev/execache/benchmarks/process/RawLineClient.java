@@ -1,4 +1,4 @@
-package dev.execache.benchmarks;
+package dev.execache.benchmarks.process;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -14,13 +14,13 @@ import java.util.concurrent.TimeUnit;
  * answer with its id. Measured beside the SDK client, it splits a round trip into what the
  * client's own stack costs and what the server (and the pipe) cost.
  */
-final class RawLineClient implements AutoCloseable {
+public final class RawLineClient implements AutoCloseable {
     private final Process process;
     private final OutputStream in;
     private final BufferedReader out;
     private int nextId = 1;
 
-    RawLineClient(List<String> command) throws IOException {
+    public RawLineClient(List<String> command) throws IOException {
         process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
         in = process.getOutputStream();
         out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
@@ -29,7 +29,7 @@ final class RawLineClient implements AutoCloseable {
         send("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
     }
 
-    static RawLineClient of(String command, List<String> args) throws IOException {
+    public static RawLineClient of(String command, List<String> args) throws IOException {
         List<String> all = new ArrayList<>();
         all.add(command);
         all.addAll(args);
@@ -37,12 +37,12 @@ final class RawLineClient implements AutoCloseable {
     }
 
     /** The server's process id. */
-    long pid() {
+    public long pid() {
         return process.pid();
     }
 
     /** Calls a tool with arguments given as JSON text; returns the round trip in nanoseconds. */
-    long call(String tool, String argumentsJson) throws IOException {
+    public long call(String tool, String argumentsJson) throws IOException {
         long start = System.nanoTime();
         String answer = request("tools/call", "{\"name\":\"" + tool + "\",\"arguments\":" + argumentsJson + "}");
         long took = System.nanoTime() - start;
@@ -53,7 +53,7 @@ final class RawLineClient implements AutoCloseable {
     }
 
     /** Calls a tool with arguments given as JSON text; returns the answer line. */
-    String answer(String tool, String argumentsJson) throws IOException {
+    public String answer(String tool, String argumentsJson) throws IOException {
         String answer = request("tools/call", "{\"name\":\"" + tool + "\",\"arguments\":" + argumentsJson + "}");
         if (answer.contains("\"isError\":true") || answer.contains("\"error\":{")) {
             throw new IllegalStateException(tool + " failed: " + answer);

@@ -1,7 +1,7 @@
-package dev.execache.benchmarks;
+package dev.execache.benchmarks.process;
 
+import dev.execache.benchmarks.support.Samples;
 import io.modelcontextprotocol.client.McpSyncClient;
-import io.modelcontextprotocol.spec.McpSchema;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
@@ -13,7 +13,7 @@ import java.util.Map;
  * a cached read-only call (a hit) and of a miss (new arguments each time) through execache,
  * and of the direct call.
  *
- * <p>{@code java -cp benchmarks.jar dev.execache.benchmarks.GatewayFigures EXECACHE_JAR LAB_SERVER_MJS [ROUNDS]}
+ * <p>{@code java -cp benchmarks.jar dev.execache.benchmarks.process.GatewayFigures EXECACHE_JAR LAB_SERVER_MJS [ROUNDS]}
  */
 public final class GatewayFigures {
     private GatewayFigures() {

@@ -1,4 +1,4 @@
-package dev.execache.benchmarks;
+package dev.execache.benchmarks.library;
 
 import dev.execache.core.Freshness;
 import dev.execache.core.CachePolicy;
@@ -36,7 +36,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * over 5 MB, its answers kept 10 s, asked every 2 s for two minutes, with revalidation, without it,
  * and as a plain re-run (no cache). One of the three answers changes once, halfway.
  *
- * <pre>java -cp benchmarks/target/benchmarks.jar dev.execache.benchmarks.RevalidationFigures [SECONDS]</pre>
+ * <pre>java -cp benchmarks/target/benchmarks.jar dev.execache.benchmarks.library.RevalidationFigures [SECONDS]</pre>
  *
  * <p>The two minutes are the cache's clock (a clock this program moves 2 s between requests), so
  * expiry happens as it would; what is timed is each request's own wall time, with a real Deno

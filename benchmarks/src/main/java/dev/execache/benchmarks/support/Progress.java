@@ -1,16 +1,16 @@
-package dev.execache.benchmarks;
+package dev.execache.benchmarks.support;
 
 import java.util.Locale;
 
 /** One line on stderr per step, with the time since the report started, so a long run shows where it is. */
-final class Progress {
+public final class Progress {
     private final long start = System.nanoTime();
 
-    void note(String message) {
+    public void note(String message) {
         System.err.printf(Locale.ROOT, "[%5.1f s] %s%n", elapsedSeconds(), message);
     }
 
-    double elapsedSeconds() {
+    public double elapsedSeconds() {
         return (System.nanoTime() - start) / 1e9;
     }
 }

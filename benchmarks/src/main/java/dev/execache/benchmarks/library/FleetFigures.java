@@ -1,10 +1,13 @@
-package dev.execache.benchmarks;
+package dev.execache.benchmarks.library;
 
-import dev.execache.core.spi.CacheEntry;
-import dev.execache.core.CachePolicy;
+import dev.execache.benchmarks.support.Machine;
+import dev.execache.benchmarks.support.Progress;
+import dev.execache.benchmarks.support.Samples;
+import dev.execache.benchmarks.support.Table;
 import dev.execache.core.CachedExecutor;
 import dev.execache.core.ExecutionRequest;
 import dev.execache.core.ExecutionResult;
+import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.Sandbox;
 import dev.execache.store.redis.RedisCacheStore;
 import dev.execache.store.redis.RedisServerProcess;
@@ -31,7 +34,7 @@ import org.redisson.config.Config;
  * signed, beside Redisson's {@code RBucket.get} on each, all six calls in turns in one run; and
  * what calls cost while Redis is paused ({@code CLIENT PAUSE}). Starts its own servers.
  *
- * <pre>java -cp benchmarks/target/benchmarks.jar dev.execache.benchmarks.FleetFigures</pre>
+ * <pre>java -cp benchmarks/target/benchmarks.jar dev.execache.benchmarks.library.FleetFigures</pre>
  */
 public final class FleetFigures {
     private static final String JSON_ROWS =
@@ -62,7 +65,7 @@ public final class FleetFigures {
     }
 
     /** Six calls in turns, call by call: each store's hit and the raw bucket get, on each topology. */
-    static void hits(Table table) throws Exception {
+    public static void hits(Table table) throws Exception {
         try (RedisServerProcess standalone = RedisServerProcess.start(); TestRedisCluster cluster = TestRedisCluster.start()) {
             RedissonClient single = Redisson.create(config(standalone.url(), false));
             RedissonClient clustered = Redisson.create(config(cluster.url().replace("redis-cluster://", ""), true));
@@ -116,7 +119,7 @@ public final class FleetFigures {
      * and while Redis holds every client for {@link #PAUSE}: the first call meets the one
      * timeout of the outage, the breaker makes every later one skip Redis.
      */
-    static void paused(Table table) throws Exception {
+    public static void paused(Table table) throws Exception {
         try (RedisServerProcess server = RedisServerProcess.start();
                 RedisCacheStore store = RedisCacheStore.connect(RedisStoreSettings.of(server.url()), Clock.systemUTC())) {
             Sandbox sandbox = (request, tools) -> ExecutionResult.success("1", "", Duration.ZERO);

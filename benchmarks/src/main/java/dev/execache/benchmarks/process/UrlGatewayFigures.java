@@ -1,6 +1,7 @@
-package dev.execache.benchmarks;
+package dev.execache.benchmarks.process;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.execache.benchmarks.support.Samples;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
@@ -12,7 +13,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -23,7 +23,7 @@ import java.util.concurrent.TimeUnit;
  * by the MCP Java SDK client over Streamable HTTP, and through serve (stdio) by the same SDK
  * client: the medians of the direct call, a hit and a miss, interleaved in one run.
  *
- * <p>{@code java -cp benchmarks.jar dev.execache.benchmarks.UrlGatewayFigures EXECACHE_JAR HTTP_LAB_SERVER_MJS [ROUNDS] [DELAY_MS]}
+ * <p>{@code java -cp benchmarks.jar dev.execache.benchmarks.process.UrlGatewayFigures EXECACHE_JAR HTTP_LAB_SERVER_MJS [ROUNDS] [DELAY_MS]}
  */
 public final class UrlGatewayFigures {
     private UrlGatewayFigures() {
@@ -42,10 +42,8 @@ public final class UrlGatewayFigures {
             Path dir = Files.createTempDirectory("execache-url-gateway-bench");
             Path config = Files.writeString(dir.resolve("execache.yaml"),
                     "servers:\n  lab:\n    url: \"" + url + "/mcp\"\n");
-            String java = ProcessHandle.current().info().command().orElse("java");
             try (McpSyncClient direct = http(url);
-                    McpSyncClient gateway = McpClients.client(java, List.of("-jar", jar.toString(), "serve", "--store",
-                            "memory", "--config", config.toString()))) {
+                    McpSyncClient gateway = McpClients.client(Serve.command(jar, config))) {
                 for (int i = 0; i < 20; i++) {
                     McpClients.call(direct, "get_count", Map.of("who", "warm" + i));
                     McpClients.call(gateway, "lab__get_count", Map.of("who", "warm" + i));

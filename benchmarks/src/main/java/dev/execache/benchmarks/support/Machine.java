@@ -1,4 +1,4 @@
-package dev.execache.benchmarks;
+package dev.execache.benchmarks.support;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -10,12 +10,12 @@ import java.util.Locale;
 import java.util.Optional;
 
 /** What the figures were measured on. */
-final class Machine {
+public final class Machine {
 
     private Machine() {
     }
 
-    static String describe(String denoVersion) {
+    public static String describe(String denoVersion) {
         return String.format(Locale.ROOT, "%d cores (%s), %s memory, %s %s %s; Java %s (%s); %s",
                 Runtime.getRuntime().availableProcessors(),
                 procLine(Path.of("/proc/cpuinfo"), "model name").orElse("cpu model unknown"),
@@ -29,7 +29,7 @@ final class Machine {
     }
 
     /** The 1, 5 and 15 minute load averages, or "unknown" off Linux. */
-    static String loadAverage() {
+    public static String loadAverage() {
         try {
             String[] fields = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
             return fields[0] + ", " + fields[1] + ", " + fields[2];
@@ -43,7 +43,7 @@ final class Machine {
      * first CPU it may use, with {@code taskset}; returns the CPU list to give back with
      * {@link #unpin}, or empty when it cannot (no taskset, not Linux).
      */
-    static Optional<String> pinToOneCpu() {
+    public static Optional<String> pinToOneCpu() {
         String pid = Long.toString(ProcessHandle.current().pid());
         Optional<String> allowed = taskset("-c", "-p", pid)
                 .map(out -> out.substring(out.lastIndexOf(':') + 1).strip());
@@ -55,7 +55,7 @@ final class Machine {
     }
 
     /** Gives this process and the processes it started back the CPUs {@link #pinToOneCpu} took from them. */
-    static void unpin(String cpus) {
+    public static void unpin(String cpus) {
         taskset("-a", "-c", "-p", cpus, Long.toString(ProcessHandle.current().pid()));
         ProcessHandle.current().descendants()
                 .forEach(process -> taskset("-a", "-c", "-p", cpus, Long.toString(process.pid())));

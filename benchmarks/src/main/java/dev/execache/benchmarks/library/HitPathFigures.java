@@ -1,5 +1,8 @@
-package dev.execache.benchmarks;
+package dev.execache.benchmarks.library;
 
+import dev.execache.benchmarks.jmh.HitPathBenchmark;
+import dev.execache.benchmarks.support.Samples;
+import dev.execache.benchmarks.support.Table;
 import dev.execache.core.spi.CacheEntry;
 import dev.execache.store.redis.RedisCacheStore;
 import dev.execache.store.sqlite.SqliteCacheStore;
@@ -32,7 +35,7 @@ import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
 
 /** The hit path of each store beside the primitive under it, in the same JVM and run. */
-final class HitPathFigures {
+public final class HitPathFigures {
     private static final String JSON_ROWS =
             "{\"rows\":[" + "{\"id\":1,\"name\":\"a row of a result\"},".repeat(8) + "{}]}";
 
@@ -43,7 +46,7 @@ final class HitPathFigures {
      * The memory store and the executor's whole hit path, with JMH (a forked JVM, 3 warm-up and
      * 5 measured iterations of 0.5 s, mean time per call) beside ConcurrentHashMap and Caffeine.
      */
-    static Map<String, Double> memory(Table table, Path jmhLog) throws RunnerException {
+    public static Map<String, Double> memory(Table table, Path jmhLog) throws RunnerException {
         Options options = new OptionsBuilder()
                 .include(HitPathBenchmark.class.getName() + "\\.")
                 .param("codeBytes", "1024")
@@ -81,7 +84,7 @@ final class HitPathFigures {
      * (as the store keeps its own: the floor of any read through JDBC); they alternate in rounds
      * of 1,000 calls on random keys of 100 entries. Medians of every call.
      */
-    static double[] sqlite(Table table) throws Exception {
+    public static double[] sqlite(Table table) throws Exception {
         int entries = 100;
         int callsPerRound = 1_000;
         Path directory = Files.createTempDirectory("execache-bench-sqlite");
@@ -132,7 +135,7 @@ final class HitPathFigures {
      * Redisson client and server, and a one-line Lua script (the floor of any hit done in a
      * script); call by call in turns. Medians of every call.
      */
-    static void redis(Table table, RedissonClient client) throws Exception {
+    public static void redis(Table table, RedissonClient client) throws Exception {
         String prefix = "bench-hit:";
         try (RedisCacheStore store = new RedisCacheStore(client, prefix, 100, Clock.systemUTC())) {
             Instant now = Instant.now();

@@ -1,5 +1,7 @@
-package dev.execache.benchmarks;
+package dev.execache.benchmarks.library;
 
+import dev.execache.benchmarks.support.Samples;
+import dev.execache.benchmarks.support.Table;
 import dev.execache.core.ExecutionRequest;
 import dev.execache.core.ExecutionResult;
 import dev.execache.sandbox.DenoSandbox;
@@ -20,8 +22,8 @@ import java.util.concurrent.TimeUnit;
  * {@code deno run} of the same code wrapped the same way with the same flags. The three
  * alternate run by run, so that load from other processes falls on all of them alike.
  */
-final class SandboxFigures {
-    static final int RUNS = 41;
+public final class SandboxFigures {
+    public static final int RUNS = 41;
     private static final int WARM_UP = 5;
     private static final int POOL_SIZE = 2;
     private static final String CODE = "return 1 + 1";
@@ -32,7 +34,7 @@ final class SandboxFigures {
     }
 
     /** Returns the medians in ms: cold start, bare {@code deno run}, warm pool. */
-    static double[] measure(Table table, SandboxProbe probe, DenoSandboxSettings settings) throws Exception {
+    public static double[] measure(Table table, SandboxProbe probe, DenoSandboxSettings settings) throws Exception {
         ExecutionRequest request = ExecutionRequest.of(CODE, null);
         Path bare = Files.createTempFile("execache-bare-", ".ts");
         try (DenoSandbox cold = new DenoSandbox(settings.toBuilder().warmPoolSize(0).build());

@@ -1,19 +1,19 @@
-package dev.execache.benchmarks;
+package dev.execache.benchmarks.support;
 
 import java.util.Arrays;
 import java.util.List;
 
 /** Medians of measured times. */
-final class Samples {
+public final class Samples {
 
     private Samples() {
     }
 
-    static double median(List<Double> values) {
+    public static double median(List<Double> values) {
         return median(values.stream().mapToDouble(Double::doubleValue).toArray());
     }
 
-    static double median(double[] values) {
+    public static double median(double[] values) {
         if (values.length == 0) {
             throw new IllegalArgumentException("no samples");
         }
@@ -23,11 +23,11 @@ final class Samples {
         return sorted.length % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
     }
 
-    static double medianMicros(long[] nanos) {
+    public static double medianMicros(long[] nanos) {
         return median(Arrays.stream(nanos).asDoubleStream().toArray()) / 1_000;
     }
 
-    static double millisSince(long startNanos) {
+    public static double millisSince(long startNanos) {
         return (System.nanoTime() - startNanos) / 1e6;
     }
 }

@@ -1,4 +1,4 @@
-package dev.execache.benchmarks;
+package dev.execache.benchmarks.process;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.modelcontextprotocol.client.McpClient;
@@ -24,22 +24,17 @@ final class McpClients {
 
     /** A client of the lab server, started with node. */
     static McpSyncClient direct(Path lab) {
-        return client("node", List.of(lab.toString()));
+        return client(List.of("node", lab.toString()));
     }
 
     /** A client of {@code execache serve} (memory store) with the lab server as its one downstream server. */
     static McpSyncClient serve(Path jar, Path lab, String tempPrefix) throws IOException {
-        List<String> command = serveCommand(jar, lab, tempPrefix);
-        return client(command.get(0), command.subList(1, command.size()));
+        return client(serveCommand(jar, lab, tempPrefix));
     }
 
     /** The command line of {@code execache serve} (memory store) in front of the lab server. */
     static List<String> serveCommand(Path jar, Path lab, String tempPrefix) throws IOException {
-        Path dir = Files.createTempDirectory(tempPrefix);
-        Path config = Files.writeString(dir.resolve("execache.yaml"),
-                "servers:\n  lab:\n    command: node\n    args: [\"" + lab + "\"]\n");
-        String java = ProcessHandle.current().info().command().orElse("java");
-        return List.of(java, "-jar", jar.toString(), "serve", "--store", "memory", "--config", config.toString());
+        return Serve.command(jar, Files.createTempDirectory(tempPrefix), lab);
     }
 
     /** Calls a tool; returns how long the round trip took in nanoseconds. A tool error ends the benchmark. */
@@ -53,9 +48,10 @@ final class McpClients {
         return took;
     }
 
-    static McpSyncClient client(String command, List<String> args) {
+    /** A client of the stdio server started by this command line. */
+    static McpSyncClient client(List<String> command) {
         StdioClientTransport transport = new StdioClientTransport(
-                ServerParameters.builder(command).args(args).build(), new JacksonMcpJsonMapper(new ObjectMapper()));
+                ServerParameters.builder(command.get(0)).args(command.subList(1, command.size())).build(), new JacksonMcpJsonMapper(new ObjectMapper()));
         transport.setStdErrorHandler(line -> { });
         McpSyncClient client = McpClient.sync(transport)
                 .requestTimeout(Duration.ofSeconds(60))

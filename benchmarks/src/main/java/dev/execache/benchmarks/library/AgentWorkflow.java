@@ -1,4 +1,4 @@
-package dev.execache.benchmarks;
+package dev.execache.benchmarks.library;
 
 import dev.execache.core.ExecutionRequest;
 import java.util.ArrayList;

@@ -1,4 +1,4 @@
-package dev.execache.benchmarks;
+package dev.execache.benchmarks.jmh;
 
 import java.util.ArrayList;
 import java.util.Collection;

@@ -1,6 +1,7 @@
-package dev.execache.benchmarks;
+package dev.execache.benchmarks.library;
 
-import dev.execache.core.CachePolicy;
+import dev.execache.benchmarks.support.Samples;
+import dev.execache.benchmarks.support.Table;
 import dev.execache.core.CacheStatus;
 import dev.execache.core.CachedExecutor;
 import dev.execache.core.ExecutionOutcome;
@@ -10,7 +11,6 @@ import dev.execache.sandbox.DenoSandbox;
 import dev.execache.sandbox.DenoSandboxSettings;
 import dev.execache.sandbox.SandboxProbe;
 import dev.execache.store.memory.MemoryCacheStore;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -31,15 +31,15 @@ import java.util.stream.Collectors;
  * must run each request once. Beside it, the same requests run once each, one after another,
  * without a cache.
  */
-final class ConcurrencyFigures {
-    static final int THREADS = 32;
+public final class ConcurrencyFigures {
+    public static final int THREADS = 32;
     static final int REQUESTS = 10;
     private static final int WORK_MILLIS = 100;
 
     private ConcurrencyFigures() {
     }
 
-    static void measure(Table table, DenoSandboxSettings settings) throws Exception {
+    public static void measure(Table table, DenoSandboxSettings settings) throws Exception {
         List<ExecutionRequest> requests = new ArrayList<>();
         for (int i = 0; i < REQUESTS; i++) {
             requests.add(ExecutionRequest.of(AgentWorkflow.code(100 + i, WORK_MILLIS), Map.of("limit", 10)));

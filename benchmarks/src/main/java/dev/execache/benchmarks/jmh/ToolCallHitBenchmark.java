@@ -1,4 +1,4 @@
-package dev.execache.benchmarks;
+package dev.execache.benchmarks.jmh;
 
 import dev.execache.core.CachedTool;
 import dev.execache.core.ToolCallRequest;

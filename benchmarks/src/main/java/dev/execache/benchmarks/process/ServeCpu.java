@@ -1,5 +1,10 @@
-package dev.execache.benchmarks;
+package dev.execache.benchmarks.process;
 
+import dev.execache.benchmarks.support.Artifacts;
+import dev.execache.benchmarks.support.Machine;
+import dev.execache.benchmarks.support.Samples;
+import dev.execache.benchmarks.support.Scratch;
+import dev.execache.benchmarks.support.Table;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -17,7 +22,7 @@ import java.util.Locale;
  * path is judged by it. Linux only (it reads {@code /proc}).
  *
  * <pre>
- * java -cp benchmarks/target/benchmarks.jar dev.execache.benchmarks.ServeCpu [--nodes] [--warm=N] [--calls=N] [A.jar,B.jar]
+ * java -cp benchmarks/target/benchmarks.jar dev.execache.benchmarks.process.ServeCpu [--nodes] [--warm=N] [--calls=N] [A.jar,B.jar]
  * </pre>
  */
 public final class ServeCpu {
@@ -50,9 +55,9 @@ public final class ServeCpu {
             }
         }
         if (jars.isEmpty()) {
-            jars.add(PerformanceReport.execacheJar());
+            jars.add(Artifacts.execacheJar());
         }
-        Path node = SpeedReport.nodeDirectory();
+        Path node = Artifacts.nodeDirectory();
         Path lab = node.resolve("lab-server.mjs");
         Path scratch = Files.createTempDirectory("execache-serve-cpu-");
         List<Server> servers = new ArrayList<>();
@@ -68,9 +73,9 @@ public final class ServeCpu {
             for (int i = 0; i < jars.size(); i++) {
                 Path jar = jars.get(i);
                 String name = jar.getFileName().toString();
-                servers.add(new Server(name + ": execute_code hit", new RawLineClient(SpeedReport.serveCommand(jar,
+                servers.add(new Server(name + ": execute_code hit", new RawLineClient(Serve.command(jar,
                         scratch.resolve("plain-" + i), null)), "execute_code", "{\"code\":\"return 1 + 1\"}", true, calls));
-                servers.add(new Server(name + ": gateway hit", new RawLineClient(SpeedReport.serveCommand(jar,
+                servers.add(new Server(name + ": gateway hit", new RawLineClient(Serve.command(jar,
                         scratch.resolve("gateway-" + i), lab)), "lab__get_count", "{\"who\":\"bench\"}", true, calls));
             }
             for (int round = 0; round < warm + calls; round++) {
@@ -99,7 +104,7 @@ public final class ServeCpu {
             System.out.print(table.markdown());
         } finally {
             servers.forEach(server -> server.client.close());
-            PerformanceReport.deleteTree(scratch);
+            Scratch.deleteTree(scratch);
         }
     }
 

@@ -1,17 +1,20 @@
-package dev.execache.benchmarks;
+package dev.execache.benchmarks.process;
 
+import dev.execache.benchmarks.support.Artifacts;
+import dev.execache.benchmarks.support.Progress;
+import dev.execache.benchmarks.support.Samples;
+import dev.execache.benchmarks.support.Scratch;
+import dev.execache.benchmarks.support.Table;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.IntFunction;
-import java.util.stream.Stream;
 
 /**
  * {@code java -jar execache.jar run hello.ts --store sqlite} on a cache hit, beside a bare JVM
@@ -20,8 +23,8 @@ import java.util.stream.Stream;
  * one training run with {@code -XX:ArchiveClassesAtExit}); and through the resident server, a
  * hit and a warm miss of {@code return 1 + 1}. All take turns, round by round.
  */
-final class CliFigures {
-    static final int ROUNDS = 11;
+public final class CliFigures {
+    public static final int ROUNDS = 11;
     private static final String HELLO = """
             const name: string = context.name ?? "world";
             console.log(`greeting ${name}`);
@@ -32,8 +35,8 @@ final class CliFigures {
     }
 
     /** A hit must stay a hit however slowly the rounds go, hence a TTL longer than the default 5 minutes. */
-    static void measure(Table table, Path jar, Progress progress) throws IOException, InterruptedException {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    public static void measure(Table table, Path jar, Progress progress) throws IOException, InterruptedException {
+        String java = Artifacts.java();
         Path directory = Files.createTempDirectory("execache-bench-cli");
         Path runtime = Files.createDirectory(directory.resolve("run"),
                 PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
@@ -126,7 +129,7 @@ final class CliFigures {
     }
 
     /** Medians in ms of {@link #resident}: {@code java -version}, a hit, the same hit with a {@code servers:} section. */
-    record Resident(double javaVersion, double hit, double hitWithServers) {
+    public record Resident(double javaVersion, double hit, double hitWithServers) {
     }
 
     /**
@@ -136,8 +139,8 @@ final class CliFigures {
      * the three take turns round by round. The server is the report's own (a private runtime
      * directory), started before the rounds and stopped after them.
      */
-    static Resident resident(Path jar, Path labServer, int rounds, Progress progress) throws IOException, InterruptedException {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    public static Resident resident(Path jar, Path labServer, int rounds, Progress progress) throws IOException, InterruptedException {
+        String java = Artifacts.java();
         Path client = jar.resolveSibling("execache-client.jar");
         Path directory = Files.createTempDirectory("execache-bench-resident");
         Path runtime = Files.createDirectory(directory.resolve("run"),
@@ -145,8 +148,7 @@ final class CliFigures {
         try {
             Path plain = Files.createDirectory(directory.resolve("plain"));
             Path withServers = Files.createDirectory(directory.resolve("servers"));
-            Files.writeString(withServers.resolve("execache.yaml"),
-                    "servers:\n  lab:\n    command: node\n    args: [\"" + labServer + "\"]\n");
+            Files.writeString(withServers.resolve("execache.yaml"), Serve.labConfig(labServer));
             for (Path dir : List.of(plain, withServers)) {
                 Files.writeString(dir.resolve("hello.ts"), HELLO);
             }
@@ -193,11 +195,7 @@ final class CliFigures {
         } catch (IOException | IllegalStateException e) {
             progress.note("cli: the server did not stop: " + e.getMessage());
         }
-        try (Stream<Path> files = Files.walk(directory)) {
-            for (Path file : files.sorted(Comparator.reverseOrder()).toList()) {
-                Files.delete(file);
-            }
-        }
+        Scratch.deleteTree(directory);
     }
 
     private static List<String> missOf(Path jar, Path script, String db, String token) {

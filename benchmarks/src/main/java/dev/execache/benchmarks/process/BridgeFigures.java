@@ -1,5 +1,6 @@
-package dev.execache.benchmarks;
+package dev.execache.benchmarks.process;
 
+import dev.execache.benchmarks.support.Samples;
 import io.modelcontextprotocol.client.McpSyncClient;
 import java.nio.file.Path;
 import java.util.Locale;
@@ -13,7 +14,7 @@ import java.util.Map;
  * round's code differs by a comment, so every run is a miss of the execution cache; a run that
  * makes no call is measured alike, to take the run's own cost out of the per-call figure.
  *
- * <p>{@code java -cp benchmarks.jar dev.execache.benchmarks.BridgeFigures EXECACHE_JAR LAB_SERVER_MJS [ROUNDS]}
+ * <p>{@code java -cp benchmarks.jar dev.execache.benchmarks.process.BridgeFigures EXECACHE_JAR LAB_SERVER_MJS [ROUNDS]}
  */
 public final class BridgeFigures {
     private static final int CALLS = 100;
