@@ -9,6 +9,7 @@ import dev.execache.benchmarks.process.CliFigures;
 import dev.execache.benchmarks.support.Artifacts;
 import dev.execache.benchmarks.support.Machine;
 import dev.execache.benchmarks.support.Progress;
+import dev.execache.benchmarks.support.Reports;
 import dev.execache.benchmarks.support.Scratch;
 import dev.execache.benchmarks.support.Table;
 import dev.execache.sandbox.DenoSandboxSettings;
@@ -21,7 +22,6 @@ import dev.execache.store.sqlite.SqliteCacheStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
@@ -50,11 +50,7 @@ public final class PerformanceReport {
 
     public static void main(String[] args) throws Exception {
         System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
-        Set<String> parts = new LinkedHashSet<>(args.length == 0 ? PARTS : List.of(args));
-        if (!PARTS.containsAll(parts)) {
-            System.err.println("usage: PerformanceReport [" + String.join("|", PARTS) + "]...");
-            System.exit(2);
-        }
+        Set<String> parts = Reports.parts("PerformanceReport", PARTS, args);
         Progress progress = new Progress();
         String loadAtStart = Machine.loadAverage();
         DenoSandboxSettings settings = DenoSandboxSettings.builder().warmPoolSize(WARM_POOL_SIZE).build();
@@ -109,13 +105,7 @@ public final class PerformanceReport {
             ConcurrencyFigures.measure(table, settings);
         }
         progress.note("done");
-
-        System.out.println();
-        System.out.println("Machine: " + machine);
-        System.out.println("Load average (1, 5, 15 min): " + loadAtStart + " at the start, " + Machine.loadAverage()
-                + " at the end. Sandbox warm pool: " + WARM_POOL_SIZE + " runners.");
-        System.out.println();
-        System.out.print(table.markdown());
+        Reports.print(machine, loadAtStart, "Sandbox warm pool: " + WARM_POOL_SIZE + " runners.", table);
         System.out.println();
         System.out.printf(Locale.ROOT, "The report took %.0f s.%n", progress.elapsedSeconds());
         // everything it started is closed, but a library thread left behind must not keep the JVM up

@@ -10,6 +10,7 @@ import dev.execache.benchmarks.process.Serve;
 import dev.execache.benchmarks.support.Artifacts;
 import dev.execache.benchmarks.support.Machine;
 import dev.execache.benchmarks.support.Progress;
+import dev.execache.benchmarks.support.Reports;
 import dev.execache.benchmarks.support.Samples;
 import dev.execache.benchmarks.support.Scratch;
 import dev.execache.benchmarks.support.Table;
@@ -18,7 +19,6 @@ import dev.execache.sandbox.SandboxProbe;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -66,11 +66,7 @@ public final class SpeedReport {
         System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
         // JMH's lock is machine-wide: another checkout's benchmark must not stop this one
         System.setProperty("jmh.ignoreLock", "true");
-        Set<String> parts = new LinkedHashSet<>(args.length == 0 ? PARTS : List.of(args));
-        if (!PARTS.containsAll(parts)) {
-            System.err.println("usage: SpeedReport [" + String.join("|", PARTS) + "]...");
-            System.exit(2);
-        }
+        Set<String> parts = Reports.parts("SpeedReport", PARTS, args);
         Progress progress = new Progress();
         String loadAtStart = Machine.loadAverage();
         DenoSandboxSettings settings = DenoSandboxSettings.builder().warmPoolSize(2).build();
@@ -110,12 +106,7 @@ public final class SpeedReport {
             Scratch.deleteTree(scratch);
         }
         progress.note("done");
-        System.out.println();
-        System.out.println("Machine: " + machine);
-        System.out.println("Load average (1, 5, 15 min): " + loadAtStart + " at the start, " + Machine.loadAverage()
-                + " at the end.");
-        System.out.println();
-        System.out.print(table.markdown());
+        Reports.print(machine, loadAtStart, "", table);
         System.out.println();
         System.out.printf(Locale.ROOT, "The report took %.0f s.%n", progress.elapsedSeconds());
         System.exit(0);

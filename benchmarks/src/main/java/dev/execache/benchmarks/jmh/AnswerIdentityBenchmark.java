@@ -1,36 +1,27 @@
 package dev.execache.benchmarks.jmh;
 
-import dev.execache.core.Freshness;
 import dev.execache.core.CachePolicy;
-import dev.execache.core.ToolCallRequest;
 import dev.execache.core.CacheStatus;
 import dev.execache.core.CachedExecutor;
 import dev.execache.core.CachedTool;
-import dev.execache.core.spi.CodeToolCall;
-import dev.execache.core.spi.CodeTools;
 import dev.execache.core.ExecutionOutcome;
 import dev.execache.core.ExecutionRequest;
 import dev.execache.core.ExecutionResult;
+import dev.execache.core.Freshness;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolCallOutcome;
+import dev.execache.core.ToolCallRequest;
 import dev.execache.core.ToolResult;
+import dev.execache.core.spi.CodeToolCall;
+import dev.execache.core.spi.CodeTools;
 import dev.execache.store.memory.MemoryCacheStore;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * The hit paths a server's identity is part of: a run of code that may call three servers (its
@@ -38,13 +29,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * each on the memory store. Written against what core had before identities too (the
  * {@code identities} method is then unused), so the same class measures both.
  */
-@State(Scope.Benchmark)
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-@Fork(1)
-public class AnswerIdentityBenchmark {
+public class AnswerIdentityBenchmark extends AverageTimeBenchmark {
     private static final Map<String, String> IDENTITIES = Map.of("github", "3f9a1c0e5d7b2a4c6e8f0a1b2c3d4e5f",
             "memory", "a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5", "fs", "0f1e2d3c4b5a69788796a5b4c3d2e1f0");
 

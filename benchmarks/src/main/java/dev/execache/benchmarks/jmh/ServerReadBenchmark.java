@@ -1,9 +1,9 @@
 package dev.execache.benchmarks.jmh;
 
 import dev.execache.core.CachedTool;
-import dev.execache.core.ToolCallRequest;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolCallOutcome;
+import dev.execache.core.ToolCallRequest;
 import dev.execache.core.ToolResult;
 import dev.execache.core.spi.CacheStore;
 import dev.execache.store.memory.MemoryCacheStore;
@@ -18,18 +18,11 @@ import java.time.Clock;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * A gateway read of a server whose writes are counted in the store's write generation, on each
@@ -38,13 +31,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * generation moved into the store, the count was a field of the gateway: the same calls with a
  * check in memory.)
  */
-@State(Scope.Benchmark)
-@BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-@Fork(1)
-public class ServerReadBenchmark {
+public class ServerReadBenchmark extends AverageTimeBenchmark {
     @Param({"memory", "sqlite", "redis"})
     public String store;
 

@@ -1,36 +1,21 @@
 package dev.execache.benchmarks.jmh;
 
 import dev.execache.core.CachedTool;
-import dev.execache.core.ToolCallRequest;
 import dev.execache.core.MutableToolVersions;
+import dev.execache.core.ToolCallRequest;
 import dev.execache.core.ToolResult;
 import dev.execache.store.memory.MemoryCacheStore;
 import java.time.Clock;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * A tool-call hit on the memory store: canonical arguments, the key, the store read and the
  * counters, as an agent's repeated {@code read} call pays it.
  */
-@State(Scope.Benchmark)
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-@Fork(1)
-public class ToolCallHitBenchmark {
+public class ToolCallHitBenchmark extends AverageTimeBenchmark {
     private CachedTool cached;
     private final Map<String, Object> args = Map.of("path", "src/main/App.java", "lines", List.of(1, 200));
 

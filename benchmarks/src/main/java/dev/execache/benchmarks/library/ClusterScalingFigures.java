@@ -1,18 +1,16 @@
 package dev.execache.benchmarks.library;
 
 import dev.execache.benchmarks.support.Machine;
+import dev.execache.benchmarks.support.Reports;
 import dev.execache.benchmarks.support.Table;
-import dev.execache.core.spi.CacheEntry;
 import dev.execache.store.redis.RedisCacheStore;
 import dev.execache.store.redis.RedisStoreSettings;
 import dev.execache.store.redis.TestRedisCluster;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -30,7 +28,6 @@ import java.util.concurrent.TimeUnit;
 public final class ClusterScalingFigures {
     static final int ENTRIES = 1_000;
     static final int THREADS = 16;
-    private static final String VALUE = "{\"rows\":[" + "{\"id\":1,\"name\":\"a row of a result\"},".repeat(8) + "{}]}";
 
     private ClusterScalingFigures() {
     }
@@ -55,7 +52,7 @@ public final class ClusterScalingFigures {
                 table.note(String.format(Locale.ROOT, "3 masters served %.2f times the hits of 1 on this machine", figures.hitsPerSecond / oneMaster));
             }
         }
-        table.note("Each run: " + ENTRIES + " entries of " + VALUE.length() + " bytes in one store (16 partitions,"
+        table.note("Each run: " + ENTRIES + " entries of " + StoreEntries.JSON_ROWS.length() + " bytes in one store (16 partitions,"
                 + " bound 10,000), " + THREADS + " client threads in one JVM calling get(key) on random keys for "
                 + measured.toSeconds() + " s after a warm-up; master CPU per hit is the masters' CPU time (INFO cpu) over the hits.");
         for (int n : List.of(3, 6, 12, 24)) {
@@ -63,11 +60,7 @@ public final class ClusterScalingFigures {
                     + " (%d x the hits one master serves per CPU second), given clients and network that keep up.", n,
                     n * perMasterCapacity, n));
         }
-        System.out.println();
-        System.out.println("Machine: " + Machine.describe("no Deno used"));
-        System.out.println("Load average (1, 5, 15 min): " + loadAtStart + " at the start, " + Machine.loadAverage() + " at the end.");
-        System.out.println();
-        System.out.print(table.markdown());
+        Reports.print(Machine.describe("no Deno used"), loadAtStart, "", table);
         System.exit(0);
     }
 
@@ -79,10 +72,8 @@ public final class ClusterScalingFigures {
         try (TestRedisCluster cluster = TestRedisCluster.start(masters, "--cluster-announce-ip", "127.0.0.1");
                 RedisCacheStore store = RedisCacheStore.connect(RedisStoreSettings.of(cluster.url())
                         .withKeyPrefix("bench-scaling:").withMaxEntries(10_000), Clock.systemUTC())) {
-            Instant now = Instant.now();
             for (int i = 0; i < ENTRIES; i++) {
-                store.put(new CacheEntry("v1:" + i, VALUE, "", Duration.ofMillis(800), Map.of("github", "v1"), now,
-                        now.plus(Duration.ofHours(1)), 0));
+                store.put(StoreEntries.rows("v1:" + i));
             }
             List<Long> perMaster = cluster.keysPerNode("\\{bench-scaling:3p*}:e:*");
             hits(store, Duration.ofSeconds(3));

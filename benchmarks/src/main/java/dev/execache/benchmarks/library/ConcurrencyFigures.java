@@ -9,9 +9,7 @@ import dev.execache.core.ExecutionRequest;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.sandbox.DenoSandbox;
 import dev.execache.sandbox.DenoSandboxSettings;
-import dev.execache.sandbox.SandboxProbe;
 import dev.execache.store.memory.MemoryCacheStore;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumMap;
@@ -46,7 +44,7 @@ public final class ConcurrencyFigures {
         }
         try (DenoSandbox deno = new DenoSandbox(settings)) {
             deno.execute(ExecutionRequest.of("return 0", null));
-            awaitPool(deno, settings);
+            WarmPool.await(deno, settings.warmPoolSize());
             long sequentialStart = System.nanoTime();
             for (ExecutionRequest request : requests) {
                 if (!deno.execute(request).isSuccess()) {
@@ -54,7 +52,7 @@ public final class ConcurrencyFigures {
                 }
             }
             double sequentialMillis = Samples.millisSince(sequentialStart);
-            awaitPool(deno, settings);
+            WarmPool.await(deno, settings.warmPoolSize());
 
             CountingSandbox counting = new CountingSandbox(deno);
             CachedExecutor executor = CachedExecutor.builder(counting, new MemoryCacheStore()).toolVersions(new MutableToolVersions(Map.of())).build();
@@ -104,12 +102,6 @@ public final class ConcurrencyFigures {
             } finally {
                 threads.shutdownNow();
             }
-        }
-    }
-
-    private static void awaitPool(DenoSandbox deno, DenoSandboxSettings settings) throws InterruptedException {
-        if (!SandboxProbe.awaitWarmRunners(deno, settings.warmPoolSize(), Duration.ofSeconds(30))) {
-            throw new IllegalStateException("the warm pool did not fill within 30 s");
         }
     }
 }

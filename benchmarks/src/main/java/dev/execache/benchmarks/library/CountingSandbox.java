@@ -2,8 +2,8 @@ package dev.execache.benchmarks.library;
 
 import dev.execache.core.ExecutionRequest;
 import dev.execache.core.ExecutionResult;
-import dev.execache.core.spi.Sandbox;
 import dev.execache.core.spi.CodeTools;
+import dev.execache.core.spi.Sandbox;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /** Counts the executions that reach the sandbox it wraps (which its owner closes). */

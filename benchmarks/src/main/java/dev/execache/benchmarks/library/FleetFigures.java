@@ -2,12 +2,12 @@ package dev.execache.benchmarks.library;
 
 import dev.execache.benchmarks.support.Machine;
 import dev.execache.benchmarks.support.Progress;
+import dev.execache.benchmarks.support.Reports;
 import dev.execache.benchmarks.support.Samples;
 import dev.execache.benchmarks.support.Table;
 import dev.execache.core.CachedExecutor;
 import dev.execache.core.ExecutionRequest;
 import dev.execache.core.ExecutionResult;
-import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.Sandbox;
 import dev.execache.store.redis.RedisCacheStore;
 import dev.execache.store.redis.RedisServerProcess;
@@ -16,13 +16,11 @@ import dev.execache.store.redis.SigningKeys;
 import dev.execache.store.redis.TestRedisCluster;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.Callable;
 import org.redisson.Redisson;
 import org.redisson.api.RBucket;
 import org.redisson.api.RedissonClient;
@@ -37,8 +35,6 @@ import org.redisson.config.Config;
  * <pre>java -cp benchmarks/target/benchmarks.jar dev.execache.benchmarks.library.FleetFigures</pre>
  */
 public final class FleetFigures {
-    private static final String JSON_ROWS =
-            "{\"rows\":[" + "{\"id\":1,\"name\":\"a row of a result\"},".repeat(8) + "{}]}";
     private static final SigningKeys KEYS = SigningKeys.of(List.of("a fleet key for the benchmark, 0123456789"));
     static final int ROUNDS = 20;
     static final int CALLS_PER_ROUND = 1_000;
@@ -56,11 +52,7 @@ public final class FleetFigures {
         hits(table);
         progress.note("fleet: calls while Redis is paused for " + PAUSE.toSeconds() + " s");
         paused(table);
-        System.out.println();
-        System.out.println("Machine: " + Machine.describe("no Deno used"));
-        System.out.println("Load average (1, 5, 15 min): " + loadAtStart + " at the start, " + Machine.loadAverage() + " at the end.");
-        System.out.println();
-        System.out.print(table.markdown());
+        Reports.print(Machine.describe("no Deno used"), loadAtStart, "", table);
         System.exit(0);
     }
 
@@ -71,25 +63,25 @@ public final class FleetFigures {
             RedissonClient clustered = Redisson.create(config(cluster.url().replace("redis-cluster://", ""), true));
             try {
                 List<String> names = new ArrayList<>();
-                List<Callable<?>> calls = new ArrayList<>();
+                List<Turns.KeyedCall> calls = new ArrayList<>();
                 for (var topology : List.of(Map.entry("standalone", single), Map.entry("Cluster", clustered))) {
                     RedissonClient client = topology.getValue();
                     RedisCacheStore plain = store(client, "bench-fleet:", SigningKeys.none());
                     RedisCacheStore signed = store(client, "bench-fleet-signed:", KEYS);
                     RBucket<String> bucket = client.getBucket("bench-fleet-raw", StringCodec.INSTANCE);
-                    bucket.set(JSON_ROWS);
+                    bucket.set(StoreEntries.JSON_ROWS);
                     names.add(topology.getKey() + " store hit");
-                    calls.add(() -> plain.get("v1:bench").orElseThrow());
+                    calls.add(key -> plain.get("v1:bench").orElseThrow());
                     names.add(topology.getKey() + " store hit, signed");
-                    calls.add(() -> signed.get("v1:bench").orElseThrow());
+                    calls.add(key -> signed.get("v1:bench").orElseThrow());
                     names.add(topology.getKey() + " RBucket.get");
-                    calls.add(bucket::get);
+                    calls.add(key -> bucket.get());
                 }
-                alternate(calls, 10);
-                long[][] nanos = alternate(calls, ROUNDS);
+                Turns.alternate(calls, 1, 10, CALLS_PER_ROUND);
+                long[][] nanos = Turns.alternate(calls, 1, ROUNDS, CALLS_PER_ROUND);
                 double[] micros = Arrays.stream(nanos).mapToDouble(Samples::medianMicros).toArray();
                 table.note("Fleet hits: a redis-server and a 3-master Cluster (same binary) started by the report, one"
-                        + " Redisson client each; a " + JSON_ROWS.length() + "-byte value; the six calls alternate call by"
+                        + " Redisson client each; a " + StoreEntries.JSON_ROWS.length() + "-byte value; the six calls alternate call by"
                         + " call; medians of " + ROUNDS * CALLS_PER_ROUND / 1000 + "k calls each after 10k warm-up calls.");
                 for (int i = 0; i < 6; i += 3) {
                     String where = i == 0 ? "standalone" : "Cluster (3 masters)";
@@ -108,9 +100,7 @@ public final class FleetFigures {
 
     private static RedisCacheStore store(RedissonClient client, String prefix, SigningKeys keys) {
         RedisCacheStore store = new RedisCacheStore(client, prefix, 100, keys, Clock.systemUTC());
-        Instant now = Instant.now();
-        store.put(new CacheEntry("v1:bench", JSON_ROWS, "", Duration.ofMillis(800), Map.of("github", "v1"),
-                now, now.plus(Duration.ofHours(1)), 0));
+        store.put(StoreEntries.rows("v1:bench"));
         return store;
     }
 
@@ -156,19 +146,6 @@ public final class FleetFigures {
                     Table.millis(rest), "a call before the pause " + Table.millis(Samples.median(before)),
                     Table.times(rest, Samples.median(before)), "");
         }
-    }
-
-    private static long[][] alternate(List<Callable<?>> calls, int rounds) throws Exception {
-        long[][] nanos = new long[calls.size()][rounds * CALLS_PER_ROUND];
-        for (int sample = 0; sample < rounds * CALLS_PER_ROUND; sample++) {
-            for (int turn = 0; turn < calls.size(); turn++) {
-                int which = (sample + turn) % calls.size();
-                long start = System.nanoTime();
-                calls.get(which).call();
-                nanos[which][sample] = System.nanoTime() - start;
-            }
-        }
-        return nanos;
     }
 
     /** The store's own settings where they change latency: scripts by SHA, reads from masters. */

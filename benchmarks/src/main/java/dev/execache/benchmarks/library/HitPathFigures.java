@@ -20,7 +20,6 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.SplittableRandom;
 import java.util.stream.Stream;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.runner.Runner;
@@ -36,9 +35,6 @@ import org.redisson.client.codec.StringCodec;
 
 /** The hit path of each store beside the primitive under it, in the same JVM and run. */
 public final class HitPathFigures {
-    private static final String JSON_ROWS =
-            "{\"rows\":[" + "{\"id\":1,\"name\":\"a row of a result\"},".repeat(8) + "{}]}";
-
     private HitPathFigures() {
     }
 
@@ -95,19 +91,19 @@ public final class HitPathFigures {
                 PreparedStatement kept = raw.prepareStatement(RAW_SELECT)) {
             Instant now = clock.instant();
             for (int i = 0; i < entries; i++) {
-                store.put(new CacheEntry(key(i), JSON_ROWS, "fetched 8 rows\n", Duration.ofMillis(350),
+                store.put(new CacheEntry(Turns.key(i), StoreEntries.JSON_ROWS, "fetched 8 rows\n", Duration.ofMillis(350),
                         Map.of("github", "v1", "sql", "3"), now, now.plus(Duration.ofHours(1)), 0));
             }
-            KeyedCall storeGet = key -> store.get(key).orElseThrow(() -> new IllegalStateException("miss on " + key));
-            KeyedCall rawSelect = key -> {
+            Turns.KeyedCall storeGet = key -> store.get(key).orElseThrow(() -> new IllegalStateException("miss on " + key));
+            Turns.KeyedCall rawSelect = key -> {
                 try (PreparedStatement select = raw.prepareStatement(RAW_SELECT)) {
                     readRow(select, key);
                 }
             };
-            KeyedCall keptSelect = key -> readRow(kept, key);
-            List<KeyedCall> calls = List.of(storeGet, rawSelect, keptSelect);
-            alternate(calls, entries, 100, callsPerRound);
-            long[][] nanos = alternate(calls, entries, 150, callsPerRound);
+            Turns.KeyedCall keptSelect = key -> readRow(kept, key);
+            List<Turns.KeyedCall> calls = List.of(storeGet, rawSelect, keptSelect);
+            Turns.alternate(calls, entries, 100, callsPerRound);
+            long[][] nanos = Turns.alternate(calls, entries, 150, callsPerRound);
             table.note("SQLite: one file, 100 entries, random keys; store get, a raw select (prepared per call, the"
                     + " same columns) and the same select kept prepared (as the store keeps its own) alternate call by"
                     + " call; median of every call after 100k warm-up calls.");
@@ -138,20 +134,18 @@ public final class HitPathFigures {
     public static void redis(Table table, RedissonClient client) throws Exception {
         String prefix = "bench-hit:";
         try (RedisCacheStore store = new RedisCacheStore(client, prefix, 100, Clock.systemUTC())) {
-            Instant now = Instant.now();
-            store.put(new CacheEntry("v1:bench", JSON_ROWS, "", Duration.ofMillis(800), Map.of("github", "v1"),
-                    now, now.plus(Duration.ofHours(1)), 0));
+            store.put(StoreEntries.rows("v1:bench"));
             RBucket<String> bucket = client.getBucket(prefix + "raw", StringCodec.INSTANCE);
-            bucket.set(JSON_ROWS);
+            bucket.set(StoreEntries.JSON_ROWS);
             RScript script = client.getScript(StringCodec.INSTANCE);
-            List<KeyedCall> calls = List.of(
+            List<Turns.KeyedCall> calls = List.of(
                     key -> store.get("v1:bench").orElseThrow(),
                     key -> bucket.get(),
                     key -> script.eval(RScript.Mode.READ_ONLY, "return redis.call('GET', KEYS[1])",
                             RScript.ReturnType.VALUE, List.of(prefix + "raw")));
             try {
-                alternate(calls, 1, 10, 1_000);
-                long[][] nanos = alternate(calls, 1, 30, 1_000);
+                Turns.alternate(calls, 1, 10, 1_000);
+                long[][] nanos = Turns.alternate(calls, 1, 30, 1_000);
                 table.note("Redis: a redis-server started by the report; the store and the raw bucket share one Redisson"
                         + " client; the three calls alternate; median of every call after 10k warm-up calls.");
                 double storeMicros = Samples.medianMicros(nanos[0]);
@@ -167,28 +161,6 @@ public final class HitPathFigures {
                 bucket.delete();
             }
         }
-    }
-
-    /**
-     * Rounds of calls on random keys; within a round each call takes its turn at each key, in
-     * a rotating order, so that drift in the machine's speed falls on all of them alike.
-     */
-    private static long[][] alternate(List<KeyedCall> calls, int keys, int rounds, int callsPerRound) throws Exception {
-        SplittableRandom random = new SplittableRandom(42);
-        long[][] nanos = new long[calls.size()][rounds * callsPerRound];
-        for (int round = 0; round < rounds; round++) {
-            for (int i = 0; i < callsPerRound; i++) {
-                String key = key(random.nextInt(keys));
-                int sample = round * callsPerRound + i;
-                for (int turn = 0; turn < calls.size(); turn++) {
-                    int which = (sample + turn) % calls.size();
-                    long start = System.nanoTime();
-                    calls.get(which).run(key);
-                    nanos[which][sample] = System.nanoTime() - start;
-                }
-            }
-        }
-        return nanos;
     }
 
     private static final String RAW_SELECT = """
@@ -210,14 +182,5 @@ public final class HitPathFigures {
             row.getString(7);
             row.getString(8);
         }
-    }
-
-    private static String key(int index) {
-        return "v1:" + "%064x".formatted(index);
-    }
-
-    @FunctionalInterface
-    private interface KeyedCall {
-        void run(String key) throws Exception;
     }
 }

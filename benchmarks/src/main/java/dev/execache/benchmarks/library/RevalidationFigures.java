@@ -1,17 +1,18 @@
 package dev.execache.benchmarks.library;
 
-import dev.execache.core.Freshness;
 import dev.execache.core.CachePolicy;
-import dev.execache.core.ToolCallRequest;
 import dev.execache.core.CacheStatus;
 import dev.execache.core.CachedExecutor;
 import dev.execache.core.CachedTool;
 import dev.execache.core.ExecutionOutcome;
 import dev.execache.core.ExecutionRequest;
+import dev.execache.core.Freshness;
 import dev.execache.core.Limits;
+import dev.execache.core.MutableClock;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolCacheRule;
 import dev.execache.core.ToolCallOutcome;
+import dev.execache.core.ToolCallRequest;
 import dev.execache.core.ToolResult;
 import dev.execache.core.spi.CodeToolCall;
 import dev.execache.core.spi.CodeTools;
@@ -21,15 +22,12 @@ import dev.execache.store.memory.MemoryCacheStore;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * A workflow whose data changes rarely: a run that reads three tools of 50 ms each and computes
@@ -96,7 +94,7 @@ public final class RevalidationFigures {
     }
 
     private static Figures measure(DenoSandbox deno, Mode mode, Duration span) {
-        MovableClock clock = new MovableClock();
+        MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
         MemoryCacheStore store = new MemoryCacheStore(100, clock);
         CachePolicy policy = CachePolicy.DEFAULTS.withTtl(TTL).withEnabled(mode != Mode.PLAIN);
         DataServer server = new DataServer(store, clock, mode != Mode.PLAIN);
@@ -162,30 +160,6 @@ public final class RevalidationFigures {
             ToolCallOutcome outcome = cache.call(ToolCallRequest.of(name, Map.of()));
             return new CodeToolCall(name, versions.versions().get(name), outcome, !outcome.result().isError(),
                     outcome.result().json().length(), Map.of());
-        }
-    }
-
-    /** The cache's clock, moved by this program. */
-    private static final class MovableClock extends Clock {
-        private final AtomicReference<Instant> now = new AtomicReference<>(Instant.parse("2026-01-01T00:00:00Z"));
-
-        void advance(Duration duration) {
-            now.updateAndGet(instant -> instant.plus(duration));
-        }
-
-        @Override
-        public Instant instant() {
-            return now.get();
-        }
-
-        @Override
-        public ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(ZoneId zone) {
-            return this;
         }
     }
 }

@@ -12,7 +12,6 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -79,17 +78,11 @@ public final class SandboxFigures {
 
     /** A run handed to runners that are already waiting, as they are between an agent's requests. */
     private static double warmRun(DenoSandbox sandbox, ExecutionRequest request) throws InterruptedException {
-        awaitPool(sandbox);
+        WarmPool.await(sandbox, POOL_SIZE);
         double millis = run(sandbox, request);
-        awaitPool(sandbox);
+        WarmPool.await(sandbox, POOL_SIZE);
         TimeUnit.MILLISECONDS.sleep(SETTLE_MILLIS);
         return millis;
-    }
-
-    private static void awaitPool(DenoSandbox sandbox) throws InterruptedException {
-        if (!SandboxProbe.awaitWarmRunners(sandbox, POOL_SIZE, Duration.ofSeconds(30))) {
-            throw new IllegalStateException("the warm pool did not refill within 30 s");
-        }
     }
 
     private static double run(DenoSandbox sandbox, ExecutionRequest request) {

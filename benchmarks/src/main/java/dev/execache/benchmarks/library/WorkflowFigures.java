@@ -12,7 +12,6 @@ import dev.execache.core.MutableToolVersions;
 import dev.execache.core.spi.CacheStore;
 import dev.execache.sandbox.DenoSandbox;
 import dev.execache.sandbox.DenoSandboxSettings;
-import dev.execache.sandbox.SandboxProbe;
 import dev.execache.store.memory.MemoryCacheStore;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -103,9 +102,7 @@ public final class WorkflowFigures {
         try (DenoSandbox deno = new DenoSandbox(settings)) {
             CountingSandbox sandbox = new CountingSandbox(deno);
             sandbox.execute(ExecutionRequest.of("return 0", null));
-            if (!SandboxProbe.awaitWarmRunners(deno, settings.warmPoolSize(), Duration.ofSeconds(30))) {
-                throw new IllegalStateException("the warm pool did not fill within 30 s");
-            }
+            WarmPool.await(deno, settings.warmPoolSize());
             CachedExecutor executor = CachedExecutor.builder(sandbox, store).toolVersions(new MutableToolVersions(Map.of())).cachePolicy(policy).build();
             int before = sandbox.executions();
             double[] millis = new double[requests.size()];

@@ -23,11 +23,10 @@ public final class BridgeFigures {
     }
 
     public static void main(String[] args) throws Exception {
-        Path jar = Path.of(args[0]);
-        Path lab = Path.of(args[1]);
-        int rounds = args.length > 2 ? Integer.parseInt(args[2]) : 21;
-        try (McpSyncClient direct = McpClients.direct(lab);
-                McpSyncClient serve = McpClients.serve(jar, lab, "execache-bridge-bench")) {
+        ServerArguments arguments = ServerArguments.of(args, 21);
+        int rounds = arguments.rounds();
+        try (McpSyncClient direct = McpClients.direct(arguments.server());
+                McpSyncClient serve = McpClients.serve(arguments.jar(), arguments.server(), "execache-bridge-bench")) {
             for (int i = 0; i < 5; i++) {
                 run(serve, "// warm " + i + "\nfor (let k = 0; k < " + CALLS + "; k++) await tools.lab.get_other({});"
                         + " return 1;");

@@ -77,16 +77,7 @@ public final class CliFigures {
             variants.put("server miss", round -> server(command(directory, java, launcherFlags,
                     missOf(jar, one, db, "s" + round)), runtime));
             List<String> names = new ArrayList<>(variants.keySet());
-            Map<String, List<Double>> millis = new LinkedHashMap<>();
-            names.forEach(name -> millis.put(name, new ArrayList<>()));
-            for (int round = 0; round < ROUNDS; round++) {
-                for (int turn = 0; turn < names.size(); turn++) {
-                    String name = names.get((round + turn) % names.size());
-                    String expected = name.equals("java -version") ? "version" : name.contains("miss") ? "cache miss" : "cache hit";
-                    millis.get(name).add(timed(variants.get(name).apply(round), expected));
-                }
-                progress.note("cli: round " + (round + 1) + " of " + ROUNDS);
-            }
+            Map<String, List<Double>> millis = inTurns(variants, ROUNDS, 1, progress);
             table.note("CLI: wall time of the whole process, " + ROUNDS + " rounds, each command once per round in"
                     + " rotating order; the AppCDS archive (" + Files.size(archive) / (1024 * 1024) + " MiB) comes from one"
                     + " training run of the same hit with -XX:ArchiveClassesAtExit; in-process runs set"
@@ -95,37 +86,34 @@ public final class CliFigures {
                     + " the client's own " + Files.size(clientArchive) / 1024 + " KiB from one training hit); each miss"
                     + " has a context of its own, so it runs `return 1 + 1` on the warm pool.");
             double bare = Samples.median(millis.get("java -version"));
-            double hit = Samples.median(millis.get("hit"));
-            table.add("CLI hit in-process, `java -jar execache.jar run hello.ts --store sqlite --db F` (median of " + ROUNDS + ")",
-                    Table.millis(hit), "`java -version` " + Table.millis(bare), Table.times(hit, bare),
-                    Table.aim("≤ 4x", hit / bare <= 4));
+            besideJava(table, "CLI hit in-process, `java -jar execache.jar run hello.ts --store sqlite --db F` (median of "
+                    + ROUNDS + ")", millis.get("hit"), bare, 4);
             for (String name : names.subList(2, 5)) {
-                double variant = Samples.median(millis.get(name));
                 String flags = switch (name) {
                     case "hit, C1 only" -> "`-XX:TieredStopAtLevel=1`";
                     case "hit, AppCDS" -> "AppCDS (`-XX:SharedArchiveFile`)";
                     default -> "AppCDS + `-XX:TieredStopAtLevel=1`";
                 };
-                table.add("CLI hit in-process with " + flags, Table.millis(variant), "`java -version` " + Table.millis(bare),
-                        Table.times(variant, bare), Table.aim("≤ 4x", variant / bare <= 4));
+                besideJava(table, "CLI hit in-process with " + flags, millis.get(name), bare, 4);
             }
-            double serverHit = Samples.median(millis.get("server hit"));
-            table.add("CLI hit through the resident server (thin client, the launcher's flags)", Table.millis(serverHit),
-                    "`java -version` " + Table.millis(bare), Table.times(serverHit, bare),
-                    Table.aim("≤ 2x", serverHit / bare <= 2));
-            double plain = Samples.median(millis.get("server hit, no flags"));
-            table.add("CLI hit through the resident server, client without JVM flags", Table.millis(plain),
-                    "`java -version` " + Table.millis(bare), Table.times(plain, bare), "");
-            double serverMiss = Samples.median(millis.get("server miss"));
-            table.add("CLI miss of `return 1 + 1` through the resident server (warm pool)", Table.millis(serverMiss),
-                    "`java -version` " + Table.millis(bare), Table.times(serverMiss, bare),
-                    Table.aim("≤ 3x", serverMiss / bare <= 3));
-            double miss = Samples.median(millis.get("miss in-process"));
-            table.add("CLI miss of `return 1 + 1` in-process (AppCDS + C1 only, cold Deno)", Table.millis(miss),
-                    "`java -version` " + Table.millis(bare), Table.times(miss, bare), "");
+            besideJava(table, "CLI hit through the resident server (thin client, the launcher's flags)",
+                    millis.get("server hit"), bare, 2);
+            besideJava(table, "CLI hit through the resident server, client without JVM flags",
+                    millis.get("server hit, no flags"), bare, Double.NaN);
+            besideJava(table, "CLI miss of `return 1 + 1` through the resident server (warm pool)",
+                    millis.get("server miss"), bare, 3);
+            besideJava(table, "CLI miss of `return 1 + 1` in-process (AppCDS + C1 only, cold Deno)",
+                    millis.get("miss in-process"), bare, Double.NaN);
         } finally {
             stopServerAndDelete(directory, java, jar, runtime, progress);
         }
+    }
+
+    /** A row: the median of a command's times beside {@code java -version}'s, and its aim (at most {@code aim} times). */
+    private static void besideJava(Table table, String figure, List<Double> millis, double bare, double aim) {
+        double median = Samples.median(millis);
+        table.add(figure, Table.millis(median), "`java -version` " + Table.millis(bare), Table.times(median, bare),
+                Double.isNaN(aim) ? "" : Table.aim("≤ " + (int) aim + "x", median / bare <= aim));
     }
 
     /** Medians in ms of {@link #resident}: {@code java -version}, a hit, the same hit with a {@code servers:} section. */
@@ -166,24 +154,35 @@ public final class CliFigures {
             variants.put("java -version", round -> command(directory, java, List.of("-version"), List.of()));
             variants.put("hit", round -> server(command(plain, java, flags, run), runtime));
             variants.put("hit with servers", round -> server(command(withServers, java, flags, run), runtime));
-            List<String> names = new ArrayList<>(variants.keySet());
-            Map<String, List<Double>> millis = new LinkedHashMap<>();
-            names.forEach(name -> millis.put(name, new ArrayList<>()));
-            for (int round = 0; round < rounds; round++) {
-                for (int turn = 0; turn < names.size(); turn++) {
-                    String name = names.get((round + turn) % names.size());
-                    millis.get(name).add(timed(variants.get(name).apply(round),
-                            name.equals("java -version") ? "version" : "cache hit"));
-                }
-                if ((round + 1) % 10 == 0) {
-                    progress.note("cli: round " + (round + 1) + " of " + rounds);
-                }
-            }
+            Map<String, List<Double>> millis = inTurns(variants, rounds, 10, progress);
             return new Resident(Samples.median(millis.get("java -version")), Samples.median(millis.get("hit")),
                     Samples.median(millis.get("hit with servers")));
         } finally {
             stopServerAndDelete(directory, java, jar, runtime, progress);
         }
+    }
+
+    /**
+     * Runs each command once a round, in an order that rotates round by round, and returns the
+     * wall times in ms by name. Each must say what its name says: {@code java -version} its
+     * version, a miss {@code cache miss}, any other {@code cache hit}.
+     */
+    private static Map<String, List<Double>> inTurns(Map<String, IntFunction<ProcessBuilder>> commands, int rounds,
+            int noteEvery, Progress progress) throws IOException, InterruptedException {
+        List<String> names = new ArrayList<>(commands.keySet());
+        Map<String, List<Double>> millis = new LinkedHashMap<>();
+        names.forEach(name -> millis.put(name, new ArrayList<>()));
+        for (int round = 0; round < rounds; round++) {
+            for (int turn = 0; turn < names.size(); turn++) {
+                String name = names.get((round + turn) % names.size());
+                String expected = name.equals("java -version") ? "version" : name.contains("miss") ? "cache miss" : "cache hit";
+                millis.get(name).add(timed(commands.get(name).apply(round), expected));
+            }
+            if ((round + 1) % noteEvery == 0) {
+                progress.note("cli: round " + (round + 1) + " of " + rounds);
+            }
+        }
+        return millis;
     }
 
     /** Stops the report's own resident server and deletes its directory. */

@@ -39,9 +39,10 @@ public final class HttpFigures {
     }
 
     public static void main(String[] args) throws Exception {
-        Path jar = Path.of(args[0]);
-        Path tsServer = Path.of(args[1]).toAbsolutePath();
-        int rounds = args.length > 2 ? Integer.parseInt(args[2]) : 2001;
+        ServerArguments arguments = ServerArguments.of(args, 2001);
+        Path jar = arguments.jar();
+        Path tsServer = arguments.server().toAbsolutePath();
+        int rounds = arguments.rounds();
         Process execache = new ProcessBuilder("java", "-jar", jar.toString(), "serve", "--store", "memory", "--http", "0")
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
         Process node = new ProcessBuilder("node", tsServer.toString(), "0").directory(tsServer.getParent().toFile())

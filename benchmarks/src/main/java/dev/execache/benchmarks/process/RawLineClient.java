@@ -44,17 +44,23 @@ public final class RawLineClient implements AutoCloseable {
     /** Calls a tool with arguments given as JSON text; returns the round trip in nanoseconds. */
     public long call(String tool, String argumentsJson) throws IOException {
         long start = System.nanoTime();
-        String answer = request("tools/call", "{\"name\":\"" + tool + "\",\"arguments\":" + argumentsJson + "}");
+        String answer = callTool(tool, argumentsJson);
         long took = System.nanoTime() - start;
-        if (answer.contains("\"isError\":true") || answer.contains("\"error\":{")) {
-            throw new IllegalStateException(tool + " failed: " + answer);
-        }
+        succeeded(tool, answer);
         return took;
     }
 
     /** Calls a tool with arguments given as JSON text; returns the answer line. */
     public String answer(String tool, String argumentsJson) throws IOException {
-        String answer = request("tools/call", "{\"name\":\"" + tool + "\",\"arguments\":" + argumentsJson + "}");
+        return succeeded(tool, callTool(tool, argumentsJson));
+    }
+
+    private String callTool(String tool, String argumentsJson) throws IOException {
+        return request("tools/call", "{\"name\":\"" + tool + "\",\"arguments\":" + argumentsJson + "}");
+    }
+
+    /** The answer, unless it is an error (which ends the benchmark). */
+    private static String succeeded(String tool, String answer) {
         if (answer.contains("\"isError\":true") || answer.contains("\"error\":{")) {
             throw new IllegalStateException(tool + " failed: " + answer);
         }
