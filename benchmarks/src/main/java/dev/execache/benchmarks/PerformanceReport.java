@@ -1,5 +1,17 @@
 package dev.execache.benchmarks;
 
+import dev.execache.benchmarks.library.ConcurrencyFigures;
+import dev.execache.benchmarks.library.FleetFigures;
+import dev.execache.benchmarks.library.HitPathFigures;
+import dev.execache.benchmarks.library.SandboxFigures;
+import dev.execache.benchmarks.library.WorkflowFigures;
+import dev.execache.benchmarks.process.CliFigures;
+import dev.execache.benchmarks.support.Artifacts;
+import dev.execache.benchmarks.support.Machine;
+import dev.execache.benchmarks.support.Progress;
+import dev.execache.benchmarks.support.Reports;
+import dev.execache.benchmarks.support.Scratch;
+import dev.execache.benchmarks.support.Table;
 import dev.execache.sandbox.DenoSandboxSettings;
 import dev.execache.sandbox.SandboxProbe;
 import dev.execache.store.memory.MemoryCacheStore;
@@ -7,18 +19,12 @@ import dev.execache.store.redis.RedisCacheStore;
 import dev.execache.store.redis.RedisServerProcess;
 import dev.execache.store.redis.RedisStoreSettings;
 import dev.execache.store.sqlite.SqliteCacheStore;
-import java.io.IOException;
-import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
-import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
-import java.util.stream.Stream;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
@@ -44,11 +50,7 @@ public final class PerformanceReport {
 
     public static void main(String[] args) throws Exception {
         System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
-        Set<String> parts = new LinkedHashSet<>(args.length == 0 ? PARTS : List.of(args));
-        if (!PARTS.containsAll(parts)) {
-            System.err.println("usage: PerformanceReport [" + String.join("|", PARTS) + "]...");
-            System.exit(2);
-        }
+        Set<String> parts = Reports.parts("PerformanceReport", PARTS, args);
         Progress progress = new Progress();
         String loadAtStart = Machine.loadAverage();
         DenoSandboxSettings settings = DenoSandboxSettings.builder().warmPoolSize(WARM_POOL_SIZE).build();
@@ -91,10 +93,10 @@ public final class PerformanceReport {
                 client.shutdown();
             }
         } finally {
-            deleteTree(scratch);
+            Scratch.deleteTree(scratch);
         }
         if (parts.contains("cli")) {
-            Path jar = execacheJar();
+            Path jar = Artifacts.execacheJar();
             progress.note("cli: " + jar + ", " + CliFigures.ROUNDS + " rounds");
             CliFigures.measure(table, jar, progress);
         }
@@ -103,13 +105,7 @@ public final class PerformanceReport {
             ConcurrencyFigures.measure(table, settings);
         }
         progress.note("done");
-
-        System.out.println();
-        System.out.println("Machine: " + machine);
-        System.out.println("Load average (1, 5, 15 min): " + loadAtStart + " at the start, " + Machine.loadAverage()
-                + " at the end. Sandbox warm pool: " + WARM_POOL_SIZE + " runners.");
-        System.out.println();
-        System.out.print(table.markdown());
+        Reports.print(machine, loadAtStart, "Sandbox warm pool: " + WARM_POOL_SIZE + " runners.", table);
         System.out.println();
         System.out.printf(Locale.ROOT, "The report took %.0f s.%n", progress.elapsedSeconds());
         // everything it started is closed, but a library thread left behind must not keep the JVM up
@@ -122,30 +118,5 @@ public final class PerformanceReport {
         config.setUseScriptCache(true);
         config.useSingleServer().setAddress(url);
         return config;
-    }
-
-    static void deleteTree(Path directory) throws IOException {
-        try (Stream<Path> paths = Files.walk(directory)) {
-            for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(path);
-            }
-        }
-    }
-
-    /** {@code -Dexecache.jar}, else app-cli's jar beside this benchmarks jar, else under the working directory. */
-    static Path execacheJar() throws URISyntaxException {
-        String configured = System.getProperty("execache.jar");
-        if (configured != null) {
-            return Path.of(configured);
-        }
-        List<Path> candidates = new ArrayList<>();
-        Path self = Path.of(PerformanceReport.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-        if (self.getParent() != null && self.getParent().getParent() != null && self.getParent().getParent().getParent() != null) {
-            candidates.add(self.getParent().getParent().getParent().resolve("app-cli/target/execache.jar"));
-        }
-        candidates.add(Path.of("app-cli/target/execache.jar").toAbsolutePath());
-        return candidates.stream().filter(Files::isRegularFile).findFirst().orElseThrow(() -> new IllegalStateException(
-                "no execache.jar at " + candidates + ": build it (./mvnw -B -q -DskipTests package -pl app-cli -am)"
-                        + " or name it with -Dexecache.jar=PATH"));
     }
 }

@@ -2,14 +2,23 @@ package dev.execache.benchmarks;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.execache.benchmarks.library.HitPathFigures;
+import dev.execache.benchmarks.library.SandboxFigures;
+import dev.execache.benchmarks.process.CliFigures;
+import dev.execache.benchmarks.process.RawLineClient;
+import dev.execache.benchmarks.process.Serve;
+import dev.execache.benchmarks.support.Artifacts;
+import dev.execache.benchmarks.support.Machine;
+import dev.execache.benchmarks.support.Progress;
+import dev.execache.benchmarks.support.Reports;
+import dev.execache.benchmarks.support.Samples;
+import dev.execache.benchmarks.support.Scratch;
+import dev.execache.benchmarks.support.Table;
 import dev.execache.sandbox.DenoSandboxSettings;
 import dev.execache.sandbox.SandboxProbe;
 import java.io.IOException;
-import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -57,19 +66,15 @@ public final class SpeedReport {
         System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
         // JMH's lock is machine-wide: another checkout's benchmark must not stop this one
         System.setProperty("jmh.ignoreLock", "true");
-        Set<String> parts = new LinkedHashSet<>(args.length == 0 ? PARTS : List.of(args));
-        if (!PARTS.containsAll(parts)) {
-            System.err.println("usage: SpeedReport [" + String.join("|", PARTS) + "]...");
-            System.exit(2);
-        }
+        Set<String> parts = Reports.parts("SpeedReport", PARTS, args);
         Progress progress = new Progress();
         String loadAtStart = Machine.loadAverage();
         DenoSandboxSettings settings = DenoSandboxSettings.builder().warmPoolSize(2).build();
         SandboxProbe probe = SandboxProbe.prepare(settings);
         String machine = Machine.describe(probe.denoVersion());
         progress.note(machine + "; load average " + loadAtStart);
-        Path jar = execacheJar();
-        Path node = nodeDirectory();
+        Path jar = Artifacts.execacheJar();
+        Path node = Artifacts.nodeDirectory();
         Table table = new Table("figure", "execache", "baseline (same run)", "ratio", "aim", "met?");
         Path scratch = Files.createTempDirectory("execache-speed-");
         try {
@@ -98,15 +103,10 @@ public final class SpeedReport {
                         met(sandbox[0] / sandbox[1] <= 1.3));
             }
         } finally {
-            PerformanceReport.deleteTree(scratch);
+            Scratch.deleteTree(scratch);
         }
         progress.note("done");
-        System.out.println();
-        System.out.println("Machine: " + machine);
-        System.out.println("Load average (1, 5, 15 min): " + loadAtStart + " at the start, " + Machine.loadAverage()
-                + " at the end.");
-        System.out.println();
-        System.out.print(table.markdown());
+        Reports.print(machine, loadAtStart, "", table);
         System.out.println();
         System.out.printf(Locale.ROOT, "The report took %.0f s.%n", progress.elapsedSeconds());
         System.exit(0);
@@ -123,7 +123,7 @@ public final class SpeedReport {
         Optional<String> allCpus = pinForTurns();
         try (RawLineClient canned = RawLineClient.of("node", List.of(node.resolve("canned-stdio.mjs").toString()));
                 RawLineClient sdk = RawLineClient.of("node", List.of(node.resolve("ts-stdio-server.mjs").toString()));
-                RawLineClient serve = new RawLineClient(serveCommand(jar, scratch.resolve("plain"), null))) {
+                RawLineClient serve = new RawLineClient(Serve.command(jar, scratch.resolve("plain"), null))) {
             for (int i = 0; i < LINE_WARM_UP + LINE_ROUNDS; i++) {
                 long[] took = {
                     canned.call("trivial", "{}"),
@@ -194,7 +194,7 @@ public final class SpeedReport {
         double[] bridge = new double[BRIDGE_ROUNDS];
         Optional<String> allCpus = pinForTurns();
         try (RawLineClient server = RawLineClient.of("node", List.of(lab.toString()));
-                RawLineClient serve = new RawLineClient(serveCommand(jar, scratch.resolve("gateway"), lab))) {
+                RawLineClient serve = new RawLineClient(Serve.command(jar, scratch.resolve("gateway"), lab))) {
             for (int i = 0; i < LINE_WARM_UP + LINE_ROUNDS; i++) {
                 long straight = server.call("get_count", "{\"who\":\"bench\"}");
                 long hit = serve.call("lab__get_count", "{\"who\":\"bench\"}");
@@ -279,54 +279,5 @@ public final class SpeedReport {
         } catch (JsonProcessingException e) {
             throw new IllegalStateException(e);
         }
-    }
-
-    /** {@code execache serve --store memory} with a config file of its own, listing {@code lab} under servers when given. */
-    static List<String> serveCommand(Path jar, Path directory, Path lab) throws IOException {
-        Files.createDirectories(directory);
-        Path config = Files.writeString(directory.resolve("execache.yaml"), lab == null ? "# no servers\n"
-                : "servers:\n  lab:\n    command: node\n    args: [\"" + lab + "\"]\n");
-        List<String> command = new ArrayList<>();
-        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        // -Dexecache.serveOptions="-XX:StartFlightRecording=..." profiles the servers measured
-        String options = System.getProperty("execache.serveOptions", "").strip();
-        if (!options.isEmpty()) {
-            command.addAll(List.of(options.split("\\s+")));
-        }
-        command.addAll(List.of("-jar", jar.toString(), "serve", "--store", "memory", "--config", config.toString()));
-        return command;
-    }
-
-    /**
-     * {@code -Dexecache.node}, else app-cli's test peers (copied to {@code app-cli/target/node} by its
-     * build) under the working directory or beside this jar; installed with {@code npm ci} when missing.
-     */
-    static Path nodeDirectory() throws URISyntaxException, IOException, InterruptedException {
-        String configured = System.getProperty("execache.node");
-        List<Path> candidates = new ArrayList<>();
-        if (configured != null) {
-            candidates.add(Path.of(configured));
-        } else {
-            candidates.add(Path.of("app-cli/target/node").toAbsolutePath());
-            Path self = Path.of(SpeedReport.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-            candidates.add(self.getParent().getParent().getParent().resolve("app-cli/target/node"));
-        }
-        Path node = candidates.stream()
-                .filter(dir -> Files.isRegularFile(dir.resolve("package-lock.json")))
-                .findFirst()
-                .orElseThrow(() -> new IllegalStateException("no MCP test peers in " + candidates + ": build app-cli"
-                        + " (./mvnw -B -q -DskipTests package -pl benchmarks -am) or name them with -Dexecache.node=DIR"));
-        if (!Files.isDirectory(node.resolve("node_modules/@modelcontextprotocol/sdk"))) {
-            Process install = new ProcessBuilder("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
-                    .directory(node.toFile()).inheritIO().start();
-            if (install.waitFor() != 0) {
-                throw new IllegalStateException("npm ci in " + node + " failed");
-            }
-        }
-        return node;
-    }
-
-    private static Path execacheJar() throws URISyntaxException {
-        return PerformanceReport.execacheJar();
     }
 }
