@@ -15,6 +15,7 @@ import dev.execache.store.memory.MemoryCacheStore;
 import dev.execache.tools.mcp.McpToolCatalog;
 import dev.execache.tools.mcp.UrlServerSettings;
 import dev.execache.mcp.server.CapturedLog;
+import dev.execache.tools.mcp.HttpLab;
 import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
