@@ -7,20 +7,19 @@ import dev.execache.core.ExecutionRequest;
 import dev.execache.core.ExecutionResult;
 import dev.execache.core.Limits;
 import dev.execache.core.spi.CodeTools;
+import dev.execache.core.spi.ParentDeathSignal;
 import dev.execache.core.spi.SandboxUnavailableException;
 import dev.execache.core.ToolResult;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -59,7 +58,7 @@ final class Runner {
      * runner is started by a thread that outlives it (the caller waits for its run; the warm
      * pool's starter lives as long as the pool).
      */
-    private static final List<String> DIES_WITH_HOST = diesWithHost();
+    private static final List<String> DIES_WITH_HOST = ParentDeathSignal.commandPrefix();
 
     private final Process process;
     private final DenoRuntime runtime;
@@ -93,18 +92,6 @@ final class Runner {
             throw new SandboxUnavailableException("Deno " + runtime.executable() + " could not be started: "
                     + e.getMessage() + ". To fix: check that the file is a working Deno 2 executable.", e);
         }
-    }
-
-    private static List<String> diesWithHost() {
-        if (!System.getProperty("os.name", "").toLowerCase(Locale.ROOT).contains("linux")) {
-            return List.of();
-        }
-        for (String candidate : List.of("/usr/bin/setpriv", "/bin/setpriv")) {
-            if (Files.isExecutable(Path.of(candidate))) {
-                return List.of(candidate, "--pdeathsig", "KILL", "--");
-            }
-        }
-        return List.of();
     }
 
     boolean isAlive() {

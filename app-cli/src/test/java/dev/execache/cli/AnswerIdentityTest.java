@@ -25,7 +25,7 @@ import dev.execache.store.memory.MemoryCacheStore;
 import dev.execache.store.sqlite.SqliteCacheStore;
 import dev.execache.tools.mcp.McpServerSettings;
 import dev.execache.tools.mcp.McpToolCatalog;
-import dev.execache.gateway.CapturedLog;
+import dev.execache.core.CapturedLog;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -123,7 +123,9 @@ class ArchitectureTest {
             "Sandbox", "SandboxUnavailableException",
             "ToolVersionSource", "ToolCatalog", "CatalogTool", "ToolCallCancelledException", "ServerRefusedException", "AgentRefusedException", "CodeTools", "CodeToolCall",
             // where spans and counts go (tracing and metrics), with trace context as W3C fields
-            "Telemetry");
+            "Telemetry",
+            // how an adapter's child process is made to die with execache (the sandbox's and the servers')
+            "ParentDeathSignal");
 
     @ArchTest
     static final ArchRule coreExportsOnlyItsLibraryApi = classes()

@@ -6,7 +6,7 @@ import dev.execache.cli.settings.ConfigWatcher;
 import dev.execache.core.CacheStatus;
 import dev.execache.core.ExecutionOutcome;
 import dev.execache.core.ExecutionRequest;
-import dev.execache.gateway.CapturedLog;
+import dev.execache.core.CapturedLog;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

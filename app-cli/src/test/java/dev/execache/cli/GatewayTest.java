@@ -18,7 +18,7 @@ import dev.execache.gateway.Gateway;
 import dev.execache.store.memory.MemoryCacheStore;
 import dev.execache.tools.mcp.McpServerSettings;
 import dev.execache.tools.mcp.McpToolCatalog;
-import dev.execache.gateway.CapturedLog;
+import dev.execache.core.CapturedLog;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -14,6 +14,7 @@ import dev.execache.mcp.server.stdio.McpStdioServer;
 import dev.execache.mcp.server.RawMcpClient;
 import dev.execache.gateway.ServeTools;
 import dev.execache.tools.mcp.DownstreamSettings;
+import dev.execache.tools.mcp.HttpLab;
 import dev.execache.tools.mcp.McpToolCatalog;
 import dev.execache.tools.mcp.UrlServerSettings;
 import java.io.IOException;

@@ -14,6 +14,7 @@ import io.opentelemetry.proto.common.v1.KeyValue;
 import io.opentelemetry.proto.metrics.v1.Metric;
 import io.opentelemetry.proto.trace.v1.Span;
 import dev.execache.mcp.server.RawHttp;
+import dev.execache.tools.mcp.HttpLab;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetSocketAddress;

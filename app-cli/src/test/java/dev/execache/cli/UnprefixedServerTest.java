@@ -12,7 +12,7 @@ import dev.execache.gateway.ServeTools;
 import dev.execache.tools.mcp.McpServerSettings;
 import dev.execache.tools.mcp.McpToolCatalog;
 import dev.execache.mcp.server.RawMcpClient;
-import dev.execache.gateway.CapturedLog;
+import dev.execache.core.CapturedLog;
 import java.io.IOException;
 import java.nio.channels.Channels;
 import java.nio.channels.Pipe;

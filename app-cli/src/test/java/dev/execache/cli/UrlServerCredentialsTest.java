@@ -13,6 +13,7 @@ import dev.execache.core.spi.CacheStore;
 import dev.execache.gateway.Json;
 import dev.execache.gateway.Gateway;
 import dev.execache.store.memory.MemoryCacheStore;
+import dev.execache.tools.mcp.HttpLab;
 import dev.execache.tools.mcp.McpToolCatalog;
 import dev.execache.tools.mcp.UrlServerSettings;
 import java.io.IOException;

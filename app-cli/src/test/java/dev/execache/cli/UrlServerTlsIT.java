@@ -2,6 +2,7 @@ package dev.execache.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.execache.tools.mcp.HttpLab;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -9,6 +9,7 @@ import dev.execache.cli.settings.Environment;
 import dev.execache.cli.settings.Settings;
 import dev.execache.cli.settings.UsageException;
 import dev.execache.gateway.Json;
+import dev.execache.tools.mcp.HttpLab;
 import dev.execache.tools.mcp.McpToolCatalog;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;

@@ -1,5 +1,6 @@
 package dev.execache.gateway;
 
+import dev.execache.core.CapturedLog;
 import dev.execache.gateway.OfferedTools;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -1,9 +1,6 @@
 package dev.execache.tools.mcp;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.core.type.TypeReference;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.execache.core.CanonicalJson;
 import dev.execache.core.ToolResult;
 import dev.execache.core.spi.CatalogTool;
 import dev.execache.core.spi.ToolCallCancelledException;
@@ -12,7 +9,6 @@ import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.spec.McpError;
 import dev.execache.core.spi.ServerRefusedException;
-import java.util.LinkedHashSet;
 import java.util.Set;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.spec.McpSchema;
@@ -20,19 +16,13 @@ import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import io.modelcontextprotocol.spec.McpSchema.ListToolsResult;
 import java.lang.System.Logger.Level;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HexFormat;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -42,25 +32,15 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 /**
  * One downstream server: its process and client, restarted with backoff when it dies, and the
  * tools it offered when it was last asked.
  */
-final class DownstreamServer extends Downstream {
-    private static final System.Logger LOG = System.getLogger("dev.execache.tools.mcp");
-    static final String SEPARATOR = "__";
-    private static final Duration FIRST_BACKOFF = Duration.ofSeconds(1);
-    private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
+final class DownstreamServer extends ServerLifecycle<DownstreamServer.Connection> {
     /** A server that stayed up this long starts again from the first backoff when it dies. */
     private static final Duration STABLE = Duration.ofSeconds(30);
-    /**
-     * How long starting a server may take: longer than one call may, since a loaded machine can
-     * take seconds to start node or npx, and a start that gives up too early restarts a healthy server.
-     */
-    private static final Duration MIN_START_TIMEOUT = Duration.ofSeconds(30);
     /** Calls wait here, so a call gives up after the call timeout while the client's own timeout is the longer start timeout. */
     private static final ExecutorService CALLS = Executors.newCachedThreadPool(runnable -> {
         Thread thread = new Thread(runnable, "execache-mcp-call");
@@ -70,27 +50,15 @@ final class DownstreamServer extends Downstream {
     private static final String NO_ANSWER = "no answer in time";
     /** How long a request a server made during a call may wait for the agent once the call has ended. */
     private static final Duration ASKED_AFTER_CALL = Duration.ofSeconds(60);
-    private static final AtomicLong PROGRESS_TOKENS = new AtomicLong();
-    private static final TypeReference<Map<String, Object>> OBJECT = new TypeReference<>() {
-    };
 
     private final McpServerSettings settings;
     /** How the server is reached (see {@link McpServerSettings#identity}); null when shared publicly. */
     private final String identity;
-    private final Duration callTimeout;
-    private final ScheduledExecutorService scheduler;
     private final Consumer<String> stderr;
-    private final Runnable toolsMayHaveChanged;
     private final Consumer<Map<String, Object>> logged;
     private final java.util.function.BiConsumer<String, Map<String, Object>> notified;
-    private final Clock clock;
-    private final ObjectMapper json = new ObjectMapper();
     private final JacksonMcpJsonMapper mapper = new JacksonMcpJsonMapper(json);
 
-    private Connection connection;
-    private List<CatalogTool> tools = List.of();
-    private boolean closed;
-    private int failures;
     private Instant connectedAt;
     /** A start in progress: its transport and (once made) its client, so that close() ends it too. */
     private ServerProcessTransport startingTransport;
@@ -106,16 +74,12 @@ final class DownstreamServer extends Downstream {
      * does not say which call a server's request belongs to).
      */
     private final java.util.concurrent.ConcurrentLinkedDeque<Caller> callers = new java.util.concurrent.ConcurrentLinkedDeque<>();
-    /** The agent asked for what the server asks outside any call; null when there is none. */
-    private volatile ToolCatalog.Agent sessionAgent;
-    /** The level the agent asked the servers to log from; null until it asks. */
-    private volatile McpSchema.LoggingLevel logLevel;
 
     /**
      * @param logs whether the server declared that it logs (the logging capability)
      * @param instructions what it said of itself in initialize, null for nothing
      */
-    private record Connection(McpSyncClient client, ServerProcessTransport transport, McpSchema.Implementation info,
+    record Connection(McpSyncClient client, ServerProcessTransport transport, McpSchema.Implementation info,
             boolean logs, String instructions, McpSchema.ServerCapabilities capabilities) {
     }
 
@@ -123,19 +87,12 @@ final class DownstreamServer extends Downstream {
             ScheduledExecutorService scheduler, Consumer<String> stderr, Runnable toolsMayHaveChanged,
             Consumer<Map<String, Object>> logged, java.util.function.BiConsumer<String, Map<String, Object>> notified,
             Clock clock) {
+        super(settings, callTimeout, scheduler, toolsMayHaveChanged, clock);
         this.notified = notified;
         this.settings = settings;
         this.identity = settings.identity(identityKey);
-        this.callTimeout = callTimeout;
-        this.scheduler = scheduler;
         this.stderr = stderr;
-        this.toolsMayHaveChanged = toolsMayHaveChanged;
         this.logged = logged;
-        this.clock = clock;
-    }
-
-    String name() {
-        return settings.name();
     }
 
     @Override
@@ -143,11 +100,8 @@ final class DownstreamServer extends Downstream {
         return identity;
     }
 
-    synchronized List<CatalogTool> tools() {
-        return tools;
-    }
-
     /** Starts the server and lists its tools; on failure, tries again later with backoff. Returns whether it is up. */
+    @Override
     boolean connect() {
         ServerProcessTransport transport;
         synchronized (this) {
@@ -207,13 +161,8 @@ final class DownstreamServer extends Downstream {
                 exited(-1);
                 return false;
             }
-            McpSchema.LoggingLevel level = logLevel;
-            if (level != null) {
-                askLogLevel(opened, level);
-            }
-            LOG.log(Level.INFO, "server " + settings.name() + ": connected (" + describe(init.serverInfo()) + "), "
-                    + listed.size() + (listed.size() == 1 ? " tool" : " tools"));
-            toolsMayHaveChanged.run();
+            askLogLevelAgain(opened);
+            announce(describe(init.serverInfo()), listed.size());
             return true;
         } catch (RuntimeException e) {
             failed(startFailure(e), transport, client);
@@ -262,31 +211,18 @@ final class DownstreamServer extends Downstream {
     }
 
     @Override
-    synchronized ToolCatalog.ServerStatus status() {
-        if (connection != null) {
-            return new ToolCatalog.ServerStatus(settings.name(), ToolCatalog.ServerStatus.State.UP, null, tools.size());
-        }
-        if (failure != null) {
-            return new ToolCatalog.ServerStatus(settings.name(), ToolCatalog.ServerStatus.State.UNAVAILABLE, failure, 0);
-        }
-        return new ToolCatalog.ServerStatus(settings.name(), ToolCatalog.ServerStatus.State.STARTING, null, 0);
+    String whyDown() {
+        return failure;
     }
 
     @Override
-    synchronized void awaitStart() throws InterruptedException {
-        long deadline = System.nanoTime() + startTimeout().toNanos();
-        while (connection == null && !closed && (failure == null || startingTransport != null)) {
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-                return;
-            }
-            TimeUnit.NANOSECONDS.timedWait(this, left);
-        }
+    boolean starting() {
+        return failure == null || startingTransport != null;
     }
 
     @Override
-    synchronized Set<String> features() {
-        McpSchema.ServerCapabilities declared = connection == null ? null : connection.capabilities();
+    Set<String> features(Connection current) {
+        McpSchema.ServerCapabilities declared = current.capabilities();
         return declared == null ? Set.of()
                 : features(declared.resources() != null, declared.prompts() != null, declared.completions() != null);
     }
@@ -361,23 +297,12 @@ final class DownstreamServer extends Downstream {
     }
 
     @Override
-    synchronized String instructions() {
-        return connection == null ? null : connection.instructions();
+    String instructions(Connection current) {
+        return current.instructions();
     }
 
     @Override
-    void setLogLevel(McpSchema.LoggingLevel level) {
-        logLevel = level;
-        Connection current;
-        synchronized (this) {
-            current = connection;
-        }
-        if (current != null) {
-            askLogLevel(current, level);
-        }
-    }
-
-    private void askLogLevel(Connection current, McpSchema.LoggingLevel level) {
+    void askLogLevel(Connection current, McpSchema.LoggingLevel level) {
         if (!current.logs()) {
             return;
         }
@@ -400,19 +325,8 @@ final class DownstreamServer extends Downstream {
     }
 
     @Override
-    void setSessionAgent(ToolCatalog.Agent agent) {
-        sessionAgent = agent;
-    }
-
-    @Override
-    void rootsChanged() {
-        Connection current;
-        synchronized (this) {
-            current = connection;
-        }
-        if (current != null) {
-            current.transport().rootsChanged();
-        }
+    void rootsChanged(Connection current) {
+        current.transport().rootsChanged();
     }
 
     /** A request of the server's to the agent: relayed to the agent of the latest call, else the session's agent. */
@@ -443,45 +357,9 @@ final class DownstreamServer extends Downstream {
         }
     }
 
-    /** Lists the tools again; tells the catalog when they changed. */
-    void refresh() {
-        Connection current;
-        synchronized (this) {
-            current = connection;
-        }
-        if (current == null) {
-            return;
-        }
-        List<CatalogTool> listed = list(current);
-        boolean changed;
-        synchronized (this) {
-            if (connection != current) {
-                return;
-            }
-            changed = !listed.equals(tools);
-            tools = listed;
-        }
-        if (changed) {
-            toolsMayHaveChanged.run();
-        }
-    }
-
-    void refreshQuietly() {
-        try {
-            refresh();
-        } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "server " + settings.name() + ": listing its tools failed: " + rootMessage(e));
-        }
-    }
-
-    /**
-     * Calls the tool within the call timeout. When the calling thread is interrupted (the run
-     * that made the call ended), the call is cancelled on the server too and this throws a
-     * {@link ToolCallCancelledException}; the thread's interrupt is then not kept, the exception
-     * says it, so that the caller can still count and store what it must.
-     */
-    ToolResult call(String tool, Map<String, Object> args) {
-        return call(tool, args, null);
+    @Override
+    String listingFailed(RuntimeException e) {
+        return "server " + settings.name() + ": listing its tools failed: " + rootMessage(e);
     }
 
     @Override
@@ -489,13 +367,12 @@ final class DownstreamServer extends Downstream {
         return "pipe";
     }
 
-    /** As {@link #call(String, Map)}; with {@code progress}, the call carries a progress token of its own. */
-    @Override
-    ToolResult call(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress) {
-        return call(tool, args, progress, null);
-    }
-
-    /** As {@link #call(String, Map, Consumer)}; what the server asks the agent during the call goes to {@code agent}. */
+    /**
+     * Calls the tool within the call timeout; what the server asks the agent during the call goes to {@code agent}.
+     * When the calling thread is interrupted (the run that made the call ended), the call is cancelled on the server
+     * too and this throws a {@link ToolCallCancelledException}; the thread's interrupt is then not kept, the exception
+     * says it, so that the caller can still count and store what it must.
+     */
     @Override
     ToolResult call(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress,
             ToolCatalog.Agent agent) {
@@ -526,11 +403,6 @@ final class DownstreamServer extends Downstream {
         } catch (RejectedExecutionException e) {
             task.run();
         }
-    }
-
-    /** A progress token of execache's own for one call to {@code server}, unique in this process. */
-    static String progressToken(String server) {
-        return "execache-" + server + "-" + PROGRESS_TOKENS.incrementAndGet();
     }
 
     private ToolResult callAs(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress) {
@@ -613,11 +485,8 @@ final class DownstreamServer extends Downstream {
         return sent;
     }
 
-    private Duration startTimeout() {
-        return callTimeout.compareTo(MIN_START_TIMEOUT) > 0 ? callTimeout : MIN_START_TIMEOUT;
-    }
-
-    private List<CatalogTool> list(Connection current) {
+    @Override
+    List<CatalogTool> list(Connection current) {
         List<CatalogTool> listed = new ArrayList<>();
         String cursor = null;
         do {
@@ -628,49 +497,6 @@ final class DownstreamServer extends Downstream {
             cursor = page.nextCursor();
         } while (cursor != null && !cursor.isEmpty());
         return List.copyOf(listed);
-    }
-
-    private CatalogTool catalogTool(McpSchema.Tool tool, McpSchema.Implementation info, Map<String, Object> asListed) {
-        Map<String, Object> definition = json.convertValue(tool, OBJECT);
-        if (asListed != null) {
-            // the fields the SDK's tool type does not know (execution, say), as the server wrote them
-            asListed.forEach(definition::putIfAbsent);
-        }
-        Boolean readOnly = tool.annotations() == null ? null : tool.annotations().readOnlyHint();
-        return new CatalogTool(settings.name() + SEPARATOR + tool.name(), settings.name(),
-                digest(settings.name(), info, definition, identity), definition, readOnly, settings.trustAnnotations());
-    }
-
-    static String digest(String server, McpSchema.Implementation info, Map<String, Object> definition) {
-        return digest(server, info, definition, null);
-    }
-
-    /**
-     * The version of a tool: a digest of what defines it, in canonical JSON so that the order of
-     * keys the server happens to send does not matter, and of how its server is reached (its
-     * identity), so that answers of differently configured servers are never taken for each other.
-     */
-    static String digest(String server, McpSchema.Implementation info, Map<String, Object> definition, String identity) {
-        Map<String, Object> defining = new TreeMap<>();
-        defining.put("server", server);
-        if (identity != null) {
-            defining.put("identity", identity);
-        }
-        Map<String, Object> serverInfo = new LinkedHashMap<>();
-        serverInfo.put("name", info == null ? null : info.name());
-        serverInfo.put("version", info == null ? null : info.version());
-        defining.put("serverInfo", serverInfo);
-        for (String part : List.of("name", "description", "inputSchema", "outputSchema", "annotations")) {
-            defining.put(part, definition.get(part));
-        }
-        try {
-            byte[] hash = MessageDigest.getInstance("SHA-256")
-                    .digest(CanonicalJson.write(defining, server + SEPARATOR + definition.get("name"))
-                            .getBytes(StandardCharsets.UTF_8));
-            return "mcp:" + HexFormat.of().formatHex(hash, 0, 16);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("every Java platform must provide SHA-256", e);
-        }
     }
 
     private void exited(int code) {
@@ -690,8 +516,7 @@ final class DownstreamServer extends Downstream {
         }
         synchronized (this) {
             gone = connection;
-            connection = null;
-            if (closed || gone == null) {
+            if (!drop(gone)) {
                 return;
             }
             if (connectedAt != null && Duration.between(connectedAt, clock.instant()).compareTo(STABLE) >= 0) {
@@ -703,25 +528,6 @@ final class DownstreamServer extends Downstream {
                 + delay.toMillis() / 1000.0 + " s");
         closeQuietly(gone.client(), gone.transport());
         scheduleConnect(delay);
-    }
-
-    private synchronized Duration nextBackoff() {
-        long millis = FIRST_BACKOFF.toMillis() << Math.min(failures, 5);
-        failures++;
-        return Duration.ofMillis(Math.min(millis, MAX_BACKOFF.toMillis()));
-    }
-
-    private void scheduleConnect(Duration delay) {
-        synchronized (this) {
-            if (closed) {
-                return;
-            }
-        }
-        try {
-            scheduler.schedule(this::connect, delay.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (RejectedExecutionException e) {
-            // the catalog is closing
-        }
     }
 
     long pid() {
@@ -737,12 +543,9 @@ final class DownstreamServer extends Downstream {
         ServerProcessTransport starting;
         McpSyncClient startingOne;
         synchronized (this) {
-            closed = true;
-            current = connection;
-            connection = null;
+            current = markClosed();
             starting = startingTransport;
             startingOne = startingClient;
-            notifyAll();
         }
         if (current != null) {
             closeQuietly(current.client(), current.transport());
@@ -763,20 +566,6 @@ final class DownstreamServer extends Downstream {
         } catch (RuntimeException e) {
             // the process is gone already
         }
-    }
-
-    static ToolResult failure(String message) {
-        Map<String, Object> text = new LinkedHashMap<>();
-        text.put("type", "text");
-        text.put("text", message);
-        Map<String, Object> result = new LinkedHashMap<>();
-        result.put("content", List.of(text));
-        result.put("isError", true);
-        return ToolResult.error(CanonicalJson.write(result, "error"));
-    }
-
-    private static String describe(McpSchema.Implementation info) {
-        return info == null ? "no server info" : info.name() + " " + info.version();
     }
 
     private static String seconds(Duration delay) {

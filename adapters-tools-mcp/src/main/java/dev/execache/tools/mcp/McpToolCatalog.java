@@ -194,12 +194,12 @@ public final class McpToolCatalog implements ToolCatalog {
 
     @Override
     public ToolResult call(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress, Agent agent) {
-        int separator = tool.indexOf(DownstreamServer.SEPARATOR);
+        int separator = tool.indexOf(ServerLifecycle.SEPARATOR);
         Downstream server = separator < 0 ? null : servers.get(tool.substring(0, separator));
         if (server == null) {
-            return DownstreamServer.failure("unknown tool '" + tool + "': no configured server offers it");
+            return ServerLifecycle.failure("unknown tool '" + tool + "': no configured server offers it");
         }
-        String own = tool.substring(separator + DownstreamServer.SEPARATOR.length());
+        String own = tool.substring(separator + ServerLifecycle.SEPARATOR.length());
         // the span is current while the server's request is made: its context goes with the request
         try (Telemetry.Span span = telemetry.start("tools/call " + own, Telemetry.Kind.CLIENT, Map.of())) {
             span.set("mcp.method.name", "tools/call").set("gen_ai.operation.name", "execute_tool")

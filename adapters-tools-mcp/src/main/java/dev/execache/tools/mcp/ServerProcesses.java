@@ -1,5 +1,6 @@
 package dev.execache.tools.mcp;
 
+import dev.execache.core.spi.ParentDeathSignal;
 import java.io.File;
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -7,7 +8,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -22,7 +22,7 @@ import java.util.concurrent.TimeUnit;
  * it (a hung start, {@code node -e "setInterval(() => {}, 1000)"}) would not. So on Linux the
  * kernel ends it: util-linux's {@code setpriv --pdeathsig KILL} sets PR_SET_PDEATHSIG and then
  * execs the command (the pid stays the server's), as the sandbox does for its Deno runners
- * ({@code dev.execache.sandbox.Runner}; adapters do not share code, so this is its twin). Where
+ * (both through core's {@link ParentDeathSignal}). Where
  * setpriv is absent (not Linux, a minimal image), a shutdown hook ends every server on a normal
  * exit or SIGTERM; after a SIGKILL only the servers that read their stdin end.
  */
@@ -37,7 +37,7 @@ final class ServerProcesses {
         thread.setDaemon(true);
         return thread;
     });
-    private static final List<String> DIES_WITH_EXECACHE = diesWithExecache();
+    private static final List<String> DIES_WITH_EXECACHE = ParentDeathSignal.commandPrefix();
     private static final long EXIT_WAIT_MILLIS = 1_000;
     private static final Set<Process> LIVE = ConcurrentHashMap.newKeySet();
     /** Set once the JVM exits: a server started after that is ended at once. */
@@ -105,18 +105,6 @@ final class ServerProcesses {
             }
         }
         return false;
-    }
-
-    private static List<String> diesWithExecache() {
-        if (!System.getProperty("os.name", "").toLowerCase(Locale.ROOT).contains("linux")) {
-            return List.of();
-        }
-        for (String candidate : List.of("/usr/bin/setpriv", "/bin/setpriv")) {
-            if (Files.isExecutable(Path.of(candidate))) {
-                return List.of(candidate, "--pdeathsig", "KILL", "--");
-            }
-        }
-        return List.of();
     }
 
     /** Whether servers are started so that the kernel ends them with execache (setpriv found). */

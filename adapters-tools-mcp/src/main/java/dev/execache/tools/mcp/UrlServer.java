@@ -1,9 +1,7 @@
 package dev.execache.tools.mcp;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.core.ToolResult;
 import dev.execache.core.spi.AgentRefusedException;
@@ -15,24 +13,18 @@ import dev.execache.tools.mcp.HttpMcpException.Kind;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.lang.System.Logger.Level;
 import java.net.http.HttpClient;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentLinkedDeque;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
@@ -45,30 +37,14 @@ import java.util.function.Supplier;
  * 2025 era a request on the call's stream, in the 2026-07-28 era an {@code input_required} answer, after which the call
  * is sent again with the agent's {@code inputResponses} and the server's {@code requestState}.
  */
-final class UrlServer extends Downstream {
-    private static final System.Logger LOG = System.getLogger("dev.execache.tools.mcp");
-    private static final Duration FIRST_BACKOFF = Duration.ofSeconds(1);
-    private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
+final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
     /** A ttlMs shorter than this is taken as this, so that a server cannot make execache list its tools in a loop. */
     private static final Duration MIN_TTL = Duration.ofSeconds(1);
-    private static final Duration MIN_START_TIMEOUT = Duration.ofSeconds(30);
-    private static final TypeReference<Map<String, Object>> OBJECT = new TypeReference<>() {
-    };
 
     private final UrlServerSettings settings;
-    private final Duration callTimeout;
-    private final ScheduledExecutorService scheduler;
-    private final Runnable toolsMayHaveChanged;
-    private final Clock clock;
     private final HttpClient http;
-    private final ObjectMapper json = new ObjectMapper();
 
-    private StreamableHttpClient client;
-    private McpSchema.Implementation info;
-    private List<CatalogTool> tools = List.of();
-    private boolean closed;
     private boolean connecting;
-    private int failures;
     /** Why the server cannot be reached until its configuration changes (a variable that is not set); null otherwise. */
     private String unavailable;
     /** Until when the server asked (Retry-After) not to be called. */
@@ -82,28 +58,16 @@ final class UrlServer extends Downstream {
     private final byte[] identityKey;
     /** The server's log messages, progress and the notifications passed on, as a command server's are. */
     private final ServerNotifications notifications;
-    /** The level the agent asked for, asked of the server again when it connects again; null until asked. */
-    private volatile McpSchema.LoggingLevel logLevel;
     /** The agents of the calls in flight, oldest first: the session stream's requests go to the latest. */
     private final ConcurrentLinkedDeque<ToolCatalog.Agent> callers = new ConcurrentLinkedDeque<>();
-    /** The agent asked for what the server asks outside any call; null when there is none. */
-    private volatile ToolCatalog.Agent sessionAgent;
 
     UrlServer(UrlServerSettings settings, byte[] identityKey, Duration callTimeout, ScheduledExecutorService scheduler,
             HttpClient http, Runnable toolsMayHaveChanged, ServerNotifications notifications, Clock clock) {
+        super(settings, callTimeout, scheduler, toolsMayHaveChanged, clock);
         this.settings = settings;
         this.notifications = notifications;
         this.identityKey = identityKey;
-        this.callTimeout = callTimeout;
-        this.scheduler = scheduler;
         this.http = http;
-        this.toolsMayHaveChanged = toolsMayHaveChanged;
-        this.clock = clock;
-    }
-
-    @Override
-    String name() {
-        return settings.name();
     }
 
     @Override
@@ -112,15 +76,10 @@ final class UrlServer extends Downstream {
     }
 
     @Override
-    synchronized List<CatalogTool> tools() {
-        return tools;
-    }
-
-    @Override
     boolean connect() {
         synchronized (this) {
-            if (closed || client != null || connecting || unavailable != null) {
-                return client != null;
+            if (closed || connection != null || connecting || unavailable != null) {
+                return connection != null;
             }
             connecting = true;
         }
@@ -154,27 +113,21 @@ final class UrlServer extends Downstream {
         try {
             opened.open(startTimeout());
             McpSchema.Implementation serverInfo = implementation(opened.serverInfo());
-            List<CatalogTool> listed = list(opened, serverInfo);
+            List<CatalogTool> listed = list(opened);
             synchronized (this) {
                 connecting = false;
                 if (closed) {
                     opened.close();
                     return false;
                 }
-                client = opened;
-                info = serverInfo;
+                connection = opened;
                 tools = listed;
                 failures = 0;
                 lastFailure = null;
                 notifyAll();
             }
-            LOG.log(Level.INFO, "server " + settings.name() + ": connected (" + describe(serverInfo) + ", MCP "
-                    + opened.protocolVersion() + " over HTTP), " + listed.size() + (listed.size() == 1 ? " tool" : " tools"));
-            toolsMayHaveChanged.run();
-            McpSchema.LoggingLevel level = logLevel;
-            if (level != null) {
-                askLogLevel(opened, level);
-            }
+            announce(describe(serverInfo) + ", MCP " + opened.protocolVersion() + " over HTTP", listed.size());
+            askLogLevelAgain(opened);
             return true;
         } catch (RuntimeException e) {
             opened.close();
@@ -206,36 +159,16 @@ final class UrlServer extends Downstream {
         return tokens;
     }
 
+    /** A session the server ended or that cannot be reached any more is reached again, with backoff. */
     @Override
-    void refresh() {
-        StreamableHttpClient current;
-        McpSchema.Implementation serverInfo;
-        synchronized (this) {
-            current = client;
-            serverInfo = info;
-        }
-        if (current == null) {
-            return;
-        }
-        List<CatalogTool> listed;
+    List<CatalogTool> listAgain(StreamableHttpClient current) {
         try {
-            listed = list(current, serverInfo);
+            return list(current);
         } catch (HttpMcpException e) {
             if (e.kind() == Kind.SESSION_EXPIRED || e.kind() == Kind.UNREACHABLE) {
                 lost(current, e);
             }
             throw e;
-        }
-        boolean changed;
-        synchronized (this) {
-            if (client != current) {
-                return;
-            }
-            changed = !listed.equals(tools);
-            tools = listed;
-        }
-        if (changed) {
-            toolsMayHaveChanged.run();
         }
     }
 
@@ -251,17 +184,13 @@ final class UrlServer extends Downstream {
     }
 
     @Override
-    void refreshQuietly() {
-        try {
-            refresh();
-        } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "listing the tools of server " + settings.name() + " failed: " + e.getMessage());
-        }
+    String listingFailed(RuntimeException e) {
+        return "listing the tools of server " + settings.name() + " failed: " + e.getMessage();
     }
 
     @Override
-    synchronized String instructions() {
-        return client == null ? null : client.instructions();
+    String instructions(StreamableHttpClient current) {
+        return current.instructions();
     }
 
     @Override
@@ -269,19 +198,8 @@ final class UrlServer extends Downstream {
         return "tcp";
     }
 
-    @Override
-    ToolResult call(String tool, Map<String, Object> args) {
-        return call(tool, args, (Consumer<Map<String, Object>>) null);
-    }
-
-    /** As {@link #call(String, Map)}; with {@code progress}, the call carries a progress token of its own. */
-    @Override
-    ToolResult call(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress) {
-        return call(tool, args, progress, null);
-    }
-
     /**
-     * As {@link #call(String, Map, Consumer)}; what the server asks the agent during the call goes to {@code agent}
+     * Calls the tool within the call timeout; what the server asks the agent during the call goes to {@code agent}
      * (null: it is refused, saying nobody can answer). When the calling thread is interrupted (the call was cancelled),
      * the request is ended (and a session's server told) and this throws a {@link ToolCallCancelledException}.
      */
@@ -297,11 +215,11 @@ final class UrlServer extends Downstream {
         }
         synchronized (this) {
             if (unavailable != null) {
-                return DownstreamServer.failure(unavailable + "; the server is unavailable");
+                return failure(unavailable + "; the server is unavailable");
             }
             Instant now = clock.instant();
             if (now.isBefore(quietUntil)) {
-                return DownstreamServer.failure("server " + settings.name() + " asked not to be called for "
+                return failure("server " + settings.name() + " asked not to be called for "
                         + Math.max(1, Duration.between(now, quietUntil).toSeconds()) + " s more; try again then");
             }
         }
@@ -310,7 +228,7 @@ final class UrlServer extends Downstream {
             synchronized (this) {
                 why = lastFailure;
             }
-            return DownstreamServer.failure(why != null && why.kind() == Kind.CREDENTIALS_REFUSED ? why.getMessage()
+            return failure(why != null && why.kind() == Kind.CREDENTIALS_REFUSED ? why.getMessage()
                     : "server " + settings.name() + " cannot be reached (execache keeps trying) and did not come up within "
                             + callTimeout.toMillis() / 1000.0 + " s" + (why == null ? "" : " (" + why.getMessage() + ")")
                             + "; try again shortly");
@@ -323,7 +241,7 @@ final class UrlServer extends Downstream {
             // the client's StreamableHttpClient also sends these as the request's HTTP headers
             trace.forEach(params.putObject("_meta")::put);
         }
-        String token = progress == null ? null : DownstreamServer.progressToken(settings.name());
+        String token = progress == null ? null : progressToken(settings.name());
         if (token != null) {
             (params.has("_meta") ? (ObjectNode) params.get("_meta") : params.putObject("_meta")).put("progressToken", token);
             notifications.onProgress(token, progress);
@@ -366,7 +284,7 @@ final class UrlServer extends Downstream {
                 throw new ToolCallCancelledException("calling " + tool + " on server " + settings.name()
                         + " was cancelled after it was sent", true);
             }
-            return DownstreamServer.failure("calling " + tool + " on server " + settings.name() + " failed: the server"
+            return failure("calling " + tool + " on server " + settings.name() + " failed: the server"
                     + " asked the agent something and got no answer: " + e.getMessage());
         }
     }
@@ -421,7 +339,7 @@ final class UrlServer extends Downstream {
         try {
             return new ToolResult(json.writeValueAsString(copy), copy.path("isError").asBoolean(false));
         } catch (JsonProcessingException e) {
-            return DownstreamServer.failure("the answer of " + settings.name() + DownstreamServer.SEPARATOR + tool
+            return failure("the answer of " + settings.name() + SEPARATOR + tool
                     + " cannot be written as JSON: " + e.getOriginalMessage());
         }
     }
@@ -445,16 +363,16 @@ final class UrlServer extends Downstream {
             default -> {
             }
         }
-        return DownstreamServer.failure("calling " + tool + " on server " + settings.name() + " failed: " + e.getMessage());
+        return failure("calling " + tool + " on server " + settings.name() + " failed: " + e.getMessage());
     }
 
     /** A new session in place of one the server ended; null when that fails too. */
     private StreamableHttpClient reopen(StreamableHttpClient expired) {
         synchronized (this) {
-            if (client != expired) {
-                return client;
+            if (connection != expired) {
+                return connection;
             }
-            client = null;
+            connection = null;
         }
         expired.close();
         LOG.log(Level.INFO, "server " + settings.name() + ": the session ended; starting a new one");
@@ -472,10 +390,9 @@ final class UrlServer extends Downstream {
     private void lost(StreamableHttpClient current, HttpMcpException why) {
         Duration delay;
         synchronized (this) {
-            if (client != current || closed) {
+            if (!drop(current)) {
                 return;
             }
-            client = null;
             delay = nextBackoff(why);
         }
         current.close();
@@ -494,12 +411,8 @@ final class UrlServer extends Downstream {
     }
 
     @Override
-    Set<String> features() {
-        StreamableHttpClient current;
-        synchronized (this) {
-            current = client;
-        }
-        JsonNode declared = current == null ? null : current.capabilities();
+    Set<String> features(StreamableHttpClient current) {
+        JsonNode declared = current.capabilities();
         return declared == null ? Set.of()
                 : features(declared.has("resources"), declared.has("prompts"), declared.has("completions"));
     }
@@ -519,7 +432,7 @@ final class UrlServer extends Downstream {
         if (current == null) {
             String why;
             synchronized (this) {
-                why = unavailable != null ? unavailable : lastFailure != null ? lastFailure.getMessage() : null;
+                why = whyDown();
             }
             throw new ServerRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "server " + settings.name()
                     + " cannot be reached" + (why == null ? "" : " (" + why + ")") + "; try again shortly");
@@ -580,38 +493,16 @@ final class UrlServer extends Downstream {
     }
 
     @Override
-    void setSessionAgent(ToolCatalog.Agent agent) {
-        sessionAgent = agent;
-    }
-
-    @Override
-    void rootsChanged() {
-        StreamableHttpClient current;
-        synchronized (this) {
-            current = client;
-        }
-        if (current != null) {
-            schedule(current::rootsChanged, Duration.ZERO);
-        }
-    }
-
-    @Override
-    void setLogLevel(McpSchema.LoggingLevel level) {
-        logLevel = level;
-        StreamableHttpClient current;
-        synchronized (this) {
-            current = client;
-        }
-        if (current != null) {
-            askLogLevel(current, level);
-        }
+    void rootsChanged(StreamableHttpClient current) {
+        schedule(current::rootsChanged, Duration.ZERO);
     }
 
     /**
      * logging/setLevel, to a server of a session that declared it logs; in the 2026-07-28 era, where the level travels
      * per request, every request carries it in {@code _meta} and the messages come on that request's stream.
      */
-    private void askLogLevel(StreamableHttpClient current, McpSchema.LoggingLevel level) {
+    @Override
+    void askLogLevel(StreamableHttpClient current, McpSchema.LoggingLevel level) {
         if (current.capabilities() == null || !current.capabilities().has("logging")) {
             return;
         }
@@ -628,7 +519,9 @@ final class UrlServer extends Downstream {
         }
     }
 
-    private List<CatalogTool> list(StreamableHttpClient current, McpSchema.Implementation serverInfo) {
+    @Override
+    List<CatalogTool> list(StreamableHttpClient current) {
+        McpSchema.Implementation serverInfo = implementation(current.serverInfo());
         List<CatalogTool> listed = new ArrayList<>();
         String cursor = null;
         long ttl = -1;
@@ -639,7 +532,8 @@ final class UrlServer extends Downstream {
             }
             JsonNode page = current.request("tools/list", params, startTimeout());
             for (JsonNode tool : page.path("tools")) {
-                listed.add(catalogTool(json.convertValue(tool, McpSchema.Tool.class), serverInfo, tool));
+                listed.add(catalogTool(json.convertValue(tool, McpSchema.Tool.class), serverInfo,
+                        json.convertValue(tool, OBJECT)));
             }
             if (page.path("ttlMs").isNumber()) {
                 ttl = ttl < 0 ? page.get("ttlMs").longValue() : Math.min(ttl, page.get("ttlMs").longValue());
@@ -659,16 +553,6 @@ final class UrlServer extends Downstream {
         relist = schedule(this::refreshQuietly, ttl);
     }
 
-    private CatalogTool catalogTool(McpSchema.Tool tool, McpSchema.Implementation serverInfo, JsonNode asListed) {
-        Map<String, Object> definition = json.convertValue(tool, OBJECT);
-        // the fields the SDK's tool type does not know (execution, say), as the server wrote them
-        json.convertValue(asListed, OBJECT).forEach(definition::putIfAbsent);
-        Boolean readOnly = tool.annotations() == null ? null : tool.annotations().readOnlyHint();
-        return new CatalogTool(settings.name() + DownstreamServer.SEPARATOR + tool.name(), settings.name(),
-                DownstreamServer.digest(settings.name(), serverInfo, definition, identity), definition, readOnly,
-                settings.trustAnnotations());
-    }
-
     private static McpSchema.Implementation implementation(JsonNode serverInfo) {
         if (serverInfo == null || !serverInfo.isObject()) {
             return null;
@@ -676,70 +560,29 @@ final class UrlServer extends Downstream {
         return new McpSchema.Implementation(serverInfo.path("name").asText(null), serverInfo.path("version").asText(null));
     }
 
-    private Duration startTimeout() {
-        return callTimeout.compareTo(MIN_START_TIMEOUT) > 0 ? callTimeout : MIN_START_TIMEOUT;
-    }
-
-    private synchronized StreamableHttpClient awaitClient() throws InterruptedException {
-        long deadline = System.nanoTime() + callTimeout.toNanos();
-        while (client == null && !closed && unavailable == null
-                && (lastFailure == null || lastFailure.kind() != Kind.CREDENTIALS_REFUSED)) {
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-                break;
-            }
-            TimeUnit.NANOSECONDS.timedWait(this, left);
-        }
-        return client;
+    private StreamableHttpClient awaitClient() throws InterruptedException {
+        return awaitConnection(callTimeout, () -> unavailable == null
+                && (lastFailure == null || lastFailure.kind() != Kind.CREDENTIALS_REFUSED));
     }
 
     /** Doubling from 1 s to 30 s, and never sooner than the server's Retry-After. */
-    private synchronized Duration nextBackoff(RuntimeException why) {
-        long millis = Math.min(FIRST_BACKOFF.toMillis() << Math.min(failures, 5), MAX_BACKOFF.toMillis());
-        failures++;
-        if (why instanceof HttpMcpException http && http.retryAfter() != null) {
-            millis = Math.max(millis, http.retryAfter().toMillis());
+    private Duration nextBackoff(RuntimeException why) {
+        Duration backoff = nextBackoff();
+        if (why instanceof HttpMcpException http && http.retryAfter() != null
+                && http.retryAfter().toMillis() > backoff.toMillis()) {
+            return Duration.ofMillis(http.retryAfter().toMillis());
         }
-        return Duration.ofMillis(millis);
-    }
-
-    private void scheduleConnect(Duration delay) {
-        schedule(this::connect, delay);
-    }
-
-    private ScheduledFuture<?> schedule(Runnable task, Duration delay) {
-        synchronized (this) {
-            if (closed) {
-                return null;
-            }
-        }
-        try {
-            return scheduler.schedule(task, delay.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (RejectedExecutionException e) {
-            return null; // the catalog is closing
-        }
+        return backoff;
     }
 
     @Override
-    synchronized ToolCatalog.ServerStatus status() {
-        if (client != null) {
-            return new ToolCatalog.ServerStatus(settings.name(), ToolCatalog.ServerStatus.State.UP, null, tools.size());
-        }
-        String why = unavailable != null ? unavailable : lastFailure != null ? lastFailure.getMessage() : null;
-        return why != null ? new ToolCatalog.ServerStatus(settings.name(), ToolCatalog.ServerStatus.State.UNAVAILABLE, why, 0)
-                : new ToolCatalog.ServerStatus(settings.name(), ToolCatalog.ServerStatus.State.STARTING, null, 0);
+    String whyDown() {
+        return unavailable != null ? unavailable : lastFailure != null ? lastFailure.getMessage() : null;
     }
 
     @Override
-    synchronized void awaitStart() throws InterruptedException {
-        long deadline = System.nanoTime() + startTimeout().toNanos();
-        while (client == null && !closed && unavailable == null && (lastFailure == null || connecting)) {
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-                return;
-            }
-            TimeUnit.NANOSECONDS.timedWait(this, left);
-        }
+    boolean starting() {
+        return unavailable == null && (lastFailure == null || connecting);
     }
 
     @Override
@@ -751,20 +594,13 @@ final class UrlServer extends Downstream {
     void close() {
         StreamableHttpClient current;
         synchronized (this) {
-            closed = true;
-            current = client;
-            client = null;
+            current = markClosed();
             if (relist != null) {
                 relist.cancel(false);
             }
-            notifyAll();
         }
         if (current != null) {
             current.close();
         }
-    }
-
-    private static String describe(McpSchema.Implementation info) {
-        return info == null ? "no server info" : info.name() + " " + info.version();
     }
 }

@@ -28,38 +28,38 @@ class DigestTest {
 
     @Test
     void theOrderOfKeysDoesNotMatter() {
-        String one = DownstreamServer.digest("lab", LAB, tool("d", "a", Map.of("type", "string"), "b", Map.of("type", "number")));
-        String two = DownstreamServer.digest("lab", LAB, tool("d", "b", Map.of("type", "number"), "a", Map.of("type", "string")));
+        String one = ServerLifecycle.digest("lab", LAB, tool("d", "a", Map.of("type", "string"), "b", Map.of("type", "number")));
+        String two = ServerLifecycle.digest("lab", LAB, tool("d", "b", Map.of("type", "number"), "a", Map.of("type", "string")));
 
         assertThat(one).isEqualTo(two).startsWith("mcp:").hasSize(4 + 32);
     }
 
     @Test
     void everyDefiningPartChangesTheDigest() {
-        String base = DownstreamServer.digest("lab", LAB, tool("d"));
+        String base = ServerLifecycle.digest("lab", LAB, tool("d"));
         Map<String, Object> otherAnnotations = tool("d");
         otherAnnotations.put("annotations", Map.of("readOnlyHint", false));
         Map<String, Object> withOutput = tool("d");
         withOutput.put("outputSchema", Map.of("type", "object"));
 
         assertThat(List.of(
-                DownstreamServer.digest("lab", LAB, tool("other description")),
-                DownstreamServer.digest("lab", LAB, tool("d", "a", Map.of("type", "string"))),
-                DownstreamServer.digest("lab", LAB, otherAnnotations),
-                DownstreamServer.digest("lab", LAB, withOutput),
-                DownstreamServer.digest("lab2", LAB, tool("d")),
-                DownstreamServer.digest("lab", new McpSchema.Implementation("lab", "1.0.1"), tool("d"))))
+                ServerLifecycle.digest("lab", LAB, tool("other description")),
+                ServerLifecycle.digest("lab", LAB, tool("d", "a", Map.of("type", "string"))),
+                ServerLifecycle.digest("lab", LAB, otherAnnotations),
+                ServerLifecycle.digest("lab", LAB, withOutput),
+                ServerLifecycle.digest("lab2", LAB, tool("d")),
+                ServerLifecycle.digest("lab", new McpSchema.Implementation("lab", "1.0.1"), tool("d"))))
                 .doesNotContain(base).doesNotHaveDuplicates();
     }
 
     @Test
     void theServersIdentityIsPartOfTheVersionAndNoneLeavesItAsItWas() {
-        String none = DownstreamServer.digest("lab", LAB, tool("d"), null);
+        String none = ServerLifecycle.digest("lab", LAB, tool("d"), null);
 
-        assertThat(none).isEqualTo(DownstreamServer.digest("lab", LAB, tool("d")));
-        assertThat(DownstreamServer.digest("lab", LAB, tool("d"), "identity-a"))
-                .isNotEqualTo(none).isNotEqualTo(DownstreamServer.digest("lab", LAB, tool("d"), "identity-b"))
-                .isEqualTo(DownstreamServer.digest("lab", LAB, tool("d"), "identity-a"));
+        assertThat(none).isEqualTo(ServerLifecycle.digest("lab", LAB, tool("d")));
+        assertThat(ServerLifecycle.digest("lab", LAB, tool("d"), "identity-a"))
+                .isNotEqualTo(none).isNotEqualTo(ServerLifecycle.digest("lab", LAB, tool("d"), "identity-b"))
+                .isEqualTo(ServerLifecycle.digest("lab", LAB, tool("d"), "identity-a"));
     }
 
     @Test
@@ -67,6 +67,6 @@ class DigestTest {
         Map<String, Object> retitled = tool("d");
         retitled.put("title", "Another title");
 
-        assertThat(DownstreamServer.digest("lab", LAB, retitled)).isEqualTo(DownstreamServer.digest("lab", LAB, tool("d")));
+        assertThat(ServerLifecycle.digest("lab", LAB, retitled)).isEqualTo(ServerLifecycle.digest("lab", LAB, tool("d")));
     }
 }

@@ -1,6 +1,6 @@
 package dev.execache.mcp.server.stdio;
 
-import dev.execache.gateway.CapturedLog;
+import dev.execache.core.CapturedLog;
 import dev.execache.gateway.TestTools;
 import dev.execache.mcp.server.RawMcpClient;
 

@@ -1,12 +1,10 @@
-package dev.execache.cli;
+package dev.execache.tools.mcp;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.execache.core.ToolResult;
-import dev.execache.gateway.Json;
-import dev.execache.tools.mcp.McpToolCatalog;
-import dev.execache.tools.mcp.UrlServerSettings;
 import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
@@ -18,6 +16,7 @@ import org.junit.jupiter.api.Test;
 
 /** A url server (answering JSON, not streams) that goes down and comes back on the same port. */
 class UrlServerComesBackTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
     private static final Duration CALL_TIMEOUT = Duration.ofSeconds(30);
     private static HttpLab lab;
 
@@ -32,7 +31,7 @@ class UrlServerComesBackTest {
     }
 
     private static String text(ToolResult result) throws IOException {
-        return Json.MAPPER.readTree(result.json()).at("/content/0/text").textValue();
+        return JSON.readTree(result.json()).at("/content/0/text").textValue();
     }
 
     @Test
@@ -51,7 +50,7 @@ class UrlServerComesBackTest {
             assertThat(whileDown.isError()).isTrue();
             assertThat(text(whileDown)).contains("server flaky cannot be reached");
             assertThat(after.isError()).as(after.json()).isFalse();
-            JsonNode counted = Json.MAPPER.readTree(text(after));
+            JsonNode counted = JSON.readTree(text(after));
             assertThat(counted.get("served").intValue()).as("a new process counts from one").isEqualTo(1);
         }
     }

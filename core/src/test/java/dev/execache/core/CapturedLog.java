@@ -1,4 +1,4 @@
-package dev.execache.gateway;
+package dev.execache.core;
 
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;

@@ -1,14 +1,12 @@
-package dev.execache.cli;
+package dev.execache.tools.mcp;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.execache.core.CapturedLog;
 import dev.execache.core.MutableClock;
 import dev.execache.core.ToolResult;
-import dev.execache.gateway.Json;
-import dev.execache.tools.mcp.McpToolCatalog;
-import dev.execache.tools.mcp.UrlServerSettings;
-import dev.execache.gateway.CapturedLog;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,6 +23,7 @@ import org.junit.jupiter.api.Test;
  * metadata, a token endpoint).
  */
 class UrlServerOAuthTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
     private static final Duration CALL_TIMEOUT = Duration.ofSeconds(20);
     private static final String SECRET = "s3cret-9e2a-never-shown";
     private static HttpLab lab;
@@ -59,7 +58,7 @@ class UrlServerOAuthTest {
 
     private static JsonNode answer(ToolResult result) throws IOException {
         assertThat(result.isError()).as(result.json()).isFalse();
-        return Json.MAPPER.readTree(Json.MAPPER.readTree(result.json()).at("/content/0/text").textValue());
+        return JSON.readTree(JSON.readTree(result.json()).at("/content/0/text").textValue());
     }
 
     private static String last(JsonNode array) {
@@ -113,7 +112,7 @@ class UrlServerOAuthTest {
         ToolResult refused = catalog.call("secured__get_count", Map.of());
 
         assertThat(refused.isError()).isTrue();
-        String text = Json.MAPPER.readTree(refused.json()).at("/content/0/text").textValue();
+        String text = JSON.readTree(refused.json()).at("/content/0/text").textValue();
         assertThat(text).contains("refused the client credentials of client-7 (HTTP 401, invalid_client)")
                 .doesNotContain(wrong);
     }

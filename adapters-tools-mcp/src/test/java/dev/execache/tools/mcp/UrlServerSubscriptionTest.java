@@ -1,9 +1,7 @@
-package dev.execache.cli;
+package dev.execache.tools.mcp;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.execache.tools.mcp.McpToolCatalog;
-import dev.execache.tools.mcp.UrlServerSettings;
 import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
