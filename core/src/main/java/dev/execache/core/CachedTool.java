@@ -629,7 +629,7 @@ public final class CachedTool {
 
         /** The rule for tools no rule matches (default: cached, 5 minutes, 100 entries). */
         public Builder defaultRule(boolean enabled, Duration ttl, int maxEntries) {
-            this.defaultRule = new ToolCacheRule(Glob.of("*"), enabled, ttl, maxEntries, true);
+            this.defaultRule = ToolCacheRule.cache("*", ttl, maxEntries).enabled(enabled).measured(true);
             return this;
         }
 

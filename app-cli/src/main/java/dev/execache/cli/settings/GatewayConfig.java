@@ -330,10 +330,10 @@ public record GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Dur
         if (validator != null && !enabled) {
             throw error(file, name + ".validate_with", "does not go with enabled: false (nothing is cached to revalidate)");
         }
-        return new ToolCacheRule(glob, enabled,
+        return ToolCacheRule.cache(glob,
                 ttl.isMissingNode() ? defaultTtl : Duration.ofSeconds(positive(ttl, name + ".ttl_seconds", file)),
                 max.isMissingNode() ? defaultMaxEntries : (int) positive(max, name + ".max_entries", file))
-                .validatedBy(validator);
+                .enabled(enabled).validatedBy(validator);
     }
 
     /**
