@@ -117,8 +117,8 @@ class AnswerIdentityTest {
         Gateway tools = new Gateway(catalog, StoreGuard.of(store), versions,
                 new GatewayConfig(List.of(new GatewayConfig.Server(server, true)), rules, Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(CachePolicy.DEFAULTS),
                 CachePolicy.DEFAULTS, clock);
-        CachedExecutor executor = CachedExecutor.builder(sandbox, store).toolVersions(versions).clock(clock).versionScope(scope).build();
-        executor.useCodeTools(tools);
+        CachedExecutor executor = CachedExecutor.builder(sandbox, store).toolVersions(versions).clock(clock).versionScope(scope)
+                .codeTools(tools).build();
         return new Project(tools, executor, versions);
     }
 

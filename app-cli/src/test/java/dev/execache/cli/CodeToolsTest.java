@@ -87,8 +87,8 @@ class CodeToolsTest {
         store = new MemoryCacheStore(100, Clock.systemUTC());
         gateway = new Gateway(catalog, StoreGuard.of(store), versions, new GatewayConfig(servers, List.of(), Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(CachePolicy.DEFAULTS),
                 policy, Clock.systemUTC());
-        executor = CachedExecutor.builder(sandbox, store).toolVersions(versions).cachePolicy(policy).build();
-        executor.useCodeTools(gateway);
+        executor = CachedExecutor.builder(sandbox, store).toolVersions(versions).cachePolicy(policy).codeTools(gateway)
+                .build();
     }
 
     private Path referenceServers() throws IOException {

@@ -113,8 +113,8 @@ class FleetRaceTest {
         Gateway tools = new Gateway(catalog, StoreGuard.of(store), versions,
                 new GatewayConfig(List.of(new GatewayConfig.Server(ACCT, true)), List.of(), Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(CachePolicy.DEFAULTS),
                 CachePolicy.DEFAULTS, Clock.systemUTC());
-        CachedExecutor executor = CachedExecutor.builder(sandbox, store).toolVersions(versions).versionScope("fleet").build();
-        executor.useCodeTools(tools);
+        CachedExecutor executor = CachedExecutor.builder(sandbox, store).toolVersions(versions).versionScope("fleet")
+                .codeTools(tools).build();
         return new Member(tools, executor);
     }
 

@@ -68,7 +68,7 @@ class GatewayConfigTest {
         assertThat(config.rules(CachePolicy.DEFAULTS)).containsExactly(
                 ToolCacheRule.cache("fs__read_*", Duration.ofSeconds(60), CachePolicy.DEFAULT_MAX_ENTRIES),
                 ToolCacheRule.cache("*__search_*", Duration.ofSeconds(30), 50),
-                new ToolCacheRule("db__query", false, CachePolicy.DEFAULT_TTL, CachePolicy.DEFAULT_MAX_ENTRIES));
+                ToolCacheRule.cache("db__query", CachePolicy.DEFAULT_TTL, CachePolicy.DEFAULT_MAX_ENTRIES).enabled(false));
     }
 
     @Test

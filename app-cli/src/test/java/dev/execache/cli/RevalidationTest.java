@@ -80,8 +80,7 @@ class RevalidationTest {
         gateway = new Gateway(catalog, StoreGuard.of(store), VERSIONS, new GatewayConfig(servers,
                 List.of(ToolCacheRule.cache("lab__shelf_*", SHELF_TTL, 100)), Duration.ofHours(1))
                 .withCacheWhenSlowerThan(Duration.ZERO).policy(CachePolicy.DEFAULTS), CachePolicy.DEFAULTS, CLOCK);
-        executor = CachedExecutor.builder(counted, store).toolVersions(VERSIONS).clock(CLOCK).build();
-        executor.useCodeTools(gateway);
+        executor = CachedExecutor.builder(counted, store).toolVersions(VERSIONS).clock(CLOCK).codeTools(gateway).build();
     }
 
     @AfterAll

@@ -91,8 +91,7 @@ class RunEndsDuringToolCallTest {
         gateway = new Gateway(catalog, StoreGuard.of(store), versions,
                 new GatewayConfig(List.of(new GatewayConfig.Server(lab, true)), List.of(), Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(CachePolicy.DEFAULTS),
                 CachePolicy.DEFAULTS, Clock.systemUTC());
-        executor = CachedExecutor.builder(sandbox, store).toolVersions(versions).build();
-        executor.useCodeTools(gateway);
+        executor = CachedExecutor.builder(sandbox, store).toolVersions(versions).codeTools(gateway).build();
     }
 
     private ExecutionOutcome run(String code) {

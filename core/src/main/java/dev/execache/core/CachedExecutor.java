@@ -4,14 +4,11 @@ import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.CodeTools;
 import dev.execache.core.spi.Counter;
-import dev.execache.core.spi.GroupBound;
 import dev.execache.core.spi.Sandbox;
-import dev.execache.core.spi.Telemetry;
 import dev.execache.core.spi.ToolVersionSource;
 import java.lang.System.Logger.Level;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
@@ -29,42 +26,34 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 public final class CachedExecutor {
     private static final System.Logger LOG = System.getLogger("dev.execache.core");
-    /** The group the copies kept for revalidation form in the store: their own bound and LRU. */
-    private static final String KEPT_GROUP = "execache:revalidation";
-    /** A kept copy's key: the run's key with this after the format version, so no lookup of a run ever meets it. */
-    private static final String KEPT_PREFIX = CacheKeys.PREFIX + "kept:";
     /** How long a run is kept for revalidation after it was stored, by default. */
     public static final Duration DEFAULT_KEEP_FOR_REVALIDATION = Duration.ofHours(24);
     /** The bytes the copies kept for revalidation take at most, by default. */
     public static final long DEFAULT_REVALIDATION_BYTES = 64L * 1024 * 1024;
 
-    private final Sandbox sandbox;
     private final PolicyLoop loop;
-    // read by each Execution this executor runs
-    final StoreGuard store;
-    final ToolVersionSource toolVersions;
-    final CachePolicy cachePolicy;
-    final Clock clock;
-    final Ticker ticker;
+    private final StoreGuard store;
+    private final ToolVersionSource toolVersions;
+    private final CachePolicy cachePolicy;
     private final String versionScope;
-    private final KeptForRevalidation kept;
+    private final CodeTools codeTools;
+    /** What every run of this executor is made with. */
+    private final Execution.Setup setup;
     private final Policy policy = new Policy();
     private final AtomicBoolean versionsSynchronized = new AtomicBoolean();
-    private volatile CodeTools codeTools = CodeTools.NONE;
     private volatile ServersInKey serversInKey = new ServersInKey(Map.of(), "");
 
     private CachedExecutor(Builder builder) {
-        this.sandbox = builder.sandbox;
-        this.store = builder.store.forFace();
-        this.toolVersions = builder.toolVersions;
+        this.loop = builder.loop();
+        this.store = loop.store();
+        this.toolVersions = builder.toolVersions();
         this.cachePolicy = builder.cachePolicy;
-        this.clock = builder.clock;
-        this.ticker = builder.ticker;
         this.versionScope = builder.versionScope;
-        this.kept = builder.kept != null ? builder.kept
-                : new KeptForRevalidation(Math.max(1, cachePolicy.maxEntries() / 2), DEFAULT_REVALIDATION_BYTES,
+        this.codeTools = builder.codeTools;
+        Execution.KeptForRevalidation kept = builder.kept != null ? builder.kept
+                : new Execution.KeptForRevalidation(Math.max(1, cachePolicy.maxEntries() / 2), DEFAULT_REVALIDATION_BYTES,
                         DEFAULT_KEEP_FOR_REVALIDATION);
-        this.loop = new PolicyLoop(this.store, clock, ticker);
+        this.setup = new Execution.Setup(builder.sandbox, loop, cachePolicy, toolVersions, kept);
         toolVersions.addListener(this::toolChanged);
     }
 
@@ -79,20 +68,6 @@ public final class CachedExecutor {
     /** As {@link #builder(Sandbox, StoreGuard)}, with a guard of its own: for an executor alone on its store. */
     public static Builder builder(Sandbox sandbox, CacheStore store) {
         return new Builder(sandbox, StoreGuard.of(store));
-    }
-
-    record KeptForRevalidation(int maxEntries, long maxBytes, Duration keepFor) {
-        boolean on() {
-            return maxEntries > 0;
-        }
-
-        long maxEntryBytes() {
-            return maxBytes / maxEntries;
-        }
-    }
-
-    KeptForRevalidation kept() {
-        return kept;
     }
 
     /**
@@ -114,11 +89,6 @@ public final class CachedExecutor {
         return RunTrace.of(entry).map(trace -> trace.steps().stream()
                 .map(step -> new TracedCall(step.name(), step.version(), step.argumentsDigest(), step.answerDigest()))
                 .toList()).orElse(List.of());
-    }
-
-    /** The key under which the run of {@code key} is kept for revalidation. */
-    static String keptKey(String key) {
-        return KEPT_PREFIX + key.substring(CacheKeys.PREFIX.length());
     }
 
     /**
@@ -155,76 +125,25 @@ public final class CachedExecutor {
             LOG.log(Level.INFO, "not cached: " + ReadFingerprint.NOT_WATCHABLE);
             return bypass(request, tools, caller, Counter.UNCACHEABLE_READS_UNWATCHABLE);
         }
-        Execution execution = new Execution(this, request, key.get(), versions, tools, caller);
+        Execution execution = new Execution(setup, request, key.get(), versions, tools, caller);
         PolicyLoop.Outcome<Execution.Ran> outcome = loop.serve(execution);
         Execution.Ran ran = outcome.result();
-        if (ran.trace() != null && outcome.expiresAt() != null
+        if (outcome.expiresAt() != null
                 && (outcome.status() == CacheStatus.MISS || outcome.status() == CacheStatus.REVALIDATED)) {
-            keepForRevalidation(key.get(), ran, outcome.storedAt());
+            execution.keepForRevalidation(ran, outcome.storedAt());
         }
         String notStoredBecause = ran.notStoredBecause() != null ? ran.notStoredBecause() : execution.staleBecause();
         return new ExecutionOutcome(ran.result(), outcome.status(), key.get(), outcome.saved(), ran.calls(),
                 notStoredBecause, ran.keptOut(), outcome.storedAt(), outcome.expiresAt());
     }
 
-    /**
-     * The tools code may call from now on ({@code tools.SERVER.TOOL(args)}): every call goes
-     * through them, and a run depends on the tools it called, not on every tool they offer.
-     */
-    public void useCodeTools(CodeTools tools) {
-        this.codeTools = Objects.requireNonNull(tools, "tools must not be null");
-    }
-
-    /**
-     * Where the spans of a run (cache lookup, flight wait, the sandbox's run, the tool calls code
-     * makes) and the cache's counts are reported from now on; {@link Telemetry#NONE} by default.
-     */
-    public void useTelemetry(Telemetry telemetry) {
-        store.useTelemetry(Objects.requireNonNull(telemetry, "telemetry must not be null"));
-    }
-
-    /** The run of {@code request} in the sandbox, inside a span of its own. */
-    ExecutionResult runInSandbox(ExecutionRequest request, RunTools runTools) {
-        try (Telemetry.Span span = store.telemetry().start("deno run")) {
-            runTools.traceUnder(store.telemetry().current());
-            ExecutionResult result = sandbox.execute(request, runTools);
-            if (!result.isSuccess()) {
-                span.failed(result.error().type().displayName(), result.error().message());
-            }
-            return result;
-        }
-    }
-
-    /**
-     * Keeps a copy of a run just stored, with its trace, for revalidation after its freshness
-     * lapses: under a key of its own in its own group, depending on no tool (a tool's new version
-     * or a write to its server removes the run, not this copy, so the next request revalidates).
-     */
-    private void keepForRevalidation(String key, Execution.Ran ran, Instant storedAt) {
-        KeptForRevalidation keeping = kept;
-        if (!keeping.on()) {
-            return;
-        }
-        Map<String, String> reserved = new TreeMap<>();
-        reserved.put(CacheEntry.TRACE, ran.trace());
-        if (ran.keptOut().toolAnswerBytes() > 0) {
-            reserved.put(CacheEntry.TOOL_ANSWER_BYTES, Long.toString(ran.keptOut().toolAnswerBytes()));
-        }
-        ExecutionResult result = ran.result();
-        CacheEntry copy = new CacheEntry(keptKey(key), result.value(), result.console(), result.executionTime(),
-                reserved, storedAt, storedAt.plus(keeping.keepFor()), 0, ran.label());
-        if (copy.estimatedBytes() <= keeping.maxEntryBytes()) {
-            store.put(copy, new GroupBound(KEPT_GROUP, keeping.maxEntries()));
-        }
-    }
-
     /** Runs without looking up or storing; counts the run as {@code why} (the store is neither read nor written else). */
     private ExecutionOutcome bypass(ExecutionRequest request, CodeTools tools, CodeTools.Caller caller, Counter why) {
-        RunTools runTools = new RunTools(tools, request.limits(), request.agent(), request.freshness(), caller, store, ticker);
+        RunTools runTools = setup.runTools(request, tools, caller);
         ExecutionResult result = null;
         KeptOut keptOut = KeptOut.NONE;
         try {
-            result = runInSandbox(request, runTools);
+            result = setup.runInSandbox(request, runTools);
         } finally {
             runTools.end();
             runTools.countAnswerBytes();
@@ -233,17 +152,11 @@ public final class CachedExecutor {
             counts.put(why, 1L);
             if (result != null) {
                 keptOut = runTools.keptOut(result);
-                addKeptOut(keptOut, counts);
+                keptOut.addTo(counts);
             }
             store.count(null, request.agent(), counts);
         }
         return new ExecutionOutcome(result, CacheStatus.BYPASS, null, Duration.ZERO, runTools.calls(), null, keptOut);
-    }
-
-    static void addKeptOut(KeptOut keptOut, Map<Counter, Long> counts) {
-        if (keptOut.bytes() > 0) {
-            counts.put(Counter.KEPT_OUT_BYTES, keptOut.bytes());
-        }
     }
 
     /**
@@ -349,7 +262,7 @@ public final class CachedExecutor {
 
         /** The clock ages and expiries are read from. */
         public Clock clock() {
-            return clock;
+            return loop.clock();
         }
     }
 
@@ -406,25 +319,24 @@ public final class CachedExecutor {
         store.recordVersions(versionScope, Map.of(tool, newVersion));
     }
 
-    /** Builds a {@link CachedExecutor}; every setting is checked when it is set. */
-    public static final class Builder {
+    /**
+     * Builds a {@link CachedExecutor}; every setting is checked when it is set. What both faces are built
+     * with (tool versions, clock, ticker, telemetry) is set as on {@link CachedTool.Builder}.
+     */
+    public static final class Builder extends FaceBuilder<Builder> {
         private final Sandbox sandbox;
-        private final StoreGuard store;
-        private ToolVersionSource toolVersions = Map::of;
         private CachePolicy cachePolicy = CachePolicy.DEFAULTS;
-        private Clock clock = Clock.systemUTC();
-        private Ticker ticker = Ticker.SYSTEM;
         private String versionScope = CacheStore.DEFAULT_SCOPE;
-        private KeptForRevalidation kept;
+        private CodeTools codeTools = CodeTools.NONE;
+        private Execution.KeptForRevalidation kept;
 
         private Builder(Sandbox sandbox, StoreGuard store) {
+            super(store);
             this.sandbox = Objects.requireNonNull(sandbox, "sandbox must not be null");
-            this.store = Objects.requireNonNull(store, "store must not be null");
         }
 
-        /** Where tool versions come from (default: none known); a change removes the runs that used the tool. */
-        public Builder toolVersions(ToolVersionSource source) {
-            this.toolVersions = Objects.requireNonNull(source, "toolVersions must not be null");
+        @Override
+        Builder self() {
             return this;
         }
 
@@ -434,15 +346,12 @@ public final class CachedExecutor {
             return this;
         }
 
-        /** The clock times of day are read from: creation, expiry (default: the system's, UTC). */
-        public Builder clock(Clock newClock) {
-            this.clock = Objects.requireNonNull(newClock, "clock must not be null");
-            return this;
-        }
-
-        /** Measures the latency a hit saves (default: {@link System#nanoTime()}). */
-        public Builder ticker(Ticker newTicker) {
-            this.ticker = Objects.requireNonNull(newTicker, "ticker must not be null");
+        /**
+         * The tools code may call ({@code tools.SERVER.TOOL(args)}; default: none): every call goes through
+         * them, and a run depends on the tools it called, not on every tool they offer.
+         */
+        public Builder codeTools(CodeTools tools) {
+            this.codeTools = Objects.requireNonNull(tools, "codeTools must not be null");
             return this;
         }
 
@@ -477,7 +386,7 @@ public final class CachedExecutor {
             if (keepFor.isNegative() || keepFor.isZero()) {
                 throw new IllegalArgumentException("keepFor must be positive: " + keepFor);
             }
-            this.kept = new KeptForRevalidation(maxEntries, maxBytes, keepFor);
+            this.kept = new Execution.KeptForRevalidation(maxEntries, maxBytes, keepFor);
             return this;
         }
 

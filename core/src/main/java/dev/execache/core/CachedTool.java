@@ -4,7 +4,6 @@ import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.GroupBound;
-import dev.execache.core.spi.Telemetry;
 import dev.execache.core.spi.ToolVersionSource;
 import dev.execache.core.spi.WriteGenerations;
 import java.time.Clock;
@@ -85,15 +84,14 @@ public final class CachedTool {
 
     private CachedTool(Builder builder) {
         this.invoker = builder.invoker;
-        this.store = builder.store.forFace();
-        store.useTelemetry(builder.telemetry);
-        this.loop = new PolicyLoop(store, builder.clock, builder.ticker);
+        this.loop = builder.loop();
+        this.store = loop.store();
         rules = List.copyOf(builder.rules);
         this.defaultRule = builder.defaultRule;
         this.keyGenerator = builder.keyGenerator;
-        this.toolVersions = builder.toolVersions;
-        this.clock = builder.clock;
-        this.ticker = builder.ticker;
+        this.toolVersions = builder.toolVersions();
+        this.clock = loop.clock();
+        this.ticker = loop.ticker();
         this.flightHold = builder.flightHold;
         this.cacheWhenSlowerThan = builder.cacheWhenSlowerThan;
         this.validatorUsable = builder.validatorUsable;
@@ -505,7 +503,7 @@ public final class CachedTool {
                 // no-cache asks the tool itself; the validator's answer is still recorded for the next caller
                 return Optional.empty();
             }
-            Optional<CacheEntry> copy = store.get(CachedExecutor.keptKey(key));
+            Optional<CacheEntry> copy = store.get(PolicyLoop.keptKey(key));
             if (copy.isEmpty()) {
                 return Optional.empty();
             }
@@ -538,7 +536,7 @@ public final class CachedTool {
                 return;
             }
             Instant storedAt = entry.createdAt();
-            store.put(new CacheEntry(CachedExecutor.keptKey(key), entry.value(), "", entry.executionTime(),
+            store.put(new CacheEntry(PolicyLoop.keptKey(key), entry.value(), "", entry.executionTime(),
                     Map.of(CacheEntry.VALIDATOR, digest), storedAt, storedAt.plus(keepForRevalidation), 0,
                     entry.label()), new GroupBound(KEPT_GROUP + rule.toolGlob(), rule.maxEntries()));
         }
@@ -591,27 +589,30 @@ public final class CachedTool {
         }
     }
 
-    /** Builds a {@link CachedTool}; every setting is checked when it is set. */
-    public static final class Builder {
+    /**
+     * Builds a {@link CachedTool}; every setting is checked when it is set. What both faces are built
+     * with (tool versions, clock, ticker, telemetry) is set as on {@link CachedExecutor.Builder}.
+     */
+    public static final class Builder extends FaceBuilder<Builder> {
         private final ToolInvoker invoker;
-        private final StoreGuard store;
         private final List<ToolCacheRule> rules = new ArrayList<>();
         private ToolCacheRule defaultRule = ToolCacheRule.cache("*", CachePolicy.DEFAULT_TTL, CachePolicy.DEFAULT_MAX_ENTRIES)
                 .measured(true);
         private Duration cacheWhenSlowerThan = Duration.ZERO;
         private ToolCallKeyGenerator keyGenerator = ToolCallKeyGenerator.DEFAULT;
-        private ToolVersionSource toolVersions = Map::of;
-        private Clock clock = Clock.systemUTC();
-        private Ticker ticker = Ticker.SYSTEM;
         private Duration flightHold = DEFAULT_FLIGHT_HOLD;
         private final List<CacheListener> listeners = new ArrayList<>();
-        private Telemetry telemetry = Telemetry.NONE;
         private Predicate<String> validatorUsable = tool -> true;
         private Duration keepForRevalidation = CachedExecutor.DEFAULT_KEEP_FOR_REVALIDATION;
 
         private Builder(ToolInvoker invoker, StoreGuard store) {
+            super(store);
             this.invoker = Objects.requireNonNull(invoker, "invoker must not be null");
-            this.store = Objects.requireNonNull(store, "store must not be null");
+        }
+
+        @Override
+        Builder self() {
+            return this;
         }
 
         /** Adds a rule; rules are tried in the order they were added. */
@@ -628,7 +629,7 @@ public final class CachedTool {
 
         /** The rule for tools no rule matches (default: cached, 5 minutes, 100 entries). */
         public Builder defaultRule(boolean enabled, Duration ttl, int maxEntries) {
-            this.defaultRule = new ToolCacheRule(Glob.of("*"), enabled, ttl, maxEntries, true);
+            this.defaultRule = ToolCacheRule.cache("*", ttl, maxEntries).enabled(enabled).measured(true);
             return this;
         }
 
@@ -652,23 +653,6 @@ public final class CachedTool {
             return this;
         }
 
-        /** Where tool versions come from; a change removes that tool's cached calls. */
-        public Builder toolVersions(ToolVersionSource source) {
-            this.toolVersions = Objects.requireNonNull(source, "toolVersions must not be null");
-            return this;
-        }
-
-        public Builder clock(Clock newClock) {
-            this.clock = Objects.requireNonNull(newClock, "clock must not be null");
-            return this;
-        }
-
-        /** Measures how long a call took and how much a hit saved (default: {@link System#nanoTime()}). */
-        public Builder ticker(Ticker newTicker) {
-            this.ticker = Objects.requireNonNull(newTicker, "ticker must not be null");
-            return this;
-        }
-
         /**
          * How long one process may hold a call's fleet-wide flight before others give up
          * waiting and call the tool themselves (default 60 s); it should outlast the slowest call.
@@ -684,12 +668,6 @@ public final class CachedTool {
 
         public Builder listener(CacheListener listener) {
             listeners.add(Objects.requireNonNull(listener, "listener must not be null"));
-            return this;
-        }
-
-        /** Where the cache's spans (lookup, flight wait) and counts are reported (default: nowhere). */
-        public Builder telemetry(Telemetry reportTo) {
-            this.telemetry = Objects.requireNonNull(reportTo, "telemetry must not be null");
             return this;
         }
 

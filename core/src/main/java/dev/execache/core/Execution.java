@@ -5,6 +5,8 @@ import dev.execache.core.spi.CodeToolCall;
 import dev.execache.core.spi.CodeTools;
 import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.GroupBound;
+import dev.execache.core.spi.Sandbox;
+import dev.execache.core.spi.Telemetry;
 import dev.execache.core.spi.ToolVersionSource;
 import java.lang.System.Logger.Level;
 import java.time.Clock;
@@ -27,6 +29,8 @@ import java.util.concurrent.Future;
 /** A code execution as the policy loop sees it: one request, under its key, run by one executor. */
 final class Execution implements PolicyLoop.Call<Execution.Ran> {
     private static final System.Logger LOG = System.getLogger("dev.execache.core");
+    /** The group the copies kept for revalidation form in the store: their own bound and LRU. */
+    private static final String KEPT_GROUP = "execache:revalidation";
     /** How much longer than the run's timeout a fleet-wide flight may be held. */
     private static final Duration FLIGHT_MARGIN = Duration.ofSeconds(5);
     /**
@@ -49,10 +53,49 @@ final class Execution implements PolicyLoop.Call<Execution.Ran> {
             String trace, String label, boolean agentAnswered) {
     }
 
-    private final CachedExecutor executor;
+    /**
+     * How an executor keeps its stored runs for revalidation: at most {@code maxEntries} copies taking at
+     * most {@code maxBytes}, each for {@code keepFor}; none when {@code maxEntries} is 0.
+     */
+    record KeptForRevalidation(int maxEntries, long maxBytes, Duration keepFor) {
+        boolean on() {
+            return maxEntries > 0;
+        }
+
+        long maxEntryBytes() {
+            return maxBytes / maxEntries;
+        }
+    }
+
+    /**
+     * What an executor gives every run it makes: the sandbox, its loop (store, clock, ticker), the rules
+     * and tool versions runs are stored by, and how stored runs are kept for revalidation.
+     */
+    record Setup(Sandbox sandbox, PolicyLoop loop, CachePolicy policy, ToolVersionSource toolVersions,
+            KeptForRevalidation kept) {
+        /** The tools one run of {@code request} calls through, made for its caller. */
+        RunTools runTools(ExecutionRequest request, CodeTools tools, CodeTools.Caller caller) {
+            return new RunTools(tools, request.limits(), request.agent(), request.freshness(), caller, loop.store(),
+                    loop.ticker());
+        }
+
+        /** The run of {@code request} in the sandbox, inside a span of its own. */
+        ExecutionResult runInSandbox(ExecutionRequest request, RunTools runTools) {
+            Telemetry telemetry = loop.store().telemetry();
+            try (Telemetry.Span span = telemetry.start("deno run")) {
+                runTools.traceUnder(telemetry.current());
+                ExecutionResult result = sandbox.execute(request, runTools);
+                if (!result.isSuccess()) {
+                    span.failed(result.error().type().displayName(), result.error().message());
+                }
+                return result;
+            }
+        }
+    }
+
+    private final Setup setup;
     private final StoreGuard store;
     private final Clock clock;
-    private final Ticker ticker;
     private final CachePolicy policy;
     private final ToolVersionSource toolVersions;
     private final ExecutionRequest request;
@@ -67,15 +110,14 @@ final class Execution implements PolicyLoop.Call<Execution.Ran> {
     /** Whether this execution revalidated a stale run and found an answer changed. */
     private volatile boolean changed;
 
-    Execution(CachedExecutor executor, ExecutionRequest request, String key, Map<String, String> versions,
-            CodeTools tools, CodeTools.Caller caller) {
+    Execution(Setup setup, ExecutionRequest request, String key, Map<String, String> versions, CodeTools tools,
+            CodeTools.Caller caller) {
         this.caller = caller;
-        this.executor = executor;
-        this.store = executor.store;
-        this.clock = executor.clock;
-        this.ticker = executor.ticker;
-        this.policy = executor.cachePolicy;
-        this.toolVersions = executor.toolVersions;
+        this.setup = setup;
+        this.store = setup.loop().store();
+        this.clock = setup.loop().clock();
+        this.policy = setup.policy();
+        this.toolVersions = setup.toolVersions();
         this.request = request;
         this.key = key;
         this.versions = versions;
@@ -106,7 +148,7 @@ final class Execution implements PolicyLoop.Call<Execution.Ran> {
 
     @Override
     public void addCounts(Ran ran, Map<Counter, Long> counts) {
-        CachedExecutor.addKeptOut(ran.keptOut(), counts);
+        ran.keptOut().addTo(counts);
         if (changed) {
             counts.put(Counter.REVALIDATIONS_CHANGED, 1L);
         }
@@ -125,10 +167,10 @@ final class Execution implements PolicyLoop.Call<Execution.Ran> {
      */
     @Override
     public Optional<Ran> revalidate() {
-        if (!executor.kept().on()) {
+        if (!setup.kept().on()) {
             return Optional.empty();
         }
-        Optional<CacheEntry> copy = store.get(CachedExecutor.keptKey(key));
+        Optional<CacheEntry> copy = store.get(PolicyLoop.keptKey(key));
         if (copy.isEmpty()) {
             return Optional.empty();
         }
@@ -141,7 +183,7 @@ final class Execution implements PolicyLoop.Call<Execution.Ran> {
         if (trace.isEmpty() || !copy.get().nondeterminism().isEmpty()) {
             return Optional.empty();
         }
-        RunTools runTools = new RunTools(tools, request.limits(), request.agent(), request.freshness(), caller, store, ticker);
+        RunTools runTools = setup.runTools(request, tools, caller);
         List<RunTrace.Step> renewed = new ArrayList<>();
         Map<String, Deque<CodeToolCall>> answers = new HashMap<>();
         boolean same = true;
@@ -190,12 +232,12 @@ final class Execution implements PolicyLoop.Call<Execution.Ran> {
 
     @Override
     public Ran run() {
-        RunTools runTools = new RunTools(tools, request.limits(), request.agent(), request.freshness(), caller, store, ticker);
+        RunTools runTools = setup.runTools(request, tools, caller);
         runTools.prefetch(fetched);
         ranWith = runTools;
         ExecutionResult result;
         try {
-            result = executor.runInSandbox(request, runTools);
+            result = setup.runInSandbox(request, runTools);
         } finally {
             runTools.end();
             runTools.countAnswerBytes();
@@ -218,6 +260,29 @@ final class Execution implements PolicyLoop.Call<Execution.Ran> {
         String trace = result.nondeterminism().isEmpty() ? runTools.trace() : null;
         return new Ran(result, runTools.calls(), notStored, notStoredCounter, dependsOn, answersExpireAt,
                 runTools.keptOut(result), trace, request.labelOrFirstLine(), runTools.agentAnswered());
+    }
+
+    /**
+     * Keeps a copy of a run just stored, with its trace, for revalidation after its freshness
+     * lapses: under a key of its own in its own group, depending on no tool (a tool's new version
+     * or a write to its server removes the run, not this copy, so the next request revalidates).
+     */
+    void keepForRevalidation(Ran ran, Instant storedAt) {
+        KeptForRevalidation keeping = setup.kept();
+        if (ran.trace() == null || !keeping.on()) {
+            return;
+        }
+        Map<String, String> reserved = new TreeMap<>();
+        reserved.put(CacheEntry.TRACE, ran.trace());
+        if (ran.keptOut().toolAnswerBytes() > 0) {
+            reserved.put(CacheEntry.TOOL_ANSWER_BYTES, Long.toString(ran.keptOut().toolAnswerBytes()));
+        }
+        ExecutionResult result = ran.result();
+        CacheEntry copy = new CacheEntry(PolicyLoop.keptKey(key), result.value(), result.console(),
+                result.executionTime(), reserved, storedAt, storedAt.plus(keeping.keepFor()), 0, ran.label());
+        if (copy.estimatedBytes() <= keeping.maxEntryBytes()) {
+            store.put(copy, new GroupBound(KEPT_GROUP, keeping.maxEntries()));
+        }
     }
 
     /** The sandbox's own execution time is what a hit saves, not the time spent around it. */

@@ -1,5 +1,6 @@
 package dev.execache.core;
 
+import dev.execache.core.spi.Counter;
 import java.util.Collections;
 import java.util.Map;
 import java.util.TreeMap;
@@ -38,5 +39,12 @@ public record KeptOut(long toolAnswerBytes, long resultBytes, Map<String, Long> 
 
     public static long estimatedTokens(long bytes) {
         return bytes / BYTES_PER_TOKEN;
+    }
+
+    /** Adds the bytes kept out, when there are any, to a call's counts. */
+    void addTo(Map<Counter, Long> counts) {
+        if (bytes() > 0) {
+            counts.put(Counter.KEPT_OUT_BYTES, bytes());
+        }
     }
 }

@@ -31,6 +31,7 @@ import java.util.concurrent.ExecutionException;
  */
 final class PolicyLoop {
     private static final System.Logger LOG = System.getLogger("dev.execache.core");
+    private static final String KEPT_PREFIX = CacheKeys.PREFIX + "kept:";
 
     /** One call through the policy: what to run and how its result is stored and served. */
     interface Call<R> {
@@ -152,6 +153,18 @@ final class PolicyLoop {
 
     Clock clock() {
         return clock;
+    }
+
+    Ticker ticker() {
+        return ticker;
+    }
+
+    /**
+     * The key under which a copy of the entry under {@code key} is kept for revalidation after its
+     * freshness lapses: {@code kept:} after the format version, so no lookup of an answer ever meets it.
+     */
+    static String keptKey(String key) {
+        return KEPT_PREFIX + key.substring(CacheKeys.PREFIX.length());
     }
 
     /** Runs the call through the cache; an exception of {@link Call#run} reaches every caller waiting on it. */
@@ -354,20 +367,25 @@ final class PolicyLoop {
     }
 
     private <R> Outcome<R> hit(Call<R> call, CacheEntry entry, long lookupStart) {
-        Duration lookup = Duration.ofNanos(ticker.read() - lookupStart);
-        Duration saved = entry.executionTime().minus(lookup);
-        if (saved.isNegative()) {
-            saved = Duration.ZERO;
-        }
+        Duration saved = savedSince(entry.executionTime(), lookupStart);
+        return countedHit(call, call.fromEntry(entry), saved, entry.expiresAt(), entry.createdAt());
+    }
+
+    /** What a hit saved: {@code making} the answer, less the time since {@code start}; never below zero. */
+    private Duration savedSince(Duration making, long start) {
+        Duration saved = making.minus(Duration.ofNanos(ticker.read() - start));
+        return saved.isNegative() ? Duration.ZERO : saved;
+    }
+
+    /** Counts a hit, whether the store answered this call or the identical one it waited for. */
+    private <R> Outcome<R> countedHit(Call<R> call, R result, Duration saved, Instant expiresAt, Instant storedAt) {
         Map<Counter, Long> counted = new EnumMap<>(Counter.class);
         counted.put(Counter.CALLS, 1L);
         counted.put(Counter.HITS, 1L);
         counted.put(Counter.SAVED_NANOS, saved.toNanos());
-        R result = call.fromEntry(entry);
         call.addCounts(result, counted);
         store.count(call.tool(), call.agent(), counted);
-        return new Outcome<>(result, CacheStatus.HIT, saved, List.of(), entry.expiresAt(), entry.createdAt(), null,
-                false);
+        return new Outcome<>(result, CacheStatus.HIT, saved, List.of(), expiresAt, storedAt, null, false);
     }
 
     /**
@@ -411,18 +429,8 @@ final class PolicyLoop {
             return lookUpOrRun(call);
         }
         if (leader.status() == CacheStatus.HIT) {
-            Duration saved = leader.saved().minus(Duration.ofNanos(ticker.read() - waitStart));
-            if (saved.isNegative()) {
-                saved = Duration.ZERO;
-            }
-            Map<Counter, Long> counted = new EnumMap<>(Counter.class);
-            counted.put(Counter.CALLS, 1L);
-            counted.put(Counter.HITS, 1L);
-            counted.put(Counter.SAVED_NANOS, saved.toNanos());
-            call.addCounts(leader.result(), counted);
-            store.count(call.tool(), call.agent(), counted);
-            return new Outcome<>(leader.result(), CacheStatus.HIT, saved, List.of(), leader.expiresAt(),
-                    leader.storedAt(), null, false);
+            return countedHit(call, leader.result(), savedSince(leader.saved(), waitStart), leader.expiresAt(),
+                    leader.storedAt());
         }
         if (!call.sharable(leader.result())) {
             // the identical call's answer was its own caller's: this one asks for itself (the finished flight has

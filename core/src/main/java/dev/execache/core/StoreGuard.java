@@ -63,16 +63,17 @@ public final class StoreGuard {
 
     private final CacheStore store;
     private final Outage outage;
-    private volatile Telemetry telemetry = Telemetry.NONE;
+    private final Telemetry telemetry;
 
-    private StoreGuard(CacheStore store, Outage outage) {
+    private StoreGuard(CacheStore store, Outage outage, Telemetry telemetry) {
         this.store = store;
         this.outage = outage;
+        this.telemetry = telemetry;
     }
 
     /** A guard of {@code store}, to be shared by every face ({@code CachedExecutor}, {@code CachedTool}) built on it. */
     public static StoreGuard of(CacheStore store) {
-        return new StoreGuard(Objects.requireNonNull(store, "store must not be null"), new Outage());
+        return new StoreGuard(Objects.requireNonNull(store, "store must not be null"), new Outage(), Telemetry.NONE);
     }
 
     /** The store this guards. */
@@ -81,15 +82,11 @@ public final class StoreGuard {
     }
 
     /** A face's view of this guard: the same store and outage, spans and counts reported to its own telemetry. */
-    StoreGuard forFace() {
-        return new StoreGuard(store, outage);
+    StoreGuard forFace(Telemetry reportTo) {
+        return new StoreGuard(store, outage, reportTo);
     }
 
     /** Where spans and counts are reported besides the store. */
-    void useTelemetry(Telemetry telemetry) {
-        this.telemetry = telemetry;
-    }
-
     Telemetry telemetry() {
         return telemetry;
     }

@@ -4,7 +4,9 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * How calls of the tools whose name matches {@code tools} are cached.
+ * How calls of the tools whose name matches {@code tools} are cached. Made by {@link #cache} or
+ * {@link #never}, and changed by the methods that return a rule like this one but for one component
+ * ({@link #enabled}, {@link #measured}, {@link #validatedBy}); every rule is checked when it is made.
  *
  * <p>A mutating tool ({@link CachedTool#MUTATING_TOOLS}) is cached only by an enabled rule
  * that names it exactly, without wildcards: a broad rule such as {@code *} never turns on
@@ -30,17 +32,24 @@ public record ToolCacheRule(Glob tools, boolean enabled, Duration ttl, int maxEn
         }
     }
 
-    public ToolCacheRule(Glob tools, boolean enabled, Duration ttl, int maxEntries, boolean measured) {
-        this(tools, enabled, ttl, maxEntries, measured, null);
+    /**
+     * A rule that caches calls of the tools matching {@code toolGlob} for {@code ttl}, at most
+     * {@code maxEntries} of them; not measured, no validator.
+     *
+     * @throws IllegalArgumentException if {@code toolGlob} is blank, or ttl or maxEntries out of range
+     */
+    public static ToolCacheRule cache(String toolGlob, Duration ttl, int maxEntries) {
+        return new ToolCacheRule(Glob.of(toolGlob), true, ttl, maxEntries, false, null);
     }
 
-    public ToolCacheRule(Glob tools, boolean enabled, Duration ttl, int maxEntries) {
-        this(tools, enabled, ttl, maxEntries, false);
+    /** A rule that never caches calls of the tools matching {@code toolGlob}. */
+    public static ToolCacheRule never(String toolGlob) {
+        return cache(toolGlob, CachePolicy.DEFAULT_TTL, 1).enabled(false);
     }
 
-    /** @throws IllegalArgumentException if {@code toolGlob} is blank, or ttl or maxEntries out of range */
-    public ToolCacheRule(String toolGlob, boolean enabled, Duration ttl, int maxEntries) {
-        this(Glob.of(toolGlob), enabled, ttl, maxEntries, false);
+    /** This rule, caching its tools' calls when {@code enabledNow} and never otherwise. */
+    public ToolCacheRule enabled(boolean enabledNow) {
+        return new ToolCacheRule(tools, enabledNow, ttl, maxEntries, measured, validator);
     }
 
     /** This rule, cached only while its tools answer slower than the threshold when {@code measuredNow}. */
@@ -56,14 +65,6 @@ public record ToolCacheRule(Glob tools, boolean enabled, Duration ttl, int maxEn
     /** The glob as written. */
     public String toolGlob() {
         return tools.toString();
-    }
-
-    public static ToolCacheRule cache(String toolGlob, Duration ttl, int maxEntries) {
-        return new ToolCacheRule(toolGlob, true, ttl, maxEntries);
-    }
-
-    public static ToolCacheRule never(String toolGlob) {
-        return new ToolCacheRule(toolGlob, false, CachePolicy.DEFAULT_TTL, 1);
     }
 
     boolean namesExactly(String tool) {

@@ -97,9 +97,8 @@ class CodeToolsPolicyTest {
     };
 
     private CachedExecutor executor(ToolVersionSource versions, CachePolicy policy) {
-        CachedExecutor executor = CachedExecutor.builder(sandbox, store).toolVersions(versions).cachePolicy(policy).clock(clock).build();
-        executor.useCodeTools(tools);
-        return executor;
+        return CachedExecutor.builder(sandbox, store).toolVersions(versions).cachePolicy(policy).clock(clock)
+                .codeTools(tools).build();
     }
 
     private static ExecutionRequest code(String code) {
@@ -155,8 +154,7 @@ class CodeToolsPolicyTest {
     @Test
     void eachToolCallOfARunIsMadeForTheRunsCallerAndAHitMakesNone() {
         List<CodeTools.Caller> heardBy = new ArrayList<>();
-        CachedExecutor executor = CachedExecutor.builder(sandbox, store).toolVersions(quietVersions).clock(clock).build();
-        executor.useCodeTools(new CodeTools() {
+        CodeTools heard = new CodeTools() {
             @Override
             public Map<String, List<String>> reachable() {
                 return tools.reachable();
@@ -173,7 +171,9 @@ class CodeToolsPolicyTest {
                 heardBy.add(caller);
                 return call(server, tool, argumentsJson, agent, freshness);
             }
-        });
+        };
+        CachedExecutor executor = CachedExecutor.builder(sandbox, store).toolVersions(quietVersions).clock(clock)
+                .codeTools(heard).build();
         CodeTools.Caller caller = new CodeTools.Caller() {
         };
 
@@ -353,8 +353,7 @@ class CodeToolsPolicyTest {
     @Test
     void aResultLargerThanTheAnswersItUsedKeepsNothingOut() {
         CachedExecutor executor = executor(quietVersions, CachePolicy.DEFAULTS);
-        CachedExecutor wordy = CachedExecutor.builder((request, runTools) -> { runTools.call("a", "read", "{}"); return ExecutionResult.success("\"" + "y".repeat(40) + "\"", "", Duration.ofMillis(5)); }, store).toolVersions(quietVersions).clock(clock).build();
-        wordy.useCodeTools(tools);
+        CachedExecutor wordy = CachedExecutor.builder((request, runTools) -> { runTools.call("a", "read", "{}"); return ExecutionResult.success("\"" + "y".repeat(40) + "\"", "", Duration.ofMillis(5)); }, store).toolVersions(quietVersions).clock(clock).codeTools(tools).build();
 
         ExecutionOutcome ran = wordy.execute(code("a.read"));
 

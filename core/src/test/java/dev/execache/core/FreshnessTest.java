@@ -239,8 +239,8 @@ class FreshnessTest {
             runTools.call("fs", "read", "{}");
             return ExecutionResult.success("1", "", Duration.ofMillis(5));
         };
-        CachedExecutor executor = CachedExecutor.builder(sandbox, store).toolVersions(versions).clock(clock).ticker(ticker).build();
-        executor.useCodeTools(tools);
+        CachedExecutor executor = CachedExecutor.builder(sandbox, store).toolVersions(versions).clock(clock).ticker(ticker)
+                .codeTools(tools).build();
         ExecutionRequest request = new ExecutionRequest("read", null, Set.of(), Limits.DEFAULTS);
 
         ExecutionOutcome first = executor.execute(request);

@@ -94,17 +94,12 @@ class RevalidationTest {
     private final CachedExecutor executor = executor(CachePolicy.DEFAULTS);
 
     private CachedExecutor executor(CachePolicy policy) {
-        return executor(builder().cachePolicy(policy));
+        return builder().cachePolicy(policy).build();
     }
 
     private CachedExecutor.Builder builder() {
-        return CachedExecutor.builder(sandbox, store).toolVersions(versions).clock(clock).ticker(new MutableTicker());
-    }
-
-    private CachedExecutor executor(CachedExecutor.Builder builder) {
-        CachedExecutor made = builder.build();
-        made.useCodeTools(tools);
-        return made;
+        return CachedExecutor.builder(sandbox, store).toolVersions(versions).clock(clock).ticker(new MutableTicker())
+                .codeTools(tools);
     }
 
     private static ExecutionRequest code(String code) {
@@ -212,25 +207,25 @@ class RevalidationTest {
             codeTools.callAfter("a", "read", "{}", 0);
             return ExecutionResult.success("1", "", Duration.ofSeconds(1)).withNondeterminism(Set.of("Math.random"));
         };
-        CachedExecutor executor = CachedExecutor.builder(random, store).toolVersions(versions).clock(clock).build();
-        executor.useCodeTools(tools);
+        CachedExecutor executor = CachedExecutor.builder(random, store).toolVersions(versions).clock(clock).codeTools(tools)
+                .build();
 
         ExecutionOutcome ran = executor.execute(code("random"));
         clock.advance(Duration.ofSeconds(11));
 
-        assertThat(store.peek(ran.key()).isPresent() || store.peek(CachedExecutor.keptKey(ran.key())).isPresent())
+        assertThat(store.peek(ran.key()).isPresent() || store.peek(PolicyLoop.keptKey(ran.key())).isPresent())
                 .isFalse();
         assertThat(executor.execute(code("random")).status()).isEqualTo(CacheStatus.MISS);
     }
 
     @Test
     void runsKeptForRevalidationAreBoundedAndNeverServedOnceTheirTimeToBeKeptIsOver() {
-        CachedExecutor executor = executor(builder().keepForRevalidation(2, 1024 * 1024, Duration.ofMinutes(1)));
+        CachedExecutor executor = builder().keepForRevalidation(2, 1024 * 1024, Duration.ofMinutes(1)).build();
         ExecutionOutcome first = executor.execute(code("a.read"));
         executor.execute(code("b.read"));
         executor.execute(code("c.read"));
 
-        assertThat(store.peek(CachedExecutor.keptKey(first.key()))).isEmpty();
+        assertThat(store.peek(PolicyLoop.keptKey(first.key()))).isEmpty();
         clock.advance(Duration.ofMinutes(2));
         assertThat(store.entries()).isEmpty();
         assertThat(executor.execute(code("b.read")).status()).isEqualTo(CacheStatus.MISS);
@@ -238,7 +233,7 @@ class RevalidationTest {
 
     @Test
     void withNoneKeptAStaleRunRunsAgain() {
-        CachedExecutor executor = executor(builder().keepForRevalidation(0, 0, Duration.ofMinutes(1)));
+        CachedExecutor executor = builder().keepForRevalidation(0, 0, Duration.ofMinutes(1)).build();
         executor.execute(code("a.read"));
         clock.advance(Duration.ofSeconds(11));
 

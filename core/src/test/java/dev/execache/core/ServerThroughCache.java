@@ -54,9 +54,8 @@ final class ServerThroughCache implements CodeTools {
     CachedExecutor executor(CacheStore store, Clock clock, String scope) {
         Sandbox sandbox = (request, tools) -> ExecutionResult.success(request.code().contains("tools.acct")
                 ? tools.call("acct", "private_items", "{}").answer().json() : "1", "", Duration.ofMillis(5));
-        CachedExecutor executor = CachedExecutor.builder(sandbox, store).toolVersions(versions).clock(clock).versionScope(scope).build();
-        executor.useCodeTools(this);
-        return executor;
+        return CachedExecutor.builder(sandbox, store).toolVersions(versions).clock(clock).versionScope(scope)
+                .codeTools(this).build();
     }
 
     @Override

@@ -55,8 +55,7 @@ class TelemetryTest {
 
     @Test
     void aMissIsLookedUpThenRunAndAHitIsOnlyLookedUp() {
-        CachedExecutor executor = CachedExecutor.builder(sandbox, store).clock(clock).build();
-        executor.useTelemetry(telemetry);
+        CachedExecutor executor = CachedExecutor.builder(sandbox, store).clock(clock).telemetry(telemetry).build();
 
         try (Telemetry.Span request = telemetry.start("request", Telemetry.Kind.SERVER, Map.of())) {
             executor.execute(ExecutionRequest.of("return 1", Map.of()));
@@ -71,9 +70,8 @@ class TelemetryTest {
 
     @Test
     void aToolCallOfCodeIsASpanUnderItsRunThoughItArrivesOnAnotherThread() {
-        CachedExecutor executor = CachedExecutor.builder(sandbox, store).clock(clock).build();
-        executor.useCodeTools(tools);
-        executor.useTelemetry(telemetry);
+        CachedExecutor executor = CachedExecutor.builder(sandbox, store).clock(clock).codeTools(tools).telemetry(telemetry)
+                .build();
 
         executor.execute(ExecutionRequest.of("await tools.lab.read()", Map.of()));
 

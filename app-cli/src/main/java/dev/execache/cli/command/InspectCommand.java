@@ -140,7 +140,7 @@ final class InspectCommand implements Callable<Integer> {
         String code = CommandInput.code(target.file, environment, "--file");
         Object contextValue = CommandInput.context(context, environment);
         if (!session.settings().gateway().isEmpty()) {
-            session.executor().useCodeTools(GatewayCatalog.forKeysOnly(session.settings(), environment));
+            session.buildExecutor(GatewayCatalog.forKeysOnly(session.settings(), environment));
         }
         try {
             return session.executor().policy().keyFor(new ExecutionRequest(code, contextValue,

@@ -114,7 +114,7 @@ final class RunCommand implements Callable<Integer> {
         ToolCatalog catalog = session.gatewayCatalog(environment);
         // one command sees too few calls of a tool, and those cold, to judge whether it answers fast
         // (serve does, from the calls it serves): its tool calls are cached by the rules alone
-        session.executor().useCodeTools(new Gateway(catalog, session.guard(), versions,
+        session.buildExecutor(new Gateway(catalog, session.guard(), versions,
                 settings.gateway().withCacheWhenSlowerThan(Duration.ZERO).policy(settings.policy()), settings.policy(), Clock.systemUTC()));
         return catalog;
     }

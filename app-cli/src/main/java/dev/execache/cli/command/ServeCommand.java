@@ -16,6 +16,7 @@ import dev.execache.cli.settings.Settings;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.cli.settings.ServeHttp;
 import dev.execache.cli.telemetry.OpenTelemetryReporting;
+import dev.execache.core.spi.CodeTools;
 import dev.execache.core.spi.Telemetry;
 import dev.execache.mcp.server.http.HttpServeSettings;
 import dev.execache.gateway.Json;
@@ -152,7 +153,6 @@ final class ServeCommand implements Callable<Integer> {
                 throw new IllegalStateException("serve needs tool versions it can change, not "
                         + session.toolVersions().getClass().getName());
             }
-            serving.add(CacheMBean.register(StoreDescription.of(settings), session.executor().policy()::stats));
             warmUp(session);
             serving.add(new ConfigWatcher(configFile(settings), versions, pinnedTools()).start(WATCH_INTERVAL));
             Telemetry telemetry = OpenTelemetryReporting.configure(environment.variables());
@@ -161,14 +161,12 @@ final class ServeCommand implements Callable<Integer> {
                 serving.add(reporting);
                 LOG.log(Level.INFO, "OpenTelemetry: traces and metrics as the OTEL_* variables say");
             }
-            session.executor().useTelemetry(telemetry);
             Gateway gateway = settings.gateway().isEmpty() ? null
                     : new Gateway(serving.add(GatewayCatalog.serve(settings, environment).useTelemetry(telemetry)),
                             session.guard(), versions, settings.gatewayPolicy(), settings.policy(), Clock.systemUTC(),
                             telemetry);
-            if (gateway != null) {
-                session.executor().useCodeTools(gateway);
-            }
+            session.buildExecutor(gateway == null ? CodeTools.NONE : gateway, telemetry);
+            serving.add(CacheMBean.register(StoreDescription.of(settings), session.executor().policy()::stats));
             ServeTools tools = new ServeTools(session.executor(), serveSettings(settings), gateway, telemetry);
             tools.awaitServersForInstructionsUntil(STARTED.plus(serversWait));
             if (httpSettings != null) {

@@ -4,7 +4,9 @@ import dev.execache.core.StoreGuard;
 import dev.execache.cli.settings.Environment;
 import dev.execache.cli.settings.Settings;
 import dev.execache.core.CachedExecutor;
+import dev.execache.core.spi.CodeTools;
 import dev.execache.core.spi.Sandbox;
+import dev.execache.core.spi.Telemetry;
 import dev.execache.core.spi.ToolVersionSource;
 import jakarta.inject.Inject;
 import java.io.IOException;
@@ -29,9 +31,9 @@ final class CachedExecutorFactory {
         this.versionScope = versionScope(settings, environment);
     }
 
-    CachedExecutor create(Sandbox sandbox) {
+    CachedExecutor create(Sandbox sandbox, CodeTools codeTools, Telemetry telemetry) {
         return CachedExecutor.builder(sandbox, store).toolVersions(toolVersions).cachePolicy(settings.policy()).clock(clock)
-                .versionScope(versionScope).build();
+                .versionScope(versionScope).codeTools(codeTools).telemetry(telemetry).build();
     }
 
     /**

@@ -5,7 +5,9 @@ import dev.execache.cli.settings.Environment;
 import dev.execache.cli.settings.Settings;
 import dev.execache.core.CachedExecutor;
 import dev.execache.core.spi.CacheStore;
+import dev.execache.core.spi.CodeTools;
 import dev.execache.core.spi.Sandbox;
+import dev.execache.core.spi.Telemetry;
 import dev.execache.core.spi.ToolCatalog;
 import dev.execache.core.spi.ToolVersionSource;
 import jakarta.inject.Inject;
@@ -22,7 +24,8 @@ public final class Session implements AutoCloseable {
     private final CacheStore store;
     private final StoreGuard guard;
     private final LazySandbox sandbox;
-    private final CachedExecutor executor;
+    private final CachedExecutorFactory executors;
+    private CachedExecutor executor;
     private final ToolVersionSource toolVersions;
     private final Resources resources;
     private final String versionScope;
@@ -36,7 +39,7 @@ public final class Session implements AutoCloseable {
         this.store = store;
         this.toolVersions = toolVersions;
         this.sandbox = new LazySandbox(sandboxes);
-        this.executor = executors.create(sandbox);
+        this.executors = executors;
         this.versionScope = executors.versionScope();
     }
 
@@ -49,7 +52,28 @@ public final class Session implements AutoCloseable {
         return settings;
     }
 
-    public CachedExecutor executor() {
+    /** The executor of this session's runs; built on first use, with no tools for code, unless {@link #buildExecutor} came first. */
+    public synchronized CachedExecutor executor() {
+        if (executor == null) {
+            executor = executors.create(sandbox, CodeTools.NONE, Telemetry.NONE);
+        }
+        return executor;
+    }
+
+    /** As {@link #buildExecutor(CodeTools, Telemetry)}, its spans reported nowhere. */
+    public CachedExecutor buildExecutor(CodeTools codeTools) {
+        return buildExecutor(codeTools, Telemetry.NONE);
+    }
+
+    /**
+     * Builds this session's executor with the tools its code may call and where its spans go; once, before
+     * {@link #executor()} is first used: a second executor would hear every change of the session's tools again.
+     */
+    public synchronized CachedExecutor buildExecutor(CodeTools codeTools, Telemetry telemetry) {
+        if (executor != null) {
+            throw new IllegalStateException("this session's executor is already built");
+        }
+        executor = executors.create(sandbox, codeTools, telemetry);
         return executor;
     }
 

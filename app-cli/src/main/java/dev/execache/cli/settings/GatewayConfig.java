@@ -106,8 +106,8 @@ public record GatewayConfig(List<Server> servers, List<Rule> rules, Duration red
         }
 
         ToolCacheRule resolve(CachePolicy cache) {
-            return new ToolCacheRule(tool, enabled, ttl == null ? cache.ttl() : ttl,
-                    maxEntries == null ? cache.maxEntries() : maxEntries).validatedBy(validator);
+            return ToolCacheRule.cache(tool, ttl == null ? cache.ttl() : ttl,
+                    maxEntries == null ? cache.maxEntries() : maxEntries).enabled(enabled).validatedBy(validator);
         }
     }
 

@@ -44,8 +44,7 @@ public class AnswerIdentityBenchmark extends AverageTimeBenchmark {
         request = ExecutionRequest.of(code, Map.of("limit", 10, "user", "ada"));
         MemoryCacheStore store = new MemoryCacheStore(100, Clock.systemUTC());
         MutableToolVersions versions = new MutableToolVersions(Map.of("github__list_commits", "mcp:0123456789abcdef0123456789abcdef"));
-        executor = CachedExecutor.builder((r, tools) -> ExecutionResult.success("{\"answer\":42}", "", Duration.ofMillis(40)), store).toolVersions(versions).cachePolicy(CachePolicy.DEFAULTS.withTtl(Duration.ofDays(1))).build();
-        executor.useCodeTools(new ThreeServers());
+        executor = CachedExecutor.builder((r, tools) -> ExecutionResult.success("{\"answer\":42}", "", Duration.ofMillis(40)), store).toolVersions(versions).cachePolicy(CachePolicy.DEFAULTS.withTtl(Duration.ofDays(1))).codeTools(new ThreeServers()).build();
         executor.execute(request);
         if (executor.execute(request).status() != CacheStatus.HIT) {
             throw new IllegalStateException("benchmark setup expected a hit");

@@ -100,12 +100,11 @@ public final class RevalidationFigures {
         DataServer server = new DataServer(store, clock, mode != Mode.PLAIN);
         CountingSandbox sandbox = new CountingSandbox(deno);
         CachedExecutor.Builder building = CachedExecutor.builder(sandbox, store).toolVersions(server.versions)
-                .cachePolicy(policy).clock(clock);
+                .cachePolicy(policy).clock(clock).codeTools(server);
         if (mode == Mode.NO_REVALIDATION) {
             building.keepForRevalidation(0, 0, Duration.ofHours(1));
         }
         CachedExecutor executor = building.build();
-        executor.useCodeTools(server);
         ExecutionRequest request = new ExecutionRequest(CODE, null, Set.of(), Limits.DEFAULTS);
         Map<CacheStatus, Integer> statuses = new EnumMap<>(CacheStatus.class);
         int requests = (int) span.dividedBy(EVERY);
