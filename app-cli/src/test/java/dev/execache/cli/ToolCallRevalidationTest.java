@@ -15,9 +15,10 @@ import dev.execache.core.ToolCallOutcome;
 import dev.execache.core.ToolValidator;
 import dev.execache.core.spi.Counter;
 import dev.execache.gateway.Gateway;
+import dev.execache.gateway.OfferedTool;
+import dev.execache.gateway.RequestOrigin;
 import dev.execache.store.sqlite.SqliteCacheStore;
 import dev.execache.tools.mcp.McpToolCatalog;
-import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import java.io.IOException;
@@ -42,7 +43,7 @@ class ToolCallRevalidationTest {
     private static final Duration CALL_TIMEOUT = Duration.ofSeconds(20);
     private static final Duration TTL = Duration.ofSeconds(10);
     private static final MutableClock CLOCK = new MutableClock();
-    private static final Map<String, SyncToolSpecification> OFFERED = new ConcurrentHashMap<>();
+    private static final Map<String, OfferedTool> OFFERED = new ConcurrentHashMap<>();
     private static McpToolCatalog catalog;
     private static SqliteCacheStore store;
     private static Gateway gateway;
@@ -77,8 +78,8 @@ class ToolCallRevalidationTest {
 
     /** The call as an agent makes it through serve: the result with its {@code _meta}. */
     private static CallToolResult readAsAgent(String shelf) {
-        return OFFERED.get("lab__read_shelf").callHandler().apply(null,
-                CallToolRequest.builder("lab__read_shelf").arguments(Map.of("shelf", shelf)).build());
+        return OFFERED.get("lab__read_shelf").call(
+                CallToolRequest.builder("lab__read_shelf").arguments(Map.of("shelf", shelf)).build(), RequestOrigin.UNKNOWN);
     }
 
     /** The reads and the infos of each shelf the server served so far. */

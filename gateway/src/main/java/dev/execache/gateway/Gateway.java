@@ -28,7 +28,6 @@ import dev.execache.core.spi.CodeTools;
 import dev.execache.core.spi.Telemetry;
 import dev.execache.core.spi.ToolCatalog;
 import dev.execache.core.spi.WriteGenerations;
-import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import java.io.IOException;
@@ -343,7 +342,7 @@ public final class Gateway implements CodeTools {
     }
 
     /** The tools to offer now; later changes go to {@link #onChange}. */
-    public List<SyncToolSpecification> specifications() {
+    public List<OfferedTool> specifications() {
         return offered.specifications();
     }
 
@@ -361,7 +360,7 @@ public final class Gateway implements CodeTools {
     }
 
     /** Where to send changes of the offered tools: those to add or replace, and the names to withdraw. */
-    public void onChange(BiConsumer<List<SyncToolSpecification>, List<String>> sink) {
+    public void onChange(BiConsumer<List<OfferedTool>, List<String>> sink) {
         offered.onChange(sink);
     }
 
@@ -724,49 +723,46 @@ public final class Gateway implements CodeTools {
         }
     }
 
-    private SyncToolSpecification specification(CatalogTool tool, String offeredName) {
+    private OfferedTool specification(CatalogTool tool, String offeredName) {
         Map<String, Object> definition = new LinkedHashMap<>(tool.definition());
         definition.put("name", offeredName);
         McpSchema.Tool described = Json.MAPPER.convertValue(definition, McpSchema.Tool.class);
         LastAnswer last = new LastAnswer();
-        return SyncToolSpecification.builder()
-                .tool(described)
-                .callHandler((exchange, request) -> {
-                    Freshness freshness;
-                    try {
-                        freshness = CacheMeta.freshnessOf(request.meta());
-                    } catch (IllegalArgumentException e) {
-                        return CallToolResult.builder()
-                                .content(List.of(McpSchema.TextContent.builder(e.getMessage()).build()))
-                                .isError(true)
-                                .build();
-                    }
-                    Map<String, Object> args = request.arguments() == null ? Map.of() : request.arguments();
-                    Object id = request.meta() == null ? null : request.meta().get(ServeTools.REQUEST_ID_META);
-                    Object token = request.progressToken();
-                    ToolCallOutcome outcome;
-                    try {
-                        if (token != null) {
-                            CALL_PROGRESS.set(step -> {
-                                ObjectNode params = Json.MAPPER.valueToTree(step);
-                                params.set("progressToken", Json.MAPPER.valueToTree(token));
-                                notifications.accept(McpSchema.METHOD_NOTIFICATION_PROGRESS, params);
-                            });
-                        }
-                        // a cancel interrupts the call: the server is told (notifications/cancelled, or its
-                        // request ended) and the cache stores nothing, as for a run that ends mid-call
-                        outcome = calls.run(id, () -> callWithStatus(tool.name(), args, ServeTools.agentOf(request),
-                                freshness));
-                    } catch (CancellationException e) {
-                        // nobody reads this answer to a cancelled call, except while the server stops
-                        return ServeTools.shuttingDown();
-                    } finally {
-                        CALL_PROGRESS.remove();
-                    }
-                    return last.of(outcome.result().json(), CacheMeta.of(outcome.status(), outcome.storedAt(),
-                            outcome.expiresAt(), outcome.notCachedBecause(), clock.instant()), Gateway::toCallResult);
-                })
-                .build();
+        return new OfferedTool(described, (request, origin) -> {
+            Freshness freshness;
+            try {
+                freshness = CacheMeta.freshnessOf(request.meta());
+            } catch (IllegalArgumentException e) {
+                return CallToolResult.builder()
+                        .content(List.of(McpSchema.TextContent.builder(e.getMessage()).build()))
+                        .isError(true)
+                        .build();
+            }
+            Map<String, Object> args = request.arguments() == null ? Map.of() : request.arguments();
+            Object id = origin.requestId();
+            Object token = request.progressToken();
+            ToolCallOutcome outcome;
+            try {
+                if (token != null) {
+                    CALL_PROGRESS.set(step -> {
+                        ObjectNode params = Json.MAPPER.valueToTree(step);
+                        params.set("progressToken", Json.MAPPER.valueToTree(token));
+                        notifications.accept(McpSchema.METHOD_NOTIFICATION_PROGRESS, params);
+                    });
+                }
+                // a cancel interrupts the call: the server is told (notifications/cancelled, or its
+                // request ended) and the cache stores nothing, as for a run that ends mid-call
+                outcome = calls.run(id, () -> callWithStatus(tool.name(), args, origin.agent(),
+                        freshness));
+            } catch (CancellationException e) {
+                // nobody reads this answer to a cancelled call, except while the server stops
+                return ServeTools.shuttingDown();
+            } finally {
+                CALL_PROGRESS.remove();
+            }
+            return last.of(outcome.result().json(), CacheMeta.of(outcome.status(), outcome.storedAt(),
+                    outcome.expiresAt(), outcome.notCachedBecause(), clock.instant()), Gateway::toCallResult);
+        });
     }
 
     private static CallToolResult toCallResult(String json) {

@@ -1,7 +1,6 @@
 package dev.execache.gateway;
 
 import dev.execache.core.spi.CatalogTool;
-import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -27,7 +26,7 @@ final class OfferedTools {
     /** The servers whose tools are offered under their own names (see {@link GatewayPolicy.Server#prefixed}). */
     private final Set<String> unprefixed;
     /** A tool's specification for serve (its handler calls it), given the tool and the name it is offered under. */
-    private final BiFunction<CatalogTool, String, SyncToolSpecification> specify;
+    private final BiFunction<CatalogTool, String, OfferedTool> specify;
     /** execache's own tools' names, which no gateway tool is offered under. */
     private Set<String> ownTools = Set.of();
     /** The current tools by catalog name. */
@@ -36,9 +35,9 @@ final class OfferedTools {
     private Map<String, String> renamed = Map.of();
     /** What serve was last told it offers, by offered name. */
     private Map<String, CatalogTool> offered = Map.of();
-    private BiConsumer<List<SyncToolSpecification>, List<String>> sink;
+    private BiConsumer<List<OfferedTool>, List<String>> sink;
 
-    OfferedTools(Set<String> unprefixed, BiFunction<CatalogTool, String, SyncToolSpecification> specify) {
+    OfferedTools(Set<String> unprefixed, BiFunction<CatalogTool, String, OfferedTool> specify) {
         this.unprefixed = Set.copyOf(unprefixed);
         this.specify = specify;
     }
@@ -57,13 +56,13 @@ final class OfferedTools {
     }
 
     /** The tools to offer now; later changes go to {@link #onChange}. */
-    synchronized List<SyncToolSpecification> specifications() {
+    synchronized List<OfferedTool> specifications() {
         offered = offeredNow();
         return offered.entrySet().stream().map(each -> specify.apply(each.getValue(), each.getKey())).toList();
     }
 
     /** Where to send changes of the offered tools: those to add or replace, and the names to withdraw. */
-    synchronized void onChange(BiConsumer<List<SyncToolSpecification>, List<String>> changes) {
+    synchronized void onChange(BiConsumer<List<OfferedTool>, List<String>> changes) {
         this.sink = changes;
         tellChanges();
     }
@@ -102,7 +101,7 @@ final class OfferedTools {
             return;
         }
         Map<String, CatalogTool> now = offeredNow();
-        List<SyncToolSpecification> changed = new ArrayList<>();
+        List<OfferedTool> changed = new ArrayList<>();
         now.forEach((name, tool) -> {
             if (!tool.equals(offered.get(name))) {
                 changed.add(specify.apply(tool, name));

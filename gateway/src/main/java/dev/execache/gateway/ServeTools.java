@@ -16,7 +16,6 @@ import dev.execache.core.UnknownToolException;
 import dev.execache.core.spi.SandboxUnavailableException;
 import dev.execache.core.spi.Telemetry;
 import dev.execache.core.spi.ToolCatalog;
-import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import io.modelcontextprotocol.spec.McpSchema.TextContent;
@@ -66,13 +65,6 @@ public final class ServeTools {
      * 10 MiB read buffer overflows, and the buffer may hold part of the next message too.
      */
     public static final int MAX_ANSWER_BYTES = 9 * 1024 * 1024;
-    /** Where a tools/call carries its JSON-RPC id to the tool handler (set by the transport, never by the client). */
-    public static final String REQUEST_ID_META = "dev.execache/requestId";
-    /**
-     * Where a transport tells serve's tools who asks (see {@code Agents}): set by the transport on
-     * every tools/call, over whatever a client sent under that name.
-     */
-    public static final String AGENT_META = "dev.execache/agent";
 
     /** How often a run that takes longer says it is still running, when the client asked for progress. */
     private static final Duration PROGRESS_EVERY = Duration.ofSeconds(1);
@@ -164,8 +156,8 @@ public final class ServeTools {
         this.notifications = sink;
     }
 
-    public List<SyncToolSpecification> specifications() {
-        List<SyncToolSpecification> all = new ArrayList<>(ownSpecifications());
+    public List<OfferedTool> specifications() {
+        List<OfferedTool> all = new ArrayList<>(ownSpecifications());
         if (gateway != null) {
             all.addAll(gateway.specifications());
         }
@@ -173,8 +165,8 @@ public final class ServeTools {
     }
 
     /** execache's own tools: a gateway tool offered without its server's prefix never takes one of their names. */
-    private List<SyncToolSpecification> ownSpecifications() {
-        List<SyncToolSpecification> own = new ArrayList<>(List.of(
+    private List<OfferedTool> ownSpecifications() {
+        List<OfferedTool> own = new ArrayList<>(List.of(
                 toolWithRequest(describeExecuteCode(), this::executeCode),
                 tool(describeCacheStats(), this::cacheStats),
                 tool(describeInvalidateTool(), this::invalidateTool),
@@ -297,11 +289,11 @@ public final class ServeTools {
                 .build();
     }
 
-    private CallToolResult executeCode(CallToolRequest call) {
+    private CallToolResult executeCode(CallToolRequest call, RequestOrigin origin) {
         Map<String, Object> arguments = call.arguments() == null ? Map.of() : call.arguments();
         ExecutionRequest request;
         try {
-            request = executionRequest(arguments, agentOf(call)).withFreshness(freshnessOf(call, arguments));
+            request = executionRequest(arguments, origin.agent()).withFreshness(freshnessOf(call, arguments));
         } catch (IllegalArgumentException e) {
             return failure(e.getMessage());
         }
@@ -313,7 +305,7 @@ public final class ServeTools {
                 return shuttingDown();
             }
         }
-        Object id = call.meta() == null ? null : call.meta().get(REQUEST_ID_META);
+        Object id = origin.requestId();
         // in the initialize era the call's agent is at hand (see Gateway.askingAgent): the servers of the code's
         // calls may ask it what they would ask it of a call it made itself
         RunProgress heard = new RunProgress(call.progressToken(), notifications, Gateway.callingAgent());
@@ -454,15 +446,6 @@ public final class ServeTools {
         }
         // one request with its agent: each is checked (its context written out) as it is made
         return new ExecutionRequest(text, context, tools, limits, "", agent);
-    }
-
-    /**
-     * Who makes a call, as its transport said in {@code _meta} (see {@link #AGENT_META});
-     * {@code unknown} when none did.
-     */
-    static String agentOf(CallToolRequest call) {
-        Object agent = call.meta() == null ? null : call.meta().get(AGENT_META);
-        return Agents.firstOf(agent instanceof String name ? name : null);
     }
 
     /** Deno missing and the like, also when Guice wraps it while building the sandbox on first use. */
@@ -606,20 +589,15 @@ public final class ServeTools {
         return structured(node, false);
     }
 
-    private static SyncToolSpecification toolWithRequest(Tool tool, Function<CallToolRequest, CallToolResult> handler) {
+    private static OfferedTool toolWithRequest(Tool tool, OfferedTool.Handler handler) {
         Set<String> names = argumentNames(tool);
-        return SyncToolSpecification.builder()
-                .tool(tool)
-                .callHandler((exchange, request) -> call(tool.name(), names, arguments -> handler.apply(request), request))
-                .build();
+        return new OfferedTool(tool, (request, origin) -> call(tool.name(), names,
+                arguments -> handler.call(request, origin), request));
     }
 
-    private static SyncToolSpecification tool(Tool tool, Function<Map<String, Object>, CallToolResult> handler) {
+    private static OfferedTool tool(Tool tool, Function<Map<String, Object>, CallToolResult> handler) {
         Set<String> names = argumentNames(tool);
-        return SyncToolSpecification.builder()
-                .tool(tool)
-                .callHandler((exchange, request) -> call(tool.name(), names, handler, request))
-                .build();
+        return new OfferedTool(tool, (request, origin) -> call(tool.name(), names, handler, request));
     }
 
     /**

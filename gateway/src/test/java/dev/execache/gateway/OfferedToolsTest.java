@@ -6,7 +6,6 @@ import dev.execache.gateway.OfferedTools;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.execache.core.spi.CatalogTool;
-import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -23,11 +22,9 @@ class OfferedToolsTest {
     private static final CatalogTool LIST = ScriptedCatalog.tool("fs", "list", Map.of());
 
     /** Specifications as serve gets them, naming only the tool. */
-    private static SyncToolSpecification specify(CatalogTool tool, String offeredName) {
-        return SyncToolSpecification.builder()
-                .tool(McpSchema.Tool.builder().name(offeredName).inputSchema(Map.of("type", "object")).build())
-                .callHandler((exchange, request) -> null)
-                .build();
+    private static OfferedTool specify(CatalogTool tool, String offeredName) {
+        return new OfferedTool(McpSchema.Tool.builder().name(offeredName).inputSchema(Map.of("type", "object")).build(),
+                (request, origin) -> null);
     }
 
     private static Map<String, CatalogTool> byName(CatalogTool... tools) {
@@ -38,7 +35,7 @@ class OfferedToolsTest {
         return now;
     }
 
-    private static List<String> names(List<SyncToolSpecification> specifications) {
+    private static List<String> names(List<OfferedTool> specifications) {
         return specifications.stream().map(specification -> specification.tool().name()).toList();
     }
 

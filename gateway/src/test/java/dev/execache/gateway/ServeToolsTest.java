@@ -5,7 +5,6 @@ import dev.execache.gateway.Json;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import io.modelcontextprotocol.spec.McpSchema.TextContent;
@@ -22,7 +21,7 @@ import org.junit.jupiter.api.Test;
 
 class ServeToolsTest {
     private TestTools fixture;
-    private Map<String, SyncToolSpecification> tools;
+    private Map<String, OfferedTool> tools;
 
     @BeforeEach
     void setUp() {
@@ -32,8 +31,8 @@ class ServeToolsTest {
     }
 
     private CallToolResult call(String tool, Map<String, Object> arguments) {
-        return tools.get(tool).callHandler().apply(null,
-                CallToolRequest.builder(tool).arguments(arguments).build());
+        return tools.get(tool).call(
+                CallToolRequest.builder(tool).arguments(arguments).build(), RequestOrigin.UNKNOWN);
     }
 
     /** The structured content as a client reads it: written and read back (a result travels as raw JSON). */
@@ -243,7 +242,7 @@ class ServeToolsTest {
 
     @Test
     void everyArgumentIsDescribedAndNoOtherIsAccepted() {
-        for (SyncToolSpecification spec : tools.values()) {
+        for (OfferedTool spec : tools.values()) {
             Map<String, Object> schema = spec.tool().inputSchema();
             assertThat(schema).containsEntry("type", "object").containsEntry("additionalProperties", false);
             @SuppressWarnings("unchecked")

@@ -3,6 +3,8 @@ package dev.execache.mcp.server.protocol;
 import dev.execache.gateway.Gateway;
 import dev.execache.gateway.InFlightCalls;
 import dev.execache.gateway.Json;
+import dev.execache.gateway.OfferedTool;
+import dev.execache.gateway.RequestOrigin;
 import dev.execache.gateway.ServeTools;
 import dev.execache.gateway.ServerFeatures;
 
@@ -12,7 +14,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.core.Agents;
 import dev.execache.core.spi.Telemetry;
 import io.modelcontextprotocol.json.McpJsonMapper;
-import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
@@ -58,7 +59,7 @@ public final class StatelessProtocol implements AutoCloseable {
     private final boolean listChanges;
     /** The gateway, whose servers may still be starting; null without one. */
     private final Gateway gateway;
-    private final Map<String, SyncToolSpecification> tools = new LinkedHashMap<>();
+    private final Map<String, OfferedTool> tools = new LinkedHashMap<>();
     private final BiConsumer<String, ObjectNode> fallback;
     private final Map<String, Stream> streams = new ConcurrentHashMap<>();
     private final AtomicLong ids = new AtomicLong();
@@ -107,7 +108,7 @@ public final class StatelessProtocol implements AutoCloseable {
     }
 
     /** Offers new or changed tools and withdraws others. */
-    public synchronized void replaceTools(List<SyncToolSpecification> changed, List<String> withdrawn) {
+    public synchronized void replaceTools(List<OfferedTool> changed, List<String> withdrawn) {
         withdrawn.forEach(tools::remove);
         withdrawn.forEach(lastWritten::remove);
         changed.forEach(spec -> {
@@ -267,7 +268,7 @@ public final class StatelessProtocol implements AutoCloseable {
         }
         ObjectNode result = Json.MAPPER.createObjectNode();
         ArrayNode list = result.putArray("tools");
-        List<SyncToolSpecification> offered;
+        List<OfferedTool> offered;
         synchronized (this) {
             offered = List.copyOf(tools.values());
         }
@@ -315,7 +316,7 @@ public final class StatelessProtocol implements AutoCloseable {
             BiConsumer<String, ObjectNode> stream, String agent, ToolCatalog.Agent asker) throws IOException {
         JsonNode arguments = params.get("arguments");
         String name = params.get("name").textValue();
-        SyncToolSpecification spec;
+        OfferedTool spec;
         synchronized (this) {
             spec = tools.get(name);
         }
@@ -356,8 +357,9 @@ public final class StatelessProtocol implements AutoCloseable {
                 meta.put("progressToken", streamKey);
             }
         }
-        meta.set(ServeTools.REQUEST_ID_META, Json.MAPPER.valueToTree(callId));
-        meta.put(ServeTools.AGENT_META, Agents.firstOf(agent, meta.path(JsonRpc.CLIENT_INFO_META).path("name").textValue()));
+        // who calls goes beside the request, never in it: a client's _meta cannot name another agent
+        RequestOrigin origin = new RequestOrigin(
+                Agents.firstOf(agent, meta.path(JsonRpc.CLIENT_INFO_META).path("name").textValue()), callId);
         CallToolResult result;
         try {
             // the request's parts as the SDK's creator would get them, without a copy of the whole
@@ -365,15 +367,15 @@ public final class StatelessProtocol implements AutoCloseable {
             CallToolRequest request = new CallToolRequest(name,
                     arguments == null || arguments.isNull() ? null : Json.plain((ObjectNode) arguments, other),
                     Json.plain(meta, other));
-            SyncToolSpecification called = spec;
+            OfferedTool called = spec;
             if (modern && gateway != null && gateway.offers(name)) {
                 // the 2026-07-28 era asks the client only through an input_required result (see InputRounds)
                 InputRounds.Step step;
                 try {
                     JsonNode state = params.get("requestState");
                     step = state != null && state.isTextual() ? rounds.resume(state.textValue(), params.get("inputResponses"))
-                            : rounds.start(asking -> Gateway.askingAgent(asking, () -> called.callHandler().apply(null,
-                                    request)));
+                            : rounds.start(asking -> Gateway.askingAgent(asking, () -> called.call(request,
+                                    origin)));
                 } catch (InputRounds.UnknownStateException e) {
                     return JsonRpc.error(id, McpSchema.ErrorCodes.INVALID_PARAMS, e.getMessage(), null);
                 } catch (InterruptedException e) {
@@ -385,7 +387,7 @@ public final class StatelessProtocol implements AutoCloseable {
                 }
                 result = ((InputRounds.Done) step).result();
             } else {
-                result = Gateway.askingAgent(asker, () -> called.callHandler().apply(null, request));
+                result = Gateway.askingAgent(asker, () -> called.call(request, origin));
             }
             if (Boolean.TRUE.equals(result.isError())) {
                 span.failed("tool_error", null);

@@ -2,6 +2,8 @@ package dev.execache.mcp.server.stdio;
 
 import dev.execache.mcp.server.protocol.JsonRpc;
 import dev.execache.mcp.server.protocol.SubscribedUris;
+import dev.execache.gateway.OfferedTool;
+import dev.execache.gateway.RequestOrigin;
 import dev.execache.gateway.ServeTools;
 import dev.execache.mcp.server.protocol.ListenStreams;
 import dev.execache.mcp.server.protocol.OwnLog;
@@ -79,7 +81,7 @@ public final class McpStdioServer implements AutoCloseable {
                 .instructions(ServeTools.INSTRUCTIONS)
                 .jsonMapper(mapper)
                 .capabilities(capabilities(tools))
-                .tools(tools.specifications())
+                .tools(tools.specifications().stream().map(McpStdioServer::forTheSdk).toList())
                 .build();
         this.logs = new LogNotifications(dispatch);
         Logger.getLogger("dev.execache").addHandler(logs);
@@ -109,11 +111,23 @@ public final class McpStdioServer implements AutoCloseable {
     }
 
     /** Offers new or changed tools and withdraws others; the client hears notifications/tools/list_changed. */
-    private void replaceTools(List<SyncToolSpecification> changed, List<String> withdrawn) {
+    private void replaceTools(List<OfferedTool> changed, List<String> withdrawn) {
         withdrawn.forEach(server::removeTool);
-        changed.forEach(server::addTool);
+        changed.stream().map(McpStdioServer::forTheSdk).forEach(server::addTool);
         stateless.replaceTools(changed, withdrawn);
         listens.toolsChanged();
+    }
+
+    /**
+     * A tool as the SDK's session lists it. Its calls come to the request path both eras share, which passes who calls;
+     * the SDK's own call path would know the client only by its initialize's name.
+     */
+    private static SyncToolSpecification forTheSdk(OfferedTool tool) {
+        return SyncToolSpecification.builder()
+                .tool(tool.tool())
+                .callHandler((exchange, request) -> tool.call(request, new RequestOrigin(
+                        exchange == null || exchange.getClientInfo() == null ? null : exchange.getClientInfo().name(), null)))
+                .build();
     }
 
     /** Blocks until input has ended (and every request read has been answered) or {@link #close()} was called. */

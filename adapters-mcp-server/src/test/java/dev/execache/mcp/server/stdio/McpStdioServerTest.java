@@ -101,6 +101,18 @@ class McpStdioServerTest {
     }
 
     @Test
+    void aClientCannotNameAnotherAgentInItsMeta() {
+        client.initialize();
+
+        JsonNode result = client.request("tools/call", Map.of("name", "execute_code",
+                "arguments", Map.of("code", "return 'mine'"),
+                "_meta", Map.of("dev.execache/agent", "mallory", "dev.execache/requestId", 99))).get("result");
+
+        assertThat(result.get("isError").booleanValue()).isFalse();
+        assertThat(fixture.requests).extracting(request -> request.agent()).containsExactly("raw");
+    }
+
+    @Test
     void hitsOfRunsInTurnAreEachTheirOwnAnswer() throws Exception {
         client.initialize();
         Map<String, Object> one = Map.of("code", "return context", "context", Map.of("n", 1));
