@@ -121,7 +121,7 @@ class ArchitectureTest {
     static final List<String> CORE_SPI = List.of(
             "CacheStore", "CacheEntry", "StoreCounters", "WriteGenerations", "Counter", "GroupBound", "FlightLease",
             "Sandbox", "SandboxUnavailableException",
-            "ToolVersionSource", "ToolCatalog", "CatalogTool", "ToolCallCancelledException", "ServerRefusedException", "AgentRefusedException", "CodeTools", "CodeToolCall",
+            "ToolVersionSource", "ToolCatalog", "CatalogTool", "ResultTtl", "ToolCallCancelledException", "ServerRefusedException", "AgentRefusedException", "CodeTools", "CodeToolCall",
             // where spans and counts go (tracing and metrics), with trace context as W3C fields
             "Telemetry",
             // how an adapter's child process is made to die with execache (the sandbox's and the servers')

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.core.Freshness;
 import dev.execache.core.ToolCallOutcome;
+import dev.execache.core.spi.ResultTtl;
 import dev.execache.core.spi.ServerRefusedException;
 import dev.execache.core.spi.ToolCatalog;
 import io.modelcontextprotocol.spec.McpSchema;
@@ -157,9 +158,9 @@ public final class ServerFeatures {
         private boolean isPrivate;
 
         void page(JsonNode page) {
-            JsonNode ttl = page.get("ttlMs");
-            ttlMs = Math.min(ttlMs, ttl != null && ttl.isIntegralNumber() ? Math.max(0, ttl.longValue()) : 0);
-            isPrivate |= "private".equals(page.path("cacheScope").asText());
+            ResultTtl kept = ResultTtl.read(page.path("ttlMs").numberValue(), page.path("cacheScope").textValue());
+            ttlMs = Math.min(ttlMs, kept.ttl() == null ? 0 : kept.ttl().toMillis());
+            isPrivate |= kept.privateScope();
         }
 
         void incomplete() {
@@ -380,10 +381,9 @@ public final class ServerFeatures {
                     + method + " with something that is not a result");
         }
         Instant now = clock.instant();
-        JsonNode serverTtl = result.get("ttlMs");
+        ResultTtl serverTtl = ResultTtl.read(result.path("ttlMs").numberValue(), result.path("cacheScope").textValue());
         String because = outcome.notCachedBecause();
-        if (serverTtl != null && serverTtl.isIntegralNumber() && serverTtl.longValue() <= 0 && because != null
-                && because.contains("cache_hint")) {
+        if (serverTtl.staleAtOnce() && because != null && because.contains("cache_hint")) {
             because = "the server said it is stale at once (ttlMs: 0)";
         }
         ObjectNode meta = result.get("_meta") instanceof ObjectNode own ? own : result.putObject("_meta");
@@ -392,7 +392,7 @@ public final class ServerFeatures {
         if (McpSchema.METHOD_RESOURCES_READ.equals(method)) {
             // prompts/get carries no such hints
             long ttlMs = outcome.expiresAt() != null ? Math.max(0, Duration.between(now, outcome.expiresAt()).toMillis())
-                    : serverTtl != null && serverTtl.isIntegralNumber() ? Math.max(0, serverTtl.longValue()) : 0;
+                    : serverTtl.ttl() != null ? serverTtl.ttl().toMillis() : 0;
             result.put("ttlMs", ttlMs);
             if (!result.path("cacheScope").isTextual()) {
                 result.put("cacheScope", "private");

@@ -11,6 +11,7 @@ import dev.execache.core.RemovalCause;
 import dev.execache.core.ToolCallOutcome;
 import dev.execache.core.ToolCallRequest;
 import dev.execache.core.ToolResult;
+import dev.execache.core.spi.ResultTtl;
 import dev.execache.core.spi.ServerRefusedException;
 import dev.execache.core.spi.ToolCatalog;
 import io.modelcontextprotocol.spec.McpSchema;
@@ -137,12 +138,11 @@ final class ServerReads {
                     + read.server() + " answered " + read.method() + " with something that is not a result");
         }
         ToolResult answered = Gateway.withHint(ToolResult.ok(answer));
-        JsonNode ttl = result.get("ttlMs");
-        if (ttl != null && ttl.isIntegralNumber()) {
-            answered = ttl.longValue() <= 0 ? answered.withHint(CacheHint.NO_CACHE)
-                    : answered.withMaxAge(Duration.ofMillis(ttl.longValue()));
+        ResultTtl kept = ResultTtl.read(result.path("ttlMs").numberValue(), result.path("cacheScope").textValue());
+        if (kept.ttl() != null) {
+            answered = kept.staleAtOnce() ? answered.withHint(CacheHint.NO_CACHE) : answered.withMaxAge(kept.ttl());
         }
-        if ("private".equals(result.path("cacheScope").asText()) && !catalog.identities().containsKey(read.server())) {
+        if (kept.privateScope() && !catalog.identities().containsKey(read.server())) {
             // the server's answers are shared by every configuration of it, but this one is the asker's own
             answered = answered.withHint(CacheHint.NO_CACHE);
         }

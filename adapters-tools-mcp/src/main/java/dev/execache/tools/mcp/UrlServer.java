@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.core.ToolResult;
+import dev.execache.core.spi.ResultTtl;
 import dev.execache.core.spi.AgentRefusedException;
 import dev.execache.core.spi.CatalogTool;
 import dev.execache.core.spi.ServerRefusedException;
@@ -535,8 +536,9 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
                 listed.add(catalogTool(json.convertValue(tool, McpSchema.Tool.class), serverInfo,
                         json.convertValue(tool, OBJECT)));
             }
-            if (page.path("ttlMs").isNumber()) {
-                ttl = ttl < 0 ? page.get("ttlMs").longValue() : Math.min(ttl, page.get("ttlMs").longValue());
+            Duration pageTtl = ResultTtl.read(page.path("ttlMs").numberValue(), null).ttl();
+            if (pageTtl != null) {
+                ttl = ttl < 0 ? pageTtl.toMillis() : Math.min(ttl, pageTtl.toMillis());
             }
             cursor = page.path("nextCursor").isTextual() ? page.get("nextCursor").asText() : null;
         } while (cursor != null && !cursor.isEmpty());
