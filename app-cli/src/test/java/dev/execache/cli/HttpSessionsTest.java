@@ -63,9 +63,9 @@ class HttpSessionsTest {
         Gateway gateway = new Gateway(catalog, StoreGuard.of(fixture.store), fixture.versions, config.policy(CachePolicy.DEFAULTS), CachePolicy.DEFAULTS,
                 fixture.clock);
         server = new McpHttpServer(new ServeTools(fixture.executor, fixture.serveSettings, gateway), "test",
-                new HttpServeSettings(InetAddress.getLoopbackAddress(), 0, List.of(new HttpToken("agent-a", TOKEN_A, true),
-                        new HttpToken("agent-b", TOKEN_B, true)), Set.of(), 1 << 20, 16, Duration.ofSeconds(30),
-                        Duration.ofSeconds(5))).start();
+                HttpServeSettings.of(InetAddress.getLoopbackAddress(), 0, List.of(new HttpToken("agent-a", TOKEN_A, true),
+                        new HttpToken("agent-b", TOKEN_B, true)), Set.of(), Duration.ofSeconds(5))
+                        .withLimits(1 << 20, 16, Duration.ofSeconds(30))).start();
     }
 
     @AfterAll

@@ -1,11 +1,9 @@
 package dev.execache.cli.session;
 
-import dev.execache.core.Freshness;
 import dev.execache.cli.settings.Environment;
 import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.cli.settings.Settings;
 import dev.execache.cli.settings.UsageException;
-import dev.execache.core.spi.CodeToolCall;
 import dev.execache.core.spi.CodeTools;
 import dev.execache.core.spi.ToolCatalog;
 import dev.execache.tools.mcp.DownstreamSettings;
@@ -19,7 +17,6 @@ import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.TreeMap;
 
 /** The gateway's downstream servers, started for one command. */
@@ -91,27 +88,7 @@ public final class GatewayCatalog {
                 identities.put(server.settings().name(), identity);
             }
         }
-        return new CodeTools() {
-            @Override
-            public Map<String, List<String>> reachable() {
-                return Map.of();
-            }
-
-            @Override
-            public Set<String> names() {
-                return Set.of();
-            }
-
-            @Override
-            public Map<String, String> identities() {
-                return identities;
-            }
-
-            @Override
-            public CodeToolCall call(String server, String tool, String argumentsJson, String agent, Freshness freshness) {
-                return CodeToolCall.refused(server, tool, "no server was started");
-            }
-        };
+        return CodeTools.unreachable(identities, "no server was started");
     }
 
     private static final String IDENTITY_KEY_PURPOSE = "server identity";

@@ -13,22 +13,32 @@ import java.util.TreeSet;
  * what the run called, so the sandbox knows nothing of caching or of where the tools come from.
  */
 public interface CodeTools {
-    CodeTools NONE = new CodeTools() {
-        @Override
-        public Map<String, List<String>> reachable() {
-            return Map.of();
-        }
+    CodeTools NONE = unreachable(Map.of(), "no tools are reachable from code");
 
-        @Override
-        public Set<String> names() {
-            return Set.of();
-        }
+    /**
+     * No tool code can reach, every call refused saying {@code why}; runs keyed on {@code identities} all the same
+     * (the servers a run's key names without any being started).
+     */
+    static CodeTools unreachable(Map<String, String> identities, String why) {
+        Map<String, String> kept = Map.copyOf(identities);
+        return new CodeTools() {
+            @Override
+            public Map<String, List<String>> reachable() {
+                return Map.of();
+            }
 
-        @Override
-        public CodeToolCall call(String server, String tool, String argumentsJson, String agent, Freshness freshness) {
-            return CodeToolCall.refused(server, tool, "no tools are reachable from code");
-        }
-    };
+            @Override
+            public Map<String, String> identities() {
+                return kept;
+            }
+
+            @Override
+            public CodeToolCall call(String server, String tool, String argumentsJson, String agent,
+                    Freshness freshness) {
+                return CodeToolCall.refused(server, tool, why);
+            }
+        };
+    }
 
     /** Each server's name and the names (its own) of its tools that code may call. */
     Map<String, List<String>> reachable();

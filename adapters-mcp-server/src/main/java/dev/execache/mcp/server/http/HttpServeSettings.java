@@ -56,17 +56,10 @@ public record HttpServeSettings(InetAddress address, int port, List<HttpToken> t
         }
     }
 
-    /** Without OAuth. */
-    public HttpServeSettings(InetAddress address, int port, List<HttpToken> tokens, Set<String> allowedHosts,
-            int maxBodyBytes, int maxConcurrent, Duration idleTimeout, Duration drainLimit, List<HttpToken> metricsTokens) {
-        this(address, port, tokens, allowedHosts, maxBodyBytes, maxConcurrent, idleTimeout, drainLimit, metricsTokens,
-                null);
-    }
-
-    /** Without tokens of the figures' own. */
-    public HttpServeSettings(InetAddress address, int port, List<HttpToken> tokens, Set<String> allowedHosts,
-            int maxBodyBytes, int maxConcurrent, Duration idleTimeout, Duration drainLimit) {
-        this(address, port, tokens, allowedHosts, maxBodyBytes, maxConcurrent, idleTimeout, drainLimit, List.of());
+    /** The same, answering bodies up to {@code maxBody} bytes, {@code atOnce} requests at once, silent {@code idle} at most. */
+    public HttpServeSettings withLimits(int maxBody, int atOnce, Duration idle) {
+        return new HttpServeSettings(address, port, tokens, allowedHosts, maxBody, atOnce, idle, drainLimit, metricsTokens,
+                oauth);
     }
 
     /** The same, with tokens that open only the figures. */
@@ -85,7 +78,7 @@ public record HttpServeSettings(InetAddress address, int port, List<HttpToken> t
     public static HttpServeSettings of(InetAddress address, int port, List<HttpToken> tokens, Set<String> allowedHosts,
             Duration drainLimit) {
         return new HttpServeSettings(address, port, tokens, allowedHosts, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONCURRENT,
-                DEFAULT_IDLE_TIMEOUT, drainLimit);
+                DEFAULT_IDLE_TIMEOUT, drainLimit, List.of(), null);
     }
 
     /**

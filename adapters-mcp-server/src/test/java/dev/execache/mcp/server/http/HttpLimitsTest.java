@@ -134,7 +134,7 @@ class HttpLimitsTest {
 
     /** On loopback, any free port, no token; at most {@code atOnce} requests answered at once. */
     private static HttpServeSettings http(int atOnce, Duration idleTimeout, Duration drainLimit) {
-        return new HttpServeSettings(InetAddress.getLoopbackAddress(), 0, List.of(), Set.of(),
-                HttpServeSettings.DEFAULT_MAX_BODY_BYTES, atOnce, idleTimeout, drainLimit);
+        return HttpServeSettings.of(InetAddress.getLoopbackAddress(), 0, List.of(), Set.of(), drainLimit)
+                .withLimits(HttpServeSettings.DEFAULT_MAX_BODY_BYTES, atOnce, idleTimeout);
     }
 }

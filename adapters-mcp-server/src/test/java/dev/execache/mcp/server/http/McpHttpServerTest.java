@@ -43,8 +43,8 @@ class McpHttpServerTest {
         open = new McpHttpServer(new TestTools().tools, "test",
                 HttpServeSettings.of(loopback, 0, List.of(), Set.of("mcp.example.org"), Duration.ofSeconds(5))).start();
         guarded = new McpHttpServer(new TestTools().tools, "test",
-                new HttpServeSettings(loopback, 0, List.of(new HttpToken("agent-a", TOKEN)), Set.of(), 2048, 4,
-                        Duration.ofSeconds(30), Duration.ofSeconds(5))).start();
+                HttpServeSettings.of(loopback, 0, List.of(new HttpToken("agent-a", TOKEN)), Set.of(), Duration.ofSeconds(5))
+                        .withLimits(2048, 4, Duration.ofSeconds(30))).start();
     }
 
     @AfterAll
@@ -272,9 +272,9 @@ class McpHttpServerTest {
             closed = socket.getLocalPort();
         }
         String issuer = "http://127.0.0.1:" + closed;
-        HttpServeSettings settings = new HttpServeSettings(InetAddress.getLoopbackAddress(), 0,
-                List.of(new HttpToken("agent-a", TOKEN)), Set.of(), 1 << 20, 4, Duration.ofSeconds(30),
-                Duration.ofSeconds(5)).withOAuth(OAuthSettings.of(URI.create(issuer), null));
+        HttpServeSettings settings = HttpServeSettings.of(InetAddress.getLoopbackAddress(), 0,
+                List.of(new HttpToken("agent-a", TOKEN)), Set.of(), Duration.ofSeconds(5))
+                .withLimits(1 << 20, 4, Duration.ofSeconds(30)).withOAuth(OAuthSettings.of(URI.create(issuer), null));
         McpHttpServer server = new McpHttpServer(new TestTools().tools, "test",
                 settings).start();
         try {
