@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -43,8 +44,8 @@ class ToolsCommandTest {
                 new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
     }
 
-    @Test
-    void listsEveryToolWithWhyItIsCachedOrNot() throws IOException {
+    /** One lab server and {@code rules}, each a line of the {@code tool_calls.rules} list. */
+    private void writeLabConfig(String rules) throws IOException {
         Files.writeString(dir.resolve("execache.yaml"), """
                 servers:
                   lab:
@@ -52,8 +53,15 @@ class ToolsCommandTest {
                     args: ["%s"]
                 tool_calls:
                   rules:
-                    - {tool: "lab__get_other", ttl_seconds: 7}
-                """.formatted(Downstream.nodeModules().resolveSibling("lab-server.mjs")));
+                """.formatted(Downstream.nodeModules().resolveSibling("lab-server.mjs"))
+                + rules.lines().map(rule -> "    " + rule + "\n").collect(Collectors.joining()));
+    }
+
+    @Test
+    void listsEveryToolWithWhyItIsCachedOrNot() throws IOException {
+        writeLabConfig("""
+                - {tool: "lab__get_other", ttl_seconds: 7}
+                """);
 
         assertThat(run("tools")).isEqualTo(ExitCode.OK);
 
@@ -67,16 +75,10 @@ class ToolsCommandTest {
 
     @Test
     void theCachesTtlFromTheEnvironmentReachesRulesWithoutTheirOwnAndReadOnlyTools() throws IOException {
-        Files.writeString(dir.resolve("execache.yaml"), """
-                servers:
-                  lab:
-                    command: node
-                    args: ["%s"]
-                tool_calls:
-                  rules:
-                    - {tool: "lab__get_other"}
-                    - {tool: "lab__private_items", ttl_seconds: 7}
-                """.formatted(Downstream.nodeModules().resolveSibling("lab-server.mjs")));
+        writeLabConfig("""
+                - {tool: "lab__get_other"}
+                - {tool: "lab__private_items", ttl_seconds: 7}
+                """);
 
         assertThat(run(Map.of("EXECACHE_TTL", "30s"), "tools")).isEqualTo(ExitCode.OK);
 
