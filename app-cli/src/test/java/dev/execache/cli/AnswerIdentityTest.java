@@ -18,7 +18,9 @@ import dev.execache.core.ToolCacheRule;
 import dev.execache.core.ToolCallRecord;
 import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.ToolCatalog;
+import dev.execache.gateway.Downstream;
 import dev.execache.gateway.Gateway;
+import dev.execache.gateway.TestDeno;
 import dev.execache.sandbox.DenoSandbox;
 import dev.execache.sandbox.DenoSandboxSettings;
 import dev.execache.store.memory.MemoryCacheStore;
@@ -67,7 +69,7 @@ class AnswerIdentityTest {
 
     @BeforeAll
     static void startSandbox() throws IOException {
-        sandbox = new DenoSandbox(DenoSandboxSettings.builder().denoExecutable(ServeRoundTrip.deno()).warmPoolSize(1)
+        sandbox = new DenoSandbox(DenoSandboxSettings.builder().denoExecutable(TestDeno.executable()).warmPoolSize(1)
                 .build());
     }
 

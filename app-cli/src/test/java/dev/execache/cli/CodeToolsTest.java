@@ -17,8 +17,10 @@ import dev.execache.core.KeptOut;
 import dev.execache.core.Limits;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolCallRecord;
+import dev.execache.gateway.Downstream;
 import dev.execache.gateway.Json;
 import dev.execache.gateway.Gateway;
+import dev.execache.gateway.TestDeno;
 import dev.execache.mcp.server.stdio.McpStdioServer;
 import dev.execache.mcp.server.RawMcpClient;
 import dev.execache.gateway.ServeTools;
@@ -65,7 +67,7 @@ class CodeToolsTest {
 
     @BeforeAll
     static void startSandbox() throws IOException {
-        sandbox = new DenoSandbox(DenoSandboxSettings.builder().denoExecutable(ServeRoundTrip.deno()).warmPoolSize(1)
+        sandbox = new DenoSandbox(DenoSandboxSettings.builder().denoExecutable(TestDeno.executable()).warmPoolSize(1)
                 .build());
     }
 
@@ -427,7 +429,7 @@ class CodeToolsTest {
 
     /** Empty when deno check passes, else its output. */
     private String denoCheck(Path file) throws Exception {
-        ProcessBuilder builder = new ProcessBuilder(ServeRoundTrip.deno().toString(), "check", "--quiet",
+        ProcessBuilder builder = new ProcessBuilder(TestDeno.executable().toString(), "check", "--quiet",
                 file.toString()).directory(dir.toFile()).redirectErrorStream(true);
         builder.environment().put("DENO_DIR", dir.resolve("deno-dir").toString());
         builder.environment().put("NO_COLOR", "1");

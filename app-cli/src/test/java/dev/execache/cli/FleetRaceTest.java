@@ -15,7 +15,9 @@ import dev.execache.core.MutableToolVersions;
 import dev.execache.core.Ticker;
 import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.ToolCatalog;
+import dev.execache.gateway.Downstream;
 import dev.execache.gateway.Gateway;
+import dev.execache.gateway.TestDeno;
 import dev.execache.sandbox.DenoSandbox;
 import dev.execache.sandbox.DenoSandboxSettings;
 import dev.execache.store.redis.RedisCacheStore;
@@ -65,7 +67,7 @@ class FleetRaceTest {
     @BeforeAll
     static void start() throws IOException {
         redis = RedisServerProcess.start();
-        sandbox = new DenoSandbox(DenoSandboxSettings.builder().denoExecutable(ServeRoundTrip.deno()).warmPoolSize(1)
+        sandbox = new DenoSandbox(DenoSandboxSettings.builder().denoExecutable(TestDeno.executable()).warmPoolSize(1)
                 .build());
     }
 

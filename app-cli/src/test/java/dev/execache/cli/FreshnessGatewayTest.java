@@ -14,6 +14,7 @@ import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolCacheRule;
 import dev.execache.core.ToolCallOutcome;
 import dev.execache.core.spi.CacheStore;
+import dev.execache.gateway.Downstream;
 import dev.execache.gateway.Gateway;
 import dev.execache.gateway.Json;
 import dev.execache.store.memory.MemoryCacheStore;

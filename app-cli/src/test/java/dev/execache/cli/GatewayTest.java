@@ -13,6 +13,7 @@ import dev.execache.core.ToolResult;
 import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.CatalogTool;
 import dev.execache.core.spi.ToolCatalog;
+import dev.execache.gateway.Downstream;
 import dev.execache.gateway.Json;
 import dev.execache.gateway.Gateway;
 import dev.execache.store.memory.MemoryCacheStore;

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.StoreGuard;
+import dev.execache.gateway.Downstream;
 import dev.execache.gateway.Gateway;
 import dev.execache.mcp.server.http.HttpServeSettings;
 import dev.execache.mcp.server.http.HttpServeSettings.HttpToken;

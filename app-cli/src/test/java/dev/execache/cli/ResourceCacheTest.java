@@ -9,6 +9,7 @@ import dev.execache.core.CachePolicy;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolCacheRule;
 import dev.execache.core.spi.Counter;
+import dev.execache.gateway.Downstream;
 import dev.execache.gateway.Gateway;
 import dev.execache.mcp.server.stdio.McpStdioServer;
 import dev.execache.mcp.server.RawMcpClient;

@@ -17,7 +17,9 @@ import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolCacheRule;
 import dev.execache.core.spi.CodeTools;
 import dev.execache.core.spi.Sandbox;
+import dev.execache.gateway.Downstream;
 import dev.execache.gateway.Gateway;
+import dev.execache.gateway.TestDeno;
 import dev.execache.sandbox.DenoSandbox;
 import dev.execache.sandbox.DenoSandboxSettings;
 import dev.execache.store.sqlite.SqliteCacheStore;
@@ -62,7 +64,7 @@ class RevalidationTest {
 
     @BeforeAll
     static void start() throws IOException {
-        deno = new DenoSandbox(DenoSandboxSettings.builder().denoExecutable(ServeRoundTrip.deno()).warmPoolSize(1)
+        deno = new DenoSandbox(DenoSandboxSettings.builder().denoExecutable(TestDeno.executable()).warmPoolSize(1)
                 .build());
         Sandbox counted = new Sandbox() {
             @Override

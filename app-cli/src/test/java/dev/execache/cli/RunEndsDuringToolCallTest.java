@@ -14,7 +14,9 @@ import dev.execache.core.ExecutionRequest;
 import dev.execache.core.Limits;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolCallRecord;
+import dev.execache.gateway.Downstream;
 import dev.execache.gateway.Json;
+import dev.execache.gateway.TestDeno;
 import dev.execache.mcp.server.stdio.McpStdioServer;
 import dev.execache.gateway.Gateway;
 import dev.execache.gateway.ServeTools;
@@ -64,7 +66,7 @@ class RunEndsDuringToolCallTest {
 
     @BeforeAll
     static void startSandbox() throws IOException {
-        sandbox = new DenoSandbox(DenoSandboxSettings.builder().denoExecutable(ServeRoundTrip.deno()).warmPoolSize(1)
+        sandbox = new DenoSandbox(DenoSandboxSettings.builder().denoExecutable(TestDeno.executable()).warmPoolSize(1)
                 .build());
     }
 

@@ -3,6 +3,7 @@ package dev.execache.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.execache.gateway.Downstream;
 import dev.execache.gateway.Gateway;
 import dev.execache.gateway.Json;
 import dev.execache.mcp.server.stdio.McpStdioServer;

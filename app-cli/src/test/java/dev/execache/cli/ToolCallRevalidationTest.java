@@ -14,6 +14,7 @@ import dev.execache.core.ToolCacheRule;
 import dev.execache.core.ToolCallOutcome;
 import dev.execache.core.ToolValidator;
 import dev.execache.core.spi.Counter;
+import dev.execache.gateway.Downstream;
 import dev.execache.gateway.Gateway;
 import dev.execache.gateway.OfferedTool;
 import dev.execache.gateway.RequestOrigin;

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.core.StoreGuard;
 import dev.execache.core.CachePolicy;
+import dev.execache.gateway.Downstream;
 import dev.execache.gateway.Gateway;
 import dev.execache.mcp.server.stdio.McpStdioServer;
 import dev.execache.gateway.ServeTools;
