@@ -21,22 +21,16 @@ import dev.execache.gateway.Downstream;
 import dev.execache.gateway.Json;
 import dev.execache.gateway.Gateway;
 import dev.execache.gateway.TestDeno;
-import dev.execache.mcp.server.stdio.McpStdioServer;
-import dev.execache.mcp.server.RawMcpClient;
-import dev.execache.gateway.ServeTools;
 import dev.execache.sandbox.DenoSandbox;
 import dev.execache.sandbox.DenoSandboxSettings;
 import dev.execache.store.memory.MemoryCacheStore;
 import dev.execache.tools.mcp.McpToolCatalog;
 import java.io.IOException;
-import java.nio.channels.Channels;
-import java.nio.channels.Pipe;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -50,7 +44,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Code that calls tools, end to end in one process: a real Deno sandbox, the policy over a real
  * store, and the real downstream servers (the memory and filesystem reference servers and the
- * tests' lab server) behind the same {@link Gateway} serve uses.
+ * tests' lab server) behind the same {@link Gateway} serve uses. The progress of code's tool calls
+ * reaching the agent through serve's stdio: adapters-mcp-server's ExecuteCodeCallingToolsTest.
  */
 class CodeToolsTest {
     private static final Duration CALL_TIMEOUT = Duration.ofSeconds(20);
@@ -117,59 +112,6 @@ class CodeToolsTest {
 
     private static List<String> tools(ExecutionOutcome outcome) {
         return outcome.toolCalls().stream().map(ToolCallRecord::tool).toList();
-    }
-
-    @Test
-    void theProgressOfCodesToolCallsReachesTheAgentUnderTheRunsTokenCountingUpInBothEras() throws IOException {
-        lab();
-        Pipe toServer = Pipe.open();
-        Pipe fromServer = Pipe.open();
-        McpStdioServer server = new McpStdioServer(new ServeTools(executor, new ServeFixture(dir, Map.of()).serveSettings,
-                gateway), "test", Channels.newInputStream(toServer.source()), Channels.newOutputStream(fromServer.sink()),
-                Duration.ofSeconds(5));
-        try {
-            RawMcpClient client = new RawMcpClient(Channels.newOutputStream(toServer.sink()),
-                    Channels.newInputStream(fromServer.source()));
-            client.initialize();
-            String code = """
-                    const first = await tools.lab.progress_steps({steps: 2});
-                    const second = await tools.lab.progress_steps({steps: 3});
-                    return [first.token !== null, second.token !== null];
-                    """;
-
-            JsonNode initializeEra = client.response(client.sendRequest("tools/call", Map.of("name", "execute_code",
-                    "arguments", Map.of("code", code), "_meta", Map.of("progressToken", "run-7"))));
-            JsonNode modernEra = client.response(client.sendRequest("tools/call", Map.of("name", "execute_code",
-                    "arguments", Map.of("code", code), "_meta", Map.of("progressToken", 41,
-                            "io.modelcontextprotocol/protocolVersion", "2026-07-28",
-                            "io.modelcontextprotocol/clientCapabilities", Map.of()))));
-
-            // each server got a token of its own, and the run was not kept (progress_steps is not cached)
-            for (JsonNode answer : List.of(initializeEra, modernEra)) {
-                assertThat(answer.at("/result/structuredContent/result").toString()).isEqualTo("[true,true]");
-                assertThat(answer.at("/result/structuredContent/cache").textValue()).isEqualTo("miss");
-            }
-            List<JsonNode> progress = client.unclaimed().stream()
-                    .filter(message -> "notifications/progress".equals(message.path("method").textValue())).toList();
-            for (JsonNode token : List.<JsonNode>of(Json.MAPPER.valueToTree("run-7"), Json.MAPPER.valueToTree(41))) {
-                List<JsonNode> ofRun = progress.stream().filter(message -> message.at("/params/progressToken")
-                        .equals(token)).map(message -> message.get("params")).toList();
-                // progress counts the run's notifications (a slow run's "running for N s" among them): it only grows
-                List<Integer> counted = new ArrayList<>();
-                for (int number = 1; number <= ofRun.size(); number++) {
-                    counted.add(number);
-                }
-                assertThat(ofRun).extracting(step -> step.get("progress").intValue()).as("token " + token)
-                        .isEqualTo(counted);
-                assertThat(ofRun).allMatch(step -> !step.has("total"));
-                assertThat(ofRun.stream().map(step -> step.get("message").textValue())
-                        .filter(message -> !message.startsWith("running for ")).toList()).as("token " + token)
-                        .containsExactly("lab__progress_steps: step 1", "lab__progress_steps: step 2",
-                                "lab__progress_steps: step 1", "lab__progress_steps: step 2", "lab__progress_steps: step 3");
-            }
-        } finally {
-            server.close();
-        }
     }
 
     @Test
