@@ -1,10 +1,8 @@
-package dev.execache.cli;
+package dev.execache.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.execache.cli.output.Output;
-import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.core.StoreGuard;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CachedExecutor;
@@ -14,10 +12,6 @@ import dev.execache.core.ExecutionRequest;
 import dev.execache.core.Limits;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolCallRecord;
-import dev.execache.gateway.Downstream;
-import dev.execache.gateway.Json;
-import dev.execache.gateway.TestDeno;
-import dev.execache.gateway.Gateway;
 import dev.execache.sandbox.DenoSandbox;
 import dev.execache.sandbox.DenoSandboxSettings;
 import dev.execache.store.memory.MemoryCacheStore;
@@ -82,7 +76,7 @@ class RunEndsDuringToolCallTest {
                 .start();
         store = new MemoryCacheStore(100, Clock.systemUTC());
         gateway = new Gateway(catalog, StoreGuard.of(store), versions,
-                new GatewayConfig(List.of(new GatewayConfig.Server(lab, true)), List.of(), Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(CachePolicy.DEFAULTS),
+                ServerEntry.policy(List.of(new ServerEntry(lab, true)), List.of()),
                 CachePolicy.DEFAULTS, Clock.systemUTC());
         executor = CachedExecutor.builder(sandbox, store).toolVersions(versions).codeTools(gateway).build();
     }

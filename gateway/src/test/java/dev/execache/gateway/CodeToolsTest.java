@@ -1,10 +1,9 @@
-package dev.execache.cli;
+package dev.execache.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.core.StoreGuard;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CacheStats;
@@ -17,10 +16,6 @@ import dev.execache.core.KeptOut;
 import dev.execache.core.Limits;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolCallRecord;
-import dev.execache.gateway.Downstream;
-import dev.execache.gateway.Json;
-import dev.execache.gateway.Gateway;
-import dev.execache.gateway.TestDeno;
 import dev.execache.sandbox.DenoSandbox;
 import dev.execache.sandbox.DenoSandboxSettings;
 import dev.execache.store.memory.MemoryCacheStore;
@@ -78,11 +73,11 @@ class CodeToolsTest {
         }
     }
 
-    private void start(List<GatewayConfig.Server> servers, CachePolicy policy) {
-        catalog = new McpToolCatalog(servers.stream().map(GatewayConfig.Server::settings).toList(), CALL_TIMEOUT,
+    private void start(List<ServerEntry> servers, CachePolicy policy) {
+        catalog = new McpToolCatalog(ServerEntry.settings(servers), CALL_TIMEOUT,
                 Duration.ofHours(1), line -> { }, Clock.systemUTC()).start();
         store = new MemoryCacheStore(100, Clock.systemUTC());
-        gateway = new Gateway(catalog, StoreGuard.of(store), versions, new GatewayConfig(servers, List.of(), Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(CachePolicy.DEFAULTS),
+        gateway = new Gateway(catalog, StoreGuard.of(store), versions, ServerEntry.policy(servers, List.of()),
                 policy, Clock.systemUTC());
         executor = CachedExecutor.builder(sandbox, store).toolVersions(versions).cachePolicy(policy).codeTools(gateway)
                 .build();
@@ -91,18 +86,18 @@ class CodeToolsTest {
     private Path referenceServers() throws IOException {
         Path root = Files.createDirectories(dir.resolve("files")).toRealPath();
         Files.writeString(root.resolve("note.txt"), "first");
-        start(List.of(new GatewayConfig.Server(Downstream.memory(dir), true),
-                new GatewayConfig.Server(Downstream.filesystem(root), true)), CachePolicy.DEFAULTS);
+        start(List.of(new ServerEntry(Downstream.memory(dir), true),
+                new ServerEntry(Downstream.filesystem(root), true)), CachePolicy.DEFAULTS);
         return root;
     }
 
     private void lab() {
-        start(List.of(new GatewayConfig.Server(Downstream.lab("lab", true), true)), CachePolicy.DEFAULTS);
+        start(List.of(new ServerEntry(Downstream.lab("lab", true), true)), CachePolicy.DEFAULTS);
     }
 
     /** The lab with invalidate_on_write: none, so changing a tool's description drops nothing by itself. */
     private void labKeepingReadsOnWrite() {
-        start(List.of(new GatewayConfig.Server(Downstream.lab("lab", true), false)), CachePolicy.DEFAULTS);
+        start(List.of(new ServerEntry(Downstream.lab("lab", true), false)), CachePolicy.DEFAULTS);
     }
 
     private ExecutionOutcome run(String code, Object context) {
@@ -322,7 +317,7 @@ class CodeToolsTest {
 
     @Test
     void onlyServersWithCodeAccessAreReachable() {
-        start(List.of(new GatewayConfig.Server(Downstream.lab("lab", true), true, false)), CachePolicy.DEFAULTS);
+        start(List.of(new ServerEntry(Downstream.lab("lab", true), true, false)), CachePolicy.DEFAULTS);
 
         ExecutionOutcome outcome = run("return await tools.lab.get_other({})", null);
 
@@ -332,7 +327,7 @@ class CodeToolsTest {
 
     @Test
     void withCacheNondeterministicFalseARunThatUsedMathRandomIsNotStored() {
-        start(List.of(new GatewayConfig.Server(Downstream.lab("lab", true), true)),
+        start(List.of(new ServerEntry(Downstream.lab("lab", true), true)),
                 CachePolicy.DEFAULTS.withCacheNondeterministic(false));
 
         ExecutionOutcome random = run("return Math.random() >= 0", null);
