@@ -1,5 +1,6 @@
 package dev.execache.cli;
 
+import dev.execache.gateway.Downstream;
 import dev.execache.gateway.Json;
 import dev.execache.cli.output.Output;
 import static org.assertj.core.api.Assertions.assertThat;

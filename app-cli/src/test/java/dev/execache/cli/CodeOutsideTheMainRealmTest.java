@@ -9,6 +9,7 @@ import dev.execache.core.CachePolicy;
 import dev.execache.core.CachedExecutor;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.gateway.Json;
+import dev.execache.gateway.TestDeno;
 import dev.execache.mcp.server.stdio.McpStdioServer;
 import dev.execache.gateway.ServeTools;
 import dev.execache.sandbox.DenoSandbox;
@@ -51,7 +52,7 @@ class CodeOutsideTheMainRealmTest {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         int exit = Main.run(args, Map.of("XDG_CACHE_HOME", dir.resolve("cache").toString(),
-                        "EXECACHE_DENO", ServeRoundTrip.deno().toString(), "EXECACHE_NO_DAEMON", "1"), dir,
+                        "EXECACHE_DENO", TestDeno.executable().toString(), "EXECACHE_NO_DAEMON", "1"), dir,
                 new ByteArrayInputStream(new byte[0]), new PrintStream(out, true, StandardCharsets.UTF_8),
                 new PrintStream(err, true, StandardCharsets.UTF_8));
         assertThat(exit).as(err.toString(StandardCharsets.UTF_8)).isZero();
@@ -82,7 +83,7 @@ class CodeOutsideTheMainRealmTest {
     void serveSaysTheCodeUsedAWorkerAndDoesNotStoreItWithCacheNondeterministicFalse() throws IOException {
         ServeFixture fixture = new ServeFixture(dir, Map.of());
         MemoryCacheStore store = new MemoryCacheStore(100, Clock.systemUTC());
-        try (DenoSandbox sandbox = new DenoSandbox(DenoSandboxSettings.builder().denoExecutable(ServeRoundTrip.deno())
+        try (DenoSandbox sandbox = new DenoSandbox(DenoSandboxSettings.builder().denoExecutable(TestDeno.executable())
                 .warmPoolSize(0).build())) {
             CachedExecutor executor = CachedExecutor.builder(sandbox, store).toolVersions(new MutableToolVersions()).cachePolicy(CachePolicy.DEFAULTS.withCacheNondeterministic(false)).build();
             Pipe toServer = Pipe.open();

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.execache.cli.output.Output;
+import dev.execache.gateway.Downstream;
 import dev.execache.gateway.Json;
 import dev.execache.store.redis.RedisServerProcess;
 import java.io.IOException;

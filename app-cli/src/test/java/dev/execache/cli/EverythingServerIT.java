@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
+import dev.execache.gateway.Downstream;
 import dev.execache.gateway.Json;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;

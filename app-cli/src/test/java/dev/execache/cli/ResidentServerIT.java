@@ -1,5 +1,6 @@
 package dev.execache.cli;
 
+import dev.execache.gateway.Downstream;
 import org.awaitility.Awaitility;
 import static org.assertj.core.api.Assertions.assertThat;
 

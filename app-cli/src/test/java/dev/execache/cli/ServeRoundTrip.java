@@ -1,7 +1,7 @@
 package dev.execache.cli;
 
+import dev.execache.gateway.TestDeno;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
-import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -10,7 +10,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.stream.Stream;
 
 /**
  * Measures, in one run, the median {@code execute_code} round trip over MCP (the SDK's client
@@ -21,7 +20,7 @@ import java.util.stream.Stream;
  * <pre>
  * ./mvnw -B -pl app-cli -am package -DskipTests
  * java -Dexecache.jar=app-cli/target/execache.jar \
- *     -cp app-cli/target/test-classes:app-cli/target/execache.jar dev.execache.cli.ServeRoundTrip
+ *     -cp app-cli/target/test-classes:gateway/target/test-classes:app-cli/target/execache.jar dev.execache.cli.ServeRoundTrip
  * </pre>
  */
 public final class ServeRoundTrip {
@@ -53,7 +52,7 @@ public final class ServeRoundTrip {
                         Map.of("code", CODE + " // paced " + n)), "miss"))[0];
             }
         }
-        Path deno = deno();
+        Path deno = TestDeno.executable();
         Path script = Files.createTempFile("execache-bare-", ".js");
         Files.writeString(script, "console.log(JSON.stringify(await (async () => { " + CODE + " })()));\n");
         bareRun(deno, script);
@@ -98,28 +97,6 @@ public final class ServeRoundTrip {
         String out = new String(process.getInputStream().readAllBytes()).trim();
         if (process.waitFor() != 0 || !out.equals("2")) {
             throw new IllegalStateException("bare deno run printed: " + out);
-        }
-    }
-
-    /** The Deno execache uses: EXECACHE_DENO, deno on the PATH, else the copy it installed. */
-    static Path deno() throws IOException {
-        String configured = System.getenv("EXECACHE_DENO");
-        if (configured != null) {
-            return Path.of(configured);
-        }
-        for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
-            Path candidate = Path.of(dir, "deno");
-            if (Files.isExecutable(candidate)) {
-                return candidate;
-            }
-        }
-        String xdg = System.getenv("XDG_CACHE_HOME");
-        Path cache = xdg != null && !xdg.isBlank() ? Path.of(xdg, "execache") : Path.of(System.getProperty("user.home"), ".cache", "execache");
-        try (Stream<Path> files = Files.walk(cache, 6)) {
-            // the executable itself, not npm's launcher script linked from node_modules/.bin
-            return files.filter(path -> path.getFileName().toString().equals("deno") && !Files.isSymbolicLink(path)
-                    && Files.isRegularFile(path) && Files.isExecutable(path)).findFirst()
-                    .orElseThrow(() -> new IllegalStateException("no deno found; set EXECACHE_DENO"));
         }
     }
 

@@ -13,6 +13,7 @@ import io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse;
 import io.opentelemetry.proto.common.v1.KeyValue;
 import io.opentelemetry.proto.metrics.v1.Metric;
 import io.opentelemetry.proto.trace.v1.Span;
+import dev.execache.gateway.Downstream;
 import dev.execache.mcp.server.RawHttp;
 import dev.execache.tools.mcp.HttpLab;
 import java.io.IOException;

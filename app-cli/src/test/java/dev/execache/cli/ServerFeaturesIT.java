@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.execache.gateway.Downstream;
 import dev.execache.tools.mcp.HttpLab;
 import java.nio.file.Files;
 import java.nio.file.Path;

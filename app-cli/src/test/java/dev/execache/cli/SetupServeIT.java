@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.execache.cli.command.ExitCode;
+import dev.execache.gateway.Downstream;
 import io.modelcontextprotocol.spec.McpSchema.TextContent;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;

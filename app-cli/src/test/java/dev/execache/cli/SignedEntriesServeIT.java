@@ -3,6 +3,7 @@ package dev.execache.cli;
 import static dev.execache.cli.ServeIT.structured;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.execache.gateway.Downstream;
 import dev.execache.store.redis.RedisServerProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -3,6 +3,8 @@ package dev.execache.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.execache.cli.command.ExitCode;
+import dev.execache.gateway.Downstream;
+import dev.execache.gateway.TestDeno;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -32,7 +34,7 @@ class ToolsCommandTest {
     private int run(Map<String, String> environment, String... args) {
         String deno;
         try {
-            deno = ServeRoundTrip.deno().toString();
+            deno = TestDeno.executable().toString();
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }

@@ -9,6 +9,7 @@ import dev.execache.cli.settings.Environment;
 import dev.execache.cli.settings.Settings;
 import dev.execache.cli.settings.UsageException;
 import dev.execache.gateway.Json;
+import dev.execache.gateway.TestDeno;
 import dev.execache.tools.mcp.HttpLab;
 import dev.execache.tools.mcp.McpToolCatalog;
 import java.io.ByteArrayInputStream;
@@ -65,7 +66,7 @@ class UrlServersCommandTest {
         Map<String, String> environment = new HashMap<>(extra);
         environment.put("XDG_CACHE_HOME", dir.resolve("cache").toString());
         try {
-            environment.put("EXECACHE_DENO", ServeRoundTrip.deno().toString());
+            environment.put("EXECACHE_DENO", TestDeno.executable().toString());
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }

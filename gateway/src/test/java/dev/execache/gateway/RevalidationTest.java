@@ -1,9 +1,8 @@
-package dev.execache.cli;
+package dev.execache.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.core.StoreGuard;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CacheStats;
@@ -17,7 +16,6 @@ import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolCacheRule;
 import dev.execache.core.spi.CodeTools;
 import dev.execache.core.spi.Sandbox;
-import dev.execache.gateway.Gateway;
 import dev.execache.sandbox.DenoSandbox;
 import dev.execache.sandbox.DenoSandboxSettings;
 import dev.execache.store.sqlite.SqliteCacheStore;
@@ -62,7 +60,7 @@ class RevalidationTest {
 
     @BeforeAll
     static void start() throws IOException {
-        deno = new DenoSandbox(DenoSandboxSettings.builder().denoExecutable(ServeRoundTrip.deno()).warmPoolSize(1)
+        deno = new DenoSandbox(DenoSandboxSettings.builder().denoExecutable(TestDeno.executable()).warmPoolSize(1)
                 .build());
         Sandbox counted = new Sandbox() {
             @Override
@@ -71,15 +69,14 @@ class RevalidationTest {
                 return deno.execute(request, tools);
             }
         };
-        List<GatewayConfig.Server> servers = List.of(new GatewayConfig.Server(Downstream.lab("lab", true,
+        List<ServerEntry> servers = List.of(new ServerEntry(Downstream.lab("lab", true,
                 Map.of("LAB_SHELVES", "1")), true));
-        catalog = new McpToolCatalog(servers.stream().map(GatewayConfig.Server::settings).toList(), CALL_TIMEOUT,
+        catalog = new McpToolCatalog(ServerEntry.settings(servers), CALL_TIMEOUT,
                 Duration.ofHours(1), line -> { }, Clock.systemUTC()).start();
         Path dir = Files.createTempDirectory("execache-revalidation");
         store = new SqliteCacheStore(dir.resolve("cache.db"), 100, CLOCK);
-        gateway = new Gateway(catalog, StoreGuard.of(store), VERSIONS, new GatewayConfig(servers,
-                List.of(ToolCacheRule.cache("lab__shelf_*", SHELF_TTL, 100)), Duration.ofHours(1))
-                .withCacheWhenSlowerThan(Duration.ZERO).policy(CachePolicy.DEFAULTS), CachePolicy.DEFAULTS, CLOCK);
+        gateway = new Gateway(catalog, StoreGuard.of(store), VERSIONS, ServerEntry.policy(servers,
+                List.of(ToolCacheRule.cache("lab__shelf_*", SHELF_TTL, 100))), CachePolicy.DEFAULTS, CLOCK);
         executor = CachedExecutor.builder(counted, store).toolVersions(VERSIONS).clock(CLOCK).codeTools(gateway).build();
     }
 

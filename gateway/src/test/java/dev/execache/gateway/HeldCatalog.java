@@ -1,4 +1,4 @@
-package dev.execache.cli;
+package dev.execache.gateway;
 
 import dev.execache.core.ToolResult;
 import dev.execache.core.spi.CatalogTool;

@@ -1,10 +1,8 @@
-package dev.execache.cli;
+package dev.execache.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.execache.cli.output.Output;
-import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.core.StoreGuard;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CachedExecutor;
@@ -14,26 +12,18 @@ import dev.execache.core.ExecutionRequest;
 import dev.execache.core.Limits;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolCallRecord;
-import dev.execache.gateway.Json;
-import dev.execache.mcp.server.stdio.McpStdioServer;
-import dev.execache.gateway.Gateway;
-import dev.execache.gateway.ServeTools;
 import dev.execache.sandbox.DenoSandbox;
 import dev.execache.sandbox.DenoSandboxSettings;
 import dev.execache.store.memory.MemoryCacheStore;
 import dev.execache.tools.mcp.McpServerSettings;
 import dev.execache.tools.mcp.McpToolCatalog;
-import dev.execache.mcp.server.RawMcpClient;
 import java.io.IOException;
-import java.nio.channels.Channels;
-import java.nio.channels.Pipe;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -44,6 +34,8 @@ import org.junit.jupiter.api.io.TempDir;
  * A run that ends while one of its tool calls is in flight: the call is cancelled on the
  * downstream server (the lab server records the notifications/cancelled it gets), the run is not
  * stored, and its outcome says what the cancelled call may have done. Real Deno, real servers.
+ * The same through serve's stdio, and a client cancelling the run: adapters-mcp-server's
+ * ExecuteCodeCallingToolsTest.
  */
 class RunEndsDuringToolCallTest {
     private static final Duration CALL_TIMEOUT = Duration.ofSeconds(20);
@@ -56,15 +48,13 @@ class RunEndsDuringToolCallTest {
     Path dir;
 
     private McpToolCatalog catalog;
-    /** Completed when the lab server says it started a slow_write. */
-    private final CompletableFuture<Void> writing = new CompletableFuture<>();
     private MemoryCacheStore store;
     private CachedExecutor executor;
     private Gateway gateway;
 
     @BeforeAll
     static void startSandbox() throws IOException {
-        sandbox = new DenoSandbox(DenoSandboxSettings.builder().denoExecutable(ServeRoundTrip.deno()).warmPoolSize(1)
+        sandbox = new DenoSandbox(DenoSandboxSettings.builder().denoExecutable(TestDeno.executable()).warmPoolSize(1)
                 .build());
     }
 
@@ -82,14 +72,11 @@ class RunEndsDuringToolCallTest {
 
     private void start(McpServerSettings lab) {
         MutableToolVersions versions = new MutableToolVersions();
-        catalog = new McpToolCatalog(List.of(lab), CALL_TIMEOUT, Duration.ofHours(1), line -> {
-            if (line.contains("writing in")) {
-                writing.complete(null);
-            }
-        }, Clock.systemUTC()).start();
+        catalog = new McpToolCatalog(List.of(lab), CALL_TIMEOUT, Duration.ofHours(1), line -> { }, Clock.systemUTC())
+                .start();
         store = new MemoryCacheStore(100, Clock.systemUTC());
         gateway = new Gateway(catalog, StoreGuard.of(store), versions,
-                new GatewayConfig(List.of(new GatewayConfig.Server(lab, true)), List.of(), Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(CachePolicy.DEFAULTS),
+                ServerEntry.policy(List.of(new ServerEntry(lab, true)), List.of()),
                 CachePolicy.DEFAULTS, Clock.systemUTC());
         executor = CachedExecutor.builder(sandbox, store).toolVersions(versions).codeTools(gateway).build();
     }
@@ -135,63 +122,5 @@ class RunEndsDuringToolCallTest {
                 .containsExactly(org.assertj.core.groups.Tuple.tuple("lab__crash", null),
                         org.assertj.core.groups.Tuple.tuple("lab__increment", ToolCallRecord.Cancelled.NOT_APPLIED));
         assertThat(executor.policy().inspect(outcome.key())).isEmpty();
-    }
-
-    @Test
-    void serveAnswersATimeoutDuringAToolCallAsTimeoutErrorAndTheServerIsToldToCancel() throws IOException {
-        start(Downstream.lab("lab", true));
-        ServeFixture fixture = new ServeFixture(dir, Map.of());
-        Pipe toServer = Pipe.open();
-        Pipe fromServer = Pipe.open();
-        McpStdioServer server = new McpStdioServer(new ServeTools(executor, fixture.serveSettings, gateway), "test",
-                Channels.newInputStream(toServer.source()), Channels.newOutputStream(fromServer.sink()),
-                Duration.ofSeconds(5));
-        try {
-            RawMcpClient client = new RawMcpClient(Channels.newOutputStream(toServer.sink()),
-                    Channels.newInputStream(fromServer.source()));
-            client.initialize();
-
-            JsonNode result = client.callTool("execute_code", Map.of("code", SLOW_WRITE, "timeout",
-                    RUN_TIMEOUT.toSeconds()));
-
-            assertThat(result.get("isError").booleanValue()).isTrue();
-            JsonNode answer = Json.MAPPER.readTree(result.at("/content/0/text").textValue());
-            assertThat(answer.at("/error/type").textValue()).isEqualTo("TimeoutError");
-            assertThat(answer.at("/toolCalls/0/tool").textValue()).isEqualTo("lab__slow_write");
-            assertThat(answer.at("/toolCalls/0/cancelled").textValue()).isEqualTo("possibly applied");
-            assertThat(store.size()).isZero();
-            assertThat(cancellations().at("/cancelled/0/reason").textValue()).isEqualTo("the run that made the call ended");
-        } finally {
-            server.close();
-        }
-    }
-    @Test
-    void aRunTheClientCancelsDuringAToolCallCancelsTheCallOnTheServerAndStoresNothing() throws Exception {
-        start(Downstream.lab("lab", true));
-        ServeFixture fixture = new ServeFixture(dir, Map.of());
-        Pipe toServer = Pipe.open();
-        Pipe fromServer = Pipe.open();
-        McpStdioServer server = new McpStdioServer(new ServeTools(executor, fixture.serveSettings, gateway), "test",
-                Channels.newInputStream(toServer.source()), Channels.newOutputStream(fromServer.sink()),
-                Duration.ofSeconds(5));
-        try {
-            RawMcpClient client = new RawMcpClient(Channels.newOutputStream(toServer.sink()),
-                    Channels.newInputStream(fromServer.source()));
-            client.initialize();
-
-            int id = client.sendRequest("tools/call", Map.of("name", "execute_code", "arguments",
-                    Map.of("code", "return await tools.lab.slow_write({ms: 600000});")));
-            writing.get();
-            client.send("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":"
-                    + id + "}}");
-
-            JsonNode lab = cancellations();
-            assertThat(lab.at("/cancelled/0/tool").textValue()).isEqualTo("slow_write");
-            assertThat(lab.at("/cancelled/0/reason").textValue()).isEqualTo("the run that made the call ended");
-            assertThat(lab.get("writes").intValue()).isZero();
-            assertThat(store.size()).isZero();
-        } finally {
-            server.close();
-        }
     }
 }

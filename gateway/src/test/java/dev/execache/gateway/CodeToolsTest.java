@@ -1,10 +1,9 @@
-package dev.execache.cli;
+package dev.execache.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.core.StoreGuard;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CacheStats;
@@ -17,24 +16,16 @@ import dev.execache.core.KeptOut;
 import dev.execache.core.Limits;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolCallRecord;
-import dev.execache.gateway.Json;
-import dev.execache.gateway.Gateway;
-import dev.execache.mcp.server.stdio.McpStdioServer;
-import dev.execache.mcp.server.RawMcpClient;
-import dev.execache.gateway.ServeTools;
 import dev.execache.sandbox.DenoSandbox;
 import dev.execache.sandbox.DenoSandboxSettings;
 import dev.execache.store.memory.MemoryCacheStore;
 import dev.execache.tools.mcp.McpToolCatalog;
 import java.io.IOException;
-import java.nio.channels.Channels;
-import java.nio.channels.Pipe;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -48,7 +39,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Code that calls tools, end to end in one process: a real Deno sandbox, the policy over a real
  * store, and the real downstream servers (the memory and filesystem reference servers and the
- * tests' lab server) behind the same {@link Gateway} serve uses.
+ * tests' lab server) behind the same {@link Gateway} serve uses. The progress of code's tool calls
+ * reaching the agent through serve's stdio: adapters-mcp-server's ExecuteCodeCallingToolsTest.
  */
 class CodeToolsTest {
     private static final Duration CALL_TIMEOUT = Duration.ofSeconds(20);
@@ -65,7 +57,7 @@ class CodeToolsTest {
 
     @BeforeAll
     static void startSandbox() throws IOException {
-        sandbox = new DenoSandbox(DenoSandboxSettings.builder().denoExecutable(ServeRoundTrip.deno()).warmPoolSize(1)
+        sandbox = new DenoSandbox(DenoSandboxSettings.builder().denoExecutable(TestDeno.executable()).warmPoolSize(1)
                 .build());
     }
 
@@ -81,11 +73,11 @@ class CodeToolsTest {
         }
     }
 
-    private void start(List<GatewayConfig.Server> servers, CachePolicy policy) {
-        catalog = new McpToolCatalog(servers.stream().map(GatewayConfig.Server::settings).toList(), CALL_TIMEOUT,
+    private void start(List<ServerEntry> servers, CachePolicy policy) {
+        catalog = new McpToolCatalog(ServerEntry.settings(servers), CALL_TIMEOUT,
                 Duration.ofHours(1), line -> { }, Clock.systemUTC()).start();
         store = new MemoryCacheStore(100, Clock.systemUTC());
-        gateway = new Gateway(catalog, StoreGuard.of(store), versions, new GatewayConfig(servers, List.of(), Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(CachePolicy.DEFAULTS),
+        gateway = new Gateway(catalog, StoreGuard.of(store), versions, ServerEntry.policy(servers, List.of()),
                 policy, Clock.systemUTC());
         executor = CachedExecutor.builder(sandbox, store).toolVersions(versions).cachePolicy(policy).codeTools(gateway)
                 .build();
@@ -94,18 +86,18 @@ class CodeToolsTest {
     private Path referenceServers() throws IOException {
         Path root = Files.createDirectories(dir.resolve("files")).toRealPath();
         Files.writeString(root.resolve("note.txt"), "first");
-        start(List.of(new GatewayConfig.Server(Downstream.memory(dir), true),
-                new GatewayConfig.Server(Downstream.filesystem(root), true)), CachePolicy.DEFAULTS);
+        start(List.of(new ServerEntry(Downstream.memory(dir), true),
+                new ServerEntry(Downstream.filesystem(root), true)), CachePolicy.DEFAULTS);
         return root;
     }
 
     private void lab() {
-        start(List.of(new GatewayConfig.Server(Downstream.lab("lab", true), true)), CachePolicy.DEFAULTS);
+        start(List.of(new ServerEntry(Downstream.lab("lab", true), true)), CachePolicy.DEFAULTS);
     }
 
     /** The lab with invalidate_on_write: none, so changing a tool's description drops nothing by itself. */
     private void labKeepingReadsOnWrite() {
-        start(List.of(new GatewayConfig.Server(Downstream.lab("lab", true), false)), CachePolicy.DEFAULTS);
+        start(List.of(new ServerEntry(Downstream.lab("lab", true), false)), CachePolicy.DEFAULTS);
     }
 
     private ExecutionOutcome run(String code, Object context) {
@@ -115,59 +107,6 @@ class CodeToolsTest {
 
     private static List<String> tools(ExecutionOutcome outcome) {
         return outcome.toolCalls().stream().map(ToolCallRecord::tool).toList();
-    }
-
-    @Test
-    void theProgressOfCodesToolCallsReachesTheAgentUnderTheRunsTokenCountingUpInBothEras() throws IOException {
-        lab();
-        Pipe toServer = Pipe.open();
-        Pipe fromServer = Pipe.open();
-        McpStdioServer server = new McpStdioServer(new ServeTools(executor, new ServeFixture(dir, Map.of()).serveSettings,
-                gateway), "test", Channels.newInputStream(toServer.source()), Channels.newOutputStream(fromServer.sink()),
-                Duration.ofSeconds(5));
-        try {
-            RawMcpClient client = new RawMcpClient(Channels.newOutputStream(toServer.sink()),
-                    Channels.newInputStream(fromServer.source()));
-            client.initialize();
-            String code = """
-                    const first = await tools.lab.progress_steps({steps: 2});
-                    const second = await tools.lab.progress_steps({steps: 3});
-                    return [first.token !== null, second.token !== null];
-                    """;
-
-            JsonNode initializeEra = client.response(client.sendRequest("tools/call", Map.of("name", "execute_code",
-                    "arguments", Map.of("code", code), "_meta", Map.of("progressToken", "run-7"))));
-            JsonNode modernEra = client.response(client.sendRequest("tools/call", Map.of("name", "execute_code",
-                    "arguments", Map.of("code", code), "_meta", Map.of("progressToken", 41,
-                            "io.modelcontextprotocol/protocolVersion", "2026-07-28",
-                            "io.modelcontextprotocol/clientCapabilities", Map.of()))));
-
-            // each server got a token of its own, and the run was not kept (progress_steps is not cached)
-            for (JsonNode answer : List.of(initializeEra, modernEra)) {
-                assertThat(answer.at("/result/structuredContent/result").toString()).isEqualTo("[true,true]");
-                assertThat(answer.at("/result/structuredContent/cache").textValue()).isEqualTo("miss");
-            }
-            List<JsonNode> progress = client.unclaimed().stream()
-                    .filter(message -> "notifications/progress".equals(message.path("method").textValue())).toList();
-            for (JsonNode token : List.<JsonNode>of(Json.MAPPER.valueToTree("run-7"), Json.MAPPER.valueToTree(41))) {
-                List<JsonNode> ofRun = progress.stream().filter(message -> message.at("/params/progressToken")
-                        .equals(token)).map(message -> message.get("params")).toList();
-                // progress counts the run's notifications (a slow run's "running for N s" among them): it only grows
-                List<Integer> counted = new ArrayList<>();
-                for (int number = 1; number <= ofRun.size(); number++) {
-                    counted.add(number);
-                }
-                assertThat(ofRun).extracting(step -> step.get("progress").intValue()).as("token " + token)
-                        .isEqualTo(counted);
-                assertThat(ofRun).allMatch(step -> !step.has("total"));
-                assertThat(ofRun.stream().map(step -> step.get("message").textValue())
-                        .filter(message -> !message.startsWith("running for ")).toList()).as("token " + token)
-                        .containsExactly("lab__progress_steps: step 1", "lab__progress_steps: step 2",
-                                "lab__progress_steps: step 1", "lab__progress_steps: step 2", "lab__progress_steps: step 3");
-            }
-        } finally {
-            server.close();
-        }
     }
 
     @Test
@@ -378,7 +317,7 @@ class CodeToolsTest {
 
     @Test
     void onlyServersWithCodeAccessAreReachable() {
-        start(List.of(new GatewayConfig.Server(Downstream.lab("lab", true), true, false)), CachePolicy.DEFAULTS);
+        start(List.of(new ServerEntry(Downstream.lab("lab", true), true, false)), CachePolicy.DEFAULTS);
 
         ExecutionOutcome outcome = run("return await tools.lab.get_other({})", null);
 
@@ -388,7 +327,7 @@ class CodeToolsTest {
 
     @Test
     void withCacheNondeterministicFalseARunThatUsedMathRandomIsNotStored() {
-        start(List.of(new GatewayConfig.Server(Downstream.lab("lab", true), true)),
+        start(List.of(new ServerEntry(Downstream.lab("lab", true), true)),
                 CachePolicy.DEFAULTS.withCacheNondeterministic(false));
 
         ExecutionOutcome random = run("return Math.random() >= 0", null);
@@ -427,7 +366,7 @@ class CodeToolsTest {
 
     /** Empty when deno check passes, else its output. */
     private String denoCheck(Path file) throws Exception {
-        ProcessBuilder builder = new ProcessBuilder(ServeRoundTrip.deno().toString(), "check", "--quiet",
+        ProcessBuilder builder = new ProcessBuilder(TestDeno.executable().toString(), "check", "--quiet",
                 file.toString()).directory(dir.toFile()).redirectErrorStream(true);
         builder.environment().put("DENO_DIR", dir.resolve("deno-dir").toString());
         builder.environment().put("NO_COLOR", "1");

@@ -1,9 +1,8 @@
-package dev.execache.cli;
+package dev.execache.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.core.StoreGuard;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CacheStats;
@@ -14,8 +13,6 @@ import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolCacheRule;
 import dev.execache.core.ToolCallOutcome;
 import dev.execache.core.spi.CacheStore;
-import dev.execache.gateway.Gateway;
-import dev.execache.gateway.Json;
 import dev.execache.store.memory.MemoryCacheStore;
 import dev.execache.store.sqlite.SqliteCacheStore;
 import dev.execache.tools.mcp.McpServerSettings;
@@ -63,9 +60,9 @@ class FreshnessGatewayTest {
                 Clock.systemUTC()).start();
         catalogs.add(catalog);
         Downstream.await("server " + server.name() + " connected", Duration.ofSeconds(60), () -> !catalog.tools().isEmpty());
-        GatewayConfig config = new GatewayConfig(List.of(new GatewayConfig.Server(server, true)), rules,
-                Duration.ofHours(1)).withCacheWhenSlowerThan(cacheWhenSlowerThan);
-        return new Gateway(catalog, StoreGuard.of(store), new MutableToolVersions(), config.policy(CachePolicy.DEFAULTS), CachePolicy.DEFAULTS, clock);
+        GatewayPolicy policy = new GatewayPolicy(List.of(new GatewayPolicy.Server(server.name(), true, true)), rules,
+                cacheWhenSlowerThan);
+        return new Gateway(catalog, StoreGuard.of(store), new MutableToolVersions(), policy, CachePolicy.DEFAULTS, clock);
     }
 
     private MemoryCacheStore memory() {

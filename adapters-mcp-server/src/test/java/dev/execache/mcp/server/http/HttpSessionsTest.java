@@ -1,17 +1,17 @@
-package dev.execache.cli;
+package dev.execache.mcp.server.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.StoreGuard;
+import dev.execache.gateway.Downstream;
 import dev.execache.gateway.Gateway;
-import dev.execache.mcp.server.http.HttpServeSettings;
+import dev.execache.gateway.GatewayPolicy;
+import dev.execache.mcp.server.ServeFixture;
 import dev.execache.mcp.server.http.HttpServeSettings.HttpToken;
-import dev.execache.mcp.server.http.McpHttpServer;
 import dev.execache.mcp.server.RawHttp;
 import dev.execache.gateway.ServeTools;
 import dev.execache.tools.mcp.McpToolCatalog;
@@ -56,11 +56,10 @@ class HttpSessionsTest {
     @BeforeAll
     static void start() throws IOException {
         ServeFixture fixture = new ServeFixture(dir, Map.of());
-        GatewayConfig config = new GatewayConfig(List.of(new GatewayConfig.Server(Downstream.lab("lab", true), false)),
-                List.of(), Duration.ofHours(1));
+        GatewayPolicy policy = new GatewayPolicy(List.of(new GatewayPolicy.Server("lab", false, true)), List.of());
         catalog = new McpToolCatalog(List.of(Downstream.lab("lab", true)), Duration.ofSeconds(60), Duration.ofHours(1),
                 line -> { }, Clock.systemUTC()).start();
-        Gateway gateway = new Gateway(catalog, StoreGuard.of(fixture.store), fixture.versions, config.policy(CachePolicy.DEFAULTS), CachePolicy.DEFAULTS,
+        Gateway gateway = new Gateway(catalog, StoreGuard.of(fixture.store), fixture.versions, policy, CachePolicy.DEFAULTS,
                 fixture.clock);
         server = new McpHttpServer(new ServeTools(fixture.executor, fixture.serveSettings, gateway), "test",
                 HttpServeSettings.of(InetAddress.getLoopbackAddress(), 0, List.of(new HttpToken("agent-a", TOKEN_A, true),

@@ -1,17 +1,14 @@
-package dev.execache.cli;
+package dev.execache.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.core.StoreGuard;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolResult;
 import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.CacheStore;
-import dev.execache.gateway.Json;
-import dev.execache.gateway.Gateway;
 import dev.execache.store.memory.MemoryCacheStore;
 import dev.execache.tools.mcp.HttpLab;
 import dev.execache.tools.mcp.McpToolCatalog;
@@ -61,7 +58,7 @@ class UrlServerCredentialsTest {
                 line -> { }, Clock.systemUTC()).start();
         catalogs.add(catalog);
         return new Gateway(catalog, StoreGuard.of(store), new MutableToolVersions(),
-                new GatewayConfig(List.of(new GatewayConfig.Server(settings, true)), List.of(), Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(CachePolicy.DEFAULTS),
+                ServerEntry.policy(List.of(new ServerEntry(settings, true)), List.of()),
                 CachePolicy.DEFAULTS, Clock.systemUTC());
     }
 

@@ -1,9 +1,8 @@
-package dev.execache.cli;
+package dev.execache.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.core.StoreGuard;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CacheStatus;
@@ -18,7 +17,6 @@ import dev.execache.core.ToolCacheRule;
 import dev.execache.core.ToolCallRecord;
 import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.ToolCatalog;
-import dev.execache.gateway.Gateway;
 import dev.execache.sandbox.DenoSandbox;
 import dev.execache.sandbox.DenoSandboxSettings;
 import dev.execache.store.memory.MemoryCacheStore;
@@ -67,7 +65,7 @@ class AnswerIdentityTest {
 
     @BeforeAll
     static void startSandbox() throws IOException {
-        sandbox = new DenoSandbox(DenoSandboxSettings.builder().denoExecutable(ServeRoundTrip.deno()).warmPoolSize(1)
+        sandbox = new DenoSandbox(DenoSandboxSettings.builder().denoExecutable(TestDeno.executable()).warmPoolSize(1)
                 .build());
     }
 
@@ -115,7 +113,7 @@ class AnswerIdentityTest {
         Downstream.await("the acct server connected", Duration.ofSeconds(60), () -> !catalog.tools().isEmpty());
         MutableToolVersions versions = new MutableToolVersions();
         Gateway tools = new Gateway(catalog, StoreGuard.of(store), versions,
-                new GatewayConfig(List.of(new GatewayConfig.Server(server, true)), rules, Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(CachePolicy.DEFAULTS),
+                ServerEntry.policy(List.of(new ServerEntry(server, true)), rules),
                 CachePolicy.DEFAULTS, clock);
         CachedExecutor executor = CachedExecutor.builder(sandbox, store).toolVersions(versions).clock(clock).versionScope(scope)
                 .codeTools(tools).build();

@@ -1,18 +1,19 @@
-package dev.execache.cli;
+package dev.execache.mcp.server.stdio;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.core.StoreGuard;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolCacheRule;
 import dev.execache.core.spi.Counter;
+import dev.execache.gateway.Downstream;
 import dev.execache.gateway.Gateway;
-import dev.execache.mcp.server.stdio.McpStdioServer;
+import dev.execache.gateway.GatewayPolicy;
 import dev.execache.mcp.server.RawMcpClient;
 import dev.execache.gateway.ServeTools;
+import dev.execache.mcp.server.ServeFixture;
 import dev.execache.tools.mcp.DownstreamSettings;
 import dev.execache.tools.mcp.HttpLab;
 import dev.execache.tools.mcp.McpToolCatalog;
@@ -76,14 +77,13 @@ class ResourceCacheTest {
         }
     }
 
-    private static Serve serve(DownstreamSettings settings, GatewayConfig.Server server, List<ToolCacheRule> rules)
+    private static Serve serve(DownstreamSettings settings, GatewayPolicy.Server server, List<ToolCacheRule> rules)
             throws IOException {
-        GatewayConfig config = new GatewayConfig(List.of(server), rules, Duration.ofHours(1))
-                .withCacheWhenSlowerThan(Duration.ZERO);
+        GatewayPolicy policy = new GatewayPolicy(List.of(server), rules, Duration.ZERO);
         McpToolCatalog catalog = new McpToolCatalog(List.of(settings), Duration.ofSeconds(60), Duration.ofHours(1),
                 line -> { }, Clock.systemUTC()).start();
         // versions of its own, as each serve has: two configurations of lab would otherwise replace each other's
-        Gateway gateway = new Gateway(catalog, StoreGuard.of(fixture.store), new MutableToolVersions(), config.policy(CachePolicy.DEFAULTS),
+        Gateway gateway = new Gateway(catalog, StoreGuard.of(fixture.store), new MutableToolVersions(), policy,
                 CachePolicy.DEFAULTS, fixture.clock);
         Pipe toServer = Pipe.open();
         Pipe fromServer = Pipe.open();
@@ -103,7 +103,7 @@ class ResourceCacheTest {
         Map<String, String> features = new HashMap<>(env);
         features.put("LAB_FEATURES", "1");
         DownstreamSettings settings = Downstream.lab(name, true, features);
-        return serve(settings, new GatewayConfig.Server(settings, invalidateOnWrite, true, true, cache, null), rules);
+        return serve(settings, new GatewayPolicy.Server(name, invalidateOnWrite, true, true, cache, null), rules);
     }
 
     @BeforeAll
@@ -118,7 +118,7 @@ class ResourceCacheTest {
         sameConfig = lab("lab", false, true, Map.of(), labRules);
         modernLab = HttpLab.start("--era", "2026", "--features", "--read-ttl-ms", "30000");
         UrlServerSettings url = new UrlServerSettings("modern", modernLab.url(), Map.of(), true);
-        modern = serve(url, new GatewayConfig.Server(url, true), List.of());
+        modern = serve(url, new GatewayPolicy.Server(url.name(), true, true), List.of());
     }
 
     @AfterAll

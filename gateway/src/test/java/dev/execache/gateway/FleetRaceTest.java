@@ -1,9 +1,8 @@
-package dev.execache.cli;
+package dev.execache.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.core.StoreGuard;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CacheStatus;
@@ -15,7 +14,6 @@ import dev.execache.core.MutableToolVersions;
 import dev.execache.core.Ticker;
 import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.ToolCatalog;
-import dev.execache.gateway.Gateway;
 import dev.execache.sandbox.DenoSandbox;
 import dev.execache.sandbox.DenoSandboxSettings;
 import dev.execache.store.redis.RedisCacheStore;
@@ -65,7 +63,7 @@ class FleetRaceTest {
     @BeforeAll
     static void start() throws IOException {
         redis = RedisServerProcess.start();
-        sandbox = new DenoSandbox(DenoSandboxSettings.builder().denoExecutable(ServeRoundTrip.deno()).warmPoolSize(1)
+        sandbox = new DenoSandbox(DenoSandboxSettings.builder().denoExecutable(TestDeno.executable()).warmPoolSize(1)
                 .build());
     }
 
@@ -111,7 +109,7 @@ class FleetRaceTest {
         Downstream.await("the acct server connected", Duration.ofSeconds(60), () -> !catalog.tools().isEmpty());
         MutableToolVersions versions = new MutableToolVersions();
         Gateway tools = new Gateway(catalog, StoreGuard.of(store), versions,
-                new GatewayConfig(List.of(new GatewayConfig.Server(ACCT, true)), List.of(), Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(CachePolicy.DEFAULTS),
+                ServerEntry.policy(List.of(new ServerEntry(ACCT, true)), List.of()),
                 CachePolicy.DEFAULTS, Clock.systemUTC());
         CachedExecutor executor = CachedExecutor.builder(sandbox, store).toolVersions(versions).versionScope("fleet")
                 .codeTools(tools).build();

@@ -1,11 +1,10 @@
-package dev.execache.cli;
+package dev.execache.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.execache.core.ExecutionOutcome;
 import dev.execache.core.ToolResult;
-import dev.execache.gateway.Json;
 import java.io.IOException;
 
 /** What a lab tool or a run answered, as JSON to assert on. */

@@ -1,15 +1,17 @@
-package dev.execache.cli;
+package dev.execache.mcp.server.stdio;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.execache.gateway.Downstream;
 import dev.execache.gateway.Gateway;
+import dev.execache.gateway.GatewayPolicy;
 import dev.execache.gateway.Json;
-import dev.execache.mcp.server.stdio.McpStdioServer;
 import dev.execache.gateway.ServeTools;
-import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.core.StoreGuard;
 import dev.execache.core.CachePolicy;
+import dev.execache.gateway.TestTools;
+import dev.execache.mcp.server.ServeFixture;
 import dev.execache.tools.mcp.McpToolCatalog;
 import dev.execache.mcp.server.RawMcpClient;
 import java.io.IOException;
@@ -43,11 +45,11 @@ class ServeGatewayTest {
     @BeforeEach
     void start() throws IOException {
         fixture = new ServeFixture(dir, Map.of());
-        GatewayConfig config = new GatewayConfig(List.of(new GatewayConfig.Server(Downstream.lab("lab", true), false)),
-                List.of(), Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO);
+        GatewayPolicy policy = new GatewayPolicy(List.of(new GatewayPolicy.Server("lab", false, true)), List.of(),
+                Duration.ZERO);
         catalog = new McpToolCatalog(List.of(Downstream.lab("lab", true)), Duration.ofSeconds(20), Duration.ofHours(1),
                 serverLines::add, Clock.systemUTC()).start();
-        gateway = new Gateway(catalog, StoreGuard.of(fixture.store), fixture.versions, config.policy(CachePolicy.DEFAULTS), CachePolicy.DEFAULTS,
+        gateway = new Gateway(catalog, StoreGuard.of(fixture.store), fixture.versions, policy, CachePolicy.DEFAULTS,
                 fixture.clock);
         Pipe toServer = Pipe.open();
         Pipe fromServer = Pipe.open();
@@ -156,7 +158,7 @@ class ServeGatewayTest {
     void executeCodeSaysWhichToolCallsTheRunMadeAndWhyItWasNotStored() {
         client.initialize();
 
-        JsonNode result = client.callTool("execute_code", Map.of("code", ServeFixture.TWO));
+        JsonNode result = client.callTool("execute_code", Map.of("code", TestTools.TWO));
 
         assertThat(result.at("/structuredContent/toolCalls").isArray()).isTrue();
         assertThat(result.at("/structuredContent/toolCalls")).isEmpty();
@@ -222,7 +224,7 @@ class ServeGatewayTest {
     @Test
     void aHitOfARunThatUsedMathRandomSaysTheStoredResultIsNondeterministic() {
         client.initialize();
-        String code = ServeFixture.RANDOM;
+        String code = TestTools.RANDOM;
 
         JsonNode first = client.callTool("execute_code", Map.of("code", code));
         JsonNode hit = client.callTool("execute_code", Map.of("code", code));

@@ -1,4 +1,4 @@
-package dev.execache.cli;
+package dev.execache.gateway;
 
 import org.awaitility.Awaitility;
 import dev.execache.tools.mcp.McpServerSettings;
@@ -11,13 +11,15 @@ import java.util.function.BooleanSupplier;
 
 /**
  * The real MCP servers the gateway tests start: the reference servers installed by the build,
- * and the tests' own lab server (lab-server.mjs), which counts the calls it serves.
+ * and the tests' own lab server (lab-server.mjs), which counts the calls it serves. A module whose
+ * tests use them installs them (npm ci), names their node_modules in the system property
+ * execache.testNodeModules and puts lab-server.mjs beside it.
  */
-final class Downstream {
+public final class Downstream {
     private Downstream() {
     }
 
-    static Path nodeModules() {
+    public static Path nodeModules() {
         String property = System.getProperty("execache.testNodeModules");
         if (property == null || !Files.isDirectory(Path.of(property))) {
             throw new IllegalStateException("the build installs the MCP test peers and names them in the system"
@@ -26,28 +28,28 @@ final class Downstream {
         return Path.of(property);
     }
 
-    static McpServerSettings lab(String name, boolean trustAnnotations) {
+    public static McpServerSettings lab(String name, boolean trustAnnotations) {
         return lab(name, trustAnnotations, Map.of());
     }
 
     /** @param env for example LAB_HOLD_RESTART (see lab-server.mjs) */
-    static McpServerSettings lab(String name, boolean trustAnnotations, Map<String, String> env) {
+    public static McpServerSettings lab(String name, boolean trustAnnotations, Map<String, String> env) {
         return new McpServerSettings(name, "node", List.of(nodeModules().resolveSibling("lab-server.mjs").toString()),
                 env, null, trustAnnotations);
     }
 
-    static McpServerSettings memory(Path dir) {
+    public static McpServerSettings memory(Path dir) {
         return new McpServerSettings("memory", nodeModules().resolve(".bin/mcp-server-memory").toString(), List.of(),
                 Map.of("MEMORY_FILE_PATH", dir.resolve("memory.jsonl").toString()), dir, true);
     }
 
-    static McpServerSettings filesystem(Path root) {
+    public static McpServerSettings filesystem(Path root) {
         return new McpServerSettings("fs", nodeModules().resolve(".bin/mcp-server-filesystem").toString(),
                 List.of(root.toString()), Map.of(), root, true);
     }
 
     /** Waits for a condition, polling; fails with {@code what} when it does not come within the bound. */
-    static void await(String what, Duration bound, BooleanSupplier condition) {
+    public static void await(String what, Duration bound, BooleanSupplier condition) {
         Awaitility.await(what).atMost(bound).pollInSameThread().pollDelay(Duration.ZERO)
                 .pollInterval(Duration.ofMillis(50)).until(condition::getAsBoolean);
     }

@@ -1,10 +1,8 @@
-package dev.execache.cli;
+package dev.execache.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.execache.cli.output.Output;
-import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.core.StoreGuard;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.MutableToolVersions;
@@ -13,8 +11,6 @@ import dev.execache.core.ToolResult;
 import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.CatalogTool;
 import dev.execache.core.spi.ToolCatalog;
-import dev.execache.gateway.Json;
-import dev.execache.gateway.Gateway;
 import dev.execache.store.memory.MemoryCacheStore;
 import dev.execache.tools.mcp.McpServerSettings;
 import dev.execache.tools.mcp.McpToolCatalog;
@@ -49,16 +45,16 @@ class GatewayTest {
         catalogs.forEach(McpToolCatalog::close);
     }
 
-    private Gateway gateway(List<GatewayConfig.Server> servers, List<ToolCacheRule> rules, CacheStore store) {
-        catalog = new McpToolCatalog(servers.stream().map(GatewayConfig.Server::settings).toList(), CALL_TIMEOUT,
+    private Gateway gateway(List<ServerEntry> servers, List<ToolCacheRule> rules, CacheStore store) {
+        catalog = new McpToolCatalog(ServerEntry.settings(servers), CALL_TIMEOUT,
                 Duration.ofHours(1), line -> { }, Clock.systemUTC()).start();
         catalogs.add(catalog);
-        return new Gateway(catalog, StoreGuard.of(store), versions, new GatewayConfig(servers, rules, Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(CachePolicy.DEFAULTS),
+        return new Gateway(catalog, StoreGuard.of(store), versions, ServerEntry.policy(servers, rules),
                 CachePolicy.DEFAULTS, Clock.systemUTC());
     }
 
     private Gateway lab(boolean invalidateOnWrite) {
-        return gateway(List.of(new GatewayConfig.Server(Downstream.lab("lab", true), invalidateOnWrite)), List.of(),
+        return gateway(List.of(new ServerEntry(Downstream.lab("lab", true), invalidateOnWrite)), List.of(),
                 new MemoryCacheStore(100, Clock.systemUTC()));
     }
 
@@ -285,8 +281,8 @@ class GatewayTest {
         catalogs.add(catalog);
         awaitConnected(catalog);
         Gateway gateway = new Gateway(catalog, StoreGuard.of(new MemoryCacheStore(100, Clock.systemUTC())), versions,
-                new GatewayConfig(List.of(new GatewayConfig.Server(Downstream.lab("lab", true), false)), List.of(),
-                        Duration.ofSeconds(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(CachePolicy.DEFAULTS), CachePolicy.DEFAULTS, Clock.systemUTC());
+                new GatewayPolicy(List.of(new GatewayPolicy.Server("lab", false, true)), List.of(), Duration.ZERO),
+                CachePolicy.DEFAULTS, Clock.systemUTC());
         String before = versions.versions().get("lab__get_count");
         gateway.call("lab__get_count", Map.of());
 
@@ -314,7 +310,7 @@ class GatewayTest {
     @Test
     void untrustedAnnotationsCacheNothingWithoutARule() {
         McpServerSettings untrusted = Downstream.lab("lab", false);
-        Gateway gateway = gateway(List.of(new GatewayConfig.Server(untrusted, false)),
+        Gateway gateway = gateway(List.of(new ServerEntry(untrusted, false)),
                 List.of(ToolCacheRule.cache("lab__get_o*", Duration.ofMinutes(1), 10)),
                 new MemoryCacheStore(100, Clock.systemUTC()));
 
@@ -329,8 +325,8 @@ class GatewayTest {
     void createThenReadOnTheReferenceServersNeverReturnsTheStateBeforeTheCreate() throws IOException {
         Path root = Files.createDirectories(dir.resolve("files"));
         Files.writeString(root.resolve("note.txt"), "first");
-        Gateway gateway = gateway(List.of(new GatewayConfig.Server(Downstream.memory(dir), true),
-                new GatewayConfig.Server(Downstream.filesystem(root), true)), List.of(),
+        Gateway gateway = gateway(List.of(new ServerEntry(Downstream.memory(dir), true),
+                new ServerEntry(Downstream.filesystem(root), true)), List.of(),
                 new MemoryCacheStore(100, Clock.systemUTC()));
         String note = root.resolve("note.txt").toString();
 

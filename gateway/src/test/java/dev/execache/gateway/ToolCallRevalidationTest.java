@@ -1,9 +1,8 @@
-package dev.execache.cli;
+package dev.execache.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.core.StoreGuard;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CacheStatus;
@@ -14,9 +13,6 @@ import dev.execache.core.ToolCacheRule;
 import dev.execache.core.ToolCallOutcome;
 import dev.execache.core.ToolValidator;
 import dev.execache.core.spi.Counter;
-import dev.execache.gateway.Gateway;
-import dev.execache.gateway.OfferedTool;
-import dev.execache.gateway.RequestOrigin;
 import dev.execache.store.sqlite.SqliteCacheStore;
 import dev.execache.tools.mcp.McpToolCatalog;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
@@ -47,12 +43,12 @@ class ToolCallRevalidationTest {
     private static McpToolCatalog catalog;
     private static SqliteCacheStore store;
     private static Gateway gateway;
-    private static List<GatewayConfig.Server> servers;
+    private static List<ServerEntry> servers;
 
     @BeforeAll
     static void start() throws IOException {
-        servers = List.of(new GatewayConfig.Server(Downstream.lab("lab", true, Map.of("LAB_SHELVES", "1")), true));
-        catalog = new McpToolCatalog(servers.stream().map(GatewayConfig.Server::settings).toList(), CALL_TIMEOUT,
+        servers = List.of(new ServerEntry(Downstream.lab("lab", true, Map.of("LAB_SHELVES", "1")), true));
+        catalog = new McpToolCatalog(ServerEntry.settings(servers), CALL_TIMEOUT,
                 Duration.ofHours(1), line -> { }, Clock.systemUTC()).start();
         Path dir = Files.createTempDirectory("execache-tool-revalidation");
         store = new SqliteCacheStore(dir.resolve("cache.db"), 100, CLOCK);
@@ -62,8 +58,8 @@ class ToolCallRevalidationTest {
     }
 
     private static Gateway gateway(List<ToolCacheRule> rules) {
-        return new Gateway(catalog, StoreGuard.of(store), new MutableToolVersions(), new GatewayConfig(servers, rules,
-                Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(CachePolicy.DEFAULTS), CachePolicy.DEFAULTS, CLOCK);
+        return new Gateway(catalog, StoreGuard.of(store), new MutableToolVersions(), ServerEntry.policy(servers, rules),
+                CachePolicy.DEFAULTS, CLOCK);
     }
 
     @AfterAll

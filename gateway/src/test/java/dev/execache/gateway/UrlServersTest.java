@@ -1,17 +1,14 @@
-package dev.execache.cli;
+package dev.execache.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.core.StoreGuard;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.MutableClock;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolResult;
 import dev.execache.core.spi.CatalogTool;
-import dev.execache.gateway.Json;
-import dev.execache.gateway.Gateway;
 import dev.execache.store.memory.MemoryCacheStore;
 import dev.execache.tools.mcp.McpToolCatalog;
 import dev.execache.tools.mcp.UrlServerSettings;
@@ -68,9 +65,8 @@ class UrlServersTest {
     private Gateway gateway(UrlServerSettings settings) {
         catalog = new McpToolCatalog(List.of(settings), CALL_TIMEOUT, Duration.ofHours(1), line -> { }, clock).start();
         catalogs.add(catalog);
-        GatewayConfig.Server server = new GatewayConfig.Server(settings, true);
         return new Gateway(catalog, StoreGuard.of(new MemoryCacheStore(100, clock)), versions,
-                new GatewayConfig(List.of(server), List.of(), Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO).policy(CachePolicy.DEFAULTS), CachePolicy.DEFAULTS, clock);
+                ServerEntry.policy(List.of(new ServerEntry(settings, true)), List.of()), CachePolicy.DEFAULTS, clock);
     }
 
     private static JsonNode answer(ToolResult result) {

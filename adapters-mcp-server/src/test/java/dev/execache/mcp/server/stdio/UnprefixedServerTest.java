@@ -1,14 +1,15 @@
-package dev.execache.cli;
+package dev.execache.mcp.server.stdio;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.core.StoreGuard;
 import dev.execache.core.CachePolicy;
+import dev.execache.gateway.Downstream;
 import dev.execache.gateway.Gateway;
-import dev.execache.mcp.server.stdio.McpStdioServer;
+import dev.execache.gateway.GatewayPolicy;
 import dev.execache.gateway.ServeTools;
+import dev.execache.mcp.server.ServeFixture;
 import dev.execache.tools.mcp.McpServerSettings;
 import dev.execache.tools.mcp.McpToolCatalog;
 import dev.execache.mcp.server.RawMcpClient;
@@ -47,11 +48,11 @@ class UnprefixedServerTest {
         ServeFixture fixture = new ServeFixture(dir, Map.of());
         McpServerSettings lab = Downstream.lab("lab", true, Map.of("LAB_EXTRA_TOOL", "cache_stats"));
         // the lab's tools answer fast: cached all the same, to show caching under the server's own names
-        GatewayConfig config = new GatewayConfig(List.of(new GatewayConfig.Server(lab, true, true, false)), List.of(),
-                Duration.ofHours(1)).withCacheWhenSlowerThan(Duration.ZERO);
+        GatewayPolicy policy = new GatewayPolicy(List.of(new GatewayPolicy.Server("lab", true, true, false)), List.of(),
+                Duration.ZERO);
         catalog = new McpToolCatalog(List.of(lab), Duration.ofSeconds(20), Duration.ofHours(1), line -> { },
                 Clock.systemUTC()).start();
-        Gateway gateway = new Gateway(catalog, StoreGuard.of(fixture.store), fixture.versions, config.policy(CachePolicy.DEFAULTS), CachePolicy.DEFAULTS,
+        Gateway gateway = new Gateway(catalog, StoreGuard.of(fixture.store), fixture.versions, policy, CachePolicy.DEFAULTS,
                 fixture.clock);
         Pipe toServer = Pipe.open();
         Pipe fromServer = Pipe.open();
