@@ -88,7 +88,8 @@ class CodeOutsideTheMainRealmTest {
             CachedExecutor executor = CachedExecutor.builder(sandbox, store).toolVersions(new MutableToolVersions()).cachePolicy(CachePolicy.DEFAULTS.withCacheNondeterministic(false)).build();
             Pipe toServer = Pipe.open();
             Pipe fromServer = Pipe.open();
-            McpStdioServer server = new McpStdioServer(new ServeTools(executor, fixture.serveSettings), "test",
+            McpStdioServer server = new McpStdioServer(ServeTools.builder(executor, fixture.serveSettings).build(),
+                    "test",
                     Channels.newInputStream(toServer.source()), Channels.newOutputStream(fromServer.sink()),
                     Duration.ofSeconds(5));
             try {

@@ -34,15 +34,18 @@ class HttpFiguresTest {
     void aStoreInAnOutageStillGivesTheFiguresItCanAndSaysSo() throws Exception {
         ServeFixture fixture = new ServeFixture(dir, Map.of());
         SwitchableStore failing = new SwitchableStore(fixture.store);
-        CachedExecutor executor = CachedExecutor.builder(fixture.sandbox, failing).toolVersions(new MutableToolVersions(Map.of())).clock(fixture.clock).build();
+        CachedExecutor executor = CachedExecutor.builder(fixture.sandbox,
+                failing).toolVersions(new MutableToolVersions(Map.of())).clock(fixture.clock).build();
         StoreDescription store = StoreDescription.of(fixture.settings);
         HttpServeSettings settings = HttpServeSettings.of(InetAddress.getLoopbackAddress(), 0, List.of(), Set.of(),
                 Duration.ofSeconds(5));
         failing.fail(true);
         executor.execute(ExecutionRequest.of(ServeFixture.TWO, null));
-        try (McpHttpServer server = new McpHttpServer(new ServeTools(executor, fixture.serveSettings), "test", settings,
+        try (McpHttpServer server = new McpHttpServer(ServeTools.builder(executor, fixture.serveSettings).build(),
+                "test", settings,
                 () -> OpenMetrics.write(executor.policy().stats(), store, executor.policy().storeInOutage())).start();
-                McpHttpServer broken = new McpHttpServer(new ServeTools(executor, fixture.serveSettings), "test", settings,
+                McpHttpServer broken = new McpHttpServer(ServeTools.builder(executor, fixture.serveSettings).build(),
+                        "test", settings,
                         () -> {
                             throw new IllegalStateException("the store went away");
                         }).start()) {

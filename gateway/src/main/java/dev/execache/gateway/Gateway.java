@@ -42,6 +42,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
@@ -119,17 +120,55 @@ public final class Gateway implements CodeTools {
     /** Where serve sends a call's notifications (its progress) to the agent that made it. */
     private volatile BiConsumer<String, ObjectNode> notifications = (method, params) -> { };
 
-    public Gateway(ToolCatalog catalog, StoreGuard store, MutableToolVersions versions, GatewayPolicy config,
-            CachePolicy policy, Clock clock) {
-        this(catalog, store, versions, config, policy, clock, Telemetry.NONE);
-    }
-
     /**
+     * The downstream servers' tools as serve offers them and code calls them.
+     *
      * @param store the guard of the store the tool cache keeps answers in: the one the executor of runs
      *     that call these tools was given, so that a store's outage is one for both
-     * @param telemetry where the tool cache's spans (lookup, flight wait) and counts are reported
+     * @param versions each tool's version (its digest), shared with the executor of runs that call them
+     * @param cache the cache's own TTL and bound, for tools no rule gives one
      */
-    public Gateway(ToolCatalog catalog, StoreGuard store, MutableToolVersions versions, GatewayPolicy config,
+    public static Builder builder(ToolCatalog catalog, StoreGuard store, MutableToolVersions versions, GatewayPolicy config,
+            CachePolicy cache) {
+        return new Builder(catalog, store, versions, config, cache);
+    }
+
+    public static final class Builder {
+        private final ToolCatalog catalog;
+        private final StoreGuard store;
+        private final MutableToolVersions versions;
+        private final GatewayPolicy config;
+        private final CachePolicy cache;
+        private Clock clock = Clock.systemUTC();
+        private Telemetry telemetry = Telemetry.NONE;
+
+        private Builder(ToolCatalog catalog, StoreGuard store, MutableToolVersions versions, GatewayPolicy config,
+                CachePolicy cache) {
+            this.catalog = Objects.requireNonNull(catalog, "catalog must not be null");
+            this.store = Objects.requireNonNull(store, "store must not be null");
+            this.versions = Objects.requireNonNull(versions, "versions must not be null");
+            this.config = Objects.requireNonNull(config, "config must not be null");
+            this.cache = Objects.requireNonNull(cache, "cache must not be null");
+        }
+
+        /** Where the answers' ages and expiries are read; the system's UTC clock by default. */
+        public Builder clock(Clock time) {
+            this.clock = Objects.requireNonNull(time, "clock must not be null");
+            return this;
+        }
+
+        /** Where the tool cache's spans (lookup, flight wait) and counts are reported; none by default. */
+        public Builder telemetry(Telemetry reportTo) {
+            this.telemetry = Objects.requireNonNull(reportTo, "telemetry must not be null");
+            return this;
+        }
+
+        public Gateway build() {
+            return new Gateway(catalog, store, versions, config, cache, clock, telemetry);
+        }
+    }
+
+    private Gateway(ToolCatalog catalog, StoreGuard store, MutableToolVersions versions, GatewayPolicy config,
             CachePolicy policy, Clock clock, Telemetry telemetry) {
         this.catalog = catalog;
         this.versions = versions;

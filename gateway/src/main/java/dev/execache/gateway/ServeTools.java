@@ -85,24 +85,47 @@ public final class ServeTools {
     private final Gateway gateway;
     private final Telemetry telemetry;
 
-    public ServeTools(CachedExecutor executor, ServeSettings settings) {
-        this(executor, settings, null);
-    }
-
-    /** @param gateway the downstream servers' tools, offered beside execache's own; null for none */
-    public ServeTools(CachedExecutor executor, ServeSettings settings, Gateway gateway) {
-        this(executor, settings, gateway, Telemetry.NONE);
-    }
-
-    /** @param telemetry where a span per MCP request is reported (the executor and the gateway report their own) */
     /** See {@link #awaitServersForInstructionsUntil}; by default, nothing is waited for. */
     private volatile Instant instructionsWait = Instant.MIN;
 
-    public ServeTools(CachedExecutor executor, ServeSettings settings, Gateway gateway, Telemetry telemetry) {
-        this.executor = executor;
-        this.settings = settings;
-        this.gateway = gateway;
-        this.telemetry = Objects.requireNonNull(telemetry, "telemetry must not be null");
+    /** serve's own tools over {@code executor}; with {@link Builder#gateway} the downstream servers' tools beside them. */
+    public static Builder builder(CachedExecutor executor, ServeSettings settings) {
+        return new Builder(executor, settings);
+    }
+
+    public static final class Builder {
+        private final CachedExecutor executor;
+        private final ServeSettings settings;
+        private Gateway gateway;
+        private Telemetry telemetry = Telemetry.NONE;
+
+        private Builder(CachedExecutor executor, ServeSettings settings) {
+            this.executor = Objects.requireNonNull(executor, "executor must not be null");
+            this.settings = Objects.requireNonNull(settings, "settings must not be null");
+        }
+
+        /** The downstream servers' tools, offered beside execache's own; none by default. */
+        public Builder gateway(Gateway servers) {
+            this.gateway = servers;
+            return this;
+        }
+
+        /** Where a span per MCP request is reported (the executor and the gateway report their own); none by default. */
+        public Builder telemetry(Telemetry reportTo) {
+            this.telemetry = Objects.requireNonNull(reportTo, "telemetry must not be null");
+            return this;
+        }
+
+        public ServeTools build() {
+            return new ServeTools(this);
+        }
+    }
+
+    private ServeTools(Builder built) {
+        this.executor = built.executor;
+        this.settings = built.settings;
+        this.gateway = built.gateway;
+        this.telemetry = built.telemetry;
         if (gateway != null) {
             gateway.servedBy(calls, (method, params) -> notifications.accept(method, params),
                     ownSpecifications().stream().map(spec -> spec.tool().name()).collect(Collectors.toSet()));

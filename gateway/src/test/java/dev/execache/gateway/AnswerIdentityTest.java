@@ -112,10 +112,11 @@ class AnswerIdentityTest {
             List<ToolCacheRule> rules) throws InterruptedException {
         Downstream.await("the acct server connected", Duration.ofSeconds(60), () -> !catalog.tools().isEmpty());
         MutableToolVersions versions = new MutableToolVersions();
-        Gateway tools = new Gateway(catalog, StoreGuard.of(store), versions,
-                ServerEntry.policy(List.of(new ServerEntry(server, true)), rules),
-                CachePolicy.DEFAULTS, clock);
-        CachedExecutor executor = CachedExecutor.builder(sandbox, store).toolVersions(versions).clock(clock).versionScope(scope)
+        Gateway tools = Gateway.builder(catalog, StoreGuard.of(store), versions,
+                ServerEntry.policy(List.of(new ServerEntry(server, true)), rules), CachePolicy.DEFAULTS).clock(clock)
+                .build();
+        CachedExecutor executor = CachedExecutor.builder(sandbox, store).toolVersions(versions)
+                .clock(clock).versionScope(scope)
                 .codeTools(tools).build();
         return new Project(tools, executor, versions);
     }

@@ -77,8 +77,8 @@ class CodeToolsTest {
         catalog = new McpToolCatalog(ServerEntry.settings(servers), CALL_TIMEOUT,
                 Duration.ofHours(1), line -> { }, Clock.systemUTC()).start();
         store = new MemoryCacheStore(100, Clock.systemUTC());
-        gateway = new Gateway(catalog, StoreGuard.of(store), versions, ServerEntry.policy(servers, List.of()),
-                policy, Clock.systemUTC());
+        gateway = Gateway.builder(catalog, StoreGuard.of(store), versions, ServerEntry.policy(servers, List.of()),
+                policy).build();
         executor = CachedExecutor.builder(sandbox, store).toolVersions(versions).cachePolicy(policy).codeTools(gateway)
                 .build();
     }

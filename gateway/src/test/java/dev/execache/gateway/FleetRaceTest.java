@@ -108,9 +108,8 @@ class FleetRaceTest {
     private Member member(ToolCatalog catalog, CacheStore store) throws InterruptedException {
         Downstream.await("the acct server connected", Duration.ofSeconds(60), () -> !catalog.tools().isEmpty());
         MutableToolVersions versions = new MutableToolVersions();
-        Gateway tools = new Gateway(catalog, StoreGuard.of(store), versions,
-                ServerEntry.policy(List.of(new ServerEntry(ACCT, true)), List.of()),
-                CachePolicy.DEFAULTS, Clock.systemUTC());
+        Gateway tools = Gateway.builder(catalog, StoreGuard.of(store), versions,
+                ServerEntry.policy(List.of(new ServerEntry(ACCT, true)), List.of()), CachePolicy.DEFAULTS).build();
         CachedExecutor executor = CachedExecutor.builder(sandbox, store).toolVersions(versions).versionScope("fleet")
                 .codeTools(tools).build();
         return new Member(tools, executor);

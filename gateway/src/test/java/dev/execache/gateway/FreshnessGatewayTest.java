@@ -62,7 +62,8 @@ class FreshnessGatewayTest {
         Downstream.await("server " + server.name() + " connected", Duration.ofSeconds(60), () -> !catalog.tools().isEmpty());
         GatewayPolicy policy = new GatewayPolicy(List.of(new GatewayPolicy.Server(server.name(), true, true)), rules,
                 cacheWhenSlowerThan);
-        return new Gateway(catalog, StoreGuard.of(store), new MutableToolVersions(), policy, CachePolicy.DEFAULTS, clock);
+        return Gateway.builder(catalog, StoreGuard.of(store), new MutableToolVersions(), policy, CachePolicy.DEFAULTS)
+                .clock(clock).build();
     }
 
     private MemoryCacheStore memory() {

@@ -82,9 +82,10 @@ class GatewayCallerTest {
         throw new AssertionError("not an agent");
     };
 
-    private final Gateway gateway = new Gateway(catalog, StoreGuard.of(new SimpleStore(clock)), new MutableToolVersions(),
-            new GatewayPolicy(List.of(new GatewayPolicy.Server("lab", true, true, true, true, null)), List.of(),
-                    Duration.ZERO), CachePolicy.DEFAULTS, clock);
+    private final Gateway gateway = Gateway.builder(catalog, StoreGuard.of(new SimpleStore(clock)),
+            new MutableToolVersions(), new GatewayPolicy(List.of(new GatewayPolicy.Server("lab", true, true, true, true,
+            null)), List.of(),
+                    Duration.ZERO), CachePolicy.DEFAULTS).clock(clock).build();
 
     /** A run's caller that records what it hears, with an agent that answers every request "sampled". */
     private static final class Heard implements CodeTools.Caller {

@@ -49,8 +49,8 @@ class GatewayTest {
         catalog = new McpToolCatalog(ServerEntry.settings(servers), CALL_TIMEOUT,
                 Duration.ofHours(1), line -> { }, Clock.systemUTC()).start();
         catalogs.add(catalog);
-        return new Gateway(catalog, StoreGuard.of(store), versions, ServerEntry.policy(servers, rules),
-                CachePolicy.DEFAULTS, Clock.systemUTC());
+        return Gateway.builder(catalog, StoreGuard.of(store), versions, ServerEntry.policy(servers, rules),
+                CachePolicy.DEFAULTS).build();
     }
 
     private Gateway lab(boolean invalidateOnWrite) {
@@ -280,9 +280,9 @@ class GatewayTest {
                 line -> { }, Clock.systemUTC()).start();
         catalogs.add(catalog);
         awaitConnected(catalog);
-        Gateway gateway = new Gateway(catalog, StoreGuard.of(new MemoryCacheStore(100, Clock.systemUTC())), versions,
-                new GatewayPolicy(List.of(new GatewayPolicy.Server("lab", false, true)), List.of(), Duration.ZERO),
-                CachePolicy.DEFAULTS, Clock.systemUTC());
+        Gateway gateway = Gateway.builder(catalog, StoreGuard.of(new MemoryCacheStore(100, Clock.systemUTC())),
+                versions, new GatewayPolicy(List.of(new GatewayPolicy.Server("lab", false, true)), List.of(),
+                Duration.ZERO), CachePolicy.DEFAULTS).build();
         String before = versions.versions().get("lab__get_count");
         gateway.call("lab__get_count", Map.of());
 

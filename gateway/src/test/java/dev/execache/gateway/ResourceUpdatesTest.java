@@ -56,8 +56,8 @@ class ResourceUpdatesTest {
         MutableClock clock = new MutableClock();
         GatewayPolicy policy = new GatewayPolicy(List.of(new GatewayPolicy.Server("lab", true, true),
                 new GatewayPolicy.Server("twin", true, true)), List.of(), Duration.ZERO);
-        gateway = new Gateway(catalog, StoreGuard.of(new SimpleStore(clock)), new MutableToolVersions(), policy,
-                CachePolicy.DEFAULTS, clock);
+        gateway = Gateway.builder(catalog, StoreGuard.of(new SimpleStore(clock)), new MutableToolVersions(), policy,
+                CachePolicy.DEFAULTS).clock(clock).build();
         gateway.onNotification((method, params) -> heard.add(method + " " + params.path("uri").asText()));
     }
 

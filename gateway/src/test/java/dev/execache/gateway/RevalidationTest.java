@@ -75,9 +75,11 @@ class RevalidationTest {
                 Duration.ofHours(1), line -> { }, Clock.systemUTC()).start();
         Path dir = Files.createTempDirectory("execache-revalidation");
         store = new SqliteCacheStore(dir.resolve("cache.db"), 100, CLOCK);
-        gateway = new Gateway(catalog, StoreGuard.of(store), VERSIONS, ServerEntry.policy(servers,
-                List.of(ToolCacheRule.cache("lab__shelf_*", SHELF_TTL, 100))), CachePolicy.DEFAULTS, CLOCK);
-        executor = CachedExecutor.builder(counted, store).toolVersions(VERSIONS).clock(CLOCK).codeTools(gateway).build();
+        gateway = Gateway.builder(catalog, StoreGuard.of(store), VERSIONS, ServerEntry.policy(servers,
+                List.of(ToolCacheRule.cache("lab__shelf_*", SHELF_TTL, 100))), CachePolicy.DEFAULTS).clock(CLOCK)
+                        .build();
+        executor = CachedExecutor.builder(counted, store).toolVersions(VERSIONS).clock(CLOCK).codeTools(gateway)
+                .build();
     }
 
     @AfterAll

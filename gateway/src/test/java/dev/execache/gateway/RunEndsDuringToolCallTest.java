@@ -75,9 +75,8 @@ class RunEndsDuringToolCallTest {
         catalog = new McpToolCatalog(List.of(lab), CALL_TIMEOUT, Duration.ofHours(1), line -> { }, Clock.systemUTC())
                 .start();
         store = new MemoryCacheStore(100, Clock.systemUTC());
-        gateway = new Gateway(catalog, StoreGuard.of(store), versions,
-                ServerEntry.policy(List.of(new ServerEntry(lab, true)), List.of()),
-                CachePolicy.DEFAULTS, Clock.systemUTC());
+        gateway = Gateway.builder(catalog, StoreGuard.of(store), versions,
+                ServerEntry.policy(List.of(new ServerEntry(lab, true)), List.of()), CachePolicy.DEFAULTS).build();
         executor = CachedExecutor.builder(sandbox, store).toolVersions(versions).codeTools(gateway).build();
     }
 

@@ -49,10 +49,11 @@ public final class TestTools {
 
     /** With the gateway tools of {@code catalog}'s servers (named in {@code servers}), cached in a store of their own. */
     public TestTools(ToolCatalog catalog, List<String> servers) {
-        this(TestTools::answer, catalog == null ? null : new Gateway(catalog, StoreGuard.of(new SimpleStore(new MutableClock())),
-                new MutableToolVersions(), new GatewayPolicy(servers.stream()
+        this(TestTools::answer, catalog == null ? null : Gateway.builder(catalog,
+                StoreGuard.of(new SimpleStore(new MutableClock())), new MutableToolVersions(),
+                new GatewayPolicy(servers.stream()
                         .map(name -> new GatewayPolicy.Server(name, true, true)).toList(), List.of()),
-                CachePolicy.DEFAULTS, new MutableClock()));
+                                CachePolicy.DEFAULTS).clock(new MutableClock()).build());
     }
 
     private TestTools(Function<ExecutionRequest, ExecutionResult> script, Gateway gateway) {
@@ -62,11 +63,12 @@ public final class TestTools {
             requests.add(request);
             return script.apply(request);
         });
-        CachedExecutor executor = CachedExecutor.builder(sandbox, new SimpleStore(clock)).toolVersions(versions).clock(clock).build();
+        CachedExecutor executor = CachedExecutor.builder(sandbox, new SimpleStore(clock)).toolVersions(versions)
+                .clock(clock).build();
         Limits limits = new Limits(Duration.ofSeconds(10), Limits.DEFAULT_MEMORY_MB, List.of(),
                 Limits.DEFAULT_MAX_OUTPUT_BYTES, Limits.DEFAULT_MAX_RESULT_BYTES, "");
-        this.tools = new ServeTools(executor, new ServeSettings(limits, "execache.yaml",
-                Json.MAPPER.createObjectNode().put("store", "memory")), gateway);
+        this.tools = ServeTools.builder(executor, new ServeSettings(limits, "execache.yaml",
+                Json.MAPPER.createObjectNode().put("store", "memory"))).gateway(gateway).build();
     }
 
     /**

@@ -58,8 +58,8 @@ class ToolCallRevalidationTest {
     }
 
     private static Gateway gateway(List<ToolCacheRule> rules) {
-        return new Gateway(catalog, StoreGuard.of(store), new MutableToolVersions(), ServerEntry.policy(servers, rules),
-                CachePolicy.DEFAULTS, CLOCK);
+        return Gateway.builder(catalog, StoreGuard.of(store), new MutableToolVersions(), ServerEntry.policy(servers,
+                rules), CachePolicy.DEFAULTS).clock(CLOCK).build();
     }
 
     @AfterAll

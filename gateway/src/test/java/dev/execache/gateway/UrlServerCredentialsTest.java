@@ -57,9 +57,8 @@ class UrlServerCredentialsTest {
         McpToolCatalog catalog = new McpToolCatalog(List.of(settings), Duration.ofSeconds(20), Duration.ofHours(1),
                 line -> { }, Clock.systemUTC()).start();
         catalogs.add(catalog);
-        return new Gateway(catalog, StoreGuard.of(store), new MutableToolVersions(),
-                ServerEntry.policy(List.of(new ServerEntry(settings, true)), List.of()),
-                CachePolicy.DEFAULTS, Clock.systemUTC());
+        return Gateway.builder(catalog, StoreGuard.of(store), new MutableToolVersions(),
+                ServerEntry.policy(List.of(new ServerEntry(settings, true)), List.of()), CachePolicy.DEFAULTS).build();
     }
 
     private static JsonNode answer(ToolResult result) throws IOException {

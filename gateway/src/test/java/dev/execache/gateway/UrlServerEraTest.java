@@ -65,9 +65,8 @@ class UrlServerEraTest {
         UrlServerSettings settings = new UrlServerSettings("modern", lab.url(), Map.of(), true);
         catalog = new McpToolCatalog(List.of(settings), CALL_TIMEOUT, Duration.ofHours(1), line -> { },
                 Clock.systemUTC()).start();
-        return new Gateway(catalog, StoreGuard.of(new MemoryCacheStore(100, Clock.systemUTC())), versions,
-                ServerEntry.policy(List.of(new ServerEntry(settings, true)), List.of()),
-                CachePolicy.DEFAULTS, Clock.systemUTC());
+        return Gateway.builder(catalog, StoreGuard.of(new MemoryCacheStore(100, Clock.systemUTC())), versions,
+                ServerEntry.policy(List.of(new ServerEntry(settings, true)), List.of()), CachePolicy.DEFAULTS).build();
     }
 
     private static JsonNode answer(ToolResult result) throws IOException {

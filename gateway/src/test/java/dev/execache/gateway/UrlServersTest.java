@@ -15,7 +15,6 @@ import dev.execache.tools.mcp.UrlServerSettings;
 import dev.execache.core.CapturedLog;
 import dev.execache.tools.mcp.HttpLab;
 import java.io.IOException;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -65,8 +64,9 @@ class UrlServersTest {
     private Gateway gateway(UrlServerSettings settings) {
         catalog = new McpToolCatalog(List.of(settings), CALL_TIMEOUT, Duration.ofHours(1), line -> { }, clock).start();
         catalogs.add(catalog);
-        return new Gateway(catalog, StoreGuard.of(new MemoryCacheStore(100, clock)), versions,
-                ServerEntry.policy(List.of(new ServerEntry(settings, true)), List.of()), CachePolicy.DEFAULTS, clock);
+        return Gateway.builder(catalog, StoreGuard.of(new MemoryCacheStore(100, clock)), versions,
+                ServerEntry.policy(List.of(new ServerEntry(settings, true)), List.of()), CachePolicy.DEFAULTS)
+                .clock(clock).build();
     }
 
     private static JsonNode answer(ToolResult result) {

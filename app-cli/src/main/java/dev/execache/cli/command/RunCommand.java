@@ -25,7 +25,6 @@ import dev.execache.tools.mcp.McpToolCatalog;
 import jakarta.inject.Inject;
 import java.io.PrintWriter;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.Locale;
@@ -114,8 +113,9 @@ final class RunCommand implements Callable<Integer> {
         ToolCatalog catalog = session.gatewayCatalog(environment);
         // one command sees too few calls of a tool, and those cold, to judge whether it answers fast
         // (serve does, from the calls it serves): its tool calls are cached by the rules alone
-        session.buildExecutor(new Gateway(catalog, session.guard(), versions,
-                settings.gateway().withCacheWhenSlowerThan(Duration.ZERO).policy(settings.policy()), settings.policy(), Clock.systemUTC()));
+        session.buildExecutor(Gateway.builder(catalog, session.guard(), versions, settings
+                .gateway().withCacheWhenSlowerThan(Duration.ZERO).policy(settings.policy()), settings.policy())
+                .build());
         return catalog;
     }
 

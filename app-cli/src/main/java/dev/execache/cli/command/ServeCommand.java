@@ -34,7 +34,6 @@ import java.io.InputStream;
 import java.io.PrintStream;
 import java.lang.System.Logger.Level;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
@@ -162,12 +161,13 @@ final class ServeCommand implements Callable<Integer> {
                 LOG.log(Level.INFO, "OpenTelemetry: traces and metrics as the OTEL_* variables say");
             }
             Gateway gateway = settings.gateway().isEmpty() ? null
-                    : new Gateway(serving.add(GatewayCatalog.serve(settings, environment).useTelemetry(telemetry)),
-                            session.guard(), versions, settings.gatewayPolicy(), settings.policy(), Clock.systemUTC(),
-                            telemetry);
+                    : Gateway.builder(serving.add(GatewayCatalog.serve(settings, environment).useTelemetry(telemetry)),
+                            session.guard(), versions, settings.gatewayPolicy(), settings.policy())
+                            .telemetry(telemetry).build();
             session.buildExecutor(gateway == null ? CodeTools.NONE : gateway, telemetry);
             serving.add(CacheMBean.register(StoreDescription.of(settings), session.executor().policy()::stats));
-            ServeTools tools = new ServeTools(session.executor(), serveSettings(settings), gateway, telemetry);
+            ServeTools tools = ServeTools.builder(session.executor(), serveSettings(settings)).gateway(gateway)
+                    .telemetry(telemetry).build();
             tools.awaitServersForInstructionsUntil(STARTED.plus(serversWait));
             if (httpSettings != null) {
                 StoreDescription store = StoreDescription.of(settings);

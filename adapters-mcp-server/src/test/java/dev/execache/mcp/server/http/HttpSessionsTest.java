@@ -59,9 +59,10 @@ class HttpSessionsTest {
         GatewayPolicy policy = new GatewayPolicy(List.of(new GatewayPolicy.Server("lab", false, true)), List.of());
         catalog = new McpToolCatalog(List.of(Downstream.lab("lab", true)), Duration.ofSeconds(60), Duration.ofHours(1),
                 line -> { }, Clock.systemUTC()).start();
-        Gateway gateway = new Gateway(catalog, StoreGuard.of(fixture.store), fixture.versions, policy, CachePolicy.DEFAULTS,
-                fixture.clock);
-        server = new McpHttpServer(new ServeTools(fixture.executor, fixture.serveSettings, gateway), "test",
+        Gateway gateway = Gateway.builder(catalog, StoreGuard.of(fixture.store), fixture.versions, policy,
+                CachePolicy.DEFAULTS).clock(fixture.clock).build();
+        server = new McpHttpServer(ServeTools.builder(fixture.executor, fixture.serveSettings).gateway(gateway).build(),
+                "test",
                 HttpServeSettings.of(InetAddress.getLoopbackAddress(), 0, List.of(new HttpToken("agent-a", TOKEN_A, true),
                         new HttpToken("agent-b", TOKEN_B, true)), Set.of(), Duration.ofSeconds(5))
                         .withLimits(1 << 20, 16, Duration.ofSeconds(30))).start();

@@ -80,9 +80,9 @@ class ExecuteCodeCallingToolsTest {
             }
         }, Clock.systemUTC()).start();
         store = new MemoryCacheStore(100, Clock.systemUTC());
-        gateway = new Gateway(catalog, StoreGuard.of(store), versions,
+        gateway = Gateway.builder(catalog, StoreGuard.of(store), versions,
                 new GatewayPolicy(List.of(new GatewayPolicy.Server("lab", true, true)), List.of(), Duration.ZERO),
-                CachePolicy.DEFAULTS, Clock.systemUTC());
+                CachePolicy.DEFAULTS).build();
         executor = CachedExecutor.builder(sandbox, store).toolVersions(versions).codeTools(gateway).build();
     }
 
@@ -101,8 +101,9 @@ class ExecuteCodeCallingToolsTest {
     void theProgressOfCodesToolCallsReachesTheAgentUnderTheRunsTokenCountingUpInBothEras() throws IOException {
         Pipe toServer = Pipe.open();
         Pipe fromServer = Pipe.open();
-        McpStdioServer server = new McpStdioServer(new ServeTools(executor, new ServeFixture(dir, Map.of()).serveSettings,
-                gateway), "test", Channels.newInputStream(toServer.source()), Channels.newOutputStream(fromServer.sink()),
+        McpStdioServer server = new McpStdioServer(ServeTools.builder(executor, new ServeFixture(dir,
+                Map.of()).serveSettings).gateway(gateway).build(), "test", Channels.newInputStream(toServer.source()),
+                Channels.newOutputStream(fromServer.sink()),
                 Duration.ofSeconds(5));
         try {
             RawMcpClient client = new RawMcpClient(Channels.newOutputStream(toServer.sink()),
@@ -154,7 +155,8 @@ class ExecuteCodeCallingToolsTest {
         ServeFixture fixture = new ServeFixture(dir, Map.of());
         Pipe toServer = Pipe.open();
         Pipe fromServer = Pipe.open();
-        McpStdioServer server = new McpStdioServer(new ServeTools(executor, fixture.serveSettings, gateway), "test",
+        McpStdioServer server = new McpStdioServer(ServeTools.builder(executor, fixture.serveSettings).gateway(gateway)
+                .build(), "test",
                 Channels.newInputStream(toServer.source()), Channels.newOutputStream(fromServer.sink()),
                 Duration.ofSeconds(5));
         try {
@@ -182,7 +184,8 @@ class ExecuteCodeCallingToolsTest {
         ServeFixture fixture = new ServeFixture(dir, Map.of());
         Pipe toServer = Pipe.open();
         Pipe fromServer = Pipe.open();
-        McpStdioServer server = new McpStdioServer(new ServeTools(executor, fixture.serveSettings, gateway), "test",
+        McpStdioServer server = new McpStdioServer(ServeTools.builder(executor, fixture.serveSettings).gateway(gateway)
+                .build(), "test",
                 Channels.newInputStream(toServer.source()), Channels.newOutputStream(fromServer.sink()),
                 Duration.ofSeconds(5));
         try {

@@ -83,11 +83,12 @@ class ResourceCacheTest {
         McpToolCatalog catalog = new McpToolCatalog(List.of(settings), Duration.ofSeconds(60), Duration.ofHours(1),
                 line -> { }, Clock.systemUTC()).start();
         // versions of its own, as each serve has: two configurations of lab would otherwise replace each other's
-        Gateway gateway = new Gateway(catalog, StoreGuard.of(fixture.store), new MutableToolVersions(), policy,
-                CachePolicy.DEFAULTS, fixture.clock);
+        Gateway gateway = Gateway.builder(catalog, StoreGuard.of(fixture.store), new MutableToolVersions(), policy,
+                CachePolicy.DEFAULTS).clock(fixture.clock).build();
         Pipe toServer = Pipe.open();
         Pipe fromServer = Pipe.open();
-        McpStdioServer stdio = new McpStdioServer(new ServeTools(fixture.executor, fixture.serveSettings, gateway), "test",
+        McpStdioServer stdio = new McpStdioServer(ServeTools.builder(fixture.executor, fixture.serveSettings)
+                .gateway(gateway).build(), "test",
                 Channels.newInputStream(toServer.source()), Channels.newOutputStream(fromServer.sink()),
                 Duration.ofSeconds(5));
         RawMcpClient client = new RawMcpClient(Channels.newOutputStream(toServer.sink()),

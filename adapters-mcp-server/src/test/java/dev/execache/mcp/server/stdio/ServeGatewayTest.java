@@ -49,11 +49,12 @@ class ServeGatewayTest {
                 Duration.ZERO);
         catalog = new McpToolCatalog(List.of(Downstream.lab("lab", true)), Duration.ofSeconds(20), Duration.ofHours(1),
                 serverLines::add, Clock.systemUTC()).start();
-        gateway = new Gateway(catalog, StoreGuard.of(fixture.store), fixture.versions, policy, CachePolicy.DEFAULTS,
-                fixture.clock);
+        gateway = Gateway.builder(catalog, StoreGuard.of(fixture.store), fixture.versions, policy,
+                CachePolicy.DEFAULTS).clock(fixture.clock).build();
         Pipe toServer = Pipe.open();
         Pipe fromServer = Pipe.open();
-        server = new McpStdioServer(new ServeTools(fixture.executor, fixture.serveSettings, gateway), "test",
+        server = new McpStdioServer(ServeTools.builder(fixture.executor, fixture.serveSettings).gateway(gateway).build(),
+                "test",
                 Channels.newInputStream(toServer.source()), Channels.newOutputStream(fromServer.sink()),
                 Duration.ofSeconds(5));
         client = new RawMcpClient(Channels.newOutputStream(toServer.sink()), Channels.newInputStream(fromServer.source()));

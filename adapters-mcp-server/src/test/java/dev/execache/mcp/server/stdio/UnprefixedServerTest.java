@@ -52,11 +52,12 @@ class UnprefixedServerTest {
                 Duration.ZERO);
         catalog = new McpToolCatalog(List.of(lab), Duration.ofSeconds(20), Duration.ofHours(1), line -> { },
                 Clock.systemUTC()).start();
-        Gateway gateway = new Gateway(catalog, StoreGuard.of(fixture.store), fixture.versions, policy, CachePolicy.DEFAULTS,
-                fixture.clock);
+        Gateway gateway = Gateway.builder(catalog, StoreGuard.of(fixture.store), fixture.versions, policy,
+                CachePolicy.DEFAULTS).clock(fixture.clock).build();
         Pipe toServer = Pipe.open();
         Pipe fromServer = Pipe.open();
-        server = new McpStdioServer(new ServeTools(fixture.executor, fixture.serveSettings, gateway), "test",
+        server = new McpStdioServer(ServeTools.builder(fixture.executor, fixture.serveSettings).gateway(gateway)
+                .build(), "test",
                 Channels.newInputStream(toServer.source()), Channels.newOutputStream(fromServer.sink()),
                 Duration.ofSeconds(5));
         client = new RawMcpClient(Channels.newOutputStream(toServer.sink()), Channels.newInputStream(fromServer.source()));
