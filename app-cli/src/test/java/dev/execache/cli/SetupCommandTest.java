@@ -458,7 +458,8 @@ class SetupCommandTest {
 
         assertThat(apply()).isEqualTo(ExitCode.USAGE);
 
-        assertThat(stderr()).contains(home.resolve(".cursor/mcp.json") + ": line 3: not valid JSON");
+        assertThat(stderr()).contains(home.resolve(".cursor/mcp.json") + ": line 3, column ")
+                .contains(": not valid JSON: ");
         assertThat(snapshot()).isEqualTo(before);
         assertThat(state).doesNotExist();
     }
@@ -470,8 +471,8 @@ class SetupCommandTest {
         write(config(), "servers:\n  x:\n    command: npx\n    env: {KEY: SECRET_yaml: bad}\n");
 
         assertThat(run("setup")).isEqualTo(ExitCode.USAGE);
-        assertThat(stderr()).contains(home.resolve(".codeium/windsurf/mcp_config.json") + ": line 1: not valid JSON:"
-                + " Unrecognized token '...'");
+        assertThat(stderr()).contains(home.resolve(".codeium/windsurf/mcp_config.json") + ": line 1, column ")
+                .contains(": not valid JSON: a word that is not a value here (text needs quotes)");
         assertNoSecretShown();
 
         assertThat(apply("--client", "cursor")).isEqualTo(ExitCode.USAGE);

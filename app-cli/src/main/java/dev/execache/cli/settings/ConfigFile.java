@@ -96,7 +96,7 @@ public record ConfigFile(
         try {
             root = Yaml.MAPPER.readTree(text);
         } catch (JacksonException e) {
-            throw new UsageException(path + ": not valid YAML: " + e.getOriginalMessage());
+            throw new UsageException(ParseErrors.describe(path, "YAML", text, e));
         }
         if (root == null || root.isMissingNode() || root.isNull()) {
             return new ConfigFile(path, null, null, null, null, null, null, null, null, null, null, Map.of(),

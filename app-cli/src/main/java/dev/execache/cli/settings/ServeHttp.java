@@ -252,10 +252,12 @@ public final class ServeHttp {
             return MissingNode.getInstance();
         }
         JsonNode root;
+        String text = null;
         try {
-            root = new ObjectMapper(new YAMLFactory()).readTree(Files.readString(configFile));
+            text = Files.readString(configFile);
+            root = new ObjectMapper(new YAMLFactory()).readTree(text);
         } catch (JacksonException e) {
-            throw new UsageException(configFile + ": not valid YAML: " + e.getOriginalMessage());
+            throw new UsageException(ParseErrors.describe(configFile, "YAML", text, e));
         } catch (IOException e) {
             throw new UsageException("cannot read config file " + configFile + ": " + e.getMessage());
         }

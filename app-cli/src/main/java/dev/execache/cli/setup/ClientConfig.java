@@ -3,6 +3,7 @@ package dev.execache.cli.setup;
 import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.dataformat.toml.TomlMapper;
+import dev.execache.cli.settings.ParseErrors;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -46,8 +47,7 @@ record ClientConfig(ClientFile file, Path realPath, byte[] bytes, String text, J
             JsonNode root = TOML.readTree(text);
             return root == null ? TOML.createObjectNode() : root;
         } catch (JacksonException e) {
-            throw new SetupException(path + ": line " + e.getLocation().getLineNr() + ": not valid TOML: "
-                    + SetupException.withoutText(e.getOriginalMessage()));
+            throw new SetupException(ParseErrors.describe(path, "TOML", text, e));
         }
     }
 

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.fasterxml.jackson.dataformat.yaml.YAMLGenerator;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import dev.execache.cli.settings.ParseErrors;
 import dev.execache.cli.settings.ConfigFile;
 import dev.execache.cli.settings.UsageException;
 import java.io.IOException;
@@ -38,15 +39,14 @@ final class ExecacheConfig {
         try {
             ConfigFile.parse(text, path);
         } catch (UsageException e) {
-            // its first line only: a YAML parser's message goes on to show the file's line, which may hold a secret
-            throw new SetupException(e.getMessage().lines().findFirst().orElse(""));
+            throw new SetupException(e.getMessage());
         }
         try {
             JsonNode root = YAML.readTree(text);
             JsonNode servers = root == null ? null : root.path("servers");
             return servers != null && servers.isObject() ? (ObjectNode) servers : YAML.createObjectNode();
         } catch (JacksonException e) {
-            throw new SetupException(path + ": not valid YAML: " + SetupException.withoutText(e.getOriginalMessage()));
+            throw new SetupException(ParseErrors.describe(path, "YAML", text, e));
         }
     }
 

@@ -9,6 +9,7 @@ import com.fasterxml.jackson.core.util.DefaultPrettyPrinter;
 import com.fasterxml.jackson.core.util.Separators;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.json.JsonMapper;
+import dev.execache.cli.settings.ParseErrors;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
@@ -44,8 +45,7 @@ final class JsonText {
             JsonNode root = LENIENT.readTree(text);
             return root == null || root.isMissingNode() ? LENIENT.createObjectNode() : root;
         } catch (JacksonException e) {
-            throw new SetupException(path + ": line " + e.getLocation().getLineNr() + ": not valid JSON: "
-                    + SetupException.withoutText(e.getOriginalMessage()));
+            throw new SetupException(ParseErrors.describe(path, "JSON", text, e));
         }
     }
 

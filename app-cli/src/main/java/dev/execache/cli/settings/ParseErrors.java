@@ -1,0 +1,117 @@
+package dev.execache.cli.settings;
+
+import com.fasterxml.jackson.core.JacksonException;
+import com.fasterxml.jackson.core.JsonLocation;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Deque;
+import java.util.List;
+import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * A parser's complaint about a file, in plain words with where it is (file, line, column, key), never with the file's
+ * text: parsers quote the token they stumbled on and YAML's show the whole line, and a configuration line may hold a
+ * token. The one describer of every configuration format execache reads (its YAML, the clients' JSON and TOML).
+ */
+public final class ParseErrors {
+    private static final Pattern YAML_KEY = Pattern.compile("^(\\s*)(?:-\\s+)?([A-Za-z0-9_.$-]+)\\s*:(?:\\s|$)");
+    private static final Pattern TOML_TABLE = Pattern.compile("^\\s*\\[\\[?\\s*([A-Za-z0-9_.\"-]+?)\\s*]]?\\s*(?:#.*)?$");
+
+    /** What a parser's words mean, first match wins; the words themselves are never shown (they may quote the text). */
+    private static final List<String[]> PROBLEMS = List.of(
+            new String[] {"mapping values are not allowed", "a ': ' where no key can start (quote a value that holds ': ')"},
+            new String[] {"could not find expected ':'", "a key without ':' after it"},
+            new String[] {"expected <block end>", "the indentation does not fit the lines above"},
+            new String[] {"cannot start any token", "a character that cannot start a value here (YAML indents with"
+                    + " spaces, not tabs)"},
+            new String[] {"expected ',' or ']'", "a [ ] list that is not closed"},
+            new String[] {"expected ',' or '}'", "a { } mapping that is not closed"},
+            new String[] {"while scanning a quoted scalar", "a quoted value that is not closed"},
+            new String[] {"undefined alias", "an alias (*name) that names no anchor"},
+            new String[] {"duplicate", "a key given twice"},
+            new String[] {"unknown escape", "an unknown escape (\\) in a quoted value"},
+            new String[] {"unexpected end-of-input", "the file ends in the middle of a value"},
+            new String[] {"unexpected end of", "the file ends in the middle of a value"},
+            new String[] {"unrecognized token", "a word that is not a value here (text needs quotes)"},
+            new String[] {"double-quote to start field name", "a key without double quotes"},
+            new String[] {"illegal unquoted character", "a control character inside a quoted value"},
+            new String[] {"unexpected character", "a character that does not belong here"});
+
+    private ParseErrors() {
+    }
+
+    /**
+     * @param format what the file should be ({@code YAML}, {@code JSON}, {@code TOML})
+     * @param text the file's text, to name the key the problem is under (never shown)
+     */
+    public static String describe(Path file, String format, String text, JacksonException e) {
+        JsonLocation at = e.getLocation();
+        int line = at == null ? -1 : at.getLineNr();
+        StringBuilder message = new StringBuilder().append(file).append(": ");
+        if (line > 0) {
+            message.append("line ").append(line);
+            if (at.getColumnNr() > 0) {
+                message.append(", column ").append(at.getColumnNr());
+            }
+            message.append(": ");
+        }
+        message.append("not valid ").append(format).append(": ").append(problem(e.getOriginalMessage()));
+        String key = line > 0 && text != null ? keyAt(text, line, format) : null;
+        if (key != null) {
+            message.append(" (under ").append(key).append(')');
+        }
+        return message.toString();
+    }
+
+    static String problem(String parserMessage) {
+        String words = parserMessage == null ? "" : parserMessage.toLowerCase(Locale.ROOT);
+        for (String[] problem : PROBLEMS) {
+            if (words.contains(problem[0].toLowerCase(Locale.ROOT))) {
+                return problem[1];
+            }
+        }
+        return "the parser cannot read it there";
+    }
+
+    /** The key (as {@code a.b.c}) whose value holds {@code line}, from the keys above it; null when none is known. */
+    static String keyAt(String text, int line, String format) {
+        List<String> lines = text.lines().limit(line).toList();
+        if (format.equals("TOML")) {
+            for (int i = lines.size() - 1; i >= 0; i--) {
+                Matcher table = TOML_TABLE.matcher(lines.get(i));
+                if (table.matches()) {
+                    return table.group(1).replace("\"", "");
+                }
+            }
+            return null;
+        }
+        if (!format.equals("YAML")) {
+            return null;
+        }
+        Deque<Integer> indents = new ArrayDeque<>();
+        Deque<String> keys = new ArrayDeque<>();
+        for (int i = 0; i < lines.size(); i++) {
+            Matcher key = YAML_KEY.matcher(lines.get(i));
+            if (!key.find()) {
+                continue;
+            }
+            int indent = key.group(1).length();
+            while (!indents.isEmpty() && indents.peek() >= indent) {
+                indents.pop();
+                keys.pop();
+            }
+            indents.push(indent);
+            keys.push(key.group(2));
+        }
+        if (keys.isEmpty()) {
+            return null;
+        }
+        List<String> path = new ArrayList<>(keys);
+        Collections.reverse(path);
+        return String.join(".", path);
+    }
+}
