@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.modelcontextprotocol.spec.McpSchema;
+import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -40,14 +41,62 @@ public final class ListenStreams {
         this.subscribed = subscribed;
     }
 
-    /** A stream and what it asked for. */
-    private record Listen(JsonNode id, boolean tools, boolean prompts, boolean resources, Set<String> uris,
-            NotificationStream stream) {
+    /**
+     * A stream and what it asked for. It hears notifications from the moment it is registered, before its
+     * acknowledgement is written: those are held and written right after it, so that an agent that has read the
+     * acknowledgement misses nothing sent since, and reads nothing before it.
+     */
+    private static final class Listen {
+        private final JsonNode id;
+        private final boolean tools;
+        private final boolean prompts;
+        private final boolean resources;
+        private final Set<String> uris;
+        private final NotificationStream stream;
+        /** Messages heard before the acknowledgement went out; null once it did. Guarded by this. */
+        private List<String> held = new ArrayList<>();
+
+        Listen(JsonNode id, boolean tools, boolean prompts, boolean resources, Set<String> uris,
+                NotificationStream stream) {
+            this.id = id;
+            this.tools = tools;
+            this.prompts = prompts;
+            this.resources = resources;
+            this.uris = uris;
+            this.stream = stream;
+        }
+
+        JsonNode id() {
+            return id;
+        }
+
+        Set<String> uris() {
+            return uris;
+        }
+
+        NotificationStream stream() {
+            return stream;
+        }
+
         void send(String method, ObjectNode params) {
             ObjectNode tagged = params == null ? Json.MAPPER.createObjectNode() : params.deepCopy();
             ObjectNode meta = tagged.get("_meta") instanceof ObjectNode given ? given : tagged.putObject("_meta");
             meta.set(SUBSCRIPTION_ID_META, id);
-            stream.send(message(method, tagged));
+            String message = message(method, tagged);
+            synchronized (this) {
+                if (held != null) {
+                    held.add(message);
+                    return;
+                }
+            }
+            stream.send(message);
+        }
+
+        /** Writes the acknowledgement, then what was heard while it was being made. */
+        synchronized void acknowledge(String acknowledgement) {
+            stream.send(acknowledgement);
+            held.forEach(stream::send);
+            held = null;
         }
     }
 
@@ -93,16 +142,18 @@ public final class ListenStreams {
         ObjectNode acknowledged = Json.MAPPER.createObjectNode();
         acknowledged.set("notifications", honoured);
         acknowledged.putObject("_meta").set(SUBSCRIPTION_ID_META, id);
-        stream.send(message("notifications/subscriptions/acknowledged", acknowledged));
         Function<JsonNode, String> closing;
         synchronized (this) {
             closing = closedWith;
             if (closing == null) {
+                // registered before it is acknowledged: what a server sends once the agent has the acknowledgement
+                // reaches it (a notification in between is held, see Listen)
                 listens.add(listen);
-                if (stream.isOpen()) {
-                    return true;
-                }
             }
+        }
+        listen.acknowledge(message("notifications/subscriptions/acknowledged", acknowledged));
+        if (closing == null && stream.isOpen()) {
+            return true;
         }
         if (closing != null) {
             // serve stopped while the stream was being opened: it ends as the others did
@@ -128,7 +179,7 @@ public final class ListenStreams {
     /** The offered tools changed. */
     public void toolsChanged() {
         for (Listen listen : listens) {
-            if (listen.tools()) {
+            if (listen.tools) {
                 listen.send(TOOLS_CHANGED, null);
             }
         }
@@ -139,8 +190,8 @@ public final class ListenStreams {
         for (Listen listen : listens) {
             boolean wanted = switch (method) {
                 case RESOURCE_UPDATED -> listen.uris().contains(params.path("uri").textValue());
-                case RESOURCES_CHANGED -> listen.resources();
-                case PROMPTS_CHANGED -> listen.prompts();
+                case RESOURCES_CHANGED -> listen.resources;
+                case PROMPTS_CHANGED -> listen.prompts;
                 // the 2026-07-28 era has no other such notification on a listen stream
                 default -> false;
             };

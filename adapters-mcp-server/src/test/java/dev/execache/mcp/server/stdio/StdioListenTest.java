@@ -1,5 +1,9 @@
 package dev.execache.mcp.server.stdio;
 
+import dev.execache.mcp.server.protocol.SubscribedUris;
+import dev.execache.mcp.server.protocol.NotificationStream;
+import dev.execache.mcp.server.protocol.ListenStreams;
+import dev.execache.gateway.Gateway;
 import dev.execache.mcp.server.RawMcpClient;
 import dev.execache.gateway.TestTools;
 import dev.execache.gateway.Json;
@@ -96,6 +100,47 @@ class StdioListenTest {
 
         // nothing more on the stream, nothing it did not ask for, and no answer to the cancelled listen
         assertThat(client.unclaimed()).isEmpty();
+    }
+
+    @Test
+    void whatAServerSendsTheMomentAListenIsAcknowledgedFollowsTheAcknowledgement() {
+        Gateway gateway = new TestTools(lab, List.of("lab")).tools.gateway();
+        gateway.features().offered();
+        ListenStreams listens = new ListenStreams(gateway, new SubscribedUris(gateway));
+        gateway.onNotification(listens::notified);
+        List<String> written = new CopyOnWriteArrayList<>();
+        NotificationStream stream = new NotificationStream() {
+            @Override
+            public boolean send(String json) {
+                written.add(json);
+                if (json.contains("notifications/subscriptions/acknowledged")) {
+                    // the agent has the acknowledgement: the server's update comes now
+                    lab.send("notifications/resources/updated", Map.of("uri", README));
+                }
+                return true;
+            }
+
+            @Override
+            public boolean keepAlive() {
+                return true;
+            }
+
+            @Override
+            public void end(String lastJson) {
+            }
+
+            @Override
+            public boolean isOpen() {
+                return true;
+            }
+        };
+
+        listens.listen(Json.MAPPER.valueToTree("listen:1"),
+                Json.MAPPER.valueToTree(Map.of("resourceSubscriptions", List.of(README))), stream);
+
+        assertThat(written).hasSize(2);
+        assertThat(written.get(0)).contains("notifications/subscriptions/acknowledged");
+        assertThat(written.get(1)).contains("notifications/resources/updated").contains(README);
     }
 
     @Test
