@@ -10,6 +10,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -43,6 +44,29 @@ class FreshnessMetaIT {
 
     private static JsonNode client(List<String> arguments, Map<String, String> env) throws Exception {
         return TypeScriptClient.runScript("freshness-client.mjs", arguments, env);
+    }
+
+    @Test
+    void serveTtlReachesARuleThatGivesNoTtlOfItsOwn() throws Exception {
+        Path config = dir.resolve("execache.yaml");
+        Files.writeString(config, """
+                servers:
+                  lab:
+                    command: node
+                    args: ["%s"]
+                tool_calls:
+                  rules:
+                    - {tool: "lab__get_count"}
+                """.formatted(Downstream.nodeModules().resolveSibling("lab-server.mjs")));
+        List<String> arguments = new ArrayList<>(List.of("sdk1", "stdio", ServeProcess.java()));
+        arguments.addAll(ServeProcess.command("freshness-ttl",
+                List.of("--store", "memory", "--config", config.toString(), "--ttl", "30s")));
+
+        JsonNode out = client(arguments, NO_POOL);
+
+        assertThat(out.at("/miss/status").textValue()).isEqualTo("miss");
+        assertThat(out.at("/miss/freshForSeconds").longValue()).isBetween(29L, 30L);
+        assertThat(out.at("/hit/status").textValue()).isEqualTo("hit");
     }
 
     @ParameterizedTest
