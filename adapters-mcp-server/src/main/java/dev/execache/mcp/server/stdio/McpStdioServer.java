@@ -2,6 +2,8 @@ package dev.execache.mcp.server.stdio;
 
 import dev.execache.mcp.server.protocol.JsonRpc;
 import dev.execache.mcp.server.protocol.SubscribedUris;
+import dev.execache.gateway.Json;
+import dev.execache.gateway.ListChangeNotices;
 import dev.execache.gateway.OfferedTool;
 import dev.execache.gateway.RequestOrigin;
 import dev.execache.gateway.ServeTools;
@@ -44,6 +46,8 @@ public final class McpStdioServer implements AutoCloseable {
     /** The 2026-07-28 era's subscriptions/listen streams; null without servers behind execache. */
     private final ListenStreams listens;
     private final CompletableFuture<Void> stopped = new CompletableFuture<>();
+    private final boolean listsServersTools;
+    private final ListChangeNotices listChanges;
 
     /** What the 2025 era's initialize declares: resources, prompts and completion when a server behind offers them. */
     private static McpSchema.ServerCapabilities capabilities(ServeTools tools) {
@@ -83,6 +87,8 @@ public final class McpStdioServer implements AutoCloseable {
                 .capabilities(capabilities(tools))
                 .tools(tools.specifications().stream().map(McpStdioServer::forTheSdk).toList())
                 .build();
+        this.listsServersTools = tools.listsServersTools();
+        this.listChanges = ListChangeNotices.of(this::toolsChanged);
         this.logs = new LogNotifications(dispatch);
         Logger.getLogger("dev.execache").addHandler(logs);
         if (tools.gateway() != null) {
@@ -110,11 +116,20 @@ public final class McpStdioServer implements AutoCloseable {
         }
     }
 
-    /** Offers new or changed tools and withdraws others; the client hears notifications/tools/list_changed. */
+    /**
+     * Offers new or changed tools and withdraws others at once; the client hears one notifications/tools/list_changed
+     * per burst, when the list holds the servers' tools. The SDK's server is not told: it answers no tools/list nor
+     * tools/call here, and its addTool would notify once per tool.
+     */
     private void replaceTools(List<OfferedTool> changed, List<String> withdrawn) {
-        withdrawn.forEach(server::removeTool);
-        changed.stream().map(McpStdioServer::forTheSdk).forEach(server::addTool);
         stateless.replaceTools(changed, withdrawn);
+        if (listsServersTools) {
+            listChanges.changed();
+        }
+    }
+
+    private void toolsChanged() {
+        dispatch.notify(ListenStreams.TOOLS_CHANGED, Json.MAPPER.createObjectNode());
         listens.toolsChanged();
     }
 
