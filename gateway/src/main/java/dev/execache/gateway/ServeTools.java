@@ -87,6 +87,8 @@ public final class ServeTools {
         return thread;
     });
     private volatile BiConsumer<String, ObjectNode> notifications = (method, params) -> { };
+    /** execache's own tools' names, once asked for (see {@link #lists}). */
+    private volatile Set<String> ownNames;
     private final Gateway gateway;
     private final Telemetry telemetry;
 
@@ -225,9 +227,6 @@ public final class ServeTools {
         }
         return own.contains(name);
     }
-
-    /** execache's own tools' names, once asked for (see {@link #lists}). */
-    private volatile Set<String> ownNames;
 
     /** The gateway tools, whose list changes while serve runs; null when there are none. */
     public Gateway gateway() {

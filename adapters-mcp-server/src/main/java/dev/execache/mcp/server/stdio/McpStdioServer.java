@@ -5,7 +5,6 @@ import dev.execache.mcp.server.protocol.SubscribedUris;
 import dev.execache.gateway.Json;
 import dev.execache.gateway.ListChangeNotices;
 import dev.execache.gateway.OfferedTool;
-import dev.execache.gateway.RequestOrigin;
 import dev.execache.gateway.ServeTools;
 import dev.execache.mcp.server.protocol.ListenStreams;
 import dev.execache.mcp.server.protocol.OwnLog;
@@ -15,7 +14,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.server.McpServer;
-import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.server.McpSyncServer;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.io.InputStream;
@@ -85,7 +83,9 @@ public final class McpStdioServer implements AutoCloseable {
                 .instructions(ServeTools.INSTRUCTIONS)
                 .jsonMapper(mapper)
                 .capabilities(capabilities(tools))
-                .tools(tools.specifications().stream().map(McpStdioServer::forTheSdk).toList())
+                // no tools: tools/list and tools/call are answered past the SDK's session (StatelessProtocol, which
+                // took the tools offered now); asking the gateway for them again here would mark a server that joined
+                // in between as told, and StatelessProtocol would never get its tools
                 .build();
         this.listsServersTools = tools.listsServersTools();
         this.listChanges = ListChangeNotices.of(this::toolsChanged);
@@ -131,18 +131,6 @@ public final class McpStdioServer implements AutoCloseable {
     private void toolsChanged() {
         dispatch.notify(ListenStreams.TOOLS_CHANGED, Json.MAPPER.createObjectNode());
         listens.toolsChanged();
-    }
-
-    /**
-     * A tool as the SDK's session lists it. Its calls come to the request path both eras share, which passes who calls;
-     * the SDK's own call path would know the client only by its initialize's name.
-     */
-    private static SyncToolSpecification forTheSdk(OfferedTool tool) {
-        return SyncToolSpecification.builder()
-                .tool(tool.tool())
-                .callHandler((exchange, request) -> tool.call(request, new RequestOrigin(
-                        exchange == null || exchange.getClientInfo() == null ? null : exchange.getClientInfo().name(), null)))
-                .build();
     }
 
     /** Blocks until input has ended (and every request read has been answered) or {@link #close()} was called. */
