@@ -64,7 +64,7 @@ try {
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  const own = new Set(["execute_code", "cache_stats", "invalidate_tool", "clear_cache", "describe_tools",
+  const own = new Set(["execute_code", "cache_stats", "invalidate_tool", "clear_cache", "search_tools", "describe_tools",
     "inspect_tool_call"]);
   out.tools = tools.filter((tool) => !own.has(tool.name)).map(({ _meta, ...tool }) => tool)
     .sort((a, b) => a.name.localeCompare(b.name));

@@ -161,7 +161,7 @@ class ArchitectureTest {
      */
     static final List<String> GATEWAY_API = List.of(
             "Gateway", "GatewayPolicy", "ServeTools", "ServeSettings", "OfferedTool", "RequestOrigin", "ToolCallRules",
-            "TypeScriptDeclarations", "InFlightCalls", "ServerFeatures", "Json");
+            "TypeScriptDeclarations", "InFlightCalls", "ServerFeatures", "Json", "Expose", "ListChangeNotices");
 
     @ArchTest
     static final ArchRule theGatewayExportsOnlyItsApi = classes()

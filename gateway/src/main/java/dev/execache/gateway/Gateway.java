@@ -37,6 +37,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -101,6 +102,9 @@ public final class Gateway implements CodeTools {
     private final Map<String, String> identities;
     private final Clock clock;
     private Map<String, CatalogTool> current = Map.of();
+    /** The search over {@code searchOf}, the tools it was built from; see {@link #toolSearch}. */
+    private ToolSearch search;
+    private Map<String, CatalogTool> searchOf;
     /** Each current tool's decision, made once when the tools change rather than on every call (#29). */
     private Map<String, ToolCallRules.Decision> decisions = Map.of();
     /** Why a tool's rule's validator cannot revalidate its calls now, by tool; see {@link ToolCallRules#validatorProblem}. */
@@ -588,6 +592,30 @@ public final class Gateway implements CodeTools {
     /** TypeScript declarations of the tools code can call now. */
     public synchronized String typescript() {
         return TypeScriptDeclarations.of(current.values(), codeAccess);
+    }
+
+    /** TypeScript declarations of these of the tools (those code can call). */
+    String typescript(Collection<CatalogTool> tools) {
+        return TypeScriptDeclarations.of(tools, codeAccess);
+    }
+
+    /** The servers' tools now, by catalog name ({@code SERVER__TOOL}). */
+    synchronized Map<String, CatalogTool> catalogTools() {
+        return current;
+    }
+
+    /** Whether code may call the server's tools. */
+    boolean codeMayCall(String server) {
+        return codeAccess.contains(server);
+    }
+
+    /** The search over the tools code can call now: built once after each change of the tools, on first use. */
+    synchronized ToolSearch toolSearch() {
+        if (search == null || searchOf != current) {
+            searchOf = current;
+            search = ToolSearch.of(current.values().stream().filter(tool -> codeAccess.contains(tool.server())).toList());
+        }
+        return search;
     }
 
     @Override

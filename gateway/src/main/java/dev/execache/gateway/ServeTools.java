@@ -1,7 +1,6 @@
 package dev.execache.gateway;
 
 
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.core.Agents;
 import dev.execache.core.CacheStatus;
@@ -15,7 +14,6 @@ import dev.execache.core.Limits;
 import dev.execache.core.UnknownToolException;
 import dev.execache.core.spi.SandboxUnavailableException;
 import dev.execache.core.spi.Telemetry;
-import dev.execache.core.spi.ToolCatalog;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import io.modelcontextprotocol.spec.McpSchema.TextContent;
@@ -27,6 +25,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
@@ -60,6 +59,12 @@ public final class ServeTools {
             + "hit that returns at once. Declare the tools the code depends on in `tools` so that a new version of one "
             + "invalidates only its results.";
 
+    /** What serve adds with servers behind it: how an agent finds their tools without listing them all. */
+    static final String CODE_MODE_INSTRUCTIONS = " The servers' tools are called from that code as "
+            + "`await tools.SERVER.TOOL(args)`: search_tools finds them by what they do, describe_tools gives their "
+            + "TypeScript declarations (and execache's own tools' full contracts), so that their definitions and "
+            + "their data need not pass through your context.";
+
     /**
      * The longest answer line: the TypeScript SDK's stdio client drops the connection when its
      * 10 MiB read buffer overflows, and the buffer may hold part of the next message too.
@@ -82,6 +87,8 @@ public final class ServeTools {
         return thread;
     });
     private volatile BiConsumer<String, ObjectNode> notifications = (method, params) -> { };
+    /** execache's own tools' names, once asked for (see {@link #lists}). */
+    private volatile Set<String> ownNames;
     private final Gateway gateway;
     private final Telemetry telemetry;
 
@@ -170,6 +177,9 @@ public final class ServeTools {
         }
         Map<String, String> servers = gateway == null ? Map.of() : gateway.instructions();
         StringBuilder text = new StringBuilder(INSTRUCTIONS);
+        if (gateway != null) {
+            text.append(CODE_MODE_INSTRUCTIONS);
+        }
         servers.forEach((server, said) -> text.append("\n\n## Server ").append(server).append("\n\n").append(said));
         return text.toString();
     }
@@ -187,18 +197,58 @@ public final class ServeTools {
         return all;
     }
 
-    /** execache's own tools: a gateway tool offered without its server's prefix never takes one of their names. */
+    /**
+     * execache's own tools, as listed (see {@link ToolBriefs}): a gateway tool offered without its server's prefix
+     * never takes one of their names.
+     */
     private List<OfferedTool> ownSpecifications() {
+        String more = gateway == null ? "" : " Its full contract: describe_tools.";
+        String timeout = number(settings.limits().timeout().toMillis() / 1000.0);
         List<OfferedTool> own = new ArrayList<>(List.of(
-                toolWithRequest(describeExecuteCode(), this::executeCode),
-                tool(describeCacheStats(), this::cacheStats),
-                tool(describeInvalidateTool(), this::invalidateTool),
-                tool(describeClearCache(), this::clearCache)));
+                toolWithRequest(ToolBriefs.listed(describeExecuteCode(), more, timeout), this::executeCode),
+                tool(ToolBriefs.listed(describeCacheStats(), "", timeout), this::cacheStats),
+                tool(ToolBriefs.listed(describeInvalidateTool(), "", timeout), this::invalidateTool),
+                tool(ToolBriefs.listed(describeClearCache(), "", timeout), this::clearCache)));
         if (gateway != null) {
-            own.add(tool(describeDescribeTools(), this::describeTools));
-            own.add(tool(describeInspectToolCall(), this::inspectToolCall));
+            CodeModeTools codeMode = new CodeModeTools(gateway, this::ownDefinitions);
+            own.add(tool(ToolBriefs.listed(describeSearchTools(), "", timeout), codeMode::search));
+            own.add(tool(ToolBriefs.listed(describeDescribeTools(), "", timeout), codeMode::describe));
+            own.add(tool(ToolBriefs.listed(describeInspectToolCall(), "", timeout), this::inspectToolCall));
         }
         return own;
+    }
+
+    /** execache's own tools' full definitions, by name: what describe_tools gives of them. */
+    private Map<String, Tool> ownDefinitions() {
+        Map<String, Tool> own = new LinkedHashMap<>();
+        List<Tool> full = new ArrayList<>(List.of(describeExecuteCode(), describeCacheStats(), describeInvalidateTool(),
+                describeClearCache()));
+        if (gateway != null) {
+            full.addAll(List.of(describeSearchTools(), describeDescribeTools(), describeInspectToolCall()));
+        }
+        full.forEach(tool -> own.put(tool.name(), tool));
+        return own;
+    }
+
+    /** Whether tools/list holds the servers' tools, so that their changes are a change of the list. */
+    public boolean listsServersTools() {
+        return settings.expose() == Expose.ALL;
+    }
+
+    /**
+     * Whether tools/list holds the tool offered as {@code name}: execache's own always, a server's tool unless serve
+     * exposes code mode only (it stays callable by its name either way).
+     */
+    public boolean lists(String name) {
+        if (settings.expose() == Expose.ALL || gateway == null) {
+            return true;
+        }
+        Set<String> own = ownNames;
+        if (own == null) {
+            own = ownSpecifications().stream().map(spec -> spec.tool().name()).collect(Collectors.toUnmodifiableSet());
+            ownNames = own;
+        }
+        return own.contains(name);
     }
 
     /** The gateway tools, whose list changes while serve runs; null when there are none. */
@@ -225,11 +275,11 @@ public final class ServeTools {
 
     private Tool describeInspectToolCall() {
         return Tool.builder("inspect_tool_call", ToolSchemas.input("inspect_tool_call"))
-                .title("Inspect one cached tool call")
+                .title("Inspect a cached call")
                 .description("What the cache holds for one call of a gateway tool, without counting a hit and without "
                         + "calling the tool: whether it is cached, its age, the TTL left and its hits.")
                 .outputSchema(ToolSchemas.output("inspect_tool_call"))
-                .annotations(hints("Inspect one cached tool call", true, false))
+                .annotations(hints("Inspect a cached call", true, false))
                 .build();
     }
 
@@ -262,53 +312,33 @@ public final class ServeTools {
 
     private Tool describeDescribeTools() {
         return Tool.builder("describe_tools", ToolSchemas.input("describe_tools"))
-                .title("Describe the tools code can call")
+                .title("Describe tools")
                 .description("TypeScript declarations of the tools that code run by execute_code can call, as "
                         + "`await tools.SERVER.TOOL(args)`: `declare const tools: { SERVER: { TOOL(args: {...}): "
                         + "Promise<...> } }`, from each tool's input and output schemas, with its description as a doc "
                         + "comment. A tool gives its structured content, else its text (parsed when it is JSON), else "
                         + "its content array; a tool error rejects with an Error carrying the tool's message. "
+                        + "Which tools: those named (names, SERVER__TOOL or SERVER.TOOL; an unknown name is an error "
+                        + "naming it), a server's (server), the best matches of a search (query), or every one "
+                        + "(all: true); nothing named gives only how to ask. The name of one of execache's own tools "
+                        + "gives its full definition (own). "
                         + "Also each server's state: up, starting (its tools join when it is up) or unavailable, and why.")
                 .outputSchema(ToolSchemas.output("describe_tools"))
-                .annotations(hints("Describe the tools code can call", true, false))
+                .annotations(hints("Describe tools", true, false))
                 .build();
     }
 
-    private CallToolResult describeTools(Map<String, Object> arguments) {
-        ObjectNode node = Json.MAPPER.createObjectNode();
-        String typescript = gateway.typescript();
-        node.put("typescript", typescript);
-        ArrayNode tools = node.putArray("tools");
-        for (String name : new TreeSet<>(gateway.names())) {
-            ToolCallRules.Decision decision = gateway.decision(name);
-            ObjectNode tool = tools.addObject();
-            tool.put("name", name);
-            tool.put("cached", decision.cached());
-            tool.put("why", decision.why());
-            if (decision.ttl() != null) {
-                tool.put("ttlSeconds", decision.ttl().toSeconds());
-            }
-            gateway.fastestAnswerTime(name).ifPresent(fastest -> tool.put("fastestMs", Json.millis(fastest)));
-        }
-        ArrayNode servers = node.putArray("servers");
-        StringBuilder notUp = new StringBuilder();
-        for (ToolCatalog.ServerStatus server : gateway.servers()) {
-            ObjectNode each = servers.addObject();
-            each.put("name", server.name());
-            each.put("state", server.state().name().toLowerCase(Locale.ROOT));
-            each.put("tools", server.tools());
-            if (server.reason() != null) {
-                each.put("reason", server.reason());
-            }
-            if (server.state() != ToolCatalog.ServerStatus.State.UP) {
-                notUp.append("\n// server ").append(server.name()).append(": ")
-                        .append(server.reason() != null ? "unavailable: " + server.reason() : "still starting");
-            }
-        }
-        return CallToolResult.builder()
-                .content(List.of(TextContent.builder(typescript + notUp).build()))
-                .structuredContent(node)
-                .isError(false)
+    private Tool describeSearchTools() {
+        return Tool.builder("search_tools", ToolSchemas.input("search_tools"))
+                .title("Search tools")
+                .description("Finds the servers' tools by what they do: BM25 over each tool's name, title, "
+                        + "description, server and parameters (names split at camelCase and snake_case, plurals "
+                        + "made singular), best first. Each match gives its name (SERVER__TOOL), how code calls it "
+                        + "(tools.SERVER.TOOL), the first line of its description and its TypeScript signature; "
+                        + "describe_tools gives the full declarations. A server that joined a moment ago is searched "
+                        + "at once.")
+                .outputSchema(ToolSchemas.output("search_tools"))
+                .annotations(hints("Search tools", true, false))
                 .build();
     }
 

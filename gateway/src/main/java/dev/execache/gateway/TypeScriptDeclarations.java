@@ -21,6 +21,8 @@ import java.util.regex.Pattern;
 public final class TypeScriptDeclarations {
     private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_$][A-Za-z0-9_$]*");
     private static final int MAX_DEPTH = 12;
+    /** A doc comment as {@link #doc} writes it: its text cannot hold the end marker, which is escaped. */
+    private static final Pattern DOC_COMMENT = Pattern.compile("/\\*\\*.*?\\*/", Pattern.DOTALL);
 
     private TypeScriptDeclarations() {
     }
@@ -54,6 +56,31 @@ public final class TypeScriptDeclarations {
         }
         out.append("};\n");
         return out.toString();
+    }
+
+    /**
+     * One tool's signature on one line, as a search result shows it: {@code TOOL(args: {a: string; b?: number}):
+     * Promise<unknown>}, without doc comments (describe_tools gives those).
+     */
+    static String signature(CatalogTool tool) {
+        Map<String, Object> definition = tool.definition();
+        Object input = definition.get("inputSchema");
+        boolean optional = !(input instanceof Map<?, ?> schema && schema.get("required") instanceof List<?> required
+                && !required.isEmpty());
+        Object output = definition.get("outputSchema");
+        String line = key(tool.serverToolName()) + "(args" + (optional ? "?" : "") + ": " + type(input, "", 0)
+                + "): Promise<" + (output == null ? "unknown" : type(output, "", 0)) + ">";
+        return DOC_COMMENT.matcher(line).replaceAll("").replaceAll("\\s+", " ").replace("{ ", "{")
+                .replace("; }", "}");
+    }
+
+    /** How code names a tool: {@code tools.SERVER.TOOL}, quoted where a name is no identifier. */
+    static String callName(CatalogTool tool) {
+        return "tools" + member(tool.server()) + member(tool.serverToolName());
+    }
+
+    private static String member(String name) {
+        return IDENTIFIER.matcher(name).matches() ? "." + name : "[" + literal(name) + "]";
     }
 
     private static String type(Object schemaValue, String indent, int depth) {

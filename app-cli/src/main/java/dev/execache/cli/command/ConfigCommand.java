@@ -98,6 +98,7 @@ final class ConfigCommand implements Callable<Integer> {
         values.put("tools", Entries.tools(settings.tools()));
         values.put("deno", settings.denoPath() == null ? "(look up)" : settings.denoPath().toString());
         values.put("servers", servers(settings));
+        values.put("expose", settings.expose().label());
         Map<String, String> sources = new LinkedHashMap<>(settings.sources());
         if (!settings.gateway().isEmpty()) {
             sources.put("servers", "config " + settings.configPath());

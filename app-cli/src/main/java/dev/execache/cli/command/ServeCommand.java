@@ -116,6 +116,13 @@ final class ServeCommand implements Callable<Integer> {
                     + "behind a balancer or proxy). Also EXECACHE_OAUTH_RESOURCE, serve.oauth_resource.")
     String oauthResource;
 
+    @Option(names = "--expose", paramLabel = "all|code",
+            description = "What tools/list holds: every server's tools beside execache's own (all), or execache's own "
+                    + "only (code: the servers' tools are found by search_tools, described by describe_tools and called "
+                    + "from execute_code, and stay callable by name). Default: all "
+                    + "(env EXECACHE_EXPOSE, config expose).")
+    String expose;
+
     @Option(names = "--wait-for-servers", paramLabel = "DURATION",
             description = "How long after serve started an agent's initialize (or server/discover) may wait for the "
                     + "servers under servers: that are still starting, so that their own instructions reach the agent "
@@ -130,7 +137,8 @@ final class ServeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws InterruptedException {
-        Settings settings = Settings.resolve(options.flags(), environment.variables(), environment.workingDir());
+        Settings settings = Settings.resolve(options.flags().withExpose(expose), environment.variables(),
+                environment.workingDir());
         if (!environment.variables().containsKey("EXECACHE_WARM_POOL")) {
             settings = settings.withWarmPoolSize(DenoSandboxSettings.defaultWarmPoolSize());
         }
@@ -220,7 +228,7 @@ final class ServeCommand implements Callable<Integer> {
         ObjectNode store = Json.MAPPER.createObjectNode();
         StoreDescription.of(settings).putInto(store);
         return new ServeSettings(settings.limits(), settings.configPath() == null ? ConfigFile.DEFAULT_NAME
-                : settings.configPath().toString(), store);
+                : settings.configPath().toString(), store, settings.expose());
     }
 
     /** Starts the sandbox (and its pool of waiting runners) while the client is still connecting. */

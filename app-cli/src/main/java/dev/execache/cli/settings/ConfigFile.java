@@ -43,6 +43,7 @@ import java.util.TreeSet;
  * servers: ...            # downstream MCP servers, see GatewayConfig
  * tool_calls: ...
  * serve: {http: "127.0.0.1:8080", ...}  # serve --http, see ServeHttp
+ * expose: all            # what serve's tools/list holds: every server's tools too (all), or execache's own (code)
  * </pre>
  */
 public record ConfigFile(
@@ -61,21 +62,23 @@ public record ConfigFile(
         GatewayConfig gateway,
         Boolean cacheNondeterministic,
         String signingKeyFile,
-        Integer redisPartitions) {
+        Integer redisPartitions,
+        String expose) {
 
     public static final String DEFAULT_NAME = "execache.yaml";
     /** Built on first use: most runs have no config file and should not pay for a YAML parser. */
     private static final class Yaml {
         static final ObjectMapper MAPPER = new ObjectMapper(new YAMLFactory());
     }
-    private static final Set<String> TOP = Set.of("code_execution", "tools", "servers", "tool_calls", "serve");
+    private static final Set<String> TOP = Set.of("code_execution", "tools", "servers", "tool_calls", "serve",
+            "expose");
     private static final Set<String> EXECUTION = Set.of("cache", "timeout_seconds", "memory_mb", "allow_read");
     private static final Set<String> CACHE = Set.of(
             "enabled", "max_entries", "ttl_seconds", "store", "sqlite_path", "redis_url", "require_store",
             "cache_nondeterministic", "signing_key_file", "redis_partitions");
 
     static ConfigFile empty() {
-        return new ConfigFile(null, null, null, null, null, null, null, null, null, null, null, Map.of(), GatewayConfig.NONE, null, null, null);
+        return new ConfigFile(null, null, null, null, null, null, null, null, null, null, null, Map.of(), GatewayConfig.NONE, null, null, null, null);
     }
 
     /** Reads a file the user named: it must exist. */
@@ -100,7 +103,7 @@ public record ConfigFile(
         }
         if (root == null || root.isMissingNode() || root.isNull()) {
             return new ConfigFile(path, null, null, null, null, null, null, null, null, null, null, Map.of(),
-                    GatewayConfig.NONE, null, null, null);
+                    GatewayConfig.NONE, null, null, null, null);
         }
         Reader reader = new Reader(path);
         reader.requireObject(root, "(top level)", TOP);
@@ -133,7 +136,8 @@ public record ConfigFile(
                 GatewayConfig.parse(root, path),
                 reader.bool(cache, "code_execution.cache.cache_nondeterministic", "cache_nondeterministic"),
                 reader.text(cache, "code_execution.cache.signing_key_file", "signing_key_file"),
-                reader.positiveInt(cache, "code_execution.cache.redis_partitions", "redis_partitions"));
+                reader.positiveInt(cache, "code_execution.cache.redis_partitions", "redis_partitions"),
+                reader.text(root, "expose", "expose"));
     }
 
     /** The version of a tool described by a JSON schema: a fingerprint of its canonical form. */

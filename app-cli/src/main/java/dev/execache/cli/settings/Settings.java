@@ -1,6 +1,7 @@
 package dev.execache.cli.settings;
 
 import dev.execache.core.CachePolicy;
+import dev.execache.gateway.Expose;
 import dev.execache.gateway.GatewayPolicy;
 import dev.execache.core.Limits;
 import dev.execache.store.redis.RedisStoreSettings;
@@ -39,7 +40,8 @@ public record Settings(
         GatewayConfig gateway,
         Map<String, String> sources,
         SigningKeys signingKeys,
-        int redisPartitions) {
+        int redisPartitions,
+        Expose expose) {
 
     public static final String DEFAULT_REDIS_URL = "redis://127.0.0.1:6379";
 
@@ -57,6 +59,7 @@ public record Settings(
         Objects.requireNonNull(gateway);
         sources = Collections.unmodifiableMap(new LinkedHashMap<>(sources));
         Objects.requireNonNull(signingKeys);
+        Objects.requireNonNull(expose);
     }
 
     /**
@@ -80,11 +83,25 @@ public record Settings(
             Integer memoryMb,
             List<String> allowRead,
             List<String> tools,
-            Integer redisPartitions) {
+            Integer redisPartitions,
+            String expose) {
+
+        /** Flags of a command that has no --expose. */
+        public Flags(Path config, String store, String redisUrl, Path db, boolean noCache, String ttl, Integer maxEntries,
+                Boolean requireStore, String timeout, Integer memoryMb, List<String> allowRead, List<String> tools,
+                Integer redisPartitions) {
+            this(config, store, redisUrl, db, noCache, ttl, maxEntries, requireStore, timeout, memoryMb, allowRead, tools,
+                    redisPartitions, null);
+        }
 
         public Flags withTools(List<String> newTools) {
             return new Flags(config, store, redisUrl, db, noCache, ttl, maxEntries, requireStore, timeout, memoryMb,
-                    allowRead, newTools, redisPartitions);
+                    allowRead, newTools, redisPartitions, expose);
+        }
+
+        public Flags withExpose(String newExpose) {
+            return new Flags(config, store, redisUrl, db, noCache, ttl, maxEntries, requireStore, timeout, memoryMb,
+                    allowRead, tools, redisPartitions, newExpose);
         }
 
         public static Flags none() {
@@ -153,7 +170,23 @@ public record Settings(
         SigningKeys signingKeys = signingKeys(config, configDir, layers.fromConfig, env, workingDir, store, sources);
         return new Settings(store, policy, sqlitePath, redisUrl, requireStore, limits(flags, layers, configDir, workingDir),
                 tools(flags, config, layers), denoPath, cacheDirectory, warmPoolSize, config.path(), config.gateway(), sources,
-                signingKeys, redisPartitions);
+                signingKeys, redisPartitions, expose(flags, layers));
+    }
+
+    /** What serve's tools/list holds: {@code --expose}, {@code EXECACHE_EXPOSE}, {@code expose:}, else all. */
+    private static Expose expose(Flags flags, Layers layers) {
+        return layers.pick("expose", Expose.ALL,
+                layers.config.expose() == null ? null : parseExpose(layers.config.expose(), layers.configName + ": expose"),
+                "EXECACHE_EXPOSE", text -> parseExpose(text, "EXECACHE_EXPOSE"),
+                "--expose", flags.expose() == null ? null : parseExpose(flags.expose(), "--expose"));
+    }
+
+    private static Expose parseExpose(String text, String source) {
+        try {
+            return Expose.parse(text, source);
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(e.getMessage(), e);
+        }
     }
 
     private static CachePolicy policy(Flags flags, Layers layers) {
@@ -364,13 +397,13 @@ public record Settings(
     /** The same settings for a command that manages the store: it must open, and caching is on. */
     public Settings forStoreManagement() {
         return new Settings(store, policy.withEnabled(true), sqlitePath, redisUrl, true, limits, tools, denoPath,
-                cacheDirectory, warmPoolSize, configPath, gateway, sources, signingKeys, redisPartitions);
+                cacheDirectory, warmPoolSize, configPath, gateway, sources, signingKeys, redisPartitions, expose);
     }
 
     /** The same settings with this many Deno runners started ahead of time (for a long-running process). */
     public Settings withWarmPoolSize(int size) {
         return new Settings(store, policy, sqlitePath, redisUrl, requireStore, limits, tools, denoPath,
-                cacheDirectory, size, configPath, gateway, sources, signingKeys, redisPartitions);
+                cacheDirectory, size, configPath, gateway, sources, signingKeys, redisPartitions, expose);
     }
 
     /** The names of the tools the command line declared, without versions. */

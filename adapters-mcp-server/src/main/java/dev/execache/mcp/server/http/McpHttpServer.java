@@ -2,6 +2,7 @@ package dev.execache.mcp.server.http;
 
 import dev.execache.mcp.server.protocol.ListenStreams;
 import dev.execache.gateway.InFlightCalls;
+import dev.execache.gateway.ListChangeNotices;
 import dev.execache.gateway.ServeTools;
 import dev.execache.mcp.server.protocol.StatelessProtocol;
 
@@ -92,9 +93,14 @@ public final class McpHttpServer implements AutoCloseable {
             this.notifications = new HttpNotifications(tools.gateway(), System::nanoTime, Duration.ofMillis(Math.max(1000,
                     Math.min(OPEN_STREAM_HEARTBEAT.toMillis(), settings.idleTimeout().toMillis() / 2))));
             protocol.deliverNotifications();
+            // offered at once; the agents hear one list_changed per burst, when the list holds the servers' tools
+            ListChangeNotices listChanges = ListChangeNotices.of(notifications::toolsChanged);
+            boolean listsServersTools = tools.listsServersTools();
             tools.gateway().onChange((changed, withdrawn) -> {
                 protocol.replaceTools(changed, withdrawn);
-                notifications.toolsChanged();
+                if (listsServersTools) {
+                    listChanges.changed();
+                }
             });
         } else {
             this.notifications = null;

@@ -16,7 +16,7 @@ enum Scope {
     /** What changes the shared cache for everyone: clear_cache and invalidate_tool. */
     ADMIN("execache:admin");
 
-    private static final Set<String> READ_TOOLS = Set.of("cache_stats", "describe_tools", "inspect_tool_call");
+    private static final Set<String> READ_TOOLS = Set.of("cache_stats", "describe_tools", "search_tools", "inspect_tool_call");
     private static final Set<String> ADMIN_TOOLS = Set.of("clear_cache", "invalidate_tool");
     private static final Set<String> LISTS = Set.of(McpSchema.METHOD_TOOLS_LIST, McpSchema.METHOD_RESOURCES_LIST,
             McpSchema.METHOD_RESOURCES_TEMPLATES_LIST, McpSchema.METHOD_PROMPT_LIST);

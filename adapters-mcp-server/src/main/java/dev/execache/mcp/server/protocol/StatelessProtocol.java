@@ -257,7 +257,7 @@ public final class StatelessProtocol implements AutoCloseable {
     }
 
     private ObjectNode toolList(boolean modern) {
-        if (!modern && gateway != null && !sessionHearsListChanges) {
+        if (!modern && gateway != null && !sessionHearsListChanges && serveTools.listsServersTools()) {
             // the initialize era without a session (HTTP) hears no list_changed: its list waits for
             // the servers still starting, each at most its start time (the 2026-07-28 era gets a short ttlMs)
             try {
@@ -274,6 +274,10 @@ public final class StatelessProtocol implements AutoCloseable {
         }
         // outside this object's lock: the gateway holds its own while it replaces the tools here
         offered.forEach(spec -> {
+            if (!serveTools.lists(spec.tool().name())) {
+                // code mode: the servers' tools are found by search_tools and called from code (or by name)
+                return;
+            }
             ObjectNode tool = Json.MAPPER.valueToTree(spec.tool());
             if (gateway != null) {
                 gateway.unknownFields(spec.tool().name()).forEach((field, value) -> {
@@ -286,7 +290,8 @@ public final class StatelessProtocol implements AutoCloseable {
             list.add(tool);
         });
         if (modern) {
-            result.put("ttlMs", !listChanges ? FIXED_LIST_TTL_MS
+            // in code mode the list is execache's own tools, whatever the servers do
+            result.put("ttlMs", !listChanges || !serveTools.listsServersTools() ? FIXED_LIST_TTL_MS
                     : gateway.starting() ? STARTING_LIST_TTL_MS : CHANGING_LIST_TTL_MS);
         }
         return result;

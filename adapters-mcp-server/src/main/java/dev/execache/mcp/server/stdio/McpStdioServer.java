@@ -2,8 +2,9 @@ package dev.execache.mcp.server.stdio;
 
 import dev.execache.mcp.server.protocol.JsonRpc;
 import dev.execache.mcp.server.protocol.SubscribedUris;
+import dev.execache.gateway.Json;
+import dev.execache.gateway.ListChangeNotices;
 import dev.execache.gateway.OfferedTool;
-import dev.execache.gateway.RequestOrigin;
 import dev.execache.gateway.ServeTools;
 import dev.execache.mcp.server.protocol.ListenStreams;
 import dev.execache.mcp.server.protocol.OwnLog;
@@ -13,7 +14,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.server.McpServer;
-import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.server.McpSyncServer;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.io.InputStream;
@@ -44,6 +44,8 @@ public final class McpStdioServer implements AutoCloseable {
     /** The 2026-07-28 era's subscriptions/listen streams; null without servers behind execache. */
     private final ListenStreams listens;
     private final CompletableFuture<Void> stopped = new CompletableFuture<>();
+    private final boolean listsServersTools;
+    private final ListChangeNotices listChanges;
 
     /** What the 2025 era's initialize declares: resources, prompts and completion when a server behind offers them. */
     private static McpSchema.ServerCapabilities capabilities(ServeTools tools) {
@@ -81,8 +83,12 @@ public final class McpStdioServer implements AutoCloseable {
                 .instructions(ServeTools.INSTRUCTIONS)
                 .jsonMapper(mapper)
                 .capabilities(capabilities(tools))
-                .tools(tools.specifications().stream().map(McpStdioServer::forTheSdk).toList())
+                // no tools: tools/list and tools/call are answered past the SDK's session (StatelessProtocol, which
+                // took the tools offered now); asking the gateway for them again here would mark a server that joined
+                // in between as told, and StatelessProtocol would never get its tools
                 .build();
+        this.listsServersTools = tools.listsServersTools();
+        this.listChanges = ListChangeNotices.of(this::toolsChanged);
         this.logs = new LogNotifications(dispatch);
         Logger.getLogger("dev.execache").addHandler(logs);
         if (tools.gateway() != null) {
@@ -110,24 +116,21 @@ public final class McpStdioServer implements AutoCloseable {
         }
     }
 
-    /** Offers new or changed tools and withdraws others; the client hears notifications/tools/list_changed. */
+    /**
+     * Offers new or changed tools and withdraws others at once; the client hears one notifications/tools/list_changed
+     * per burst, when the list holds the servers' tools. The SDK's server is not told: it answers no tools/list nor
+     * tools/call here, and its addTool would notify once per tool.
+     */
     private void replaceTools(List<OfferedTool> changed, List<String> withdrawn) {
-        withdrawn.forEach(server::removeTool);
-        changed.stream().map(McpStdioServer::forTheSdk).forEach(server::addTool);
         stateless.replaceTools(changed, withdrawn);
-        listens.toolsChanged();
+        if (listsServersTools) {
+            listChanges.changed();
+        }
     }
 
-    /**
-     * A tool as the SDK's session lists it. Its calls come to the request path both eras share, which passes who calls;
-     * the SDK's own call path would know the client only by its initialize's name.
-     */
-    private static SyncToolSpecification forTheSdk(OfferedTool tool) {
-        return SyncToolSpecification.builder()
-                .tool(tool.tool())
-                .callHandler((exchange, request) -> tool.call(request, new RequestOrigin(
-                        exchange == null || exchange.getClientInfo() == null ? null : exchange.getClientInfo().name(), null)))
-                .build();
+    private void toolsChanged() {
+        dispatch.notify(ListenStreams.TOOLS_CHANGED, Json.MAPPER.createObjectNode());
+        listens.toolsChanged();
     }
 
     /** Blocks until input has ended (and every request read has been answered) or {@link #close()} was called. */

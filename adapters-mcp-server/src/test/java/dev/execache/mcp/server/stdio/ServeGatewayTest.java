@@ -145,7 +145,7 @@ class ServeGatewayTest {
         client.initialize();
 
         assertThat(toolNames()).contains("describe_tools");
-        JsonNode result = client.callTool("describe_tools", Map.of());
+        JsonNode result = client.callTool("describe_tools", Map.of("all", true));
 
         String typescript = result.at("/structuredContent/typescript").textValue();
         assertThat(typescript).startsWith("/** The tools code can call through execache")
