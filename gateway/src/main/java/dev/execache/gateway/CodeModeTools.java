@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.core.spi.CatalogTool;
 import dev.execache.core.spi.ToolCatalog;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
-import io.modelcontextprotocol.spec.McpSchema.TextContent;
 import io.modelcontextprotocol.spec.McpSchema.Tool;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -231,17 +230,10 @@ final class CodeModeTools {
     }
 
     private static CallToolResult result(ObjectNode node, String text) {
-        return CallToolResult.builder()
-                .content(List.of(TextContent.builder(text).build()))
-                .structuredContent(node)
-                .isError(false)
-                .build();
+        return ServeTools.structured(node, text, false);
     }
 
     private static CallToolResult failure(String message) {
-        return CallToolResult.builder()
-                .content(new ArrayList<>(List.of(TextContent.builder(message).build())))
-                .isError(true)
-                .build();
+        return ServeTools.failure(message);
     }
 }

@@ -687,7 +687,7 @@ public final class ServeTools {
         return structured(node, Json.write(node), isError);
     }
 
-    private static CallToolResult structured(ObjectNode node, String text, boolean isError) {
+    static CallToolResult structured(ObjectNode node, String text, boolean isError) {
         return CallToolResult.builder()
                 .content(List.of(TextContent.builder(text).build()))
                 .structuredContent(node)
@@ -707,7 +707,7 @@ public final class ServeTools {
                 .build();
     }
 
-    private static CallToolResult failure(String message) {
+    static CallToolResult failure(String message) {
         return CallToolResult.builder()
                 .content(new ArrayList<>(List.of(TextContent.builder(message).build())))
                 .isError(true)
