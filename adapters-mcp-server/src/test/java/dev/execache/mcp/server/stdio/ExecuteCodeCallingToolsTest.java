@@ -97,18 +97,35 @@ class ExecuteCodeCallingToolsTest {
         return Json.MAPPER.readTree(Json.MAPPER.readTree(result).at("/content/0/text").textValue());
     }
 
-    @Test
-    void theProgressOfCodesToolCallsReachesTheAgentUnderTheRunsTokenCountingUpInBothEras() throws IOException {
+    /** serve on stdio in front of the gateway, and a raw client that has initialized it. */
+    private record Served(McpStdioServer server, RawMcpClient client) implements AutoCloseable {
+        @Override
+        public void close() {
+            server.close();
+        }
+    }
+
+    private Served serve() throws IOException {
         Pipe toServer = Pipe.open();
         Pipe fromServer = Pipe.open();
-        McpStdioServer server = new McpStdioServer(ServeTools.builder(executor, new ServeFixture(dir,
-                Map.of()).serveSettings).gateway(gateway).build(), "test", Channels.newInputStream(toServer.source()),
-                Channels.newOutputStream(fromServer.sink()),
-                Duration.ofSeconds(5));
+        McpStdioServer server = new McpStdioServer(ServeTools.builder(executor, new ServeFixture(dir, Map.of()).serveSettings)
+                .gateway(gateway).build(), "test", Channels.newInputStream(toServer.source()),
+                Channels.newOutputStream(fromServer.sink()), Duration.ofSeconds(5));
+        RawMcpClient client = new RawMcpClient(Channels.newOutputStream(toServer.sink()),
+                Channels.newInputStream(fromServer.source()));
         try {
-            RawMcpClient client = new RawMcpClient(Channels.newOutputStream(toServer.sink()),
-                    Channels.newInputStream(fromServer.source()));
             client.initialize();
+        } catch (RuntimeException e) {
+            server.close();
+            throw e;
+        }
+        return new Served(server, client);
+    }
+
+    @Test
+    void theProgressOfCodesToolCallsReachesTheAgentUnderTheRunsTokenCountingUpInBothEras() throws IOException {
+        try (Served served = serve()) {
+            RawMcpClient client = served.client();
             String code = """
                     const first = await tools.lab.progress_steps({steps: 2});
                     const second = await tools.lab.progress_steps({steps: 3});
@@ -145,24 +162,13 @@ class ExecuteCodeCallingToolsTest {
                         .containsExactly("lab__progress_steps: step 1", "lab__progress_steps: step 2",
                                 "lab__progress_steps: step 1", "lab__progress_steps: step 2", "lab__progress_steps: step 3");
             }
-        } finally {
-            server.close();
         }
     }
 
     @Test
     void serveAnswersATimeoutDuringAToolCallAsTimeoutErrorAndTheServerIsToldToCancel() throws IOException {
-        ServeFixture fixture = new ServeFixture(dir, Map.of());
-        Pipe toServer = Pipe.open();
-        Pipe fromServer = Pipe.open();
-        McpStdioServer server = new McpStdioServer(ServeTools.builder(executor, fixture.serveSettings).gateway(gateway)
-                .build(), "test",
-                Channels.newInputStream(toServer.source()), Channels.newOutputStream(fromServer.sink()),
-                Duration.ofSeconds(5));
-        try {
-            RawMcpClient client = new RawMcpClient(Channels.newOutputStream(toServer.sink()),
-                    Channels.newInputStream(fromServer.source()));
-            client.initialize();
+        try (Served served = serve()) {
+            RawMcpClient client = served.client();
 
             JsonNode result = client.callTool("execute_code", Map.of("code", SLOW_WRITE, "timeout",
                     RUN_TIMEOUT.toSeconds()));
@@ -174,24 +180,13 @@ class ExecuteCodeCallingToolsTest {
             assertThat(answer.at("/toolCalls/0/cancelled").textValue()).isEqualTo("possibly applied");
             assertThat(store.size()).isZero();
             assertThat(cancellations().at("/cancelled/0/reason").textValue()).isEqualTo("the run that made the call ended");
-        } finally {
-            server.close();
         }
     }
 
     @Test
     void aRunTheClientCancelsDuringAToolCallCancelsTheCallOnTheServerAndStoresNothing() throws Exception {
-        ServeFixture fixture = new ServeFixture(dir, Map.of());
-        Pipe toServer = Pipe.open();
-        Pipe fromServer = Pipe.open();
-        McpStdioServer server = new McpStdioServer(ServeTools.builder(executor, fixture.serveSettings).gateway(gateway)
-                .build(), "test",
-                Channels.newInputStream(toServer.source()), Channels.newOutputStream(fromServer.sink()),
-                Duration.ofSeconds(5));
-        try {
-            RawMcpClient client = new RawMcpClient(Channels.newOutputStream(toServer.sink()),
-                    Channels.newInputStream(fromServer.source()));
-            client.initialize();
+        try (Served served = serve()) {
+            RawMcpClient client = served.client();
 
             int id = client.sendRequest("tools/call", Map.of("name", "execute_code", "arguments",
                     Map.of("code", "return await tools.lab.slow_write({ms: 600000});")));
@@ -204,8 +199,6 @@ class ExecuteCodeCallingToolsTest {
             assertThat(lab.at("/cancelled/0/reason").textValue()).isEqualTo("the run that made the call ended");
             assertThat(lab.get("writes").intValue()).isZero();
             assertThat(store.size()).isZero();
-        } finally {
-            server.close();
         }
     }
 }
