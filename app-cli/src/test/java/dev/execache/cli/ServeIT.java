@@ -61,8 +61,11 @@ class ServeIT {
             assertThat(tools).containsOnlyKeys("execute_code", "cache_stats", "invalidate_tool", "clear_cache");
             assertThat(tools.get("execute_code").inputSchema()).containsEntry("required", List.of("code"));
             assertThat(tools.get("cache_stats").annotations().readOnlyHint()).isTrue();
-            assertThat(tools.get("clear_cache").annotations().destructiveHint()).isTrue();
-            assertThat(tools.get("invalidate_tool").annotations().destructiveHint()).isTrue();
+            // destructive is MCP's default, which a hint left out means
+            assertThat(tools.get("clear_cache").annotations().destructiveHint()).isNull();
+            assertThat(tools.get("clear_cache").annotations().readOnlyHint()).isNull();
+            assertThat(tools.get("invalidate_tool").annotations().destructiveHint()).isNull();
+            assertThat(tools.get("invalidate_tool").annotations().idempotentHint()).isTrue();
             assertThat(tools.get("execute_code").annotations().openWorldHint()).isFalse();
         }
     }

@@ -12,12 +12,15 @@ import java.util.Set;
 
 /**
  * execache's own tools as tools/list offers them: a short description and short argument descriptions from
- * {@code tool-briefs.json}, no output schema, no patterns. tools/list is read into every agent's context on every
+ * {@code tool-briefs.json}, no output schema, no patterns, no annotation hint that says what MCP assumes without it. tools/list is read into every agent's context on every
  * turn, so it holds what an agent needs to pick a tool and call it; the full contract (every field of the answer,
  * every error) stays in the full definition, which describe_tools gives on demand.
  */
 final class ToolBriefs {
-    /** Keywords of an argument's schema that check a value the handler checks anyway: left out of the list. */
+    /**
+     * Keywords of an argument's schema that check a value the handler checks anyway: left out of the list. So is the
+     * input schema's {@code additionalProperties: false}: an argument a tool does not take is a tool error naming it.
+     */
     private static final Set<String> LEFT_OUT = Set.of("pattern", "uniqueItems", "minLength");
     private static final ObjectNode ALL = read();
 
@@ -36,6 +39,7 @@ final class ToolBriefs {
             throw new IllegalStateException("tool-briefs.json has no brief of " + full.name());
         }
         Map<String, Object> input = new LinkedHashMap<>(full.inputSchema());
+        input.remove("additionalProperties");
         if (input.get("properties") instanceof Map<?, ?> properties) {
             Map<String, Object> shortened = new LinkedHashMap<>();
             properties.forEach((name, schema) -> {
@@ -57,16 +61,26 @@ final class ToolBriefs {
             input.put("properties", shortened);
         }
         ToolAnnotations hints = full.annotations();
+        boolean readOnly = hints != null && Boolean.TRUE.equals(hints.readOnlyHint());
         return Tool.builder(full.name(), input)
                 .title(full.title())
                 .description(brief.get("description").textValue().replace("{more}", more))
                 .annotations(hints == null ? null : ToolAnnotations.builder()
-                        .readOnlyHint(hints.readOnlyHint())
-                        .destructiveHint(hints.destructiveHint())
-                        .idempotentHint(hints.idempotentHint())
-                        .openWorldHint(hints.openWorldHint())
+                        .readOnlyHint(unlessDefault(hints.readOnlyHint(), false))
+                        .destructiveHint(readOnly ? null : unlessDefault(hints.destructiveHint(), true))
+                        .idempotentHint(readOnly ? null : unlessDefault(hints.idempotentHint(), false))
+                        .openWorldHint(unlessDefault(hints.openWorldHint(), true))
                         .build())
                 .build();
+    }
+
+    /**
+     * A hint as listed: left out (null) where it says what a client assumes of a tool without it (MCP's defaults).
+     * A read-only tool's destructive and idempotent hints are left out too: MCP gives them meaning only when
+     * readOnlyHint is false.
+     */
+    private static Boolean unlessDefault(Boolean hint, boolean mcpDefault) {
+        return hint == null || hint == mcpDefault ? null : hint;
     }
 
     private static Object withoutLeftOut(Object value) {

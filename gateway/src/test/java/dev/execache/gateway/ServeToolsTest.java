@@ -230,21 +230,32 @@ class ServeToolsTest {
         Tool invalidate = tools.get("invalidate_tool").tool();
         Tool clear = tools.get("clear_cache").tool();
 
+        // a hint left out says MCP's default: not read-only, destructive, not idempotent, open world
         assertThat(stats.annotations().readOnlyHint()).isTrue();
-        assertThat(execute.annotations().readOnlyHint()).isFalse();
+        assertThat(execute.annotations().readOnlyHint()).as("not read-only: MCP's default").isNull();
         assertThat(execute.annotations().destructiveHint()).isFalse();
         assertThat(execute.annotations().idempotentHint()).isTrue();
         assertThat(execute.annotations().openWorldHint()).isFalse();
-        assertThat(invalidate.annotations().destructiveHint()).isTrue();
-        assertThat(clear.annotations().destructiveHint()).isTrue();
-        assertThat(clear.annotations().readOnlyHint()).isFalse();
+        assertThat(invalidate.annotations().readOnlyHint()).isNull();
+        assertThat(invalidate.annotations().destructiveHint()).as("destructive: MCP's default").isNull();
+        assertThat(invalidate.annotations().idempotentHint()).isTrue();
+        assertThat(clear.annotations().readOnlyHint()).isNull();
+        assertThat(clear.annotations().destructiveHint()).isNull();
+        assertThat(clear.annotations().openWorldHint()).isFalse();
+        // MCP gives a read-only tool's destructive and idempotent hints no meaning
+        assertThat(stats.annotations().destructiveHint()).isNull();
+        assertThat(stats.annotations().idempotentHint()).isNull();
+        assertThat(stats.annotations().openWorldHint()).isFalse();
     }
 
     @Test
     void everyArgumentIsDescribedAndNoOtherIsAccepted() {
         for (OfferedTool spec : tools.values()) {
             Map<String, Object> schema = spec.tool().inputSchema();
-            assertThat(schema).containsEntry("type", "object").containsEntry("additionalProperties", false);
+            // the list leaves additionalProperties: false out; the call says what is not an argument
+            assertThat(schema).containsEntry("type", "object").doesNotContainKey("additionalProperties");
+            assertThat(text(call(spec.tool().name(), Map.of("verbose", true))))
+                    .as(spec.tool().name()).contains("verbose: not an argument of " + spec.tool().name());
             @SuppressWarnings("unchecked")
             Map<String, Map<String, Object>> properties = (Map<String, Map<String, Object>>) schema.get("properties");
             properties.forEach((name, property) -> assertThat(property)

@@ -84,7 +84,9 @@ class McpStdioServerTest {
         assertThat(names).containsExactly("execute_code", "cache_stats", "invalidate_tool", "clear_cache");
         assertThat(tools.get(0).at("/inputSchema/required/0").textValue()).isEqualTo("code");
         assertThat(tools.get(1).at("/annotations/readOnlyHint").booleanValue()).isTrue();
-        assertThat(tools.get(3).at("/annotations/destructiveHint").booleanValue()).isTrue();
+        // destructive is MCP's default: left out of the list
+        assertThat(tools.get(3).at("/annotations").has("destructiveHint")).isFalse();
+        assertThat(tools.get(3).at("/annotations/idempotentHint").booleanValue()).isTrue();
     }
 
     @Test
