@@ -54,6 +54,7 @@ import java.util.function.BiConsumer;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.stream.Collectors;
 
 /**
@@ -101,9 +102,13 @@ public final class Gateway implements CodeTools {
     private final ServerFeatures features;
     private final Map<String, String> identities;
     private final Clock clock;
+    /** Gathers a burst of list changes into one notice (see {@link #onNotification}). */
+    private final Function<Runnable, ListChangeNotices> listChanges;
     private Map<String, CatalogTool> current = Map.of();
     /** The search over {@code searchOf}, the tools it was built from; see {@link #toolSearch}. */
     private ToolSearch search;
+    /** The servers' instructions {@code search} was built with: they speak of their tools by name. */
+    private Map<String, String> searchInstructions;
     private Map<String, CatalogTool> searchOf;
     /** Each current tool's decision, made once when the tools change rather than on every call (#29). */
     private Map<String, ToolCallRules.Decision> decisions = Map.of();
@@ -145,6 +150,7 @@ public final class Gateway implements CodeTools {
         private final CachePolicy cache;
         private Clock clock = Clock.systemUTC();
         private Telemetry telemetry = Telemetry.NONE;
+        private Function<Runnable, ListChangeNotices> listChanges = ListChangeNotices::of;
 
         private Builder(ToolCatalog catalog, StoreGuard store, MutableToolVersions versions, GatewayPolicy config,
                 CachePolicy cache) {
@@ -167,14 +173,21 @@ public final class Gateway implements CodeTools {
             return this;
         }
 
+        /** How the servers' resources and prompts list_changed are gathered into one per burst; the tests' own timer. */
+        Builder listChanges(Function<Runnable, ListChangeNotices> notices) {
+            this.listChanges = Objects.requireNonNull(notices, "listChanges must not be null");
+            return this;
+        }
+
         public Gateway build() {
-            return new Gateway(catalog, store, versions, config, cache, clock, telemetry);
+            return new Gateway(catalog, store, versions, config, cache, clock, telemetry, listChanges);
         }
     }
 
     private Gateway(ToolCatalog catalog, StoreGuard store, MutableToolVersions versions, GatewayPolicy config,
-            CachePolicy policy, Clock clock, Telemetry telemetry) {
+            CachePolicy policy, Clock clock, Telemetry telemetry, Function<Runnable, ListChangeNotices> listChanges) {
         this.catalog = catalog;
+        this.listChanges = listChanges;
         this.versions = versions;
         this.rules = new ToolCallRules(config.rules(), policy, config.servers());
         this.clock = clock;
@@ -307,8 +320,21 @@ public final class Gateway implements CodeTools {
      * resources or prompts changed, a url elicitation completed.
      */
     public void onNotification(BiConsumer<String, ObjectNode> sink) {
+        // a list changed is heard once per burst, as tools/list_changed is: servers joining or restarting one after
+        // another, or telling their changes one at a time, would otherwise have the agent list again for each
+        Map<String, ListChangeNotices> bursts = Map.of(
+                McpSchema.METHOD_NOTIFICATION_RESOURCES_LIST_CHANGED, listChanges.apply(() -> sink.accept(
+                        McpSchema.METHOD_NOTIFICATION_RESOURCES_LIST_CHANGED, Json.MAPPER.createObjectNode())),
+                McpSchema.METHOD_NOTIFICATION_PROMPTS_LIST_CHANGED, listChanges.apply(() -> sink.accept(
+                        McpSchema.METHOD_NOTIFICATION_PROMPTS_LIST_CHANGED, Json.MAPPER.createObjectNode())));
         catalog.addNotificationListener((server, method, params) -> {
-            if (heard(server, method, params)) {
+            if (!heard(server, method, params)) {
+                return;
+            }
+            ListChangeNotices burst = bursts.get(method);
+            if (burst != null) {
+                burst.changed();
+            } else {
                 sink.accept(method, Json.MAPPER.valueToTree(params));
             }
         });
@@ -611,9 +637,12 @@ public final class Gateway implements CodeTools {
 
     /** The search over the tools code can call now: built once after each change of the tools, on first use. */
     synchronized ToolSearch toolSearch() {
-        if (search == null || searchOf != current) {
+        Map<String, String> instructions = catalog.instructions();
+        if (search == null || searchOf != current || !instructions.equals(searchInstructions)) {
             searchOf = current;
-            search = ToolSearch.of(current.values().stream().filter(tool -> codeAccess.contains(tool.server())).toList());
+            searchInstructions = instructions;
+            search = ToolSearch.of(current.values().stream().filter(tool -> codeAccess.contains(tool.server())).toList(),
+                    instructions);
         }
         return search;
     }

@@ -202,7 +202,8 @@ public final class ServeTools {
      * never takes one of their names.
      */
     private List<OfferedTool> ownSpecifications() {
-        String more = gateway == null ? "" : " Its full contract: describe_tools.";
+        String more = gateway == null ? "" : " Code calls the servers' tools as `await tools.SERVER.TOOL(args)`;"
+                + " search_tools finds them, describe_tools types them.";
         String timeout = number(settings.limits().timeout().toMillis() / 1000.0);
         List<OfferedTool> own = new ArrayList<>(List.of(
                 toolWithRequest(ToolBriefs.listed(describeExecuteCode(), more, timeout), this::executeCode),
@@ -331,9 +332,12 @@ public final class ServeTools {
     private Tool describeSearchTools() {
         return Tool.builder("search_tools", ToolSchemas.input("search_tools"))
                 .title("Search tools")
-                .description("Finds the servers' tools by what they do: BM25 over each tool's name, title, "
-                        + "description, server and parameters (names split at camelCase and snake_case, plurals "
-                        + "made singular), best first. Each match gives its name (SERVER__TOOL), how code calls it "
+                .description("Finds the servers' tools by what they do: BM25 over each tool's name and title "
+                        + "(weighted most), description and what its server's instructions say of it, server, and "
+                        + "parameters (weighted least), best first. Words are split at camelCase, snake_case and "
+                        + "kebab-case, stemmed (files, filed: file), common words (the, what, me) left out, and a "
+                        + "query's words also match their synonyms at half weight (remove: delete, folder: "
+                        + "directory). Each match gives its name (SERVER__TOOL), how code calls it "
                         + "(tools.SERVER.TOOL), the first line of its description and its TypeScript signature; "
                         + "describe_tools gives the full declarations. A server that joined a moment ago is searched "
                         + "at once.")

@@ -3,43 +3,10 @@ package dev.execache.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 class ListChangeNoticesTest {
-    /** A clock the test moves, and the tasks due by then run as it moves. */
-    private static final class ManualTimer implements ListChangeNotices.Timer {
-        private record Task(long due, long order, Runnable run) {
-        }
-
-        long now;
-        private long order;
-        private final List<Task> tasks = new ArrayList<>();
-
-        @Override
-        public void schedule(Runnable task, Duration delay) {
-            tasks.add(new Task(now + delay.toNanos(), order++, task));
-        }
-
-        void advance(Duration by) {
-            long until = now + by.toNanos();
-            while (true) {
-                Task next = tasks.stream().filter(task -> task.due() <= until)
-                        .min(Comparator.comparingLong(Task::due).thenComparingLong(Task::order)).orElse(null);
-                if (next == null) {
-                    break;
-                }
-                tasks.remove(next);
-                now = Math.max(now, next.due());
-                next.run().run();
-            }
-            now = until;
-        }
-    }
-
     private final ManualTimer timer = new ManualTimer();
     private final AtomicInteger notices = new AtomicInteger();
     private final ListChangeNotices changes = new ListChangeNotices(notices::incrementAndGet, Duration.ofMillis(150),

@@ -37,6 +37,7 @@ class ResourceUpdatesTest {
     private final List<String> heard = new CopyOnWriteArrayList<>();
     /** How often each server was read, by server. */
     private final Map<String, Integer> reads = new ConcurrentHashMap<>();
+    private final ManualTimer timer = new ManualTimer();
     private Gateway gateway;
 
     @BeforeEach
@@ -57,7 +58,7 @@ class ResourceUpdatesTest {
         GatewayPolicy policy = new GatewayPolicy(List.of(new GatewayPolicy.Server("lab", true, true),
                 new GatewayPolicy.Server("twin", true, true)), List.of(), Duration.ZERO);
         gateway = Gateway.builder(catalog, StoreGuard.of(new SimpleStore(clock)), new MutableToolVersions(), policy,
-                CachePolicy.DEFAULTS).clock(clock).build();
+                CachePolicy.DEFAULTS).clock(clock).listChanges(timer::notices).build();
         gateway.onNotification((method, params) -> heard.add(method + " " + params.path("uri").asText()));
     }
 
@@ -108,7 +109,32 @@ class ResourceUpdatesTest {
     @Test
     void listChangesOfEveryServerReachTheAgent() {
         catalog.notify("twin", McpSchema.METHOD_NOTIFICATION_RESOURCES_LIST_CHANGED, Map.of());
+        timer.advance(ListChangeNotices.QUIET);
 
         assertThat(heard).containsExactly("notifications/resources/list_changed ");
+    }
+
+    @Test
+    void aBurstOfListChangesIsOneOfEachKindWhenItIsOver() {
+        assertThat(read(URI)).isEqualTo("lab read 1, miss");
+        for (int change = 0; change < 20; change++) {
+            catalog.notify(change % 2 == 0 ? "lab" : "twin", McpSchema.METHOD_NOTIFICATION_RESOURCES_LIST_CHANGED,
+                    Map.of());
+            catalog.notify("lab", McpSchema.METHOD_NOTIFICATION_PROMPTS_LIST_CHANGED, Map.of());
+            timer.advance(Duration.ofMillis(10));
+        }
+        assertThat(heard).isEmpty();
+        assertThat(read(URI)).as("the reads are dropped at once, not when the agent hears of it")
+                .isEqualTo("lab read 2, miss");
+
+        timer.advance(ListChangeNotices.QUIET);
+
+        assertThat(heard).containsExactlyInAnyOrder("notifications/resources/list_changed ",
+                "notifications/prompts/list_changed ");
+
+        catalog.notify("lab", McpSchema.METHOD_NOTIFICATION_RESOURCES_LIST_CHANGED, Map.of());
+        timer.advance(ListChangeNotices.QUIET);
+
+        assertThat(heard).as("a later change is a burst of its own").hasSize(3);
     }
 }

@@ -19,16 +19,49 @@ class ToolSearchTest {
     }
 
     @Test
-    void namesAreSplitAtSnakeCaseAndCamelCaseHumpsLowercasedAndMadeSingular() {
+    void namesAreSplitAtSnakeCaseAndCamelCaseHumpsLowercasedAndStemmed() {
         assertThat(ToolSearch.tokens("list_pull_requests")).containsExactly("list", "pull", "request");
         assertThat(ToolSearch.tokens("listPullRequests")).containsExactly("list", "pull", "request");
         assertThat(ToolSearch.tokens("HTTPServer getURLs")).containsExactly("http", "server", "get", "url");
-        assertThat(ToolSearch.tokens("Repositories, issues and branches!")).containsExactly("repository", "issue", "and",
+        assertThat(ToolSearch.tokens("Repositories, issues and branches!")).containsExactly("repository", "issu", "and",
                 "branch");
-        assertThat(ToolSearch.tokens("search-files.v2")).containsExactly("search", "file", "v2");
+        assertThat(ToolSearch.tokens("search-files.v2")).containsExactly("search", "fil", "v2");
         assertThat(ToolSearch.tokens("status address analysis is")).containsExactly("status", "address", "analysis",
                 "is");
         assertThat(ToolSearch.tokens(null)).isEmpty();
+    }
+
+    @Test
+    void theFormsOfOneWordShareAStemAndDifferentWordsDoNot() {
+        assertThat(List.of("create", "created", "creating", "creates")).allMatch(word -> ToolSearch.stem(word).equals("creat"));
+        assertThat(List.of("log", "logs", "logging", "logged")).allMatch(word -> ToolSearch.stem(word).equals("log"));
+        assertThat(List.of("copy", "copies", "copied")).allMatch(word -> ToolSearch.stem(word).equals("copy"));
+        assertThat(List.of("file", "files", "filed")).allMatch(word -> ToolSearch.stem(word).equals("fil"));
+        assertThat(ToolSearch.stem("string")).as("no vowel before -ing: not an ending").isEqualTo("string");
+        assertThat(ToolSearch.stem("need")).isEqualTo("need");
+        assertThat(ToolSearch.stem("calling")).isEqualTo("call");
+        assertThat(ToolSearch.stem("general")).isNotEqualTo(ToolSearch.stem("generate"));
+    }
+
+    @Test
+    void wordsThatSayNothingOfAToolAreLeftOutOfQueriesAndDocuments() {
+        assertThat(ToolSearch.words("What do you know about the files in my folder?"))
+                .containsExactly("know", "fil", "folder");
+    }
+
+    @Test
+    void aNeedPutInOtherWordsFindsTheToolThroughSynonymsBelowTheWordsThemselves() {
+        ToolSearch search = ToolSearch.of(List.of(
+                tool("kg", "delete_entities", "Delete entities from the knowledge graph.", Map.of()),
+                tool("kg", "create_relations", "Create relations between entities.", Map.of()),
+                tool("fs", "list_directory", "Lists a directory's entries.", Map.of()),
+                tool("fs", "forget_password", "Forget a password.", Map.of())));
+
+        assertThat(names(search.search("remove a thing", 2))).startsWith("kg__delete_entities");
+        assertThat(names(search.search("link two things", 1))).containsExactly("kg__create_relations");
+        assertThat(names(search.search("what is in this folder", 1))).containsExactly("fs__list_directory");
+        assertThat(names(search.search("forget", 10))).as("the word itself first, its synonym after")
+                .containsExactly("fs__forget_password", "kg__delete_entities");
     }
 
     @Test
@@ -74,6 +107,34 @@ class ToolSearchTest {
         assertThat(names(search.search("sql", 10))).containsExactly("db__run");
         assertThat(names(search.search("postal codes", 10))).containsExactly("maps__lookup");
         assertThat(names(search.search("maps", 10))).containsExactly("maps__lookup");
+    }
+
+    @Test
+    void aNameWeighsMoreThanADescriptionWhichWeighsMoreThanAParameter() {
+        ToolSearch search = ToolSearch.of(List.of(
+                tool("a", "run", "Runs a job.", Map.of("invoice", Map.of("type", "string"))),
+                tool("a", "send", "Sends an invoice.", Map.of()),
+                tool("a", "invoice", "Makes one.", Map.of())));
+
+        assertThat(names(search.search("invoice", 10))).containsExactly("a__invoice", "a__send", "a__run");
+    }
+
+    @Test
+    void nestedParametersAndWhatTheServersInstructionsSayOfAToolByNameAreSearched() {
+        ToolSearch search = ToolSearch.of(List.of(
+                tool("kg", "add", "Adds them.", Map.of("items", Map.of("type", "array", "items", Map.of("type", "object",
+                        "properties", Map.of("colour", Map.of("type", "string", "description", "A paint shade")))))),
+                tool("demo", "long-task", "Runs.", Map.of()),
+                tool("demo", "long-task-2", "Runs too.", Map.of())),
+                Map.of("demo", "Use `long-task` for a countdown with progress.\nOther lines say nothing of it."));
+
+        assertThat(names(search.search("paint shades", 10))).containsExactly("kg__add");
+        List<ToolSearch.Match> countdown = search.search("countdown", 10);
+        assertThat(names(countdown)).as("the line names long-task, not long-task-2")
+                .containsExactly("demo__long-task", "demo__long-task-2");
+        assertThat(countdown.get(0).score()).isGreaterThan(countdown.get(1).score() * 5);
+        assertThat(names(search.search("nothing", 10))).as("the other lines are the server's: a little of each tool")
+                .containsExactlyInAnyOrder("demo__long-task", "demo__long-task-2");
     }
 
     @Test
