@@ -17,7 +17,7 @@ import java.util.function.Consumer;
 
 /**
  * A ranked search over the servers' tools: Okapi BM25F, each field's words counted with a weight, over a tool's name
- * and title (weighted most), its description and what its server's instructions say of it by name, its server's name,
+ * and title (weighted most), its description and the lines of its server's instructions that name it, its server's name,
  * and the words of its parameters (names and descriptions, nested ones too; weighted least). Words are split at
  * snake_case, kebab-case and camelCase, lowercased, stripped of a few English endings ({@link #stem}), and common
  * words that say nothing of a tool ("the", "what", "me") are left out. A query's words also match their synonyms in
@@ -38,8 +38,6 @@ final class ToolSearch {
     private static final double DESCRIPTION_WEIGHT = 1;
     private static final double SERVER_WEIGHT = 1;
     private static final double PARAMETER_WEIGHT = 0.5;
-    /** The server's instructions that name no tool: about the server, a little about each of its tools. */
-    private static final double SERVER_INSTRUCTIONS_WEIGHT = 0.1;
     /** How much a synonym of a query's word counts beside the word itself. */
     private static final double SYNONYM_WEIGHT = 0.5;
 
@@ -212,12 +210,11 @@ final class ToolSearch {
         }
         if (instructions != null) {
             String name = tool.serverToolName();
+            // only what names the tool: words said of the whole server would be in every one of its tools, and a
+            // word in most tools weighs nothing in BM25 ("The lab counts the calls": no more "count" in get_count)
             for (String line : instructions.split("\\R|(?<=[.!?])\\s+")) {
                 if (mentions(line, name)) {
                     add.accept(words(line), DESCRIPTION_WEIGHT);
-                } else {
-                    // not counted in the length: it is the same for every tool of the server
-                    words(line).forEach(word -> frequencies.merge(word, SERVER_INSTRUCTIONS_WEIGHT, Double::sum));
                 }
             }
         }

@@ -129,12 +129,20 @@ class ToolSearchTest {
                 Map.of("demo", "Use `long-task` for a countdown with progress.\nOther lines say nothing of it."));
 
         assertThat(names(search.search("paint shades", 10))).containsExactly("kg__add");
-        List<ToolSearch.Match> countdown = search.search("countdown", 10);
-        assertThat(names(countdown)).as("the line names long-task, not long-task-2")
-                .containsExactly("demo__long-task", "demo__long-task-2");
-        assertThat(countdown.get(0).score()).isGreaterThan(countdown.get(1).score() * 5);
-        assertThat(names(search.search("nothing", 10))).as("the other lines are the server's: a little of each tool")
-                .containsExactlyInAnyOrder("demo__long-task", "demo__long-task-2");
+        assertThat(names(search.search("countdown", 10))).as("the line names long-task, not long-task-2")
+                .containsExactly("demo__long-task");
+        assertThat(search.search("nothing", 10)).as("a line that names no tool is of none").isEmpty();
+    }
+
+    @Test
+    void aWordTheServersInstructionsUseOfTheWholeServerKeepsItsWeightInTheToolThatHoldsIt() {
+        ToolSearch search = ToolSearch.of(List.of(
+                tool("lab", "get_count", "The counter.", Map.of()),
+                tool("lab", "get_other", "Another read.", Map.of()),
+                tool("lab", "pid", "This process's id.", Map.of())),
+                Map.of("lab", "The lab counts the calls it serves."));
+
+        assertThat(names(search.search("get count", 10))).startsWith("lab__get_count");
     }
 
     @Test
