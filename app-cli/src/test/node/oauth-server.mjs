@@ -6,12 +6,10 @@
 //
 // Beside the provider, two test-only endpoints:
 //   POST /test/rotate  the provider signs with a new key from now on (and publishes only that one)
-//   POST /test/mint    {"claims": {...}, "header": {...},
-//                       "key": "current"|"other"|"unpublished"|"none"|"hmac-public"}
+//   POST /test/mint    {"claims": {...}, "header": {...}, "key": "current"|"other"|"none"|"hmac-public"}
 //                      a token signed as asked, to show what serve refuses (expired, another audience,
 //                      another issuer, unsigned, signed with another key under the current key's kid,
-//                      signed with a key the provider never published under a kid of its own, HMAC with
-//                      the public key as its secret)
+//                      HMAC with the public key as its secret)
 import http from 'node:http';
 import crypto from 'node:crypto';
 import Provider from 'oidc-provider';
@@ -82,10 +80,9 @@ function mint({ claims, header = {}, key: how = 'current' }) {
     const signature = crypto.createHmac('sha256', secret).update(`${head}.${body}`).digest('base64url');
     return `${head}.${body}.${signature}`;
   }
-  // "other": a key the provider never published, under the current key's kid; "unpublished": one under its own kid
-  const unpublished = how === 'unpublished' ? newKey() : null;
-  const signer = how === 'other' ? newKey().privateKey : unpublished ? unpublished.privateKey : key.privateKey;
-  const head = b64({ alg: 'RS256', typ: 'at+jwt', kid: unpublished ? unpublished.kid : key.kid, ...header });
+  // "other": a key the provider never published, under the current key's kid
+  const signer = how === 'other' ? newKey().privateKey : key.privateKey;
+  const head = b64({ alg: 'RS256', typ: 'at+jwt', kid: key.kid, ...header });
   const body = b64(claims);
   const signature = crypto.sign('sha256', Buffer.from(`${head}.${body}`), signer).toString('base64url');
   return `${head}.${body}.${signature}`;

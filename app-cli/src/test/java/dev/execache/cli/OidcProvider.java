@@ -94,7 +94,7 @@ final class OidcProvider implements AutoCloseable {
         return JSON.readTree(response.body()).get("access_token").textValue();
     }
 
-    /** A token signed as {@code key} says (current, other, unpublished, none, hmac-public), with these claims. */
+    /** A token signed as {@code key} says (current, other, none, hmac-public), with these claims. */
     String mint(ObjectNode claims, String key) throws Exception {
         ObjectNode request = JSON.createObjectNode();
         request.set("claims", claims);

@@ -167,7 +167,6 @@ class ServeHttpOAuthIT {
         refused.put(provider.mint(claims(), "none"), "not signed");
         refused.put(provider.mint(claims(), "other"), "signature does not match");
         refused.put(provider.mint(claims(), "hmac-public"), "algorithm this server does not take");
-        refused.put(provider.mint(claims(), "unpublished"), "signed with a key the issuer does not publish (key id ");
 
         for (Map.Entry<String, String> token : refused.entrySet()) {
             RawHttp.Answer answer = call(token.getKey(), "cache_stats", "{}");
@@ -194,7 +193,7 @@ class ServeHttpOAuthIT {
         RawHttp.Answer old = call(before, "cache_stats", "{}");
         assertThat(old.status()).as("the provider no longer publishes the old key").isEqualTo(401);
         assertThat(old.header("WWW-Authenticate")).contains("error=\"invalid_token\"")
-                .contains("signed with a key the issuer does not publish").doesNotContain("algorithm");
+                .contains("signed with a key the issuer does not publish (key id ").doesNotContain("algorithm");
     }
 
     @Test
