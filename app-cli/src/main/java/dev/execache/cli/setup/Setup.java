@@ -119,7 +119,7 @@ public final class Setup {
     /**
      * Moves the selected servers into {@code config} and rewrites each client that listed one.
      *
-     * @param execache the execache command the clients will start (absolute)
+     * @param execache the command the clients will start execache with
      */
     public void apply(Selection selection, Path config, Launcher execache, boolean dryRun) throws IOException {
         List<ClientConfig> configs = read(selection);
