@@ -599,6 +599,18 @@ class SetupCommandTest {
     }
 
     @Test
+    void aDamagedBackupManifestIsNamedWithItsLineAndNotQuoted() throws IOException {
+        assertThat(apply()).as(stderr()).isEqualTo(ExitCode.OK);
+        Path manifest = state.resolve("execache/setup/0001/manifest.json");
+        Files.writeString(manifest, "{\"files\": [ghp_SECRET_in_the_manifest]}\n");
+
+        assertThat(run("setup", "--undo")).isEqualTo(ExitCode.USAGE);
+
+        assertThat(stderr()).startsWith("execache: setup: " + manifest + ": line 1, column ").contains("not valid JSON");
+        assertNoSecretShown();
+    }
+
+    @Test
     void theEntryStartsTheCommandAsItWasStartedNpmsBinLinkNotTheFileItPointsTo() throws IOException {
         Path binLink = Files.createSymbolicLink(Files.createDirectories(dir.resolve("prefix/bin")).resolve("execache"),
                 execache);
