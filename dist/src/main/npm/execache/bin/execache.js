@@ -82,7 +82,9 @@ function denoDirectory() {
 
 let child;
 if (process.platform !== "win32") {
-  child = spawn(path.join(home, "bin", "execache"), process.argv.slice(2), { stdio: "inherit" });
+  // the link npm made (argv[1] keeps it), which setup writes into the clients' files
+  child = spawn(path.join(home, "bin", "execache"), process.argv.slice(2),
+    { stdio: "inherit", env: { ...process.env, EXECACHE_INVOKED_AS: process.argv[1] } });
 } else {
   const env = { ...process.env };
   let java = bundledJava();

@@ -16,6 +16,7 @@ import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.logging.Formatter;
 import java.util.logging.Handler;
@@ -94,7 +95,7 @@ public final class Main {
         // @FILE is ours (--context @file), not picocli's argument files.
         commandLine.setExpandAtFiles(false);
         commandLine.setParameterExceptionHandler((e, ignored) -> {
-            usage(e.getCommandLine(), e.getMessage());
+            usage(e.getCommandLine(), withSuggestion(e));
             return ExitCode.USAGE;
         });
         commandLine.setExecutionExceptionHandler((e, cmd, parseResult) -> {
@@ -130,6 +131,19 @@ public final class Main {
             }
         }
         return null;
+    }
+
+    /** A mistyped command or option with picocli's nearest names for it: {@code unknown command 'srve'; did you mean serve?}. */
+    private static String withSuggestion(CommandLine.ParameterException e) {
+        if (!(e instanceof CommandLine.UnmatchedArgumentException unmatched) || unmatched.getUnmatched().isEmpty()) {
+            return e.getMessage();
+        }
+        List<String> suggestions = unmatched.getSuggestions();
+        String first = unmatched.getUnmatched().get(0);
+        // the first only: picocli counts the unknown option's value as unknown too
+        String message = unmatched.isUnknownOption() ? "unknown option '" + first + "'"
+                : !e.getCommandLine().getSubcommands().isEmpty() ? "unknown command '" + first + "'" : e.getMessage();
+        return suggestions.isEmpty() ? message : message + "; did you mean " + String.join(" or ", suggestions) + "?";
     }
 
     /** A usage error is one line: what was wrong, and where the options are described. */

@@ -168,7 +168,8 @@ class CommandLineIT {
         var second = cli.run("run", "fails.ts", "--db", db.toString(), "--json", "--context", "{\"repo\":\"x\"}");
 
         assertThat(first.exitCode()).as(first.toString()).isEqualTo(1);
-        assertThat(first.stderr()).contains("RuntimeError: Error: no such repo: x");
+        assertThat(first.stderr()).as("what the code threw, as JavaScript says it")
+                .contains("execache: Error: no such repo: x (line ").doesNotContain("RuntimeError");
         assertThat(second.exitCode()).isEqualTo(1);
         JsonNode outcome = json(second);
         assertThat(outcome.get("cache").asText()).isEqualTo("miss");

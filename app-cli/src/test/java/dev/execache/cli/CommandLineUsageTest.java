@@ -130,8 +130,21 @@ class CommandLineUsageTest {
     @Test
     void unknownFlag() {
         assertThat(run("run", "ok.ts", "--colour")).isEqualTo(ExitCode.USAGE);
-        assertThat(errors()).contains("Unknown option: '--colour'").contains("(see 'execache run --help')");
+        assertThat(errors()).contains("unknown option '--colour'").contains("(see 'execache run --help')");
         assertThat(out.toString(StandardCharsets.UTF_8)).as("no wall of help for one typo").isEmpty();
+    }
+
+    @Test
+    void aMistypedCommandOrOptionIsAnsweredWithTheNearestNames() {
+        assertThat(run("srve")).isEqualTo(ExitCode.USAGE);
+        assertThat(errors()).isEqualTo("execache: unknown command 'srve'; did you mean serve or server? (see 'execache --help')\n");
+        err.reset();
+        assertThat(run("run", "ok.ts", "--tiemout", "5s")).isEqualTo(ExitCode.USAGE);
+        assertThat(errors()).contains("unknown option '--tiemout'; did you mean --timeout?")
+                .contains("(see 'execache run --help')");
+        err.reset();
+        assertThat(run("xyzzy")).isEqualTo(ExitCode.USAGE);
+        assertThat(errors()).startsWith("execache: unknown command 'xyzzy' (see").doesNotContain("did you mean");
     }
 
     @Test

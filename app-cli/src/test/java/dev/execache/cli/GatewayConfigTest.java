@@ -106,9 +106,10 @@ class GatewayConfigTest {
         assertThatThrownBy(() -> parse("servers: {a: {command: x, invalidate_on_write: all}}"))
                 .hasMessageContaining("servers.a.invalidate_on_write must be server or none");
         assertThatThrownBy(() -> parse("servers: {a: {type: http, command: x}}"))
-                .hasMessageContaining("servers.a.type 'http' needs url");
+                .hasMessageContaining("servers.a.type is http: it needs url");
         assertThatThrownBy(() -> parse("servers: {a: {type: sse, url: \"https://example.com/mcp\"}}"))
-                .hasMessageContaining("servers.a.type 'sse' is not supported");
+                .hasMessageContaining("servers.a.type must be stdio (command, args, env, cwd) or http (url, headers):"
+                        + " execache reaches url servers over Streamable HTTP, not SSE");
         assertThatThrownBy(() -> parse("servers: {a: {url: \"https://example.com/mcp\", command: x}}"))
                 .isInstanceOf(UsageException.class)
                 .hasMessageContaining("servers.a.command does not go with url");
@@ -151,7 +152,7 @@ class GatewayConfigTest {
     void aValidatorThatCannotBeReadIsNamedByItsKey() {
         assertThatThrownBy(() -> parse("tool_calls: {rules: [{tool: a__b, validate_with: 3}]}"))
                 .hasMessageContaining("tool_calls.rules[0].validate_with must be a tool's name, or {tool: NAME,"
-                        + " arguments: {...}}, not 3");
+                        + " arguments: {...}}, not a whole number");
         assertThatThrownBy(() -> parse("tool_calls: {rules: [{tool: a__b, validate_with: {arguments: {x: y}}}]}"))
                 .hasMessageContaining("tool_calls.rules[0].validate_with.tool is required");
         assertThatThrownBy(() -> parse("tool_calls: {rules: [{tool: a__b, validate_with: {tool: a__c, args: {}}}]}"))
@@ -164,7 +165,7 @@ class GatewayConfigTest {
                 .hasMessageContaining("tool_calls.rules[0].validate_with.tool must name one tool exactly");
         assertThatThrownBy(() -> parse("tool_calls: {rules: [{tool: a__b, validate_with: {tool: a__c,"
                 + " arguments: {path: \"dir/{path}\"}}}]}"))
-                .hasMessageContaining("tool_calls.rules[0].validate_with.arguments.path 'dir/{path}' must be one whole"
+                .hasMessageContaining("tool_calls.rules[0].validate_with.arguments.path must be one whole"
                         + " \"{NAME}\" to take the call's argument NAME, or a text without braces");
         assertThatThrownBy(() -> parse("tool_calls: {rules: [{tool: a__b, validate_with: {tool: a__c,"
                 + " arguments: {path: 3}}}]}"))

@@ -71,6 +71,30 @@ class ParseErrorsTest {
     }
 
     @Test
+    void aValueOfTheWrongKindIsNamedByItsKeyAndKindNeverShown() {
+        assertThat(configError("servers:\n  github:\n    url: https://api.example.org/mcp\n    oauth:\n"
+                + "      client_id: app\n      client_secret: [%s]\n".formatted(TOKEN)))
+                .contains("servers.github.oauth.client_secret must be a non-empty string, not a list")
+                .doesNotContain("SECRET");
+        assertThat(configError("code_execution:\n  cache:\n    enabled: %s\n".formatted(TOKEN)))
+                .contains("code_execution.cache.enabled must be true or false, not a text").doesNotContain("SECRET");
+        assertThat(configError("servers:\n  a:\n    command: x\n    share: %s\n".formatted(TOKEN)))
+                .contains("servers.a.share must be private").doesNotContain("SECRET");
+        assertThat(configError("servers:\n  a:\n    command: x\n    ttl: %s\n".formatted(TOKEN)))
+                .contains("servers.a.ttl: the value is not a duration").doesNotContain("SECRET");
+        assertThat(configError("servers:\n  a:\n    command: x\n    args: [{key: %s}]\n".formatted(TOKEN)))
+                .contains("servers.a.args must hold only strings, not a mapping").doesNotContain("SECRET");
+    }
+
+    @Test
+    void aUrlThatIsNotOneIsNamedByTheCharacterWhereItStops() {
+        assertThat(configError("servers:\n  a:\n    url: \"https://api.example.org/mcp?token=%s here\"\n"
+                .formatted(TOKEN)))
+                .contains("servers.a.url is not a URL: Illegal character in query at character 61")
+                .doesNotContain("SECRET").doesNotContain("example.org");
+    }
+
+    @Test
     void resolvingTheSettingsSaysTheSame() throws IOException {
         Files.writeString(dir.resolve("execache.yaml"), "serve:\n  http_tokens: {a: \"" + TOKEN + "\"}: x\n");
 

@@ -192,7 +192,8 @@ class ServeHttpOAuthIT {
         assertThat(call(after, "cache_stats", "{}").status()).as("a token signed with the new key").isEqualTo(200);
         RawHttp.Answer old = call(before, "cache_stats", "{}");
         assertThat(old.status()).as("the provider no longer publishes the old key").isEqualTo(401);
-        assertThat(old.header("WWW-Authenticate")).contains("error=\"invalid_token\"");
+        assertThat(old.header("WWW-Authenticate")).contains("error=\"invalid_token\"")
+                .contains("signed with a key the issuer does not publish (key id ").doesNotContain("algorithm");
     }
 
     @Test

@@ -44,6 +44,7 @@ class SetupCommandTest {
     private Path project;
     private Path state;
     private Path execache;
+    private Map<String, String> moreEnv = Map.of();
     private final ByteArrayOutputStream out = new ByteArrayOutputStream();
     private final ByteArrayOutputStream err = new ByteArrayOutputStream();
 
@@ -252,8 +253,9 @@ class SetupCommandTest {
     private int run(String... args) {
         out.reset();
         err.reset();
-        Map<String, String> env = Map.of("HOME", home.toString(), "XDG_STATE_HOME", state.toString(),
-                "XDG_CACHE_HOME", dir.resolve("cache").toString(), "PATH", "/usr/bin:/bin");
+        Map<String, String> env = new TreeMap<>(Map.of("HOME", home.toString(), "XDG_STATE_HOME", state.toString(),
+                "XDG_CACHE_HOME", dir.resolve("cache").toString(), "PATH", "/usr/bin:/bin"));
+        env.putAll(moreEnv);
         return Main.run(args, env, project, new ByteArrayInputStream(new byte[0]),
                 new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
     }
@@ -312,7 +314,8 @@ class SetupCommandTest {
                 .contains("(stays: its env PERPLEXITY_API_KEY uses a ${...} variable, which only VS Code fills in)")
                 .contains("(stays: it uses the SSE transport")
                 .contains("(stays: a Zed extension provides it)")
-                .contains("servers can move behind execache");
+                // the 13 that --apply puts under servers:, github found alike in Claude Code and Claude Desktop once
+                .containsPattern("\n13 servers can move behind execache \\(listed 1[4-9] times in the clients' files\\): ");
         assertNoSecretShown();
         assertThat(snapshot()).isEqualTo(before);
     }
@@ -422,6 +425,12 @@ class SetupCommandTest {
         assertExecacheEntry(codex.path("mcp_servers").path("execache"), serve);
         // Codex passes a server few of its variables: the one figma's header names must reach execache
         assertThat(codex.path("mcp_servers").path("execache").path("env_vars").toString()).isEqualTo("[\"FIGMA_OAUTH_TOKEN\"]");
+        // Codex gives a server 10 s to start unless told; serve lists its tools once its servers are up
+        assertThat(codex.path("mcp_servers").path("execache").path("startup_timeout_sec").asInt()).isEqualTo(40);
+        // the comment above context7 went with it, not left above execache's entry
+        assertThat(codexText).doesNotContain("# Documentation lookups");
+        assertThat(Files.readString(config())).containsPattern(
+                "  # from Codex [^\n]*config.toml\n  # Documentation lookups\n  context7:\n");
         assertThat(codex.path("profiles").path("fast").path("model").asText()).isEqualTo("gpt-5-mini");
     }
 
@@ -458,8 +467,9 @@ class SetupCommandTest {
 
         assertThat(apply()).isEqualTo(ExitCode.USAGE);
 
-        assertThat(stderr()).contains(home.resolve(".cursor/mcp.json") + ": line 3, column ")
-                .contains(": not valid JSON: ");
+        assertThat(stderr()).isEqualTo("execache: setup: " + home.resolve(".cursor/mcp.json") + ": line 3, column 33:"
+                + " not valid JSON: a ',' missing between two entries (fix it, or leave Cursor out: --client with the"
+                + " others)\n");
         assertThat(snapshot()).isEqualTo(before);
         assertThat(state).doesNotExist();
     }
@@ -586,6 +596,47 @@ class SetupCommandTest {
         assertThat(run("setup", "--apply", "--dry-run", "--client", "cursor")).as(stderr()).isEqualTo(ExitCode.OK);
 
         assertThat(stdout()).contains("(" + launcher + " serve --config " + config() + ")");
+    }
+
+    @Test
+    void aDamagedBackupManifestIsNamedWithItsLineAndNotQuoted() throws IOException {
+        assertThat(apply()).as(stderr()).isEqualTo(ExitCode.OK);
+        Path manifest = state.resolve("execache/setup/0001/manifest.json");
+        Files.writeString(manifest, "{\"files\": [ghp_SECRET_in_the_manifest]}\n");
+
+        assertThat(run("setup", "--undo")).isEqualTo(ExitCode.USAGE);
+
+        assertThat(stderr()).startsWith("execache: setup: " + manifest + ": line 1, column ").contains("not valid JSON");
+        assertNoSecretShown();
+    }
+
+    @Test
+    void theEntryStartsTheCommandAsItWasStartedNpmsBinLinkNotTheFileItPointsTo() throws IOException {
+        Path binLink = Files.createSymbolicLink(Files.createDirectories(dir.resolve("prefix/bin")).resolve("execache"),
+                execache);
+        moreEnv = Map.of("EXECACHE_INVOKED_AS", binLink.toString());
+
+        assertThat(run("setup", "--apply", "--client", "cursor")).as(stderr()).isEqualTo(ExitCode.OK);
+
+        JsonNode entry = JSONC.readTree(home.resolve(".cursor/mcp.json").toFile()).path("mcpServers").path("execache");
+        assertThat(entry.path("command").asText()).isEqualTo(binLink.toString());
+    }
+
+    @Test
+    void startedByNpxFromItsCacheTheEntryIsNpxWithThisVersion() throws IOException {
+        Path cached = Files.createSymbolicLink(Files.createDirectories(
+                dir.resolve("npm-cache/_npx/5f0c1b2a/node_modules/.bin")).resolve("execache"), execache);
+        moreEnv = Map.of("EXECACHE_INVOKED_AS", cached.toString());
+
+        assertThat(run("setup", "--apply", "--client", "cursor")).as(stderr()).isEqualTo(ExitCode.OK);
+
+        JsonNode entry = JSONC.readTree(home.resolve(".cursor/mcp.json").toFile()).path("mcpServers").path("execache");
+        assertThat(entry.path("command").asText()).isEqualTo("npx");
+        assertThat(entry.path("args").get(0).asText()).isEqualTo("-y");
+        assertThat(entry.path("args").get(1).asText()).matches("execache(@.+)?");
+        assertThat(entry.path("args").get(2).asText()).isEqualTo("serve");
+        assertThat(run("setup", "--client", "cursor")).isEqualTo(ExitCode.OK);
+        assertThat(stdout()).as("it is execache itself: nothing to move").contains("Nothing to move");
     }
 
     @Test

@@ -26,9 +26,13 @@ public record ExecutionError(ErrorType type, String message, String stack, int l
         this(type, message, "", 0, 0);
     }
 
+    /**
+     * One line for a person: {@code Error: no orders in context (line 3, column 9)}. What the code threw already reads
+     * as JavaScript prints it (its name, then its message), so a runtime error carries no second name in front.
+     */
     @Override
     public String toString() {
         String where = line > 0 ? " (line " + line + ", column " + column + ")" : "";
-        return type.displayName() + ": " + message + where;
+        return (type == ErrorType.RUNTIME_ERROR ? "" : type.displayName() + ": ") + message + where;
     }
 }

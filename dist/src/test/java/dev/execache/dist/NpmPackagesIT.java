@@ -66,6 +66,18 @@ class NpmPackagesIT {
                 .as("the install script put the bash launcher in the Node launcher's place").startsWith("#!/usr/bin/env bash");
     }
 
+    @Test
+    void setupWritesNpmsLinkAsTheCommandNotTheFileInsideNodeModules() throws Exception {
+        Files.createDirectories(machine.home.resolve(".cursor"));
+        Files.writeString(machine.home.resolve(".cursor/mcp.json"),
+                "{\"mcpServers\": {\"memory\": {\"command\": \"npx\", \"args\": [\"-y\", \"server-memory\"]}}}\n");
+
+        String shown = machine.run(prefix, List.of("npx", "execache", "setup", "--apply", "--dry-run", "--client", "cursor"))
+                .succeeded().stdout();
+
+        assertThat(shown).contains("(" + prefix.resolve("node_modules/.bin/execache") + " serve --config ");
+    }
+
     /** Installed without scripts: the Node launcher, not the bash one put in its place. */
     @Test
     void withoutItsPlatformPackageItUsesTheJavaOfJavaHomeElseSaysInOneLineWhatToInstall() throws Exception {

@@ -568,10 +568,6 @@ final class DownstreamServer extends ServerLifecycle<DownstreamServer.Connection
         }
     }
 
-    private static String seconds(Duration delay) {
-        return delay.toMillis() % 1000 == 0 ? delay.toSeconds() + " s" : delay.toMillis() / 1000.0 + " s";
-    }
-
     private static String rootMessage(Throwable e) {
         Throwable cause = e;
         while (cause.getCause() != null && cause.getCause() != cause) {

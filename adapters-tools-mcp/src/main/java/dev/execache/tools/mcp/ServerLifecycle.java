@@ -244,6 +244,11 @@ abstract class ServerLifecycle<C> extends Downstream {
         return current;
     }
 
+    /** A delay as a person reads it: {@code 1 s}, {@code 1.5 s}. */
+    static String seconds(Duration delay) {
+        return delay.toMillis() % 1000 == 0 ? delay.toSeconds() + " s" : delay.toMillis() / 1000.0 + " s";
+    }
+
     /** Doubling from 1 s to 30 s with each failure. */
     final synchronized Duration nextBackoff() {
         long millis = FIRST_BACKOFF.toMillis() << Math.min(failures, 5);

@@ -14,10 +14,12 @@ import java.io.InputStreamReader;
 import java.lang.System.Logger.Level;
 import java.net.ConnectException;
 import java.net.URI;
+import java.net.UnknownHostException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
+import java.nio.channels.UnresolvedAddressException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.ZonedDateTime;
@@ -365,7 +367,7 @@ final class StreamableHttpClient implements AutoCloseable {
                     + " name a trust store that holds it: -Djavax.net.ssl.trustStore");
         } catch (ConnectException e) {
             throw new HttpMcpException(Kind.UNREACHABLE, "server " + server + " cannot be reached at "
-                    + UrlServerSettings.withoutQuery(url) + " (connection refused)");
+                    + UrlServerSettings.withoutQuery(url) + " (" + connectProblem(e) + ")");
         } catch (IOException e) {
             throw new HttpMcpException(Kind.UNREACHABLE, "server " + server + " cannot be reached at "
                     + UrlServerSettings.withoutQuery(url) + ": " + describe(e));
@@ -742,6 +744,25 @@ final class StreamableHttpClient implements AutoCloseable {
         } catch (IOException e) {
             return "";
         }
+    }
+
+    /**
+     * Why a connection could not be made: the JDK's client says ConnectException for a name that does not resolve too
+     * (with UnresolvedAddressException as the cause), which is not a refusal.
+     */
+    private String connectProblem(ConnectException e) {
+        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+            if (cause instanceof UnresolvedAddressException || cause instanceof UnknownHostException) {
+                return "host " + url.getHost() + " not found";
+            }
+        }
+        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+            String message = cause.getMessage();
+            if (message != null && !message.isBlank() && !message.toLowerCase(Locale.ROOT).contains("refused")) {
+                return message.toLowerCase(Locale.ROOT);
+            }
+        }
+        return "connection refused";
     }
 
     private static String describe(IOException e) {

@@ -53,6 +53,8 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
     private ScheduledFuture<?> relist;
     /** Why the last attempt to reach the server failed; null once it is reached. */
     private HttpMcpException lastFailure;
+    /** The failure last said at WARNING: the same one again, on each retry, is said only at DEBUG until it is up. */
+    private String toldFailure;
     private ClientCredentialsTokens tokens;
     /** How the server is reached ({@link UrlServerSettings#identity}), known once its variables are resolved. */
     private volatile String identity;
@@ -125,6 +127,7 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
                 tools = listed;
                 failures = 0;
                 lastFailure = null;
+                toldFailure = null;
                 notifyAll();
             }
             announce(describe(serverInfo) + ", MCP " + opened.protocolVersion() + " over HTTP", listed.size());
@@ -133,6 +136,9 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
         } catch (RuntimeException e) {
             opened.close();
             Duration delay = nextBackoff(e);
+            String reason = e instanceof HttpMcpException ? e.getMessage()
+                    : "server " + settings.name() + ": cannot connect: " + e.getMessage();
+            boolean tell;
             synchronized (this) {
                 connecting = false;
                 if (e instanceof HttpMcpException http) {
@@ -141,11 +147,11 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
                         quietUntil = clock.instant().plus(http.retryAfter());
                     }
                 }
+                tell = isNews(reason);
                 notifyAll();
             }
-            LOG.log(Level.WARNING, (e instanceof HttpMcpException ? e.getMessage()
-                    : "server " + settings.name() + ": cannot connect: " + e.getMessage())
-                    + "; trying again in " + delay.toMillis() / 1000.0 + " s");
+            LOG.log(tell ? Level.WARNING : Level.DEBUG, reason + "; trying again in " + seconds(delay)
+                    + (tell ? ", then with backoff while it fails" : ""));
             scheduleConnect(delay);
             return false;
         }
@@ -397,7 +403,12 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
             delay = nextBackoff(why);
         }
         current.close();
-        LOG.log(Level.WARNING, why.getMessage() + "; reaching it again in " + delay.toMillis() / 1000.0 + " s");
+        boolean tell;
+        synchronized (this) {
+            tell = isNews(why.getMessage());
+        }
+        LOG.log(tell ? Level.WARNING : Level.DEBUG, why.getMessage() + "; reaching it again in "
+                + seconds(delay));
         scheduleConnect(delay);
     }
 
@@ -565,6 +576,13 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
     private StreamableHttpClient awaitClient() throws InterruptedException {
         return awaitConnection(callTimeout, () -> unavailable == null
                 && (lastFailure == null || lastFailure.kind() != Kind.CREDENTIALS_REFUSED));
+    }
+
+    /** Whether {@code reason} is news (said at WARNING): not the failure said last since the server was up. */
+    private boolean isNews(String reason) {
+        boolean news = !reason.equals(toldFailure);
+        toldFailure = reason;
+        return news;
     }
 
     /** Doubling from 1 s to 30 s, and never sooner than the server's Retry-After. */

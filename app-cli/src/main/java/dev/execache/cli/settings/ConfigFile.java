@@ -173,7 +173,7 @@ public record ConfigFile(
                 return null;
             }
             if (!node.isBoolean()) {
-                throw error(name, "must be true or false, not " + node);
+                throw error(name, "must be true or false, not " + ParseErrors.kindOf(node));
             }
             return node.booleanValue();
         }
@@ -184,7 +184,7 @@ public record ConfigFile(
                 return null;
             }
             if (!node.isIntegralNumber() || node.longValue() < 1 || node.longValue() > Integer.MAX_VALUE) {
-                throw error(name, "must be a positive whole number, not " + node);
+                throw error(name, "must be a positive whole number, not " + ParseErrors.kindOf(node));
             }
             return node.intValue();
         }
@@ -195,7 +195,7 @@ public record ConfigFile(
                 return null;
             }
             if (!node.isTextual() || node.textValue().isBlank()) {
-                throw error(name, "must be a non-empty string, not " + node);
+                throw error(name, "must be a non-empty string, not " + ParseErrors.kindOf(node));
             }
             return node.textValue();
         }
@@ -206,12 +206,12 @@ public record ConfigFile(
                 return null;
             }
             if (!node.isArray()) {
-                throw error(name, "must be a list of paths, not " + node);
+                throw error(name, "must be a list of paths, not " + ParseErrors.kindOf(node));
             }
             List<String> values = new ArrayList<>();
             for (JsonNode item : node) {
                 if (!item.isTextual() || item.textValue().isBlank()) {
-                    throw error(name, "must hold only non-empty paths, not " + item);
+                    throw error(name, "must hold only non-empty paths, not " + ParseErrors.kindOf(item));
                 }
                 values.add(item.textValue());
             }
@@ -236,7 +236,7 @@ public record ConfigFile(
                 } else if (value.isObject()) {
                     tools.put(tool.getKey(), schemaFingerprint(Yaml.MAPPER.convertValue(value, Map.class)));
                 } else {
-                    throw error(name, "must be a version string or a JSON schema object, not " + value);
+                    throw error(name, "must be a version string or a JSON schema object, not " + ParseErrors.kindOf(value));
                 }
             });
             return tools;

@@ -41,15 +41,24 @@ public final class Durations {
     }
 
     public static Duration parse(String text, String source) {
+        return parse(text, source, "'" + text + "'");
+    }
+
+    /** A duration from a configuration file: the complaint names where, never the file's text. */
+    static Duration parseInFile(String text, String source) {
+        return parse(text, source, "the value");
+    }
+
+    private static Duration parse(String text, String source, String shown) {
         Matcher matcher = DURATION.matcher(text == null ? "" : text.trim());
         if (!matcher.matches()) {
-            throw new UsageException(source + ": '" + text + "' is not a duration (write e.g. 500ms, 90s, 5m, 2h)");
+            throw new UsageException(source + ": " + shown + " is not a duration (write e.g. 500ms, 90s, 5m, 2h)");
         }
         long amount;
         try {
             amount = Long.parseLong(matcher.group(1));
         } catch (NumberFormatException e) {
-            throw new UsageException(source + ": '" + text + "' is too large (at most " + MAX_DAYS + "d)");
+            throw new UsageException(source + ": " + shown + " is too large (at most " + MAX_DAYS + "d)");
         }
         String unit = matcher.group(2) == null ? "s" : matcher.group(2);
         Duration duration;
@@ -62,14 +71,14 @@ public final class Durations {
                 default -> Duration.ofSeconds(amount);
             };
         } catch (ArithmeticException e) {
-            throw new UsageException(source + ": '" + text + "' is too large (at most " + MAX_DAYS + "d)");
+            throw new UsageException(source + ": " + shown + " is too large (at most " + MAX_DAYS + "d)");
         }
         if (duration.isZero()) {
-            throw new UsageException(source + ": '" + text + "' must be more than zero");
+            throw new UsageException(source + ": " + shown + " must be more than zero");
         }
         if (duration.compareTo(Duration.ofDays(MAX_DAYS)) > 0) {
             // Instants and nanosecond counts further on overflow past about 292 years.
-            throw new UsageException(source + ": '" + text + "' is too large (at most " + MAX_DAYS + "d)");
+            throw new UsageException(source + ": " + shown + " is too large (at most " + MAX_DAYS + "d)");
         }
         return duration;
     }

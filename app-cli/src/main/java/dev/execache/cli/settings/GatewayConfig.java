@@ -179,7 +179,7 @@ public record GatewayConfig(List<Server> servers, List<Rule> rules, Duration red
             JsonNode threshold = toolCalls.path("cache_when_slower_than");
             if (!threshold.isMissingNode() && !threshold.isNull()) {
                 cacheWhenSlowerThan = threshold.asText().strip().equals("0") ? Duration.ZERO
-                        : Durations.parse(threshold.asText(), file + ": tool_calls.cache_when_slower_than");
+                        : Durations.parseInFile(threshold.asText(), file + ": tool_calls.cache_when_slower_than");
             }
             if (!toolCalls.path("max_per_run").isMissingNode()) {
                 maxCalls = (int) positive(toolCalls.path("max_per_run"), "tool_calls.max_per_run", file);
@@ -217,12 +217,12 @@ public record GatewayConfig(List<Server> servers, List<Rule> rules, Duration red
         JsonNode type = node.path("type");
         boolean byUrl = !node.path("url").isMissingNode();
         if (!type.isMissingNode() && !Set.of("stdio", "http", "streamable-http", "streamableHttp").contains(type.asText())) {
-            throw error(file, where + ".type", "'" + type.asText() + "' is not supported; stdio (command, args, env, cwd)"
-                    + " or http (url, headers)");
+            throw error(file, where + ".type", "must be stdio (command, args, env, cwd) or http (url, headers)"
+                    + (type.asText().equalsIgnoreCase("sse") ? ": execache reaches url servers over Streamable HTTP, not SSE"
+                    : ""));
         }
         if (!type.isMissingNode() && type.asText().equals("stdio") == byUrl) {
-            throw error(file, where + ".type", type.asText().equals("stdio") ? "stdio does not go with url" : "'"
-                    + type.asText() + "' needs url");
+            throw error(file, where + ".type", type.asText().equals("stdio") ? "stdio does not go with url" : "is http: it needs url");
         }
         boolean trust = bool(node.path("trust_annotations"), where + ".trust_annotations", file, true);
         boolean invalidateOnWrite = true;
@@ -230,7 +230,8 @@ public record GatewayConfig(List<Server> servers, List<Rule> rules, Duration red
         if (!onWrite.isMissingNode() && !onWrite.isNull()) {
             String value = onWrite.asText();
             if (!value.equals("server") && !value.equals("none")) {
-                throw error(file, where + ".invalidate_on_write", "must be server or none, not " + onWrite);
+                throw error(file, where + ".invalidate_on_write", "must be server or none, not "
+                        + ParseErrors.kindOf(onWrite));
             }
             invalidateOnWrite = value.equals("server");
         }
@@ -242,7 +243,7 @@ public record GatewayConfig(List<Server> servers, List<Rule> rules, Duration red
             throw error(file, where + ".ttl", "give ttl or ttl_seconds, not both");
         }
         if (!node.path("ttl").isMissingNode()) {
-            ttl = Durations.parse(node.path("ttl").asText(), file + ": " + where + ".ttl");
+            ttl = Durations.parseInFile(node.path("ttl").asText(), file + ": " + where + ".ttl");
         } else if (!node.path("ttl_seconds").isMissingNode()) {
             ttl = Duration.ofSeconds(positive(node.path("ttl_seconds"), where + ".ttl_seconds", file));
         }
@@ -251,7 +252,7 @@ public record GatewayConfig(List<Server> servers, List<Rule> rules, Duration red
         if (!share.isMissingNode() && !share.isNull()) {
             if (!share.isTextual() || !(share.textValue().equals("public") || share.textValue().equals("private"))) {
                 throw error(file, where + ".share", "must be private (answers shared only by identical configurations)"
-                        + " or public (its answers do not depend on who asks), not " + share);
+                        + " or public (its answers do not depend on who asks), not " + ParseErrors.kindOf(share));
             }
             sharePublic = share.textValue().equals("public");
         }
@@ -276,7 +277,7 @@ public record GatewayConfig(List<Server> servers, List<Rule> rules, Duration red
         try {
             uri = new URI(url);
         } catch (URISyntaxException e) {
-            throw error(file, where + ".url", "is not a URL: " + e.getMessage());
+            throw error(file, where + ".url", "is not a URL: " + e.getReason() + " at character " + (e.getIndex() + 1));
         }
         Map<String, String> headers = strings(node.path("headers"), where + ".headers", file);
         UrlServerSettings.ClientCredentials oauth = null;
@@ -325,7 +326,7 @@ public record GatewayConfig(List<Server> servers, List<Rule> rules, Duration red
             }
             for (JsonNode arg : argsNode) {
                 if (!arg.isValueNode() || arg.isNull()) {
-                    throw error(file, where + ".args", "must hold only strings, not " + arg);
+                    throw error(file, where + ".args", "must hold only strings, not " + ParseErrors.kindOf(arg));
                 }
                 args.add(arg.asText());
             }
@@ -382,7 +383,7 @@ public record GatewayConfig(List<Server> servers, List<Rule> rules, Duration red
             if (!given.isMissingNode() && !given.isNull()) {
                 if (!given.isObject() || given.isEmpty()) {
                     throw error(file, name + ".arguments", "must map each of the validator's arguments to \"{NAME}\""
-                            + " (the call's argument NAME) or to a text, not " + given
+                            + " (the call's argument NAME) or to a text, not " + ParseErrors.kindOf(given)
                             + " (leave it out to pass the call's own arguments)");
                 }
                 Iterator<Map.Entry<String, JsonNode>> fields = given.fields();
@@ -391,18 +392,19 @@ public record GatewayConfig(List<Server> servers, List<Rule> rules, Duration red
                     String where = name + ".arguments." + field.getKey();
                     if (!field.getValue().isTextual()) {
                         throw error(file, where, "must be \"{NAME}\" (the call's argument NAME) or a text, not "
-                                + field.getValue());
+                                + ParseErrors.kindOf(field.getValue()));
                     }
                     String value = field.getValue().textValue();
                     if (ToolValidator.placeholder(value).isEmpty() && (value.contains("{") || value.contains("}"))) {
-                        throw error(file, where, "'" + value + "' must be one whole \"{NAME}\" to take the call's"
+                        throw error(file, where, "must be one whole \"{NAME}\" to take the call's"
                                 + " argument NAME, or a text without braces");
                     }
                     arguments.put(field.getKey(), value);
                 }
             }
         } else {
-            throw error(file, name, "must be a tool's name, or {tool: NAME, arguments: {...}}, not " + node);
+            throw error(file, name, "must be a tool's name, or {tool: NAME, arguments: {...}}, not "
+                    + ParseErrors.kindOf(node));
         }
         if (tool.contains("*") || tool.contains("?") || !tool.contains("__")) {
             throw error(file, name + (node.isObject() ? ".tool" : ""), "must name one tool exactly, as SERVER__TOOL"
@@ -428,7 +430,7 @@ public record GatewayConfig(List<Server> servers, List<Rule> rules, Duration red
             return null;
         }
         if (!node.isTextual() || node.textValue().isBlank()) {
-            throw error(file, name, "must be a non-empty string, not " + node);
+            throw error(file, name, "must be a non-empty string, not " + ParseErrors.kindOf(node));
         }
         return node.textValue();
     }
@@ -438,14 +440,14 @@ public record GatewayConfig(List<Server> servers, List<Rule> rules, Duration red
             return otherwise;
         }
         if (!node.isBoolean()) {
-            throw error(file, name, "must be true or false, not " + node);
+            throw error(file, name, "must be true or false, not " + ParseErrors.kindOf(node));
         }
         return node.booleanValue();
     }
 
     private static long positive(JsonNode node, String name, Path file) {
         if (!node.isIntegralNumber() || node.longValue() < 1 || node.longValue() > Integer.MAX_VALUE) {
-            throw error(file, name, "must be a positive whole number, not " + node);
+            throw error(file, name, "must be a positive whole number, not " + ParseErrors.kindOf(node));
         }
         return node.longValue();
     }

@@ -2,6 +2,7 @@ package dev.execache.cli.settings;
 
 import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -39,6 +40,7 @@ public final class ParseErrors {
             new String[] {"unrecognized token", "a word that is not a value here (text needs quotes)"},
             new String[] {"double-quote to start field name", "a key without double quotes"},
             new String[] {"illegal unquoted character", "a control character inside a quoted value"},
+            new String[] {"was expecting comma", "a ',' missing between two entries"},
             new String[] {"unexpected character", "a character that does not belong here"});
 
     private ParseErrors() {
@@ -65,6 +67,33 @@ public final class ParseErrors {
             message.append(" (under ").append(key).append(')');
         }
         return message.toString();
+    }
+
+    /**
+     * What a value is, in words, for a complaint about a value of the wrong kind: the value itself is never shown, a
+     * token written under the wrong key would be printed with it.
+     */
+    static String kindOf(JsonNode value) {
+        if (value == null || value.isMissingNode() || value.isNull()) {
+            return "an empty value";
+        }
+        if (value.isBoolean()) {
+            return "true or false";
+        }
+        if (value.isIntegralNumber()) {
+            return !value.canConvertToLong() || value.longValue() > Integer.MAX_VALUE ? "a number too large"
+                    : value.longValue() < 1 ? "a number below 1" : "a whole number";
+        }
+        if (value.isNumber()) {
+            return "a decimal number";
+        }
+        if (value.isArray()) {
+            return "a list";
+        }
+        if (value.isObject()) {
+            return "a mapping";
+        }
+        return value.asText().isBlank() ? "an empty text" : "a text";
     }
 
     static String problem(String parserMessage) {

@@ -1,9 +1,11 @@
 package dev.execache.cli.setup;
 
+import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.execache.cli.settings.ParseErrors;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -104,7 +106,7 @@ final class Backups {
     }
 
     List<Entry> entries(Path set) throws IOException {
-        JsonNode manifest = JSON.readTree(set.resolve(MANIFEST).toFile());
+        JsonNode manifest = manifest(set);
         List<Entry> entries = new ArrayList<>();
         for (JsonNode file : manifest.path("files")) {
             entries.add(new Entry(Path.of(file.path("path").asText()), file.path("existed").asBoolean(),
@@ -113,6 +115,17 @@ final class Backups {
                     file.path("written").asText()));
         }
         return entries;
+    }
+
+    /** A set's manifest; one damaged by hand is named like any file that does not parse (never its text). */
+    private static JsonNode manifest(Path set) throws IOException {
+        Path file = set.resolve(MANIFEST);
+        String text = Files.readString(file);
+        try {
+            return JSON.readTree(text);
+        } catch (JacksonException e) {
+            throw new SetupException(ParseErrors.describe(file, "JSON", text, e));
+        }
     }
 
     /** The files that changed since setup wrote them (undo would lose those changes). */
@@ -142,7 +155,7 @@ final class Backups {
             restore(entry);
         }
         List<Path> directories = new ArrayList<>();
-        for (JsonNode directory : JSON.readTree(set.resolve(MANIFEST).toFile()).path("directories")) {
+        for (JsonNode directory : manifest(set).path("directories")) {
             directories.add(Path.of(directory.asText()));
         }
         removeDirectories(directories);

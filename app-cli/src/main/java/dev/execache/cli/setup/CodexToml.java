@@ -17,8 +17,10 @@ final class CodexToml {
     /**
      * @param envVars the variables Codex must pass on to execache (Codex starts a server with a few
      *     of its own variables only, and those a table's env_vars names)
+     * @param startupTimeoutSec how long Codex gives execache to start and list its tools
      */
-    static String rewrite(String text, Set<String> removed, String command, List<String> args, List<String> envVars) {
+    static String rewrite(String text, Set<String> removed, String command, List<String> args, List<String> envVars,
+            int startupTimeoutSec) {
         String newline = text.contains("\r\n") ? "\r\n" : "\n";
         List<String> lines = new ArrayList<>(List.of(text.split("\n", -1)));
         boolean endsWithNewline = text.endsWith("\n");
@@ -33,6 +35,7 @@ final class CodexToml {
             if (line.startsWith("[")) {
                 table = header(line);
                 if (removes(table, removed)) {
+                    int first = commentAbove(lines, i, drop);
                     int end = i + 1;
                     while (end < lines.size() && !strip(lines.get(end)).startsWith("[")) {
                         end++;
@@ -45,11 +48,11 @@ final class CodexToml {
                     if (last + 1 < end && strip(lines.get(last + 1)).isEmpty()) {
                         last++;
                     }
-                    for (int j = i; j <= last; j++) {
+                    for (int j = first; j <= last; j++) {
                         drop[j] = true;
                     }
                     if (insertAt < 0) {
-                        insertAt = i;
+                        insertAt = first;
                     }
                     i = end - 1;
                 }
@@ -67,7 +70,8 @@ final class CodexToml {
         String execache = "[mcp_servers.execache]" + newline + "command = " + string(command) + newline + "args = ["
                 + String.join(", ", args.stream().map(CodexToml::string).toList()) + "]" + newline
                 + (envVars.isEmpty() ? "" : "env_vars = [" + String.join(", ", envVars.stream().map(CodexToml::string).toList())
-                        + "]" + newline);
+                        + "]" + newline)
+                + "startup_timeout_sec = " + startupTimeoutSec + newline;
         StringBuilder result = new StringBuilder();
         for (int i = 0; i < lines.size(); i++) {
             if (i == insertAt) {
@@ -94,6 +98,31 @@ final class CodexToml {
             result.append(execache);
         }
         return result.toString();
+    }
+
+    /**
+     * The comment lines written directly above the table of server {@code name} (no blank line between), which are
+     * about it: they go with it.
+     */
+    static List<String> comments(String text, String name) {
+        List<String> lines = List.of(text.split("\r?\n", -1));
+        for (int i = 0; i < lines.size(); i++) {
+            String line = strip(lines.get(i));
+            if (line.startsWith("[") && header(line).equals(List.of("mcp_servers", name))) {
+                int first = commentAbove(lines, i, new boolean[lines.size()]);
+                return lines.subList(first, i).stream().map(String::strip).toList();
+            }
+        }
+        return List.of();
+    }
+
+    /** The first of the comment lines directly above line {@code header} that are not dropped already. */
+    private static int commentAbove(List<String> lines, int header, boolean[] drop) {
+        int first = header;
+        while (first > 0 && !drop[first - 1] && strip(lines.get(first - 1)).startsWith("#")) {
+            first--;
+        }
+        return first;
     }
 
     private static boolean removes(List<String> keys, Set<String> removed) {

@@ -27,8 +27,14 @@ final class ExecacheConfig {
     private static final Pattern SERVERS_LINE = Pattern.compile("^servers\\s*:\\s*(#.*)?$");
     private static final Pattern SERVERS_EMPTY = Pattern.compile("^servers\\s*:\\s*(\\{\\s*}|null|~)?\\s*(#.*)?$");
 
-    /** One server to add, and the comment above it saying where it came from. */
-    record Addition(String name, ObjectNode definition, String from) {
+    /**
+     * One server to add, the comment above it saying where it came from, and the comment lines the person wrote
+     * above it there ({@code # ...}), which go with it.
+     */
+    record Addition(String name, ObjectNode definition, String from, List<String> comments) {
+        Addition {
+            comments = List.copyOf(comments);
+        }
     }
 
     private ExecacheConfig() {
@@ -115,6 +121,7 @@ final class ExecacheConfig {
                 throw new UncheckedIOException(e);
             }
             lines.add(indent + "# from " + addition.from());
+            addition.comments().forEach(comment -> lines.add(indent + comment));
             for (String line : yaml.split("\n")) {
                 if (!line.isEmpty()) {
                     int spaces = line.length() - line.stripLeading().length();

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.cli.settings.Redaction;
 import java.io.File;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.net.URISyntaxException;
@@ -20,6 +21,7 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
@@ -36,6 +38,10 @@ public final class Setup {
     static final String ENTRY = "execache";
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
     private static final String MASK = "***";
+    /** The path the launcher was started as, before it followed links: the release's bin/execache sets it. */
+    static final String INVOKED_AS = "EXECACHE_INVOKED_AS";
+    /** execache's own start and the 30 s a server of its may take to start, with room to spare. */
+    static final int CODEX_STARTUP_TIMEOUT_SEC = 40;
     private static final Pattern VARIABLE = Pattern.compile("\\$\\{([A-Za-z_][A-Za-z0-9_]*)}");
     private static final Pattern SECRET_FLAG = Pattern.compile("(?i)--?[a-z0-9_-]*(token|key|secret|password|passwd|auth)[a-z0-9_-]*");
 
@@ -98,21 +104,24 @@ public final class Setup {
             }
         }
         out.println();
-        if (movable == 0) {
+        // the same server in several clients (same name, same definition) moves once
+        long servers = name(configs, selection, NODES.objectNode()).stream().filter(Move::added).count();
+        if (servers == 0) {
             out.println("Nothing to move behind execache.");
         } else {
-            out.println(movable + (movable == 1 ? " server" : " servers") + " can move behind execache: "
-                    + "execache setup --apply (add --dry-run to see the change first).");
+            out.println(servers + (servers == 1 ? " server" : " servers") + " can move behind execache"
+                    + (movable > servers ? " (listed " + movable + " times in the clients' files)" : "")
+                    + ": execache setup --apply (add --dry-run to see the change first).");
         }
-        return movable;
+        return (int) servers;
     }
 
     /**
      * Moves the selected servers into {@code config} and rewrites each client that listed one.
      *
-     * @param execache the execache command the clients will start (absolute)
+     * @param execache the command the clients will start execache with
      */
-    public void apply(Selection selection, Path config, Path execache, boolean dryRun) throws IOException {
+    public void apply(Selection selection, Path config, Launcher execache, boolean dryRun) throws IOException {
         List<ClientConfig> configs = read(selection);
         Set<String> unknown = new TreeSet<>(selection.servers());
         configs.forEach(client -> client.servers().forEach(server -> unknown.remove(server.name())));
@@ -132,14 +141,16 @@ public final class Setup {
             out.println("Nothing to move: no selected client lists a server that can move behind execache.");
             return;
         }
-        List<String> args = List.of("serve", "--config", configPath.toString());
+        List<String> args = new ArrayList<>(execache.args());
+        args.addAll(List.of("serve", "--config", configPath.toString()));
         List<Backups.Change> changes = new ArrayList<>();
         Map<ClientConfig, List<Move>> byFile = new LinkedHashMap<>();
         for (Move move : moves) {
             byFile.computeIfAbsent(configOf(configs, move.server().file()), file -> new ArrayList<>()).add(move);
         }
         for (Map.Entry<ClientConfig, List<Move>> file : byFile.entrySet()) {
-            String rewritten = rewrite(file.getKey(), file.getValue(), execache.toString(), args, forwarded(moves));
+            String rewritten = rewrite(file.getKey(), file.getValue(), execache.command(), args, forwarded(moves),
+                    codexStartupTimeout(file.getKey()));
             changes.add(new Backups.Change(file.getKey().realPath(), rewritten.getBytes(StandardCharsets.UTF_8), null));
         }
         List<ExecacheConfig.Addition> additions = new ArrayList<>();
@@ -147,7 +158,9 @@ public final class Setup {
             if (move.added()) {
                 FoundServer server = move.server();
                 additions.add(new ExecacheConfig.Addition(move.name(), server.definition(), server.file().client().title
-                        + " " + server.file().path() + (server.where().isEmpty() ? "" : ", " + server.where())));
+                        + " " + server.file().path() + (server.where().isEmpty() ? "" : ", " + server.where()),
+                        server.file().toml() ? CodexToml.comments(configOf(configs, server.file()).text(), server.name())
+                                : List.of()));
             }
         }
         if (!additions.isEmpty()) {
@@ -163,7 +176,7 @@ public final class Setup {
                 out.println((configExists ? "Added to " : "Written to ") + configPath + " (values shown as " + MASK + "):");
                 List<ExecacheConfig.Addition> masked = additions.stream()
                         .map(addition -> new ExecacheConfig.Addition(addition.name(), masked(addition.definition()),
-                                addition.from()))
+                                addition.from(), List.of()))
                         .toList();
                 out.println("  servers:");
                 ExecacheConfig.render(masked, "  ").forEach(line -> out.println("  " + line));
@@ -288,6 +301,20 @@ public final class Setup {
         return moves;
     }
 
+    /**
+     * How long Codex is to give execache to start and list its tools: Codex waits 10 s unless told, while serve's
+     * tools/list waits for its servers still starting, each up to the 30 s it gives a start; longer when an entry of
+     * the file (a server that moves, an execache entry of before) was given longer.
+     */
+    private static int codexStartupTimeout(ClientConfig config) {
+        int seconds = CODEX_STARTUP_TIMEOUT_SEC;
+        for (JsonNode entry : config.root().path(config.file().client().serversKey)) {
+            seconds = Math.max(seconds, entry.path("startup_timeout_sec").asInt(0));
+            seconds = Math.max(seconds, (entry.path("startup_timeout_ms").asInt(0) + 999) / 1000);
+        }
+        return seconds;
+    }
+
     /** What GatewayConfig accepts as a server name: letters, digits, '-' and '_', never '__'. */
     static String validName(String name) {
         String valid = name.replaceAll("[^A-Za-z0-9_-]", "-").replaceAll("_{2,}", "_").replaceAll("^[^A-Za-z0-9]+", "");
@@ -316,7 +343,8 @@ public final class Setup {
         return List.copyOf(names);
     }
 
-    private String rewrite(ClientConfig config, List<Move> moves, String command, List<String> args, List<String> forwarded) {
+    private String rewrite(ClientConfig config, List<Move> moves, String command, List<String> args, List<String> forwarded,
+            int startupTimeoutSec) {
         ClientFile file = config.file();
         Set<String> movedHere = new HashSet<>();
         List<String> home = List.of(file.client().serversKey);
@@ -331,7 +359,7 @@ public final class Setup {
             moves.forEach(move -> movedHere.add(move.server().name()));
             Set<String> removed = new LinkedHashSet<>(movedHere);
             removed.add(ENTRY);
-            String rewritten = CodexToml.rewrite(config.text(), removed, command, args, forwarded);
+            String rewritten = CodexToml.rewrite(config.text(), removed, command, args, forwarded, startupTimeoutSec);
             ObjectNode expected = config.root().deepCopy();
             ObjectNode servers = expected.with(file.client().serversKey);
             removed.forEach(servers::remove);
@@ -343,6 +371,7 @@ public final class Setup {
                 ArrayNode envVars = entry.putArray("env_vars");
                 forwarded.forEach(envVars::add);
             }
+            entry.put("startup_timeout_sec", startupTimeoutSec);
             check(file, expected, ClientConfig.parseToml(file.path(), rewritten));
             return rewritten;
         }
@@ -446,9 +475,10 @@ public final class Setup {
     }
 
     private void report(List<Move> moves, Map<ClientConfig, List<Move>> byFile, Path config, boolean configExists,
-            Path execache, List<String> args, List<ClientConfig> configs) {
+            Launcher execache, List<String> args, List<ClientConfig> configs) {
         long added = moves.stream().filter(Move::added).count();
-        out.println(moves.size() + (moves.size() == 1 ? " server moves" : " servers move") + " behind execache, under servers: in "
+        long servers = moves.stream().map(Move::name).distinct().count();
+        out.println(servers + (servers == 1 ? " server moves" : " servers move") + " behind execache, under servers: in "
                 + config + (configExists ? "" : " (a new file, readable by you only)") + ":");
         int width = moves.stream().mapToInt(move -> move.name().length()).max().orElse(0);
         for (Move move : moves) {
@@ -457,11 +487,11 @@ public final class Setup {
                     + (server.where().isEmpty() ? "" : ", " + server.where())
                     + (move.note() == null ? "" : " (" + move.note() + ")"));
         }
-        if (added < moves.size()) {
+        if (added < servers) {
             out.println("  (" + added + " new under servers:)");
         }
         out.println("Each client file below lists one execache entry in their place ("
-                + execache + " " + String.join(" ", args) + "):");
+                + execache.command() + " " + String.join(" ", args) + "):");
         for (Map.Entry<ClientConfig, List<Move>> file : byFile.entrySet()) {
             out.println("  " + file.getKey().file().path() + ": " + String.join(", ",
                     file.getValue().stream().map(move -> move.server().name()).toList()) + " -> " + ENTRY);
@@ -569,14 +599,44 @@ public final class Setup {
         return text + " ".repeat(Math.max(0, width - text.length()));
     }
 
-    /** The execache command the clients will start: the one named, else the one running, else the one on the PATH. */
-    public Path execacheCommand(Path named) {
+    /**
+     * The command a client runs to start execache: {@code command} with {@code args} before execache's own.
+     *
+     * @param command an absolute path, or {@code npx}
+     */
+    public record Launcher(String command, List<String> args) {
+        public Launcher {
+            args = List.copyOf(args);
+        }
+
+        static Launcher of(Path path) {
+            return new Launcher(path.toString(), List.of());
+        }
+    }
+
+    /**
+     * The execache command the clients will start: the one named; else the command this one was started as (npm's
+     * {@code bin} link, never the file inside node_modules that it points to; {@code npx -y execache@VERSION} when
+     * npx ran it from its cache); else the launcher beside this jar; else the one on the PATH.
+     */
+    public Launcher execacheCommand(Path named) {
         if (named != null) {
             Path path = workingDir.resolve(named).toAbsolutePath().normalize();
             if (!Files.isRegularFile(path) || !Files.isExecutable(path)) {
                 throw new SetupException("--execache " + named + " is not an executable file");
             }
-            return path;
+            return Launcher.of(path);
+        }
+        String invokedAs = env.get(INVOKED_AS);
+        if (invokedAs != null && !invokedAs.isBlank() && invokedAs.contains(File.separator)) {
+            Path path = workingDir.resolve(invokedAs).toAbsolutePath().normalize();
+            if (Files.isRegularFile(path) && Files.isExecutable(path)) {
+                if (path.toString().contains(File.separator + "_npx" + File.separator)) {
+                    String version = ownVersion();
+                    return new Launcher("npx", List.of("-y", version == null ? "execache" : "execache@" + version));
+                }
+                return Launcher.of(path);
+            }
         }
         Path code = codeLocation();
         // a checkout: app-cli/target/execache.jar (or classes/) beside ./execache; a release: lib/ beside bin/execache
@@ -585,7 +645,7 @@ public final class Setup {
             for (Path candidate : above.getParent() == null ? List.of(above.resolve("bin/execache"))
                     : List.of(above.getParent().resolve("execache"), above.resolve("bin/execache"))) {
                 if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
-                    return candidate.toAbsolutePath().normalize();
+                    return Launcher.of(candidate.toAbsolutePath().normalize());
                 }
             }
         }
@@ -594,11 +654,25 @@ public final class Setup {
             if (!dir.isBlank() && Path.of(dir).isAbsolute()) {
                 Path candidate = Path.of(dir, "execache");
                 if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
-                    return candidate;
+                    return Launcher.of(candidate);
                 }
             }
         }
         throw new SetupException("cannot find the execache command the clients should start: name it with --execache PATH");
+    }
+
+    /** The version the build wrote into the jar, or null when it is not known (a build from the IDE). */
+    private static String ownVersion() {
+        Properties properties = new Properties();
+        try (InputStream in = Setup.class.getResourceAsStream("/execache-version.properties")) {
+            if (in != null) {
+                properties.load(in);
+            }
+        } catch (IOException e) {
+            return null;
+        }
+        String version = properties.getProperty("version");
+        return version == null || version.isBlank() || version.startsWith("${") ? null : version.strip();
     }
 
     /** The jar (or class directory) this class was loaded from, or null when it was not a file. */

@@ -27,7 +27,7 @@ class CodexTomlTest {
                 command = "kept-server"
                 """;
 
-        String rewritten = CodexToml.rewrite(text, Set.of("docs.search", "execache"), "/opt/execache", ARGS, List.of());
+        String rewritten = CodexToml.rewrite(text, Set.of("docs.search", "execache"), "/opt/execache", ARGS, List.of(), 40);
 
         assertThat(rewritten).isEqualTo("""
                 model = "o3"
@@ -35,6 +35,7 @@ class CodexTomlTest {
                 [mcp_servers.execache]
                 command = "/opt/execache"
                 args = ["serve", "--config", "/home/me/.config/execache/execache.yaml"]
+                startup_timeout_sec = 40
 
                 # keep: about the next table
                 [mcp_servers.kept]
@@ -50,18 +51,56 @@ class CodexTomlTest {
                 other = { command = "other" }
                 """;
 
-        String rewritten = CodexToml.rewrite(text, Set.of("fetch", "execache"), "/opt/execache", ARGS, List.of("TOKEN"));
+        String rewritten = CodexToml.rewrite(text, Set.of("fetch", "execache"), "/opt/execache", ARGS, List.of("TOKEN"), 40);
 
         assertThat(ClientConfig.parseToml(null, rewritten).path("mcp_servers").toString()).isEqualTo(
                 "{\"other\":{\"command\":\"other\"},\"execache\":{\"command\":\"/opt/execache\",\"args\":[\"serve\","
-                        + "\"--config\",\"/home/me/.config/execache/execache.yaml\"],\"env_vars\":[\"TOKEN\"]}}");
+                        + "\"--config\",\"/home/me/.config/execache/execache.yaml\"],\"env_vars\":[\"TOKEN\"],"
+                        + "\"startup_timeout_sec\":40}}");
     }
 
     @Test
     void aStringWithQuotesAndBackslashesIsWrittenAsTomlReadsIt() {
-        String rewritten = CodexToml.rewrite("", Set.of("execache"), "C:\\Program Files\\\"execache\"", ARGS, List.of());
+        String rewritten = CodexToml.rewrite("", Set.of("execache"), "C:\\Program Files\\\"execache\"", ARGS, List.of(), 40);
 
         assertThat(ClientConfig.parseToml(null, rewritten).path("mcp_servers").path("execache").path("command").asText())
                 .isEqualTo("C:\\Program Files\\\"execache\"");
+    }
+
+    @Test
+    void theCommentAboveAMovedTableGoesWithItAndNoneIsLeftAboveExecachesEntry() {
+        String text = """
+                model = "o3"
+
+                # GitHub, with the token of the work account
+                [mcp_servers.github]
+                command = "github-mcp"
+
+                # Postgres of the app
+                [mcp_servers.pg]
+                command = "pg-mcp"
+
+                # stays: about the next table
+                [mcp_servers.kept]
+                command = "kept-server"
+                """;
+
+        String rewritten = CodexToml.rewrite(text, Set.of("github", "pg", "execache"), "/opt/execache", ARGS, List.of(), 40);
+
+        assertThat(rewritten).isEqualTo("""
+                model = "o3"
+
+                [mcp_servers.execache]
+                command = "/opt/execache"
+                args = ["serve", "--config", "/home/me/.config/execache/execache.yaml"]
+                startup_timeout_sec = 40
+
+                # stays: about the next table
+                [mcp_servers.kept]
+                command = "kept-server"
+                """);
+        assertThat(CodexToml.comments(text, "github")).containsExactly("# GitHub, with the token of the work account");
+        assertThat(CodexToml.comments(text, "pg")).containsExactly("# Postgres of the app");
+        assertThat(CodexToml.comments(text, "kept")).containsExactly("# stays: about the next table");
     }
 }

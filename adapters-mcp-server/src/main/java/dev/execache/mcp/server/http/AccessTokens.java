@@ -3,7 +3,10 @@ package dev.execache.mcp.server.http;
 import dev.execache.gateway.Json;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.nimbusds.jose.Header;
+import com.nimbusds.jose.JOSEObject;
 import com.nimbusds.jose.JOSEObjectType;
+import com.nimbusds.jose.JWSHeader;
 import com.nimbusds.jose.JWSAlgorithm;
 import com.nimbusds.jose.KeySourceException;
 import com.nimbusds.jose.jwk.source.JWKSource;
@@ -46,6 +49,8 @@ final class AccessTokens {
             JWSAlgorithm.RS512, JWSAlgorithm.PS256, JWSAlgorithm.PS384, JWSAlgorithm.PS512, JWSAlgorithm.ES256,
             JWSAlgorithm.ES384, JWSAlgorithm.ES512, JWSAlgorithm.Ed25519, JWSAlgorithm.EdDSA);
     private static final Duration FETCH_TIMEOUT = Duration.ofSeconds(10);
+    private static final String ALGORITHM_NOT_TAKEN = "the token is signed with an algorithm this server does not take"
+            + " (only RSA, ECDSA and EdDSA keys of the issuer)";
 
     private final OAuthSettings settings;
     private final URI resource;
@@ -92,12 +97,13 @@ final class AccessTokens {
             claims = processor().process(token, null);
         } catch (RateLimitReachedException e) {
             // a key not published when the keys were last fetched, and they were fetched just now
-            throw new Refused("the token is signed with a key the issuer does not publish");
+            throw new Refused(noKey(token));
         } catch (KeySourceException e) {
             throw new Unavailable("the keys of the authorization server " + settings.issuer()
                     + " could not be read: " + e.getMessage());
         } catch (BadJOSEException e) {
-            throw new Refused(reason(e.getMessage()));
+            throw new Refused(e.getMessage() != null && e.getMessage().contains("no matching key") ? noKey(token)
+                    : reason(e.getMessage()));
         } catch (ParseException e) {
             throw new Refused("the token is not a valid JWT");
         } catch (com.nimbusds.jose.JOSEException e) {
@@ -143,6 +149,29 @@ final class AccessTokens {
         return scopes;
     }
 
+    /**
+     * Why no key of the issuer was picked: nimbus says "Another algorithm expected, or no matching key(s) found" for
+     * both, so the token's header tells which.
+     */
+    private static String noKey(String token) {
+        Header header;
+        try {
+            header = Header.parse(JOSEObject.split(token)[0]);
+        } catch (ParseException e) {
+            return "the token is not a valid JWT";
+        }
+        if (!(header instanceof JWSHeader signed) || !ALGORITHMS.contains(signed.getAlgorithm())) {
+            return ALGORITHM_NOT_TAKEN;
+        }
+        String kid = signed.getKeyID();
+        return "the token is signed with a key the issuer does not publish (" + (kid == null ? "it names no key id"
+                : "key id " + printable(kid.length() > 64 ? kid.substring(0, 64) + "..." : kid)) + ")";
+    }
+
+    private static String printable(String text) {
+        return text.replaceAll("[^\\x20-\\x7e]", "?").replace('"', '?').replace('\\', '?');
+    }
+
     /** nimbus's reasons in words a person reads in a 401's error_description. */
     private static String reason(String message) {
         String text = message == null ? "" : message;
@@ -162,8 +191,7 @@ final class AccessTokens {
             return "the token is not signed (alg none)";
         }
         if (text.contains("algorithm") || text.contains("JWS header")) {
-            return "the token is signed with an algorithm this server does not take (only RSA, ECDSA and EdDSA keys "
-                    + "of the issuer)";
+            return ALGORITHM_NOT_TAKEN;
         }
         if (text.contains("signature") || text.contains("matching key")) {
             return "the token's signature does not match a key the issuer publishes";
@@ -174,7 +202,7 @@ final class AccessTokens {
         if (text.contains("missing required claims")) {
             return "the token lacks a required claim (iss, aud, exp)";
         }
-        return "the token is not valid: " + text.replaceAll("[^\\x20-\\x7e]", "?");
+        return "the token is not valid: " + printable(text);
     }
 
     private DefaultJWTProcessor<SecurityContext> processor() throws Unavailable {
