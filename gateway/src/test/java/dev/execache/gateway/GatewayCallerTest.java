@@ -136,11 +136,13 @@ class GatewayCallerTest {
     }
 
     @Test
-    void anAnswerTheServerSaidNotToCacheIsNotKeptInARunThatReadIt() {
+    void anAnswerTheServerSaidNotToCacheIsNotStoredSoARunThatReadItIsKeptOnlyForRevalidation() {
         CodeToolCall first = gateway.call("lab", "ask", "{\"hint\":\"no-cache\"}", null, Freshness.ANY, new Heard());
         CodeToolCall again = gateway.call("lab", "ask", "{\"hint\":\"no-cache\"}", null, Freshness.ANY, new Heard());
 
-        assertThat(first.cacheable()).isFalse();
+        // a read a revalidation may ask again, whose answer is not in the cache: the run is no fresher than it
+        assertThat(first.cacheable()).isTrue();
+        assertThat(first.stored()).isFalse();
         assertThat(first.outcome().expiresAt()).isNull();
         assertThat(again.status()).isEqualTo(CacheStatus.MISS);
     }
