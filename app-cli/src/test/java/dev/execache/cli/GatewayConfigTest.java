@@ -232,9 +232,9 @@ class GatewayConfigTest {
                         Duration.ofSeconds(90), false));
         // a local server's reads are asked every time unless its entry, a rule or its hint says otherwise
         assertThat(rules.decide(tool("local__read", true, true)))
-                .isEqualTo(new ToolCallRules.Decision(false, "a local server's read: asked every time, so a change on"
-                        + " disk is seen at once (a rule, the server's cache: true or ttl, or its cache_hint: cache"
-                        + " caches it)", null, true, true));
+                .isEqualTo(new ToolCallRules.Decision(false, "a local server's read, asked every time so that a change"
+                        + " on disk is seen at once; a rule, cache: true or a ttl on the server, or its cache_hint: cache"
+                        + " caches it", null, true, true));
         assertThat(rules.decide(tool("local__search", true, true)).cached()).isTrue();
         assertThat(rules.decide(tool("opted__read", true, true)).cached()).isTrue();
         assertThat(rules.decide(tool("remote__read", true, true)).cached()).isTrue();
@@ -262,7 +262,7 @@ class GatewayConfigTest {
         assertThat(rules.decide(tool("fs__read_file", true, true)))
                 .isEqualTo(new ToolCallRules.Decision(true, "rule fs__read_*", Duration.ofSeconds(60)));
         assertThat(rules.decide(tool("fs__list_directory", true, true)))
-                .isEqualTo(new ToolCallRules.Decision(true, "annotation readOnlyHint", CachePolicy.DEFAULT_TTL, false, true));
+                .isEqualTo(new ToolCallRules.Decision(true, "annotation readOnlyHint", CachePolicy.DEFAULT_TTL, false));
         assertThat(rules.decide(tool("fs__list_directory", true, false)).cached()).isFalse();
         assertThat(rules.decide(tool("fs__list_directory", true, false)).why()).isEqualTo("untrusted annotations, no rule");
         assertThat(rules.decide(tool("fs__read_file", null, false)).cached()).isTrue();

@@ -29,8 +29,8 @@ public final class ToolCallRules {
             "remove*", "move*", "rename*", "deploy*", "bash");
 
     /** Why a local server's read is not cached, in words for a person. */
-    static final String LOCAL_READ = "a local server's read: asked every time, so a change on disk is seen at once"
-            + " (a rule, the server's cache: true or ttl, or its cache_hint: cache caches it)";
+    static final String LOCAL_READ = "a local server's read, asked every time so that a change on disk is seen at"
+            + " once; a rule, cache: true or a ttl on the server, or its cache_hint: cache caches it";
 
     private final List<ToolCacheRule> rules;
     private final CachePolicy policy;

@@ -106,7 +106,7 @@ class FreshnessGatewayTest {
         assertThat(text(before)).isEqualTo("first");
         assertThat(text(after)).isEqualTo("second");
         assertThat(after.status()).isEqualTo(CacheStatus.BYPASS);
-        assertThat(after.notCachedBecause()).startsWith("a local server's read: asked every time");
+        assertThat(after.notCachedBecause()).startsWith("a local server's read, asked every time");
         assertThat(gateway.decision("fs__read_text_file").cached()).isFalse();
         assertThat(gateway.decision("fs__read_text_file").freshRead()).isTrue();
         assertThat(store.size()).isZero();
