@@ -1,7 +1,7 @@
 // What a gateway hit costs an agent against calling the server directly, with the client agents use
 // (the official TypeScript SDK, @modelcontextprotocol/sdk), in turns, on a fast tool (the lab's
-// get_count) and a slow one (the lab's sleep, 20 ms): the figures behind the default of
-// tool_calls.cache_when_slower_than. A benchmark, not a test: it prints medians and asserts nothing.
+// get_count) and a slow one (the lab's sleep, 20 ms): what caching a local tool saves. A benchmark, not a
+// test: it prints medians and asserts nothing.
 // Usage (in app-cli/target/node): node freshness-figures.mjs EXECACHE_JAR [ROUNDS]
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -15,8 +15,7 @@ const lab = join(import.meta.dirname, "lab-server.mjs");
 const dir = mkdtempSync(join(tmpdir(), "execache-freshness-figures-"));
 const config = join(dir, "execache.yaml");
 // every tool cached, however fast: the figure is what a hit costs
-writeFileSync(config, `servers:\n  lab:\n    command: node\n    args: ["${lab}"]\n`
-  + "tool_calls:\n  cache_when_slower_than: 0\n");
+writeFileSync(config, `servers:\n  lab:\n    command: node\n    args: ["${lab}"]\n    cache: true\n`);
 
 const connect = async (command, args, env = {}) => {
   const client = new Client({ name: "freshness-figures", version: "1" });

@@ -60,9 +60,8 @@ class CommandLineIT {
                   acct:
                     command: node
                     args: ["%s"]
+                    cache: true  # a local server's reads are asked every time unless it says to cache them
                     env: {LAB_ACCOUNT: %s, LAB_TOKEN: %s}
-                tool_calls:
-                  cache_when_slower_than: 0  # the lab's tools answer fast: cached all the same
                 """.formatted(Downstream.nodeModules().resolveSibling("lab-server.mjs"), account, token));
         Files.writeString(project.resolve("items.ts"), "return await tools.acct.private_items({});");
         return project;

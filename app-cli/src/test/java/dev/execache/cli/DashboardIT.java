@@ -49,8 +49,7 @@ class DashboardIT {
                   lab:
                     command: node
                     args: ["%s"]
-                tool_calls:
-                  cache_when_slower_than: 0  # the lab's tools answer fast: cached all the same
+                    cache: true  # a local server's reads are asked every time unless it says to cache them
                 """.formatted(Downstream.nodeModules().resolveSibling("lab-server.mjs")));
         server = HttpServeProcess.start(Map.of("EXECACHE_WARM_POOL", "0", "EXECACHE_METRICS_TOKEN", METRICS_TOKEN),
                 "--store", "memory", "--config", config.toString(), "--http", "127.0.0.1:0",

@@ -214,27 +214,38 @@ class GatewayConfigTest {
                   fs: {command: mcp-server-filesystem, cache: false}
                   web: {command: web-server, ttl: 90s}
                   db: {command: db-server, ttl_seconds: 30}
+                  local: {command: local-server}
+                  opted: {command: local-server, cache: true}
+                  remote: {url: "https://example.com/mcp"}
                 tool_calls:
-                  cache_when_slower_than: 20ms
                   rules:
                     - {tool: "fs__read_text_file", ttl_seconds: 10}
+                    - {tool: "local__search", ttl_seconds: 20}
                 """);
         ToolCallRules rules = new ToolCallRules(config.rules(CachePolicy.DEFAULTS), CachePolicy.DEFAULTS, config.policy(CachePolicy.DEFAULTS).servers());
 
-        assertThat(config.policy(CachePolicy.DEFAULTS).cacheWhenSlowerThan()).isEqualTo(Duration.ofMillis(20));
         assertThat(rules.decide(tool("fs__read_text_file", true, true)))
                 .isEqualTo(new ToolCallRules.Decision(true, "rule fs__read_text_file", Duration.ofSeconds(10)));
         assertThat(rules.decide(tool("fs__list_directory", true, true)))
                 .isEqualTo(new ToolCallRules.Decision(false, "server fs: cache: false", null, true));
         assertThat(rules.decide(tool("web__fetch", true, true)))
                 .isEqualTo(new ToolCallRules.Decision(true, "annotation readOnlyHint, server web: ttl",
-                        Duration.ofSeconds(90), false, true));
+                        Duration.ofSeconds(90), false));
+        // a local server's reads are asked every time unless its entry, a rule or its hint says otherwise
+        assertThat(rules.decide(tool("local__read", true, true)))
+                .isEqualTo(new ToolCallRules.Decision(false, "a local server's read, asked every time so that a change"
+                        + " on disk is seen at once; a rule, cache: true or a ttl on the server, or its cache_hint: cache"
+                        + " caches it", null, true, true));
+        assertThat(rules.decide(tool("local__search", true, true)).cached()).isTrue();
+        assertThat(rules.decide(tool("opted__read", true, true)).cached()).isTrue();
+        assertThat(rules.decide(tool("remote__read", true, true)).cached()).isTrue();
         assertThat(rules.decide(tool("db__query", true, true)).ttl()).isEqualTo(Duration.ofSeconds(30));
         // a server's name says nothing of what its tools do
         assertThat(rules.decide(tool("deployments__list_runs", true, true)).cached()).isTrue();
         assertThat(rules.decide(tool("writer__read_file", true, true)).cached()).isTrue();
         assertThat(rules.decide(tool("reader__write_file", true, true)).cached()).isFalse();
-        assertThat(parse("tool_calls: {cache_when_slower_than: 0}").policy(CachePolicy.DEFAULTS).cacheWhenSlowerThan()).isZero();
+        assertThatThrownBy(() -> parse("tool_calls: {cache_when_slower_than: 0}"))
+                .hasMessageContaining("tool_calls").hasMessageContaining("cache_when_slower_than");
         assertThatThrownBy(() -> parse("servers: {a: {command: x, ttl: 5, ttl_seconds: 5}}"))
                 .hasMessageContaining("servers.a.ttl").hasMessageContaining("not both");
         assertThatThrownBy(() -> parse("servers: {a: {command: x, ttl: soon}}"))
@@ -252,7 +263,7 @@ class GatewayConfigTest {
         assertThat(rules.decide(tool("fs__read_file", true, true)))
                 .isEqualTo(new ToolCallRules.Decision(true, "rule fs__read_*", Duration.ofSeconds(60)));
         assertThat(rules.decide(tool("fs__list_directory", true, true)))
-                .isEqualTo(new ToolCallRules.Decision(true, "annotation readOnlyHint", CachePolicy.DEFAULT_TTL, false, true));
+                .isEqualTo(new ToolCallRules.Decision(true, "annotation readOnlyHint", CachePolicy.DEFAULT_TTL, false));
         assertThat(rules.decide(tool("fs__list_directory", true, false)).cached()).isFalse();
         assertThat(rules.decide(tool("fs__list_directory", true, false)).why()).isEqualTo("untrusted annotations, no rule");
         assertThat(rules.decide(tool("fs__read_file", null, false)).cached()).isTrue();

@@ -40,8 +40,7 @@ class GatewayIT {
                   lab:
                     command: node
                     args: ["%s"]
-                tool_calls:
-                  cache_when_slower_than: 0  # the lab's tools answer fast: cached all the same
+                    cache: true  # a local server's reads are asked every time unless it says to cache them
                 """.formatted(Downstream.nodeModules().resolveSibling("lab-server.mjs")));
     }
 

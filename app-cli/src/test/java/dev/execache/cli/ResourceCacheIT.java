@@ -39,10 +39,10 @@ class ResourceCacheIT {
                   lab:
                     command: node
                     args: ["%s"]
+                    cache: true  # a local server's reads are asked every time unless it says to cache them
                     env: {LAB_FEATURES: "1"}
                     invalidate_on_write: none
                 tool_calls:
-                  cache_when_slower_than: 0
                   rules:
                     - {tool: "lab__prompts/get", enabled: false}
                 """.formatted(lab));
@@ -51,8 +51,6 @@ class ResourceCacheIT {
                 servers:
                   modern:
                     url: %s
-                tool_calls:
-                  cache_when_slower_than: 0
                 """.formatted(modernLab.url()));
         http = HttpServeProcess.start(NO_POOL, "--store", "memory", "--config", modern.toString(), "--http", "0");
     }

@@ -32,9 +32,8 @@ class SignedEntriesServeIT {
                   lab:
                     command: sh
                     args: ["-c", "env > '%s'; exec node '%s'"]
+                    cache: true  # a local server's reads are asked every time unless it says to cache them
                     code_access: false
-                tool_calls:
-                  cache_when_slower_than: 0  # the lab's tools answer fast: cached all the same
                 """.formatted(environment, Downstream.nodeModules().resolveSibling("lab-server.mjs")));
         Map<String, Object> code = Map.of("code", "return 6 * 7");
         try (RedisServerProcess redis = RedisServerProcess.start()) {

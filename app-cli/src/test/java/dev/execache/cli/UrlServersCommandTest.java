@@ -57,8 +57,6 @@ class UrlServersCommandTest {
                   remote:
                     url: "%s"
                     headers: {Authorization: "Bearer ${LAB_TOKEN}"}
-                tool_calls:
-                  cache_when_slower_than: 0  # the lab's tools answer fast: cached all the same
                 """.formatted(lab.url()));
     }
 

@@ -12,8 +12,8 @@ public enum CacheHint {
     NO_CACHE,
     /**
      * {@code cache}: the server means the result to be reused. It never makes a tool cacheable that
-     * the rules keep uncached (one that may change something); for a tool the rules cache, the
-     * result is stored even when the tool answers fast.
+     * the rules keep uncached (one that may change something); a gateway caches, from then on, the
+     * reads of a local server that it would otherwise ask every time.
      */
     CACHE,
     /**

@@ -128,8 +128,11 @@ public final class CachedExecutor {
         Execution execution = new Execution(setup, request, key.get(), versions, tools, caller);
         PolicyLoop.Outcome<Execution.Ran> outcome = loop.serve(execution);
         Execution.Ran ran = outcome.result();
-        if (outcome.expiresAt() != null
+        boolean staleOnly = ran.notStoredCounter() == Counter.UNCACHEABLE_TOOL_ANSWER_NOT_STORED
+                && execution.staleBecause() == null;
+        if ((outcome.expiresAt() != null || staleOnly)
                 && (outcome.status() == CacheStatus.MISS || outcome.status() == CacheStatus.REVALIDATED)) {
+            // a run whose answers were not all stored is kept only this way: its next request asks them again
             execution.keepForRevalidation(ran, outcome.storedAt());
         }
         String notStoredBecause = ran.notStoredBecause() != null ? ran.notStoredBecause() : execution.staleBecause();

@@ -17,7 +17,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
 import java.util.OptionalLong;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
@@ -66,17 +65,12 @@ public final class CachedTool {
     private final ToolCallKeyGenerator keyGenerator;
     private final ToolVersionSource toolVersions;
     private final Clock clock;
-    private final Ticker ticker;
     private final Duration flightHold;
     private final List<CacheListener> listeners;
     /** The group the answers kept for revalidation form in the store, per rule: their own bound and LRU. */
     private static final String KEPT_GROUP = "execache:revalidation:tool:";
     private static final System.Logger LOG = System.getLogger("dev.execache.core");
     private final List<Glob> mutating = MUTATING_TOOLS.stream().map(Glob::of).toList();
-    private final AnswerTimes answerTimes = new AnswerTimes();
-    /** Tools whose server said of an answer that it means it to be reused ({@link CacheHint#CACHE}): never judged fast. */
-    private final Set<String> cacheHinted = ConcurrentHashMap.newKeySet();
-    private final Duration cacheWhenSlowerThan;
     private final Predicate<String> validatorUsable;
     /** How long an answer with a validator is kept for revalidation after it was stored. */
     private final Duration keepForRevalidation;
@@ -91,9 +85,7 @@ public final class CachedTool {
         this.keyGenerator = builder.keyGenerator;
         this.toolVersions = builder.toolVersions();
         this.clock = loop.clock();
-        this.ticker = loop.ticker();
         this.flightHold = builder.flightHold;
-        this.cacheWhenSlowerThan = builder.cacheWhenSlowerThan;
         this.validatorUsable = builder.validatorUsable;
         this.keepForRevalidation = builder.keepForRevalidation;
         this.listeners = new CopyOnWriteArrayList<>(builder.listeners);
@@ -150,9 +142,6 @@ public final class CachedTool {
             return callUncachedOnce(request.uncached(new ToolCallRequest.Uncached(mayChange,
                     mayChange ? "it may change something (its name says so)" : "caching is turned off for it")));
         }
-        if (rule.get().measured() && policy.answersFast(tool)) {
-            return callFastOnce(tool, arguments, agent);
-        }
         String key = keyOf(tool, arguments);
         ToolValidator validator = rule.get().validator();
         Map<String, Object> validatorArguments = validator == null || !validatorUsable.test(tool) ? null
@@ -181,30 +170,10 @@ public final class CachedTool {
         return new ToolCallOutcome(outcome.result(), outcome.status(), outcome.expiresAt(), outcome.storedAt(), because);
     }
 
-    /** A tool that answers fast is asked without the cache, and timed: it is cached again once it slows down. */
-    private ToolCallOutcome callFastOnce(String tool, Map<String, Object> arguments, String agent) {
-        long start = ticker.read();
-        try {
-            ToolResult result = invoker.invoke(tool, arguments);
-            answerTimes.record(tool, Duration.ofNanos(ticker.read() - start));
-            return ToolCallOutcome.notCached(result, CacheStatus.BYPASS, notStoredBecause(tool, Counter.UNCACHEABLE_FAST_TOOL));
-        } finally {
-            store.count(tool, agent, Map.of(Counter.CALLS, 1L, Counter.UNCACHEABLE_FAST_TOOL, 1L));
-        }
-    }
-
     /** Why a call's answer was not stored, in words for a person. */
     private String notStoredBecause(String tool, Counter counter) {
         return switch (counter) {
             case FAILED -> "the call failed";
-            case UNCACHEABLE_FAST_TOOL -> answerTimes.count(tool) < AnswerTimes.ENOUGH
-                    ? "its answer times are being measured (" + answerTimes.count(tool) + " of the "
-                            + AnswerTimes.ENOUGH + " calls that tell whether it answers slower than "
-                            + millis(cacheWhenSlowerThan) + ")"
-                    : "it answers fast: the fastest of its recent calls, "
-                            + answerTimes.fastest(tool).map(CachedTool::millis).orElse("unknown")
-                            + ", is under the " + millis(cacheWhenSlowerThan)
-                            + " a stored answer must save to be worth keeping";
             case UNCACHEABLE_SERVER_HINT -> "the server said not to cache it (cache_hint: no-cache)";
             case UNCACHEABLE_STALE_TOOL_ANSWER -> "a call that may change its server started or ended while it was asked";
             default -> counter.uncacheableReason() == null ? counter.name().toLowerCase(Locale.ROOT)
@@ -212,14 +181,9 @@ public final class CachedTool {
         };
     }
 
-    /** A duration as a person reads it here: milliseconds with at most two decimals. */
-    static String millis(Duration duration) {
-        return String.format(Locale.ROOT, "%.2f ms", duration.toNanos() / 1e6);
-    }
-
     /**
-     * Asks the tool without the cache, as the request's {@link ToolCallRequest#uncached} says; counted
-     * for the tool as uncacheable when it may change something, else as bypassed.
+     * Asks the tool without the cache, as the request's {@link ToolCallRequest#uncached} says, and counts
+     * the call for the tool under the counter it names.
      */
     private ToolCallOutcome callUncachedOnce(ToolCallRequest request) {
         ToolCallRequest.Uncached why = request.uncached().orElseThrow();
@@ -227,8 +191,7 @@ public final class CachedTool {
             return ToolCallOutcome.notCached(invoker.invoke(request.tool(), request.arguments()), CacheStatus.BYPASS,
                     why.because());
         } finally {
-            store.count(request.tool(), request.agent(), Map.of(Counter.CALLS, 1L,
-                    why.mayChange() ? Counter.UNCACHEABLE_MUTATING_TOOL : Counter.BYPASSED, 1L));
+            store.count(request.tool(), request.agent(), Map.of(Counter.CALLS, 1L, why.counter(), 1L));
         }
     }
 
@@ -339,43 +302,6 @@ public final class CachedTool {
 
         public void addListener(CacheListener listener) {
             listeners.add(Objects.requireNonNull(listener, "listener must not be null"));
-        }
-
-        /**
-         * Whether {@code tool} answers too fast to be worth caching by a rule that measures it: the fastest
-         * of its recent calls is under {@link Builder#cacheWhenSlowerThan}. False until three of its calls
-         * were timed: they are asked of the tool meanwhile ({@link #answersSlowly}).
-         */
-        public boolean answersFast(String tool) {
-            if (cacheWhenSlowerThan.isZero() || cacheHinted.contains(tool) || answerTimes.count(tool) < AnswerTimes.ENOUGH) {
-                return false;
-            }
-            return answerTimes.fastest(tool).orElseThrow().compareTo(cacheWhenSlowerThan) < 0;
-        }
-
-        /**
-         * Whether {@code tool}'s answers are worth storing by a rule that measures it: three of its calls
-         * were timed and the fastest of them is at least {@link Builder#cacheWhenSlowerThan} (or that is zero, or
-         * its server said it means its answers to be reused). Until then a stored answer may be served
-         * (another process judged it slow) but none is stored: a first call is often slow for a reason
-         * of its own (a cold server), and a fast read stored for minutes would go stale.
-         */
-        public boolean answersSlowly(String tool) {
-            if (cacheWhenSlowerThan.isZero() || cacheHinted.contains(tool)) {
-                return true;
-            }
-            return answerTimes.count(tool) >= AnswerTimes.ENOUGH
-                    && answerTimes.fastest(tool).orElseThrow().compareTo(cacheWhenSlowerThan) >= 0;
-        }
-
-        /** The fastest of the tool's recent calls that reached it, in this process; empty before the first. */
-        public Optional<Duration> fastestAnswerTime(String tool) {
-            return answerTimes.fastest(tool);
-        }
-
-        /** Below what answer time a tool cached by a measured rule is not cached (zero: never). */
-        public Duration cacheWhenSlowerThan() {
-            return cacheWhenSlowerThan;
         }
 
         /** The rule that applies to {@code tool}; empty when its calls are not cached. */
@@ -559,19 +485,11 @@ public final class CachedTool {
                         now.plus(rule.ttl()), 0, label(tool, arguments));
                 return Optional.of(stored);
             }
-            answerTimes.record(tool, took);
             if (result.isError()) {
                 return Optional.empty();
             }
             if (result.hint().forbidsStoring()) {
                 notStored = Counter.UNCACHEABLE_SERVER_HINT;
-                return Optional.empty();
-            }
-            if (result.hint() == CacheHint.CACHE) {
-                cacheHinted.add(tool);
-            }
-            if (rule.measured() && !policy.answersSlowly(tool)) {
-                notStored = Counter.UNCACHEABLE_FAST_TOOL;
                 return Optional.empty();
             }
             Instant now = clock.instant();
@@ -596,9 +514,7 @@ public final class CachedTool {
     public static final class Builder extends FaceBuilder<Builder> {
         private final ToolInvoker invoker;
         private final List<ToolCacheRule> rules = new ArrayList<>();
-        private ToolCacheRule defaultRule = ToolCacheRule.cache("*", CachePolicy.DEFAULT_TTL, CachePolicy.DEFAULT_MAX_ENTRIES)
-                .measured(true);
-        private Duration cacheWhenSlowerThan = Duration.ZERO;
+        private ToolCacheRule defaultRule = ToolCacheRule.cache("*", CachePolicy.DEFAULT_TTL, CachePolicy.DEFAULT_MAX_ENTRIES);
         private ToolCallKeyGenerator keyGenerator = ToolCallKeyGenerator.DEFAULT;
         private Duration flightHold = DEFAULT_FLIGHT_HOLD;
         private final List<CacheListener> listeners = new ArrayList<>();
@@ -629,22 +545,7 @@ public final class CachedTool {
 
         /** The rule for tools no rule matches (default: cached, 5 minutes, 100 entries). */
         public Builder defaultRule(boolean enabled, Duration ttl, int maxEntries) {
-            this.defaultRule = ToolCacheRule.cache("*", ttl, maxEntries).enabled(enabled).measured(true);
-            return this;
-        }
-
-        /**
-         * Tools cached by a measured rule (the default rule, or one made {@link ToolCacheRule#measured})
-         * are not cached while the fastest of their recent calls is under {@code threshold}: a stored
-         * answer would save less than that and could be stale. Zero (the default here) caches them
-         * however fast they answer.
-         */
-        public Builder cacheWhenSlowerThan(Duration threshold) {
-            Objects.requireNonNull(threshold, "cacheWhenSlowerThan must not be null");
-            if (threshold.isNegative()) {
-                throw new IllegalArgumentException("cacheWhenSlowerThan must not be negative: " + threshold);
-            }
-            this.cacheWhenSlowerThan = threshold;
+            this.defaultRule = ToolCacheRule.cache("*", ttl, maxEntries).enabled(enabled);
             return this;
         }
 

@@ -249,7 +249,8 @@ final class Execution implements PolicyLoop.Call<Execution.Ran> {
             notStored = "a tool answer it used expired before the run ended";
             notStoredCounter = Counter.UNCACHEABLE_STALE_TOOL_ANSWER;
         }
-        if (notStored == null && result.isSuccess() && !result.nondeterminism().isEmpty()
+        if ((notStored == null || notStoredCounter == Counter.UNCACHEABLE_TOOL_ANSWER_NOT_STORED) && result.isSuccess()
+                && !result.nondeterminism().isEmpty()
                 && !policy.cacheNondeterministic()) {
             notStored = "the code used " + String.join(", ", result.nondeterminism())
                     + " and cache_nondeterministic is false";

@@ -43,6 +43,8 @@ final class RunTools implements CodeTools {
     private long bytes;
     private String notStoredBecause;
     private Counter notStoredCounter;
+    /** Why the run may be kept only for revalidation: an answer it used was not stored; null when all were. */
+    private String answerNotStoredBecause;
     /** The run's calls as its trace keeps them, in the order the code made them. */
     private final List<RunTrace.Step> steps = new ArrayList<>();
     /** Whether a call could not be kept in the trace (the run is then kept without one). */
@@ -180,6 +182,11 @@ final class RunTools implements CodeTools {
             if (call.answer().hint() == CacheHint.AGENT_ANSWERED) {
                 agentAnswered = true;
             }
+            if (call.cacheable() && !call.stored() && answerNotStoredBecause == null) {
+                String because = call.outcome().notCachedBecause();
+                answerNotStoredBecause = "the answer of " + call.tool() + " it used was not stored"
+                        + (because == null ? "" : " (" + because + ")") + ": the run is no fresher than its answers";
+            }
             if (!call.cacheable()) {
                 if (call.answer().isError()) {
                     notStored(Counter.UNCACHEABLE_TOOL_FAILED, "the call of " + call.tool() + " failed");
@@ -262,8 +269,13 @@ final class RunTools implements CodeTools {
         return new RunTrace(steps).write().orElse(null);
     }
 
+    /**
+     * Why the run is not stored: a reason of its own first; else, when an answer it used was not stored,
+     * {@link Counter#UNCACHEABLE_TOOL_ANSWER_NOT_STORED} (the run is then kept only for revalidation).
+     */
     synchronized Counter notStoredCounter() {
-        return notStoredCounter;
+        return notStoredCounter != null || answerNotStoredBecause == null ? notStoredCounter
+                : Counter.UNCACHEABLE_TOOL_ANSWER_NOT_STORED;
     }
 
     synchronized List<ToolCallRecord> calls() {
@@ -279,7 +291,7 @@ final class RunTools implements CodeTools {
     }
 
     synchronized String notStoredBecause() {
-        return notStoredBecause;
+        return notStoredBecause != null ? notStoredBecause : answerNotStoredBecause;
     }
 
     synchronized Instant answersExpireAt() {

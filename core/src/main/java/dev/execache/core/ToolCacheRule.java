@@ -6,20 +6,16 @@ import java.util.Objects;
 /**
  * How calls of the tools whose name matches {@code tools} are cached. Made by {@link #cache} or
  * {@link #never}, and changed by the methods that return a rule like this one but for one component
- * ({@link #enabled}, {@link #measured}, {@link #validatedBy}); every rule is checked when it is made.
+ * ({@link #enabled}, {@link #validatedBy}); every rule is checked when it is made.
  *
  * <p>A mutating tool ({@link CachedTool#MUTATING_TOOLS}) is cached only by an enabled rule
  * that names it exactly, without wildcards: a broad rule such as {@code *} never turns on
  * caching of {@code bash}.
  *
- * @param measured whether the tools are cached only while they answer slower than
- *     {@link CachedTool.Builder#cacheWhenSlowerThan} (the default rule, a server's own TTL); a rule a
- *     person wrote for tools caches them however fast they answer
  * @param validator the cheap call that revalidates an expired answer instead of asking the tool again;
  *     null for none
  */
-public record ToolCacheRule(Glob tools, boolean enabled, Duration ttl, int maxEntries, boolean measured,
-        ToolValidator validator) {
+public record ToolCacheRule(Glob tools, boolean enabled, Duration ttl, int maxEntries, ToolValidator validator) {
     public ToolCacheRule {
         Objects.requireNonNull(tools, "tools must not be null");
         String toolGlob = tools.toString();
@@ -34,12 +30,12 @@ public record ToolCacheRule(Glob tools, boolean enabled, Duration ttl, int maxEn
 
     /**
      * A rule that caches calls of the tools matching {@code toolGlob} for {@code ttl}, at most
-     * {@code maxEntries} of them; not measured, no validator.
+     * {@code maxEntries} of them; no validator.
      *
      * @throws IllegalArgumentException if {@code toolGlob} is blank, or ttl or maxEntries out of range
      */
     public static ToolCacheRule cache(String toolGlob, Duration ttl, int maxEntries) {
-        return new ToolCacheRule(Glob.of(toolGlob), true, ttl, maxEntries, false, null);
+        return new ToolCacheRule(Glob.of(toolGlob), true, ttl, maxEntries, null);
     }
 
     /** A rule that never caches calls of the tools matching {@code toolGlob}. */
@@ -49,17 +45,12 @@ public record ToolCacheRule(Glob tools, boolean enabled, Duration ttl, int maxEn
 
     /** This rule, caching its tools' calls when {@code enabledNow} and never otherwise. */
     public ToolCacheRule enabled(boolean enabledNow) {
-        return new ToolCacheRule(tools, enabledNow, ttl, maxEntries, measured, validator);
-    }
-
-    /** This rule, cached only while its tools answer slower than the threshold when {@code measuredNow}. */
-    public ToolCacheRule measured(boolean measuredNow) {
-        return new ToolCacheRule(tools, enabled, ttl, maxEntries, measuredNow, validator);
+        return new ToolCacheRule(tools, enabledNow, ttl, maxEntries, validator);
     }
 
     /** This rule, its expired answers revalidated by {@code check} (null: none). */
     public ToolCacheRule validatedBy(ToolValidator check) {
-        return new ToolCacheRule(tools, enabled, ttl, maxEntries, measured, check);
+        return new ToolCacheRule(tools, enabled, ttl, maxEntries, check);
     }
 
     /** The glob as written. */

@@ -1,5 +1,6 @@
 package dev.execache.core;
 
+import dev.execache.core.spi.Counter;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -36,10 +37,17 @@ public record ToolCallRequest(String tool, Map<String, Object> arguments, Option
      * @param mayChange whether the call may change something: counted as uncacheable (a mutating call),
      *     else as bypassed (caching is turned off for it)
      * @param because why, in words for a person, said in the outcome ({@link ToolCallOutcome#notCachedBecause})
+     * @param counter what the call is counted as for its tool, beside {@link Counter#CALLS}
      */
-    public record Uncached(boolean mayChange, String because) {
+    public record Uncached(boolean mayChange, String because, Counter counter) {
         public Uncached {
             Objects.requireNonNull(because, "because must not be null");
+            Objects.requireNonNull(counter, "counter must not be null");
+        }
+
+        /** Counted as uncacheable (a mutating call) when {@code mayChange}, else as bypassed. */
+        public Uncached(boolean mayChange, String because) {
+            this(mayChange, because, mayChange ? Counter.UNCACHEABLE_MUTATING_TOOL : Counter.BYPASSED);
         }
 
         /** The usual words for {@code mayChange}. */

@@ -876,8 +876,9 @@ public abstract class CacheStoreContract {
         assertThat(store.peek(toolFree)).isPresent();
     }
 
+    /** A run is no fresher than its answers: one whose answer was not stored is kept only for revalidation. */
     @Test
-    void anAnswerOrARunReadWhileAWriteToItsServerStartedIsNotKept() {
+    void anAnswerReadWhileAWriteToItsServerStartedIsNotKeptAndARunThatUsedItIsNeverAHit() {
         ServerThroughCache acct = new ServerThroughCache(store, clock, "identity-a", "alice's", TOOL_TTL);
         CachedExecutor runs = acct.executor(store, clock, "project-a");
         acct.duringRead = acct::write;
@@ -887,13 +888,20 @@ public abstract class CacheStoreContract {
 
         assertThat(raced.status()).isEqualTo(CacheStatus.MISS);
         assertThat(raced.expiresAt()).isNull();
-        assertThat(racedRun.notStoredBecause()).contains("started or ended while it ran");
+        assertThat(racedRun.notStoredBecause()).contains("was not stored")
+                .contains("started or ended while it was asked");
         assertThat(store.peek(racedRun.key())).isEmpty();
-        assertThat(store.counters().totals()).containsEntry(Counter.UNCACHEABLE_STALE_TOOL_ANSWER, 3L);
+        assertThat(store.counters().totals()).containsEntry(Counter.UNCACHEABLE_STALE_TOOL_ANSWER, 2L)
+                .containsEntry(Counter.UNCACHEABLE_TOOL_ANSWER_NOT_STORED, 1L);
+        // asked again while the write still races: revalidated, never a hit, and still not stored
+        ExecutionOutcome racedAgain = runs.execute(codeCallingAcct("run"));
+        assertThat(racedAgain.status()).isEqualTo(CacheStatus.REVALIDATED);
+        assertThat(racedAgain.expiresAt()).isNull();
         acct.duringRead = () -> { };
         assertThat(acct.read().status()).isEqualTo(CacheStatus.MISS);
         assertThat(acct.read().status()).isEqualTo(CacheStatus.HIT);
-        assertThat(runs.execute(codeCallingAcct("run")).status()).isEqualTo(CacheStatus.MISS);
+        // its answer stored now, the run is too
+        assertThat(runs.execute(codeCallingAcct("run")).status()).isEqualTo(CacheStatus.REVALIDATED);
         assertThat(runs.execute(codeCallingAcct("run")).status()).isEqualTo(CacheStatus.HIT);
     }
 

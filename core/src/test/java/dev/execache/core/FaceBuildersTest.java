@@ -61,9 +61,8 @@ class FaceBuildersTest {
         ToolCacheRule rule = ToolCacheRule.cache("db__query", Duration.ofSeconds(30), 5);
 
         assertThat(rule.enabled(false)).isEqualTo(new ToolCacheRule(Glob.of("db__query"), false, Duration.ofSeconds(30),
-                5, false, null));
+                5, null));
         assertThat(ToolCacheRule.never("db__query").enabled()).isFalse();
-        assertThat(rule.measured(true).enabled()).isTrue();
         assertThatThrownBy(() -> ToolCacheRule.cache("db__query", Duration.ofSeconds(30), 0))
                 .hasMessage("maxEntries must be at least 1 (rule db__query): 0");
     }

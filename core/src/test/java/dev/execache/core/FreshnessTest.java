@@ -19,8 +19,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Freshness a caller can ask for and see: no-cache and max-age, what an outcome says of its age
- * and why it was not cached, tools that answer too fast to be worth caching, a server's
- * {@code no-cache} hint, and removals counted by cause.
+ * and why it was not cached, a server's {@code no-cache} hint, runs no fresher than their answers,
+ * and removals counted by cause.
  */
 class FreshnessTest {
     private final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
@@ -39,10 +39,6 @@ class FreshnessTest {
 
     private CachedTool.Builder builder() {
         return CachedTool.builder(tool, store).clock(clock).ticker(ticker).toolVersions(versions);
-    }
-
-    private CachedTool.Builder measured() {
-        return builder().cacheWhenSlowerThan(Duration.ofMillis(5));
     }
 
     @Test
@@ -90,68 +86,35 @@ class FreshnessTest {
     }
 
     @Test
-    void aToolIsNotCachedUntilThreeCallsShowItSlowerThanTheThresholdSoAColdFirstCallDoesNotDecide() {
-        answerTime.set(Duration.ofMillis(400));
-        CachedTool cached = measured().build();
+    void aCallItsCallerKeepsOutOfTheCacheIsAskedEveryTimeAndCountedUnderTheReasonItGives() {
+        CachedTool cached = builder().build();
+        ToolCallRequest.Uncached local = new ToolCallRequest.Uncached(false, "a local server's read: asked every time",
+                Counter.UNCACHEABLE_LOCAL_SERVER);
 
-        ToolCallOutcome cold = cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a")));
-        answerTime.set(Duration.ofMillis(1));
-        cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a")));
-        ToolCallOutcome third = cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a")));
-        ToolCallOutcome fourth = cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a")));
+        ToolCallOutcome first = cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a")).uncached(local));
+        ToolCallOutcome second = cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a")).uncached(local));
 
-        assertThat(cold.status()).isEqualTo(CacheStatus.MISS);
-        assertThat(cold.expiresAt()).isNull();
-        assertThat(cold.notCachedBecause()).isEqualTo("its answer times are being measured (1 of the 3 calls that tell"
-                + " whether it answers slower than 5.00 ms)");
-        assertThat(third.status()).isEqualTo(CacheStatus.MISS);
-        assertThat(third.notCachedBecause()).isEqualTo("it answers fast: the fastest of its recent calls, 1.00 ms,"
-                + " is under the 5.00 ms a stored answer must save to be worth keeping");
-        assertThat(fourth.status()).isEqualTo(CacheStatus.BYPASS);
-        assertThat(fourth.result().json()).isEqualTo("{\"call\":4}");
-        assertThat(cached.policy().answersFast("fs__read")).isTrue();
-        assertThat(cached.policy().fastestAnswerTime("fs__read")).contains(Duration.ofMillis(1));
-        assertThat(store.counters().perTool().get("fs__read")).containsEntry(Counter.CALLS, 4L)
-                .containsEntry(Counter.UNCACHEABLE_FAST_TOOL, 4L);
+        assertThat(first.status()).isEqualTo(CacheStatus.BYPASS);
+        assertThat(second.result().json()).isEqualTo("{\"call\":2}");
+        assertThat(second.notCachedBecause()).isEqualTo("a local server's read: asked every time");
+        assertThat(store.counters().perTool().get("fs__read")).containsEntry(Counter.CALLS, 2L)
+                .containsEntry(Counter.UNCACHEABLE_LOCAL_SERVER, 2L).doesNotContainKey(Counter.BYPASSED);
+        assertThat(CacheStats.of(store).uncacheable()).containsEntry("local_server", 2L);
         assertThat(store.size()).isZero();
     }
 
     @Test
-    void aSlowToolIsCachedOnceThreeCallsShowIt() {
-        CachedTool cached = measured().build();
-        for (int i = 0; i < 3; i++) {
-            cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a" + i)));
-        }
+    void howFastAToolAnswersNeverDecidesWhetherItIsCached() {
+        answerTime.set(Duration.ofNanos(1000));
+        CachedTool cached = builder().build();
 
         cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a")));
 
         assertThat(cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a"))).status()).isEqualTo(CacheStatus.HIT);
-        assertThat(cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a0"))).status()).isEqualTo(CacheStatus.MISS);
     }
 
     @Test
-    void aFastToolThatARuleNamesIsCachedAndAFastToolThatSlowsDownIsCachedAgain() {
-        answerTime.set(Duration.ofMillis(1));
-        CachedTool cached = measured().rule(ToolCacheRule.cache("fs__list", Duration.ofMinutes(1), 10)).build();
-
-        cached.call(ToolCallRequest.of("fs__list", Map.of()));
-        assertThat(cached.call(ToolCallRequest.of("fs__list", Map.of())).status()).isEqualTo(CacheStatus.HIT);
-
-        for (int i = 0; i < 3; i++) {
-            cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a")));
-        }
-        assertThat(cached.policy().answersFast("fs__read")).isTrue();
-        answerTime.set(Duration.ofMillis(50));
-        for (int i = 0; i < AnswerTimes.KEPT; i++) {
-            cached.call(ToolCallRequest.of("fs__read", Map.of("path", "b" + i)));
-        }
-        assertThat(cached.policy().answersFast("fs__read")).isFalse();
-        cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a")));
-        assertThat(cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a"))).status()).isEqualTo(CacheStatus.HIT);
-    }
-
-    @Test
-    void anAnswerWithTheServersNoCacheHintIsNotStoredAndACacheHintStoresAFastOne() {
+    void anAnswerWithTheServersNoCacheHintIsNotStored() {
         CachedTool cached = builder().build();
         hint.set(CacheHint.NO_CACHE);
 
@@ -160,12 +123,6 @@ class FreshnessTest {
         assertThat(first.notCachedBecause()).isEqualTo("the server said not to cache it (cache_hint: no-cache)");
         assertThat(cached.call(ToolCallRequest.of("fs__read", Map.of("path", "a"))).status()).isEqualTo(CacheStatus.MISS);
         assertThat(store.counters().totals()).containsEntry(Counter.UNCACHEABLE_SERVER_HINT, 2L);
-
-        CachedTool fastOnes = measured().build();
-        answerTime.set(Duration.ofMillis(1));
-        hint.set(CacheHint.CACHE);
-        fastOnes.call(ToolCallRequest.of("fs__list", Map.of()));
-        assertThat(fastOnes.call(ToolCallRequest.of("fs__list", Map.of())).status()).isEqualTo(CacheStatus.HIT);
     }
 
     @Test
@@ -255,5 +212,86 @@ class FreshnessTest {
         assertThat(fresh.status()).isEqualTo(CacheStatus.MISS);
         assertThat(fresh.storedAt()).isEqualTo(clock.instant());
         assertThat(asked).containsExactly(Freshness.ANY, Freshness.NO_CACHE);
+    }
+
+    /** Code tools answering {@code fs.read} with the current text, stored or not as {@code stored} says. */
+    private CodeTools reads(AtomicReference<String> text, boolean stored, AtomicInteger asked) {
+        return new CodeTools() {
+            @Override
+            public Map<String, List<String>> reachable() {
+                return Map.of("fs", List.of("read"));
+            }
+
+            @Override
+            public CodeToolCall call(String server, String name, String argumentsJson) {
+                return call(server, name, argumentsJson, null, Freshness.ANY);
+            }
+
+            @Override
+            public CodeToolCall call(String server, String name, String argumentsJson, String agent,
+                    Freshness freshness) {
+                asked.incrementAndGet();
+                ToolResult answer = ToolResult.ok("\"" + text.get() + "\"");
+                ToolCallOutcome outcome = stored
+                        ? new ToolCallOutcome(answer, CacheStatus.MISS, clock.instant().plusSeconds(300), clock.instant(), null)
+                        : ToolCallOutcome.notCached(answer, CacheStatus.BYPASS, "a local server's read: asked every time");
+                return new CodeToolCall("fs__read", "1", outcome, true, answer.json().length(), Map.of());
+            }
+        };
+    }
+
+    /** A run that returns what its one read answered. */
+    private final Sandbox echoRead = (request, runTools) -> {
+        CodeToolCall read = runTools.call("fs", "read", "{}");
+        return ExecutionResult.success(read.answer().json(), "", Duration.ofMillis(50));
+    };
+
+    @Test
+    void aRunWhoseAnswerWasNotStoredIsNeverAHitItsNextRequestAsksTheCallAgain() {
+        AtomicReference<String> text = new AtomicReference<>("old");
+        AtomicInteger asked = new AtomicInteger();
+        AtomicInteger ran = new AtomicInteger();
+        Sandbox counting = (request, runTools) -> {
+            ran.incrementAndGet();
+            return echoRead.execute(request, runTools);
+        };
+        CachedExecutor executor = CachedExecutor.builder(counting, store).toolVersions(versions).clock(clock)
+                .ticker(ticker).codeTools(reads(text, false, asked)).build();
+        ExecutionRequest request = new ExecutionRequest("read", null, Set.of(), Limits.DEFAULTS);
+
+        ExecutionOutcome first = executor.execute(request);
+        ExecutionOutcome same = executor.execute(request);
+        text.set("new");
+        ExecutionOutcome changed = executor.execute(request);
+
+        assertThat(first.status()).isEqualTo(CacheStatus.MISS);
+        assertThat(first.expiresAt()).isNull();
+        assertThat(first.notStoredBecause()).contains("the answer of fs__read it used was not stored");
+        assertThat(same.status()).isEqualTo(CacheStatus.REVALIDATED);
+        assertThat(same.result().value()).isEqualTo("\"old\"");
+        assertThat(same.expiresAt()).isNull();
+        assertThat(changed.status()).isEqualTo(CacheStatus.MISS);
+        assertThat(changed.result().value()).isEqualTo("\"new\"");
+        assertThat(asked).hasValue(3);
+        assertThat(ran).hasValue(2);
+        assertThat(executor.execute(request).status()).isEqualTo(CacheStatus.REVALIDATED);
+        assertThat(store.counters().totals()).containsEntry(Counter.UNCACHEABLE_TOOL_ANSWER_NOT_STORED, 4L)
+                .doesNotContainKey(Counter.HITS);
+    }
+
+    @Test
+    void aRunWhoseAnswersWereStoredIsAHitUntilTheyExpire() {
+        AtomicReference<String> text = new AtomicReference<>("old");
+        AtomicInteger asked = new AtomicInteger();
+        CachedExecutor executor = CachedExecutor.builder(echoRead, store).toolVersions(versions).clock(clock)
+                .ticker(ticker).codeTools(reads(text, true, asked)).build();
+        ExecutionRequest request = new ExecutionRequest("read", null, Set.of(), Limits.DEFAULTS);
+
+        ExecutionOutcome first = executor.execute(request);
+        ExecutionOutcome hit = executor.execute(request);
+
+        assertThat(first.expiresAt()).isEqualTo(clock.instant().plusSeconds(300));
+        assertThat(hit.status()).isEqualTo(CacheStatus.HIT);
+        assertThat(asked).hasValue(1);
     }
 }

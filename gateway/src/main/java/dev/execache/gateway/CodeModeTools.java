@@ -151,7 +151,6 @@ final class CodeModeTools {
             if (decision.ttl() != null) {
                 tool.put("ttlSeconds", decision.ttl().toSeconds());
             }
-            gateway.fastestAnswerTime(name).ifPresent(fastest -> tool.put("fastestMs", Json.millis(fastest)));
         }
         ArrayNode servers = node.putArray("servers");
         StringBuilder text = new StringBuilder(typescript);

@@ -22,6 +22,7 @@ import dev.execache.core.ToolCallOutcome;
 import dev.execache.core.ToolCallRequest;
 import dev.execache.core.ToolResult;
 import dev.execache.core.ToolStats;
+import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.CatalogTool;
 import dev.execache.core.spi.CodeToolCall;
 import dev.execache.core.spi.CodeTools;
@@ -34,14 +35,12 @@ import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -49,6 +48,7 @@ import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CancellationException;
 import java.util.function.BiConsumer;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -126,6 +126,13 @@ public final class Gateway implements CodeTools {
      * depended on an agent's answer, and is not stored (the catalog's reads carry no agent of their own).
      */
     private final AtomicLong agentAsks = new AtomicLong();
+    /** The servers whose reads are asked every time unless a rule or the server's hint says otherwise. */
+    private final Set<String> readsFresh;
+    /**
+     * The tools and reads of those servers whose server said of an answer that it means it to be reused
+     * ({@code cache_hint: cache}, or a {@code ttlMs} above 0): cached from then on, in this process.
+     */
+    private final Set<String> cacheHinted = ConcurrentHashMap.newKeySet();
     /** Where serve sends a call's notifications (its progress) to the agent that made it. */
     private volatile BiConsumer<String, ObjectNode> notifications = (method, params) -> { };
 
@@ -194,6 +201,8 @@ public final class Gateway implements CodeTools {
         this.invalidatedOnWrite = config.servers().stream().filter(GatewayPolicy.Server::invalidateOnWrite)
                 .map(GatewayPolicy.Server::name).collect(Collectors.toSet());
         this.servers = config.servers().stream().map(GatewayPolicy.Server::name).collect(Collectors.toSet());
+        this.readsFresh = config.servers().stream().filter(GatewayPolicy.Server::readsFresh)
+                .map(GatewayPolicy.Server::name).collect(Collectors.toSet());
         this.codeAccess = config.servers().stream().filter(GatewayPolicy.Server::codeAccess)
                 .map(GatewayPolicy.Server::name).collect(Collectors.toSet());
         Set<String> unprefixed = config.servers().stream().filter(server -> !server.prefixed())
@@ -201,32 +210,13 @@ public final class Gateway implements CodeTools {
         this.offered = new OfferedTools(unprefixed, this::specification);
         this.starting = new StartingServers(catalog, codeAccess, () -> toolsChanged(catalog.tools()));
         this.logs = new ServerLogs(catalog);
-        this.reads = new ServerReads(catalog, versions, agentAsks::get);
+        this.reads = new ServerReads(catalog, versions, agentAsks::get, this::readAskedFresh);
         this.features = new ServerFeatures(catalog, unprefixed, reads::read, clock);
         Map<String, String> reachableIdentities = new TreeMap<>(catalog.identities());
         reachableIdentities.keySet().retainAll(codeAccess);
         this.identities = Map.copyOf(reachableIdentities);
-        CachedTool.Builder builder = CachedTool.builder((name, args) -> {
-                    if (reads.isRead(name)) {
-                        return reads.ask(name, args);
-                    }
-                    Consumer<Map<String, Object>> progress = CALL_PROGRESS.get();
-                    ToolCatalog.Agent agent = CALL_AGENT.get();
-                    if (agent == null) {
-                        return withHint(progress == null ? catalog.call(name, args) : catalog.call(name, args, progress));
-                    }
-                    AtomicBoolean asked = new AtomicBoolean();
-                    ToolResult result = withHint(catalog.call(name, args, progress, (method, params) -> {
-                        asked.set(true);
-                        agentAsks.incrementAndGet();
-                        return agent.ask(method, params);
-                    }));
-                    // an answer that depended on what the agent answered (a sampled message, a person's input,
-                    // its roots) is that agent's and that moment's: never stored
-                    return asked.get() ? result.withHint(CacheHint.AGENT_ANSWERED) : result;
-                }, store)
+        CachedTool.Builder builder = CachedTool.builder((name, args) -> noteHint(name, ask(name, args)), store)
                 .defaultRule(policy.enabled(), policy.ttl(), policy.maxEntries())
-                .cacheWhenSlowerThan(config.cacheWhenSlowerThan())
                 .toolVersions(versions)
                 .clock(clock)
                 .telemetry(telemetry)
@@ -261,6 +251,47 @@ public final class Gateway implements CodeTools {
         });
         catalog.addListener(this::toolsChanged);
         toolsChanged(catalog.tools());
+    }
+
+    /** Asks the server for a miss or an uncached call: a read of the server's, or a tool call. */
+    private ToolResult ask(String name, Map<String, Object> args) {
+        if (reads.isRead(name)) {
+            return reads.ask(name, args);
+        }
+        Consumer<Map<String, Object>> progress = CALL_PROGRESS.get();
+        ToolCatalog.Agent agent = CALL_AGENT.get();
+        if (agent == null) {
+            return withHint(progress == null ? catalog.call(name, args) : catalog.call(name, args, progress));
+        }
+        AtomicBoolean asked = new AtomicBoolean();
+        ToolResult result = withHint(catalog.call(name, args, progress, (method, params) -> {
+            asked.set(true);
+            agentAsks.incrementAndGet();
+            return agent.ask(method, params);
+        }));
+        // an answer that depended on what the agent answered (a sampled message, a person's input,
+        // its roots) is that agent's and that moment's: never stored
+        return asked.get() ? result.withHint(CacheHint.AGENT_ANSWERED) : result;
+    }
+
+    /** Notes that the server of a local read means its answers to be reused: its next calls are cached. */
+    private ToolResult noteHint(String name, ToolResult result) {
+        boolean reuse = result.hint() == CacheHint.CACHE
+                || result.hint() == CacheHint.NONE && result.maxAge() != null && !result.maxAge().isZero() && !result.maxAge().isNegative();
+        if (reuse && !result.isError()) {
+            cacheHinted.add(name);
+        }
+        return result;
+    }
+
+    /**
+     * Whether a read of {@code server} known to the cache as {@code name} is asked every time: the server's reads
+     * are fresh by default ({@link GatewayPolicy.Server#readsFresh}), no rule names it and its server has not said
+     * it means its answers to be reused.
+     */
+    private boolean readAskedFresh(String server, String name) {
+        return readsFresh.contains(server) && !cacheHinted.contains(name)
+                && rules.rules().stream().noneMatch(rule -> rule.tools().matches(name));
     }
 
     /** Hits and misses per gateway tool, counted in this process. */
@@ -449,8 +480,8 @@ public final class Gateway implements CodeTools {
 
     /**
      * Whether a gateway tool's calls are cached now and why, with its TTL: the decision made when
-     * the tool list last changed, and, for a tool no rule names, whether it answers too fast to be
-     * worth caching (the fastest of its recent calls in this process).
+     * the tool list last changed, and, for a local server's read, whether its server said it means its
+     * answers to be reused.
      */
     public ToolCallRules.Decision decision(String name) {
         CatalogTool tool;
@@ -460,27 +491,16 @@ public final class Gateway implements CodeTools {
         if (tool == null) {
             return new ToolCallRules.Decision(false, "no such tool", null);
         }
-        ToolCallRules.Decision decision = decisionFor(tool);
-        if (decision.cached() && decision.measured() && cachedTool.policy().answersFast(name)) {
-            return new ToolCallRules.Decision(false, decision.why() + "; but it answers fast: fastest recent call "
-                    + millis(cachedTool.policy().fastestAnswerTime(name).orElseThrow()) + " < "
-                    + millis(cachedTool.policy().cacheWhenSlowerThan()), null, false, true);
+        return hinted(name, decisionFor(tool));
+    }
+
+    /** A local server's read whose server said {@code cache_hint: cache} of an answer is cached, for the cache's TTL. */
+    private ToolCallRules.Decision hinted(String name, ToolCallRules.Decision decision) {
+        if (decision.cached() || !decision.freshRead() || !cacheHinted.contains(name)) {
+            return decision;
         }
-        return decision;
-    }
-
-    /** The fastest of the tool's recent calls that reached its server, in this process; empty before the first. */
-    public Optional<Duration> fastestAnswerTime(String name) {
-        return cachedTool.policy().fastestAnswerTime(name);
-    }
-
-    /** Below what answer time a tool no rule names is not cached. */
-    public Duration cacheWhenSlowerThan() {
-        return cachedTool.policy().cacheWhenSlowerThan();
-    }
-
-    private static String millis(Duration duration) {
-        return String.format(Locale.ROOT, "%.2f ms", duration.toNanos() / 1e6);
+        return new ToolCallRules.Decision(true, "annotation readOnlyHint, its server said cache_hint: cache",
+                rules.cacheTtl(), false, true);
     }
 
     /**
@@ -519,6 +539,7 @@ public final class Gateway implements CodeTools {
         if (decision == null) {
             decision = rules.decide(tool);
         }
+        decision = hinted(name, decision);
         boolean writesCounted = invalidatedOnWrite.contains(tool.server());
         ToolCallRequest request = ToolCallRequest.of(name, args).withAgent(agent).withFreshness(freshness);
         if (decision.cached()) {
@@ -532,7 +553,10 @@ public final class Gateway implements CodeTools {
             cachedTool.advanceWriteGeneration(tool.server());
         }
         try {
-            return cachedTool.call(request.uncached(new ToolCallRequest.Uncached(!decision.turnedOff(), decision.why())));
+            ToolCallRequest.Uncached why = decision.freshRead()
+                    ? new ToolCallRequest.Uncached(false, decision.why(), Counter.UNCACHEABLE_LOCAL_SERVER)
+                    : new ToolCallRequest.Uncached(!decision.turnedOff(), decision.why());
+            return cachedTool.call(request.uncached(why));
         } finally {
             if (writesCounted) {
                 cachedTool.advanceWriteGeneration(tool.server());
@@ -726,7 +750,8 @@ public final class Gateway implements CodeTools {
                     + " object");
         }
         String version = versions.versions().get(found.name());
-        boolean cached = decisionFor(found).cached();
+        ToolCallRules.Decision decision = hinted(found.name(), decisionFor(found));
+        boolean cached = decision.cached();
         boolean writesCounted = invalidatedOnWrite.contains(server) && cached;
         // noted before the lookup: a hit the run uses must be as current as a fresh read
         OptionalLong seen = writesCounted ? cachedTool.writeGeneration(server) : OptionalLong.empty();
@@ -742,13 +767,19 @@ public final class Gateway implements CodeTools {
         }
         // the hint goes with the answer: a run that read an agent's answer is that caller's alone (never shared)
         ToolResult answer = answerOf(outcome.result()).withHint(outcome.result().hint());
-        // an answer the server said not to keep, or that depended on what the agent answered (that agent's), is
-        // not kept in a run either
-        boolean cacheable = !answer.isError() && outcome.status() != CacheStatus.BYPASS
-                && !outcome.result().hint().forbidsStoring() && cached && (!writesCounted || seen.isPresent());
+        // a read a run may depend on and a revalidation may ask again: one the cache keeps, or a local server's read
+        // asked every time; an answer that depended on what the agent answered (that agent's) is not kept in a run
+        boolean cacheable = !answer.isError() && (cached || decision.freshRead())
+                && outcome.result().hint() != CacheHint.AGENT_ANSWERED && (!writesCounted || seen.isPresent());
+        // a run is no fresher than its answers: one not in the cache (asked around it, or the server said not to keep
+        // it) keeps the run out of the cache too, but for revalidation
+        boolean stored = cacheable && outcome.status() != CacheStatus.BYPASS && outcome.expiresAt() != null
+                && !outcome.result().hint().forbidsStoring();
+        String notStored = stored ? null : outcome.notCachedBecause() != null ? outcome.notCachedBecause()
+                : "it was not stored";
         return new CodeToolCall(found.name(), version,
-                new ToolCallOutcome(answer, outcome.status(), cacheable ? outcome.expiresAt() : null, outcome.storedAt(),
-                        outcome.notCachedBecause()), cacheable,
+                new ToolCallOutcome(answer, outcome.status(), stored ? outcome.expiresAt() : null, outcome.storedAt(),
+                        notStored), cacheable,
                 answer.json().getBytes(StandardCharsets.UTF_8).length,
                 seen.isPresent() ? Map.of(server, seen.getAsLong()) : Map.of());
     }

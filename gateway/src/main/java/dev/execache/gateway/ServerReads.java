@@ -11,6 +11,7 @@ import dev.execache.core.RemovalCause;
 import dev.execache.core.ToolCallOutcome;
 import dev.execache.core.ToolCallRequest;
 import dev.execache.core.ToolResult;
+import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.ResultTtl;
 import dev.execache.core.spi.ServerRefusedException;
 import dev.execache.core.spi.ToolCatalog;
@@ -25,6 +26,7 @@ import java.util.HexFormat;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiPredicate;
 import java.util.function.LongSupplier;
 
 /**
@@ -54,6 +56,7 @@ final class ServerReads {
     /** The reads asked so far, by the cache's name for them ({@link #readName}). */
     private final Map<String, Read> reads = new ConcurrentHashMap<>();
     private volatile CachedTool cache;
+    private final BiPredicate<String, String> askedFresh;
 
     /** A read of a server that is not a tool call: {@code resources/read} or {@code prompts/get}. */
     private record Read(String server, String method) {
@@ -62,8 +65,12 @@ final class ServerReads {
     /**
      * @param agentAsks how many requests of the servers' were relayed to an agent so far: a read during which it
      *     moved may have depended on an agent's answer, and is not stored (the catalog's reads carry no agent)
+     * @param askedFresh whether a read of a server (its name, the read's name) is asked every time: a local
+     *     server's read, unless a rule or the server's hint says otherwise
      */
-    ServerReads(ToolCatalog catalog, MutableToolVersions versions, LongSupplier agentAsks) {
+    ServerReads(ToolCatalog catalog, MutableToolVersions versions, LongSupplier agentAsks,
+            BiPredicate<String, String> askedFresh) {
+        this.askedFresh = askedFresh;
         this.catalog = catalog;
         this.versions = versions;
         this.agentAsks = agentAsks;
@@ -111,8 +118,13 @@ final class ServerReads {
         // keyed on the server's identity, as its tools' calls are: one configuration's answers are never another's
         String identity = catalog.identities().getOrDefault(server, "shared publicly");
         versions.set(name, version(server, method, identity));
+        ToolCallRequest request = ToolCallRequest.of(name, params).withAgent(agent).withFreshness(freshness);
+        if (askedFresh.test(server, name)) {
+            return cache.call(request.uncached(new ToolCallRequest.Uncached(false, ToolCallRules.LOCAL_READ,
+                    Counter.UNCACHEABLE_LOCAL_SERVER)));
+        }
         // a read of the server whatever its invalidate_on_write: its notices of a change advance its generation
-        return cache.call(ToolCallRequest.of(name, params).withAgent(agent).withFreshness(freshness).readOf(server));
+        return cache.call(request.readOf(server));
     }
 
     /** Asks the server the read the cache knows as {@code name} (a miss); see {@link #isRead}. */

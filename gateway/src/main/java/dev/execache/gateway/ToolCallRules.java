@@ -28,6 +28,10 @@ public final class ToolCallRules {
     static final List<String> WRITING_NAMES = List.of("write*", "edit*", "create*", "update*", "delete*",
             "remove*", "move*", "rename*", "deploy*", "bash");
 
+    /** Why a local server's read is not cached, in words for a person. */
+    static final String LOCAL_READ = "a local server's read, asked every time so that a change on disk is seen at"
+            + " once; a rule, cache: true or a ttl on the server, or its cache_hint: cache caches it";
+
     private final List<ToolCacheRule> rules;
     private final CachePolicy policy;
     private final Map<String, GatewayPolicy.Server> servers;
@@ -53,15 +57,22 @@ public final class ToolCallRules {
         return rules;
     }
 
+    /** How long an answer no rule or server gives a TTL is kept: the cache's TTL. */
+    Duration cacheTtl() {
+        return policy.ttl();
+    }
+
     /**
      * @param cached whether calls are cached
      * @param why the rule, annotation or name that decided
      * @param ttl how long a cached call is kept; null when not cached
      * @param turnedOff not cached because caching, or a rule, turns it off (rather than because the call may
      *     change something)
-     * @param measured cached only while it answers slower than the threshold (no rule names it)
+     * @param freshRead a read-only tool of a local server, asked every time ({@link GatewayPolicy.Server#readsFresh}):
+     *     not cached, yet a read whose answers a run may depend on and a revalidation may ask again; cached once its
+     *     server says {@code cache_hint: cache}
      */
-    public record Decision(boolean cached, String why, Duration ttl, boolean turnedOff, boolean measured) {
+    public record Decision(boolean cached, String why, Duration ttl, boolean turnedOff, boolean freshRead) {
         public Decision(boolean cached, String why, Duration ttl, boolean turnedOff) {
             this(cached, why, ttl, turnedOff, false);
         }
@@ -73,7 +84,7 @@ public final class ToolCallRules {
 
     /**
      * The rules the tool cache applies, in order: the rules as written, then one per server that has
-     * its own settings ({@code cache: false}, or a {@code ttl}, measured as the default rule is).
+     * its own settings ({@code cache: false}, or a {@code ttl}).
      */
     List<ToolCacheRule> cacheRules() {
         List<ToolCacheRule> all = new ArrayList<>(rules);
@@ -81,7 +92,7 @@ public final class ToolCallRules {
             if (!server.cache()) {
                 all.add(ToolCacheRule.never(server.name() + "__*"));
             } else if (server.ttl() != null) {
-                all.add(ToolCacheRule.cache(server.name() + "__*", server.ttl(), policy.maxEntries()).measured(true));
+                all.add(ToolCacheRule.cache(server.name() + "__*", server.ttl(), policy.maxEntries()));
             }
         }
         return all;
@@ -100,7 +111,7 @@ public final class ToolCallRules {
         Optional<String> problem = validatorProblem(tool, tools);
         String why = decision.why() + (problem.isEmpty() ? "; revalidated by " + validator.get().tool()
                 : "; not revalidated: " + problem.get());
-        return new Decision(true, why, decision.ttl(), decision.turnedOff(), decision.measured());
+        return new Decision(true, why, decision.ttl(), decision.turnedOff(), decision.freshRead());
     }
 
     /** The validator the rule that matches {@code tool} names; empty when it names none. */
@@ -209,9 +220,12 @@ public final class ToolCallRules {
             return new Decision(false, "server " + server.name() + ": cache: false", null, true);
         }
         if (tool.annotationsTrusted()) {
+            if (server != null && server.readsFresh()) {
+                return new Decision(false, LOCAL_READ, null, true, true);
+            }
             boolean ownTtl = server != null && server.ttl() != null;
             return new Decision(true, "annotation readOnlyHint" + (ownTtl ? ", server " + server.name() + ": ttl" : ""),
-                    ownTtl ? server.ttl() : policy.ttl(), false, true);
+                    ownTtl ? server.ttl() : policy.ttl(), false);
         }
         return new Decision(false, "untrusted annotations, no rule", null);
     }

@@ -165,7 +165,7 @@ class FleetRaceTest {
         ExecutionOutcome thenThroughA = a.run(code);
 
         assertThat(Answers.ofRun(raced).get("counter").intValue()).isZero();
-        assertThat(raced.notStoredBecause()).contains("started or ended while it ran");
+        assertThat(raced.notStoredBecause()).contains("was not stored").contains("started or ended while it was asked");
         assertThat(nextThroughB.status()).isEqualTo(CacheStatus.MISS);
         assertThat(Answers.ofRun(nextThroughB).get("counter").intValue()).as("the new data").isEqualTo(1);
         assertThat(nextThroughB.toolCalls()).singleElement().satisfies(call ->

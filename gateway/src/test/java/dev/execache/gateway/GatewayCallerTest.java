@@ -19,7 +19,6 @@ import dev.execache.core.spi.CatalogTool;
 import dev.execache.core.spi.CodeToolCall;
 import dev.execache.core.spi.CodeTools;
 import dev.execache.core.spi.ToolCatalog;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -84,8 +83,7 @@ class GatewayCallerTest {
 
     private final Gateway gateway = Gateway.builder(catalog, StoreGuard.of(new SimpleStore(clock)),
             new MutableToolVersions(), new GatewayPolicy(List.of(new GatewayPolicy.Server("lab", true, true, true, true,
-            null)), List.of(),
-                    Duration.ZERO), CachePolicy.DEFAULTS).clock(clock).build();
+            null)), List.of()), CachePolicy.DEFAULTS).clock(clock).build();
 
     /** A run's caller that records what it hears, with an agent that answers every request "sampled". */
     private static final class Heard implements CodeTools.Caller {
@@ -138,11 +136,13 @@ class GatewayCallerTest {
     }
 
     @Test
-    void anAnswerTheServerSaidNotToCacheIsNotKeptInARunThatReadIt() {
+    void anAnswerTheServerSaidNotToCacheIsNotStoredSoARunThatReadItIsKeptOnlyForRevalidation() {
         CodeToolCall first = gateway.call("lab", "ask", "{\"hint\":\"no-cache\"}", null, Freshness.ANY, new Heard());
         CodeToolCall again = gateway.call("lab", "ask", "{\"hint\":\"no-cache\"}", null, Freshness.ANY, new Heard());
 
-        assertThat(first.cacheable()).isFalse();
+        // a read a revalidation may ask again, whose answer is not in the cache: the run is no fresher than it
+        assertThat(first.cacheable()).isTrue();
+        assertThat(first.stored()).isFalse();
         assertThat(first.outcome().expiresAt()).isNull();
         assertThat(again.status()).isEqualTo(CacheStatus.MISS);
     }

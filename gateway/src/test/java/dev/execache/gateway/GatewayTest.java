@@ -281,8 +281,7 @@ class GatewayTest {
         catalogs.add(catalog);
         awaitConnected(catalog);
         Gateway gateway = Gateway.builder(catalog, StoreGuard.of(new MemoryCacheStore(100, Clock.systemUTC())),
-                versions, new GatewayPolicy(List.of(new GatewayPolicy.Server("lab", false, true)), List.of(),
-                Duration.ZERO), CachePolicy.DEFAULTS).build();
+                versions, new GatewayPolicy(List.of(new GatewayPolicy.Server("lab", false, true)), List.of()), CachePolicy.DEFAULTS).build();
         String before = versions.versions().get("lab__get_count");
         gateway.call("lab__get_count", Map.of());
 

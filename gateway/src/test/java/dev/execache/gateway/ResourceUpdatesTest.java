@@ -13,7 +13,6 @@ import dev.execache.core.MutableToolVersions;
 import dev.execache.core.SimpleStore;
 import dev.execache.core.StoreGuard;
 import io.modelcontextprotocol.spec.McpSchema;
-import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -56,7 +55,7 @@ class ResourceUpdatesTest {
         };
         MutableClock clock = new MutableClock();
         GatewayPolicy policy = new GatewayPolicy(List.of(new GatewayPolicy.Server("lab", true, true),
-                new GatewayPolicy.Server("twin", true, true)), List.of(), Duration.ZERO);
+                new GatewayPolicy.Server("twin", true, true)), List.of());
         gateway = Gateway.builder(catalog, StoreGuard.of(new SimpleStore(clock)), new MutableToolVersions(), policy,
                 CachePolicy.DEFAULTS).clock(clock).listChanges(timer::notices).build();
         gateway.onNotification((method, params) -> heard.add(method + " " + params.path("uri").asText()));

@@ -2,7 +2,6 @@ package dev.execache.gateway;
 
 import dev.execache.core.ToolCacheRule;
 import dev.execache.tools.mcp.DownstreamSettings;
-import java.time.Duration;
 import java.util.List;
 
 /**
@@ -23,8 +22,8 @@ record ServerEntry(DownstreamSettings settings, GatewayPolicy.Server policy) {
         return servers.stream().map(ServerEntry::settings).toList();
     }
 
-    /** The gateway's policy for these servers and rules, which caches a tool no rule names however fast it answers. */
+    /** The gateway's policy for these servers and rules: their read-only tools cached, as a remote server's are. */
     static GatewayPolicy policy(List<ServerEntry> servers, List<ToolCacheRule> rules) {
-        return new GatewayPolicy(servers.stream().map(ServerEntry::policy).toList(), rules, Duration.ZERO);
+        return new GatewayPolicy(servers.stream().map(ServerEntry::policy).toList(), rules);
     }
 }

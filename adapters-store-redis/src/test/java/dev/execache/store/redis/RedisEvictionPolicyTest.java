@@ -3,6 +3,8 @@ package dev.execache.store.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.execache.core.CacheStats;
+import dev.execache.core.CachedExecutor;
+import dev.execache.core.ExecutionResult;
 import dev.execache.core.ToolCallRequest;
 import dev.execache.core.CachedTool;
 import dev.execache.core.MutableClock;
@@ -90,6 +92,7 @@ class RedisEvictionPolicyTest {
             assertThat(stats.hits() + stats.misses()).as("every call counted once").isEqualTo(CALLS);
             assertThat(stats.evictions()).as("Redis did evict (the test would prove nothing otherwise)").isPositive();
             assertThat(stats.entries()).as("entries as Redis holds them").isEqualTo(held);
+            assertThat(runsOn(store).policy().stats().entries()).as("entries as cache_stats counts them").isEqualTo(held);
             assertThat(store.entriesEstimatedBecause()).as("exact under a policy that keeps execache's own keys").isEmpty();
             assertThat(stats.tools().get("read").hits() + stats.tools().get("read").misses()).isEqualTo(CALLS);
             assertThat(warnings).isEmpty();
@@ -114,6 +117,7 @@ class RedisEvictionPolicyTest {
                         new MutableClock(Instant.now()))) {
             String big = "\"" + "x".repeat(valueLength) + "\"";
             CachedTool tool = CachedTool.builder((name, args) -> ToolResult.ok(big), store).build();
+            CachedExecutor runs = runsOn(store);
             boolean estimated = policy.startsWith("allkeys-");
             assertThat(store.entriesEstimatedBecause()).as("said to be estimates only where they are").isEqualTo(
                     estimated ? java.util.Optional.of("Redis's maxmemory-policy " + policy + " may evict execache's indexes")
@@ -124,10 +128,10 @@ class RedisEvictionPolicyTest {
                     // half over 60 pages, half over 3 hot ones
                     tool.call(ToolCallRequest.of("read", Map.of("page", i % 2 == 0 ? i % 60 : 1000 + i % 3))).result();
                     if (i % 50 == 49) {
-                        sampleFigures(store, admin, bound, valueLength, estimated);
+                        sampleFigures(store, runs, admin, bound, valueLength, estimated);
                     }
                 }
-                sampleFigures(store, admin, bound, valueLength, estimated);
+                sampleFigures(store, runs, admin, bound, valueLength, estimated);
             } finally {
                 admin.shutdown();
             }
@@ -135,13 +139,22 @@ class RedisEvictionPolicyTest {
     }
 
     /** Holds eviction off (maxmemory 0) while the figures and what Redis holds are read, then puts it back. */
-    private static void sampleFigures(RedisCacheStore store, RedissonClient admin, int bound, int valueLength, boolean estimated) {
+    /** An executor on the store, for the figures serve's cache_stats gives (its policy's stats). */
+    private static CachedExecutor runsOn(RedisCacheStore store) {
+        return CachedExecutor.builder((request, tools) -> ExecutionResult.success("1", "", Duration.ZERO), store).build();
+    }
+
+    /** As {@code stats} and {@code cache_stats} count them: the store's size and the executor policy's figures. */
+    private static void sampleFigures(RedisCacheStore store, CachedExecutor runs, RedissonClient admin, int bound,
+            int valueLength, boolean estimated) {
         var node = admin.getRedisNodes(RedisNodes.SINGLE).getInstance();
         node.setConfig("maxmemory", "0");
         try {
             long entries = store.size();
+            long asCacheStats = runs.policy().stats().entries();
             long bytes = store.estimatedBytes();
             long held = admin.getKeys().getKeysStream(KeysScanOptions.defaults().pattern(store.layout().entryPattern())).count();
+            assertThat(asCacheStats).as("entries as cache_stats counts them").isEqualTo(entries);
             assertThat(entries).as("entries").isBetween(0L, (long) bound);
             assertThat(bytes).as("estimated bytes").isBetween(0L, held * (2L * valueLength + 4096));
             if (estimated) {

@@ -25,7 +25,6 @@ import dev.execache.tools.mcp.McpToolCatalog;
 import jakarta.inject.Inject;
 import java.io.PrintWriter;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.Locale;
 import java.util.concurrent.Callable;
@@ -111,10 +110,8 @@ final class RunCommand implements Callable<Integer> {
             return null;
         }
         ToolCatalog catalog = session.gatewayCatalog(environment);
-        // one command sees too few calls of a tool, and those cold, to judge whether it answers fast
-        // (serve does, from the calls it serves): its tool calls are cached by the rules alone
         session.buildExecutor(Gateway.builder(catalog, session.guard(), versions, settings
-                .gateway().withCacheWhenSlowerThan(Duration.ZERO).policy(settings.policy()), settings.policy())
+                .gateway().policy(settings.policy()), settings.policy())
                 .build());
         return catalog;
     }

@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.cli.output.Output;
 import dev.execache.cli.session.GatewayCatalog;
 import dev.execache.cli.session.Resources;
-import dev.execache.cli.settings.Durations;
 import dev.execache.cli.settings.Environment;
 import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.cli.settings.Settings;
@@ -20,7 +19,6 @@ import dev.execache.gateway.TypeScriptDeclarations;
 import jakarta.inject.Inject;
 import java.io.PrintWriter;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -75,7 +73,6 @@ final class ToolsCommand implements Callable<Integer> {
         }
         GatewayPolicy gateway = settings.gatewayPolicy();
         ToolCallRules rules = new ToolCallRules(gateway.rules(), settings.policy(), gateway.servers());
-        Duration threshold = settings.gateway().cacheWhenSlowerThan();
         try (ToolCatalog catalog = GatewayCatalog.open(settings, environment, resources)) {
             List<ToolCatalog.ServerStatus> servers = awaitEvery(catalog);
             List<CatalogTool> tools = catalog.tools();
@@ -96,10 +93,7 @@ final class ToolsCommand implements Callable<Integer> {
                     node.put("name", tool.name());
                     node.put("version", tool.version());
                     node.put("cached", decision.cached());
-                    node.put("why", why(decision, threshold));
-                    if (decision.cached() && decision.measured() && !threshold.isZero()) {
-                        node.put("cachedWhenSlowerThanMs", threshold.toMillis());
-                    }
+                    node.put("why", decision.why());
                     if (decision.ttl() != null) {
                         node.put("ttlSeconds", decision.ttl().toSeconds());
                     }
@@ -111,7 +105,7 @@ final class ToolsCommand implements Callable<Integer> {
                 for (CatalogTool tool : tools) {
                     ToolCallRules.Decision decision = rules.decide(tool, byName);
                     rows.add(new String[] {tool.server(), tool.name(), shortDigest(tool.version()),
-                        decision.cached() ? "yes" : "no", why(decision, threshold),
+                        decision.cached() ? "yes" : "no", decision.why(),
                         decision.ttl() == null ? "-" : decision.ttl().toSeconds() + " s"});
                 }
                 for (ToolCatalog.ServerStatus server : notUp) {
@@ -148,17 +142,6 @@ final class ToolsCommand implements Callable<Integer> {
     private static String whyNotUp(ToolCatalog.ServerStatus server) {
         return server.state() == ToolCatalog.ServerStatus.State.UNAVAILABLE ? "unavailable: " + server.reason()
                 : "did not start in time";
-    }
-
-    /**
-     * The decision's reason; for a tool no rule names, that it is cached only while it answers slower
-     * than the threshold (serve measures each tool's calls as they come; listing calls none).
-     */
-    private static String why(ToolCallRules.Decision decision, Duration threshold) {
-        if (decision.cached() && decision.measured() && !threshold.isZero()) {
-            return decision.why() + ", while it answers slower than " + Durations.format(threshold);
-        }
-        return decision.why();
     }
 
     private static String shortDigest(String version) {

@@ -36,7 +36,8 @@ import java.util.TreeSet;
  *     code_access: true           # code may call its tools as tools.SERVER.TOOL(args) (default true)
  *     share: private              # answers shared only by identical configurations; public: by every one
  *     prefix: true                # its tools offered as SERVER__TOOL; false: under their own names (one server)
- *     cache: true                 # false: its answers are never cached (a rule that names a tool still decides)
+ *     cache: true                 # its read-only tools cached (a command server's are asked every time unless
+ *                                 # this, a ttl, a rule or the server's cache_hint says so); false: never cached
  *     ttl: 60s                    # how long its answers are kept when no rule names the tool (or ttl_seconds: 60)
  *   github:                 # a server reached over Streamable HTTP
  *     url: https://api.githubcopilot.com/mcp/
@@ -46,7 +47,6 @@ import java.util.TreeSet;
  *   rediscover_seconds: 60
  *   max_per_run: 1000        # tool calls one run of code may make
  *   max_bytes_per_run: 67108864  # bytes those calls may return in all
- *   cache_when_slower_than: 5ms  # a tool no rule names is cached only while it answers slower; 0: always
  *   rules:                   # globs on SERVER__TOOL, first match wins
  *     - {tool: "fs__read_*", ttl_seconds: 60}
  *     - {tool: "*__search_*", ttl_seconds: 30, max_entries: 50}
@@ -56,7 +56,7 @@ import java.util.TreeSet;
  * </pre>
  */
 public record GatewayConfig(List<Server> servers, List<Rule> rules, Duration rediscoverEvery, int maxCallsPerRun,
-        long maxBytesPerRun, Duration cacheWhenSlowerThan) {
+        long maxBytesPerRun) {
     static final Duration DEFAULT_REDISCOVER = Duration.ofSeconds(60);
     static final GatewayConfig NONE = new GatewayConfig(List.of(), List.of(), DEFAULT_REDISCOVER);
     private static final Set<String> SERVER_KEYS = Set.of(
@@ -64,7 +64,7 @@ public record GatewayConfig(List<Server> servers, List<Rule> rules, Duration red
             "code_access", "share", "prefix", "cache", "ttl", "ttl_seconds");
     private static final Set<String> OAUTH_KEYS = Set.of("client_id", "client_secret", "scope", "auth_method");
     private static final Set<String> TOOL_CALL_KEYS = Set.of("rediscover_seconds", "rules", "max_per_run",
-            "max_bytes_per_run", "cache_when_slower_than");
+            "max_bytes_per_run");
     private static final Set<String> RULE_KEYS = Set.of("tool", "enabled", "ttl_seconds", "max_entries", "validate_with");
     private static final Set<String> VALIDATOR_KEYS = Set.of("tool", "arguments");
 
@@ -76,9 +76,16 @@ public record GatewayConfig(List<Server> servers, List<Rule> rules, Duration red
      * @param prefixed whether its tools are offered as {@code SERVER__TOOL}
      * @param cache whether its answers may be cached at all
      * @param ttl how long its answers are kept when no rule names the tool; null for the cache's TTL
+     * @param readsFresh whether its read-only tools are asked every time unless a rule names them or its answers say
+     *     {@code cache_hint: cache}: a command server whose entry gives neither {@code cache: true} nor a {@code ttl}
      */
     public record Server(DownstreamSettings settings, boolean invalidateOnWrite, boolean codeAccess, boolean prefixed,
-            boolean cache, Duration ttl) {
+            boolean cache, Duration ttl, boolean readsFresh) {
+        public Server(DownstreamSettings settings, boolean invalidateOnWrite, boolean codeAccess, boolean prefixed,
+                boolean cache, Duration ttl) {
+            this(settings, invalidateOnWrite, codeAccess, prefixed, cache, ttl, false);
+        }
+
         public Server(DownstreamSettings settings, boolean invalidateOnWrite, boolean codeAccess, boolean prefixed) {
             this(settings, invalidateOnWrite, codeAccess, prefixed, true, null);
         }
@@ -119,12 +126,7 @@ public record GatewayConfig(List<Server> servers, List<Rule> rules, Duration red
     /** With rules that give their own TTL and bound. */
     public GatewayConfig(List<Server> servers, List<ToolCacheRule> rules, Duration rediscoverEvery) {
         this(servers, rules.stream().map(Rule::of).toList(), rediscoverEvery, Limits.DEFAULT_MAX_TOOL_CALLS,
-                Limits.DEFAULT_MAX_TOOL_BYTES, GatewayPolicy.DEFAULT_CACHE_WHEN_SLOWER_THAN);
-    }
-
-    /** This configuration with another threshold below which a tool no rule names is not cached. */
-    public GatewayConfig withCacheWhenSlowerThan(Duration threshold) {
-        return new GatewayConfig(servers, rules, rediscoverEvery, maxCallsPerRun, maxBytesPerRun, threshold);
+                Limits.DEFAULT_MAX_TOOL_BYTES);
     }
 
     public boolean isEmpty() {
@@ -140,8 +142,8 @@ public record GatewayConfig(List<Server> servers, List<Rule> rules, Duration red
     public GatewayPolicy policy(CachePolicy cache) {
         return new GatewayPolicy(servers.stream()
                 .map(server -> new GatewayPolicy.Server(server.settings().name(), server.invalidateOnWrite(),
-                        server.codeAccess(), server.prefixed(), server.cache(), server.ttl()))
-                .toList(), rules(cache), cacheWhenSlowerThan);
+                        server.codeAccess(), server.prefixed(), server.cache(), server.ttl(), server.readsFresh()))
+                .toList(), rules(cache));
     }
 
     /**
@@ -173,14 +175,8 @@ public record GatewayConfig(List<Server> servers, List<Rule> rules, Duration red
         Duration rediscover = DEFAULT_REDISCOVER;
         int maxCalls = Limits.DEFAULT_MAX_TOOL_CALLS;
         long maxBytes = Limits.DEFAULT_MAX_TOOL_BYTES;
-        Duration cacheWhenSlowerThan = GatewayPolicy.DEFAULT_CACHE_WHEN_SLOWER_THAN;
         if (!toolCalls.isMissingNode() && !toolCalls.isNull()) {
             requireKeys(toolCalls, "tool_calls", TOOL_CALL_KEYS, file);
-            JsonNode threshold = toolCalls.path("cache_when_slower_than");
-            if (!threshold.isMissingNode() && !threshold.isNull()) {
-                cacheWhenSlowerThan = threshold.asText().strip().equals("0") ? Duration.ZERO
-                        : Durations.parseInFile(threshold.asText(), file + ": tool_calls.cache_when_slower_than");
-            }
             if (!toolCalls.path("max_per_run").isMissingNode()) {
                 maxCalls = (int) positive(toolCalls.path("max_per_run"), "tool_calls.max_per_run", file);
             }
@@ -208,7 +204,7 @@ public record GatewayConfig(List<Server> servers, List<Rule> rules, Duration red
                 }
             }
         }
-        return new GatewayConfig(servers, rules, rediscover, maxCalls, maxBytes, cacheWhenSlowerThan);
+        return new GatewayConfig(servers, rules, rediscover, maxCalls, maxBytes);
     }
 
     private static Server server(String name, JsonNode node, Path file, Path base) {
@@ -263,7 +259,9 @@ public record GatewayConfig(List<Server> servers, List<Rule> rules, Duration red
         } catch (IllegalArgumentException e) {
             throw new UsageException(file + ": " + where + ": " + e.getMessage());
         }
-        return new Server(settings, invalidateOnWrite, codeAccess, prefixed, cache, ttl);
+        // a local server's reads are asked every time unless its entry asks for them to be cached
+        boolean readsFresh = !byUrl && cache && node.path("cache").isMissingNode() && ttl == null;
+        return new Server(settings, invalidateOnWrite, codeAccess, prefixed, cache, ttl, readsFresh);
     }
 
     private static UrlServerSettings urlServer(String name, JsonNode node, String where, Path file, boolean trust) {

@@ -18,8 +18,11 @@ import java.util.Objects;
  * @param outcome what the code gets, how the tool cache answered it (bypass for a tool that is not
  *     cached), and when the cached answer expires (null when it has none: a run that used it is
  *     stored for no longer)
- * @param cacheable whether the call's answer may be reused: the tool is cached as read-only and
- *     the call succeeded. A run that made a call that is not cacheable is not stored.
+ * @param cacheable whether the call is a read whose answer a run may depend on: the tool is read-only
+ *     (cached, or asked every time as a local server's read), the call succeeded, and asking it again
+ *     changes nothing, so a revalidation may. A run that made a call that is not cacheable is not
+ *     stored; one that used a cacheable answer that was not stored ({@link #stored}) is kept only for
+ *     revalidation.
  * @param bytes the size of the answer the code gets
  * @param writesSeen the write generation of the tool's server as the store had it before the call
  *     was made (see {@link WriteGenerations}), by server; empty when the server's writes are not
@@ -53,6 +56,15 @@ public record CodeToolCall(String tool, String version, ToolCallOutcome outcome,
 
     public CacheStatus status() {
         return outcome.status();
+    }
+
+    /**
+     * Whether the answer is in the cache (a hit, or stored as it was made): its outcome gives no reason
+     * why it was not. A run is never fresher than its answers: one that used an answer that was not
+     * stored is never served as a hit.
+     */
+    public boolean stored() {
+        return outcome.notCachedBecause() == null && outcome.status() != CacheStatus.BYPASS;
     }
 
     /** When the cached answer the call gave expires; null when it has none. */

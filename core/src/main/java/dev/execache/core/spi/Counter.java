@@ -68,11 +68,15 @@ public enum Counter {
      */
     UNCACHEABLE_STALE_TOOL_ANSWER,
     /**
-     * Succeeded, not stored: the tool answers faster than a hit plus a margin (the fastest of its recent
-     * calls), so a stored answer would save little and could be stale, or too few of its calls were
-     * timed yet to know it is slower; a rule that names it caches it anyway.
+     * Not stored: a read of a local server, asked every time by default so that it is never stale (a
+     * change on disk is not seen by the cache); a rule, the server's settings or its hint cache it.
      */
-    UNCACHEABLE_FAST_TOOL,
+    UNCACHEABLE_LOCAL_SERVER,
+    /**
+     * A run not stored as fresh: an answer it used was not stored (asked around the cache, asked fresh,
+     * or the server said not to keep it), so the run is kept only for revalidation, never served as a hit.
+     */
+    UNCACHEABLE_TOOL_ANSWER_NOT_STORED,
     /** Succeeded, not stored: the server said so ({@code cache_hint: no-cache} in the result's {@code _meta}, SEP-2419). */
     UNCACHEABLE_SERVER_HINT,
     /** Not stored: the run made more tool calls than its limit. */

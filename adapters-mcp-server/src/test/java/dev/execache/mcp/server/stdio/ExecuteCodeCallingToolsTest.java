@@ -81,7 +81,7 @@ class ExecuteCodeCallingToolsTest {
         }, Clock.systemUTC()).start();
         store = new MemoryCacheStore(100, Clock.systemUTC());
         gateway = Gateway.builder(catalog, StoreGuard.of(store), versions,
-                new GatewayPolicy(List.of(new GatewayPolicy.Server("lab", true, true)), List.of(), Duration.ZERO),
+                new GatewayPolicy(List.of(new GatewayPolicy.Server("lab", true, true)), List.of()),
                 CachePolicy.DEFAULTS).build();
         executor = CachedExecutor.builder(sandbox, store).toolVersions(versions).codeTools(gateway).build();
     }

@@ -79,7 +79,7 @@ class ResourceCacheTest {
 
     private static Serve serve(DownstreamSettings settings, GatewayPolicy.Server server, List<ToolCacheRule> rules)
             throws IOException {
-        GatewayPolicy policy = new GatewayPolicy(List.of(server), rules, Duration.ZERO);
+        GatewayPolicy policy = new GatewayPolicy(List.of(server), rules);
         McpToolCatalog catalog = new McpToolCatalog(List.of(settings), Duration.ofSeconds(60), Duration.ofHours(1),
                 line -> { }, Clock.systemUTC()).start();
         // versions of its own, as each serve has: two configurations of lab would otherwise replace each other's

@@ -45,8 +45,7 @@ class ServeGatewayTest {
     @BeforeEach
     void start() throws IOException {
         fixture = new ServeFixture(dir, Map.of());
-        GatewayPolicy policy = new GatewayPolicy(List.of(new GatewayPolicy.Server("lab", false, true)), List.of(),
-                Duration.ZERO);
+        GatewayPolicy policy = new GatewayPolicy(List.of(new GatewayPolicy.Server("lab", false, true)), List.of());
         catalog = new McpToolCatalog(List.of(Downstream.lab("lab", true)), Duration.ofSeconds(20), Duration.ofHours(1),
                 serverLines::add, Clock.systemUTC()).start();
         gateway = Gateway.builder(catalog, StoreGuard.of(fixture.store), fixture.versions, policy,

@@ -48,8 +48,7 @@ class UnprefixedServerTest {
         ServeFixture fixture = new ServeFixture(dir, Map.of());
         McpServerSettings lab = Downstream.lab("lab", true, Map.of("LAB_EXTRA_TOOL", "cache_stats"));
         // the lab's tools answer fast: cached all the same, to show caching under the server's own names
-        GatewayPolicy policy = new GatewayPolicy(List.of(new GatewayPolicy.Server("lab", true, true, false)), List.of(),
-                Duration.ZERO);
+        GatewayPolicy policy = new GatewayPolicy(List.of(new GatewayPolicy.Server("lab", true, true, false)), List.of());
         catalog = new McpToolCatalog(List.of(lab), Duration.ofSeconds(20), Duration.ofHours(1), line -> { },
                 Clock.systemUTC()).start();
         Gateway gateway = Gateway.builder(catalog, StoreGuard.of(fixture.store), fixture.versions, policy,
