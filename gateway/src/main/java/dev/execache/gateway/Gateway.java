@@ -264,10 +264,40 @@ public final class Gateway implements CodeTools {
             return withHint(progress == null ? catalog.call(name, args) : catalog.call(name, args, progress));
         }
         AtomicBoolean asked = new AtomicBoolean();
-        ToolResult result = withHint(catalog.call(name, args, progress, (method, params) -> {
-            asked.set(true);
-            agentAsks.incrementAndGet();
-            return agent.ask(method, params);
+        ToolResult result = withHint(catalog.call(name, args, progress, new ToolCatalog.Agent() {
+            @Override
+            public String ask(String method, String params) {
+                asked.set(true);
+                agentAsks.incrementAndGet();
+                return agent.ask(method, params);
+            }
+
+            @Override
+            public String capabilities() {
+                return agent.capabilities();
+            }
+
+            @Override
+            public boolean asksRounds() {
+                return agent.asksRounds();
+            }
+
+            @Override
+            public String givenAnswers() {
+                String given = agent.givenAnswers();
+                if (given != null) {
+                    // the answer depends on them, which the key does not hold
+                    asked.set(true);
+                }
+                return given;
+            }
+
+            @Override
+            public String askRound(String inputRequests, String requestState) {
+                asked.set(true);
+                agentAsks.incrementAndGet();
+                return agent.askRound(inputRequests, requestState);
+            }
         }));
         // an answer that depended on what the agent answered (a sampled message, a person's input,
         // its roots) is that agent's and that moment's: never stored

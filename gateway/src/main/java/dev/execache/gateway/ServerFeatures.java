@@ -380,6 +380,10 @@ public final class ServerFeatures {
             throw new ServerRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "server " + server + " answered "
                     + method + " with something that is not a result");
         }
+        if (ServerReads.INPUT_REQUIRED.equals(result.path("resultType").textValue())) {
+            // the server asks the agent first: its requests and requestState go on as it gave them, with nothing added
+            return result;
+        }
         Instant now = clock.instant();
         ResultTtl serverTtl = ResultTtl.read(result.path("ttlMs").numberValue(), result.path("cacheScope").textValue());
         String because = outcome.notCachedBecause();

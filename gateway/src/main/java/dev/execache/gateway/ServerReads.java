@@ -48,6 +48,8 @@ final class ServerReads {
     /** The notifications by which a server says some of its reads changed. */
     private static final Set<String> CHANGES = Set.of(McpSchema.METHOD_NOTIFICATION_RESOURCES_UPDATED,
             McpSchema.METHOD_NOTIFICATION_RESOURCES_LIST_CHANGED, McpSchema.METHOD_NOTIFICATION_PROMPTS_LIST_CHANGED);
+    /** The resultType of a 2026-07-28 answer that needs the client's answers to the server's requests first. */
+    static final String INPUT_REQUIRED = "input_required";
     private static final System.Logger LOG = System.getLogger("dev.execache.mcp.server");
 
     private final ToolCatalog catalog;
@@ -150,6 +152,10 @@ final class ServerReads {
                     + read.server() + " answered " + read.method() + " with something that is not a result");
         }
         ToolResult answered = Gateway.withHint(ToolResult.ok(answer));
+        if (INPUT_REQUIRED.equals(result.path("resultType").textValue())) {
+            // the server asks the agent something first (2026-07-28): the agent's, at that moment, and no answer yet
+            return answered.withHint(CacheHint.NO_CACHE);
+        }
         ResultTtl kept = ResultTtl.read(result.path("ttlMs").numberValue(), result.path("cacheScope").textValue());
         if (kept.ttl() != null) {
             answered = kept.staleAtOnce() ? answered.withHint(CacheHint.NO_CACHE) : answered.withMaxAge(kept.ttl());

@@ -127,4 +127,25 @@ class ServerReadsTest {
 
         assertThat(read(URI).status()).isEqualTo(CacheStatus.MISS);
     }
+
+    @Test
+    void anInputRequiredAnswerIsPassedOnAndNeverKept() {
+        String inputRequired = "{\"resultType\":\"input_required\",\"inputRequests\":{\"user_context\":"
+                + "{\"method\":\"elicitation/create\",\"params\":{\"message\":\"Which context?\"}}},"
+                + "\"requestState\":\"server-state-1\"}";
+        catalog.answers = (server, method, params) -> inputRequired;
+        Map<String, Object> prompt = Map.of("name", "test_input_required_result_prompt");
+
+        ToolCallOutcome first = reads.read("lab", McpSchema.METHOD_PROMPT_GET, prompt, null, Freshness.ANY);
+        ToolCallOutcome second = reads.read("lab", McpSchema.METHOD_PROMPT_GET, prompt, null, Freshness.ANY);
+        read(URI);
+        ToolCallOutcome readAgain = read(URI);
+
+        assertThat(first.result().json()).isEqualTo(inputRequired);
+        assertThat(first.expiresAt()).isNull();
+        assertThat(second.status()).isEqualTo(CacheStatus.MISS);
+        assertThat(second.result().json()).isEqualTo(inputRequired);
+        assertThat(readAgain.status()).isEqualTo(CacheStatus.MISS);
+        assertThat(catalog.asked).hasSize(4);
+    }
 }

@@ -8,6 +8,7 @@ import dev.execache.core.StoreGuard;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolResult;
+import dev.execache.core.spi.ToolCatalog;
 import dev.execache.store.memory.MemoryCacheStore;
 import dev.execache.tools.mcp.McpToolCatalog;
 import dev.execache.tools.mcp.UrlServerSettings;
@@ -34,7 +35,7 @@ import org.junit.jupiter.api.Test;
 class UrlServerEraTest {
     private static final Duration CALL_TIMEOUT = Duration.ofSeconds(20);
     private static HttpLab lab;
-    /** A lab of the 2026-07-28 era that logs (--features). */
+    /** A lab of the 2026-07-28 era that logs (--features) and asks the client (--asks). */
     private static HttpLab logging;
 
     private final MutableToolVersions versions = new MutableToolVersions();
@@ -43,7 +44,7 @@ class UrlServerEraTest {
     @BeforeAll
     static void startLab() throws IOException {
         lab = HttpLab.start("--era", "2026", "--ttl-ms", "1000");
-        logging = HttpLab.start("--era", "2026", "--features");
+        logging = HttpLab.start("--era", "2026", "--features", "--asks");
     }
 
     @AfterAll
@@ -134,5 +135,49 @@ class UrlServerEraTest {
 
         assertThat(relisted.await(60, TimeUnit.SECONDS)).as("listed again after ttlMs, with no notification").isTrue();
         assertThat(versions.versions().get("modern__fail")).isNotEqualTo(before);
+    }
+
+    /** An agent of the 2026-07-28 era: it takes a server's rounds as made, and may have answered before it was asked. */
+    private record RoundsAgent(List<String> rounds, String givenAnswers) implements ToolCatalog.Agent {
+        @Override
+        public String ask(String method, String params) {
+            throw new AssertionError("asked one request at a time: " + method);
+        }
+
+        @Override
+        public boolean asksRounds() {
+            return true;
+        }
+
+        @Override
+        public String askRound(String inputRequests, String requestState) {
+            rounds.add(requestState + " " + inputRequests);
+            return "{\"ask_roots\":{\"roots\":[{\"uri\":\"file:///work\"}]}}";
+        }
+    }
+
+    @Test
+    void aRoundReachesTheAgentAsTheServerMadeItAndNoAnswerThatNeededOneIsStored() throws IOException {
+        Gateway gateway = gateway(logging);
+        List<String> rounds = new CopyOnWriteArrayList<>();
+        RoundsAgent asked = new RoundsAgent(rounds, null);
+        RoundsAgent answeredBefore = new RoundsAgent(rounds, "{\"inputResponses\":{\"ask_roots\":{\"roots\":"
+                + "[{\"uri\":\"file:///given\"}]}},\"requestState\":\"ask_roots-state\"}");
+
+        JsonNode first = answer(Gateway.askingAgent(asked, () -> gateway.call("modern__ask_roots", Map.of())));
+        JsonNode second = answer(Gateway.askingAgent(asked, () -> gateway.call("modern__ask_roots", Map.of())));
+        JsonNode given = answer(Gateway.askingAgent(answeredBefore, () -> gateway.call("modern__ask_roots", Map.of())));
+        JsonNode givenAgain = answer(Gateway.askingAgent(answeredBefore,
+                () -> gateway.call("modern__ask_roots", Map.of())));
+
+        // the server's key and requestState, as it gave them
+        assertThat(rounds).hasSize(2).allSatisfy(round -> assertThat(round)
+                .startsWith("ask_roots-state {\"ask_roots\":{\"method\":\"roots/list\""));
+        assertThat(first.at("/roots/0/uri").textValue()).isEqualTo("file:///work");
+        assertThat(second).isEqualTo(first);
+        assertThat(given.at("/roots/0/uri").textValue()).isEqualTo("file:///given");
+        assertThat(givenAgain).isEqualTo(given);
+        // a read-only tool, but each answer depended on the agent's: none is kept
+        assertThat(gateway.stats().get("modern__ask_roots").hits()).isZero();
     }
 }

@@ -31,13 +31,21 @@ final class HttpMcpException extends RuntimeException {
     private JsonRpcError error;
 
     /** A JSON-RPC error answer, its code and message as the server sent them. */
-    record JsonRpcError(int code, String message) {
+    record JsonRpcError(int code, String message, String data) {
+        JsonRpcError(int code, String message) {
+            this(code, message, null);
+        }
     }
 
     static HttpMcpException rpcError(String server, int code, String message) {
+        return rpcError(server, code, message, null);
+    }
+
+    /** @param data the error's data as JSON text; null for none */
+    static HttpMcpException rpcError(String server, int code, String message, String data) {
         HttpMcpException e = new HttpMcpException(Kind.RPC_ERROR, "server " + server + " answered an error: " + message
                 + " (" + code + ")");
-        e.error = new JsonRpcError(code, message);
+        e.error = new JsonRpcError(code, message, data);
         return e;
     }
 

@@ -32,6 +32,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -62,6 +63,7 @@ final class StreamableHttpClient implements AutoCloseable {
     static final String MODERN = "2026-07-28";
     static final String LEGACY = "2025-11-25";
     private static final String META = "io.modelcontextprotocol/";
+    static final String CLIENT_CAPABILITIES_META = META + "clientCapabilities";
     private static final Duration DEFAULT_RETRY = Duration.ofSeconds(1);
     private static final Duration LISTEN_RETRY_MAX = Duration.ofSeconds(30);
     /** How long telling the server of a cancel, or answering its request, may take. */
@@ -107,6 +109,8 @@ final class StreamableHttpClient implements AutoCloseable {
     private volatile String logLevel;
     private volatile Thread listener;
     private volatile InputStream listening;
+    /** The resources subscribed to in the 2026-07-28 era, sent in every subscriptions/listen request. */
+    private final Set<String> resourceSubscriptions = ConcurrentHashMap.newKeySet();
     /** Counted down when the notification stream is open (or cannot be), so that open() returns listening. */
     private final CountDownLatch streamOpen = new CountDownLatch(1);
 
@@ -159,6 +163,19 @@ final class StreamableHttpClient implements AutoCloseable {
             }
             // a server of an earlier era: no such method, or no request outside a session
         }
+        initialize(deadline);
+    }
+
+    /**
+     * Initializes a session (2025-11-25) whatever else the server speaks: for the agents of that era beside a
+     * 2026-07-28 connection (see UrlServer).
+     */
+    void openSession(Duration timeout) {
+        sessionId = null;
+        initialize(System.nanoTime() + timeout.toNanos());
+    }
+
+    private void initialize(long deadline) {
         modern = false;
         protocolVersion = LEGACY;
         ObjectNode params = json.createObjectNode();
@@ -175,6 +192,24 @@ final class StreamableHttpClient implements AutoCloseable {
         if (sessionId != null && (capabilities.path("tools").path("listChanged").asBoolean(false)
                 || capabilities.has("logging"))) {
             listen(deadline);
+        }
+    }
+
+    /**
+     * Subscribes to a resource's updates, or ends that (2026-07-28, where {@code subscriptions/listen} replaced
+     * {@code resources/subscribe}): the stream is opened again naming the resources now subscribed to.
+     */
+    void subscribe(String uri, boolean subscribed) {
+        boolean changed = subscribed ? resourceSubscriptions.add(uri) : resourceSubscriptions.remove(uri);
+        if (!changed || closed) {
+            return;
+        }
+        Thread current = listener;
+        if (current == null || !current.isAlive()) {
+            listen(System.nanoTime());
+        } else {
+            // its loop opens it again, with the new list
+            closeQuietly(listening);
         }
     }
 
@@ -308,7 +343,10 @@ final class StreamableHttpClient implements AutoCloseable {
         if (modern) {
             ObjectNode meta = copy.has("_meta") && copy.get("_meta").isObject() ? (ObjectNode) copy.get("_meta") : copy.putObject("_meta");
             meta.put(META + "protocolVersion", MODERN);
-            meta.set(META + "clientCapabilities", json.valueToTree(ServerProcessTransport.CLIENT_CAPABILITIES));
+            if (!meta.has(CLIENT_CAPABILITIES_META)) {
+                // an agent's own capabilities, when the request carries them (UrlServer), else execache's
+                meta.set(CLIENT_CAPABILITIES_META, json.valueToTree(ServerProcessTransport.CLIENT_CAPABILITIES));
+            }
             meta.putObject(META + "clientInfo").put("name", "execache").put("version", "gateway");
             String level = logLevel;
             if (level != null) {
@@ -384,7 +422,7 @@ final class StreamableHttpClient implements AutoCloseable {
         if (status / 100 == 2) {
             return;
         }
-        String excerpt = excerpt(response.body());
+        String excerpt = status == 400 ? rpcErrorOf(response.body()) : excerpt(response.body());
         if (status == 401 || status == 403) {
             throw new HttpMcpException(Kind.CREDENTIALS_REFUSED, status, null,
                     response.headers().firstValue("www-authenticate").orElse(null), "server " + server
@@ -519,7 +557,17 @@ final class StreamableHttpClient implements AutoCloseable {
                         message.put("id", ids.incrementAndGet());
                         message.put("method", "subscriptions/listen");
                         ObjectNode params = json.createObjectNode();
-                        params.putObject("notifications").put("toolsListChanged", true);
+                        ObjectNode wanted = params.putObject("notifications").put("toolsListChanged", true);
+                        JsonNode offered = capabilities == null ? json.missingNode() : capabilities;
+                        if (offered.path("prompts").path("listChanged").asBoolean(false)) {
+                            wanted.put("promptsListChanged", true);
+                        }
+                        if (offered.path("resources").path("listChanged").asBoolean(false)) {
+                            wanted.put("resourcesListChanged", true);
+                        }
+                        if (!resourceSubscriptions.isEmpty()) {
+                            resourceSubscriptions.forEach(wanted.putArray("resourceSubscriptions")::add);
+                        }
                         message.set("params", withMeta(params));
                         request = base(deadline).header("Content-Type", "application/json")
                                 .header("Accept", "application/json, text/event-stream")
@@ -536,7 +584,10 @@ final class StreamableHttpClient implements AutoCloseable {
                         return;
                     }
                     check(response, session);
-                    if (!response.headers().firstValue("content-type").orElse("").startsWith("text/event-stream")) {
+                    String type = response.headers().firstValue("content-type").orElse("");
+                    // a 2026-07-28 stream may also come as JSON lines, one message a line
+                    boolean jsonLines = modern && type.startsWith("application/json");
+                    if (!type.startsWith("text/event-stream") && !jsonLines) {
                         closeQuietly(response.body());
                         return;
                     }
@@ -547,7 +598,11 @@ final class StreamableHttpClient implements AutoCloseable {
                         notifications.accept(json.createObjectNode().put("method", "notifications/tools/list_changed"));
                     }
                     listenedBefore = true;
-                    events.read(response.body(), this::listened);
+                    if (jsonLines) {
+                        readLines(response.body(), this::listened);
+                    } else {
+                        events.read(response.body(), this::listened);
+                    }
                 } catch (HttpMcpException e) {
                     if (e.kind() == Kind.SESSION_EXPIRED) {
                         return;
@@ -577,6 +632,27 @@ final class StreamableHttpClient implements AutoCloseable {
             streamOpen.await(Math.max(0, openedBy - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Hands every message of a stream of JSON lines to {@code each}, in order, until the stream ends. */
+    private void readLines(InputStream in, Consumer<JsonNode> each) {
+        try (BufferedReader lines = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = lines.readLine()) != null) {
+                if (!line.isBlank()) {
+                    JsonNode message;
+                    try {
+                        message = json.readTree(line);
+                    } catch (IOException e) {
+                        LOG.log(Level.DEBUG, "server " + server + ": a line of its stream is not JSON");
+                        continue;
+                    }
+                    each.accept(message);
+                }
+            }
+        } catch (IOException e) {
+            // the stream ended
         }
     }
 
@@ -704,7 +780,8 @@ final class StreamableHttpClient implements AutoCloseable {
     private JsonNode result(JsonNode message) {
         if (message.has("error")) {
             JsonNode error = message.get("error");
-            throw HttpMcpException.rpcError(server, error.path("code").asInt(), error.path("message").asText("(no message)"));
+            throw HttpMcpException.rpcError(server, error.path("code").asInt(), error.path("message").asText("(no message)"),
+                    error.has("data") ? error.get("data").toString() : null);
         }
         return message.get("result");
     }
@@ -735,6 +812,30 @@ final class StreamableHttpClient implements AutoCloseable {
                 return null;
             }
         }
+    }
+
+    /**
+     * Throws the JSON-RPC error of a 400 answer's body as the server's error (the 2026-07-28 era answers a request it
+     * refuses, a missing client capability say, with 400 and the error); else returns the body's excerpt.
+     */
+    private String rpcErrorOf(InputStream body) {
+        byte[] bytes;
+        try (InputStream in = body) {
+            bytes = in.readNBytes(64 * 1024);
+        } catch (IOException e) {
+            return "";
+        }
+        try {
+            JsonNode error = json.readTree(bytes).path("error");
+            if (error.isObject() && error.path("code").isInt()) {
+                throw HttpMcpException.rpcError(server, error.get("code").asInt(),
+                        error.path("message").asText("(no message)"),
+                        error.has("data") ? json.writeValueAsString(error.get("data")) : null);
+            }
+        } catch (IOException e) {
+            // not JSON: the excerpt says what came
+        }
+        return excerpt(new java.io.ByteArrayInputStream(bytes));
     }
 
     private static String excerpt(InputStream body) {

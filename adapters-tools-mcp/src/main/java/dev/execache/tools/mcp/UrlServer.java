@@ -61,6 +61,13 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
     private final byte[] identityKey;
     /** The server's log messages, progress and the notifications passed on, as a command server's are. */
     private final ServerNotifications notifications;
+    /** Makes a client of the server as the last connection did (its headers and credentials). */
+    private Supplier<StreamableHttpClient> clients;
+    /** A session of the initialize era beside a 2026-07-28 connection, for the agents of that era; null: none. */
+    private StreamableHttpClient eraSession;
+    /** The server refused a session of the initialize era: it speaks only 2026-07-28. */
+    private boolean eraSessionRefused;
+    private final Object eraSessionOpening = new Object();
     /** The agents of the calls in flight, oldest first: the session stream's requests go to the latest. */
     private final ConcurrentLinkedDeque<ToolCatalog.Agent> callers = new ConcurrentLinkedDeque<>();
 
@@ -111,8 +118,13 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
         if (oauth != null) {
             headerNames.add("Authorization (an OAuth token of client " + settings.clientCredentials().clientId() + ")");
         }
-        StreamableHttpClient opened = new StreamableHttpClient(settings.name(), settings.url(), perRequest,
-                headerNames, http, this::notified, challenge -> oauth != null && oauth.refused(challenge), this::agentOutsideCalls);
+        Supplier<StreamableHttpClient> client = () -> new StreamableHttpClient(settings.name(), settings.url(),
+                perRequest, headerNames, http, this::notified, challenge -> oauth != null && oauth.refused(challenge),
+                this::agentOutsideCalls);
+        StreamableHttpClient opened = client.get();
+        synchronized (this) {
+            clients = client;
+        }
         try {
             opened.open(startTimeout());
             McpSchema.Implementation serverInfo = implementation(opened.serverInfo());
@@ -253,8 +265,18 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
             (params.has("_meta") ? (ObjectNode) params.get("_meta") : params.putObject("_meta")).put("progressToken", token);
             notifications.onProgress(token, progress);
         }
+        current = forAgent(current, agent);
         if (agent != null) {
             callers.addLast(agent);
+            if (agent.capabilities() != null && current.modern()) {
+                // the agent's own: a server asks only what the agent can answer, and refuses (-32021) what it needs
+                ObjectNode meta = params.has("_meta") ? (ObjectNode) params.get("_meta") : params.putObject("_meta");
+                try {
+                    meta.set(StreamableHttpClient.CLIENT_CAPABILITIES_META, json.readTree(agent.capabilities()));
+                } catch (JsonProcessingException e) {
+                    // not an object: execache's own are declared
+                }
+            }
         }
         try {
             return callSent(tool, current, params, agent);
@@ -275,7 +297,7 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
         } catch (HttpMcpException e) {
             if (e.kind() == Kind.SESSION_EXPIRED) {
                 // the server ended the session (a restart, or its own expiry): a new one, once
-                StreamableHttpClient again = reopen(current);
+                StreamableHttpClient again = dropEraSession(current) ? forAgent(connected(), agent) : reopen(current);
                 if (again != null) {
                     try {
                         return result(tool, callOnce(again, params, agent, deadline));
@@ -303,10 +325,37 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
      */
     private JsonNode callOnce(StreamableHttpClient current, ObjectNode params, ToolCatalog.Agent agent, long deadline) {
         ObjectNode sent = params;
+        String answeredBefore = agent != null && agent.asksRounds() && current.modern() ? agent.givenAnswers() : null;
+        if (answeredBefore != null) {
+            // the agent's answers and requestState as it gave them: the server judges them
+            ObjectNode withGiven = params.deepCopy();
+            try {
+                json.readTree(answeredBefore).properties().forEach(field -> withGiven.set(field.getKey(), field.getValue()));
+                sent = withGiven;
+            } catch (JsonProcessingException e) {
+                throw new AgentRefusedException(McpSchema.ErrorCodes.INVALID_PARAMS, "the agent's answers are not JSON");
+            }
+        }
         while (true) {
             JsonNode answer = current.request("tools/call", sent, left(deadline), agent);
             if (!"input_required".equals(answer.path("resultType").asText())) {
                 return answer;
+            }
+            JsonNode state = answer.get("requestState");
+            if (agent != null && agent.asksRounds()) {
+                // an agent of the same era gets the round as the server made it, and answers it as it chooses
+                sent = params.deepCopy();
+                try {
+                    sent.set("inputResponses", json.readTree(agent.askRound(json.writeValueAsString(
+                            answer.path("inputRequests")), state != null && state.isTextual() ? state.asText() : null)));
+                } catch (JsonProcessingException e) {
+                    throw new AgentRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "the agent's answers are not"
+                            + " JSON");
+                }
+                if (state != null) {
+                    sent.set("requestState", state);
+                }
+                continue;
             }
             ObjectNode responses = json.createObjectNode();
             for (Map.Entry<String, JsonNode> asked : answer.path("inputRequests").properties()) {
@@ -367,10 +416,79 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
                 }
             }
             case UNREACHABLE, SESSION_EXPIRED -> lost(current, e);
+            case RPC_ERROR -> {
+                if (e.error() != null) {
+                    // the server refused the request itself (a client capability the agent lacks, a tampered
+                    // requestState, bad params): the agent gets the server's error, as it would directly
+                    throw new ServerRefusedException(e.error().code(), e.error().message(), e.error().data());
+                }
+            }
             default -> {
             }
         }
         return failure("calling " + tool + " on server " + settings.name() + " failed: " + e.getMessage());
+    }
+
+    /**
+     * Where a call of {@code agent} goes: an agent of the initialize era (asked one request at a time, on the call's
+     * stream) calls a 2026-07-28 server through a session of that era, opened when first needed, where the server
+     * keeps them: a server speaks to each client in the client's era (it asks a 2025 client on the call's stream,
+     * where a 2026-07-28 request has none), so that agent gets what it would get directly. Else the connection,
+     * whose input_required rounds reach the agent as its own requests.
+     */
+    private StreamableHttpClient forAgent(StreamableHttpClient current, ToolCatalog.Agent agent) {
+        if (current == null || !current.modern() || agent == null || agent.asksRounds()) {
+            return current;
+        }
+        synchronized (eraSessionOpening) {
+            Supplier<StreamableHttpClient> client;
+            synchronized (this) {
+                if (eraSession != null) {
+                    return eraSession;
+                }
+                if (eraSessionRefused || closed || clients == null) {
+                    return current;
+                }
+                client = clients;
+            }
+            StreamableHttpClient opened = client.get();
+            try {
+                opened.openSession(startTimeout());
+            } catch (HttpMcpException e) {
+                opened.close();
+                LOG.log(Level.INFO, "server " + settings.name() + " keeps no session of the " + StreamableHttpClient.LEGACY
+                        + " era (" + e.getMessage() + "); its requests reach the agents of that era as input_required"
+                        + " rounds answered for them");
+                synchronized (this) {
+                    eraSessionRefused = true;
+                }
+                return current;
+            }
+            synchronized (this) {
+                if (closed) {
+                    opened.close();
+                    return current;
+                }
+                eraSession = opened;
+            }
+            return opened;
+        }
+    }
+
+    /** Whether {@code ended} was the session of the initialize era; it is closed, and the next call opens another. */
+    private boolean dropEraSession(StreamableHttpClient ended) {
+        synchronized (this) {
+            if (ended != eraSession) {
+                return false;
+            }
+            eraSession = null;
+        }
+        ended.close();
+        return true;
+    }
+
+    private synchronized StreamableHttpClient connected() {
+        return connection;
     }
 
     /** A new session in place of one the server ended; null when that fails too. */
@@ -456,6 +574,12 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
             throw new ServerRefusedException(McpSchema.ErrorCodes.INVALID_PARAMS, "the request to server "
                     + settings.name() + " is not what " + method + " takes: " + e.getOriginalMessage());
         }
+        boolean subscribing = McpSchema.METHOD_RESOURCES_SUBSCRIBE.equals(method);
+        if (current.modern() && (subscribing || McpSchema.METHOD_RESOURCES_UNSUBSCRIBE.equals(method))) {
+            // the 2026-07-28 revision removed these requests: the subscription travels on subscriptions/listen
+            current.subscribe(given.path("uri").asText(), subscribing);
+            return "{}";
+        }
         try {
             return answered(askOnce(current, method, given));
         } catch (HttpMcpException e) {
@@ -482,7 +606,10 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
 
     private String answered(JsonNode result) {
         ObjectNode copy = result.deepCopy();
-        copy.remove("resultType");
+        if (!"input_required".equals(copy.path("resultType").textValue())) {
+            // an input_required answer keeps it: the gateway passes it on, and never stores it
+            copy.remove("resultType");
+        }
         try {
             return json.writeValueAsString(copy);
         } catch (JsonProcessingException e) {
@@ -613,14 +740,20 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
     @Override
     void close() {
         StreamableHttpClient current;
+        StreamableHttpClient session;
         synchronized (this) {
             current = markClosed();
             if (relist != null) {
                 relist.cancel(false);
             }
+            session = eraSession;
+            eraSession = null;
         }
         if (current != null) {
             current.close();
+        }
+        if (session != null) {
+            session.close();
         }
     }
 }

@@ -174,6 +174,46 @@ public interface ToolCatalog extends AutoCloseable {
          *     cannot be asked
          */
         String ask(String method, String params);
+
+        /**
+         * The client capabilities the agent declared, as JSON text (an object): what execache declares in its stead
+         * to a server of the 2026-07-28 era, so that the server asks only what the agent can answer; null when not
+         * known (execache's own are declared).
+         */
+        default String capabilities() {
+            return null;
+        }
+
+        /**
+         * Whether the agent takes a 2026-07-28 server's requests a round at a time, as the server made them
+         * ({@link #askRound}); else each request is asked with {@link #ask}.
+         */
+        default boolean asksRounds() {
+            return false;
+        }
+
+        /**
+         * What the agent's request carried for a 2026-07-28 server from the start, as JSON text (an object with its
+         * {@code inputResponses} and {@code requestState}, as the agent gave them): answers given before they were
+         * asked (a server that keeps no state takes them so), or the retry of a round this process does not keep;
+         * null for none.
+         */
+        default String givenAnswers() {
+            return null;
+        }
+
+        /**
+         * Asks the agent every request of one round of a 2026-07-28 server at once, with the server's keys and
+         * {@code requestState}.
+         *
+         * @param inputRequests the server's {@code inputRequests} as JSON text (an object of keys to requests)
+         * @param requestState the server's {@code requestState}; null when it gave none
+         * @return the agent's {@code inputResponses} as JSON text (an object), for the server as they are
+         * @throws AgentRefusedException when the agent cannot be asked
+         */
+        default String askRound(String inputRequests, String requestState) {
+            throw new AgentRefusedException(-32601, "this agent is asked one request at a time");
+        }
     }
 
     @FunctionalInterface

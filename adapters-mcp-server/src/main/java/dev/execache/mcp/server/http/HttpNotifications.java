@@ -43,7 +43,8 @@ import java.util.logging.Logger;
  * agent's GET stream carries its notifications, {@code logging/setLevel} and {@code resources/subscribe}
  * are kept per session. A session is only what this instance knows of an id: an id it does not know
  * (another instance of a fleet began it, or it expired) is taken as a new session of the same caller,
- * so that any instance still answers any request. Sessions are few and cheap: at most {@value
+ * so that any instance still answers any request; but an id whose agent ended it here is answered 404, as the spec
+ * asks of a terminated session. Sessions are few and cheap: at most {@value
  * #MAX_SESSIONS} (the least recently used goes first), and one unused for {@link #IDLE_LIMIT} with
  * no stream open ends. While a session has no stream open its notifications wait for one, at most
  * {@value SseNotificationStream#MAX_QUEUED} of them.
@@ -54,6 +55,7 @@ import java.util.logging.Logger;
  */
 final class HttpNotifications implements AutoCloseable {
     static final int MAX_SESSIONS = 1024;
+    static final int MAX_ENDED = 64 * 1024;
     static final Duration IDLE_LIMIT = Duration.ofMinutes(30);
     private static final System.Logger LOG = System.getLogger("dev.execache.mcp.server");
 
@@ -62,6 +64,16 @@ final class HttpNotifications implements AutoCloseable {
     private final SecureRandom random = new SecureRandom();
     /** By id, least recently used first; guarded by this. */
     private final LinkedHashMap<String, Session> sessions = new LinkedHashMap<>(16, 0.75f, true);
+    /**
+     * The ids of the sessions their agents ended here, the latest {@value #MAX_ENDED} (ids are random: one is never
+     * given again); guarded by this. A request naming one is not taken as a new session: the spec's 404.
+     */
+    private final LinkedHashMap<String, Boolean> ended = new LinkedHashMap<>(16, 0.75f, false) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+            return size() > MAX_ENDED;
+        }
+    };
     private final SubscribedUris subscribed;
     private final ListenStreams listens;
     private boolean closed;
@@ -182,9 +194,15 @@ final class HttpNotifications implements AutoCloseable {
                 return false;
             }
             sessions.remove(id);
+            ended.put(id, Boolean.TRUE);
         }
         ended(session);
         return true;
+    }
+
+    /** Whether the agent of session {@code id} ended it here (DELETE). */
+    synchronized boolean wasEnded(String id) {
+        return ended.containsKey(id);
     }
 
     /** What ends with a session: its stream, and its subscriptions that nobody else holds. */

@@ -54,6 +54,11 @@ final class McpPost extends Handler.Abstract {
     static final String LISTEN_ROUTE = McpPost.class.getName() + ".listen";
     /** How often a running tool call's stream is written to, so that a client gone is noticed. */
     private static final Duration HEARTBEAT = Duration.ofMillis(250);
+    private static final Duration FIRST_MODERN_HEARTBEAT = Duration.ofSeconds(2);
+    /** The retry of a 2025 session's tool call stream: how long a client that lost it waits before it reconnects. */
+    private static final Duration RECONNECT_AFTER = Duration.ofSeconds(1);
+    /** The 2026-07-28 error of a request that needs a client capability its client did not declare. */
+    private static final String MISSING_CLIENT_CAPABILITY = "-32021";
 
     private final StatelessProtocol protocol;
     private final HttpAccess access;
@@ -215,7 +220,10 @@ final class McpPost extends Handler.Abstract {
             }
             request.addIdleTimeoutListener(timeout -> false);
             // the request counts as being answered (a stop waits for it) until the callback says these bytes are out
-            sendJson(response, callback, 200, answerOrExplain(checked, callId, null, agent, received(request)));
+            String answer = answerOrExplain(checked, callId, null, agent, received(request));
+            // a request refused for a client capability its client did not declare is a bad request (2026-07-28)
+            sendJson(response, callback, MISSING_CLIENT_CAPABILITY.equals(JsonRpc.errorCode(answer)) ? 400 : 200,
+                    answer);
         } finally {
             if (sessionCall != null) {
                 sessionCalls.remove(sessionCall, callId);
@@ -282,6 +290,11 @@ final class McpPost extends Handler.Abstract {
             response.getHeaders().put(SessionStreams.SESSION_HEADER, notifications.open(caller.agent()));
             return false;
         }
+        if (id != null && notifications.wasEnded(id)) {
+            refuse(response, callback, 404, -32001, "Not Found: session " + HttpReplies.printable(id)
+                    + " was ended; send initialize for a new one");
+            return true;
+        }
         HttpNotifications.Session session = id == null ? null : notifications.session(id, caller.agent());
         if (id != null && session == null) {
             refuse(response, callback, 404, -32001, "Not Found: session " + HttpReplies.printable(id)
@@ -333,8 +346,15 @@ final class McpPost extends Handler.Abstract {
             }
             protocol.cancel(callId);
         });
+        if (!call.modern()) {
+            // the priming event (SEP-1699): an id and empty data, and how long a client that lost the stream waits
+            // before it reaches the session again
+            writer.write("id: " + callId + "-0\nretry: " + RECONNECT_AFTER.toMillis() + "\ndata:\n\n", false);
+        }
+        // a 2026-07-28 answer that comes soon goes before any heartbeat: a refusal can still be a plain 400
         ScheduledFuture<?> heartbeat = heartbeats.scheduleWithFixedDelay(() -> writer.write(":\n\n", false),
-                HEARTBEAT.toMillis(), HEARTBEAT.toMillis(), TimeUnit.MILLISECONDS);
+                (call.modern() ? FIRST_MODERN_HEARTBEAT : HEARTBEAT).toMillis(), HEARTBEAT.toMillis(),
+                TimeUnit.MILLISECONDS);
         String answer;
         // in the initialize era a server behind execache may ask the client something on the call's stream; the
         // client POSTs its answer (2026-07-28 has no requests to the client outside input_required results)
@@ -356,6 +376,11 @@ final class McpPost extends Handler.Abstract {
             }, agent, received(request), asker);
         } finally {
             heartbeat.cancel(false);
+        }
+        if (MISSING_CLIENT_CAPABILITY.equals(JsonRpc.errorCode(answer)) && writer.endUnwritten()) {
+            // nothing went out yet: a refusal for a capability the client did not declare is a bad request
+            sendJson(response, callback, 400, answer);
+            return;
         }
         if (writer.write(SseWriter.event(answer), true)) {
             callback.succeeded();

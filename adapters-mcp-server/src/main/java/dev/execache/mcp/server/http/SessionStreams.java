@@ -30,6 +30,10 @@ final class SessionStreams extends Handler.Abstract {
     public boolean handle(Request request, Response response, Callback callback) {
         String id = request.getHeaders().get(SESSION_HEADER);
         HttpAccess.Caller caller = (HttpAccess.Caller) request.getAttribute(McpPost.CALLER);
+        if (notifications.wasEnded(id)) {
+            return refuse(response, callback, 404, NO_SESSION, "Not Found: session " + printable(id)
+                    + " was ended; send initialize for a new one");
+        }
         if ("DELETE".equals(request.getMethod())) {
             if (!notifications.end(id, caller.agent())) {
                 return refuse(response, callback, 404, NO_SESSION, "Not Found: no session " + printable(id)

@@ -13,6 +13,7 @@ final class SseWriter {
     private final Runnable onGone;
     private boolean gone;
     private boolean ended;
+    private boolean written;
 
     SseWriter(Response response, Runnable onGone) {
         this.response = response;
@@ -28,12 +29,25 @@ final class SseWriter {
             Content.Sink.write(response, last, text, written);
             written.block();
             ended = last;
+            this.written = true;
             return true;
         } catch (IOException | RuntimeException e) {
             gone = true;
             onGone.run();
             return false;
         }
+    }
+
+    /**
+     * Ends the stream before anything went out, so that the answer can go as a plain response instead; false when
+     * something was written already (the status and headers are out).
+     */
+    synchronized boolean endUnwritten() {
+        if (written || gone || ended) {
+            return false;
+        }
+        ended = true;
+        return true;
     }
 
     /** One JSON-RPC message as an SSE event named message, on one data line. */

@@ -3,11 +3,11 @@ package dev.execache.mcp.server.protocol;
 import dev.execache.gateway.Json;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.core.spi.AgentRefusedException;
 import dev.execache.core.spi.ToolCatalog;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
-import java.io.IOException;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
@@ -23,10 +23,15 @@ import java.util.function.Function;
 /**
  * Gateway calls of the 2026-07-28 era, whose client is asked something only through an {@code input_required}
  * result (multi-round-trip requests): the call runs on a thread of its own; when its server asks the agent
- * (sampling, elicitation, roots), the answer to the agent's request is {@code input_required} with that request and
- * a {@code requestState} naming the call; the agent's retry (the same request with {@code inputResponses} and that
- * {@code requestState}) hands the answers to the waiting server and goes on waiting for the call. The call is kept in
- * this process: a retry that reaches another instance of a fleet is refused, naming why.
+ * (sampling, elicitation, roots), the answer to the agent's request is {@code input_required} with those requests and
+ * a {@code requestState}; the agent's retry (the same request with {@code inputResponses} and that
+ * {@code requestState}) hands the answers to the waiting server and goes on waiting for the call. A 2026-07-28
+ * server's round reaches the agent as the server made it (all its requests, their keys, its {@code requestState}),
+ * and the agent's answers reach the server as the agent gave them; a request of a server of the initialize era is
+ * one round of its own, under a key and state of execache's. The call waits in this process; a retry whose
+ * {@code requestState} names no call waiting here (another instance of a fleet began it, or the agent answered
+ * before it was asked) starts the call again with the agent's answers and state as it gave them, for the server to
+ * judge.
  */
 final class InputRounds {
     private static final ExecutorService CALLS = Executors.newCachedThreadPool(runnable -> {
@@ -35,6 +40,7 @@ final class InputRounds {
         return thread;
     });
 
+    /** The calls waiting for the agent's answers, by the requestState their answer gave the agent. */
     private final Map<String, Round> rounds = new ConcurrentHashMap<>();
     private final AtomicLong keys = new AtomicLong();
 
@@ -45,49 +51,98 @@ final class InputRounds {
     record Done(CallToolResult result) implements Step {
     }
 
-    /** @param state the requestState the agent sends back with its answer */
-    record Asked(String key, String method, JsonNode params, String state) implements Step {
+    /**
+     * @param inputRequests the requests, by key
+     * @param state the requestState the agent sends back with its answers
+     */
+    record Asked(ObjectNode inputRequests, String state) implements Step {
     }
 
-    /** The requestState names no call this process keeps. */
-    static final class UnknownStateException extends RuntimeException {
-        UnknownStateException(String message) {
-            super(message);
-        }
-    }
-
-    /** One call and what its server asked and is waiting for. */
+    /** One call, what its server asked and the answer it waits for. */
     private final class Round implements ToolCatalog.Agent {
-        final String state = UUID.randomUUID().toString();
+        final String capabilities;
+        final String given;
         final BlockingQueue<Object> steps = new LinkedBlockingQueue<>();
-        final Map<String, CompletableFuture<String>> waiting = new ConcurrentHashMap<>();
+        volatile CompletableFuture<JsonNode> waiting;
+
+        Round(String capabilities, String given) {
+            this.capabilities = capabilities;
+            this.given = given;
+        }
+
+        @Override
+        public String givenAnswers() {
+            return given;
+        }
 
         @Override
         public String ask(String method, String params) {
             String key = "execache-input-" + keys.incrementAndGet();
-            CompletableFuture<String> answer = new CompletableFuture<>();
-            waiting.put(key, answer);
+            ObjectNode requests = Json.MAPPER.createObjectNode();
+            ObjectNode request = requests.putObject(key);
+            request.put("method", method);
+            request.set("params", RelayedRequests.params(method, params));
+            JsonNode given = await(requests, UUID.randomUUID().toString()).get(key);
+            if (given == null || !given.isObject()) {
+                throw new AgentRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "the agent's retry did not"
+                        + " answer the request " + key);
+            }
+            return Json.write(given);
+        }
+
+        @Override
+        public String capabilities() {
+            return capabilities;
+        }
+
+        @Override
+        public boolean asksRounds() {
+            return true;
+        }
+
+        @Override
+        public String askRound(String inputRequests, String requestState) {
+            JsonNode requests = RelayedRequests.params("inputRequests", inputRequests);
+            if (!(requests instanceof ObjectNode asked)) {
+                throw new AgentRefusedException(McpSchema.ErrorCodes.INVALID_PARAMS, "the server's inputRequests is"
+                        + " not an object");
+            }
+            // a server that keeps its state itself gives none; the agent's retry names the call by one of execache's
+            return Json.write(await(asked, requestState != null ? requestState : UUID.randomUUID().toString()));
+        }
+
+        /** Gives the agent the requests, and waits for its answers. */
+        private JsonNode await(ObjectNode requests, String state) {
+            CompletableFuture<JsonNode> answer = new CompletableFuture<>();
+            waiting = answer;
+            rounds.put(state, this);
             try {
-                steps.add(new Asked(key, method, RelayedRequests.params(method, params), state));
+                steps.add(new Asked(requests, state));
                 return answer.get();
             } catch (InterruptedException e) {
                 // kept, so that the call stops too (a url server's request is ended by it)
                 Thread.currentThread().interrupt();
                 throw new AgentRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "the call ended before the agent"
-                        + " answered " + method);
+                        + " answered");
             } catch (ExecutionException e) {
                 throw e.getCause() instanceof AgentRefusedException refused ? refused
                         : new AgentRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, e.getCause().getMessage());
             } finally {
-                waiting.remove(key);
+                rounds.remove(state, this);
             }
         }
     }
 
-    /** Starts {@code call} (given the agent its server may ask) on a thread of its own; returns what it did first. */
-    Step start(Function<ToolCatalog.Agent, CallToolResult> call) throws InterruptedException {
-        Round round = new Round();
-        rounds.put(round.state, round);
+    /**
+     * Starts {@code call} (given the agent its server may ask) on a thread of its own; returns what it did first.
+     *
+     * @param capabilities the client capabilities the agent declared, as JSON text; null when it declared none
+     * @param given the {@code inputResponses} and {@code requestState} the agent's request carried, as JSON text;
+     *     null for none
+     */
+    Step start(String capabilities, String given, Function<ToolCatalog.Agent, CallToolResult> call)
+            throws InterruptedException {
+        Round round = new Round(capabilities, given);
         CALLS.execute(() -> {
             try {
                 round.steps.add(new Done(call.apply(round)));
@@ -99,27 +154,17 @@ final class InputRounds {
     }
 
     /**
-     * Gives the agent's answers ({@code inputResponses}, each the bare result for its key) to the requests the call
-     * named by {@code state} is waiting for; a request it did not answer is refused to the server. Returns what the call
-     * did next.
-     *
-     * @throws UnknownStateException when no call of this process has that state (it ended, or began elsewhere)
+     * Gives the agent's answers ({@code inputResponses}, as the agent gave them) to the call named by {@code state};
+     * returns what the call did next, or null when no call of this process waits with that state (it ended, or began
+     * at another instance of a fleet).
      */
     Step resume(String state, JsonNode inputResponses) throws InterruptedException {
-        Round round = rounds.get(state);
+        Round round = rounds.remove(state);
         if (round == null) {
-            throw new UnknownStateException("Invalid params: params.requestState names no call in progress here (it"
-                    + " ended, or it was begun by another execache instance)");
+            return null;
         }
-        round.waiting.forEach((key, answer) -> {
-            JsonNode given = inputResponses == null ? null : inputResponses.get(key);
-            if (given != null && given.isObject()) {
-                answer.complete(Json.write(given));
-            } else {
-                answer.completeExceptionally(new AgentRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR,
-                        "the agent's retry did not answer the request " + key));
-            }
-        });
+        round.waiting.complete(inputResponses != null && inputResponses.isObject() ? inputResponses
+                : Json.MAPPER.createObjectNode());
         return next(round);
     }
 
@@ -128,7 +173,6 @@ final class InputRounds {
         if (step instanceof Asked asked) {
             return asked;
         }
-        rounds.remove(round.state);
         if (step instanceof RuntimeException e) {
             throw e;
         }

@@ -336,7 +336,7 @@ public final class JsonRpc {
      * The error code of a response written by {@link #error} or {@link #response}, as text; null for a
      * result. Reads the whole response only when it is not a result (a result's key comes right after its id).
      */
-    static String errorCode(String response) {
+    public static String errorCode(String response) {
         int result = response.indexOf(",\"result\":");
         if (result >= 0 && response.lastIndexOf(",\"error\":", result) < 0) {
             return null;

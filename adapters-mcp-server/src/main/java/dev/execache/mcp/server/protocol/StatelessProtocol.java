@@ -49,6 +49,8 @@ public final class StatelessProtocol implements AutoCloseable {
     private static final long CHANGING_LIST_TTL_MS = 30_000;
     /** While a server is still starting its tools are yet to come: the client lists again soon. */
     private static final long STARTING_LIST_TTL_MS = 1_000;
+    /** The resultType of a 2026-07-28 answer that needs the client's answers to the server's requests first. */
+    private static final String INPUT_REQUIRED = "input_required";
     /** The longest answer text kept for a repeat of the same answer: a longer one is written each time. */
     private static final int KEPT_WRITTEN_CHARS = 128 * 1024;
 
@@ -221,8 +223,17 @@ public final class StatelessProtocol implements AutoCloseable {
                     + request.method() + " (no servers are configured under servers:)", null);
         }
         try {
-            return result(request.id(), gateway.features().answer(request.method(), request.params(), agent),
-                    request.modern(), request.method());
+            ObjectNode answer = gateway.features().answer(request.method(), request.params(), agent);
+            if (INPUT_REQUIRED.equals(answer.path("resultType").textValue())) {
+                if (!request.modern()) {
+                    // only a tool call's requests reach an agent of that era (on the call's stream)
+                    return JsonRpc.error(request.id(), McpSchema.ErrorCodes.INTERNAL_ERROR, "the server asks the agent"
+                            + " something before it answers " + request.method() + ", which it can ask only an agent"
+                            + " of the " + JsonRpc.MODERN + " era", null);
+                }
+                return JsonRpc.response(request.id(), Json.write(answer));
+            }
+            return result(request.id(), answer, request.modern(), request.method());
         } catch (ServerRefusedException e) {
             if (request.modern() && e.code() == ServerFeatures.RESOURCE_NOT_FOUND) {
                 // the 2026-07-28 revision has no -32002: a resource nobody has is -32602 with its URI in data
@@ -379,10 +390,12 @@ public final class StatelessProtocol implements AutoCloseable {
                 try {
                     JsonNode state = params.get("requestState");
                     step = state != null && state.isTextual() ? rounds.resume(state.textValue(), params.get("inputResponses"))
-                            : rounds.start(asking -> Gateway.askingAgent(asking, () -> called.call(request,
-                                    origin)));
-                } catch (InputRounds.UnknownStateException e) {
-                    return JsonRpc.error(id, McpSchema.ErrorCodes.INVALID_PARAMS, e.getMessage(), null);
+                            : null;
+                    if (step == null) {
+                        step = rounds.start(meta.get(JsonRpc.CLIENT_CAPABILITIES_META) instanceof ObjectNode declared
+                                ? Json.write(declared) : null, givenAnswers(params),
+                                asking -> Gateway.askingAgent(asking, () -> called.call(request, origin)));
+                    }
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     return toolResult(id, ServeTools.shuttingDown(), modern);
@@ -397,12 +410,32 @@ public final class StatelessProtocol implements AutoCloseable {
             if (Boolean.TRUE.equals(result.isError())) {
                 span.failed("tool_error", null);
             }
+        } catch (ServerRefusedException e) {
+            // the server refused the request itself (a client capability the agent did not declare, say): as it said
+            JsonNode data = null;
+            try {
+                data = e.data() == null ? null : Json.MAPPER.readTree(e.data());
+            } catch (IOException unreadable) {
+                // said without its data
+            }
+            return JsonRpc.error(id, e.code(), e.getMessage(), data);
         } finally {
             if (streamKey != null) {
                 streams.remove(streamKey);
             }
         }
         return JsonRpc.response(id, resultText(name, result, modern));
+    }
+
+    /** The inputResponses and requestState a tool call carried, as JSON text; null for neither. */
+    private static String givenAnswers(ObjectNode params) {
+        ObjectNode given = Json.MAPPER.createObjectNode();
+        for (String field : List.of("inputResponses", "requestState")) {
+            if (params.has(field)) {
+                given.set(field, params.get(field));
+            }
+        }
+        return given.isEmpty() ? null : Json.write(given);
     }
 
     /** The answer to a request that was stopped because the server is stopping. */
@@ -493,9 +526,7 @@ public final class StatelessProtocol implements AutoCloseable {
     private String inputRequired(InputRounds.Asked asked) {
         ObjectNode result = Json.MAPPER.createObjectNode();
         result.put("resultType", "input_required");
-        ObjectNode request = result.putObject("inputRequests").putObject(asked.key());
-        request.put("method", asked.method());
-        request.set("params", asked.params());
+        result.set("inputRequests", asked.inputRequests());
         result.put("requestState", asked.state());
         result.putObject("_meta").set(JsonRpc.SERVER_INFO_META, serverInfo());
         return Json.write(result);

@@ -158,6 +158,10 @@ class HttpSessionsTest {
         reader.join(Duration.ofMinutes(1).toMillis());
         assertThat(reader.isAlive()).isFalse();
         assertThat(RawHttp.send(server.port(), "DELETE", "/mcp", null, as(TOKEN_A, session)).status()).isEqualTo(404);
+        // an ended session stays ended: its id is not taken as a new session (the spec's 404)
+        assertThat(RawHttp.post(server.port(), "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}",
+                as(TOKEN_A, session)).status()).isEqualTo(404);
+        assertThat(stream(TOKEN_A, session).statusCode()).isEqualTo(404);
     }
 
     @Test
