@@ -185,6 +185,11 @@ public final class McpToolCatalog implements ToolCatalog {
     }
 
     @Override
+    public boolean signIn(String server, ToolCatalog.Agent agent) throws InterruptedException {
+        return servers.get(server) instanceof UrlServer url && url.signInThroughAgent(agent);
+    }
+
+    @Override
     public List<CatalogTool> tools() {
         List<CatalogTool> all = new ArrayList<>();
         servers.values().forEach(server -> all.addAll(server.tools()));

@@ -57,6 +57,11 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
     private ClientCredentialsTokens tokens;
     /** The person's sign-in, for a server reached with one ({@link UrlServerSettings#signsIn}); null otherwise. */
     private final SignInTokens signIn;
+    private final SignIns signIns;
+    /** One sign-in through an agent at a time: the calls that wait for it go on with it. */
+    private final Object signingIn = new Object();
+    /** How long a person has to sign in when an agent asked them to. */
+    private static final Duration SIGN_IN_WAIT = Duration.ofMinutes(5);
     /** The sign-in ({@link SignInTokens#who}) the last connection was attempted with: a new one reconnects. */
     private String attemptedAs;
     /** How the server is reached ({@link UrlServerSettings#identity}), known once its variables are resolved. */
@@ -76,6 +81,7 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
             SignIns signIns) {
         super(settings, callTimeout, scheduler, toolsMayHaveChanged, clock);
         this.settings = settings;
+        this.signIns = signIns;
         this.signIn = signIns != null && settings.signsIn()
                 ? new SignInTokens(settings, signIns, http, clock, startTimeout()) : null;
         this.notifications = notifications;
@@ -208,6 +214,54 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
         }
         LOG.log(Level.INFO, "server " + settings.name() + ": " + (now == null ? "signed out" : "signed in") + "; reaching it again");
         connect();
+    }
+
+    /**
+     * The server waits for a person's sign-in: {@code agent} is asked to have its person sign in (a
+     * URL-mode elicitation with the authorization URL); once the browser came back with the sign-in,
+     * the server is reached with it. Returns whether it is up now; false at once when it waits for no
+     * sign-in, or the agent cannot be asked or declined.
+     */
+    boolean signInThroughAgent(ToolCatalog.Agent agent) throws InterruptedException {
+        if (signIn == null || agent == null) {
+            return false;
+        }
+        synchronized (signingIn) {
+            reconnectIfSignInChanged();
+            synchronized (this) {
+                if (connection != null) {
+                    return true;
+                }
+                if (lastFailure == null || lastFailure.kind() != Kind.CREDENTIALS_REFUSED) {
+                    return false;
+                }
+            }
+            String elicitation = "execache-sign-in-" + settings.name() + "-" + System.nanoTime();
+            try {
+                new PersonSignIn(settings, signIns, clock, startTimeout()).signIn(0, url -> {
+                    ObjectNode params = json.createObjectNode();
+                    params.put("mode", "url");
+                    params.put("elicitationId", elicitation);
+                    params.put("url", url.toString());
+                    params.put("message", "Server " + settings.name() + " asks you to sign in. Open the link and sign in;"
+                            + " the call goes on once you have.");
+                    String action;
+                    try {
+                        action = json.readTree(agent.ask("elicitation/create", params.toString())).path("action").asText();
+                    } catch (JsonProcessingException e) {
+                        action = "";
+                    }
+                    if (!action.equals("accept")) {
+                        throw new PersonSignIn.SignInException("server " + settings.name() + ": the sign-in was declined");
+                    }
+                }, SIGN_IN_WAIT);
+            } catch (AgentRefusedException | PersonSignIn.SignInException e) {
+                LOG.log(Level.INFO, "server " + settings.name() + ": no sign-in through the agent: " + e.getMessage());
+                return false;
+            }
+            reconnectIfSignInChanged();
+        }
+        return awaitClient() != null;
     }
 
     @Override

@@ -42,9 +42,10 @@ import org.junit.jupiter.api.io.TempDir;
  * server, person-server.mjs (the official TypeScript SDK, pinned) the url server, which takes only
  * tokens issued for its own URL and answers who they name; a headless browser signs in at the
  * provider's development pages. {@code execache login} follows the server's 401 to the provider,
- * registers itself, and runs the authorization code flow with PKCE.
+ * registers itself, and runs the authorization code flow with PKCE; through {@code serve} on stdio the
+ * agent is asked to have its person sign in (a URL-mode elicitation) and the call goes on.
  */
-class UrlServerSignInTest {
+class UrlServerSignInIT {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Pattern AUTHORIZATION_URL = Pattern.compile("(http://127\\.0\\.0\\.1:\\d+/auth\\?\\S+)");
     private static OidcProvider provider;
@@ -239,6 +240,29 @@ class UrlServerSignInTest {
 
             assertThat(text).contains("server person asks you to sign in: run 'execache login person'");
         }
+    }
+
+    @Test
+    void throughServeOnStdioTheAgentIsAskedToSignInAndTheCallGoesOn() throws Exception {
+        List<String> arguments = new java.util.ArrayList<>(List.of("henry", "person__whoami", ServeProcess.java()));
+        arguments.addAll(ServeProcess.command("sign-in-agent", List.of("--store", "memory", "--config",
+                dir.resolve("execache.yaml").toString())));
+        Map<String, String> environment = environment("henry");
+        environment.put("EXECACHE_WARM_POOL", "0");
+
+        JsonNode out = TypeScriptClient.runScript("sign-in-agent.mjs", arguments, environment);
+
+        assertThat(out.has("thrown")).as(out.path("thrown").asText()).isFalse();
+        assertThat(out.at("/asked/0/mode").asText()).isEqualTo("url");
+        assertThat(out.at("/asked/0/message").asText()).contains("Server person asks you to sign in");
+        assertThat(out.at("/opened/origin").asText()).isEqualTo(provider.issuer());
+        assertThat(out.at("/opened/codeChallengeMethod").asText()).isEqualTo("S256");
+        assertThat(out.at("/opened/resource").asText()).isEqualTo(serverUrl);
+        assertThat(out.at("/callback").asInt()).as(out.toString()).isEqualTo(200);
+        assertThat(out.at("/isError").booleanValue()).as(out.toString()).isFalse();
+        assertThat(JSON.readTree(out.at("/answer").asText()).get("sub").asText()).isEqualTo("henry");
+        assertThat(out.at("/askedAgain").asInt()).as("signed in once, not again for the next call").isEqualTo(1);
+        assertThat(Files.readString(signInFile("henry"))).contains("\"account\":\"henry\"");
     }
 
     @Test
