@@ -78,12 +78,19 @@ final class OAuthDiscovery {
         return URI.create(servers.get(0).asText());
     }
 
-    /** The authorization server's metadata (RFC 8414, else OpenID Connect discovery). */
+    /**
+     * The authorization server's metadata (RFC 8414, else OpenID Connect discovery). An issuer with a
+     * path is looked for only under that path: the host's root may be another tenant's.
+     */
     JsonNode authorizationServer(URI issuer) {
-        List<URI> candidates = new ArrayList<>(wellKnown(issuer, "oauth-authorization-server"));
-        candidates.addAll(wellKnown(issuer, "openid-configuration"));
         String path = issuer.getRawPath() == null ? "" : issuer.getRawPath();
-        if (!path.isEmpty() && !path.equals("/")) {
+        List<URI> candidates = new ArrayList<>();
+        if (path.isEmpty() || path.equals("/")) {
+            candidates.addAll(wellKnown(issuer, "oauth-authorization-server"));
+            candidates.addAll(wellKnown(issuer, "openid-configuration"));
+        } else {
+            candidates.add(wellKnown(issuer, "oauth-authorization-server").get(0));
+            candidates.add(wellKnown(issuer, "openid-configuration").get(0));
             // OpenID Connect's own place: the issuer's path, then the well-known suffix
             candidates.add(URI.create(issuer.toString().replaceAll("/$", "") + "/.well-known/openid-configuration"));
         }

@@ -101,6 +101,11 @@ public final class PersonSignIn {
         URI resource = resource(protectedResource);
         URI issuer = discovery.issuer(protectedResource);
         JsonNode metadata = discovery.authorizationServer(issuer);
+        if (!issuer.toString().equals(metadata.path("issuer").asText())) {
+            // RFC 8414 3.3: metadata whose issuer is not the one asked for may be an attacker's
+            throw new SignInException("server " + server.name() + ": the metadata of its authorization server " + issuer
+                    + " names another issuer (" + metadata.path("issuer").asText() + "); execache does not sign in there");
+        }
         if (!containsText(metadata.path("code_challenge_methods_supported"), "S256")) {
             throw new SignInException("server " + server.name() + ": its authorization server " + issuer
                     + " does not offer PKCE with S256 (code_challenge_methods_supported), which a sign-in needs");
@@ -143,6 +148,14 @@ public final class PersonSignIn {
                 throw new SignInException("server " + server.name() + ": the browser came back from another sign-in"
                         + " (its state does not match); run the command again");
             }
+            // RFC 9207: the issuer the answer names, when it names one or said it would, is exactly the one asked
+            String named = back.get("iss");
+            if (named != null ? !named.equals(issuer.toString())
+                    : metadata.path("authorization_response_iss_parameter_supported").asBoolean(false)) {
+                throw new SignInException("server " + server.name() + ": the browser came back from "
+                        + (named == null ? "an answer that names no issuer" : "another issuer (" + named + ")")
+                        + ", not from " + issuer + "; run the command again");
+            }
             if (back.containsKey("error")) {
                 throw new SignInException("server " + server.name() + ": the authorization server did not sign you in: "
                         + back.get("error") + (back.containsKey("error_description") ? " (" + back.get("error_description") + ")" : ""));
@@ -155,11 +168,10 @@ public final class PersonSignIn {
             form.put("code", back.get("code"));
             form.put("redirect_uri", redirect.toString());
             form.put("code_verifier", verifier);
-            form.put("client_id", client.id());
-            form.put("client_secret", client.secret());
             form.put("resource", resource.toString());
             Instant asked = clock.instant();
-            OAuthDiscovery.Answer answer = discovery.postForm(tokenEndpoint, form, Map.of(), "token endpoint");
+            OAuthDiscovery.Answer answer = discovery.postForm(tokenEndpoint, form,
+                    authenticate(form, client.id(), client.secret(), client.auth()), "token endpoint");
             if (!answer.ok() || !answer.body().path("access_token").isTextual()) {
                 throw new SignInException("server " + server.name() + ": its authorization server refused the sign-in's"
                         + " code (HTTP " + answer.status() + (answer.error() == null ? "" : ", " + answer.error()) + ")");
@@ -167,7 +179,7 @@ public final class PersonSignIn {
             JsonNode tokens = answer.body();
             String access = tokens.get("access_token").asText();
             SignIns.SignIn signIn = new SignIns.SignIn(server.name(), resource, issuer, tokenEndpoint, client.id(),
-                    client.secret(), tokens.path("refresh_token").isTextual() ? tokens.get("refresh_token").asText() : null,
+                    client.secret(), client.auth(), tokens.path("refresh_token").isTextual() ? tokens.get("refresh_token").asText() : null,
                     access, asked.plusSeconds(tokens.path("expires_in").asLong(3600)), account(tokens), asked);
             store.save(server.url(), signIn);
             return new SignIns.State(signIn.account(), issuer, asked);
@@ -227,14 +239,32 @@ public final class PersonSignIn {
         return null;
     }
 
-    private record Client(String id, String secret) {
+    private record Client(String id, String secret, String auth) {
+    }
+
+    /**
+     * Puts the client's id (and secret, for {@code client_secret_post}) in {@code form}; returns the
+     * headers that carry them for {@code client_secret_basic} (RFC 6749 2.3.1).
+     */
+    static Map<String, String> authenticate(Map<String, String> form, String id, String secret, String method) {
+        if (secret == null || method.equals("none")) {
+            form.put("client_id", id);
+            return Map.of();
+        }
+        if (method.equals("client_secret_post")) {
+            form.put("client_id", id);
+            form.put("client_secret", secret);
+            return Map.of();
+        }
+        String pair = OAuthDiscovery.encode(id) + ":" + OAuthDiscovery.encode(secret);
+        return Map.of("Authorization", "Basic " + Base64.getEncoder().encodeToString(pair.getBytes(StandardCharsets.UTF_8)));
     }
 
     /** The client the entry names, else one registered now (RFC 7591). */
     private Client client(JsonNode metadata, URI redirect) {
         UrlServerSettings.ClientCredentials configured = server.clientCredentials();
         if (configured != null) {
-            return new Client(configured.clientId(), server.clientSecret());
+            return new Client(configured.clientId(), null, "none");
         }
         if (!metadata.path("registration_endpoint").isTextual()) {
             throw new SignInException("server " + server.name() + ": its authorization server offers no client"
@@ -255,8 +285,10 @@ public final class PersonSignIn {
                     + " execache (HTTP " + answer.status() + (answer.error() == null ? "" : ", " + answer.error())
                     + "); give the server's entry oauth.client_id instead");
         }
-        return new Client(answer.body().get("client_id").asText(),
-                answer.body().path("client_secret").isTextual() ? answer.body().get("client_secret").asText() : null);
+        String secret = answer.body().path("client_secret").isTextual() ? answer.body().get("client_secret").asText() : null;
+        // RFC 7591 2: the method the registration settled on, client_secret_basic when it names none
+        String method = secret == null ? "none" : answer.body().path("token_endpoint_auth_method").asText("client_secret_basic");
+        return new Client(answer.body().get("client_id").asText(), secret, method);
     }
 
     /**

@@ -92,11 +92,11 @@ final class SignInTokens {
             Map<String, String> form = new LinkedHashMap<>();
             form.put("grant_type", "refresh_token");
             form.put("refresh_token", current.refreshToken());
-            form.put("client_id", current.clientId());
-            form.put("client_secret", current.clientSecret());
             form.put("resource", current.resource().toString());
             Instant asked = clock.instant();
-            OAuthDiscovery.Answer answer = endpoints.postForm(current.tokenEndpoint(), form, Map.of(), "token endpoint");
+            OAuthDiscovery.Answer answer = endpoints.postForm(current.tokenEndpoint(), form,
+                    PersonSignIn.authenticate(form, current.clientId(), current.clientSecret(), current.clientAuth()),
+                    "token endpoint");
             if (answer.status() == 400 || answer.status() == 401) {
                 throw expired();
             }

@@ -120,7 +120,8 @@ public final class SignIns {
             JsonNode node = json.readTree(Files.readString(file, StandardCharsets.UTF_8));
             return new SignIn(node.path("server").asText(), URI.create(node.path("resource").asText()),
                     URI.create(node.path("issuer").asText()), URI.create(node.path("token_endpoint").asText()),
-                    node.path("client_id").asText(), text(node, "client_secret"), text(node, "refresh_token"),
+                    node.path("client_id").asText(), text(node, "client_secret"),
+                    node.path("client_auth").asText("client_secret_post"), text(node, "refresh_token"),
                     text(node, "access_token"), Instant.ofEpochSecond(node.path("expires_at").asLong()),
                     node.path("account").asText(), Instant.ofEpochSecond(node.path("signed_in_at").asLong()));
         } catch (IOException | RuntimeException e) {
@@ -143,6 +144,7 @@ public final class SignIns {
         node.put("token_endpoint", signIn.tokenEndpoint().toString());
         node.put("client_id", signIn.clientId());
         node.put("client_secret", signIn.clientSecret());
+        node.put("client_auth", signIn.clientAuth());
         node.put("refresh_token", signIn.refreshToken());
         node.put("access_token", signIn.accessToken());
         node.put("expires_at", signIn.expiresAt().getEpochSecond());
@@ -212,12 +214,15 @@ public final class SignIns {
      * One sign-in. Its tokens and the client's secret never leave this package and its file.
      *
      * @param resource what the tokens are for (RFC 8707), as the server's metadata names it
+     * @param clientAuth how the client authenticates at the token endpoint: {@code none},
+     *     {@code client_secret_basic} or {@code client_secret_post}
      * @param expiresAt when the access token expires
      */
     record SignIn(String server, URI resource, URI issuer, URI tokenEndpoint, String clientId, String clientSecret,
-            String refreshToken, String accessToken, Instant expiresAt, String account, Instant signedInAt) {
+            String clientAuth, String refreshToken, String accessToken, Instant expiresAt, String account,
+            Instant signedInAt) {
         SignIn withTokens(String access, String refresh, Instant expires) {
-            return new SignIn(server, resource, issuer, tokenEndpoint, clientId, clientSecret,
+            return new SignIn(server, resource, issuer, tokenEndpoint, clientId, clientSecret, clientAuth,
                     refresh == null ? refreshToken : refresh, access, expires, account, signedInAt);
         }
 
