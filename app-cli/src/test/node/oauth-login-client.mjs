@@ -9,6 +9,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { signIn } from './headless-browser.mjs';
 
 const [url, login] = process.argv.slice(2);
 const REDIRECT = 'http://127.0.0.1:1/callback';
@@ -38,55 +39,6 @@ class HostProvider {
   codeVerifier() { return this.verifier; }
 }
 
-/** A browser without a screen: follows redirects by hand, keeps cookies, fills the sign-in and consent forms. */
-async function signIn(start) {
-  const cookies = new Map();
-  const seen = [];
-  let next = new URL(start);
-  let method = 'GET';
-  let body;
-  for (let step = 0; step < 20; step++) {
-    if (next.href.startsWith(REDIRECT)) {
-      return { code: next.searchParams.get('code'), seen };
-    }
-    const response = await fetch(next, {
-      method, body, redirect: 'manual',
-      headers: { cookie: [...cookies].map(([name, value]) => `${name}=${value}`).join('; '),
-        ...(body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
-    });
-    for (const line of response.headers.getSetCookie()) {
-      const [pair] = line.split(';');
-      const at = pair.indexOf('=');
-      cookies.set(pair.slice(0, at), pair.slice(at + 1));
-    }
-    seen.push(`${method} ${next.pathname.replace(/\/[A-Za-z0-9_-]{15,}/g, '/ID')} ${response.status}`);
-    if (response.status >= 300 && response.status < 400) {
-      next = new URL(response.headers.get('location'), next);
-      method = 'GET';
-      body = undefined;
-      continue;
-    }
-    const page = await response.text();
-    const action = page.match(/<form[^>]*action="([^"]+)"/);
-    if (response.status !== 200 || !action) {
-      throw new Error(`the sign-in stopped at ${next.pathname} (${response.status}) after ${seen.join(", ")}: ${page.slice(0, 300)}`);
-    }
-    const fields = new URLSearchParams();
-    for (const [input] of page.matchAll(/<input[^>]*>/g)) {
-      const name = input.match(/name="([^"]+)"/);
-      if (name) fields.set(name[1], input.match(/value="([^"]*)"/)?.[1] ?? '');
-    }
-    if (fields.has('login')) {
-      fields.set('login', login);
-      fields.set('password', 'any');
-    }
-    next = new URL(action[1].replace(/&amp;/g, '&'), next);
-    method = 'POST';
-    body = fields.toString();
-  }
-  throw new Error('the sign-in did not come back to the redirect URI');
-}
-
 const result = { requests };
 try {
   const provider = new HostProvider();
@@ -103,7 +55,8 @@ try {
     resource: authorization.searchParams.get('resource'),
     scope: authorization.searchParams.get('scope'),
   };
-  const { code, seen } = await signIn(authorization);
+  const { back, seen } = await signIn(authorization, login, (next) => next.href.startsWith(REDIRECT));
+  const code = back.searchParams.get('code');
   result.browser = seen;
   await transport.finishAuth(code);
   transport = new StreamableHTTPClientTransport(new URL(url), { authProvider: provider, fetch: recording });

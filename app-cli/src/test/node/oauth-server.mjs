@@ -42,6 +42,8 @@ function makeProvider() {
       scope,
     })),
     jwks: { keys: [key.jwk] },
+    // a client that may refresh gets a refresh token with its code (by default only with offline_access)
+    issueRefreshToken: async (ctx, client) => client.grantTypeAllowed('refresh_token'),
     scopes: SCOPES,
     features: {
       clientCredentials: { enabled: true },
@@ -49,6 +51,7 @@ function makeProvider() {
       // the SDK client's test drives headlessly; clients may register themselves (RFC 7591)
       devInteractions: { enabled: true },
       registration: { enabled: true },
+      revocation: { enabled: true },
       resourceIndicators: {
         enabled: true,
         defaultResource: (ctx, client, oneOf) => oneOf,

@@ -102,6 +102,40 @@ final class OidcProvider implements AutoCloseable {
         return control("/test/mint", request).get("token").textValue();
     }
 
+    /**
+     * A person signs in at the provider's development pages as {@code login}, in a headless browser
+     * (headless-browser.mjs) that starts at {@code authorizationUrl} and, once sent back, opens the
+     * client's redirect URI; returns what the browser printed (the pages seen, the callback's status).
+     */
+    JsonNode signIn(String authorizationUrl, String login) throws Exception {
+        Path modules = TypeScriptClient.nodeModules();
+        Process browser = new ProcessBuilder(modules.resolve(".bin/node").toString(),
+                modules.getParent().resolve("headless-browser.mjs").toString(), authorizationUrl, login)
+                .directory(modules.getParent().toFile()).redirectErrorStream(true).start();
+        String printed = new String(browser.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!browser.waitFor(WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
+            browser.destroyForcibly();
+            throw new AssertionError("the headless browser did not finish: " + printed);
+        }
+        JsonNode result = JSON.readTree(printed.lines().reduce((first, second) -> second).orElse("{}"));
+        if (result.has("error")) {
+            throw new AssertionError("the headless browser failed: " + result.get("error").asText());
+        }
+        return result;
+    }
+
+    /** Revokes a token (RFC 7009) as its public client would. */
+    void revoke(String token, String clientId) throws Exception {
+        String form = "token=" + URLEncoder.encode(token, StandardCharsets.UTF_8) + "&client_id="
+                + URLEncoder.encode(clientId, StandardCharsets.UTF_8);
+        HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create(issuer + "/token/revocation"))
+                .timeout(WAIT).header("Content-Type", "application/x-www-form-urlencoded")
+                .POST(HttpRequest.BodyPublishers.ofString(form)).build(), HttpResponse.BodyHandlers.ofString());
+        if (response.statusCode() != 200) {
+            throw new AssertionError("the revocation endpoint said " + response.statusCode() + ": " + response.body());
+        }
+    }
+
     /** The provider signs with a new key from now on, and publishes only that one. */
     void rotateKey() throws Exception {
         control("/test/rotate", JSON.createObjectNode());

@@ -649,6 +649,19 @@ public final class Gateway implements CodeTools {
     }
 
     /**
+     * For a call of a tool that is not offered because its server waits for a person's sign-in: the
+     * agent is asked to have its person sign in (a URL-mode elicitation), and once signed in the
+     * server's tools are offered. Returns whether the tool is offered now.
+     */
+    public boolean signInFor(String name, ToolCatalog.Agent agent) throws InterruptedException {
+        int separator = name.indexOf("__");
+        if (agent == null || separator <= 0 || !catalog.signIn(name.substring(0, separator), agent)) {
+            return false;
+        }
+        return awaitTool(name);
+    }
+
+    /**
      * Waits for every server that is still starting, each at most its start time, and offers what they
      * brought: also what a server that came up just now brought, before the catalog's notice of it arrives.
      */

@@ -69,6 +69,15 @@ public final class McpToolCatalog implements ToolCatalog {
      */
     public McpToolCatalog(List<? extends DownstreamSettings> settings, byte[] identityKey, Duration callTimeout,
             Duration rediscoverEvery, Consumer<String> stderr, Clock clock) {
+        this(settings, identityKey, callTimeout, rediscoverEvery, stderr, clock, null);
+    }
+
+    /**
+     * As above, with a person's sign-ins: a url server that asks for credentials and has none of its
+     * own in its entry is reached with the person's sign-in kept in {@code signIns} (null: none).
+     */
+    public McpToolCatalog(List<? extends DownstreamSettings> settings, byte[] identityKey, Duration callTimeout,
+            Duration rediscoverEvery, Consumer<String> stderr, Clock clock, SignIns signIns) {
         Objects.requireNonNull(settings, "settings must not be null");
         requirePositive(callTimeout, "callTimeout");
         requirePositive(rediscoverEvery, "rediscoverEvery");
@@ -88,7 +97,7 @@ public final class McpToolCatalog implements ToolCatalog {
                         .version(HttpClient.Version.HTTP_1_1).build();
                 downstream = new UrlServer(url, identityKey, callTimeout, scheduler, http, toolsMayHaveChanged,
                         new ServerNotifications(message -> tellLogged(server.name(), message),
-                                (method, params) -> tellNotified(server.name(), method, params)), clock);
+                                (method, params) -> tellNotified(server.name(), method, params)), clock, signIns);
             } else {
                 downstream = new DownstreamServer((McpServerSettings) server, identityKey, callTimeout, scheduler, stderr,
                         toolsMayHaveChanged, message -> tellLogged(server.name(), message),
@@ -173,6 +182,11 @@ public final class McpToolCatalog implements ToolCatalog {
         if (downstream != null) {
             downstream.awaitStart();
         }
+    }
+
+    @Override
+    public boolean signIn(String server, ToolCatalog.Agent agent) throws InterruptedException {
+        return servers.get(server) instanceof UrlServer url && url.signInThroughAgent(agent);
     }
 
     @Override

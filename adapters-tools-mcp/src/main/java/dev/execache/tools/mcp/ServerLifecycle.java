@@ -206,7 +206,7 @@ abstract class ServerLifecycle<C> extends Downstream {
     }
 
     @Override
-    final void awaitStart() throws InterruptedException {
+    void awaitStart() throws InterruptedException {
         awaitConnection(startTimeout(), this::starting);
     }
 

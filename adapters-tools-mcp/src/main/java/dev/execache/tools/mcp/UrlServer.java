@@ -21,6 +21,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentLinkedDeque;
@@ -56,6 +57,15 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
     /** The failure last said at WARNING: the same one again, on each retry, is said only at DEBUG until it is up. */
     private String toldFailure;
     private ClientCredentialsTokens tokens;
+    /** The person's sign-in, for a server reached with one ({@link UrlServerSettings#signsIn}); null otherwise. */
+    private final SignInTokens signIn;
+    private final SignIns signIns;
+    /** One sign-in through an agent at a time: the calls that wait for it go on with it. */
+    private final Object signingIn = new Object();
+    /** How long a person has to sign in when an agent asked them to. */
+    private static final Duration SIGN_IN_WAIT = Duration.ofMinutes(5);
+    /** The sign-in ({@link SignInTokens#who}) the last connection was attempted with: a new one reconnects. */
+    private String attemptedAs;
     /** How the server is reached ({@link UrlServerSettings#identity}), known once its variables are resolved. */
     private volatile String identity;
     private final byte[] identityKey;
@@ -71,10 +81,18 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
     /** The agents of the calls in flight, oldest first: the session stream's requests go to the latest. */
     private final ConcurrentLinkedDeque<ToolCatalog.Agent> callers = new ConcurrentLinkedDeque<>();
 
+    /**
+     * @param signIns where a person's sign-ins are kept, for a server that asks for one; null: such a
+     *     server's 401 is a refusal like any other
+     */
     UrlServer(UrlServerSettings settings, byte[] identityKey, Duration callTimeout, ScheduledExecutorService scheduler,
-            HttpClient http, Runnable toolsMayHaveChanged, ServerNotifications notifications, Clock clock) {
+            HttpClient http, Runnable toolsMayHaveChanged, ServerNotifications notifications, Clock clock,
+            SignIns signIns) {
         super(settings, callTimeout, scheduler, toolsMayHaveChanged, clock);
         this.settings = settings;
+        this.signIns = signIns;
+        this.signIn = signIns != null && settings.signsIn()
+                ? new SignInTokens(settings, signIns, http, clock, startTimeout()) : null;
         this.notifications = notifications;
         this.identityKey = identityKey;
         this.http = http;
@@ -95,10 +113,14 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
         }
         Map<String, String> headers;
         String secret;
+        String as = signIn == null ? null : signIn.who();
+        synchronized (this) {
+            attemptedAs = as;
+        }
         try {
             headers = settings.headerValues();
             secret = settings.clientSecret();
-            identity = settings.identity(identityKey);
+            identity = settings.identity(identityKey, signIn == null ? null : signIn.account());
         } catch (UrlServerSettings.UnsetVariableException e) {
             synchronized (this) {
                 unavailable = e.getMessage();
@@ -108,19 +130,25 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
             LOG.log(Level.WARNING, e.getMessage() + "; the server is unavailable");
             return false;
         }
-        ClientCredentialsTokens oauth = settings.clientCredentials() == null ? null : tokens(secret);
-        Supplier<Map<String, String>> perRequest = oauth == null ? () -> headers : () -> {
+        ClientCredentialsTokens oauth = secret == null ? null : tokens(secret);
+        Supplier<Map<String, String>> perRequest = () -> {
+            String token = oauth != null ? oauth.token() : signIn != null ? signIn.token() : null;
+            if (token == null) {
+                return headers;
+            }
             Map<String, String> withToken = new LinkedHashMap<>(headers);
-            withToken.put("Authorization", "Bearer " + oauth.token());
+            withToken.put("Authorization", "Bearer " + token);
             return withToken;
         };
         Set<String> headerNames = new TreeSet<>(headers.keySet());
         if (oauth != null) {
             headerNames.add("Authorization (an OAuth token of client " + settings.clientCredentials().clientId() + ")");
+        } else if (as != null) {
+            headerNames.add("Authorization (your sign-in; to sign in again: execache login " + settings.name() + ")");
         }
         Supplier<StreamableHttpClient> client = () -> new StreamableHttpClient(settings.name(), settings.url(),
-                perRequest, headerNames, http, this::notified, challenge -> oauth != null && oauth.refused(challenge),
-                this::agentOutsideCalls);
+                perRequest, headerNames, http, this::notified, challenge -> oauth != null ? oauth.refused(challenge)
+                        : signIn != null && signIn.refused(challenge), this::agentOutsideCalls);
         StreamableHttpClient opened = client.get();
         synchronized (this) {
             clients = client;
@@ -178,6 +206,87 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
         return tokens;
     }
 
+    /**
+     * The person signed in, out, or as someone else since the connection was made (here or by another
+     * process): the connection, its tools and their identity were the old sign-in's, so it is made again.
+     */
+    private void reconnectIfSignInChanged() {
+        if (signIn == null) {
+            return;
+        }
+        String now = signIn.who();
+        StreamableHttpClient stale;
+        synchronized (this) {
+            if (Objects.equals(now, attemptedAs) || connecting || closed) {
+                return;
+            }
+            stale = connection;
+            connection = null;
+            tools = List.of();
+            lastFailure = null;
+            failures = 0;
+        }
+        if (stale != null) {
+            stale.close();
+        }
+        LOG.log(Level.INFO, "server " + settings.name() + ": " + (now == null ? "signed out" : "signed in") + "; reaching it again");
+        connect();
+    }
+
+    /**
+     * The server waits for a person's sign-in: {@code agent} is asked to have its person sign in (a
+     * URL-mode elicitation with the authorization URL); once the browser came back with the sign-in,
+     * the server is reached with it. Returns whether it is up now; false at once when it waits for no
+     * sign-in, or the agent cannot be asked or declined.
+     */
+    boolean signInThroughAgent(ToolCatalog.Agent agent) throws InterruptedException {
+        if (signIn == null || agent == null) {
+            return false;
+        }
+        synchronized (signingIn) {
+            reconnectIfSignInChanged();
+            synchronized (this) {
+                if (connection != null) {
+                    return true;
+                }
+                if (lastFailure == null || lastFailure.kind() != Kind.CREDENTIALS_REFUSED) {
+                    return false;
+                }
+            }
+            String elicitation = "execache-sign-in-" + settings.name() + "-" + System.nanoTime();
+            try {
+                new PersonSignIn(settings, signIns, clock, startTimeout()).signIn(0, url -> {
+                    ObjectNode params = json.createObjectNode();
+                    params.put("mode", "url");
+                    params.put("elicitationId", elicitation);
+                    params.put("url", url.toString());
+                    params.put("message", "Server " + settings.name() + " asks you to sign in. Open the link and sign in;"
+                            + " the call goes on once you have.");
+                    String action;
+                    try {
+                        action = json.readTree(agent.ask("elicitation/create", params.toString())).path("action").asText();
+                    } catch (JsonProcessingException e) {
+                        action = "";
+                    }
+                    if (!action.equals("accept")) {
+                        throw new PersonSignIn.SignInException("server " + settings.name() + ": the sign-in was declined");
+                    }
+                }, SIGN_IN_WAIT);
+            } catch (AgentRefusedException | PersonSignIn.SignInException e) {
+                LOG.log(Level.INFO, "server " + settings.name() + ": no sign-in through the agent: " + e.getMessage());
+                return false;
+            }
+            reconnectIfSignInChanged();
+        }
+        return awaitClient() != null;
+    }
+
+    @Override
+    void awaitStart() throws InterruptedException {
+        reconnectIfSignInChanged();
+        super.awaitStart();
+    }
+
     /** A session the server ended or that cannot be reached any more is reached again, with backoff. */
     @Override
     List<CatalogTool> listAgain(StreamableHttpClient current) {
@@ -225,6 +334,7 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
     @Override
     ToolResult call(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress,
             ToolCatalog.Agent agent) {
+        reconnectIfSignInChanged();
         StreamableHttpClient current;
         try {
             current = awaitClient();
@@ -553,6 +663,7 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
         if (!ASKABLE.contains(method)) {
             throw cannotAsk(settings.name(), method);
         }
+        reconnectIfSignInChanged();
         StreamableHttpClient current;
         try {
             current = awaitClient();

@@ -43,7 +43,8 @@ public record UrlServerSettings(String name, URI url, Map<String, String> header
      * metadata (RFC 9728) and its authorization server's metadata (RFC 8414).
      *
      * @param clientId the client's id
-     * @param clientSecret the secret, possibly naming variables as {@code ${VAR}}
+     * @param clientSecret the secret, possibly naming variables as {@code ${VAR}}; null for none: then the
+     *     client is the one a person signs in with ({@link PersonSignIn}), not one that gets tokens itself
      * @param scope the scope asked for, or null
      * @param authMethod {@code client_secret_basic} or {@code client_secret_post}
      */
@@ -52,7 +53,7 @@ public record UrlServerSettings(String name, URI url, Map<String, String> header
             if (clientId == null || clientId.isBlank()) {
                 throw new IllegalArgumentException("oauth.client_id must not be blank");
             }
-            if (clientSecret == null || clientSecret.isEmpty()) {
+            if (clientSecret != null && clientSecret.isEmpty()) {
                 throw new IllegalArgumentException("oauth.client_secret must not be empty");
             }
             authMethod = authMethod == null ? "client_secret_basic" : authMethod;
@@ -60,7 +61,9 @@ public record UrlServerSettings(String name, URI url, Map<String, String> header
                 throw new IllegalArgumentException("oauth.auth_method must be client_secret_basic or client_secret_post, not "
                         + authMethod);
             }
-            checkVariables(clientSecret, "oauth.client_secret");
+            if (clientSecret != null) {
+                checkVariables(clientSecret, "oauth.client_secret");
+            }
         }
 
         /** Names the client, never its secret. */
@@ -140,16 +143,25 @@ public record UrlServerSettings(String name, URI url, Map<String, String> header
         return values;
     }
 
-    /** The client secret with its variables replaced, or null without client credentials. */
+    /** The client secret with its variables replaced, or null without one. */
     public String clientSecret() {
-        return clientCredentials == null ? null : resolve(clientCredentials.clientSecret(), "oauth.client_secret");
+        return clientCredentials == null || clientCredentials.clientSecret() == null ? null
+                : resolve(clientCredentials.clientSecret(), "oauth.client_secret");
+    }
+
+    /**
+     * Whether the server is reached with a person's sign-in when it asks for credentials: it has no
+     * Authorization header of its own and no client that gets tokens itself (client credentials).
+     */
+    public boolean signsIn() {
+        return (clientCredentials == null || clientCredentials.clientSecret() == null) && headers.keySet().stream().noneMatch(header -> header.equalsIgnoreCase("Authorization"));
     }
 
     /** The variables the headers and the client secret name, each with whether it is set. */
     public Map<String, Boolean> variables() {
         Map<String, Boolean> variables = new LinkedHashMap<>();
         List<String> templates = new ArrayList<>(new TreeSet<>(headers.keySet()).stream().map(headers::get).toList());
-        if (clientCredentials != null) {
+        if (clientCredentials != null && clientCredentials.clientSecret() != null) {
             templates.add(clientCredentials.clientSecret());
         }
         for (String template : templates) {
@@ -202,6 +214,15 @@ public record UrlServerSettings(String name, URI url, Map<String, String> header
      */
     @Override
     public String identity(byte[] key) {
+        return identity(key, null);
+    }
+
+    /**
+     * As {@link #identity(byte[])}, for the person a sign-in names: each person's answers are their own.
+     *
+     * @param account the account a person's sign-in names ({@link SignIns.State#account}), or null for none
+     */
+    public String identity(byte[] key, String account) {
         if (sharePublic) {
             return null;
         }
@@ -217,6 +238,9 @@ public record UrlServerSettings(String name, URI url, Map<String, String> header
             oauth.put("clientSecret", clientSecret());
             oauth.put("scope", clientCredentials.scope());
             reached.put("oauth", oauth);
+        }
+        if (account != null) {
+            reached.put("account", account);
         }
         return ServerIdentity.of(name, reached, key);
     }

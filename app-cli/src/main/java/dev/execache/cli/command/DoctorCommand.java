@@ -70,6 +70,8 @@ final class DoctorCommand implements Callable<Integer> {
         checks.addAll(deno(denoSetting, cacheDirectory));
         if (settings != null) {
             checks.add(store(settings));
+            SignInServers.states(settings, environment).forEach((server, state) ->
+                    checks.add(new Check(true, "sign-in", "server " + server + ": " + state, null)));
         }
         PrintWriter out = spec.commandLine().getOut();
         boolean allOk = true;

@@ -26,7 +26,8 @@ public class ExecacheCommand {
      */
     public static final Map<String, Class<?>> SUBCOMMANDS = subcommands(RunCommand.class, StatsCommand.class,
             ListCommand.class, InspectCommand.class, PruneCommand.class, InvalidateCommand.class, ClearCommand.class,
-            ServeCommand.class, ToolsCommand.class, ConfigCommand.class, DoctorCommand.class, ServerCommand.class, SetupCommand.class);
+            ServeCommand.class, ToolsCommand.class, ConfigCommand.class, DoctorCommand.class, ServerCommand.class, SetupCommand.class, LoginCommand.class,
+            LogoutCommand.class);
 
     private final Console console;
 
@@ -66,7 +67,8 @@ public class ExecacheCommand {
      */
     @Command(subcommands = {RunCommand.class, StatsCommand.class, ListCommand.class, InspectCommand.class,
         PruneCommand.class, InvalidateCommand.class, ClearCommand.class, ServeCommand.class, ToolsCommand.class,
-        ConfigCommand.class, DoctorCommand.class, ServerCommand.class, SetupCommand.class, CompletionCommand.class,
+        ConfigCommand.class, DoctorCommand.class, ServerCommand.class, SetupCommand.class, LoginCommand.class,
+        LogoutCommand.class, CompletionCommand.class,
         CommandLine.HelpCommand.class})
     public static final class WithEverySubcommand extends ExecacheCommand {
         @Inject

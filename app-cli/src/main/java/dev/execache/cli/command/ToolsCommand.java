@@ -112,6 +112,14 @@ final class ToolsCommand implements Callable<Integer> {
                     rows.add(new String[] {server.name(), "-", "-", "-", whyNotUp(server), "-"});
                 }
                 print(out, rows);
+                Map<String, String> signIns = SignInServers.states(settings, environment);
+                if (!signIns.isEmpty()) {
+                    List<String[]> signInRows = new ArrayList<>();
+                    signInRows.add(new String[] {"SERVER", "SIGN-IN"});
+                    signIns.forEach((server, state) -> signInRows.add(new String[] {server, state}));
+                    out.println();
+                    print(out, signInRows);
+                }
             }
             out.flush();
             if (notUp.isEmpty()) {

@@ -8,6 +8,7 @@ import dev.execache.core.spi.CodeTools;
 import dev.execache.core.spi.ToolCatalog;
 import dev.execache.tools.mcp.DownstreamSettings;
 import dev.execache.tools.mcp.McpToolCatalog;
+import dev.execache.tools.mcp.SignIns;
 import dev.execache.tools.mcp.UrlServerSettings;
 import java.lang.System.Logger.Level;
 import java.security.MessageDigest;
@@ -32,7 +33,12 @@ public final class GatewayCatalog {
      * @throws UsageException when a url server's header names an environment variable that is not set
      */
     public static McpToolCatalog start(Settings settings, Environment command) {
-        return start(requireVariables(servers(settings, command)), settings);
+        return start(requireVariables(servers(settings, command)), settings, signIns(command));
+    }
+
+    /** The person's sign-ins to url servers, for the environment of {@code command}. */
+    public static SignIns signIns(Environment command) {
+        return SignIns.in(Settings.signInDirectory(command.variables()));
     }
 
     /**
@@ -41,7 +47,7 @@ public final class GatewayCatalog {
      * header names a variable that is not set: that server is unavailable, and says why.
      */
     public static McpToolCatalog serve(Settings settings, Environment command) {
-        return catalog(servers(settings, command), settings).startInBackground();
+        return catalog(servers(settings, command), settings, signIns(command)).startInBackground();
     }
 
     /**
@@ -51,17 +57,19 @@ public final class GatewayCatalog {
     public static ToolCatalog open(Settings settings, Environment command, Resources resources) {
         List<DownstreamSettings> servers = requireVariables(servers(settings, command));
         return resources.catalog(new Identity(servers, fingerprint(identityKey(settings)),
-                        settings.limits().timeout(), settings.gateway().rediscoverEvery()),
-                () -> start(servers, settings));
+                        settings.limits().timeout(), settings.gateway().rediscoverEvery(),
+                        Settings.signInDirectory(command.variables())),
+                () -> start(servers, settings, signIns(command)));
     }
 
     /**
      * What makes two commands' servers the same: equal records, so equal commands, arguments,
      * environment and directory, or equal URLs, headers and the environment their variables come
-     * from; and the same fleet key (by a digest of it: the key is not kept here).
+     * from; the same fleet key (by a digest of it: the key is not kept here); and the same person's
+     * sign-ins.
      */
     private record Identity(List<DownstreamSettings> servers, String identityKey, Duration callTimeout,
-            Duration rediscoverEvery) {
+            Duration rediscoverEvery, java.nio.file.Path signIns) {
     }
 
     private static String fingerprint(byte[] key) {
@@ -81,9 +89,13 @@ public final class GatewayCatalog {
      */
     public static CodeTools forKeysOnly(Settings settings, Environment command) {
         byte[] key = identityKey(settings);
+        SignIns signIns = signIns(command);
         Map<String, String> identities = new TreeMap<>();
         for (GatewayConfig.Server server : settings.gateway().servers()) {
-            String identity = server.settings().startedFor(command.variables(), command.workingDir()).identity(key);
+            DownstreamSettings started = server.settings().startedFor(command.variables(), command.workingDir());
+            SignIns.State signedIn = started instanceof UrlServerSettings url && url.signsIn() ? signIns.state(url.url()) : null;
+            String identity = started instanceof UrlServerSettings url
+                    ? url.identity(key, signedIn == null ? null : signedIn.account()) : started.identity(key);
             if (server.codeAccess() && identity != null) {
                 identities.put(server.settings().name(), identity);
             }
@@ -121,13 +133,13 @@ public final class GatewayCatalog {
         return servers;
     }
 
-    private static McpToolCatalog start(List<DownstreamSettings> servers, Settings settings) {
-        return catalog(servers, settings).start();
+    private static McpToolCatalog start(List<DownstreamSettings> servers, Settings settings, SignIns signIns) {
+        return catalog(servers, settings, signIns).start();
     }
 
-    private static McpToolCatalog catalog(List<DownstreamSettings> servers, Settings settings) {
+    private static McpToolCatalog catalog(List<DownstreamSettings> servers, Settings settings, SignIns signIns) {
         System.Logger downstream = System.getLogger("dev.execache.downstream");
         return new McpToolCatalog(servers, identityKey(settings), settings.limits().timeout(),
-                settings.gateway().rediscoverEvery(), line -> downstream.log(Level.INFO, line), Clock.systemUTC());
+                settings.gateway().rediscoverEvery(), line -> downstream.log(Level.INFO, line), Clock.systemUTC(), signIns);
     }
 }

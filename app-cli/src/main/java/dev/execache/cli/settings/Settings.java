@@ -420,6 +420,18 @@ public record Settings(
         return cacheHome.resolve("execache");
     }
 
+    /**
+     * {@code $XDG_STATE_HOME/execache/sign-ins}, else {@code ~/.local/state/execache/sign-ins}: a
+     * person's sign-ins to url servers, in owner-only files.
+     */
+    public static Path signInDirectory(Map<String, String> env) {
+        String xdg = env.get("XDG_STATE_HOME");
+        Path stateHome = xdg != null && !xdg.isBlank() && Path.of(xdg).isAbsolute()
+                ? Path.of(xdg)
+                : Path.of(env.getOrDefault("HOME", System.getProperty("user.home")), ".local", "state");
+        return stateHome.resolve("execache").resolve("sign-ins");
+    }
+
     private static int nonNegative(String text, String source) {
         try {
             int value = Integer.parseInt(text.trim());

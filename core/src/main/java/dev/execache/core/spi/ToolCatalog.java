@@ -81,6 +81,16 @@ public interface ToolCatalog extends AutoCloseable {
     default void awaitStart(String server) throws InterruptedException {
     }
 
+    /**
+     * For a call that names a tool of a server waiting for a person's sign-in: asks {@code agent} to
+     * have its person sign in (a URL-mode elicitation), waits for the sign-in and for the server to
+     * come up with it. Returns whether it is up now; false at once for a server that waits for no
+     * sign-in, or an agent that cannot be asked.
+     */
+    default boolean signIn(String server, Agent agent) throws InterruptedException {
+        return false;
+    }
+
     /** What each server that gave instructions when it connected says of itself, by server name. */
     default Map<String, String> instructions() {
         return Map.of();

@@ -72,6 +72,8 @@ public final class StatelessProtocol implements AutoCloseable {
     private volatile boolean sessionHearsListChanges;
     /** Gateway calls of the 2026-07-28 era whose server asked the agent something, until the agent answers. */
     private final InputRounds rounds = new InputRounds();
+    /** Whether the agent may be asked to have its person sign in to a server (stdio, see {@link #askAgentToSignIn}). */
+    private volatile boolean signInThroughAgent;
     /** Whether the transport delivers list changes and resource updates (sessions' and listen streams). */
     private volatile boolean notifies;
 
@@ -107,6 +109,15 @@ public final class StatelessProtocol implements AutoCloseable {
     /** The 2025 era's tools/list is asked on a session that hears list_changed (stdio): it answers what is offered now. */
     public void answerSessionLists() {
         sessionHearsListChanges = true;
+    }
+
+    /**
+     * The agent is one person's (stdio): a call of a tool of a server that waits for a person's sign-in
+     * asks it to have them sign in (a URL-mode elicitation of the 2025-11-25 era). Not over HTTP, where
+     * the servers' sign-ins would be shared by every agent.
+     */
+    public void askAgentToSignIn() {
+        signInThroughAgent = true;
     }
 
     /** Offers new or changed tools and withdraws others. */
@@ -340,6 +351,19 @@ public final class StatelessProtocol implements AutoCloseable {
             // a tool of a server still starting: the call waits for it, as a call to a restarting server does
             try {
                 if (gateway.awaitTool(name)) {
+                    synchronized (this) {
+                        spec = tools.get(name);
+                    }
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return toolResult(id, ServeTools.shuttingDown(), modern);
+            }
+        }
+        if (spec == null && gateway != null && asker != null && signInThroughAgent && !modern) {
+            // a tool of a server that waits for the person's sign-in: the agent is asked to have them sign in
+            try {
+                if (gateway.signInFor(name, asker)) {
                     synchronized (this) {
                         spec = tools.get(name);
                     }

@@ -72,6 +72,7 @@ public final class McpStdioServer implements AutoCloseable {
         this.dispatch = new StdioDispatch(transport, tools.calls());
         this.stateless = new StatelessProtocol(tools, version, mapper, dispatch::notify);
         stateless.answerSessionLists();
+        stateless.askAgentToSignIn();
         dispatch.answerStatelessWith(stateless);
         // reading starts once the SDK's server has made its session
         SdkSessionBridge session = new SdkSessionBridge(transport, mapper, dispatch::initialized,
