@@ -13,6 +13,7 @@ import dev.execache.core.MutableToolVersions;
 import dev.execache.core.SimpleStore;
 import dev.execache.core.StoreGuard;
 import io.modelcontextprotocol.spec.McpSchema;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
