@@ -566,6 +566,10 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
                 opened.openSession(startTimeout());
             } catch (HttpMcpException e) {
                 opened.close();
+                if (e.kind() != Kind.PROTOCOL && e.kind() != Kind.RPC_ERROR) {
+                    // not a refusal (unreachable, a timeout): a later call tries again
+                    return current;
+                }
                 LOG.log(Level.INFO, "server " + settings.name() + " keeps no session of the " + StreamableHttpClient.LEGACY
                         + " era (" + e.getMessage() + "); its requests reach the agents of that era as input_required"
                         + " rounds answered for them");
