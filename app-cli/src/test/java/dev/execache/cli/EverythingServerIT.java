@@ -39,7 +39,7 @@ class EverythingServerIT {
     private static final List<String> GATED = List.of("get-roots-list", "trigger-elicitation-request",
             "trigger-sampling-request", "trigger-url-elicitation");
 
-    /** The long operation's answers are kept from its first call (else its first calls are timed, not kept). */
+    /** The long operation's answers are kept (a local server's reads are asked every time unless a rule caches them). */
     private static final String CACHED_OPERATION = """
             tool_calls:
               rules:

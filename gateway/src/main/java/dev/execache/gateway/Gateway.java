@@ -579,7 +579,9 @@ public final class Gateway implements CodeTools {
             return cachedTool.call(seen.isPresent() ? request.readOf(tool.server(), seen.getAsLong())
                     : request.readOf(tool.server()));
         }
-        if (writesCounted) {
+        // an uncached call may write, unless it is a local server's read asked fresh
+        boolean mayWrite = writesCounted && !decision.freshRead();
+        if (mayWrite) {
             cachedTool.advanceWriteGeneration(tool.server());
         }
         try {
@@ -588,7 +590,7 @@ public final class Gateway implements CodeTools {
                     : new ToolCallRequest.Uncached(!decision.turnedOff(), decision.why());
             return cachedTool.call(request.uncached(why));
         } finally {
-            if (writesCounted) {
+            if (mayWrite) {
                 cachedTool.advanceWriteGeneration(tool.server());
                 dropReadsOf(tool.server(), name);
             }

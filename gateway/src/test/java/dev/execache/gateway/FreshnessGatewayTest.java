@@ -97,7 +97,10 @@ class FreshnessGatewayTest {
             throws Exception {
         Path root = files();
         MemoryCacheStore store = memory();
-        Gateway gateway = gateway(Downstream.filesystem(root), List.of(), true, store);
+        Gateway gateway = gateway(Downstream.filesystem(root),
+                List.of(ToolCacheRule.cache("fs__list_directory", RULE_TTL, 100)), true, store);
+        Map<String, Object> listed = Map.of("path", root.toString());
+        gateway.callWithStatus("fs__list_directory", listed, "test", Freshness.ANY);
         ToolCallOutcome before = read(gateway, root.resolve("notes.txt"), Freshness.ANY);
 
         Files.writeString(root.resolve("notes.txt"), "second");
@@ -109,8 +112,12 @@ class FreshnessGatewayTest {
         assertThat(after.notCachedBecause()).startsWith("a local server's read, asked every time");
         assertThat(gateway.decision("fs__read_text_file").cached()).isFalse();
         assertThat(gateway.decision("fs__read_text_file").freshRead()).isTrue();
-        assertThat(store.size()).isZero();
         assertThat(CacheStats.of(store).uncacheable()).containsEntry("local_server", 2L);
+        // a read is not a write: what a rule keeps of the server stays
+        assertThat(gateway.callWithStatus("fs__list_directory", listed, "test", Freshness.ANY).status())
+                .isEqualTo(CacheStatus.HIT);
+        assertThat(CacheStats.of(store).removalsByCause()).containsEntry("write", 0L);
+        assertThat(store.size()).isEqualTo(1);
     }
 
     @Test
