@@ -524,6 +524,7 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
     List<CatalogTool> list(StreamableHttpClient current) {
         McpSchema.Implementation serverInfo = implementation(current.serverInfo());
         List<CatalogTool> listed = new ArrayList<>();
+        Map<String, McpHeaders.Declarations> headers = new LinkedHashMap<>();
         String cursor = null;
         long ttl = -1;
         do {
@@ -533,6 +534,18 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
             }
             JsonNode page = current.request("tools/list", params, startTimeout());
             for (JsonNode tool : page.path("tools")) {
+                McpHeaders.Declarations declared;
+                try {
+                    declared = McpHeaders.declarations(tool.path("inputSchema"));
+                } catch (McpHeaders.InvalidDeclarationException e) {
+                    // the spec has a Streamable HTTP client leave such a tool out, so that the others stay usable
+                    LOG.log(Level.WARNING, "server " + settings.name() + ": tool " + tool.path("name").asText()
+                            + " is not offered: its input schema declares headers wrongly: " + e.getMessage());
+                    continue;
+                }
+                if (!declared.headers().isEmpty()) {
+                    headers.put(tool.path("name").asText(), declared);
+                }
                 listed.add(catalogTool(json.convertValue(tool, McpSchema.Tool.class), serverInfo,
                         json.convertValue(tool, OBJECT)));
             }
@@ -542,6 +555,7 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
             }
             cursor = page.path("nextCursor").isTextual() ? page.get("nextCursor").asText() : null;
         } while (cursor != null && !cursor.isEmpty());
+        current.toolHeaders(headers);
         if (current.modern() && ttl >= 0) {
             relistAfter(Duration.ofMillis(Math.max(ttl, MIN_TTL.toMillis())));
         }
