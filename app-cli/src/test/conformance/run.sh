@@ -1,25 +1,28 @@
 #!/usr/bin/env bash
-# Runs the official MCP conformance suite's client scenarios against execache's url-server client
-# (dev.execache.cli.ConformanceClient, in app-cli's test classes), each scenario's server on loopback.
-#   app-cli/src/test/conformance/run.sh [SCENARIO...]
-# Needs the jar and the test classes: ./mvnw -B -q -pl app-cli -am package -DskipTests && ./mvnw -B -q -pl app-cli -am test-compile
+# Runs one or more of the official MCP conformance suite's client scenarios with execache as the client: the suite
+# starts each scenario's server on loopback and runs conformance-agent.mjs, an agent on stdio driving `execache serve`
+# with that server as a url server. ClientConformanceIT runs them all; this is for one by hand.
+#   app-cli/src/test/conformance/run.sh [--spec-version 2025-11-25|2026-07-28] SCENARIO...
+# Needs the jar: ./mvnw -B -q -pl app-cli -am package -DskipTests
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 app="$(cd "$here/../../.." && pwd)"
 work="$app/target/conformance"
 mkdir -p "$work"
-cp "$here/package.json" "$here/package-lock.json" "$work/"
+cp "$here/package.json" "$here/package-lock.json" "$here/conformance-agent.mjs" "$work/"
 (cd "$work" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
-scenarios=("$@")
-if [ ${#scenarios[@]} -eq 0 ]; then
-  scenarios=(initialize tools_call sse-retry auth/client-credentials-basic)
+era=()
+if [ "${1:-}" = "--spec-version" ]; then
+  era=(--spec-version "$2")
+  shift 2
 fi
-client="java -cp $app/target/execache.jar:$app/target/test-classes dev.execache.cli.ConformanceClient"
+node="$work/node_modules/node/bin/node"
+client="$node $work/conformance-agent.mjs $(command -v java) $app/target/execache.jar"
 failed=0
-for scenario in "${scenarios[@]}"; do
+for scenario in "$@"; do
   echo "== $scenario"
-  if ! (cd "$work" && npx --no-install conformance client --command "$client" --scenario "$scenario" 2>&1 \
-      | grep -E 'SUCCESS|FAILURE|WARNING|Passed:|exited'); then
+  if ! (cd "$work" && "$node" node_modules/@modelcontextprotocol/conformance/dist/index.js client --command "$client" \
+      --scenario "$scenario" "${era[@]}" 2>&1 | grep -E 'SUCCESS|FAILURE|WARNING|Passed:|exited'); then
     failed=1
   fi
 done
