@@ -23,6 +23,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -61,6 +62,8 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
     private final ServerNotifications notifications;
     /** The agents of the calls in flight, oldest first: the session stream's requests go to the latest. */
     private final ConcurrentLinkedDeque<ToolCatalog.Agent> callers = new ConcurrentLinkedDeque<>();
+    /** The tools left out for their header declarations, said once each (a 2026 server may be listed every second). */
+    private final Set<String> toldNotOffered = ConcurrentHashMap.newKeySet();
 
     UrlServer(UrlServerSettings settings, byte[] identityKey, Duration callTimeout, ScheduledExecutorService scheduler,
             HttpClient http, Runnable toolsMayHaveChanged, ServerNotifications notifications, Clock clock) {
@@ -539,8 +542,11 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
                     declared = McpHeaders.declarations(tool.path("inputSchema"));
                 } catch (McpHeaders.InvalidDeclarationException e) {
                     // the spec has a Streamable HTTP client leave such a tool out, so that the others stay usable
-                    LOG.log(Level.WARNING, "server " + settings.name() + ": tool " + tool.path("name").asText()
-                            + " is not offered: its input schema declares headers wrongly: " + e.getMessage());
+                    String why = "tool " + tool.path("name").asText() + " is not offered: its input schema declares"
+                            + " headers wrongly: " + e.getMessage();
+                    if (toldNotOffered.add(why)) {
+                        LOG.log(Level.WARNING, "server " + settings.name() + ": " + why);
+                    }
                     continue;
                 }
                 if (!declared.headers().isEmpty()) {
