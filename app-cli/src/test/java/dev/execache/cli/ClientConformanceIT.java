@@ -22,7 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The official MCP conformance suite's client scenarios ({@code @modelcontextprotocol/conformance}, pinned in
- * app-cli/src/test/conformance/package.json) with execache as the client: for each scenario the suite starts its
+ * app-cli/src/test/node/package.json) with execache as the client: for each scenario the suite starts its
  * server and runs conformance-agent.mjs, an agent on stdio (the official TypeScript SDK client) driving
  * {@code execache serve} with that server as a url server. Every client scenario of both eras runs (as the suite lists
  * them for each), and the client-credentials extension; the other {@code auth/*} scenarios are not run: they need a
@@ -162,12 +162,12 @@ class ClientConformanceIT {
 
     /** The suite and the agent, installed by the build; missing is a failure, never a skip. */
     private static Path installed() {
-        String folder = System.getProperty("execache.conformance");
-        if (folder == null || !Files.isRegularFile(Path.of(folder, "conformance-agent.mjs"))
-                || !Files.isDirectory(Path.of(folder, "node_modules/@modelcontextprotocol/conformance"))) {
-            throw new IllegalStateException("system property execache.conformance must name the folder where the build"
-                    + " installed the conformance suite and its agent (target/conformance): " + folder);
+        Path folder = TypeScriptClient.nodeModules().getParent();
+        if (!Files.isRegularFile(folder.resolve("conformance-agent.mjs"))
+                || !Files.isDirectory(folder.resolve("node_modules/@modelcontextprotocol/conformance"))) {
+            throw new IllegalStateException("the build installs the conformance suite and its agent in " + folder
+                    + " (target/node); they are not there");
         }
-        return Path.of(folder);
+        return folder;
     }
 }

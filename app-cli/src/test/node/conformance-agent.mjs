@@ -1,6 +1,6 @@
-// An agent on stdio, the official TypeScript SDK client (@modelcontextprotocol/sdk, pinned), driving `execache serve`
-// with the conformance suite's scenario server as a url server (prefix: false): execache is the client the scenario
-// tests. The suite runs it as `--command "node conformance-agent.mjs JAVA JAR"` and appends the server's URL; the
+// An agent on stdio, the official TypeScript SDK client (@modelcontextprotocol/sdk, pinned in package.json), driving
+// `execache serve` with the conformance suite's scenario server as a url server (prefix: false): execache is the client
+// the scenario tests. The suite runs it as `--command "node conformance-agent.mjs JAVA JAR"` and appends the server's URL; the
 // scenario's name is in MCP_CONFORMANCE_SCENARIO, its context (tool arguments, client credentials) in
 // MCP_CONFORMANCE_CONTEXT.
 // The agent does what a scenario needs of a client: it lists and calls every tool (with the context's arguments, else

@@ -1,16 +1,15 @@
 #!/usr/bin/env bash
 # Runs one or more of the official MCP conformance suite's client scenarios with execache as the client: the suite
-# starts each scenario's server on loopback and runs conformance-agent.mjs, an agent on stdio driving `execache serve`
-# with that server as a url server. ClientConformanceIT runs them all; this is for one by hand.
-#   app-cli/src/test/conformance/run.sh [--spec-version 2025-11-25|2026-07-28] SCENARIO...
-# Needs the jar: ./mvnw -B -q -pl app-cli -am package -DskipTests
+# (pinned in package.json beside this script) starts each scenario's server on loopback and runs conformance-agent.mjs,
+# an agent on stdio driving `execache serve` with that server as a url server. ClientConformanceIT runs them all; this
+# is for one by hand.
+#   app-cli/src/test/node/conformance-client.sh [--spec-version 2025-11-25|2026-07-28] SCENARIO...
+# Needs the jar and the installed peers: ./mvnw -B -q -pl app-cli -am package -DskipTests
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 app="$(cd "$here/../../.." && pwd)"
-work="$app/target/conformance"
-mkdir -p "$work"
-cp "$here/package.json" "$here/package-lock.json" "$here/conformance-agent.mjs" "$work/"
-(cd "$work" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+work="$app/target/node"
+cp "$here/conformance-agent.mjs" "$work/"
 era=()
 if [ "${1:-}" = "--spec-version" ]; then
   era=(--spec-version "$2")
