@@ -4,9 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.gateway.Downstream;
 import dev.execache.gateway.Json;
 import java.io.BufferedReader;
+import java.io.IOException;
 import java.io.InputStreamReader;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -202,12 +204,32 @@ class EverythingServerIT {
     }
 
     @Test
-    void elicitationRequestsReachTheAgentWithTheirSchemaAndTheAnswerReachesTheServer() {
+    void elicitationRequestsReachTheAgentWithTheirSchemaAndTheAnswerReachesTheServer() throws IOException {
         for (JsonNode through : EverythingServerIT.through) {
             assertThat(through.at("/asked/elicitation")).hasSize(1).isEqualTo(direct.at("/asked/elicitation"));
-            assertThat(through.get("elicitation")).isEqualTo(direct.get("elicitation"));
+            completedWithDefaults(through.get("elicitation"), through.at("/asked/elicitation/0"));
             assertThat(through.at("/elicitation/content/1/text").textValue()).contains("Name: Ada Lovelace");
         }
+    }
+
+    /**
+     * The server got the agent's answer with the defaults of the fields it left out filled in (the direct client's
+     * answer is sent as it gave it): the reference server echoes what it got as "Raw result".
+     */
+    private static void completedWithDefaults(JsonNode toolResult, JsonNode asked) throws IOException {
+        String raw = toolResult.at("/content/2/text").textValue();
+        JsonNode got = TypeScriptClient.JSON.readTree(raw.substring(raw.indexOf('{')));
+        String agentsRaw = direct.at("/elicitation/content/2/text").textValue();
+        ObjectNode expected = TypeScriptClient.JSON.readTree(agentsRaw.substring(agentsRaw.indexOf('{')))
+                .get("content").deepCopy();
+        asked.at("/requestedSchema/properties").properties().forEach(field -> {
+            if (field.getValue().has("default") && !expected.has(field.getKey())) {
+                expected.set(field.getKey(), field.getValue().get("default"));
+            }
+        });
+        assertThat(expected.size()).as("the schema has defaults the agent left out").isGreaterThan(3);
+        assertThat(got.get("action").textValue()).isEqualTo("accept");
+        assertThat(got.get("content")).isEqualTo(expected);
     }
 
     @Test
@@ -289,13 +311,13 @@ class EverythingServerIT {
     }
 
     @Test
-    void inThe2026EraTheServersRequestsReachTheAgentAsInputRequiredResults() {
+    void inThe2026EraTheServersRequestsReachTheAgentAsInputRequiredResults() throws IOException {
         for (JsonNode modern : EverythingServerIT.modern) {
             inputRequiredResults(modern);
         }
     }
 
-    private static void inputRequiredResults(JsonNode modern) {
+    private static void inputRequiredResults(JsonNode modern) throws IOException {
         assertThat(modern.get("era").textValue()).isEqualTo("modern");
         // the client's handlers answered each server request once, through input_required and a retry
         assertThat(modern.at("/asked/sampling")).hasSize(1);
@@ -304,9 +326,10 @@ class EverythingServerIT {
         // the server is shared by every agent and keeps the first roots it got (the client 1.x's, asked before), so it
         // may ask this agent none; the answer is the same roots
         assertThat(modern.at("/asked/roots").intValue()).isBetween(0, 2);
-        for (String answer : List.of("sampling", "elicitation", "roots")) {
+        for (String answer : List.of("sampling", "roots")) {
             assertThat(modern.get(answer)).as(answer).isEqualTo(direct.get(answer));
         }
+        completedWithDefaults(modern.get("elicitation"), modern.at("/asked/elicitation/0"));
         // code inside execute_code has no input_required of its own: the server's request is refused, saying why
         assertThat(modern.at("/code/isError").booleanValue()).as(modern.get("code").toString()).isFalse();
         assertThat(modern.at("/code/run/result/refused").textValue())

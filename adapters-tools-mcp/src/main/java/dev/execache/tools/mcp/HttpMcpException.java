@@ -1,5 +1,6 @@
 package dev.execache.tools.mcp;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import java.time.Duration;
 
 /** Why a request to a url server did not get a result, in words a person can act on. */
@@ -30,19 +31,11 @@ final class HttpMcpException extends RuntimeException {
     /** The JSON-RPC error of an {@link Kind#RPC_ERROR}, as the server sent it; null for the other kinds. */
     private JsonRpcError error;
 
-    /** A JSON-RPC error answer, its code and message as the server sent them. */
-    record JsonRpcError(int code, String message, String data) {
-        JsonRpcError(int code, String message) {
-            this(code, message, null);
-        }
+    /** A JSON-RPC error answer, its code, message and data (null for none) as the server sent them. */
+    record JsonRpcError(int code, String message, JsonNode data) {
     }
 
-    static HttpMcpException rpcError(String server, int code, String message) {
-        return rpcError(server, code, message, null);
-    }
-
-    /** @param data the error's data as JSON text; null for none */
-    static HttpMcpException rpcError(String server, int code, String message, String data) {
+    static HttpMcpException rpcError(String server, int code, String message, JsonNode data) {
         HttpMcpException e = new HttpMcpException(Kind.RPC_ERROR, "server " + server + " answered an error: " + message
                 + " (" + code + ")");
         e.error = new JsonRpcError(code, message, data);

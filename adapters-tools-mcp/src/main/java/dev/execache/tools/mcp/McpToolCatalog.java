@@ -219,7 +219,7 @@ public final class McpToolCatalog implements ToolCatalog {
             span.set("mcp.method.name", "tools/call").set("gen_ai.operation.name", "execute_tool")
                     .set("gen_ai.tool.name", own).set("execache.server", server.name())
                     .set("network.transport", server.transport());
-            ToolResult result = agent != null ? server.call(own, args, progress, agent)
+            ToolResult result = agent != null ? server.call(own, args, progress, ElicitationDefaults.applying(agent))
                     : progress == null ? server.call(own, args) : server.call(own, args, progress);
             if (result.isError()) {
                 span.failed("tool_error", null);
@@ -240,7 +240,8 @@ public final class McpToolCatalog implements ToolCatalog {
 
     @Override
     public void setSessionAgent(Agent agent) {
-        servers.values().forEach(server -> server.setSessionAgent(agent));
+        ToolCatalog.Agent completing = ElicitationDefaults.applying(agent);
+        servers.values().forEach(server -> server.setSessionAgent(completing));
     }
 
     @Override

@@ -64,6 +64,8 @@ final class StreamableHttpClient implements AutoCloseable {
     static final String LEGACY = "2025-11-25";
     private static final String META = "io.modelcontextprotocol/";
     static final String CLIENT_CAPABILITIES_META = META + "clientCapabilities";
+    /** The 2026-07-28 era's error for a request in a version the server does not speak; its data lists those it does. */
+    private static final int UNSUPPORTED_PROTOCOL_VERSION = -32022;
     private static final Duration DEFAULT_RETRY = Duration.ofSeconds(1);
     private static final Duration LISTEN_RETRY_MAX = Duration.ofSeconds(30);
     /** How long telling the server of a cancel, or answering its request, may take. */
@@ -105,6 +107,7 @@ final class StreamableHttpClient implements AutoCloseable {
     /** What the server said of itself (server/discover or initialize); null for nothing. */
     private volatile String instructions;
     private volatile boolean closed;
+    private volatile Map<String, McpHeaders.Declarations> toolHeaders = Map.of();
     /** The 2026-07-28 era's log level, sent in every request's _meta; null: none asked. */
     private volatile String logLevel;
     private volatile Thread listener;
@@ -188,9 +191,9 @@ final class StreamableHttpClient implements AutoCloseable {
         capabilities = initialized.path("capabilities");
         instructions = initialized.path("instructions").textValue();
         notify("notifications/initialized", deadline);
-        // the session's own stream carries what the server sends outside a request: list changes, log messages
-        if (sessionId != null && (capabilities.path("tools").path("listChanged").asBoolean(false)
-                || capabilities.has("logging"))) {
+        // the session's own stream carries what the server sends outside a request: list changes, log messages, and
+        // requests to the client that a server's SDK sends there when not told which call they belong to
+        if (sessionId != null) {
             listen(deadline);
         }
     }
@@ -211,6 +214,11 @@ final class StreamableHttpClient implements AutoCloseable {
             // its loop opens it again, with the new list
             closeQuietly(listening);
         }
+    }
+
+    /** The x-mcp-header declarations of the server's tools, by tool name, mirrored as headers of their calls. */
+    void toolHeaders(Map<String, McpHeaders.Declarations> declared) {
+        toolHeaders = Map.copyOf(declared);
     }
 
     /** The level a 2026-07-28 server is to log from, sent with every request from now on. */
@@ -268,8 +276,25 @@ final class StreamableHttpClient implements AutoCloseable {
             if (e.status() == 401 && unauthorized.test(e.challenge())) {
                 return exchangeOnce(method, params, deadline, agent);
             }
+            if (offersOurVersion(e)) {
+                // the server refused the version and named those it speaks, ours among them: asked again, once, in it
+                return exchangeOnce(method, params, deadline, agent);
+            }
             throw e;
         }
+    }
+
+    /** An unsupported protocol version error (-32022) whose supported versions include the one in use. */
+    private boolean offersOurVersion(HttpMcpException e) {
+        if (e.error() == null || e.error().code() != UNSUPPORTED_PROTOCOL_VERSION || e.error().data() == null) {
+            return false;
+        }
+        for (JsonNode version : e.error().data().path("supported")) {
+            if (version.asText().equals(protocolVersion)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private JsonNode exchangeOnce(String method, ObjectNode params, long deadline, ToolCatalog.Agent agent) {
@@ -367,6 +392,14 @@ final class StreamableHttpClient implements AutoCloseable {
                 .header("Content-Type", "application/json")
                 .header("Accept", "application/json, text/event-stream")
                 .POST(HttpRequest.BodyPublishers.ofByteArray(body));
+        McpHeaders.standard(message).forEach(request::header);
+        if ("tools/call".equals(message.path("method").textValue())) {
+            JsonNode params = message.path("params");
+            McpHeaders.Declarations declared = toolHeaders.get(params.path("name").asText());
+            if (declared != null) {
+                declared.of(params.path("arguments")).forEach(request::header);
+            }
+        }
         // a request's trace context (W3C Trace Context in its _meta) also goes as headers, for HTTP tracing on the way
         JsonNode meta = message.path("params").path("_meta");
         for (String field : List.of("traceparent", "tracestate")) {
@@ -422,7 +455,8 @@ final class StreamableHttpClient implements AutoCloseable {
         if (status / 100 == 2) {
             return;
         }
-        String excerpt = status == 400 ? rpcErrorOf(response.body()) : excerpt(response.body());
+        byte[] body = head(response.body());
+        String excerpt = new String(body, 0, Math.min(body.length, 300), StandardCharsets.UTF_8).strip().replaceAll("\\s+", " ");
         if (status == 401 || status == 403) {
             throw new HttpMcpException(Kind.CREDENTIALS_REFUSED, status, null,
                     response.headers().firstValue("www-authenticate").orElse(null), "server " + server
@@ -443,8 +477,26 @@ final class StreamableHttpClient implements AutoCloseable {
         if (status == 404 && sentSession != null) {
             throw new HttpMcpException(Kind.SESSION_EXPIRED, status, null, "server " + server + " ended the session");
         }
+        JsonNode error = jsonRpcError(response, body);
+        if (error != null) {
+            throw HttpMcpException.rpcError(server, error.path("code").asInt(), error.path("message").asText("(no message)"),
+                    error.get("data"));
+        }
         throw new HttpMcpException(Kind.PROTOCOL, status, null, "server " + server + " answered HTTP " + status
                 + (excerpt.isEmpty() ? "" : ": " + excerpt));
+    }
+
+    /** The JSON-RPC error a status that is not a success came with (a 2026-07-28 server's 400 or 404), else null. */
+    private JsonNode jsonRpcError(HttpResponse<InputStream> response, byte[] body) {
+        if (!response.headers().firstValue("content-type").orElse("").toLowerCase(Locale.ROOT).startsWith("application/json")) {
+            return null;
+        }
+        try {
+            JsonNode error = json.readTree(body).path("error");
+            return error.path("code").isIntegralNumber() ? error : null;
+        } catch (IOException e) {
+            return null;
+        }
     }
 
     private JsonNode answer(HttpResponse<InputStream> response, long id, String sentSession, long deadline,
@@ -572,6 +624,7 @@ final class StreamableHttpClient implements AutoCloseable {
                         request = base(deadline).header("Content-Type", "application/json")
                                 .header("Accept", "application/json, text/event-stream")
                                 .POST(HttpRequest.BodyPublishers.ofByteArray(json.writeValueAsBytes(message)));
+                        McpHeaders.standard(message).forEach(request::header);
                     } else {
                         request = base(deadline).header("Accept", "text/event-stream").GET();
                         if (lastEventId != null) {
@@ -781,7 +834,7 @@ final class StreamableHttpClient implements AutoCloseable {
         if (message.has("error")) {
             JsonNode error = message.get("error");
             throw HttpMcpException.rpcError(server, error.path("code").asInt(), error.path("message").asText("(no message)"),
-                    error.has("data") ? error.get("data").toString() : null);
+                    error.get("data"));
         }
         return message.get("result");
     }
@@ -814,36 +867,12 @@ final class StreamableHttpClient implements AutoCloseable {
         }
     }
 
-    /**
-     * Throws the JSON-RPC error of a 400 answer's body as the server's error (the 2026-07-28 era answers a request it
-     * refuses, a missing client capability say, with 400 and the error); else returns the body's excerpt.
-     */
-    private String rpcErrorOf(InputStream body) {
-        byte[] bytes;
+    /** The start of a body that is not an answer: enough for its JSON-RPC error or an excerpt. */
+    private static byte[] head(InputStream body) {
         try (InputStream in = body) {
-            bytes = in.readNBytes(64 * 1024);
+            return in.readNBytes(64 * 1024);
         } catch (IOException e) {
-            return "";
-        }
-        try {
-            JsonNode error = json.readTree(bytes).path("error");
-            if (error.isObject() && error.path("code").isInt()) {
-                throw HttpMcpException.rpcError(server, error.get("code").asInt(),
-                        error.path("message").asText("(no message)"),
-                        error.has("data") ? json.writeValueAsString(error.get("data")) : null);
-            }
-        } catch (IOException e) {
-            // not JSON: the excerpt says what came
-        }
-        return excerpt(new java.io.ByteArrayInputStream(bytes));
-    }
-
-    private static String excerpt(InputStream body) {
-        try (InputStream in = body) {
-            String text = new String(in.readNBytes(300), StandardCharsets.UTF_8).strip();
-            return text.replaceAll("\\s+", " ");
-        } catch (IOException e) {
-            return "";
+            return new byte[0];
         }
     }
 

@@ -24,6 +24,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -80,6 +81,8 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
     private final Object eraSessionOpening = new Object();
     /** The agents of the calls in flight, oldest first: the session stream's requests go to the latest. */
     private final ConcurrentLinkedDeque<ToolCatalog.Agent> callers = new ConcurrentLinkedDeque<>();
+    /** The tools left out for their header declarations, said once each (a 2026 server may be listed every second). */
+    private final Set<String> toldNotOffered = ConcurrentHashMap.newKeySet();
 
     /**
      * @param signIns where a person's sign-ins are kept, for a server that asks for one; null: such a
@@ -530,7 +533,8 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
                 if (e.error() != null) {
                     // the server refused the request itself (a client capability the agent lacks, a tampered
                     // requestState, bad params): the agent gets the server's error, as it would directly
-                    throw new ServerRefusedException(e.error().code(), e.error().message(), e.error().data());
+                    throw new ServerRefusedException(e.error().code(), e.error().message(),
+                            e.error().data() == null ? null : e.error().data().toString());
                 }
             }
             default -> {
@@ -777,6 +781,7 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
     List<CatalogTool> list(StreamableHttpClient current) {
         McpSchema.Implementation serverInfo = implementation(current.serverInfo());
         List<CatalogTool> listed = new ArrayList<>();
+        Map<String, McpHeaders.Declarations> headers = new LinkedHashMap<>();
         String cursor = null;
         long ttl = -1;
         do {
@@ -786,6 +791,21 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
             }
             JsonNode page = current.request("tools/list", params, startTimeout());
             for (JsonNode tool : page.path("tools")) {
+                McpHeaders.Declarations declared;
+                try {
+                    declared = McpHeaders.declarations(tool.path("inputSchema"));
+                } catch (McpHeaders.InvalidDeclarationException e) {
+                    // the spec has a Streamable HTTP client leave such a tool out, so that the others stay usable
+                    String why = "tool " + tool.path("name").asText() + " is not offered: its input schema declares"
+                            + " headers wrongly: " + e.getMessage();
+                    if (toldNotOffered.add(why)) {
+                        LOG.log(Level.WARNING, "server " + settings.name() + ": " + why);
+                    }
+                    continue;
+                }
+                if (!declared.headers().isEmpty()) {
+                    headers.put(tool.path("name").asText(), declared);
+                }
                 listed.add(catalogTool(json.convertValue(tool, McpSchema.Tool.class), serverInfo,
                         json.convertValue(tool, OBJECT)));
             }
@@ -795,6 +815,7 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
             }
             cursor = page.path("nextCursor").isTextual() ? page.get("nextCursor").asText() : null;
         } while (cursor != null && !cursor.isEmpty());
+        current.toolHeaders(headers);
         if (current.modern() && ttl >= 0) {
             relistAfter(Duration.ofMillis(Math.max(ttl, MIN_TTL.toMillis())));
         }
