@@ -71,7 +71,6 @@ public final class McpStdioServer implements AutoCloseable {
         this.transport = new StdioTransport(in, out, drainLimit);
         this.dispatch = new StdioDispatch(transport, tools.calls());
         this.stateless = new StatelessProtocol(tools, version, mapper, dispatch::notify);
-        stateless.answerSessionLists();
         dispatch.answerStatelessWith(stateless);
         // reading starts once the SDK's server has made its session
         SdkSessionBridge session = new SdkSessionBridge(transport, mapper, dispatch::initialized,
