@@ -71,6 +71,8 @@ final class DoctorCommand implements Callable<Integer> {
         if (settings != null) {
             checks.add(store(settings));
         }
+        checks.add(new Check(true, "logs", "the stderr of the servers a run starts: "
+                + Settings.serverLog(environment.variables()) + " (execache run --server-logs shows it instead)", null));
         PrintWriter out = spec.commandLine().getOut();
         boolean allOk = true;
         for (Check check : checks) {

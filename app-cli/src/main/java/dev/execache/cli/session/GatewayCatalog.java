@@ -18,6 +18,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.Consumer;
 
 /** The gateway's downstream servers, started for one command. */
 public final class GatewayCatalog {
@@ -32,7 +33,7 @@ public final class GatewayCatalog {
      * @throws UsageException when a url server's header names an environment variable that is not set
      */
     public static McpToolCatalog start(Settings settings, Environment command) {
-        return start(requireVariables(servers(settings, command)), settings);
+        return start(requireVariables(servers(settings, command)), settings, serverLog(command, false));
     }
 
     /**
@@ -41,18 +42,28 @@ public final class GatewayCatalog {
      * header names a variable that is not set: that server is unavailable, and says why.
      */
     public static McpToolCatalog serve(Settings settings, Environment command) {
-        return catalog(servers(settings, command), settings).startInBackground();
+        // serve's stderr is the host's log of it: the servers' lines go there, each with its server's name
+        return catalog(servers(settings, command), settings, toLog()).startInBackground();
     }
 
     /**
      * The configured servers as {@code resources} keep them: started for this command, or found
-     * running since an earlier command that started the same servers.
+     * running since an earlier command that started the same servers. Their stderr goes to the
+     * servers' log ({@link Settings#serverLog}), or to this command's stderr when {@code logsHere}.
      */
-    public static ToolCatalog open(Settings settings, Environment command, Resources resources) {
+    public static ToolCatalog open(Settings settings, Environment command, Resources resources, boolean logsHere) {
         List<DownstreamSettings> servers = requireVariables(servers(settings, command));
         return resources.catalog(new Identity(servers, fingerprint(identityKey(settings)),
-                        settings.limits().timeout(), settings.gateway().rediscoverEvery()),
-                () -> start(servers, settings));
+                        settings.limits().timeout(), settings.gateway().rediscoverEvery(), logsHere),
+                () -> start(servers, settings, serverLog(command, logsHere)));
+    }
+
+    /**
+     * The settings of a run of {@code code}: with only the servers it names (see {@link NamedServers}), all of
+     * them when its text does not show which.
+     */
+    public static Settings forCode(Settings settings, String code) {
+        return NamedServers.in(code).map(settings::withServers).orElse(settings);
     }
 
     /**
@@ -61,7 +72,16 @@ public final class GatewayCatalog {
      * from; and the same fleet key (by a digest of it: the key is not kept here).
      */
     private record Identity(List<DownstreamSettings> servers, String identityKey, Duration callTimeout,
-            Duration rediscoverEvery) {
+            Duration rediscoverEvery, boolean logsHere) {
+    }
+
+    private static Consumer<String> serverLog(Environment command, boolean logsHere) {
+        return logsHere ? toLog() : new ServerLog(Settings.serverLog(command.variables()), Clock.systemUTC());
+    }
+
+    private static Consumer<String> toLog() {
+        System.Logger downstream = System.getLogger("dev.execache.downstream");
+        return line -> downstream.log(Level.INFO, line);
     }
 
     private static String fingerprint(byte[] key) {
@@ -121,13 +141,12 @@ public final class GatewayCatalog {
         return servers;
     }
 
-    private static McpToolCatalog start(List<DownstreamSettings> servers, Settings settings) {
-        return catalog(servers, settings).start();
+    private static McpToolCatalog start(List<DownstreamSettings> servers, Settings settings, Consumer<String> stderr) {
+        return catalog(servers, settings, stderr).start();
     }
 
-    private static McpToolCatalog catalog(List<DownstreamSettings> servers, Settings settings) {
-        System.Logger downstream = System.getLogger("dev.execache.downstream");
+    private static McpToolCatalog catalog(List<DownstreamSettings> servers, Settings settings, Consumer<String> stderr) {
         return new McpToolCatalog(servers, identityKey(settings), settings.limits().timeout(),
-                settings.gateway().rediscoverEvery(), line -> downstream.log(Level.INFO, line), Clock.systemUTC());
+                settings.gateway().rediscoverEvery(), stderr, Clock.systemUTC());
     }
 }

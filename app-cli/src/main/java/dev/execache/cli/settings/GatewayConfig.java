@@ -127,6 +127,12 @@ public record GatewayConfig(List<Server> servers, List<Rule> rules, Duration red
         return new GatewayConfig(servers, rules, rediscoverEvery, maxCallsPerRun, maxBytesPerRun, threshold);
     }
 
+    /** This configuration with only the servers named here. */
+    public GatewayConfig withOnlyServers(Set<String> names) {
+        return new GatewayConfig(servers.stream().filter(server -> names.contains(server.settings().name())).toList(),
+                rules, rediscoverEvery, maxCallsPerRun, maxBytesPerRun, cacheWhenSlowerThan);
+    }
+
     public boolean isEmpty() {
         return servers.isEmpty();
     }
