@@ -173,7 +173,8 @@ final class ServeCommand implements Callable<Integer> {
                             session.guard(), versions, settings.gatewayPolicy(), settings.policy())
                             .telemetry(telemetry).build();
             session.buildExecutor(gateway == null ? CodeTools.NONE : gateway, telemetry);
-            serving.add(CacheMBean.register(StoreDescription.of(settings), session.executor().policy()::stats));
+            // after the first answer: the platform's MBean server takes a few hundred classes to start
+            registerMBeanSoon(serving, settings, session);
             ServeTools tools = ServeTools.builder(session.executor(), serveSettings(settings)).gateway(gateway)
                     .telemetry(telemetry).build();
             tools.awaitServersForInstructionsUntil(STARTED.plus(serversWait));
@@ -229,6 +230,19 @@ final class ServeCommand implements Callable<Integer> {
         StoreDescription.of(settings).putInto(store);
         return new ServeSettings(settings.limits(), settings.configPath() == null ? ConfigFile.DEFAULT_NAME
                 : settings.configPath().toString(), store, settings.expose());
+    }
+
+    /** Registers the cache's MBean (for JConsole and JMX exporters) on a thread of its own, off the way to the first answer. */
+    private static void registerMBeanSoon(Serving serving, Settings settings, Session session) {
+        Thread thread = new Thread(() -> {
+            try {
+                serving.add(CacheMBean.register(StoreDescription.of(settings), session.executor().policy()::stats));
+            } catch (RuntimeException e) {
+                LOG.log(Level.DEBUG, "the cache's MBean was not registered: " + e.getMessage());
+            }
+        }, "execache-mbean");
+        thread.setDaemon(true);
+        thread.start();
     }
 
     /** Starts the sandbox (and its pool of waiting runners) while the client is still connecting. */
