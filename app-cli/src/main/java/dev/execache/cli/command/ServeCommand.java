@@ -160,7 +160,6 @@ final class ServeCommand implements Callable<Integer> {
                 throw new IllegalStateException("serve needs tool versions it can change, not "
                         + session.toolVersions().getClass().getName());
             }
-            warmUp(session);
             serving.add(new ConfigWatcher(configFile(settings), versions, pinnedTools()).start(WATCH_INTERVAL));
             Telemetry telemetry = OpenTelemetryReporting.configure(environment.variables());
             if (telemetry instanceof OpenTelemetryReporting reporting) {
@@ -181,12 +180,15 @@ final class ServeCommand implements Callable<Integer> {
             if (httpSettings != null) {
                 StoreDescription store = StoreDescription.of(settings);
                 return serveHttp(serving, tools, httpSettings, settings,
-                        () -> OpenMetrics.write(session.executor().policy().stats(), store, session.executor().policy().storeInOutage()));
+                        () -> OpenMetrics.write(session.executor().policy().stats(), store, session.executor().policy().storeInOutage()),
+                        () -> warmUp(session));
             }
             // System.in itself: its buffer asks the descriptor how much more is waiting (two system calls) after each read
             InputStream stdin = environment.stdin() == System.in ? new FileInputStream(FileDescriptor.in) : environment.stdin();
             McpStdioServer server = serving.add(new McpStdioServer(tools,
                     version(), stdin, protocol, settings.limits().timeout().plus(DRAIN_MARGIN)));
+            // reading has started: the Deno runners start beside the first answers, not before them
+            warmUp(session);
             LOG.log(Level.INFO, "serving MCP on stdio (store " + settings.store() + ", "
                     + (settings.policy().enabled() ? "ttl " + settings.policy().ttl().toSeconds() + " s, "
                             + settings.policy().maxEntries() + " entries" : "caching off") + ")");
@@ -198,13 +200,14 @@ final class ServeCommand implements Callable<Integer> {
     }
 
     private static int serveHttp(Serving serving, ServeTools tools, HttpServeSettings http, Settings settings,
-            Supplier<String> openMetrics) throws InterruptedException {
+            Supplier<String> openMetrics, Runnable warmUp) throws InterruptedException {
         McpHttpServer server = new McpHttpServer(tools, version(), http, openMetrics);
         try {
             server.start();
         } catch (IOException e) {
             throw new InfrastructureException(e.getMessage(), e);
         }
+        warmUp.run();
         serving.add(server);
         LOG.log(Level.INFO, "serving MCP on " + server.url() + " (store " + settings.store() + ", "
                 + access(http) + ", "
@@ -245,7 +248,10 @@ final class ServeCommand implements Callable<Integer> {
         thread.start();
     }
 
-    /** Starts the sandbox (and its pool of waiting runners) while the client is still connecting. */
+    /**
+     * Starts the sandbox (and its pool of waiting runners) once serve answers: started with the JVM, its Deno
+     * processes took the CPU serve's first answer needed.
+     */
     private static void warmUp(Session session) {
         Thread thread = new Thread(() -> {
             try {

@@ -21,8 +21,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * How long {@code execache serve} takes to answer {@code initialize}, from the start of its process, as an agent host
  * starts it (its launcher, a fresh home, the default warm pool), beside a Node MCP server's start
- * ({@code server-memory}): from the release archive, from the npm package, without the warm pool of Deno runners
- * (which starts beside the answer), without the class-data archive the launcher makes at serve's first end, and
+ * ({@code server-memory}): from the release archive, from the npm package, without the warm pool of Deno runners,
+ * started as {@code java -jar} without the launcher's flags (its class-data archive, made at serve's first end, and
+ * its later optimizing compiler), and
  * with {@code server-memory} behind serve. Each takes its turn, round by
  * round, in rotating order. The release artifacts come from {@code dist/target} (built by
  * {@code ./mvnw -B -DskipTests package -pl dist -am}).
@@ -68,7 +69,7 @@ public final class ServeStartFigures {
             noPool.put("EXECACHE_WARM_POOL", "0");
             commands.put("serve, archive, no warm pool", new Command(List.of(archive.resolve("bin/execache").toString(),
                     "serve"), noPool));
-            commands.put("serve, archive, no class-data archive", new Command(List.of(
+            commands.put("serve, archive, java -jar (no launcher flags)", new Command(List.of(
                     archive.resolve("runtime/bin/java").toString(), "-jar",
                     archive.resolve("lib/execache-client.jar").toString(), "serve"), home));
             Map<String, Path> directories = new LinkedHashMap<>();
