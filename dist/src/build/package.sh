@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Makes what the release archives and npm packages hold, in target/: the Java runtime (jlink, from
-# the JDK the build runs on: it needs that JDK's jmods), lib/ with the jars, bin/ with the launchers,
+# the JDK the build runs on: it needs that JDK's jmods), deno/ with the linux-x64 archive's Deno, lib/
+# with the jars, bin/ with the launchers,
 # and the two npm packages packed by `npm pack`. The archives themselves are made by the assembly
 # plugin afterwards. Run by the build (dist/pom.xml); arguments come from there.
 set -euo pipefail
-java_home=$1 modules=$2 version=$3 deno_version=$4 jars=$5 basedir=$6 target=$7
+java_home=$1 modules=$2 version=$3 deno_version=$4 deno_sha512=$5 jars=$6 basedir=$7 target=$8
 
 jmods="$java_home/jmods"
 if [[ ! -f "$jmods/java.base.jmod" ]]; then
@@ -19,6 +20,24 @@ rm -rf "$target/runtime"
 "$java_home/bin/jlink" --module-path "$jmods" --add-modules "$modules" \
   --strip-debug --no-header-files --no-man-pages --compress=2 --generate-cds-archive \
   --output "$target/runtime"
+
+# The linux-x64 archive's Deno: the binary of the npm registry's @deno/linux-x64-glibc (what the npm
+# package's deno dependency installs there), fetched once per version and checked against its pinned digest.
+deno="$target/deno"
+if [[ ! -x "$deno/deno" || "$(cat "$deno/version" 2>/dev/null)" != "$deno_version" ]]; then
+  rm -rf "$deno"
+  mkdir -p "$deno"
+  (cd "$deno" && npm pack --prefer-offline --loglevel=error "@deno/linux-x64-glibc@$deno_version" >/dev/null)
+  package="$deno/deno-linux-x64-glibc-$deno_version.tgz"
+  if [[ "$(sha512sum "$package" | cut -d' ' -f1)" != "$deno_sha512" ]]; then
+    echo "the npm registry's @deno/linux-x64-glibc@$deno_version is not the one dist/pom.xml pins" \
+      "(deno.linux-x64.sha512)" >&2
+    exit 1
+  fi
+  tar -xzf "$package" -C "$deno" --strip-components=1 package/deno
+  rm "$package"
+  echo "$deno_version" > "$deno/version"
+fi
 
 rm -rf "$target/lib" "$target/bin"
 mkdir -p "$target/lib" "$target/bin"

@@ -66,8 +66,10 @@ try {
       break;
     }
     case "burst": {
-      const before = await listed();
+      // asked while the late server is still starting: the list waits for it
+      const listing = listed();
       writeFileSync(process.env.LAB_GATE, "");
+      const first = await listing;
       const after = await until(async () => {
         const now = await listed();
         return now.names.includes("gated__get_count") && listChanged > 0 ? now : null;
@@ -76,7 +78,7 @@ try {
       await call("execute_code", { code: "return 1" });
       await call("describe_tools", {});
       await listed();
-      findings = { before, after, listChanged };
+      findings = { first, after, listChanged };
       break;
     }
     default:

@@ -135,8 +135,12 @@ try {
       break;
     }
     case "late-servers": {
-      // initialize is answered while some servers are still starting; their tools come by list_changed
-      print({ event: "initialized", names: await toolNames(), serverPid: transport.pid });
+      // initialize is answered while some servers are still starting; a list asked then waits for them (a
+      // client that lists once sees every tool), and their tools come by list_changed as well
+      print({ event: "initialized", serverPid: transport.pid });
+      const listed = toolNames();
+      print({ event: "listing" });
+      print({ event: "listed", names: await listed });
       await nextControl();
       const described = await client.callTool({ name: "describe_tools", arguments: {} });
       print({ event: "described", servers: described.structuredContent?.servers ?? null });

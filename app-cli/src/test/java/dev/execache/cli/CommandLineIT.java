@@ -68,6 +68,50 @@ class CommandLineIT {
     }
 
     @Test
+    void aRunOfCodeThatCallsNoToolStartsNoServerAndOneThatNamesAServerStartsOnlyThatOneItsStderrInTheLog()
+            throws Exception {
+        Path project = Files.createDirectories(dir.resolve("noisy"));
+        Files.writeString(project.resolve("execache.yaml"), """
+                servers:
+                  acct:
+                    command: node
+                    args: ["%s"]
+                    env: {LAB_ACCOUNT: ann}
+                  noisy:
+                    command: node
+                    args: ["-e", "require('fs').writeFileSync('%s', 'x'); console.error('noisy chatter'); process.exit(1)"]
+                """.formatted(Downstream.nodeModules().resolveSibling("lab-server.mjs"), project.resolve("noisy-started")));
+        Files.copy(Path.of("../examples/hello.ts"), project.resolve("hello.ts"));
+        Files.writeString(project.resolve("items.ts"), "return await tools.acct.private_items({});");
+        Path state = dir.resolve("state");
+        CliProcess here = new CliProcess(project).env("XDG_STATE_HOME", state.toString());
+        Path log = state.resolve("execache/servers.log");
+
+        var hello = here.run("run", "hello.ts", "--db", db.toString(), "--context", "{\"name\":\"Ada\"}");
+
+        assertThat(hello.exitCode()).as(hello.toString()).isZero();
+        assertThat(hello.stdout()).isEqualTo("{\"greeting\":\"Hello, Ada!\",\"length\":3}\n");
+        assertThat(hello.stderr()).as("nothing of the servers").doesNotContain("noisy").doesNotContain("acct")
+                .doesNotContain("lab server");
+        assertThat(project.resolve("noisy-started")).as("noisy was never started").doesNotExist();
+        assertThat(log).as("no server wrote anything").doesNotExist();
+
+        var items = here.run("run", "items.ts", "--db", db.toString());
+
+        assertThat(items.exitCode()).as(items.toString()).isZero();
+        assertThat(json(items).get("account").textValue()).isEqualTo("ann");
+        assertThat(items.stderr()).as("the lab's stderr went to the log").doesNotContain("lab server ready")
+                .doesNotContain("noisy");
+        assertThat(project.resolve("noisy-started")).as("only the server the code names was started").doesNotExist();
+        assertThat(Files.readString(log)).contains("acct: lab server ready");
+
+        var shown = here.run("run", "items.ts", "--db", db.toString(), "--server-logs");
+
+        assertThat(shown.exitCode()).as(shown.toString()).isZero();
+        assertThat(shown.stderr()).as("asked for: the lab's stderr here").contains("acct: lab server ready");
+    }
+
+    @Test
     void twoProjectsWhoseServerHasOtherCredentialsGetTheirOwnAnswersFromOneCacheFile() throws Exception {
         CliProcess alice = new CliProcess(project("a", "alice", "alice-token-5f1c9e2b7d4a"));
         CliProcess bob = new CliProcess(project("b", "bob", "bob-token-83e0a61c2f95"));

@@ -4,18 +4,21 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.execache.sandbox.DenoSandboxSettings;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
 import java.util.TreeSet;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The linux-x64 archive, unpacked on a machine without Java, Maven or the sources. */
+/** The linux-x64 archive, unpacked on a machine without Java, Deno, Node.js, npm, Maven or the sources. */
 class LinuxArchiveIT {
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -27,8 +30,9 @@ class LinuxArchiveIT {
 
     @BeforeAll
     static void unpack() throws Exception {
-        machine = NoJavaMachine.in(root);
-        machine.linkOntoPath(Release.deno());
+        machine = NoJavaMachine.in(root, Set.of("node", "nodejs", "npm", "npx", "corepack"));
+        String found = machine.run(root, List.of("bash", "-c", "command -v node npm deno || echo none")).stdout();
+        assertThat(found.strip()).as("node, npm or deno on the PATH of a machine without them").isEqualTo("none");
         Path opt = Files.createDirectories(root.resolve("opt"));
         machine.run(opt, List.of("tar", "-xzf", Release.linuxArchive().toString())).succeeded();
         installation = opt.resolve("execache-" + Release.version());
@@ -74,6 +78,19 @@ class LinuxArchiveIT {
         assertThat(second.path("cache").asText()).isEqualTo("hit");
         assertThat(second.path("result")).isEqualTo(first.path("result"));
         assertThat(root.resolve("cache/execache/cache.db")).as("the sqlite store in the user's cache").isRegularFile();
+        try (Stream<Path> cache = Files.list(root.resolve("cache/execache"))) {
+            assertThat(cache.map(path -> path.getFileName().toString()))
+                    .as("no Deno installed: the archive brings its own")
+                    .noneMatch(name -> name.startsWith("deno-" + DenoSandboxSettings.DENO_VERSION));
+        }
+    }
+
+    @Test
+    void itsDenoIsThePinnedOne() {
+        String version = machine.run(machine.work, List.of(installation.resolve("deno/deno").toString(), "--version"))
+                .succeeded().stdout();
+
+        assertThat(version).startsWith("deno " + Release.property("execache.denoVersion") + " ");
     }
 
     @Test

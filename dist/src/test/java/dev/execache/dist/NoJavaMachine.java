@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
@@ -37,10 +38,16 @@ final class NoJavaMachine {
 
     /** Without Deno too, unless a test links one onto its PATH. */
     static NoJavaMachine in(Path root) throws IOException {
+        return in(root, Set.of());
+    }
+
+    /** As {@link #in(Path)}, without these commands either (node and npm, say). */
+    static NoJavaMachine in(Path root, Set<String> missing) throws IOException {
         NoJavaMachine machine = new NoJavaMachine(root);
         try (Stream<Path> commands = Files.list(SYSTEM_COMMANDS)) {
             for (Path command : (Iterable<Path>) commands::iterator) {
-                if (!isJava(command) && !command.getFileName().toString().equals("deno")) {
+                String name = command.getFileName().toString();
+                if (!isJava(command) && !name.equals("deno") && !missing.contains(name)) {
                     Files.createSymbolicLink(machine.bin.resolve(command.getFileName()), command);
                 }
             }

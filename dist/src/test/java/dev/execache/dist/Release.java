@@ -41,6 +41,17 @@ final class Release {
         return existing(testNode().resolve("node_modules/@deno/linux-x64-glibc/deno"));
     }
 
+    /** The node on the build's own PATH. */
+    static Path node() {
+        for (String directory : System.getenv().getOrDefault("PATH", "").split(java.io.File.pathSeparator)) {
+            Path candidate = Path.of(directory, "node");
+            if (Files.isExecutable(candidate)) {
+                return candidate;
+            }
+        }
+        throw new IllegalStateException("no node on the PATH: the release tests drive serve with the TypeScript SDK");
+    }
+
     static Path sources() {
         return Path.of(property("execache.root")).toAbsolutePath().normalize();
     }

@@ -17,7 +17,9 @@ final class ServeDriver {
 
     /** What the client saw: the server's name and version, its tools, two identical execute_code calls. */
     static JsonNode drive(NoJavaMachine machine, Path directory, List<String> serve) throws Exception {
-        List<String> command = new ArrayList<>(List.of("node", Release.testNode().resolve("drive-serve.mjs").toString()));
+        // the client's node is the build's: the machine's PATH may have none (serve itself needs no node)
+        List<String> command = new ArrayList<>(List.of(Release.node().toString(),
+                Release.testNode().resolve("drive-serve.mjs").toString()));
         command.addAll(serve);
         NoJavaMachine.Result result = machine.run(directory, command).succeeded();
         assertThat(result.stdout()).as("the client's report; stderr: %s", result.stderr()).isNotBlank();

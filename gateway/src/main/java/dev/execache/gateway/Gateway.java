@@ -211,7 +211,7 @@ public final class Gateway implements CodeTools {
         this.starting = new StartingServers(catalog, codeAccess, () -> toolsChanged(catalog.tools()));
         this.logs = new ServerLogs(catalog);
         this.reads = new ServerReads(catalog, versions, agentAsks::get, this::readAskedFresh);
-        this.features = new ServerFeatures(catalog, unprefixed, reads::read, clock);
+        this.features = new ServerFeatures(catalog, starting, unprefixed, reads::read, clock);
         Map<String, String> reachableIdentities = new TreeMap<>(catalog.identities());
         reachableIdentities.keySet().retainAll(codeAccess);
         this.identities = Map.copyOf(reachableIdentities);

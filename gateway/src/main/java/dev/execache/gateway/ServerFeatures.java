@@ -44,6 +44,7 @@ public final class ServerFeatures {
     };
 
     private final ToolCatalog catalog;
+    private final StartingServers starting;
     private final Set<String> unprefixed;
     private final Reader reader;
     private final Clock clock;
@@ -63,8 +64,9 @@ public final class ServerFeatures {
         ToolCallOutcome read(String server, String method, Map<String, Object> params, String agent, Freshness freshness);
     }
 
-    ServerFeatures(ToolCatalog catalog, Set<String> unprefixed, Reader reader, Clock clock) {
+    ServerFeatures(ToolCatalog catalog, StartingServers starting, Set<String> unprefixed, Reader reader, Clock clock) {
         this.catalog = catalog;
+        this.starting = starting;
         this.unprefixed = Set.copyOf(unprefixed);
         this.reader = reader;
         this.clock = clock;
@@ -76,7 +78,7 @@ public final class ServerFeatures {
      * client does not ask for what was not declared (the lists are then empty until a server offers some).
      */
     public Set<String> offered() {
-        if (catalog.servers().stream().anyMatch(server -> server.state() == ToolCatalog.ServerStatus.State.STARTING)) {
+        if (starting.any()) {
             return Set.of("resources", "prompts", "completions");
         }
         Set<String> offered = new LinkedHashSet<>();
@@ -84,14 +86,10 @@ public final class ServerFeatures {
         return offered;
     }
 
-    /** Waits for the servers still starting, each at most its start time, as a tool call to one does. */
+    /** Waits for the servers still starting, each at most its start time, as tools/list does. */
     private void awaitStartingServers(String method) {
         try {
-            for (ToolCatalog.ServerStatus server : catalog.servers()) {
-                if (server.state() == ToolCatalog.ServerStatus.State.STARTING) {
-                    catalog.awaitStart(server.name());
-                }
-            }
+            starting.awaitAll();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new ServerRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, method + " was cancelled while the"

@@ -129,8 +129,9 @@ public final class ThinClient {
             if (arg.equals("--")) {
                 break;
             }
-            // a watch runs until Ctrl-C in a terminal of its own: the warm server saves it nothing
-            if (arg.equals("--no-daemon") || arg.equals("--watch")) {
+            // a watch runs until Ctrl-C in a terminal of its own: the warm server saves it nothing; a run that
+            // shows its servers' stderr starts them here, where that stderr is
+            if (arg.equals("--no-daemon") || arg.equals("--watch") || arg.equals("--server-logs")) {
                 return false;
             }
             if (command == null && !arg.startsWith("-")) {

@@ -73,6 +73,8 @@ final class DoctorCommand implements Callable<Integer> {
             SignInServers.states(settings, environment).forEach((server, state) ->
                     checks.add(new Check(true, "sign-in", "server " + server + ": " + state, null)));
         }
+        checks.add(new Check(true, "logs", "the stderr of the servers a run starts: "
+                + Settings.serverLog(environment.variables()) + " (execache run --server-logs shows it instead)", null));
         PrintWriter out = spec.commandLine().getOut();
         boolean allOk = true;
         for (Check check : checks) {

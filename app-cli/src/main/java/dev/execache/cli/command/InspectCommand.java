@@ -139,8 +139,10 @@ final class InspectCommand implements Callable<Integer> {
     private String keyOf(Session session, Settings.Flags flags) {
         String code = CommandInput.code(target.file, environment, "--file");
         Object contextValue = CommandInput.context(context, environment);
-        if (!session.settings().gateway().isEmpty()) {
-            session.buildExecutor(GatewayCatalog.forKeysOnly(session.settings(), environment));
+        // the servers a run of this code would start (see RunCommand): their identities are in its key
+        Settings forCode = GatewayCatalog.forCode(session.settings(), code);
+        if (!forCode.gateway().isEmpty()) {
+            session.buildExecutor(GatewayCatalog.forKeysOnly(forCode, environment));
         }
         try {
             return session.executor().policy().keyFor(new ExecutionRequest(code, contextValue,

@@ -63,6 +63,13 @@ final class RunCommand implements Callable<Integer> {
                     + "console, error) instead of the result alone. Default: false.")
     boolean json;
 
+    @Option(names = "--server-logs",
+            description = "Show the stderr of the servers the code calls here, as they write it (the run is then made in "
+                    + "this process, not by the resident server). Default: false: it goes to the servers' log, "
+                    + "$XDG_STATE_HOME/execache/servers.log (else ~/.local/state/execache/servers.log; "
+                    + "`execache doctor` names it).")
+    boolean serverLogs;
+
     @Mixin
     RunOptions options = new RunOptions();
 
@@ -91,8 +98,10 @@ final class RunCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new UsageException(e.getMessage(), e);
         }
-        try (Session session = sessions.open(settings);
-                ToolCatalog catalog = codeTools(session, settings)) {
+        // only the servers the code names are started, none for code that calls no tool
+        Settings forCode = GatewayCatalog.forCode(settings, code);
+        try (Session session = sessions.open(forCode);
+                ToolCatalog catalog = codeTools(session, forCode)) {
             ExecutionOutcome outcome;
             try {
                 outcome = session.executor().execute(request);
@@ -103,13 +112,13 @@ final class RunCommand implements Callable<Integer> {
         }
     }
 
-    /** With servers in the config, the code may call their tools: starts them for this run; null without. */
+    /** With servers in the settings, the code may call their tools: starts them for this run; null without. */
     private ToolCatalog codeTools(Session session, Settings settings) {
         if (settings.gateway().isEmpty()
                 || !(session.toolVersions() instanceof MutableToolVersions versions)) {
             return null;
         }
-        ToolCatalog catalog = session.gatewayCatalog(environment);
+        ToolCatalog catalog = session.gatewayCatalog(environment, serverLogs);
         session.buildExecutor(Gateway.builder(catalog, session.guard(), versions, settings
                 .gateway().policy(settings.policy()), settings.policy())
                 .build());

@@ -160,7 +160,6 @@ final class ServeCommand implements Callable<Integer> {
                 throw new IllegalStateException("serve needs tool versions it can change, not "
                         + session.toolVersions().getClass().getName());
             }
-            warmUp(session);
             serving.add(new ConfigWatcher(configFile(settings), versions, pinnedTools()).start(WATCH_INTERVAL));
             Telemetry telemetry = OpenTelemetryReporting.configure(environment.variables());
             if (telemetry instanceof OpenTelemetryReporting reporting) {
@@ -173,19 +172,23 @@ final class ServeCommand implements Callable<Integer> {
                             session.guard(), versions, settings.gatewayPolicy(), settings.policy())
                             .telemetry(telemetry).build();
             session.buildExecutor(gateway == null ? CodeTools.NONE : gateway, telemetry);
-            serving.add(CacheMBean.register(StoreDescription.of(settings), session.executor().policy()::stats));
+            // after the first answer: the platform's MBean server takes a few hundred classes to start
+            registerMBeanSoon(serving, settings, session);
             ServeTools tools = ServeTools.builder(session.executor(), serveSettings(settings)).gateway(gateway)
                     .telemetry(telemetry).build();
             tools.awaitServersForInstructionsUntil(STARTED.plus(serversWait));
             if (httpSettings != null) {
                 StoreDescription store = StoreDescription.of(settings);
                 return serveHttp(serving, tools, httpSettings, settings,
-                        () -> OpenMetrics.write(session.executor().policy().stats(), store, session.executor().policy().storeInOutage()));
+                        () -> OpenMetrics.write(session.executor().policy().stats(), store, session.executor().policy().storeInOutage()),
+                        () -> warmUp(session));
             }
             // System.in itself: its buffer asks the descriptor how much more is waiting (two system calls) after each read
             InputStream stdin = environment.stdin() == System.in ? new FileInputStream(FileDescriptor.in) : environment.stdin();
             McpStdioServer server = serving.add(new McpStdioServer(tools,
                     version(), stdin, protocol, settings.limits().timeout().plus(DRAIN_MARGIN)));
+            // reading has started: the Deno runners start beside the first answers, not before them
+            warmUp(session);
             LOG.log(Level.INFO, "serving MCP on stdio (store " + settings.store() + ", "
                     + (settings.policy().enabled() ? "ttl " + settings.policy().ttl().toSeconds() + " s, "
                             + settings.policy().maxEntries() + " entries" : "caching off") + ")");
@@ -197,13 +200,14 @@ final class ServeCommand implements Callable<Integer> {
     }
 
     private static int serveHttp(Serving serving, ServeTools tools, HttpServeSettings http, Settings settings,
-            Supplier<String> openMetrics) throws InterruptedException {
+            Supplier<String> openMetrics, Runnable warmUp) throws InterruptedException {
         McpHttpServer server = new McpHttpServer(tools, version(), http, openMetrics);
         try {
             server.start();
         } catch (IOException e) {
             throw new InfrastructureException(e.getMessage(), e);
         }
+        warmUp.run();
         serving.add(server);
         LOG.log(Level.INFO, "serving MCP on " + server.url() + " (store " + settings.store() + ", "
                 + access(http) + ", "
@@ -231,7 +235,23 @@ final class ServeCommand implements Callable<Integer> {
                 : settings.configPath().toString(), store, settings.expose());
     }
 
-    /** Starts the sandbox (and its pool of waiting runners) while the client is still connecting. */
+    /** Registers the cache's MBean (for JConsole and JMX exporters) on a thread of its own, off the way to the first answer. */
+    private static void registerMBeanSoon(Serving serving, Settings settings, Session session) {
+        Thread thread = new Thread(() -> {
+            try {
+                serving.add(CacheMBean.register(StoreDescription.of(settings), session.executor().policy()::stats));
+            } catch (RuntimeException e) {
+                LOG.log(Level.DEBUG, "the cache's MBean was not registered: " + e.getMessage());
+            }
+        }, "execache-mbean");
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    /**
+     * Starts the sandbox (and its pool of waiting runners) once serve answers: started with the JVM, its Deno
+     * processes took the CPU serve's first answer needed.
+     */
     private static void warmUp(Session session) {
         Thread thread = new Thread(() -> {
             try {

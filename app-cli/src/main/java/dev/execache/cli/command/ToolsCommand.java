@@ -73,7 +73,7 @@ final class ToolsCommand implements Callable<Integer> {
         }
         GatewayPolicy gateway = settings.gatewayPolicy();
         ToolCallRules rules = new ToolCallRules(gateway.rules(), settings.policy(), gateway.servers());
-        try (ToolCatalog catalog = GatewayCatalog.open(settings, environment, resources)) {
+        try (ToolCatalog catalog = GatewayCatalog.open(settings, environment, resources, false)) {
             List<ToolCatalog.ServerStatus> servers = awaitEvery(catalog);
             List<CatalogTool> tools = catalog.tools();
             Map<String, CatalogTool> byName = tools.stream().collect(Collectors.toMap(CatalogTool::name,

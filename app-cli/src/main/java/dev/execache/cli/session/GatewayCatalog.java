@@ -19,6 +19,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.Consumer;
 
 /** The gateway's downstream servers, started for one command. */
 public final class GatewayCatalog {
@@ -33,7 +34,7 @@ public final class GatewayCatalog {
      * @throws UsageException when a url server's header names an environment variable that is not set
      */
     public static McpToolCatalog start(Settings settings, Environment command) {
-        return start(requireVariables(servers(settings, command)), settings, signIns(command));
+        return start(requireVariables(servers(settings, command)), settings, serverLog(command, false), signIns(command));
     }
 
     /** The person's sign-ins to url servers, for the environment of {@code command}. */
@@ -47,19 +48,29 @@ public final class GatewayCatalog {
      * header names a variable that is not set: that server is unavailable, and says why.
      */
     public static McpToolCatalog serve(Settings settings, Environment command) {
-        return catalog(servers(settings, command), settings, signIns(command)).startInBackground();
+        // serve's stderr is the host's log of it: the servers' lines go there, each with its server's name
+        return catalog(servers(settings, command), settings, toLog(), signIns(command)).startInBackground();
     }
 
     /**
      * The configured servers as {@code resources} keep them: started for this command, or found
-     * running since an earlier command that started the same servers.
+     * running since an earlier command that started the same servers. Their stderr goes to the
+     * servers' log ({@link Settings#serverLog}), or to this command's stderr when {@code logsHere}.
      */
-    public static ToolCatalog open(Settings settings, Environment command, Resources resources) {
+    public static ToolCatalog open(Settings settings, Environment command, Resources resources, boolean logsHere) {
         List<DownstreamSettings> servers = requireVariables(servers(settings, command));
         return resources.catalog(new Identity(servers, fingerprint(identityKey(settings)),
-                        settings.limits().timeout(), settings.gateway().rediscoverEvery(),
+                        settings.limits().timeout(), settings.gateway().rediscoverEvery(), logsHere,
                         Settings.signInDirectory(command.variables())),
-                () -> start(servers, settings, signIns(command)));
+                () -> start(servers, settings, serverLog(command, logsHere), signIns(command)));
+    }
+
+    /**
+     * The settings of a run of {@code code}: with only the servers it names (see {@link NamedServers}), all of
+     * them when its text does not show which.
+     */
+    public static Settings forCode(Settings settings, String code) {
+        return NamedServers.in(code).map(settings::withServers).orElse(settings);
     }
 
     /**
@@ -69,7 +80,16 @@ public final class GatewayCatalog {
      * sign-ins.
      */
     private record Identity(List<DownstreamSettings> servers, String identityKey, Duration callTimeout,
-            Duration rediscoverEvery, java.nio.file.Path signIns) {
+            Duration rediscoverEvery, boolean logsHere, java.nio.file.Path signIns) {
+    }
+
+    private static Consumer<String> serverLog(Environment command, boolean logsHere) {
+        return logsHere ? toLog() : new ServerLog(Settings.serverLog(command.variables()), Clock.systemUTC());
+    }
+
+    private static Consumer<String> toLog() {
+        System.Logger downstream = System.getLogger("dev.execache.downstream");
+        return line -> downstream.log(Level.INFO, line);
     }
 
     private static String fingerprint(byte[] key) {
@@ -133,13 +153,14 @@ public final class GatewayCatalog {
         return servers;
     }
 
-    private static McpToolCatalog start(List<DownstreamSettings> servers, Settings settings, SignIns signIns) {
-        return catalog(servers, settings, signIns).start();
+    private static McpToolCatalog start(List<DownstreamSettings> servers, Settings settings, Consumer<String> stderr,
+            SignIns signIns) {
+        return catalog(servers, settings, stderr, signIns).start();
     }
 
-    private static McpToolCatalog catalog(List<DownstreamSettings> servers, Settings settings, SignIns signIns) {
-        System.Logger downstream = System.getLogger("dev.execache.downstream");
+    private static McpToolCatalog catalog(List<DownstreamSettings> servers, Settings settings, Consumer<String> stderr,
+            SignIns signIns) {
         return new McpToolCatalog(servers, identityKey(settings), settings.limits().timeout(),
-                settings.gateway().rediscoverEvery(), line -> downstream.log(Level.INFO, line), Clock.systemUTC(), signIns);
+                settings.gateway().rediscoverEvery(), stderr, Clock.systemUTC(), signIns);
     }
 }

@@ -92,7 +92,12 @@ public final class Session implements AutoCloseable {
 
     /** The gateway's downstream servers for this command, started for it or kept running since an earlier one. */
     public ToolCatalog gatewayCatalog(Environment command) {
-        return GatewayCatalog.open(settings, command, resources);
+        return gatewayCatalog(command, false);
+    }
+
+    /** As {@link #gatewayCatalog(Environment)}; the servers' stderr on this command's when {@code logsHere}. */
+    public ToolCatalog gatewayCatalog(Environment command, boolean logsHere) {
+        return GatewayCatalog.open(settings, command, resources, logsHere);
     }
 
     /** Starts the sandbox before the first run needs it, for a process that will run code. */

@@ -129,6 +129,12 @@ public record GatewayConfig(List<Server> servers, List<Rule> rules, Duration red
                 Limits.DEFAULT_MAX_TOOL_BYTES);
     }
 
+    /** This configuration with only the servers named here. */
+    public GatewayConfig withOnlyServers(Set<String> names) {
+        return new GatewayConfig(servers.stream().filter(server -> names.contains(server.settings().name())).toList(),
+                rules, rediscoverEvery, maxCallsPerRun, maxBytesPerRun, cacheWhenSlowerThan);
+    }
+
     public boolean isEmpty() {
         return servers.isEmpty();
     }

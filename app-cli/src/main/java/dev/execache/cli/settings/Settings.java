@@ -17,6 +17,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Function;
 import java.util.stream.Collectors;
@@ -406,9 +407,28 @@ public record Settings(
                 cacheDirectory, size, configPath, gateway, sources, signingKeys, redisPartitions, expose);
     }
 
+    /** The same settings with only these of the gateway's servers (a run starts only those its code names). */
+    public Settings withServers(Set<String> names) {
+        return new Settings(store, policy, sqlitePath, redisUrl, requireStore, limits, tools, denoPath,
+                cacheDirectory, warmPoolSize, configPath, gateway.withOnlyServers(names), sources, signingKeys,
+                redisPartitions, expose);
+    }
+
     /** The names of the tools the command line declared, without versions. */
     public static List<String> declaredTools(Flags flags) {
         return flags.tools().stream().map(tool -> tool.contains("=") ? tool.substring(0, tool.indexOf('=')).trim() : tool).toList();
+    }
+
+    /**
+     * Where the servers a command starts write their stderr (a run's, {@code execache tools}'): {@code
+     * $XDG_STATE_HOME/execache/servers.log}, else {@code ~/.local/state/execache/servers.log}.
+     */
+    public static Path serverLog(Map<String, String> env) {
+        String xdg = env.get("XDG_STATE_HOME");
+        Path stateHome = xdg != null && !xdg.isBlank() && Path.of(xdg).isAbsolute()
+                ? Path.of(xdg)
+                : Path.of(env.getOrDefault("HOME", System.getProperty("user.home")), ".local", "state");
+        return stateHome.resolve("execache").resolve("servers.log");
     }
 
     /** {@code $XDG_CACHE_HOME/execache}, else {@code ~/.cache/execache}: the SQLite file and the installed Deno live here. */

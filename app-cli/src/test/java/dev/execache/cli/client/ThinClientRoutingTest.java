@@ -23,6 +23,12 @@ class ThinClientRoutingTest {
         assertThat(ThinClient.throughServer(new String[] {"run", "x.js", "--", "--watch"}, Map.of())).isTrue();
     }
 
+    @Test
+    void aRunThatShowsItsServersStderrRunsInItsOwnProcess() {
+        assertThat(ThinClient.throughServer(new String[] {"run", "x.js"}, Map.of())).isTrue();
+        assertThat(ThinClient.throughServer(new String[] {"run", "--server-logs", "x.js"}, Map.of())).isFalse();
+    }
+
     /**
      * The launchers (the checkout's and the installed one) pick a command's class-data archive by the
      * same rule: the lists must not drift apart.

@@ -68,8 +68,6 @@ public final class StatelessProtocol implements AutoCloseable {
     private final RequestLogs logs = new RequestLogs();
     /** Each tool's last answer and its text, for a repeat of the same answer (see {@link #resultText}). */
     private final Map<String, Written> lastWritten = new ConcurrentHashMap<>();
-    /** Whether a 2025-era tools/list comes from a session that hears list_changed (stdio): it need not wait. */
-    private volatile boolean sessionHearsListChanges;
     /** Gateway calls of the 2026-07-28 era whose server asked the agent something, until the agent answers. */
     private final InputRounds rounds = new InputRounds();
     /** Whether the agent may be asked to have its person sign in to a server (stdio, see {@link #askAgentToSignIn}). */
@@ -104,11 +102,6 @@ public final class StatelessProtocol implements AutoCloseable {
      */
     public void deliverNotifications() {
         notifies = gateway != null;
-    }
-
-    /** The 2025 era's tools/list is asked on a session that hears list_changed (stdio): it answers what is offered now. */
-    public void answerSessionLists() {
-        sessionHearsListChanges = true;
     }
 
     /**
@@ -279,9 +272,10 @@ public final class StatelessProtocol implements AutoCloseable {
     }
 
     private ObjectNode toolList(boolean modern) {
-        if (!modern && gateway != null && !sessionHearsListChanges && serveTools.listsServersTools()) {
-            // the initialize era without a session (HTTP) hears no list_changed: its list waits for
-            // the servers still starting, each at most its start time (the 2026-07-28 era gets a short ttlMs)
+        if (!modern && gateway != null && serveTools.listsServersTools()) {
+            // the initialize era's list waits for the servers still starting, each at most its start time, on
+            // stdio as over HTTP: a client that lists once and leaves (or opens no session stream) hears no
+            // list_changed (the 2026-07-28 era gets a short ttlMs instead)
             try {
                 gateway.awaitStartingServers();
             } catch (InterruptedException e) {

@@ -13,6 +13,7 @@ import dev.execache.mcp.server.protocol.StatelessProtocol;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
+import io.modelcontextprotocol.json.schema.JsonSchemaValidator;
 import io.modelcontextprotocol.server.McpServer;
 import io.modelcontextprotocol.server.McpSyncServer;
 import io.modelcontextprotocol.spec.McpSchema;
@@ -66,12 +67,14 @@ public final class McpStdioServer implements AutoCloseable {
         return capabilities.build();
     }
 
+    private static final JsonSchemaValidator NOTHING_TO_VALIDATE =
+            (schema, content) -> JsonSchemaValidator.ValidationResponse.asValid(null);
+
     public McpStdioServer(ServeTools tools, String version, InputStream in, OutputStream out, Duration drainLimit) {
         McpJsonMapper mapper = new JacksonMcpJsonMapper(new ObjectMapper());
         this.transport = new StdioTransport(in, out, drainLimit);
         this.dispatch = new StdioDispatch(transport, tools.calls());
         this.stateless = new StatelessProtocol(tools, version, mapper, dispatch::notify);
-        stateless.answerSessionLists();
         stateless.askAgentToSignIn();
         dispatch.answerStatelessWith(stateless);
         // reading starts once the SDK's server has made its session
@@ -84,6 +87,9 @@ public final class McpStdioServer implements AutoCloseable {
                 .instructions(ServeTools.INSTRUCTIONS)
                 .jsonMapper(mapper)
                 .capabilities(capabilities(tools))
+                // nothing for it to check (no tools here, see below): its default validator loads a JSON Schema
+                // library before serve can answer initialize
+                .jsonSchemaValidator(NOTHING_TO_VALIDATE)
                 // no tools: tools/list and tools/call are answered past the SDK's session (StatelessProtocol, which
                 // took the tools offered now); asking the gateway for them again here would mark a server that joined
                 // in between as told, and StatelessProtocol would never get its tools

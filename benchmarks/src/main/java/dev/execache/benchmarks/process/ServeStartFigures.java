@@ -1,0 +1,180 @@
+package dev.execache.benchmarks.process;
+
+import dev.execache.benchmarks.support.Artifacts;
+import dev.execache.benchmarks.support.Machine;
+import dev.execache.benchmarks.support.Samples;
+import dev.execache.benchmarks.support.Scratch;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * How long {@code execache serve} takes to answer {@code initialize}, from the start of its process, as an agent host
+ * starts it (its launcher, a fresh home, the default warm pool), beside a Node MCP server's start
+ * ({@code server-memory}): from the release archive, from the npm package, without the warm pool of Deno runners,
+ * started as {@code java -jar} without the launcher's flags (its class-data archive, made at serve's first end, and
+ * its later optimizing compiler), and
+ * with {@code server-memory} behind serve. Each takes its turn, round by
+ * round, in rotating order. The release artifacts come from {@code dist/target} (built by
+ * {@code ./mvnw -B -DskipTests package -pl dist -am}).
+ *
+ * <p>Run: {@code java -cp benchmarks/target/benchmarks.jar dev.execache.benchmarks.process.ServeStartFigures [ROUNDS]}
+ */
+public final class ServeStartFigures {
+    private static final int ROUNDS = 11;
+    private static final String INITIALIZE = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
+            + "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"figures\",\"version\":\"1\"}}}\n";
+
+    private ServeStartFigures() {
+    }
+
+    private record Command(List<String> command, Map<String, String> env) {
+    }
+
+    public static void main(String[] args) throws Exception {
+        int rounds = args.length > 0 ? Integer.parseInt(args[0]) : ROUNDS;
+        Path dist = Path.of(System.getProperty("execache.dist", "dist/target")).toAbsolutePath().normalize();
+        Path node = Artifacts.nodeDirectory();
+        Path memory = node.resolve("node_modules/@modelcontextprotocol/server-memory/dist/index.js");
+        Path scratch = Files.createTempDirectory("execache-serve-start");
+        try {
+            Path archive = unpack(dist, scratch);
+            Path npm = npmInstall(dist, scratch);
+            Path work = Files.createDirectories(scratch.resolve("work"));
+            Path withMemory = Files.createDirectories(scratch.resolve("with-memory"));
+            Files.writeString(withMemory.resolve("execache.yaml"), """
+                    servers:
+                      memory:
+                        command: node
+                        args: ["%s"]
+                        env: {MEMORY_FILE_PATH: "%s"}
+                    """.formatted(memory, scratch.resolve("memory.jsonl")));
+            Map<String, String> home = home(scratch.resolve("home"));
+            Map<String, Command> commands = new LinkedHashMap<>();
+            commands.put("server-memory (node)", new Command(List.of("node", memory.toString()),
+                    Map.of("MEMORY_FILE_PATH", scratch.resolve("memory.jsonl").toString())));
+            commands.put("serve, archive", new Command(List.of(archive.resolve("bin/execache").toString(), "serve"), home));
+            commands.put("serve, npm package", new Command(List.of(npm.toString(), "serve"), home));
+            Map<String, String> noPool = new LinkedHashMap<>(home);
+            noPool.put("EXECACHE_WARM_POOL", "0");
+            commands.put("serve, archive, no warm pool", new Command(List.of(archive.resolve("bin/execache").toString(),
+                    "serve"), noPool));
+            commands.put("serve, archive, java -jar (no launcher flags)", new Command(List.of(
+                    archive.resolve("runtime/bin/java").toString(), "-jar",
+                    archive.resolve("lib/execache-client.jar").toString(), "serve"), home));
+            Map<String, Path> directories = new LinkedHashMap<>();
+            commands.keySet().forEach(name -> directories.put(name, work));
+            commands.put("serve, archive, server-memory behind", new Command(List.of(archive.resolve("bin/execache")
+                    .toString(), "serve"), home));
+            directories.put("serve, archive, server-memory behind", withMemory);
+
+            // the launcher writes serve's class-data archive when a serve ends at the end of its input: once each
+            for (String name : List.of("serve, archive", "serve, npm package")) {
+                initializeAnswered(commands.get(name), work);
+            }
+            Map<String, List<Double>> millis = new LinkedHashMap<>();
+            commands.keySet().forEach(name -> millis.put(name, new ArrayList<>()));
+            List<String> names = new ArrayList<>(commands.keySet());
+            for (int round = 0; round < rounds; round++) {
+                for (int turn = 0; turn < names.size(); turn++) {
+                    String name = names.get((round + turn) % names.size());
+                    millis.get(name).add(initializeAnswered(commands.get(name), directories.get(name)));
+                }
+                System.err.println("serve start: round " + (round + 1) + " of " + rounds);
+            }
+            double node0 = Samples.median(millis.get("server-memory (node)"));
+            System.out.println("initialize answered, ms from the start of the process (median of " + rounds
+                    + " rounds, in turns); load average " + Machine.loadAverage());
+            for (String name : names) {
+                double median = Samples.median(millis.get(name));
+                System.out.printf(Locale.ROOT, "%-45s %6.0f ms  %4.1fx server-memory's  (min %.0f, max %.0f)%n", name,
+                        median, median / node0, millis.get(name).stream().mapToDouble(Double::doubleValue).min().orElse(0),
+                        millis.get(name).stream().mapToDouble(Double::doubleValue).max().orElse(0));
+            }
+        } finally {
+            Scratch.deleteTree(scratch);
+        }
+    }
+
+    /** A home of its own: the launcher's class-data archives and serve's store go there. */
+    private static Map<String, String> home(Path home) throws IOException {
+        Files.createDirectories(home);
+        return Map.of("HOME", home.toString(), "XDG_CACHE_HOME", home.resolve(".cache").toString(),
+                "XDG_CONFIG_HOME", home.resolve(".config").toString(), "XDG_STATE_HOME", home.resolve(".state").toString());
+    }
+
+    /** The linux-x64 archive, unpacked. */
+    private static Path unpack(Path dist, Path scratch) throws IOException, InterruptedException {
+        Path tar;
+        try (var found = Files.list(dist)) {
+            tar = found.filter(path -> path.getFileName().toString().endsWith("-linux-x64.tar.gz")).findFirst()
+                    .orElseThrow(() -> new IllegalStateException("no linux-x64 archive in " + dist
+                            + ": ./mvnw -B -DskipTests package -pl dist -am"));
+        }
+        Path opt = Files.createDirectories(scratch.resolve("opt"));
+        run(List.of("tar", "-xzf", tar.toString()), opt);
+        try (var unpacked = Files.list(opt)) {
+            return unpacked.findFirst().orElseThrow();
+        }
+    }
+
+    /** The npm packages, installed as {@code npm install} installs them (the deno dependency from npm's cache). */
+    private static Path npmInstall(Path dist, Path scratch) throws IOException, InterruptedException {
+        List<String> command = new ArrayList<>(List.of("npm", "install", "--prefer-offline", "--no-audit", "--no-fund",
+                "--loglevel=error"));
+        try (var found = Files.list(dist)) {
+            found.filter(path -> path.getFileName().toString().endsWith(".tgz")).forEach(path -> command.add(path.toString()));
+        }
+        Path project = Files.createDirectories(scratch.resolve("npm"));
+        Files.writeString(project.resolve("package.json"), "{\"private\":true}");
+        run(command, project);
+        return project.resolve("node_modules/.bin/execache");
+    }
+
+    private static void run(List<String> command, Path directory) throws IOException, InterruptedException {
+        Process process = new ProcessBuilder(command).directory(directory.toFile()).inheritIO().start();
+        if (process.waitFor() != 0) {
+            throw new IllegalStateException(String.join(" ", command) + " failed");
+        }
+    }
+
+    /** Ms from just before the process starts to its answer to initialize; then its input ends and it exits. */
+    private static double initializeAnswered(Command command, Path directory) throws IOException, InterruptedException {
+        ProcessBuilder builder = new ProcessBuilder(command.command()).directory(directory.toFile())
+                .redirectError(ProcessBuilder.Redirect.DISCARD);
+        builder.environment().keySet().removeIf(name -> name.startsWith("EXECACHE_") || name.startsWith("JAVA_TOOL")
+                || name.equals("JDK_JAVA_OPTIONS") || name.equals("_JAVA_OPTIONS"));
+        builder.environment().putAll(command.env());
+        long start = System.nanoTime();
+        Process process = builder.start();
+        double millis;
+        try (OutputStream in = process.getOutputStream();
+                BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(),
+                        StandardCharsets.UTF_8))) {
+            in.write(INITIALIZE.getBytes(StandardCharsets.UTF_8));
+            in.flush();
+            String line;
+            while ((line = out.readLine()) != null && !line.contains("\"id\":1")) {
+                // notifications and logs before the answer
+            }
+            millis = Samples.millisSince(start);
+            if (line == null) {
+                throw new IllegalStateException(String.join(" ", command.command()) + " ended without answering");
+            }
+        }
+        if (!process.waitFor(60, TimeUnit.SECONDS)) {
+            process.destroyForcibly().waitFor();
+        }
+        return millis;
+    }
+}
