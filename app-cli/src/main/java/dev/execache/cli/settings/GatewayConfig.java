@@ -132,7 +132,7 @@ public record GatewayConfig(List<Server> servers, List<Rule> rules, Duration red
     /** This configuration with only the servers named here. */
     public GatewayConfig withOnlyServers(Set<String> names) {
         return new GatewayConfig(servers.stream().filter(server -> names.contains(server.settings().name())).toList(),
-                rules, rediscoverEvery, maxCallsPerRun, maxBytesPerRun, cacheWhenSlowerThan);
+                rules, rediscoverEvery, maxCallsPerRun, maxBytesPerRun);
     }
 
     public boolean isEmpty() {
