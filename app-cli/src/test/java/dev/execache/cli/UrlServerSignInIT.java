@@ -86,8 +86,6 @@ class UrlServerSignInIT {
                 servers:
                   person:
                     url: "%s"
-                tool_calls:
-                  cache_when_slower_than: 0  # the server answers fast: cached all the same
                 """.formatted(serverUrl));
         Files.writeString(dir.resolve("whoami.js"), "return await tools.person.whoami({})");
     }
