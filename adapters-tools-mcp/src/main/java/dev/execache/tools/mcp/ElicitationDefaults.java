@@ -23,9 +23,33 @@ final class ElicitationDefaults {
         if (agent == null) {
             return null;
         }
-        return (method, params) -> {
-            String answer = agent.ask(method, params);
-            return "elicitation/create".equals(method) ? completed(params, answer) : answer;
+        // every other question goes to the agent as it is: a round (2026-07-28) is the agent's to answer whole
+        return new ToolCatalog.Agent() {
+            @Override
+            public String ask(String method, String params) {
+                String answer = agent.ask(method, params);
+                return "elicitation/create".equals(method) ? completed(params, answer) : answer;
+            }
+
+            @Override
+            public String capabilities() {
+                return agent.capabilities();
+            }
+
+            @Override
+            public boolean asksRounds() {
+                return agent.asksRounds();
+            }
+
+            @Override
+            public String givenAnswers() {
+                return agent.givenAnswers();
+            }
+
+            @Override
+            public String askRound(String inputRequests, String requestState) {
+                return agent.askRound(inputRequests, requestState);
+            }
         };
     }
 

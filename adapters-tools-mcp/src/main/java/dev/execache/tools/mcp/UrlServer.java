@@ -74,6 +74,8 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
     private final ServerNotifications notifications;
     /** Makes a client of the server as the last connection did (its headers and credentials). */
     private Supplier<StreamableHttpClient> clients;
+    /** The x-mcp-header declarations of the tools last listed, for every connection their calls take. */
+    private Map<String, McpHeaders.Declarations> toolHeaders = Map.of();
     /** A session of the initialize era beside a 2026-07-28 connection, for the agents of that era; null: none. */
     private StreamableHttpClient eraSession;
     /** The server refused a session of the initialize era: it speaks only 2026-07-28. */
@@ -566,6 +568,8 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
                 client = clients;
             }
             StreamableHttpClient opened = client.get();
+            // its calls carry the tools' declared headers too, in either era
+            opened.toolHeaders(toolHeaders());
             try {
                 opened.openSession(startTimeout());
             } catch (HttpMcpException e) {
@@ -591,6 +595,10 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
             }
             return opened;
         }
+    }
+
+    private synchronized Map<String, McpHeaders.Declarations> toolHeaders() {
+        return toolHeaders;
     }
 
     /** Whether {@code ended} was the session of the initialize era; it is closed, and the next call opens another. */
@@ -816,6 +824,14 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
             cursor = page.path("nextCursor").isTextual() ? page.get("nextCursor").asText() : null;
         } while (cursor != null && !cursor.isEmpty());
         current.toolHeaders(headers);
+        StreamableHttpClient session;
+        synchronized (this) {
+            toolHeaders = Map.copyOf(headers);
+            session = eraSession;
+        }
+        if (session != null) {
+            session.toolHeaders(headers);
+        }
         if (current.modern() && ttl >= 0) {
             relistAfter(Duration.ofMillis(Math.max(ttl, MIN_TTL.toMillis())));
         }
