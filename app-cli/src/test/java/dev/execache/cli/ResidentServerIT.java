@@ -116,7 +116,8 @@ class ResidentServerIT {
                     command: sh
                     args: ["-c", "{ env; echo WORKING_DIR=$(pwd); } > '%s'; exec node '%s'"]
                 """.formatted(seen, Downstream.nodeModules().resolveSibling("lab-server.mjs")));
-        Files.writeString(project.resolve("one.ts"), "return 1 + 1;\n");
+        // code that names the server, so that the run starts it
+        Files.writeString(project.resolve("one.ts"), "return typeof tools.lab;\n");
         var start = new CliProcess(dir).env("LAB_TOKEN", "the-shell-that-started-the-server").run("server", "start");
         assertThat(start.exitCode()).as(start.toString()).isZero();
 
