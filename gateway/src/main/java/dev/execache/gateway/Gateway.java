@@ -264,27 +264,17 @@ public final class Gateway implements CodeTools {
             return withHint(progress == null ? catalog.call(name, args) : catalog.call(name, args, progress));
         }
         AtomicBoolean asked = new AtomicBoolean();
-        ToolResult result = withHint(catalog.call(name, args, progress, new ToolCatalog.Agent() {
+        ToolResult result = withHint(catalog.call(name, args, progress, new ToolCatalog.ForwardingAgent(agent) {
             @Override
             public String ask(String method, String params) {
                 asked.set(true);
                 agentAsks.incrementAndGet();
-                return agent.ask(method, params);
-            }
-
-            @Override
-            public String capabilities() {
-                return agent.capabilities();
-            }
-
-            @Override
-            public boolean asksRounds() {
-                return agent.asksRounds();
+                return super.ask(method, params);
             }
 
             @Override
             public String givenAnswers() {
-                String given = agent.givenAnswers();
+                String given = super.givenAnswers();
                 if (given != null) {
                     // the answer depends on them, which the key does not hold
                     asked.set(true);
@@ -296,7 +286,7 @@ public final class Gateway implements CodeTools {
             public String askRound(String inputRequests, String requestState) {
                 asked.set(true);
                 agentAsks.incrementAndGet();
-                return agent.askRound(inputRequests, requestState);
+                return super.askRound(inputRequests, requestState);
             }
         }));
         // an answer that depended on what the agent answered (a sampled message, a person's input,

@@ -24,31 +24,11 @@ final class ElicitationDefaults {
             return null;
         }
         // every other question goes to the agent as it is: a round (2026-07-28) is the agent's to answer whole
-        return new ToolCatalog.Agent() {
+        return new ToolCatalog.ForwardingAgent(agent) {
             @Override
             public String ask(String method, String params) {
-                String answer = agent.ask(method, params);
+                String answer = super.ask(method, params);
                 return "elicitation/create".equals(method) ? completed(params, answer) : answer;
-            }
-
-            @Override
-            public String capabilities() {
-                return agent.capabilities();
-            }
-
-            @Override
-            public boolean asksRounds() {
-                return agent.asksRounds();
-            }
-
-            @Override
-            public String givenAnswers() {
-                return agent.givenAnswers();
-            }
-
-            @Override
-            public String askRound(String inputRequests, String requestState) {
-                return agent.askRound(inputRequests, requestState);
             }
         };
     }

@@ -39,4 +39,42 @@ class ElicitationDefaultsTest {
                 .isEqualTo(sampled);
         assertThat(ElicitationDefaults.applying(null)).isNull();
     }
+
+    /** The wrapper adds defaults and nothing else: the agent's era, capabilities and rounds reach the server as they are. */
+    @Test
+    void theWrappedAgentKeepsItsCapabilitiesAndRounds() {
+        ToolCatalog.Agent rounds = new ToolCatalog.Agent() {
+            @Override
+            public String ask(String method, String params) {
+                return "{}";
+            }
+
+            @Override
+            public String capabilities() {
+                return "{\"sampling\":{}}";
+            }
+
+            @Override
+            public boolean asksRounds() {
+                return true;
+            }
+
+            @Override
+            public String givenAnswers() {
+                return "{\"requestState\":\"s\"}";
+            }
+
+            @Override
+            public String askRound(String inputRequests, String requestState) {
+                return "{\"k\":" + inputRequests + "}";
+            }
+        };
+
+        ToolCatalog.Agent wrapped = ElicitationDefaults.applying(rounds);
+
+        assertThat(wrapped.asksRounds()).isTrue();
+        assertThat(wrapped.capabilities()).isEqualTo("{\"sampling\":{}}");
+        assertThat(wrapped.givenAnswers()).isEqualTo("{\"requestState\":\"s\"}");
+        assertThat(wrapped.askRound("1", "s")).isEqualTo("{\"k\":1}");
+    }
 }

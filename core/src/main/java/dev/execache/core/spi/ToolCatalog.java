@@ -226,6 +226,40 @@ public interface ToolCatalog extends AutoCloseable {
         }
     }
 
+    /** An agent that passes everything to another: a wrapper overrides only what it changes or watches. */
+    class ForwardingAgent implements Agent {
+        private final Agent to;
+
+        public ForwardingAgent(Agent to) {
+            this.to = to;
+        }
+
+        @Override
+        public String ask(String method, String params) {
+            return to.ask(method, params);
+        }
+
+        @Override
+        public String capabilities() {
+            return to.capabilities();
+        }
+
+        @Override
+        public boolean asksRounds() {
+            return to.asksRounds();
+        }
+
+        @Override
+        public String givenAnswers() {
+            return to.givenAnswers();
+        }
+
+        @Override
+        public String askRound(String inputRequests, String requestState) {
+            return to.askRound(inputRequests, requestState);
+        }
+    }
+
     @FunctionalInterface
     interface Listener {
         /** @param tools every tool discovered now */
