@@ -13,7 +13,10 @@
 //   --asks       tools that ask the client (ask_sampling, ask_elicitation, ask_roots): in the 2025 era a request on
 //                the call's stream, in the 2026-07-28 era an input_required answer and the retry; sleep's start and
 //                end (answered, cancelled, or its request closed) recorded for the tool sleeps; roots_changed counts
-//                the notifications/roots/list_changed of the client's session (2025 era)
+//                the notifications/roots/list_changed of the client's session (2025 era); a tool it does not list
+//                (unlisted_echo) and one execache must leave out (bad_header: a header declared on an object
+//                property), both answered when called; (2026 era) the prompt ask_name and the resource
+//                lab://asks/name, each an input_required answer (elicitation) until the retry gives the name
 //   --port N (0: any), --token T (requests must carry "Authorization: Bearer T"), --ttl-ms N,
 //   --tls-key FILE --tls-cert FILE (https), --delay-ms N (every tools/call takes that much longer, for the benchmark),
 //   --oauth ID:SECRET (it is its own authorization server too: RFC 9728 and RFC 8414 metadata, a
@@ -97,8 +100,21 @@ if (asks) {
     ask_roots: { description: "Asks the client for its roots; answers them.", inputSchema: object(), annotations: readOnly },
     sleeps: { description: "The sleeps begun and how each ended.", inputSchema: object() },
     roots_changed: { description: "How many notifications/roots/list_changed the client sent.", inputSchema: object() },
+    bad_header: { description: "Declares a header on an object property, which the spec does not allow.",
+      inputSchema: object({ v: { type: "object", "x-mcp-header": "V" } }), annotations: readOnly },
   });
 }
+// what the prompt ask_name and the resource lab://asks/name ask first (2026 era), and what they give with the answer
+const askName = { method: "elicitation/create", params: { mode: "form", message: "Whose name?",
+  requestedSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] } } };
+const namedAfterAsking = (params, complete) => {
+  const given = params.inputResponses?.ask_name;
+  if (given === undefined || params.requestState !== "ask_name-state") {
+    served.ask_name = (served.ask_name ?? 0) + 1;
+    return { resultType: "input_required", inputRequests: { ask_name: askName }, requestState: "ask_name-state" };
+  }
+  return complete(`Hello, ${given.content?.name ?? "nobody"}`);
+};
 // what the lab asks the client for each asking tool, the same in both eras
 const asked = {
   ask_sampling: (args) => ({ method: "sampling/createMessage", params: {
@@ -166,6 +182,10 @@ async function callTool(name, args, extra, notify) {
     }
     case "sleeps":
       return text({ sleeps });
+    case "unlisted_echo":
+      return text({ unlisted: true, served: served[name], args });
+    case "bad_header":
+      return text({ called: name });
     case "roots_changed":
       return text({ rootsChanged: extra.session.rootsChanged });
     case "ask_sampling":
@@ -315,17 +335,37 @@ async function modern(req, res) {
   switch (message.method) {
     case "server/discover":
       return ok({ supportedVersions: ["2026-07-28"], capabilities: { tools: { listChanged: true },
-        ...(features ? { resources: {}, logging: {} } : {}) },
+        ...(features || asks ? { resources: {} } : {}), ...(features ? { logging: {} } : {}),
+        ...(asks ? { prompts: {} } : {}) },
         serverInfo: { name: "http-lab-2026", version: "1.0.0" }, instructions: "The HTTP lab of the 2026-07-28 era.",
         ttlMs: ttlMs, cacheScope: "public" });
     case "tools/list":
       return ok({ tools: listTools(), ttlMs, cacheScope: "public" });
     case "resources/list":
-      if (features) {
-        return ok({ resources: labResources, ttlMs, cacheScope: "public" });
+      if (features || asks) {
+        return ok({ resources: [...(features ? labResources : []),
+          ...(asks ? [{ uri: "lab://asks/name", name: "name", mimeType: "text/plain" }] : [])], ttlMs, cacheScope: "public" });
+      }
+      break;
+    case "prompts/list":
+      if (asks) {
+        return ok({ prompts: [{ name: "ask_name", description: "Greets whoever the client names." }], ttlMs,
+          cacheScope: "public" });
+      }
+      break;
+    case "prompts/get":
+      if (asks && message.params.name === "ask_name") {
+        const result = namedAfterAsking(message.params, (greeting) => ({
+          messages: [{ role: "user", content: { type: "text", text: greeting } }] }));
+        return result.resultType ? answer(res, 200, { jsonrpc: "2.0", id: message.id, result }) : ok(result);
       }
       break;
     case "resources/read":
+      if (asks && message.params.uri === "lab://asks/name") {
+        const result = namedAfterAsking(message.params, (greeting) => ({
+          contents: [{ uri: "lab://asks/name", mimeType: "text/plain", text: greeting }], ttlMs: 60000, cacheScope: "public" }));
+        return result.resultType ? answer(res, 200, { jsonrpc: "2.0", id: message.id, result }) : ok(result);
+      }
       if (features) {
         try {
           const uri = message.params.uri;

@@ -48,10 +48,7 @@ class ServerConformanceIT {
      * lacks. The test asserts that each still fails and that docs/gateway.md names it, so whoever makes one pass takes
      * it out of here (and updates the figures in docs/gateway.md).
      */
-    private static final Map<String, String> KNOWN_FAILURES_THROUGH_EXECACHE = Map.of(
-            MODERN + " server-stateless", "warns that no list_changed came on the listen stream: the suite changes the"
-                    + " lists with the reference's test_trigger_tool_change and test_trigger_prompt_change, which its"
-                    + " tools/list does not offer, and execache calls only the tools a server lists");
+    private static final Map<String, String> KNOWN_FAILURES_THROUGH_EXECACHE = Map.of();
 
     /** How many scenarios each era's requirement set runs (scored or not). */
     private static final Map<String, Integer> SCENARIOS = Map.of(LEGACY, 33, MODERN, 50);

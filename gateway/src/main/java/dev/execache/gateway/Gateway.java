@@ -90,6 +90,8 @@ public final class Gateway implements CodeTools {
     private static final ThreadLocal<Consumer<Map<String, Object>>> CALL_PROGRESS = new ThreadLocal<>();
     /** The agent that made the call this thread is making, which its server may ask something; read as the progress is. */
     private static final ThreadLocal<ToolCatalog.Agent> CALL_AGENT = new ThreadLocal<>();
+    /** The names a tool may have (the specification's: 1 to 128 of these characters); no read's name is one. */
+    private static final java.util.regex.Pattern TOOL_NAME = java.util.regex.Pattern.compile("[A-Za-z0-9_.-]{1,128}");
 
     private final ToolCatalog catalog;
     private final MutableToolVersions versions;
@@ -126,6 +128,8 @@ public final class Gateway implements CodeTools {
      * depended on an agent's answer, and is not stored (the catalog's reads carry no agent of their own).
      */
     private final AtomicLong agentAsks = new AtomicLong();
+    /** The servers whose tools are offered under their own names. */
+    private final Set<String> unprefixed;
     /** The servers whose reads are asked every time unless a rule or the server's hint says otherwise. */
     private final Set<String> readsFresh;
     /**
@@ -207,10 +211,11 @@ public final class Gateway implements CodeTools {
                 .map(GatewayPolicy.Server::name).collect(Collectors.toSet());
         Set<String> unprefixed = config.servers().stream().filter(server -> !server.prefixed())
                 .map(GatewayPolicy.Server::name).collect(Collectors.toSet());
+        this.unprefixed = Set.copyOf(unprefixed);
         this.offered = new OfferedTools(unprefixed, this::specification);
         this.starting = new StartingServers(catalog, codeAccess, () -> toolsChanged(catalog.tools()));
         this.logs = new ServerLogs(catalog);
-        this.reads = new ServerReads(catalog, versions, agentAsks::get, this::readAskedFresh);
+        this.reads = new ServerReads(catalog, versions, agentAsks::get, this::readAskedFresh, this::countedAgent);
         this.features = new ServerFeatures(catalog, starting, unprefixed, reads::read, clock);
         Map<String, String> reachableIdentities = new TreeMap<>(catalog.identities());
         reachableIdentities.keySet().retainAll(codeAccess);
@@ -242,6 +247,11 @@ public final class Gateway implements CodeTools {
         this.cachedTool = builder.build();
         reads.cacheIn(cachedTool);
         catalog.addNotificationListener((server, method, params) -> {
+            if (McpSchema.METHOD_NOTIFICATION_TOOLS_LIST_CHANGED.equals(method)) {
+                // what the agent hears of it is serve's own list_changed, once per burst with the changes it brings
+                offered.serverSaidChanged();
+                return;
+            }
             if (heard(server, method, params)) {
                 reads.changed(server, method, params);
             } else {
@@ -292,6 +302,30 @@ public final class Gateway implements CodeTools {
         // an answer that depended on what the agent answered (a sampled message, a person's input,
         // its roots) is that agent's and that moment's: never stored
         return asked.get() ? result.withHint(CacheHint.AGENT_ANSWERED) : result;
+    }
+
+    /**
+     * The agent of the request this thread answers (see {@link #askingAgent}), each of its answers counted as the
+     * gateway counts them (a read during which one was given is not stored); null: none.
+     */
+    private ToolCatalog.Agent countedAgent() {
+        ToolCatalog.Agent agent = CALL_AGENT.get();
+        if (agent == null) {
+            return null;
+        }
+        return new ToolCatalog.ForwardingAgent(agent) {
+            @Override
+            public String ask(String method, String params) {
+                agentAsks.incrementAndGet();
+                return super.ask(method, params);
+            }
+
+            @Override
+            public String askRound(String inputRequests, String requestState) {
+                agentAsks.incrementAndGet();
+                return super.askRound(inputRequests, requestState);
+            }
+        };
     }
 
     /** Notes that the server of a local read means its answers to be reused: its next calls are cached. */
@@ -379,7 +413,7 @@ public final class Gateway implements CodeTools {
                 McpSchema.METHOD_NOTIFICATION_PROMPTS_LIST_CHANGED, listChanges.apply(() -> sink.accept(
                         McpSchema.METHOD_NOTIFICATION_PROMPTS_LIST_CHANGED, Json.MAPPER.createObjectNode())));
         catalog.addNotificationListener((server, method, params) -> {
-            if (!heard(server, method, params)) {
+            if (McpSchema.METHOD_NOTIFICATION_TOOLS_LIST_CHANGED.equals(method) || !heard(server, method, params)) {
                 return;
             }
             ListChangeNotices burst = bursts.get(method);
@@ -554,7 +588,7 @@ public final class Gateway implements CodeTools {
             decision = decisions.get(name);
         }
         if (tool == null) {
-            return ToolCallOutcome.notCached(catalog.call(name, args), CacheStatus.BYPASS, "no such tool");
+            return callUnlisted(name, args, agent);
         }
         if (decision == null) {
             decision = rules.decide(tool);
@@ -585,6 +619,61 @@ public final class Gateway implements CodeTools {
                 dropReadsOf(tool.server(), name);
             }
         }
+    }
+
+    /**
+     * A call of a tool its server does not list (or no longer lists): what it does is not known, so it is taken as one
+     * that may write, never cached, and the server's cached reads are dropped after it, as after any call that may.
+     */
+    private ToolCallOutcome callUnlisted(String name, Map<String, Object> args, String agent) {
+        int separator = name.indexOf("__");
+        String server = separator > 0 ? name.substring(0, separator) : "";
+        boolean writesCounted = invalidatedOnWrite.contains(server);
+        if (writesCounted) {
+            cachedTool.advanceWriteGeneration(server);
+        }
+        try {
+            return cachedTool.call(ToolCallRequest.of(name, args).withAgent(agent).uncached(
+                    new ToolCallRequest.Uncached(true, "its server does not list it, so what it does is not known")));
+        } finally {
+            if (writesCounted) {
+                cachedTool.advanceWriteGeneration(server);
+                dropReadsOf(server, name);
+            }
+        }
+    }
+
+    /**
+     * A tool a server behind the gateway did not list, for a call that names it as the agent would name it directly:
+     * {@code SERVER__TOOL} of a server offered with the prefix, else {@code TOOL} of the one server offered without it.
+     * Passed on uncached (see {@link #callUnlisted}); null when the name is none of these, is not a tool name the
+     * specification allows, or its server is not up or listed it (a tool execache left out of a list stays out).
+     */
+    public OfferedTool unlisted(String name) {
+        if (!TOOL_NAME.matcher(name).matches()) {
+            return null;
+        }
+        int separator = name.indexOf("__");
+        String named = separator > 0 ? name.substring(0, separator) : null;
+        String catalogName;
+        if (named != null && servers.contains(named) && !unprefixed.contains(named)) {
+            catalogName = name;
+        } else if (unprefixed.size() == 1) {
+            catalogName = unprefixed.iterator().next() + "__" + name;
+        } else {
+            return null;
+        }
+        synchronized (this) {
+            if (current.containsKey(catalogName)) {
+                return null;
+            }
+        }
+        if (!catalog.unlisted(catalogName)) {
+            return null;
+        }
+        McpSchema.Tool described = McpSchema.Tool.builder().name(name)
+                .inputSchema(new McpSchema.JsonSchema("object", null, null, null, null, null)).build();
+        return new OfferedTool(described, handler(catalogName));
     }
 
     /** Whether calls of {@code tool} are cached, as decided when the tool list last changed. */
@@ -889,8 +978,13 @@ public final class Gateway implements CodeTools {
         Map<String, Object> definition = new LinkedHashMap<>(tool.definition());
         definition.put("name", offeredName);
         McpSchema.Tool described = Json.MAPPER.convertValue(definition, McpSchema.Tool.class);
+        return new OfferedTool(described, handler(tool.name()));
+    }
+
+    /** What answers a call of the tool the catalog knows as {@code catalogName}, through the cache. */
+    private OfferedTool.Handler handler(String catalogName) {
         LastAnswer last = new LastAnswer();
-        return new OfferedTool(described, (request, origin) -> {
+        return (request, origin) -> {
             Freshness freshness;
             try {
                 freshness = CacheMeta.freshnessOf(request.meta());
@@ -914,7 +1008,7 @@ public final class Gateway implements CodeTools {
                 }
                 // a cancel interrupts the call: the server is told (notifications/cancelled, or its
                 // request ended) and the cache stores nothing, as for a run that ends mid-call
-                outcome = calls.run(id, () -> callWithStatus(tool.name(), args, origin.agent(),
+                outcome = calls.run(id, () -> callWithStatus(catalogName, args, origin.agent(),
                         freshness));
             } catch (CancellationException e) {
                 // nobody reads this answer to a cancelled call, except while the server stops
@@ -924,7 +1018,7 @@ public final class Gateway implements CodeTools {
             }
             return last.of(outcome.result().json(), CacheMeta.of(outcome.status(), outcome.storedAt(),
                     outcome.expiresAt(), outcome.notCachedBecause(), clock.instant()), Gateway::toCallResult);
-        });
+        };
     }
 
     private static CallToolResult toCallResult(String json) {

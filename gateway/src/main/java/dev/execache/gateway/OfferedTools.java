@@ -68,6 +68,16 @@ final class OfferedTools {
     }
 
     /**
+     * A server said its tools changed: serve is told (with nothing to add or withdraw, when its list shows no change),
+     * so that the agent hears it as it would directly.
+     */
+    synchronized void serverSaidChanged() {
+        if (sink != null) {
+            sink.accept(List.of(), List.of());
+        }
+    }
+
+    /**
      * The fields of the offered tool's definition, as its server wrote them, that the SDK's tool type drops
      * ({@code execution}, say): tools/list adds them back. Empty for a name that is not a gateway tool's.
      */

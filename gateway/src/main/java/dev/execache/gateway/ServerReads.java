@@ -28,6 +28,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiPredicate;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 /**
  * The servers' reads that are not tool calls ({@code resources/read}, {@code prompts/get}), answered through the
@@ -59,6 +60,7 @@ final class ServerReads {
     private final Map<String, Read> reads = new ConcurrentHashMap<>();
     private volatile CachedTool cache;
     private final BiPredicate<String, String> askedFresh;
+    private final Supplier<ToolCatalog.Agent> askingAgent;
 
     /** A read of a server that is not a tool call: {@code resources/read} or {@code prompts/get}. */
     private record Read(String server, String method) {
@@ -69,9 +71,12 @@ final class ServerReads {
      *     moved may have depended on an agent's answer, and is not stored (the catalog's reads carry no agent)
      * @param askedFresh whether a read of a server (its name, the read's name) is asked every time: a local
      *     server's read, unless a rule or the server's hint says otherwise
+     * @param askingAgent the agent of the read being asked, which its server may ask something (each answer
+     *     counted in {@code agentAsks}); null: none
      */
     ServerReads(ToolCatalog catalog, MutableToolVersions versions, LongSupplier agentAsks,
-            BiPredicate<String, String> askedFresh) {
+            BiPredicate<String, String> askedFresh, Supplier<ToolCatalog.Agent> askingAgent) {
+        this.askingAgent = askingAgent;
         this.askedFresh = askedFresh;
         this.catalog = catalog;
         this.versions = versions;
@@ -140,7 +145,8 @@ final class ServerReads {
 
     private ToolResult ask(Read read, Map<String, Object> params) {
         long asksBefore = agentAsks.getAsLong();
-        String answer = catalog.ask(read.server(), read.method(), Json.write(Json.MAPPER.valueToTree(params)));
+        String answer = catalog.ask(read.server(), read.method(), Json.write(Json.MAPPER.valueToTree(params)),
+                askingAgent.get());
         JsonNode result;
         try {
             result = Json.MAPPER.readTree(answer);

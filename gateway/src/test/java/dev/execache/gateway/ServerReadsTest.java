@@ -32,7 +32,7 @@ class ServerReadsTest {
     void setUp() {
         MutableClock clock = new MutableClock();
         MutableToolVersions versions = new MutableToolVersions(Map.of());
-        reads = new ServerReads(catalog, versions, agentAsks::get, (server, name) -> false);
+        reads = new ServerReads(catalog, versions, agentAsks::get, (server, name) -> false, () -> null);
         reads.cacheIn(CachedTool.builder(reads::ask, new SimpleStore(clock)).toolVersions(versions).clock(clock).build());
         catalog.addNotificationListener(reads::changed);
         catalog.answers = (server, method, params) -> {

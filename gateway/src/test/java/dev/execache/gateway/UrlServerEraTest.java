@@ -8,6 +8,10 @@ import dev.execache.core.StoreGuard;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.ToolResult;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.modelcontextprotocol.spec.McpSchema;
+import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
+import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import dev.execache.core.spi.ToolCatalog;
 import dev.execache.store.memory.MemoryCacheStore;
 import dev.execache.tools.mcp.McpToolCatalog;
@@ -179,5 +183,89 @@ class UrlServerEraTest {
         assertThat(givenAgain).isEqualTo(given);
         // a read-only tool, but each answer depended on the agent's: none is kept
         assertThat(gateway.stats().get("modern__ask_roots").hits()).isZero();
+    }
+
+    /** An agent of the initialize era: asked each request of a server's round on its own, as on a call's stream. */
+    private record OneAtATimeAgent(List<String> asked) implements ToolCatalog.Agent {
+        @Override
+        public String ask(String method, String params) {
+            asked.add(method + " " + params);
+            return "{\"action\":\"accept\",\"content\":{\"name\":\"Ada\"}}";
+        }
+    }
+
+    @Test
+    void aRequestThatNeedsTheAgentReachesItInItsEraAndNothingInputRequiredIsStored() throws IOException {
+        Gateway gateway = gateway(logging);
+        ObjectNode prompt = Json.MAPPER.createObjectNode().put("name", "modern__ask_name");
+        ObjectNode read = Json.MAPPER.createObjectNode().put("uri", "lab://asks/name");
+        List<String> asked = new CopyOnWriteArrayList<>();
+        OneAtATimeAgent legacy = new OneAtATimeAgent(asked);
+
+        // an agent of the initialize era: asked the server's request as its own, then given the answer
+        for (int time = 0; time < 2; time++) {
+            assertThat(Gateway.askingAgent(legacy, () -> gateway.features().answer("prompts/get", prompt, null))
+                    .at("/messages/0/content/text").textValue()).isEqualTo("Hello, Ada");
+            assertThat(Gateway.askingAgent(legacy, () -> gateway.features().answer("resources/read", read, null))
+                    .at("/contents/0/text").textValue()).isEqualTo("Hello, Ada");
+        }
+        JsonNode called = answer(Gateway.askingAgent(legacy, () -> gateway.call("modern__ask_elicitation", Map.of())));
+        // an agent of the 2026-07-28 era: the server's input_required as the server gave it, then its retry's answer
+        ObjectNode rounds = gateway.features().answer("prompts/get", prompt, null);
+        ObjectNode readRounds = gateway.features().answer("resources/read", read, null);
+        JsonNode answers = Json.MAPPER.readTree("{\"ask_name\":{\"action\":\"accept\",\"content\":{\"name\":\"Grace\"}}}");
+        ObjectNode retried = gateway.features().answer("prompts/get", prompt.deepCopy().put("requestState",
+                "ask_name-state").set("inputResponses", answers), null);
+        ObjectNode readRetried = gateway.features().answer("resources/read", read.deepCopy().put("requestState",
+                "ask_name-state").set("inputResponses", answers), null);
+
+        // asked each time (every read and the call): nothing that needed its answer was kept
+        assertThat(asked).hasSize(5).allSatisfy(one -> assertThat(one).startsWith("elicitation/create {"));
+        assertThat(asked.get(0)).contains("\"message\":\"Whose name?\"");
+        assertThat(called.at("/content/name").textValue()).isEqualTo("Ada");
+        for (ObjectNode first : List.of(rounds, readRounds)) {
+            assertThat(first.path("resultType").textValue()).isEqualTo("input_required");
+            assertThat(first.at("/inputRequests/ask_name/params/message").textValue()).isEqualTo("Whose name?");
+            assertThat(first.path("requestState").textValue()).isEqualTo("ask_name-state");
+        }
+        assertThat(retried.at("/messages/0/content/text").textValue()).isEqualTo("Hello, Grace");
+        assertThat(readRetried.at("/contents/0/text").textValue()).isEqualTo("Hello, Grace");
+        assertThat(gateway.inspect("modern__prompts/get", Map.of("name", "ask_name")).info()).isEmpty();
+        assertThat(gateway.inspect("modern__resources/read", Map.of("uri", "lab://asks/name")).info()).isEmpty();
+        assertThat(gateway.inspect("modern__ask_elicitation", Map.of()).info()).isEmpty();
+        assertThat(gateway.stats().get("modern__ask_elicitation").hits()).isZero();
+    }
+
+    @Test
+    void aToolTheServerDoesNotListIsPassedOnUncachedButOneExecacheLeftOutStaysOut() throws IOException {
+        Gateway gateway = gateway(logging);
+        List<String> noticed = new CopyOnWriteArrayList<>();
+        gateway.onChange((changed, withdrawn) -> noticed.add(changed.size() + " " + withdrawn.size()));
+        noticed.clear();
+
+        OfferedTool unlisted = gateway.unlisted("modern__unlisted_echo");
+        CallToolResult first = unlisted.call(new CallToolRequest("modern__unlisted_echo", Map.of("say", "hi"), null),
+                RequestOrigin.UNKNOWN);
+        CallToolResult second = unlisted.call(new CallToolRequest("modern__unlisted_echo", Map.of("say", "hi"), null),
+                RequestOrigin.UNKNOWN);
+        // the server says its tools changed, though its list stays the same: the agent is told, as directly
+        answer(gateway.call("modern__set_description", Map.of("tool", "fail", "description", "Always fails.",
+                "notify", true)));
+
+        assertThat(gateway.specifications()).extracting(tool -> tool.tool().name()).contains("modern__get_count")
+                .doesNotContain("modern__unlisted_echo", "modern__bad_header");
+        JsonNode answered = Json.MAPPER.readTree(((McpSchema.TextContent) first.content().get(0)).text());
+        assertThat(answered.at("/args/say").textValue()).isEqualTo("hi");
+        // asked every time, never kept: what it does is not known
+        assertThat(Json.MAPPER.readTree(((McpSchema.TextContent) second.content().get(0)).text()).path("served").intValue())
+                .isEqualTo(answered.path("served").intValue() + 1);
+        assertThat(gateway.inspect("modern__unlisted_echo", Map.of("say", "hi")).info()).isEmpty();
+        // left out by execache (a header declared where the spec allows none), listed, or of no server: not callable
+        assertThat(gateway.unlisted("modern__bad_header")).isNull();
+        assertThat(gateway.unlisted("modern__get_count")).isNull();
+        assertThat(gateway.unlisted("other__unlisted_echo")).isNull();
+        assertThat(gateway.unlisted("unlisted_echo")).as("no server is offered without the prefix").isNull();
+        assertThat(gateway.unlisted("modern__prompts/get")).as("not a tool's name").isNull();
+        await().atMost(Duration.ofMinutes(1)).until(() -> noticed.contains("0 0"));
     }
 }

@@ -70,6 +70,14 @@ abstract class Downstream {
     /** A request other than a tool call, one of {@link #ASKABLE} (see {@code ToolCatalog#ask}). */
     abstract String ask(String method, String params);
 
+    /** As {@link #ask(String, String)}, the server's requests to the agent going to {@code agent} (null: nobody). */
+    String ask(String method, String params, ToolCatalog.Agent agent) {
+        return ask(method, params);
+    }
+
+    /** Whether the server is up and did not list the tool {@code own} (its own name; see {@code ToolCatalog#unlisted}). */
+    abstract boolean unlisted(String own);
+
     /** The requests other than tool calls that are passed on to a server. */
     static final Set<String> ASKABLE = Set.of(McpSchema.METHOD_RESOURCES_LIST, McpSchema.METHOD_RESOURCES_TEMPLATES_LIST,
             McpSchema.METHOD_RESOURCES_READ, McpSchema.METHOD_PROMPT_LIST, McpSchema.METHOD_PROMPT_GET,

@@ -124,7 +124,11 @@ final class DownstreamServer extends ServerLifecycle<DownstreamServer.Connection
                 .requestTimeout(startTimeout())
                 .initializationTimeout(startTimeout())
                 .clientInfo(new McpSchema.Implementation("execache", "gateway"))
-                .toolsChangeConsumer(changed -> scheduler.execute(this::refreshQuietly))
+                .toolsChangeConsumer(changed -> {
+                    scheduler.execute(this::refreshQuietly);
+                    // the agent hears it whatever the list shows then, as it would directly
+                    notified.accept(McpSchema.METHOD_NOTIFICATION_TOOLS_LIST_CHANGED, Map.of());
+                })
                 .build();
         synchronized (this) {
             startingClient = client;

@@ -292,12 +292,25 @@ public final class McpToolCatalog implements ToolCatalog {
 
     @Override
     public String ask(String server, String method, String params) {
+        return ask(server, method, params, null);
+    }
+
+    @Override
+    public String ask(String server, String method, String params, Agent agent) {
         Downstream downstream = servers.get(server);
         if (downstream == null) {
             throw new dev.execache.core.spi.ServerRefusedException(McpSchema.ErrorCodes.INVALID_PARAMS,
                     "no server named " + server + " is configured");
         }
-        return downstream.ask(method, params);
+        return agent == null ? downstream.ask(method, params)
+                : downstream.ask(method, params, ElicitationDefaults.applying(agent));
+    }
+
+    @Override
+    public boolean unlisted(String tool) {
+        int separator = tool.indexOf(ServerLifecycle.SEPARATOR);
+        Downstream server = separator < 0 ? null : servers.get(tool.substring(0, separator));
+        return server != null && server.unlisted(tool.substring(separator + ServerLifecycle.SEPARATOR.length()));
     }
 
     @Override

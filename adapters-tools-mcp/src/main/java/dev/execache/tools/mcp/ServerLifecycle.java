@@ -106,6 +106,17 @@ abstract class ServerLifecycle<C> extends Downstream {
         return tools;
     }
 
+    @Override
+    final synchronized boolean unlisted(String own) {
+        return connection != null && !closed && !leftOut(own)
+                && tools.stream().noneMatch(tool -> tool.serverToolName().equals(own));
+    }
+
+    /** Whether the server's last list named {@code own} and the catalog left it out. */
+    boolean leftOut(String own) {
+        return false;
+    }
+
     /** Lists the tools again with {@link #list}; a subclass may see a failure first. */
     List<CatalogTool> listAgain(C current) {
         return list(current);

@@ -54,6 +54,14 @@ final class ServerNotifications {
         return false;
     }
 
+    /**
+     * The server said its tools changed ({@code notifications/tools/list_changed}): the agent is told so whatever its
+     * list shows when it is asked again, as it would be directly (tools it does not list may have changed too).
+     */
+    void toolsChanged() {
+        notified.accept(McpSchema.METHOD_NOTIFICATION_TOOLS_LIST_CHANGED, Map.of());
+    }
+
     /** Sends the progress notifications of the call sent with {@code token} to {@code sink} until it is forgotten. */
     void onProgress(String token, Consumer<Map<String, Object>> sink) {
         progress.put(token, sink);

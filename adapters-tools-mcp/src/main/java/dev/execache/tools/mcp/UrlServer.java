@@ -85,6 +85,8 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
     private final ConcurrentLinkedDeque<ToolCatalog.Agent> callers = new ConcurrentLinkedDeque<>();
     /** The tools left out for their header declarations, said once each (a 2026 server may be listed every second). */
     private final Set<String> toldNotOffered = ConcurrentHashMap.newKeySet();
+    /** The names of the tools its last list named and left out: never called as tools it did not list. */
+    private Set<String> leftOut = Set.of();
 
     /**
      * @param signIns where a person's sign-ins are kept, for a server that asks for one; null: such a
@@ -439,6 +441,15 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
      * within the call's time.
      */
     private JsonNode callOnce(StreamableHttpClient current, ObjectNode params, ToolCatalog.Agent agent, long deadline) {
+        return withRounds(current, "tools/call", params, agent, deadline);
+    }
+
+    /**
+     * One request, with its input rounds (2026-07-28): {@link #callOnce} for any request. Without an agent, an
+     * {@code input_required} answer is refused, saying nobody can be asked.
+     */
+    private JsonNode withRounds(StreamableHttpClient current, String method, ObjectNode params,
+            ToolCatalog.Agent agent, long deadline) {
         ObjectNode sent = params;
         String answeredBefore = agent != null && agent.asksRounds() && current.modern() ? agent.givenAnswers() : null;
         if (answeredBefore != null) {
@@ -452,7 +463,7 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
             }
         }
         while (true) {
-            JsonNode answer = current.request("tools/call", sent, left(deadline), agent);
+            JsonNode answer = current.request(method, sent, left(deadline), agent);
             if (!"input_required".equals(answer.path("resultType").asText())) {
                 return answer;
             }
@@ -474,19 +485,19 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
             }
             ObjectNode responses = json.createObjectNode();
             for (Map.Entry<String, JsonNode> asked : answer.path("inputRequests").properties()) {
-                String method = asked.getValue().path("method").asText();
+                String request = asked.getValue().path("method").asText();
                 if (agent == null) {
                     throw new AgentRefusedException(McpSchema.ErrorCodes.METHOD_NOT_FOUND, "no agent can be asked "
-                            + method + " for this call (made from the command line or by code inside an execute_code"
+                            + request + " for this call (made from the command line or by code inside an execute_code"
                             + " call of the 2026-07-28 era)");
                 }
                 JsonNode given = asked.getValue().get("params");
                 try {
-                    responses.set(asked.getKey(), json.readTree(agent.ask(method, json.writeValueAsString(
+                    responses.set(asked.getKey(), json.readTree(agent.ask(request, json.writeValueAsString(
                             given != null && given.isObject() ? given : json.createObjectNode()))));
                 } catch (JsonProcessingException e) {
                     throw new AgentRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "the agent's answer to "
-                            + method + " is not JSON");
+                            + request + " is not JSON");
                 }
                 if (Thread.currentThread().isInterrupted()) {
                     throw new HttpMcpException(Kind.CANCELLED, "the call was cancelled while the agent was asked");
@@ -597,6 +608,11 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
         }
     }
 
+    @Override
+    synchronized boolean leftOut(String own) {
+        return leftOut.contains(own);
+    }
+
     private synchronized Map<String, McpHeaders.Declarations> toolHeaders() {
         return toolHeaders;
     }
@@ -660,6 +676,7 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
         String method = notification.path("method").asText();
         if ("notifications/tools/list_changed".equals(method)) {
             schedule(this::refreshQuietly, Duration.ZERO);
+            notifications.toolsChanged();
             return;
         }
         JsonNode params = notification.get("params");
@@ -676,6 +693,20 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
     /** A request other than a tool call, sent as the agent sent it and answered as the server answered it. */
     @Override
     String ask(String method, String params) {
+        return ask(method, params, null);
+    }
+
+    /**
+     * As {@link #ask(String, String)}; what the server asks while it answers goes to {@code agent}: on the request's
+     * stream in the 2025 era; in the 2026-07-28 era each request of an {@code input_required} round, one at a time
+     * (the agent is of the initialize era), after which the request is sent again with the answers under the server's
+     * keys and its {@code requestState}, until the server answers. The 2026-07-28 connection is kept (not a session
+     * of the agent's era, as for a call): the answer then carries that era's cache hints ({@code ttlMs}). An agent that
+     * takes rounds is not asked here: the server's {@code input_required} answer comes back as it is, for that agent
+     * to answer.
+     */
+    @Override
+    String ask(String method, String params, ToolCatalog.Agent agent) {
         if (!ASKABLE.contains(method)) {
             throw cannotAsk(settings.name(), method);
         }
@@ -707,8 +738,12 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
             current.subscribe(given.path("uri").asText(), subscribing);
             return "{}";
         }
+        ToolCatalog.Agent asked = agent == null || agent.asksRounds() ? null : agent;
+        if (asked != null) {
+            callers.addLast(asked);
+        }
         try {
-            return answered(askOnce(current, method, given));
+            return answered(askOnce(current, method, given, asked));
         } catch (HttpMcpException e) {
             if (e.kind() == Kind.CANCELLED) {
                 throw askingCancelled(settings.name(), method);
@@ -717,18 +752,30 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
                 StreamableHttpClient again = reopen(current);
                 if (again != null) {
                     try {
-                        return answered(askOnce(again, method, given));
+                        return answered(askOnce(again, method, given, asked));
                     } catch (HttpMcpException second) {
                         throw refused(method, second);
                     }
                 }
             }
             throw refused(method, e);
+        } catch (AgentRefusedException e) {
+            if (Thread.interrupted()) {
+                throw askingCancelled(settings.name(), method);
+            }
+            throw new ServerRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "asking server " + settings.name()
+                    + " " + method + " failed: the server asked the agent something and got no answer: "
+                    + e.getMessage());
+        } finally {
+            if (asked != null) {
+                callers.removeLastOccurrence(asked);
+            }
         }
     }
 
-    private JsonNode askOnce(StreamableHttpClient current, String method, ObjectNode params) {
-        return current.request(method, params, callTimeout);
+    private JsonNode askOnce(StreamableHttpClient current, String method, ObjectNode params, ToolCatalog.Agent agent) {
+        return agent == null ? current.request(method, params, callTimeout)
+                : withRounds(current, method, params, agent, System.nanoTime() + callTimeout.toNanos());
     }
 
     private String answered(JsonNode result) {
@@ -790,6 +837,7 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
         McpSchema.Implementation serverInfo = implementation(current.serverInfo());
         List<CatalogTool> listed = new ArrayList<>();
         Map<String, McpHeaders.Declarations> headers = new LinkedHashMap<>();
+        Set<String> notOffered = new TreeSet<>();
         String cursor = null;
         long ttl = -1;
         do {
@@ -809,6 +857,7 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
                     if (toldNotOffered.add(why)) {
                         LOG.log(Level.WARNING, "server " + settings.name() + ": " + why);
                     }
+                    notOffered.add(tool.path("name").asText());
                     continue;
                 }
                 if (!declared.headers().isEmpty()) {
@@ -827,6 +876,7 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
         StreamableHttpClient session;
         synchronized (this) {
             toolHeaders = Map.copyOf(headers);
+            leftOut = Set.copyOf(notOffered);
             session = eraSession;
         }
         if (session != null) {

@@ -44,6 +44,16 @@ public interface ToolCatalog extends AutoCloseable {
     }
 
     /**
+     * Whether {@code tool} (a catalog name, {@code SERVER__TOOL}) names a tool its server did not list: the server is
+     * configured and up, and its last list neither offered the tool nor named it (a tool the catalog left out of a
+     * list, for a declaration it cannot honour, is not one). Directly, a client may call a tool a server does not
+     * list; a caller may pass such a call on, knowing nothing of what the tool does. By default no tool is one.
+     */
+    default boolean unlisted(String tool) {
+        return false;
+    }
+
+    /**
      * The agent a server's request made outside any call goes to (a server that asks {@code roots/list} once it is
      * connected); null: none (every such request is refused, saying so). By default servers ask nothing.
      */
@@ -117,6 +127,16 @@ public interface ToolCatalog extends AutoCloseable {
         throw new ServerRefusedException(-32601, "server " + server + " cannot be asked " + method);
     }
 
+    /**
+     * As {@link #ask(String, String, String)}, for a request made by an agent that the server may ask something while
+     * it answers (sampling, elicitation, roots), as in {@link #call(String, Map, Consumer, Agent)}; null: nobody can
+     * be asked. An agent that takes rounds ({@link Agent#asksRounds}) is not asked here: a 2026-07-28 server's
+     * {@code input_required} answer comes back as it is, for that agent to answer. By default servers ask nothing.
+     */
+    default String ask(String server, String method, String params, Agent agent) {
+        return ask(server, method, params);
+    }
+
     /** Asks to be told when the discovered tools change (added, removed, or a new digest). */
     void addListener(Listener listener);
 
@@ -131,7 +151,9 @@ public interface ToolCatalog extends AutoCloseable {
     /**
      * Asks to be told the servers' notifications the agent hears as they were sent ({@code notifications/resources/updated},
      * {@code notifications/resources/list_changed}, {@code notifications/prompts/list_changed},
-     * {@code notifications/elicitation/complete}). By default servers send none.
+     * {@code notifications/elicitation/complete}), and each server's {@code notifications/tools/list_changed} (its
+     * tools are listed again too, and the catalog's {@link Listener}s told if they changed). By default servers send
+     * none.
      */
     default void addNotificationListener(NotificationListener listener) {
     }

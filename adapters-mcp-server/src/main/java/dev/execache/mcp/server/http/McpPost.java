@@ -214,7 +214,9 @@ final class McpPost extends Handler.Abstract {
             sessionCalls.put(sessionCall, callId);
         }
         try {
-            if (streams && McpSchema.METHOD_TOOLS_CALL.equals(method)) {
+            // a read of the initialize era too: its server may ask the agent something on the request's stream
+            if (streams && (McpSchema.METHOD_TOOLS_CALL.equals(method) || !checked.modern()
+                    && (McpSchema.METHOD_PROMPT_GET.equals(method) || McpSchema.METHOD_RESOURCES_READ.equals(method)))) {
                 stream(request, response, callback, checked, callId, agent);
                 return;
             }
@@ -331,7 +333,10 @@ final class McpPost extends Handler.Abstract {
         return true;
     }
 
-    /** A tool call answered as an SSE stream: its notifications, then its answer. A closed stream cancels it. */
+    /**
+     * A tool call (or a read of the initialize era) answered as an SSE stream: its notifications and the server's
+     * requests to the agent, then its answer. A closed stream cancels it.
+     */
     private void stream(Request request, Response response, Callback callback, JsonRpc.Request call, String callId,
             String agent) {
         response.setStatus(200);

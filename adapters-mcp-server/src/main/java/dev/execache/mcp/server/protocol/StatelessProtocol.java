@@ -211,7 +211,7 @@ public final class StatelessProtocol implements AutoCloseable {
                         null);
                 // no session keeps the level: on HTTP a client sets it per request, in _meta
                 case McpSchema.METHOD_LOGGING_SET_LEVEL -> result(id, Json.MAPPER.createObjectNode(), false, method);
-                default -> ServerFeatures.METHODS.contains(method) ? serverFeature(request, agent)
+                default -> ServerFeatures.METHODS.contains(method) ? serverFeature(request, agent, asker)
                         : JsonRpc.error(id, McpSchema.ErrorCodes.METHOD_NOT_FOUND, "Method not found: " + method, null);
             };
         } catch (IOException e) {
@@ -219,21 +219,26 @@ public final class StatelessProtocol implements AutoCloseable {
         }
     }
 
-    /** A request of the servers' resources, prompts or completion, answered by the server that owns its subject. */
-    private String serverFeature(JsonRpc.Request request, String agent) throws IOException {
+    /**
+     * A request of the servers' resources, prompts or completion, answered by the server that owns its subject, which
+     * may ask {@code asker} something while it answers (null: nobody can be asked; an agent of the 2026-07-28 era gets
+     * the server's {@code input_required} answer as it is).
+     */
+    private String serverFeature(JsonRpc.Request request, String agent, ToolCatalog.Agent asker) throws IOException {
         Gateway gateway = serveTools.gateway();
         if (gateway == null) {
             return JsonRpc.error(request.id(), McpSchema.ErrorCodes.METHOD_NOT_FOUND, "Method not found: "
                     + request.method() + " (no servers are configured under servers:)", null);
         }
         try {
-            ObjectNode answer = gateway.features().answer(request.method(), request.params(), agent);
+            ObjectNode answer = Gateway.askingAgent(asker,
+                    () -> gateway.features().answer(request.method(), request.params(), agent));
             if (INPUT_REQUIRED.equals(answer.path("resultType").textValue())) {
                 if (!request.modern()) {
-                    // only a tool call's requests reach an agent of that era (on the call's stream)
+                    // its requests reach an agent of that era on the request's stream; this one has none
                     return JsonRpc.error(request.id(), McpSchema.ErrorCodes.INTERNAL_ERROR, "the server asks the agent"
-                            + " something before it answers " + request.method() + ", which it can ask only an agent"
-                            + " of the " + JsonRpc.MODERN + " era", null);
+                            + " something before it answers " + request.method() + ", and this request has no stream"
+                            + " to ask it on (send it accepting text/event-stream)", null);
                 }
                 return JsonRpc.response(request.id(), Json.write(answer));
             }
@@ -367,6 +372,12 @@ public final class StatelessProtocol implements AutoCloseable {
                 return toolResult(id, ServeTools.shuttingDown(), modern);
             }
         }
+        boolean unlisted = false;
+        if (spec == null && gateway != null) {
+            // a tool its server does not list: an agent may call it directly, so it may through execache
+            spec = gateway.unlisted(name);
+            unlisted = spec != null;
+        }
         if (spec == null) {
             return JsonRpc.error(id, McpSchema.ErrorCodes.INVALID_PARAMS, "Unknown tool: " + name + whyNotOffered(name),
                     null);
@@ -402,7 +413,7 @@ public final class StatelessProtocol implements AutoCloseable {
                     arguments == null || arguments.isNull() ? null : Json.plain((ObjectNode) arguments, other),
                     Json.plain(meta, other));
             OfferedTool called = spec;
-            if (modern && gateway != null && gateway.offers(name)) {
+            if (modern && gateway != null && (unlisted || gateway.offers(name))) {
                 // the 2026-07-28 era asks the client only through an input_required result (see InputRounds)
                 InputRounds.Step step;
                 try {
