@@ -6,7 +6,8 @@
 //   MODE: legacy | pinned (2026-07-28); SERVER: the lab's name under servers:; SLEEP_MS: the cancelled sleep's ms,
 //   which names it at the lab; TRANSPORT: http URL | stdio COMMAND [ARGS...]
 // Prints one JSON line: the answers, their cache status, what the client was asked, the lab's record of the sleeps
-// and what execache keeps of a finished and of the cancelled sleep.
+// and what execache keeps of a finished and of the cancelled sleep; in the legacy era at the 2026-07-28 lab, its prompt
+// and resource that ask first; in every run, a tool the lab does not list and one execache leaves out.
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 
@@ -64,6 +65,20 @@ try {
   await call("elicitation", "ask_elicitation");
   await call("roots", "ask_roots");
   out.rootsAsked = out.asked.roots;
+  if (mode === "legacy" && server === "modern") {
+    // a prompt and a resource the 2026-07-28 lab answers input_required: asked as this era's own requests
+    const before = out.asked.elicitation.length;
+    out.prompt = (await client.getPrompt({ name: tool("ask_name"), arguments: {} })).messages[0].content.text;
+    out.promptAgain = (await client.getPrompt({ name: tool("ask_name"), arguments: {} })).messages[0].content.text;
+    out.read = (await client.readResource({ uri: "lab://asks/name" })).contents[0].text;
+    out.readsAsked = out.asked.elicitation.length - before;
+  }
+  // a tool the lab does not list, called as directly; one it lists with a header declared wrongly stays out
+  const unlisted = await client.callTool({ name: tool("unlisted_echo"), arguments: { say: "hi" } });
+  out.cache.unlisted = unlisted?._meta?.["dev.execache/cache"]?.status ?? null;
+  out.unlisted = parsed(unlisted);
+  out.badHeader = await client.callTool({ name: tool("bad_header"), arguments: {} })
+    .then((answer) => `answered ${JSON.stringify(answer)}`, (error) => `rejected: ${error?.message ?? error}`);
   if (mode === "legacy" && transportKind === "stdio" && server === "lab") {
     // the agent's roots change: a url server of a session is told (a 2026-07-28 one has no such notification)
     const before = (await callParsed("roots_changed")).rootsChanged;

@@ -21,8 +21,10 @@ import org.junit.jupiter.params.provider.CsvSource;
  * each era, on stdio and over HTTP, calls tools of the HTTP lab (http-lab-server.mjs --asks) that ask it for a
  * sampled message, a person's input and its roots, of a lab of the 2025-11-25 era (a request on the call's event
  * stream) and of one of the 2026-07-28 era (an input_required answer and a retry); its answers reach the lab and the
- * calls are never stored; on stdio the agent's roots change reaches the 2025-era lab. Then it cancels a long sleep at
- * the lab: the lab sees the request cancelled or closed, and nothing is kept of it.
+ * calls are never stored; on stdio the agent's roots change reaches the 2025-era lab; a 2025 agent's prompt and resource
+ * read that the 2026-07-28 lab answers input_required reach it as its own requests. A tool the lab does not list is
+ * called as directly, one execache left out of the list is not. Then it cancels a long sleep at the lab: the lab sees
+ * the request cancelled or closed, and nothing is kept of it.
  */
 class UrlServerAsksIT {
     private static final Map<String, String> NO_POOL = Map.of("EXECACHE_WARM_POOL", "0");
@@ -69,7 +71,7 @@ class UrlServerAsksIT {
 
     @ParameterizedTest(name = "a {1} server, an agent of the {0} era on {2}")
     @CsvSource({"legacy, lab, stdio", "pinned, lab, stdio", "legacy, modern, stdio", "pinned, modern, http",
-            "pinned, lab, http", "legacy, lab, http"})
+            "pinned, lab, http", "legacy, lab, http", "legacy, modern, http"})
     void theServersRequestsReachTheAgentAndACancelledCallEndsAtTheServerAndIsNotKept(String mode, String server,
             String transport) throws Exception {
         JsonNode out = client(mode, server, transport);
@@ -95,6 +97,18 @@ class UrlServerAsksIT {
             // the agent's notifications/roots/list_changed reached the url server's session
             assertThat(out.at("/rootsChangedBy").intValue()).isEqualTo(1);
         }
+        if (mode.equals("legacy") && server.equals("modern")) {
+            // a prompt and a resource the 2026-07-28 lab answers input_required: the agent of the initialize era is
+            // asked as its own request each time (nothing that needed its answer is kept), and gets the answer
+            assertThat(out.at("/prompt").textValue()).isEqualTo("Hello, Ada Lovelace");
+            assertThat(out.at("/promptAgain").textValue()).isEqualTo("Hello, Ada Lovelace");
+            assertThat(out.at("/read").textValue()).isEqualTo("Hello, Ada Lovelace");
+            assertThat(out.at("/readsAsked").intValue()).isEqualTo(3);
+        }
+        // a tool the lab does not list is called as directly, never kept; one execache left out stays out
+        assertThat(out.at("/unlisted/args/say").textValue()).isEqualTo("hi");
+        assertThat(out.at("/cache/unlisted").textValue()).isEqualTo("bypass");
+        assertThat(out.at("/badHeader").textValue()).startsWith("rejected: ").contains("Unknown tool");
         for (String call : List.of("sampling", "samplingAgain", "elicitation", "roots")) {
             // the lab marks them read-only, so they are looked up: each a miss that was not stored
             assertThat(out.at("/cache/" + call).textValue()).as(call).isEqualTo("miss");
