@@ -218,6 +218,10 @@ class UrlServerEraTest {
                 "ask_name-state").set("inputResponses", answers), null);
         ObjectNode readRetried = gateway.features().answer("resources/read", read.deepCopy().put("requestState",
                 "ask_name-state").set("inputResponses", answers), null);
+        JsonNode roundsCalled = answer(Gateway.askingAgent(new RoundsAgent(new CopyOnWriteArrayList<>(), null),
+                () -> gateway.call("modern__ask_roots", Map.of())));
+        // and nobody to ask (the command line): the call fails, saying so
+        ToolResult nobody = gateway.call("modern__ask_elicitation", Map.of());
 
         // asked each time (every read and the call): nothing that needed its answer was kept
         assertThat(asked).hasSize(5).allSatisfy(one -> assertThat(one).startsWith("elicitation/create {"));
@@ -232,8 +236,13 @@ class UrlServerEraTest {
         assertThat(readRetried.at("/contents/0/text").textValue()).isEqualTo("Hello, Grace");
         assertThat(gateway.inspect("modern__prompts/get", Map.of("name", "ask_name")).info()).isEmpty();
         assertThat(gateway.inspect("modern__resources/read", Map.of("uri", "lab://asks/name")).info()).isEmpty();
-        assertThat(gateway.inspect("modern__ask_elicitation", Map.of()).info()).isEmpty();
-        assertThat(gateway.stats().get("modern__ask_elicitation").hits()).isZero();
+        assertThat(roundsCalled.at("/roots/0/uri").textValue()).isEqualTo("file:///work");
+        assertThat(nobody.isError()).isTrue();
+        assertThat(nobody.json()).contains("no agent can be asked elicitation/create");
+        for (String tool : List.of("modern__ask_elicitation", "modern__ask_roots")) {
+            assertThat(gateway.inspect(tool, Map.of()).info()).as(tool).isEmpty();
+            assertThat(gateway.stats().get(tool).hits()).as(tool).isZero();
+        }
     }
 
     @Test
