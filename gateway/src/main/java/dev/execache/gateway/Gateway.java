@@ -55,6 +55,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 /**
@@ -91,7 +92,7 @@ public final class Gateway implements CodeTools {
     /** The agent that made the call this thread is making, which its server may ask something; read as the progress is. */
     private static final ThreadLocal<ToolCatalog.Agent> CALL_AGENT = new ThreadLocal<>();
     /** The names a tool may have (the specification's: 1 to 128 of these characters); no read's name is one. */
-    private static final java.util.regex.Pattern TOOL_NAME = java.util.regex.Pattern.compile("[A-Za-z0-9_.-]{1,128}");
+    private static final Pattern TOOL_NAME = Pattern.compile("[A-Za-z0-9_.-]{1,128}");
 
     private final ToolCatalog catalog;
     private final MutableToolVersions versions;
