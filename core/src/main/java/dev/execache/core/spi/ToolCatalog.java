@@ -54,8 +54,8 @@ public interface ToolCatalog extends AutoCloseable {
     }
 
     /**
-     * The servers reached as each caller's person (their token exchanged for one meant for the server): their answers
-     * are that person's, so a cache keys them on the person. By default none.
+     * The servers whose answers are each calling person's own: reached as that person (their token exchanged for one
+     * meant for the server) and not shared publicly, so a cache keys their answers on the person. By default none.
      */
     default java.util.Set<String> perPerson() {
         return java.util.Set.of();
