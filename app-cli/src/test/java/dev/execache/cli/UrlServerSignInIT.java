@@ -349,7 +349,10 @@ class UrlServerSignInIT {
             assertThat(ivanAnswer.path("isError").asBoolean()).as(ivanAnswer.toString()).isTrue();
             assertThat(text(ivanAnswer)).contains("the subject may not reach that resource");
             serve.close();
-            String printed = String.join("\n", serve.stderr()) + erinAnswer + ivanAnswer;
+            Ran config = run(environment, "config");
+            assertThat(config.out()).contains("person " + serverUrl + " oauth execache-gateway as each agent's person"
+                    + " (token exchange) (GATEWAY_SECRET set)");
+            String printed = String.join("\n", serve.stderr()) + erinAnswer + ivanAnswer + config.printed();
             for (String secret : List.of(runner, full, erin, ivan, "execache-gateway-secret-0123456789")) {
                 assertThat(printed).doesNotContain(secret);
             }
