@@ -1,10 +1,13 @@
 // A real authorization server for the tests of serve --http as an OAuth resource server:
 // oidc-provider (pinned in package.json) on loopback, issuing JWT access tokens for any loopback
 // resource (RFC 8707 resource indicators) by client credentials, and by authorization code with
-// PKCE to clients that register themselves, after a sign-in at its development pages. Prints one line,
-// {"issuer": "http://127.0.0.1:PORT"}, once it listens.
+// PKCE to clients that register themselves, after a sign-in at its development pages, and by token
+// exchange (RFC 8693) to the client execache-gateway: a gateway that holds a person's access token gets one
+// meant for another resource, naming the same person. Prints one line, {"issuer": "http://127.0.0.1:PORT"},
+// once it listens.
 //
-// Beside the provider, two test-only endpoints:
+// Beside the provider, test-only endpoints:
+//   GET  /test/exchanges  the token exchanges made so far ({subject, resource} each)
 //   POST /test/rotate  the provider signs with a new key from now on (and publishes only that one)
 //   POST /test/mint    {"claims": {...}, "header": {...}, "key": "current"|"other"|"none"|"hmac-public"}
 //                      a token signed as asked, to show what serve refuses (expired, another audience,
@@ -12,7 +15,7 @@
 //                      HMAC with the public key as its secret)
 import http from 'node:http';
 import crypto from 'node:crypto';
-import Provider from 'oidc-provider';
+import Provider, { errors } from 'oidc-provider';
 
 const SCOPES = ['execache:read', 'execache:run', 'execache:admin'];
 const CLIENTS = [
@@ -27,20 +30,93 @@ function newKey() {
   return { privateKey, publicKey, kid, jwk: { ...privateKey.export({ format: 'jwk' }), kid, alg: 'RS256', use: 'sig' } };
 }
 
+const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
+
 let key = newKey();
 let provider;
 let issuer;
 
+function resourceServerInfo(resource) {
+  const url = new URL(resource);
+  if (url.hostname !== '127.0.0.1' && url.hostname !== 'localhost') {
+    throw new Error(`not a loopback resource: ${resource}`);
+  }
+  return { scope: SCOPES.join(' '), audience: resource, accessTokenFormat: 'jwt', accessTokenTTL: 600,
+    jwt: { sign: { alg: 'RS256' } } };
+}
+
+/** An oidc-provider error that tells the client why (its own description stays generic otherwise). */
+function refusal(Kind, description) {
+  const error = new Kind(description);
+  error.error_description = description;
+  return error;
+}
+
+/**
+ * The claims of an access token this provider signed, not expired (strictly: no leeway, as the provider's policy);
+ * else invalid_grant. A subject whose name starts with "refused-" may not reach other resources: the provider's
+ * policy refuses the exchange, as a real one may for a person without access.
+ */
+function subjectClaims(token) {
+  const [head, body, signature] = String(token ?? '').split('.');
+  if (!signature) throw refusal(errors.InvalidGrant, 'subject_token is not a JWT');
+  const good = crypto.verify('sha256', Buffer.from(`${head}.${body}`), key.publicKey, Buffer.from(signature, 'base64url'));
+  if (!good) throw refusal(errors.InvalidGrant, 'subject_token is not signed by this provider');
+  const claims = JSON.parse(Buffer.from(body, 'base64url'));
+  if (claims.iss !== issuer) throw refusal(errors.InvalidGrant, 'subject_token was not issued here');
+  if (!(claims.exp * 1000 > Date.now())) throw refusal(errors.InvalidGrant, 'subject_token has expired');
+  if (String(claims.sub).startsWith('refused-')) throw refusal(errors.InvalidGrant, 'the subject may not reach that resource');
+  return claims;
+}
+
+// the RFC 8693 grant, through oidc-provider's extension point for grant types: the subject token must be an
+// access token of this provider; the token issued names the same subject, for the one resource asked
+async function tokenExchange(ctx) {
+  const { params, client } = ctx.oidc;
+  if (params.subject_token_type !== ACCESS_TOKEN_TYPE) {
+    throw refusal(errors.InvalidRequest, `subject_token_type must be ${ACCESS_TOKEN_TYPE}`);
+  }
+  const claims = subjectClaims(params.subject_token);
+  const resource = params.resource ?? params.audience;
+  if (!resource || (params.audience && params.resource && params.audience !== params.resource)) {
+    throw refusal(errors.InvalidTarget, 'name one resource (resource, audience)');
+  }
+  const info = resourceServerInfo(resource);
+  const asked = params.scope ? params.scope.split(' ') : (claims.scope ?? '').split(' ');
+  const token = new ctx.oidc.provider.AccessToken({
+    accountId: claims.sub,
+    client,
+    gty: 'token-exchange',
+    scope: asked.filter((scope) => SCOPES.includes(scope)).join(' ') || undefined,
+    extra: { act: { sub: client.clientId } },
+  });
+  token.resourceServer = { ...info, identifier: () => resource, get scopes() { return new Set(info.scope.split(' ')); } };
+  exchanges.push({ subject: claims.sub, resource });
+  const value = await token.save();
+  ctx.body = { access_token: value, issued_token_type: ACCESS_TOKEN_TYPE, token_type: 'Bearer',
+    expires_in: token.expiration, scope: token.scope };
+}
+
+const exchanges = [];
+
 function makeProvider() {
   const made = new Provider(issuer, {
-    clients: CLIENTS.map(([id, scope]) => ({
+    clients: [...CLIENTS.map(([id, scope]) => ({
       client_id: id,
       client_secret: `${id}-secret-0123456789`,
       grant_types: ['client_credentials'],
       redirect_uris: [],
       response_types: [],
       scope,
-    })),
+    })), {
+      client_id: 'execache-gateway',
+      client_secret: 'execache-gateway-secret-0123456789',
+      grant_types: ['client_credentials', TOKEN_EXCHANGE],
+      redirect_uris: [],
+      response_types: [],
+      scope: SCOPES.join(' '),
+    }],
     jwks: { keys: [key.jwk] },
     // a client that may refresh gets a refresh token with its code (by default only with offline_access)
     issueRefreshToken: async (ctx, client) => client.grantTypeAllowed('refresh_token'),
@@ -55,17 +131,12 @@ function makeProvider() {
       resourceIndicators: {
         enabled: true,
         defaultResource: (ctx, client, oneOf) => oneOf,
-        getResourceServerInfo: (ctx, resource) => {
-          const url = new URL(resource);
-          if (url.hostname !== '127.0.0.1' && url.hostname !== 'localhost') {
-            throw new Error(`not a loopback resource: ${resource}`);
-          }
-          return { scope: SCOPES.join(' '), audience: resource, accessTokenFormat: 'jwt', accessTokenTTL: 600,
-            jwt: { sign: { alg: 'RS256' } } };
-        },
+        getResourceServerInfo: (ctx, resource) => resourceServerInfo(resource),
       },
     },
   });
+  made.registerGrantType(TOKEN_EXCHANGE, tokenExchange,
+    ['subject_token', 'subject_token_type', 'requested_token_type', 'resource', 'audience', 'scope']);
   made.proxy = false;
   return made.callback();
 }
@@ -102,6 +173,10 @@ const server = http.createServer(async (req, res) => {
     key = newKey();
     provider = makeProvider();
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ kid: key.kid }));
+    return;
+  }
+  if (req.method === 'GET' && req.url === '/test/exchanges') {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(exchanges));
     return;
   }
   if (req.method === 'POST' && req.url === '/test/mint') {

@@ -287,6 +287,37 @@ class GatewayConfigTest {
     }
 
     @Test
+    void aUrlServerIsReachedAsEachAgentsPersonWithIdentityExchangeAndItsOAuthClient() {
+        GatewayConfig config = parse("""
+                servers:
+                  tracker:
+                    url: https://tracker.example.com/mcp
+                    identity: exchange
+                    oauth: {client_id: execache, client_secret: "${TRACKER_SECRET}"}
+                  docs: {url: https://docs.example.com/mcp, identity: configured}
+                """);
+
+        UrlServerSettings tracker = (UrlServerSettings) config.servers().get(0).settings();
+        UrlServerSettings docs = (UrlServerSettings) config.servers().get(1).settings();
+        assertThat(tracker.identity()).isEqualTo(UrlServerSettings.Identity.EXCHANGE);
+        assertThat(tracker.perPerson()).isTrue();
+        assertThat(docs.perPerson()).isFalse();
+        assertThatThrownBy(() -> parse("servers: {t: {url: \"https://t.example.com/mcp\", identity: someone}}"))
+                .isInstanceOf(UsageException.class)
+                .hasMessageContaining("servers.t.identity must be configured (reached with what the entry configures)"
+                        + " or exchange (as each agent's person").hasMessageNotContaining("someone");
+        assertThatThrownBy(() -> parse("servers: {t: {url: \"https://t.example.com/mcp\", identity: exchange}}"))
+                .isInstanceOf(UsageException.class)
+                .hasMessageContaining("servers.t: server t: identity: exchange needs oauth.client_id and"
+                        + " oauth.client_secret");
+        assertThatThrownBy(() -> parse("servers: {t: {url: \"https://t.example.com/mcp\", identity: exchange,"
+                + " headers: {Authorization: \"Bearer ${T}\"}, oauth: {client_id: c, client_secret: s}}}"))
+                .hasMessageContaining("remove the Authorization header");
+        assertThatThrownBy(() -> parse("servers: {t: {command: x, identity: exchange}}"))
+                .hasMessageContaining("servers.t.identity goes with url, not command");
+    }
+
+    @Test
     void shareIsPublicOrPrivate() {
         assertThatThrownBy(() -> parse("""
                 servers:

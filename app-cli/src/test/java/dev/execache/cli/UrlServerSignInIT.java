@@ -11,6 +11,7 @@ import dev.execache.cli.session.GatewayCatalog;
 import dev.execache.cli.settings.Environment;
 import dev.execache.cli.settings.Settings;
 import dev.execache.gateway.TestDeno;
+import dev.execache.mcp.server.RawHttp;
 import dev.execache.tools.mcp.McpToolCatalog;
 import java.io.BufferedReader;
 import java.io.ByteArrayInputStream;
@@ -43,7 +44,9 @@ import org.junit.jupiter.api.io.TempDir;
  * tokens issued for its own URL and answers who they name; a headless browser signs in at the
  * provider's development pages. {@code execache login} follows the server's 401 to the provider,
  * registers itself, and runs the authorization code flow with PKCE; through {@code serve} on stdio the
- * agent is asked to have its person sign in (a URL-mode elicitation) and the call goes on.
+ * agent is asked to have its person sign in (a URL-mode elicitation) and the call goes on. Through one
+ * {@code serve --http} with OAuth, each agent's person reaches the server as themselves: their token is
+ * exchanged at the provider (RFC 8693, its grant registered in oauth-server.mjs) for one meant for the server.
  */
 class UrlServerSignInIT {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -276,5 +279,83 @@ class UrlServerSignInIT {
         assertThat(frankAgain).as("frank's own answer, from the cache").isEqualTo(frank);
         assertThat(grace.get("sub").asText()).as("not frank's cached answer").isEqualTo("grace");
         assertThat(grace.get("calls").intValue()).isEqualTo(1);
+    }
+
+    /** A tools/call of {@code tool} through serve --http at {@code port}, as the holder of {@code token}. */
+    private static JsonNode callOverHttp(int port, String token, String tool, String arguments) throws Exception {
+        RawHttp.Answer answer = RawHttp.post(port, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+                + "{\"name\":\"" + tool + "\",\"arguments\":" + arguments + "}}", Map.of("Authorization", "Bearer " + token));
+        assertThat(answer.status()).as(answer.body()).isEqualTo(200);
+        JsonNode json = answer.header("content-type").startsWith("text/event-stream")
+                ? answer.events().get(answer.events().size() - 1) : answer.json();
+        assertThat(json.has("result")).as(json.toString()).isTrue();
+        return json.get("result");
+    }
+
+    private static String text(JsonNode result) {
+        return result.at("/content/0/text").asText();
+    }
+
+    @Test
+    void throughServeHttpEachAgentsPersonReachesTheServerAsThemselvesByTokenExchange() throws Exception {
+        Files.writeString(dir.resolve("execache.yaml"), """
+                servers:
+                  person:
+                    url: "%s"
+                    identity: exchange
+                    oauth: {client_id: execache-gateway, client_secret: "${GATEWAY_SECRET}"}
+                """.formatted(serverUrl));
+        Map<String, String> environment = new HashMap<>(environment("serve"));
+        environment.put("EXECACHE_WARM_POOL", "0");
+        environment.put("GATEWAY_SECRET", "execache-gateway-secret-0123456789");
+        try (HttpServeProcess serve = HttpServeProcess.start(environment, "--store", "memory", "--http", "127.0.0.1:0",
+                "--oauth-issuer", provider.issuer(), "--config", dir.resolve("execache.yaml").toString())) {
+            String run = "execache:read execache:run";
+            String runner = provider.token("agent-runner", run, serve.url());
+            String full = provider.token("agent-full", run, serve.url());
+            long now = System.currentTimeMillis() / 1000;
+            ObjectNode expired = JSON.createObjectNode().put("iss", provider.issuer()).put("sub", "erin")
+                    .put("aud", serve.url()).put("scope", run).put("iat", now - 600).put("exp", now - 20);
+            // serve takes it (a minute of clock skew), the provider exchanges no expired token
+            String erin = provider.mint(expired, "current");
+            ObjectNode refused = expired.deepCopy().put("sub", "refused-ivan").put("exp", now + 300);
+            String ivan = provider.mint(refused, "current");
+            await().atMost(Duration.ofMinutes(1)).ignoreExceptions().until(() -> text(callOverHttp(serve.port(), runner,
+                    "person__whoami", "{}")).contains("agent-runner"));
+
+            JsonNode runnerAnswer = JSON.readTree(text(callOverHttp(serve.port(), runner, "person__whoami", "{}")));
+            JsonNode fullFirst = callOverHttp(serve.port(), full, "person__whoami", "{}");
+            JsonNode fullAgain = callOverHttp(serve.port(), full, "person__whoami", "{}");
+            JsonNode runnerAgain = callOverHttp(serve.port(), runner, "person__whoami", "{}");
+            JsonNode fromCode = callOverHttp(serve.port(), full, "execute_code",
+                    "{\"code\":\"return await tools.person.whoami({})\"}");
+            JsonNode erinAnswer = callOverHttp(serve.port(), erin, "person__whoami", "{}");
+            JsonNode ivanAnswer = callOverHttp(serve.port(), ivan, "person__whoami", "{}");
+
+            assertThat(runnerAnswer.get("sub").asText()).isEqualTo("agent-runner");
+            assertThat(runnerAnswer.get("aud").asText()).as("a token meant for the server").isEqualTo(serverUrl);
+            assertThat(JSON.readTree(text(fullFirst)).get("sub").asText()).as("not agent-runner's cached answer")
+                    .isEqualTo("agent-full");
+            assertThat(JSON.readTree(text(fullFirst)).get("calls").intValue()).isEqualTo(1);
+            assertThat(fullAgain.at("/_meta/dev.execache~1cache/status").asText()).isEqualTo("hit");
+            assertThat(JSON.readTree(text(fullAgain)).get("sub").asText()).isEqualTo("agent-full");
+            assertThat(runnerAgain.at("/_meta/dev.execache~1cache/status").asText()).isEqualTo("hit");
+            assertThat(JSON.readTree(text(runnerAgain)).get("sub").asText()).isEqualTo("agent-runner");
+            assertThat(text(fromCode)).as(fromCode.toString()).contains("agent-full").doesNotContain("agent-runner");
+            assertThat(erinAnswer.path("isError").asBoolean()).as(erinAnswer.toString()).isTrue();
+            assertThat(text(erinAnswer)).contains("server person: the identity provider would not exchange your access"
+                    + " token for one meant for this server").contains("subject_token has expired")
+                    .contains("sign in to execache again");
+            assertThat(ivanAnswer.path("isError").asBoolean()).as(ivanAnswer.toString()).isTrue();
+            assertThat(text(ivanAnswer)).contains("the subject may not reach that resource");
+            serve.close();
+            Ran config = run(environment, "config");
+            assertThat(config.out()).contains("person " + serverUrl + " oauth execache-gateway as each agent's person"
+                    + " (token exchange) (GATEWAY_SECRET set)");
+            String printed = String.join("\n", serve.stderr()) + erinAnswer + ivanAnswer + config.printed();
+            for (String secret : List.of(runner, full, erin, ivan, "execache-gateway-secret-0123456789")) {
+                assertThat(printed).doesNotContain(secret);
+            }
+        }
     }
 }

@@ -142,7 +142,7 @@ public final class CachedTool {
             return callUncachedOnce(request.uncached(new ToolCallRequest.Uncached(mayChange,
                     mayChange ? "it may change something (its name says so)" : "caching is turned off for it")));
         }
-        String key = keyOf(tool, arguments);
+        String key = keyOf(tool, arguments, request.person());
         ToolValidator validator = rule.get().validator();
         Map<String, Object> validatorArguments = validator == null || !validatorUsable.test(tool) ? null
                 : validator.fill(arguments).orElse(null);
@@ -335,7 +335,14 @@ public final class CachedTool {
     }
 
     private String keyOf(String tool, Map<String, Object> args) {
-        return keyGenerator.key(tool, CanonicalJson.write(args, tool + ".args"), toolVersions.versions().get(tool));
+        return keyOf(tool, args, null);
+    }
+
+    /** A person's call is keyed as a version of the tool of their own, so that no other person's key can meet it. */
+    private String keyOf(String tool, Map<String, Object> args, String person) {
+        String version = toolVersions.versions().get(tool);
+        return keyGenerator.key(tool, CanonicalJson.write(args, tool + ".args"), person == null ? version
+                : (version == null ? "" : version) + "\nperson " + CanonicalJson.write(person, "person"));
     }
 
     /** One tool call as the policy loop sees it. */

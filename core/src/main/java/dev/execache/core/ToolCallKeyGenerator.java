@@ -7,7 +7,8 @@ public interface ToolCallKeyGenerator {
     /**
      * @param tool the tool name
      * @param canonicalArgs the arguments as canonical JSON
-     * @param toolVersion the tool's version, null if unknown
+     * @param toolVersion the tool's version, null if unknown; for a call made as a person
+     *     ({@link ToolCallRequest#person}), followed by a line naming them
      */
     String key(String tool, String canonicalArgs, String toolVersion);
 

@@ -27,9 +27,11 @@ import java.util.OptionalLong;
  *     served; the tool is asked and a success replaces the stored answer. Never part of the key
  * @param uncached present when the caller decided itself that the call is not cached: the tool is asked
  *     without the cache and the call counted as that says
+ * @param person whose answer it is (their subject), for a tool reached as each caller's person: part of the key, so
+ *     that one person's answer is never served to another; null: the answer is nobody's in particular
  */
 public record ToolCallRequest(String tool, Map<String, Object> arguments, Optional<String> server,
-        OptionalLong seenGeneration, String agent, Freshness freshness, Optional<Uncached> uncached) {
+        OptionalLong seenGeneration, String agent, Freshness freshness, Optional<Uncached> uncached, String person) {
 
     /**
      * Why a call goes straight to the tool, as its caller decided.
@@ -74,6 +76,15 @@ public record ToolCallRequest(String tool, Map<String, Object> arguments, Option
         agent = Agents.name(agent);
         Objects.requireNonNull(freshness, "freshness must not be null");
         Objects.requireNonNull(uncached, "uncached must not be null (empty: through the cache)");
+        if (person != null && person.isBlank()) {
+            throw new IllegalArgumentException("person must not be blank (null: nobody's in particular)");
+        }
+    }
+
+    /** As the canonical constructor, for nobody's answer in particular. */
+    public ToolCallRequest(String tool, Map<String, Object> arguments, Optional<String> server,
+            OptionalLong seenGeneration, String agent, Freshness freshness, Optional<Uncached> uncached) {
+        this(tool, arguments, server, seenGeneration, agent, freshness, uncached, null);
     }
 
     /** A call of {@code tool} with {@code arguments}, through the cache, counting no server's writes, for no agent. */
@@ -90,27 +101,32 @@ public record ToolCallRequest(String tool, Map<String, Object> arguments, Option
      */
     public ToolCallRequest readOf(String server) {
         return new ToolCallRequest(tool, arguments, Optional.of(Objects.requireNonNull(server, "server must not be null")),
-                OptionalLong.empty(), agent, freshness, uncached);
+                OptionalLong.empty(), agent, freshness, uncached, person);
     }
 
     /** As {@link #readOf(String)}, with the generation the caller noted itself before making the call. */
     public ToolCallRequest readOf(String server, long seenGeneration) {
         return new ToolCallRequest(tool, arguments, Optional.of(Objects.requireNonNull(server, "server must not be null")),
-                OptionalLong.of(seenGeneration), agent, freshness, uncached);
+                OptionalLong.of(seenGeneration), agent, freshness, uncached, person);
     }
 
     public ToolCallRequest withAgent(String newAgent) {
-        return new ToolCallRequest(tool, arguments, server, seenGeneration, newAgent, freshness, uncached);
+        return new ToolCallRequest(tool, arguments, server, seenGeneration, newAgent, freshness, uncached, person);
     }
 
     public ToolCallRequest withFreshness(Freshness newFreshness) {
-        return new ToolCallRequest(tool, arguments, server, seenGeneration, agent, newFreshness, uncached);
+        return new ToolCallRequest(tool, arguments, server, seenGeneration, agent, newFreshness, uncached, person);
+    }
+
+    /** This call as {@code subject}'s: its answer is theirs alone (see {@link #person}). */
+    public ToolCallRequest forPerson(String subject) {
+        return new ToolCallRequest(tool, arguments, server, seenGeneration, agent, freshness, uncached, subject);
     }
 
     /** This call straight to the tool, without the cache, for the reason given. */
     public ToolCallRequest uncached(Uncached why) {
         return new ToolCallRequest(tool, arguments, server, seenGeneration, agent, freshness,
-                Optional.of(Objects.requireNonNull(why, "why must not be null")));
+                Optional.of(Objects.requireNonNull(why, "why must not be null")), person);
     }
 
     /** As {@link #uncached(Uncached)} with the usual words ({@link Uncached#of}). */

@@ -74,6 +74,39 @@ class CachedToolTest {
     }
 
     @Test
+    void aPersonsAnswerIsKeptForThemAloneAndNeverServedToAnotherOrToNobody() {
+        CachedTool cached = builder().build();
+        ToolCallRequest read = ToolCallRequest.of("read", Map.of("path", "a"));
+
+        ToolCallOutcome alice = cached.call(read.forPerson("alice"));
+        ToolCallOutcome bob = cached.call(read.forPerson("bob"));
+        ToolCallOutcome nobody = cached.call(read);
+        ToolCallOutcome aliceAgain = cached.call(read.forPerson("alice"));
+        ToolCallOutcome bobAgain = cached.call(read.withAgent("another agent").forPerson("bob"));
+
+        assertThat(List.of(alice.status(), bob.status(), nobody.status())).containsOnly(CacheStatus.MISS);
+        assertThat(aliceAgain.status()).isEqualTo(CacheStatus.HIT);
+        assertThat(aliceAgain.result().json()).isEqualTo(alice.result().json());
+        assertThat(bobAgain.status()).isEqualTo(CacheStatus.HIT);
+        assertThat(bobAgain.result().json()).isEqualTo(bob.result().json());
+        assertThat(calls).hasValue(3);
+        assertThatThrownBy(() -> read.forPerson(" ")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("person must not be blank");
+    }
+
+    @Test
+    void aPersonsAnswerGoesWithItsToolsNewVersionAsEveryAnswerDoes() {
+        CachedTool cached = builder().build();
+        ToolCallRequest read = ToolCallRequest.of("read", Map.of("path", "a")).forPerson("alice");
+        cached.call(read);
+
+        versions.set("read", "2");
+
+        assertThat(cached.call(read).status()).isEqualTo(CacheStatus.MISS);
+        assertThat(calls).hasValue(2);
+    }
+
+    @Test
     void aHitOfAReadDoesNotAskForItsServersWriteGeneration() {
         SwitchableStore failing = new SwitchableStore(store);
         CachedTool cached = CachedTool.builder(tools, failing).clock(clock).toolVersions(versions).build();

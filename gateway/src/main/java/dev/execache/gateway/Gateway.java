@@ -93,8 +93,12 @@ public final class Gateway implements CodeTools {
     private static final ThreadLocal<ToolCatalog.Agent> CALL_AGENT = new ThreadLocal<>();
     /** The names a tool may have (the specification's: 1 to 128 of these characters); no read's name is one. */
     private static final Pattern TOOL_NAME = Pattern.compile("[A-Za-z0-9_.-]{1,128}");
+    /** The person the call this thread is making is made for (a server reached as them gets their token); read as the progress is. */
+    private static final ThreadLocal<ToolCatalog.Person> CALL_PERSON = new ThreadLocal<>();
 
     private final ToolCatalog catalog;
+    /** The servers whose answers are each calling person's own: keyed on the person, never shared between people. */
+    private final Set<String> perPerson;
     private final MutableToolVersions versions;
     private final ToolCallRules rules;
     private final Set<String> invalidatedOnWrite;
@@ -199,6 +203,7 @@ public final class Gateway implements CodeTools {
     private Gateway(ToolCatalog catalog, StoreGuard store, MutableToolVersions versions, GatewayPolicy config,
             CachePolicy policy, Clock clock, Telemetry telemetry, Function<Runnable, ListChangeNotices> listChanges) {
         this.catalog = catalog;
+        this.perPerson = Set.copyOf(catalog.perPerson());
         this.listChanges = listChanges;
         this.versions = versions;
         this.rules = new ToolCallRules(config.rules(), policy, config.servers());
@@ -271,8 +276,10 @@ public final class Gateway implements CodeTools {
         }
         Consumer<Map<String, Object>> progress = CALL_PROGRESS.get();
         ToolCatalog.Agent agent = CALL_AGENT.get();
+        ToolCatalog.Person person = CALL_PERSON.get();
         if (agent == null) {
-            return withHint(progress == null ? catalog.call(name, args) : catalog.call(name, args, progress));
+            return withHint(person != null ? catalog.call(name, args, progress, null, person)
+                    : progress == null ? catalog.call(name, args) : catalog.call(name, args, progress));
         }
         AtomicBoolean asked = new AtomicBoolean();
         ToolResult result = withHint(catalog.call(name, args, progress, new ToolCatalog.ForwardingAgent(agent) {
@@ -299,7 +306,7 @@ public final class Gateway implements CodeTools {
                 agentAsks.incrementAndGet();
                 return super.askRound(inputRequests, requestState);
             }
-        }));
+        }, person));
         // an answer that depended on what the agent answered (a sampled message, a person's input,
         // its roots) is that agent's and that moment's: never stored
         return asked.get() ? result.withHint(CacheHint.AGENT_ANSWERED) : result;
@@ -597,6 +604,15 @@ public final class Gateway implements CodeTools {
         decision = hinted(name, decision);
         boolean writesCounted = invalidatedOnWrite.contains(tool.server());
         ToolCallRequest request = ToolCallRequest.of(name, args).withAgent(agent).withFreshness(freshness);
+        if (perPerson.contains(tool.server())) {
+            ToolCatalog.Person person = CALL_PERSON.get();
+            if (person == null) {
+                // its server refuses a call made for nobody; nothing of it is kept
+                return cachedTool.call(request.uncached(new ToolCallRequest.Uncached(false,
+                        "its server is reached as each agent's person, and this call is made for nobody")));
+            }
+            request = request.forPerson(person.subject());
+        }
         if (decision.cached()) {
             if (!writesCounted) {
                 return cachedTool.call(request);
@@ -829,13 +845,16 @@ public final class Gateway implements CodeTools {
         String name = server + "__" + tool;
         Consumer<Map<String, Object>> progressBefore = CALL_PROGRESS.get();
         ToolCatalog.Agent agentBefore = CALL_AGENT.get();
+        ToolCatalog.Person personBefore = CALL_PERSON.get();
         CALL_PROGRESS.set(step -> caller.progress(name, step));
         setOrRemove(CALL_AGENT, caller.agent());
+        setOrRemove(CALL_PERSON, caller.person());
         try {
             return call(server, tool, argumentsJson, agent, freshness);
         } finally {
             setOrRemove(CALL_PROGRESS, progressBefore);
             setOrRemove(CALL_AGENT, agentBefore);
+            setOrRemove(CALL_PERSON, personBefore);
         }
     }
 
@@ -850,6 +869,11 @@ public final class Gateway implements CodeTools {
     /** The agent that made the call this thread answers, which a server may ask something; null: none. */
     static ToolCatalog.Agent callingAgent() {
         return CALL_AGENT.get();
+    }
+
+    /** The servers whose answers are each calling person's own. */
+    Set<String> perPerson() {
+        return perPerson;
     }
 
     /** What code gets: see {@link #answerOf}. */
@@ -894,7 +918,8 @@ public final class Gateway implements CodeTools {
         ToolResult answer = answerOf(outcome.result()).withHint(outcome.result().hint());
         // a read a run may depend on and a revalidation may ask again: one the cache keeps, or a local server's read
         // asked every time; an answer that depended on what the agent answered (that agent's) is not kept in a run
-        boolean cacheable = !answer.isError() && (cached || decision.freshRead())
+        // a person's answer is kept for them as a call, but not in a run, whose key names no person
+        boolean cacheable = !answer.isError() && (cached || decision.freshRead()) && !perPerson.contains(server)
                 && outcome.result().hint() != CacheHint.AGENT_ANSWERED && (!writesCounted || seen.isPresent());
         // a run is no fresher than its answers: one not in the cache (asked around it, or the server said not to keep
         // it) keeps the run out of the cache too, but for revalidation
@@ -1000,6 +1025,9 @@ public final class Gateway implements CodeTools {
             Object token = request.progressToken();
             ToolCallOutcome outcome;
             try {
+                if (origin.person() != null) {
+                    CALL_PERSON.set(origin.person());
+                }
                 if (token != null) {
                     CALL_PROGRESS.set(step -> {
                         ObjectNode params = Json.MAPPER.valueToTree(step);
@@ -1016,6 +1044,7 @@ public final class Gateway implements CodeTools {
                 return ServeTools.shuttingDown();
             } finally {
                 CALL_PROGRESS.remove();
+                CALL_PERSON.remove();
             }
             return last.of(outcome.result().json(), CacheMeta.of(outcome.status(), outcome.storedAt(),
                     outcome.expiresAt(), outcome.notCachedBecause(), clock.instant()), Gateway::toCallResult);

@@ -19,6 +19,7 @@ final class RunProgress implements CodeTools.Caller {
     private final Object token;
     private final BiConsumer<String, ObjectNode> notifications;
     private final ToolCatalog.Agent agent;
+    private final ToolCatalog.Person person;
     /** Notifications sent so far; guarded by this, which also keeps them in the order of their numbers. */
     private long sent;
     private boolean answered;
@@ -26,16 +27,24 @@ final class RunProgress implements CodeTools.Caller {
     /**
      * @param token the call's progress token; null: the agent asked for no progress
      * @param agent the agent that made the call, which the servers may ask something; null: none can be asked
+     * @param person the person the call is made for; null: none
      */
-    RunProgress(Object token, BiConsumer<String, ObjectNode> notifications, ToolCatalog.Agent agent) {
+    RunProgress(Object token, BiConsumer<String, ObjectNode> notifications, ToolCatalog.Agent agent,
+            ToolCatalog.Person person) {
         this.token = token;
         this.notifications = notifications;
         this.agent = agent;
+        this.person = person;
     }
 
     @Override
     public ToolCatalog.Agent agent() {
         return agent;
+    }
+
+    @Override
+    public ToolCatalog.Person person() {
+        return person;
     }
 
     /** The run has gone on for {@code seconds}. */

@@ -365,7 +365,8 @@ public final class ServeTools {
         Object id = origin.requestId();
         // in the initialize era the call's agent is at hand (see Gateway.askingAgent): the servers of the code's
         // calls may ask it what they would ask it of a call it made itself
-        RunProgress heard = new RunProgress(call.progressToken(), notifications, Gateway.callingAgent());
+        RunProgress heard = new RunProgress(call.progressToken(), notifications, Gateway.callingAgent(),
+                origin.person());
         ScheduledFuture<?> ticking = progressTicks(call.progressToken(), heard);
         ExecutionOutcome outcome;
         try {

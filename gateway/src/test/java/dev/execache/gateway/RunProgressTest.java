@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
 class RunProgressTest {
     private final List<String> sent = new ArrayList<>();
     private final RunProgress progress = new RunProgress("run-1", (method, params) -> sent.add(method + " "
-            + Json.write(params)), null);
+            + Json.write(params)), null, null);
 
     @Test
     void everyNotificationOfTheRunCountsOneMoreWhateverTheServersCountAndNamesTheTool() {
@@ -39,7 +39,7 @@ class RunProgressTest {
         progress.progress("lab__steps", step(3, 3, "late"));
         progress.running(2);
         List<ObjectNode> untokened = new ArrayList<>();
-        RunProgress unasked = new RunProgress(null, (method, params) -> untokened.add(params), null);
+        RunProgress unasked = new RunProgress(null, (method, params) -> untokened.add(params), null, null);
         unasked.progress("lab__steps", step(1, 1, "step 1"));
         unasked.running(1);
 

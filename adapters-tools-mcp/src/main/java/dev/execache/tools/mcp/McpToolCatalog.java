@@ -59,6 +59,9 @@ public final class McpToolCatalog implements ToolCatalog {
         this(settings, null, callTimeout, rediscoverEvery, stderr, clock);
     }
 
+    /** The servers whose answers are each calling person's own (reached as them, not shared publicly). */
+    private final java.util.Set<String> perPerson;
+
     /**
      * @param identityKey keys the servers' identities (see {@link DownstreamSettings#identity}): a
      *     key derived from the fleet key, so that a fleet shares and no one without it can test a
@@ -89,7 +92,11 @@ public final class McpToolCatalog implements ToolCatalog {
             return thread;
         });
         HttpClient http = null;
+        java.util.Set<String> asPerson = new java.util.TreeSet<>();
         for (DownstreamSettings server : settings) {
+            if (server instanceof UrlServerSettings url && url.perPerson() && !url.sharePublic()) {
+                asPerson.add(url.name());
+            }
             Runnable toolsMayHaveChanged = () -> scheduler.execute(this::tellIfChanged);
             Downstream downstream;
             if (server instanceof UrlServerSettings url) {
@@ -107,6 +114,7 @@ public final class McpToolCatalog implements ToolCatalog {
                 throw new IllegalArgumentException("server '" + server.name() + "' is configured twice");
             }
         }
+        this.perPerson = java.util.Set.copyOf(asPerson);
         scheduler.scheduleWithFixedDelay(this::refreshQuietly, rediscoverEvery.toMillis(), rediscoverEvery.toMillis(),
                 TimeUnit.MILLISECONDS);
     }
@@ -208,6 +216,17 @@ public final class McpToolCatalog implements ToolCatalog {
 
     @Override
     public ToolResult call(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress, Agent agent) {
+        return call(tool, args, progress, agent, null);
+    }
+
+    @Override
+    public java.util.Set<String> perPerson() {
+        return perPerson;
+    }
+
+    @Override
+    public ToolResult call(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress, Agent agent,
+            Person person) {
         int separator = tool.indexOf(ServerLifecycle.SEPARATOR);
         Downstream server = separator < 0 ? null : servers.get(tool.substring(0, separator));
         if (server == null) {
@@ -219,7 +238,9 @@ public final class McpToolCatalog implements ToolCatalog {
             span.set("mcp.method.name", "tools/call").set("gen_ai.operation.name", "execute_tool")
                     .set("gen_ai.tool.name", own).set("execache.server", server.name())
                     .set("network.transport", server.transport());
-            ToolResult result = agent != null ? server.call(own, args, progress, ElicitationDefaults.applying(agent))
+            ToolResult result = server instanceof UrlServer url
+                    ? url.call(own, args, progress, agent == null ? null : ElicitationDefaults.applying(agent), person)
+                    : agent != null ? server.call(own, args, progress, ElicitationDefaults.applying(agent))
                     : progress == null ? server.call(own, args) : server.call(own, args, progress);
             if (result.isError()) {
                 span.failed("tool_error", null);

@@ -58,6 +58,10 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
     /** The failure last said at WARNING: the same one again, on each retry, is said only at DEBUG until it is up. */
     private String toldFailure;
     private ClientCredentialsTokens tokens;
+    /** Each person's token, for a server reached as each caller's person ({@code identity: exchange}); null otherwise. */
+    private TokenExchange exchange;
+    /** The person a call on this thread is made as, and their token for the server; unset: execache's own credential. */
+    private final ThreadLocal<AsPerson> asPerson = new ThreadLocal<>();
     /** The person's sign-in, for a server reached with one ({@link UrlServerSettings#signsIn}); null otherwise. */
     private final SignInTokens signIn;
     private final SignIns signIns;
@@ -138,8 +142,10 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
             return false;
         }
         ClientCredentialsTokens oauth = secret == null ? null : tokens(secret);
+        TokenExchange exchanged = secret == null || !settings.perPerson() ? null : exchange(secret);
         Supplier<Map<String, String>> perRequest = () -> {
-            String token = oauth != null ? oauth.token() : signIn != null ? signIn.token() : null;
+            AsPerson person = asPerson.get();
+            String token = person != null ? person.token : oauth != null ? oauth.token() : signIn != null ? signIn.token() : null;
             if (token == null) {
                 return headers;
             }
@@ -148,13 +154,17 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
             return withToken;
         };
         Set<String> headerNames = new TreeSet<>(headers.keySet());
-        if (oauth != null) {
+        if (exchanged != null) {
+            headerNames.add("Authorization (each person's token, which client " + settings.clientCredentials().clientId()
+                    + " exchanges for them; its own token of client credentials for listing)");
+        } else if (oauth != null) {
             headerNames.add("Authorization (an OAuth token of client " + settings.clientCredentials().clientId() + ")");
         } else if (as != null) {
             headerNames.add("Authorization (your sign-in; to sign in again: execache login " + settings.name() + ")");
         }
         Supplier<StreamableHttpClient> client = () -> new StreamableHttpClient(settings.name(), settings.url(),
-                perRequest, headerNames, http, this::notified, challenge -> oauth != null ? oauth.refused(challenge)
+                perRequest, headerNames, http, this::notified, challenge -> asPerson.get() != null
+                        ? asPerson.get().refused(exchanged) : oauth != null ? oauth.refused(challenge)
                         : signIn != null && signIn.refused(challenge), this::agentOutsideCalls);
         StreamableHttpClient opened = client.get();
         synchronized (this) {
@@ -211,6 +221,41 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
                     clock, startTimeout());
         }
         return tokens;
+    }
+
+    private synchronized TokenExchange exchange(String secret) {
+        if (exchange == null) {
+            exchange = new TokenExchange(settings.name(), settings.url(), settings.clientCredentials(), secret, http, clock,
+                    startTimeout());
+        }
+        return exchange;
+    }
+
+    private synchronized TokenExchange exchange() {
+        return exchange;
+    }
+
+    /** A call made as a person: their token for the server, exchanged again (once) when the server refuses it. */
+    private static final class AsPerson {
+        private final ToolCatalog.Person person;
+        private String token;
+        private boolean renewed;
+
+        AsPerson(ToolCatalog.Person person, String token) {
+            this.person = person;
+            this.token = token;
+        }
+
+        /** The server refused the token: whether a new exchange gave another to send. */
+        boolean refused(TokenExchange exchange) {
+            if (exchange == null || renewed) {
+                return false;
+            }
+            renewed = true;
+            exchange.refused(person, token);
+            token = exchange.token(person);
+            return true;
+        }
     }
 
     /**
@@ -341,6 +386,21 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
     @Override
     ToolResult call(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress,
             ToolCatalog.Agent agent) {
+        return call(tool, args, progress, agent, null);
+    }
+
+    /**
+     * As {@link #call(String, Map, Consumer, ToolCatalog.Agent)}, made for {@code person} (null: nobody in
+     * particular): a server reached as each caller's person gets their own token, which execache exchanged for them;
+     * a call for nobody is refused there, saying why.
+     */
+    ToolResult call(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress,
+            ToolCatalog.Agent agent, ToolCatalog.Person person) {
+        if (settings.perPerson() && person == null) {
+            return failure("server " + settings.name() + " is reached as each agent's own person (identity: exchange),"
+                    + " and this call is made for nobody: call it through serve --http with OAuth (--oauth-issuer), whose"
+                    + " agents' tokens execache exchanges for the server");
+        }
         reconnectIfSignInChanged();
         StreamableHttpClient current;
         try {
@@ -369,6 +429,15 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
                             + callTimeout.toMillis() / 1000.0 + " s" + (why == null ? "" : " (" + why.getMessage() + ")")
                             + "; try again shortly");
         }
+        AsPerson as = null;
+        if (person != null && settings.perPerson()) {
+            TokenExchange exchanged = exchange();
+            try {
+                as = new AsPerson(person, exchanged.token(person));
+            } catch (HttpMcpException e) {
+                return failure(e.getMessage());
+            }
+        }
         ObjectNode params = json.createObjectNode();
         params.put("name", tool);
         params.set("arguments", json.valueToTree(args));
@@ -395,9 +464,13 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
                 }
             }
         }
+        if (as != null) {
+            asPerson.set(as);
+        }
         try {
             return callSent(tool, current, params, agent);
         } finally {
+            asPerson.remove();
             if (agent != null) {
                 callers.removeLastOccurrence(agent);
             }

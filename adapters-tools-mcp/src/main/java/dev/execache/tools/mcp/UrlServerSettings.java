@@ -30,9 +30,10 @@ import java.util.regex.Pattern;
  *     resident server reaches a command's servers with that command's own
  * @param sharePublic whether its answers may be shared with every configuration of it ({@code share:
  *     public}): they do not depend on who asks. Otherwise only with identical configurations
+ * @param identity as whom the server is reached: with the configured credential, or as each caller's person
  */
 public record UrlServerSettings(String name, URI url, Map<String, String> headers, boolean trustAnnotations,
-        ClientCredentials clientCredentials, Map<String, String> environment, boolean sharePublic)
+        ClientCredentials clientCredentials, Map<String, String> environment, boolean sharePublic, Identity identity)
         implements DownstreamSettings {
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_-]*");
     private static final Pattern HEADER = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]+");
@@ -73,6 +74,35 @@ public record UrlServerSettings(String name, URI url, Map<String, String> header
         }
     }
 
+    /**
+     * As whom a url server is reached ({@code identity:} in its entry).
+     */
+    public enum Identity {
+        /** With what its entry configures (headers, OAuth client credentials, or the sign-in of who runs execache). */
+        CONFIGURED,
+        /**
+         * As each caller's person: the access token they presented to {@code serve --http} is exchanged (RFC 8693)
+         * with the entry's OAuth client for one meant for the server. execache's own token (client credentials)
+         * lists the server's tools.
+         */
+        EXCHANGE;
+
+        /** The word written in the config file. */
+        public String word() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+
+        /** The identity a config file's word names. */
+        public static Identity of(String word) {
+            for (Identity identity : values()) {
+                if (identity.word().equals(word)) {
+                    return identity;
+                }
+            }
+            throw new IllegalArgumentException("identity must be configured or exchange, not " + word);
+        }
+    }
+
     /** A header or secret names an environment variable that is not set. */
     public static final class UnsetVariableException extends IllegalStateException {
         private final String variable;
@@ -107,6 +137,24 @@ public record UrlServerSettings(String name, URI url, Map<String, String> header
             checkVariables(header.getValue(), "headers." + header.getKey());
         }
         environment = environment == null ? null : Map.copyOf(environment);
+        identity = identity == null ? Identity.CONFIGURED : identity;
+        if (identity == Identity.EXCHANGE) {
+            if (clientCredentials == null || clientCredentials.clientSecret() == null) {
+                throw new IllegalArgumentException("server " + name + ": identity: exchange needs oauth.client_id and"
+                        + " oauth.client_secret, the client execache exchanges each person's token with at their"
+                        + " identity provider");
+            }
+            if (headers.keySet().stream().anyMatch(header -> header.equalsIgnoreCase("Authorization"))) {
+                throw new IllegalArgumentException("server " + name + ": identity: exchange sends each person's own"
+                        + " token as Authorization; remove the Authorization header from its headers");
+            }
+        }
+    }
+
+    /** As the canonical constructor, reached with the configured credential. */
+    public UrlServerSettings(String name, URI url, Map<String, String> headers, boolean trustAnnotations,
+            ClientCredentials clientCredentials, Map<String, String> environment, boolean sharePublic) {
+        this(name, url, headers, trustAnnotations, clientCredentials, environment, sharePublic, Identity.CONFIGURED);
     }
 
     /** Static headers, looking variables up in this process's environment. */
@@ -122,12 +170,25 @@ public record UrlServerSettings(String name, URI url, Map<String, String> header
 
     /** The same server, shared with every configuration of it ({@code share: public}) or not. */
     public UrlServerSettings withSharePublic(boolean shared) {
-        return new UrlServerSettings(name, url, headers, trustAnnotations, clientCredentials, environment, shared);
+        return new UrlServerSettings(name, url, headers, trustAnnotations, clientCredentials, environment, shared,
+                identity);
+    }
+
+    /** The same server, reached as {@code reachedAs} says. */
+    public UrlServerSettings withIdentity(Identity reachedAs) {
+        return new UrlServerSettings(name, url, headers, trustAnnotations, clientCredentials, environment, sharePublic,
+                reachedAs);
+    }
+
+    /** Whether the server is reached as each caller's person, whose answers are theirs alone. */
+    public boolean perPerson() {
+        return identity == Identity.EXCHANGE;
     }
 
     @Override
     public UrlServerSettings startedFor(Map<String, String> environment, Path workingDir) {
-        return new UrlServerSettings(name, url, headers, trustAnnotations, clientCredentials, environment, sharePublic);
+        return new UrlServerSettings(name, url, headers, trustAnnotations, clientCredentials, environment, sharePublic,
+                identity);
     }
 
     /**
@@ -242,6 +303,9 @@ public record UrlServerSettings(String name, URI url, Map<String, String> header
         if (account != null) {
             reached.put("account", account);
         }
+        if (identity != Identity.CONFIGURED) {
+            reached.put("identity", identity.word());
+        }
         return ServerIdentity.of(name, reached, key);
     }
 
@@ -249,7 +313,8 @@ public record UrlServerSettings(String name, URI url, Map<String, String> header
     @Override
     public String toString() {
         return "UrlServerSettings[name=" + name + ", url=" + withoutQuery(url) + ", headers=" + new TreeSet<>(headers.keySet())
-                + ", trustAnnotations=" + trustAnnotations + ", clientCredentials=" + clientCredentials + "]";
+                + ", trustAnnotations=" + trustAnnotations + ", clientCredentials=" + clientCredentials
+                + ", identity=" + identity.word() + "]";
     }
 
     /** The URL without its query and user info, which may hold credentials: what logs and messages show. */

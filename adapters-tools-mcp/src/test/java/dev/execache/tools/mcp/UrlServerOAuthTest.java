@@ -116,4 +116,38 @@ class UrlServerOAuthTest {
         assertThat(text).contains("refused the client credentials of client-7 (HTTP 401, invalid_client)")
                 .doesNotContain(wrong);
     }
+
+    @Test
+    void aServerReachedAsEachPersonRefusesACallForNobodyAndSaysWhyTheProviderRefusedAnExchange() throws IOException {
+        UrlServerSettings settings = new UrlServerSettings("secured", lab.url(), Map.of(), true,
+                new UrlServerSettings.ClientCredentials("client-7", "${LAB_SECRET}", null, null),
+                Map.of("LAB_SECRET", SECRET), false, UrlServerSettings.Identity.EXCHANGE);
+        McpToolCatalog catalog = new McpToolCatalog(List.of(settings), CALL_TIMEOUT, Duration.ofHours(1), line -> { },
+                clock).start();
+        catalogs.add(catalog);
+        String personToken = "person-token-5d1c-never-shown";
+
+        ToolResult forNobody = catalog.call("secured__get_count", Map.of());
+        ToolResult refused;
+        List<String> logged;
+        try (CapturedLog captured = new CapturedLog()) {
+            // the lab's token endpoint takes client credentials only: an exchange is refused as a client it does not know
+            refused = catalog.call("secured__get_count", Map.of(), null, null,
+                    new dev.execache.core.spi.ToolCatalog.Person("alice", personToken));
+            logged = captured.lines();
+        }
+
+        assertThat(catalog.perPerson()).containsExactly("secured");
+        assertThat(forNobody.isError()).isTrue();
+        assertThat(JSON.readTree(forNobody.json()).at("/content/0/text").textValue())
+                .contains("server secured is reached as each agent's own person (identity: exchange), and this call is"
+                        + " made for nobody: call it through serve --http with OAuth");
+        assertThat(refused.isError()).isTrue();
+        String text = JSON.readTree(refused.json()).at("/content/0/text").textValue();
+        assertThat(text).contains("server secured: the identity provider refused execache's client client-7 for"
+                + " exchanging tokens (HTTP 401, invalid_client)").doesNotContain(personToken).doesNotContain(SECRET);
+        assertThat(String.join("\n", logged)).doesNotContain(personToken).doesNotContain(SECRET);
+        assertThat(catalog.servers().get(0).state()).as("the server stays up for the other people")
+                .isEqualTo(dev.execache.core.spi.ToolCatalog.ServerStatus.State.UP);
+    }
 }

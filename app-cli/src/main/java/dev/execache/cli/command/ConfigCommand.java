@@ -67,6 +67,7 @@ final class ConfigCommand implements Callable<Integer> {
                 servers.add(url.name() + " " + UrlServerSettings.withoutQuery(url.url())
                         + (url.headers().isEmpty() ? "" : " headers " + String.join(", ", new TreeSet<>(url.headers().keySet())))
                         + (url.clientCredentials() == null ? "" : " oauth " + url.clientCredentials().clientId())
+                        + (url.perPerson() ? " as each agent's person (token exchange)" : "")
                         + (variables.isEmpty() ? "" : " (" + String.join(", ", variables) + ")"));
             } else if (reached instanceof McpServerSettings command) {
                 servers.add(command.name() + " " + command.command());

@@ -43,6 +43,8 @@ import java.util.TreeSet;
  *     url: https://api.githubcopilot.com/mcp/
  *     headers: {Authorization: "Bearer ${GITHUB_TOKEN}"}   # ${VAR}: from the environment only
  *     oauth: {client_id: id, client_secret: "${SECRET}", scope: read, auth_method: client_secret_basic}
+ *     identity: configured    # reached with what the entry configures; exchange: as each agent's person under
+ *                             # serve --http with OAuth, their token exchanged (RFC 8693) with the oauth client
  * tool_calls:
  *   rediscover_seconds: 60
  *   max_per_run: 1000        # tool calls one run of code may make
@@ -61,7 +63,7 @@ public record GatewayConfig(List<Server> servers, List<Rule> rules, Duration red
     static final GatewayConfig NONE = new GatewayConfig(List.of(), List.of(), DEFAULT_REDISCOVER);
     private static final Set<String> SERVER_KEYS = Set.of(
             "command", "args", "env", "cwd", "type", "url", "headers", "oauth", "trust_annotations", "invalidate_on_write",
-            "code_access", "share", "prefix", "cache", "ttl", "ttl_seconds");
+            "code_access", "share", "prefix", "cache", "ttl", "ttl_seconds", "identity");
     private static final Set<String> OAUTH_KEYS = Set.of("client_id", "client_secret", "scope", "auth_method");
     private static final Set<String> TOOL_CALL_KEYS = Set.of("rediscover_seconds", "rules", "max_per_run",
             "max_bytes_per_run");
@@ -293,7 +295,18 @@ public record GatewayConfig(List<Server> servers, List<Rule> rules, Duration red
                     text(oauthNode.path("scope"), where + ".oauth.scope", file),
                     text(oauthNode.path("auth_method"), where + ".oauth.auth_method", file));
         }
-        return new UrlServerSettings(name, uri, headers, trust, oauth, null);
+        UrlServerSettings.Identity identity = UrlServerSettings.Identity.CONFIGURED;
+        JsonNode identityNode = node.path("identity");
+        if (!identityNode.isMissingNode() && !identityNode.isNull()) {
+            if (!identityNode.isTextual() || !(identityNode.textValue().equals("configured")
+                    || identityNode.textValue().equals("exchange"))) {
+                throw error(file, where + ".identity", "must be configured (reached with what the entry configures) or"
+                        + " exchange (as each agent's person, their token exchanged with the entry's oauth client), not "
+                        + ParseErrors.kindOf(identityNode));
+            }
+            identity = UrlServerSettings.Identity.of(identityNode.textValue());
+        }
+        return new UrlServerSettings(name, uri, headers, trust, oauth, null, false, identity);
     }
 
     private static Map<String, String> strings(JsonNode node, String where, Path file) {
@@ -314,9 +327,10 @@ public record GatewayConfig(List<Server> servers, List<Rule> rules, Duration red
 
     private static McpServerSettings commandServer(String name, JsonNode node, String where, Path file, Path base,
             boolean trust) {
-        if (!node.path("headers").isMissingNode() || !node.path("oauth").isMissingNode()) {
-            throw error(file, where + (node.path("headers").isMissingNode() ? ".oauth" : ".headers"),
-                    "goes with url, not command");
+        for (String urlKey : List.of("headers", "oauth", "identity")) {
+            if (!node.path(urlKey).isMissingNode()) {
+                throw error(file, where + "." + urlKey, "goes with url, not command");
+            }
         }
         String command = text(node.path("command"), where + ".command", file);
         if (command == null) {

@@ -136,5 +136,10 @@ public interface CodeTools {
         default ToolCatalog.Agent agent() {
             return null;
         }
+
+        /** The person the run is made for, whom a server reached as each caller's person is reached as; null: none. */
+        default ToolCatalog.Person person() {
+            return null;
+        }
     }
 }

@@ -54,6 +54,47 @@ public interface ToolCatalog extends AutoCloseable {
     }
 
     /**
+     * As {@link #call(String, Map, Consumer, Agent)} ({@code agent} may be null), made for {@code person}: a server
+     * reached as each caller's person ({@link #perPerson()}) is reached as them. Null: for nobody in particular (such
+     * a server then refuses the call, saying why). By default the person is not needed.
+     */
+    default ToolResult call(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress, Agent agent,
+            Person person) {
+        return call(tool, args, progress, agent);
+    }
+
+    /**
+     * The servers whose answers are each calling person's own: reached as that person (their token exchanged for one
+     * meant for the server) and not shared publicly, so a cache keys their answers on the person. By default none.
+     */
+    default java.util.Set<String> perPerson() {
+        return java.util.Set.of();
+    }
+
+    /**
+     * The person a call is made for, as the transport authenticated them: their subject at the identity provider and
+     * the access token they presented, which a server reached as them gets exchanged for one meant for it. The token
+     * is never stored, logged nor shown.
+     *
+     * @param subject who the token names ({@code sub}, else its client), never blank
+     * @param token the access token as presented
+     */
+    record Person(String subject, String token) {
+        public Person {
+            if (subject == null || subject.isBlank()) {
+                throw new IllegalArgumentException("subject must not be blank");
+            }
+            java.util.Objects.requireNonNull(token, "token must not be null");
+        }
+
+        /** Names the subject, never the token. */
+        @Override
+        public String toString() {
+            return "Person[subject=" + subject + "]";
+        }
+    }
+
+    /**
      * The agent a server's request made outside any call goes to (a server that asks {@code roots/list} once it is
      * connected); null: none (every such request is refused, saying so). By default servers ask nothing.
      */

@@ -4,6 +4,7 @@ import dev.execache.gateway.Json;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.core.Agents;
+import dev.execache.core.spi.ToolCatalog;
 import java.lang.System.Logger.Level;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -40,8 +41,15 @@ final class HttpAccess {
     private final Supplier<String> ownUrl;
     private volatile AccessTokens accessTokens;
 
-    /** Who asks, and what they may do; {@code agent} null: the client's own name is used. */
-    record Caller(String agent, Set<Scope> scopes) {
+    /**
+     * Who asks, and what they may do; {@code agent} null: the client's own name is used. {@code person}: the subject
+     * and token of an OAuth access token, for the servers reached as each agent's person; null for a static token.
+     */
+    record Caller(String agent, Set<Scope> scopes, ToolCatalog.Person person) {
+        Caller(String agent, Set<Scope> scopes) {
+            this(agent, scopes, null);
+        }
+
         boolean may(Scope scope) {
             return scope == null || scopes.contains(scope);
         }
@@ -183,7 +191,9 @@ final class HttpAccess {
         }
         try {
             AccessTokens.Holder holder = tokens().check(token);
-            return new Decision(new Caller(holder.agent(), holder.scopes()), null);
+            return new Decision(new Caller(holder.agent(), holder.scopes(),
+                    holder.agent() == null || holder.agent().isBlank() ? null : new ToolCatalog.Person(holder.agent(), token)),
+                    null);
         } catch (AccessTokens.Refused e) {
             LOG.log(Level.INFO, "refused an access token (401): " + e.getMessage());
             return refused(e.getMessage(), e.getMessage());

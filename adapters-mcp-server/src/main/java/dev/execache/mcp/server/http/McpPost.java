@@ -420,8 +420,9 @@ final class McpPost extends Handler.Abstract {
 
     /** What the HTTP request says of the MCP request in it: its trace context and protocol version headers. */
     private static StatelessProtocol.Received received(Request request) {
+        HttpAccess.Caller caller = (HttpAccess.Caller) request.getAttribute(CALLER);
         return new StatelessProtocol.Received("tcp", TraceFields.ofHeaders(request.getHeaders()::get),
-                request.getHeaders().get("MCP-Protocol-Version"));
+                request.getHeaders().get("MCP-Protocol-Version"), caller == null ? null : caller.person());
     }
 
     /**

@@ -142,9 +142,15 @@ public final class StatelessProtocol implements AutoCloseable {
      * @param trace the W3C Trace Context of the HTTP request ({@code traceparent}, {@code tracestate}), the
      *     parent of the request's span when its {@code _meta} carries none; empty for none
      * @param protocolVersion the protocol version the transport saw (HTTP's {@code MCP-Protocol-Version}); null
+     * @param person the person the transport authenticated (an OAuth access token's subject and the token); null
      */
-    public record Received(String transport, Map<String, String> trace, String protocolVersion) {
+    public record Received(String transport, Map<String, String> trace, String protocolVersion,
+            ToolCatalog.Person person) {
         public static final Received STDIO = new Received("pipe", Map.of(), null);
+
+        public Received(String transport, Map<String, String> trace, String protocolVersion) {
+            this(transport, trace, protocolVersion, null);
+        }
     }
 
     /** As {@link #answer(JsonRpc.Request, Object, BiConsumer, String)}, arrived as {@code received}. */
@@ -162,7 +168,7 @@ public final class StatelessProtocol implements AutoCloseable {
             Received received, ToolCatalog.Agent asker) {
         Telemetry telemetry = serveTools.telemetry();
         if (telemetry == Telemetry.NONE) {
-            return answerIn(Telemetry.Span.NONE, request, callId, stream, agent, asker);
+            return answerIn(Telemetry.Span.NONE, request, callId, stream, agent, asker, received.person());
         }
         String method = request.method();
         String target = McpSchema.METHOD_TOOLS_CALL.equals(method) || McpSchema.METHOD_PROMPT_GET.equals(method)
@@ -182,7 +188,7 @@ public final class StatelessProtocol implements AutoCloseable {
             } else if (McpSchema.METHOD_PROMPT_GET.equals(method)) {
                 span.set("gen_ai.prompt.name", target);
             }
-            String answer = answerIn(span, request, callId, stream, agent, asker);
+            String answer = answerIn(span, request, callId, stream, agent, asker, received.person());
             String code = JsonRpc.errorCode(answer);
             if (code != null) {
                 span.set("rpc.response.status_code", code);
@@ -193,7 +199,7 @@ public final class StatelessProtocol implements AutoCloseable {
     }
 
     private String answerIn(Telemetry.Span span, JsonRpc.Request request, Object callId,
-            BiConsumer<String, ObjectNode> stream, String agent, ToolCatalog.Agent asker) {
+            BiConsumer<String, ObjectNode> stream, String agent, ToolCatalog.Agent asker, ToolCatalog.Person person) {
         JsonNode id = request.id();
         String method = request.method();
         ObjectNode params = request.params();
@@ -203,7 +209,7 @@ public final class StatelessProtocol implements AutoCloseable {
                 case McpSchema.METHOD_PING -> result(id, Json.MAPPER.createObjectNode(), false, method);
                 case JsonRpc.DISCOVER -> result(id, discover(), true, method);
                 case McpSchema.METHOD_TOOLS_LIST -> result(id, toolList(modern), modern, method);
-                case McpSchema.METHOD_TOOLS_CALL -> callTool(span, id, params, modern, callId, stream, agent, asker);
+                case McpSchema.METHOD_TOOLS_CALL -> callTool(span, id, params, modern, callId, stream, agent, asker, person);
                 case McpSchema.METHOD_INITIALIZE -> initialize(id, params);
                 // a stream, which the transport opens (ListenStreams) before a request gets here
                 case JsonRpc.LISTEN -> JsonRpc.error(id, McpSchema.ErrorCodes.METHOD_NOT_FOUND, "Method not found: "
@@ -339,7 +345,8 @@ public final class StatelessProtocol implements AutoCloseable {
     }
 
     private String callTool(Telemetry.Span span, JsonNode id, ObjectNode params, boolean modern, Object callId,
-            BiConsumer<String, ObjectNode> stream, String agent, ToolCatalog.Agent asker) throws IOException {
+            BiConsumer<String, ObjectNode> stream, String agent, ToolCatalog.Agent asker, ToolCatalog.Person person)
+            throws IOException {
         JsonNode arguments = params.get("arguments");
         String name = params.get("name").textValue();
         OfferedTool spec;
@@ -404,7 +411,7 @@ public final class StatelessProtocol implements AutoCloseable {
         }
         // who calls goes beside the request, never in it: a client's _meta cannot name another agent
         RequestOrigin origin = new RequestOrigin(
-                Agents.firstOf(agent, meta.path(JsonRpc.CLIENT_INFO_META).path("name").textValue()), callId);
+                Agents.firstOf(agent, meta.path(JsonRpc.CLIENT_INFO_META).path("name").textValue()), callId, person);
         CallToolResult result;
         try {
             // the request's parts as the SDK's creator would get them, without a copy of the whole
