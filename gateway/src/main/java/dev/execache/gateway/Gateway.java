@@ -16,6 +16,7 @@ import dev.execache.core.Freshness;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.RemovalCause;
 import dev.execache.core.StoreGuard;
+import dev.execache.core.spi.SessionRegistry;
 import dev.execache.core.ToolCacheRule;
 import dev.execache.core.ToolCallInfo;
 import dev.execache.core.ToolCallOutcome;
@@ -91,6 +92,7 @@ public final class Gateway implements CodeTools {
     /** The agent that made the call this thread is making, which its server may ask something; read as the progress is. */
     private static final ThreadLocal<ToolCatalog.Agent> CALL_AGENT = new ThreadLocal<>();
 
+    private final StoreGuard store;
     private final ToolCatalog catalog;
     private final MutableToolVersions versions;
     private final ToolCallRules rules;
@@ -194,6 +196,7 @@ public final class Gateway implements CodeTools {
     private Gateway(ToolCatalog catalog, StoreGuard store, MutableToolVersions versions, GatewayPolicy config,
             CachePolicy policy, Clock clock, Telemetry telemetry, Function<Runnable, ListChangeNotices> listChanges) {
         this.catalog = catalog;
+        this.store = store;
         this.listChanges = listChanges;
         this.versions = versions;
         this.rules = new ToolCallRules(config.rules(), policy, config.servers());
@@ -454,6 +457,14 @@ public final class Gateway implements CodeTools {
         this.calls = serving;
         this.notifications = notifying;
         offered.ownTools(own);
+    }
+
+    /**
+     * The agents' sessions as the store knows them (fleet-wide on a shared store); calls to it may fail when the
+     * store does, for the transport to fall back on what it knows itself.
+     */
+    public SessionRegistry sessions() {
+        return store.store().sessions();
     }
 
     /** The servers' resources, prompts and completion. */
