@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.StoreGuard;
+import dev.execache.core.SwitchableStore;
 import dev.execache.gateway.Downstream;
 import dev.execache.gateway.Gateway;
 import dev.execache.gateway.GatewayPolicy;
@@ -57,6 +58,7 @@ class HttpSessionsTest {
 
     private static McpToolCatalog catalog;
     private static McpHttpServer server;
+    private static SwitchableStore store;
 
     @BeforeAll
     static void start() throws IOException {
@@ -64,7 +66,8 @@ class HttpSessionsTest {
         GatewayPolicy policy = new GatewayPolicy(List.of(new GatewayPolicy.Server("lab", false, true)), List.of());
         catalog = new McpToolCatalog(List.of(Downstream.lab("lab", true)), Duration.ofSeconds(60), Duration.ofHours(1),
                 line -> { }, Clock.systemUTC()).start();
-        Gateway gateway = Gateway.builder(catalog, StoreGuard.of(fixture.store), fixture.versions, policy,
+        store = new SwitchableStore(fixture.store);
+        Gateway gateway = Gateway.builder(catalog, StoreGuard.of(store), fixture.versions, policy,
                 CachePolicy.DEFAULTS).clock(fixture.clock).build();
         server = new McpHttpServer(ServeTools.builder(fixture.executor, fixture.serveSettings).gateway(gateway).build(),
                 "test",
@@ -215,6 +218,29 @@ class HttpSessionsTest {
                 as(TOKEN_A, madeUp)).status()).isEqualTo(404);
         assertThat(stream(TOKEN_A, madeUp).statusCode()).isEqualTo(404);
         assertThat(RawHttp.send(server.port(), "DELETE", "/mcp", null, as(TOKEN_A, madeUp)).status()).isEqualTo(404);
+    }
+
+    @Test
+    void whileTheStoreFailsTheInstanceGoesByTheSessionsItKnows() throws Exception {
+        String known = initialize(TOKEN_A);
+        String ended = initialize(TOKEN_A);
+        assertThat(RawHttp.send(server.port(), "DELETE", "/mcp", null, as(TOKEN_A, ended)).status()).isEqualTo(200);
+        String ping = "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}";
+        String unknown = "00000000000000000000000000000001";
+        store.fail(true);
+        try {
+            assertThat(initialize(TOKEN_A)).matches("[0-9a-f]{32}");
+            assertThat(RawHttp.post(server.port(), ping, as(TOKEN_A, known)).status()).isEqualTo(200);
+            assertThat(RawHttp.post(server.port(), ping, as(TOKEN_B, known)).status()).isEqualTo(404);
+            assertThat(RawHttp.post(server.port(), ping, as(TOKEN_A, ended)).status()).isEqualTo(404);
+            assertThat(RawHttp.post(server.port(), ping, as(TOKEN_A, unknown)).status())
+                    .as("an id it does not know: taken as a session of its caller").isEqualTo(200);
+        } finally {
+            store.fail(false);
+        }
+        // the store answers again, and knows no such session
+        assertThat(RawHttp.post(server.port(), ping, as(TOKEN_A, unknown)).status()).isEqualTo(404);
+        assertThat(RawHttp.post(server.port(), ping, as(TOKEN_A, known)).status()).isEqualTo(200);
     }
 
     @Test
