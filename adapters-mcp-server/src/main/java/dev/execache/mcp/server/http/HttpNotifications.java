@@ -137,12 +137,11 @@ final class HttpNotifications implements AutoCloseable {
         private final String owner;
         private volatile LoggingLevel level;
         private final Set<String> uris = new LinkedHashSet<>();
-        /** Its own stream (the GET), kept for a client to resume; the open GET's sink, if any. */
+        /** Its own stream (the GET), kept for a client to resume. */
         private final ResumableStream own = new ResumableStream(randomId(6));
-        private ResumableStream.Sink getSink;
         /** Its tool calls' streams by id: running, or finished and not yet read whole; insertion order. */
         private final LinkedHashMap<String, CallStream> calls = new LinkedHashMap<>();
-        private long usedAt;
+        private volatile long usedAt;
         private long toldStoreAt;
 
         private Session(String id, String owner) {
@@ -157,8 +156,8 @@ final class HttpNotifications implements AutoCloseable {
         }
 
         /** Whether its GET stream is open here. */
-        private synchronized boolean streaming() {
-            return getSink != null && own.hasClient();
+        private boolean streaming() {
+            return own.hasClient();
         }
     }
 
@@ -298,22 +297,16 @@ final class HttpNotifications implements AutoCloseable {
 
     /** What ends with a session here: its stream, its calls no client reads, and its subscriptions nobody else holds. */
     private void ended(Session session) {
-        ResumableStream.Sink sink;
         List<String> uris;
         List<CallStream> unread = new ArrayList<>();
         synchronized (session) {
-            sink = session.getSink;
-            session.getSink = null;
             uris = new ArrayList<>(session.uris);
             session.uris.clear();
             session.calls.values().stream().filter(call -> !call.events().finished() && !call.events().hasClient())
                     .forEach(unread::add);
             session.calls.clear();
         }
-        if (sink != null) {
-            session.own.detach(sink);
-            sink.write("", true);
-        }
+        session.own.end();
         unread.forEach(call -> call.cancel().run());
         uris.forEach(subscribed::release);
     }
@@ -325,25 +318,12 @@ final class HttpNotifications implements AutoCloseable {
      */
     boolean attach(Session session, SseNotificationStream stream, Long after) {
         ResumableStream.Sink sink = stream::write;
-        synchronized (session) {
-            if (after == null && session.streaming()) {
-                return false;
-            }
-            session.getSink = sink;
-        }
-        stream.onGone(() -> detach(session, sink));
-        session.own.attach(sink, after, true);
-        return true;
-    }
-
-    private void detach(Session session, ResumableStream.Sink sink) {
-        session.own.detach(sink);
-        synchronized (session) {
-            if (session.getSink == sink) {
-                session.getSink = null;
-                session.usedAt = nanoTime.getAsLong();
-            }
-        }
+        stream.onGone(() -> {
+            // told under the stream's lock at times: no lock of the session's here
+            session.own.detach(sink);
+            session.usedAt = nanoTime.getAsLong();
+        });
+        return session.own.attach(sink, after, true, after != null);
     }
 
     /** The session's stream {@code id} (its own or a call's) still kept here, or null. */

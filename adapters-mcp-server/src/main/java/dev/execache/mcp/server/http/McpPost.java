@@ -360,7 +360,7 @@ final class McpPost extends Handler.Abstract {
                 ? notifications.callStream(session, () -> protocol.cancel(callId))
                 : new ResumableStream("c" + callId.substring(callId.indexOf('-') + 1));
         if (events != null) {
-            events.attach(writer::write, 0L, true);
+            events.attach(writer::write, 0L, true, true);
         }
         // a 2026-07-28 answer that comes soon goes before any heartbeat: a refusal can still be a plain 400
         ScheduledFuture<?> heartbeat = heartbeats.scheduleWithFixedDelay(

@@ -38,22 +38,26 @@ final class ResumableStream {
     /**
      * Gives the stream a client: a priming event first when {@code prime} (an id to resume from and the {@code retry}),
      * then the events after number {@code after} (after the last one handed to a client when null), then what comes.
-     * A client already on it is ended first: one that reconnects has lost it. A finished stream ends once replayed.
+     * A client already on it is ended first when {@code takeOver} (one that reconnects has lost it), else this one is
+     * refused (false). A finished stream ends once replayed.
      */
-    synchronized void attach(Sink client, Long after, boolean prime) {
+    synchronized boolean attach(Sink client, Long after, boolean prime, boolean takeOver) {
         if (sink != null && sink != client) {
+            if (!takeOver) {
+                return false;
+            }
             sink.write("", true);
         }
         long from = after == null ? written : after;
         sink = client;
         if (prime && !write("id: " + id + "-" + from + "\nretry: " + RECONNECT_AFTER.toMillis() + "\ndata:\n\n", false)) {
-            return;
+            return true;
         }
         boolean ended = false;
         for (Event event : events) {
             if (event.number() > from) {
                 if (!write(event.text(), event.last())) {
-                    return;
+                    return true;
                 }
                 written = Math.max(written, event.number());
                 ended = event.last();
@@ -63,6 +67,15 @@ final class ResumableStream {
             write("", true);
         }
         if (finished) {
+            sink = null;
+        }
+        return true;
+    }
+
+    /** Ends the stream of the client reading it, if one does. */
+    synchronized void end() {
+        if (sink != null) {
+            sink.write("", true);
             sink = null;
         }
     }

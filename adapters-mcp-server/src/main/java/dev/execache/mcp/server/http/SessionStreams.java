@@ -57,7 +57,7 @@ final class SessionStreams extends Handler.Abstract {
             // a tool call's stream that broke: what it missed, then the rest of it, its answer last
             ResumableStream.Sink sink = opened::write;
             opened.onGone(() -> resumed.detach(sink));
-            resumed.attach(sink, cursor.number(), false);
+            resumed.attach(sink, cursor.number(), false, true);
             return true;
         }
         if (!notifications.attach(session, opened, resumed == null ? null : cursor.number())) {
