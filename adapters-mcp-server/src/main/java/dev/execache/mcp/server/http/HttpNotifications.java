@@ -3,7 +3,6 @@ package dev.execache.mcp.server.http;
 import dev.execache.gateway.Gateway;
 import dev.execache.mcp.server.protocol.JsonRpc;
 import dev.execache.mcp.server.protocol.ListenStreams;
-import dev.execache.mcp.server.protocol.NotificationStream;
 import dev.execache.mcp.server.protocol.OwnLog;
 import dev.execache.mcp.server.protocol.SubscribedUris;
 
@@ -20,7 +19,6 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HexFormat;
