@@ -119,7 +119,7 @@ class ArchitectureTest {
      * code may call) and what crosses them.
      */
     static final List<String> CORE_SPI = List.of(
-            "CacheStore", "CacheEntry", "StoreCounters", "WriteGenerations", "Counter", "GroupBound", "FlightLease",
+            "CacheStore", "CacheEntry", "StoreCounters", "WriteGenerations", "SessionRegistry", "Counter", "GroupBound", "FlightLease",
             "Sandbox", "SandboxUnavailableException",
             "ToolVersionSource", "ToolCatalog", "CatalogTool", "ResultTtl", "ToolCallCancelledException", "ServerRefusedException", "AgentRefusedException", "CodeTools", "CodeToolCall",
             // where spans and counts go (tracing and metrics), with trace context as W3C fields

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.execache.store.redis.RedisServerProcess;
 import dev.execache.mcp.server.RawHttp;
+import dev.execache.gateway.Downstream;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -33,8 +34,9 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * A fleet as it is deployed: three {@code serve --http} instances on one redis-server, behind a
  * real nginx (Debian's nginx-light, see {@link SystemPeer}),
- * everything on loopback ports. Both eras work through the balancer, one run answers identical
- * requests sent to several instances at once, and an instance killed mid-run costs its calls only.
+ * everything on loopback ports. Both eras work through the balancer, a 2025-era session opened on one
+ * instance is served by another and ended everywhere at once, one run answers identical requests sent to
+ * several instances at once, and an instance killed mid-run costs its calls only.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class HttpFleetIT {
@@ -53,9 +55,16 @@ class HttpFleetIT {
     static void start() throws Exception {
         Path binary = SystemPeer.NGINX.require();
         redis = RedisServerProcess.start();
+        // a server behind them, so that 2025-era agents get sessions
+        Path config = Files.writeString(dir.resolve("execache.yaml"), """
+                servers:
+                  lab:
+                    command: node
+                    args: ["%s"]
+                """.formatted(Downstream.nodeModules().resolveSibling("lab-server.mjs")));
         for (int i = 0; i < 3; i++) {
             fleet.add(HttpServeProcess.start(NO_POOL, "--store", "redis", "--redis-url", redis.url() + "/4",
-                    "--http", "127.0.0.1:0", "--timeout", "20s"));
+                    "--config", config.toString(), "--http", "127.0.0.1:0", "--timeout", "20s"));
         }
         try (ServerSocket free = new ServerSocket(0)) {
             port = free.getLocalPort();
@@ -174,6 +183,32 @@ class HttpFleetIT {
             assertThat(out.at("/first/structured/result/sum").intValue()).isEqualTo(3);
             assertThat(out.at("/second/structured/cache").textValue()).isEqualTo("hit");
         }
+    }
+
+    @Test
+    @Order(0)
+    void aSessionIsKnownToEveryInstanceItsEndToo() throws Exception {
+        int a = fleet.get(0).port();
+        int b = fleet.get(1).port();
+        RawHttp.Answer opened = RawHttp.post(a, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
+                + "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}",
+                Map.of());
+        String session = opened.header("Mcp-Session-Id");
+        String ping = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}";
+
+        RawHttp.Answer servedByB = RawHttp.post(b, ping, Map.of("Mcp-Session-Id", session));
+        RawHttp.Answer madeUp = RawHttp.post(b, ping, Map.of("Mcp-Session-Id", "0123456789abcdef0123456789abcdef"));
+        RawHttp.Answer endedOnB = RawHttp.send(b, "DELETE", "/mcp", null, Map.of("Mcp-Session-Id", session));
+        RawHttp.Answer afterOnA = RawHttp.post(a, ping, Map.of("Mcp-Session-Id", session));
+        RawHttp.Answer afterOnB = RawHttp.post(b, ping, Map.of("Mcp-Session-Id", session));
+
+        assertThat(opened.status()).isEqualTo(200);
+        assertThat(session).matches("[0-9a-f]{32}");
+        assertThat(servedByB.status()).as("a session opened on A, served by B").isEqualTo(200);
+        assertThat(madeUp.status()).as("an id no instance opened").isEqualTo(404);
+        assertThat(endedOnB.status()).isEqualTo(200);
+        assertThat(afterOnA.status()).as("a session ended on B, on A").isEqualTo(404);
+        assertThat(afterOnB.status()).isEqualTo(404);
     }
 
     @Test

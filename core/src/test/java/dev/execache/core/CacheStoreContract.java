@@ -989,6 +989,43 @@ public abstract class CacheStoreContract {
         assertThat(store.writeGenerations().current("acct")).isEqualTo(200);
     }
 
+    private static final Duration SESSION_IDLE = Duration.ofMinutes(30);
+
+    @Test
+    void anOpenSessionIsKnownWithItsOwnerAndAnIdNeverOpenedIsNot() {
+        store.sessions().open("s1", "owner-a", SESSION_IDLE);
+
+        assertThat(store.sessions().use("s1", SESSION_IDLE)).contains("owner-a");
+        assertThat(store.sessions().use("s2", SESSION_IDLE)).isEmpty();
+        assertThat(store.sessions().end("s2")).isFalse();
+    }
+
+    @Test
+    void anEndedSessionIsGone() {
+        store.sessions().open("s1", "owner-a", SESSION_IDLE);
+        store.sessions().open("s2", "owner-a", SESSION_IDLE);
+
+        assertThat(store.sessions().end("s1")).isTrue();
+
+        assertThat(store.sessions().use("s1", SESSION_IDLE)).isEmpty();
+        assertThat(store.sessions().end("s1")).as("ended once").isFalse();
+        assertThat(store.sessions().use("s2", SESSION_IDLE)).as("another session stays").contains("owner-a");
+    }
+
+    @Test
+    void aSessionUnusedPastItsIdleLimitIsGoneAndEachUseStartsTheLimitAgain() {
+        store.sessions().open("used", "owner-a", SESSION_IDLE);
+        store.sessions().open("unused", "owner-b", SESSION_IDLE);
+
+        clock.advance(SESSION_IDLE.minusMinutes(1));
+        assertThat(store.sessions().use("used", SESSION_IDLE)).contains("owner-a");
+        clock.advance(Duration.ofMinutes(2));
+
+        assertThat(store.sessions().use("unused", SESSION_IDLE)).isEmpty();
+        assertThat(store.sessions().end("unused")).isFalse();
+        assertThat(store.sessions().use("used", SESSION_IDLE)).contains("owner-a");
+    }
+
     /** 10,000 by the rules; a store over the network may lower it to keep the suite quick. */
     protected int operationsPerThreadForConcurrencyTest() {
         return 10_000;

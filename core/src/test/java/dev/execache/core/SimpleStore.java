@@ -4,6 +4,7 @@ import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.GroupBound;
+import dev.execache.core.spi.SessionRegistry;
 import dev.execache.core.spi.StoreCounters;
 import dev.execache.core.spi.WriteGenerations;
 import java.time.Clock;
@@ -25,6 +26,7 @@ import java.util.TreeMap;
 public final class SimpleStore implements CacheStore {
     private final StoreCounters figures = new Counters();
     private final WriteGenerations writes = WriteGenerations.inProcess(this, this);
+    private final SessionRegistry sessions;
     private final Clock clock;
     private final LinkedHashMap<String, CacheEntry> entries = new LinkedHashMap<>(16, 0.75f, true);
     private final Map<String, String> groupOf = new HashMap<>();
@@ -36,6 +38,7 @@ public final class SimpleStore implements CacheStore {
 
     public SimpleStore(Clock clock) {
         this.clock = clock;
+        this.sessions = SessionRegistry.inProcess(clock, 1024);
     }
 
     /** Runs {@code action} on every {@link #get}, as if the lookup took time (advance a ticker in it). */
@@ -139,6 +142,11 @@ public final class SimpleStore implements CacheStore {
     @Override
     public WriteGenerations writeGenerations() {
         return writes;
+    }
+
+    @Override
+    public SessionRegistry sessions() {
+        return sessions;
     }
 
 

@@ -5,6 +5,7 @@ import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.FlightLease;
 import dev.execache.core.spi.GroupBound;
+import dev.execache.core.spi.SessionRegistry;
 import dev.execache.core.spi.StoreCounters;
 import dev.execache.core.spi.WriteGenerations;
 import java.time.Duration;
@@ -124,6 +125,11 @@ public final class SwitchableStore implements CacheStore {
             @Override public Optional<Instant> countingSince() { return target().counters().countingSince(); }
         };
     }
+    @Override
+    public SessionRegistry sessions() {
+        return target().sessions();
+    }
+
     /** Reading a generation goes where reads go, advancing it where writes go, a put on condition where puts go. */
     @Override
     public WriteGenerations writeGenerations() {

@@ -16,6 +16,7 @@ import dev.execache.core.Freshness;
 import dev.execache.core.MutableToolVersions;
 import dev.execache.core.RemovalCause;
 import dev.execache.core.StoreGuard;
+import dev.execache.core.spi.SessionRegistry;
 import dev.execache.core.ToolCacheRule;
 import dev.execache.core.ToolCallInfo;
 import dev.execache.core.ToolCallOutcome;
@@ -96,6 +97,7 @@ public final class Gateway implements CodeTools {
     /** The person the call this thread is making is made for (a server reached as them gets their token); read as the progress is. */
     private static final ThreadLocal<ToolCatalog.Person> CALL_PERSON = new ThreadLocal<>();
 
+    private final StoreGuard store;
     private final ToolCatalog catalog;
     /** The servers whose answers are each calling person's own: keyed on the person, never shared between people. */
     private final Set<String> perPerson;
@@ -204,6 +206,7 @@ public final class Gateway implements CodeTools {
             CachePolicy policy, Clock clock, Telemetry telemetry, Function<Runnable, ListChangeNotices> listChanges) {
         this.catalog = catalog;
         this.perPerson = Set.copyOf(catalog.perPerson());
+        this.store = store;
         this.listChanges = listChanges;
         this.versions = versions;
         this.rules = new ToolCallRules(config.rules(), policy, config.servers());
@@ -496,6 +499,14 @@ public final class Gateway implements CodeTools {
         this.calls = serving;
         this.notifications = notifying;
         offered.ownTools(own);
+    }
+
+    /**
+     * The agents' sessions as the store knows them (fleet-wide on a shared store); calls to it may fail when the
+     * store does, for the transport to fall back on what it knows itself.
+     */
+    public SessionRegistry sessions() {
+        return store.store().sessions();
     }
 
     /** The servers' resources, prompts and completion. */

@@ -5,6 +5,7 @@ import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.GroupBound;
+import dev.execache.core.spi.SessionRegistry;
 import dev.execache.core.spi.StoreCounters;
 import dev.execache.core.spi.WriteGenerations;
 import java.time.Clock;
@@ -33,6 +34,9 @@ import java.util.function.Predicate;
 public final class MemoryCacheStore implements CacheStore {
     private final StoreCounters figures = new Counters();
     private final WriteGenerations writes = WriteGenerations.inProcess(this, this);
+    /** More than one process's HTTP service keeps open: a bound, not a limit anyone meets. */
+    private static final int MAX_SESSIONS = 64 * 1024;
+    private final SessionRegistry sessions;
     public static final int DEFAULT_MAX_ENTRIES = 100;
     /** 64 MiB: well under the JVM's default heap on any machine execache runs on. */
     public static final long DEFAULT_MAX_BYTES = 64L * 1024 * 1024;
@@ -69,6 +73,7 @@ public final class MemoryCacheStore implements CacheStore {
         this.maxEntries = maxEntries;
         this.maxBytes = maxBytes;
         this.clock = Objects.requireNonNull(clock, "clock must not be null");
+        this.sessions = SessionRegistry.inProcess(clock, MAX_SESSIONS);
         for (Counter counter : Counter.values()) {
             counters.put(counter, new AtomicLong());
         }
@@ -265,6 +270,11 @@ public final class MemoryCacheStore implements CacheStore {
     @Override
     public WriteGenerations writeGenerations() {
         return writes;
+    }
+
+    @Override
+    public SessionRegistry sessions() {
+        return sessions;
     }
 
     @Override

@@ -235,6 +235,11 @@ final class KeyLayout {
             return root + "meta";
         }
 
+        /** An open session of the HTTP service: {@code EXPIRES_AT OWNER}, see {@link Scripts#USE_SESSION}. */
+        String session(String id) {
+            return root + "s:" + id;
+        }
+
         /** The keys every script but {@link Scripts#GET} gets, in the order they read them. */
         List<Object> scriptKeys() {
             return List.of(lru(), root + "exp", meta(), bytes(), seq(), counters(), root + "groups", root + "gsizes",

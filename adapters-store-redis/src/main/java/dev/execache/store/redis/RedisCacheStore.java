@@ -8,6 +8,7 @@ import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.FlightLease;
 import dev.execache.core.spi.GroupBound;
+import dev.execache.core.spi.SessionRegistry;
 import dev.execache.core.spi.StoreCounters;
 import dev.execache.core.spi.WriteGenerations;
 import dev.execache.store.redis.KeyLayout.Partition;
@@ -20,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.redisson.Redisson;
 import org.redisson.api.RScript;
@@ -67,6 +69,7 @@ public final class RedisCacheStore implements CacheStore {
     private final RedisCalls calls;
     private final RedisCounters figures;
     private final WriteGenerations writes = new Writes();
+    private final SessionRegistry sessions = new Sessions();
     private final Flights flights;
     private final SigningKeys signingKeys;
     private final ServerChecks checks;
@@ -380,6 +383,48 @@ public final class RedisCacheStore implements CacheStore {
     @Override
     public WriteGenerations writeGenerations() {
         return writes;
+    }
+
+    @Override
+    public SessionRegistry sessions() {
+        return sessions;
+    }
+
+    /**
+     * One key per session in the partition its id falls in; expiry by the store's clock, as for entries, with
+     * Redis's own a while later so that a session nobody ends does not stay.
+     */
+    private final class Sessions implements SessionRegistry {
+        @Override
+        public void open(String id, String owner, Duration idleLimit) {
+            Partition partition = keys.partitionFor(id);
+            long expiresAt = clock.millis() + idleLimit.toMillis();
+            calls.await(partition, () -> redisson.<String>getBucket(partition.session(id), StringCodec.INSTANCE)
+                    .setAsync(expiresAt + " " + owner, kept(idleLimit).toMillis(), TimeUnit.MILLISECONDS));
+        }
+
+        @Override
+        public Optional<String> use(String id, Duration idleLimit) {
+            Partition partition = keys.partitionFor(id);
+            long now = clock.millis();
+            return Optional.ofNullable(calls.await(partition, () -> calls.script().<String>evalAsync(
+                    RScript.Mode.READ_WRITE, Scripts.USE_SESSION, RScript.ReturnType.VALUE,
+                    List.of(partition.session(id)), Long.toString(now), Long.toString(now + idleLimit.toMillis()),
+                    Long.toString(kept(idleLimit).toMillis()))));
+        }
+
+        @Override
+        public boolean end(String id) {
+            Partition partition = keys.partitionFor(id);
+            Long ended = calls.await(partition, () -> calls.script().<Long>evalAsync(RScript.Mode.READ_WRITE,
+                    Scripts.END_SESSION, RScript.ReturnType.LONG, List.of(partition.session(id)),
+                    Long.toString(clock.millis())));
+            return ended != null && ended == 1;
+        }
+
+        private static Duration kept(Duration idleLimit) {
+            return idleLimit.multipliedBy(2);
+        }
     }
 
     /**

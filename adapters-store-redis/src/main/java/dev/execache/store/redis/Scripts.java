@@ -332,6 +332,40 @@ final class Scripts {
             return {#expired, redis.call('ZCARD', lru), total}
             """;
 
+    /**
+     * KEYS[1] an open session ({@code EXPIRES_AT OWNER}, expiry in epoch milliseconds by the store's clock),
+     * ARGV[1] now, ARGV[2] its new expiry, ARGV[3] how long Redis keeps the key (past the expiry, so that the
+     * store's clock decides). Returns the owner and restarts the expiry, or false when there is no session.
+     */
+    static final String USE_SESSION = """
+            local value = redis.call('GET', KEYS[1])
+            if not value then
+              return false
+            end
+            local space = string.find(value, ' ', 1, true)
+            if tonumber(string.sub(value, 1, space - 1)) <= tonumber(ARGV[1]) then
+              redis.call('DEL', KEYS[1])
+              return false
+            end
+            local owner = string.sub(value, space + 1)
+            redis.call('SET', KEYS[1], ARGV[2] .. ' ' .. owner, 'PX', ARGV[3])
+            return owner
+            """;
+
+    /** KEYS[1] a session as for {@link #USE_SESSION}, ARGV[1] now. Removes it; 1 when it was open, else 0. */
+    static final String END_SESSION = """
+            local value = redis.call('GET', KEYS[1])
+            if not value then
+              return 0
+            end
+            redis.call('DEL', KEYS[1])
+            local space = string.find(value, ' ', 1, true)
+            if tonumber(string.sub(value, 1, space - 1)) <= tonumber(ARGV[1]) then
+              return 0
+            end
+            return 1
+            """;
+
     /** Returns how many entries were removed. Counters, versions and the sequence stay. */
     static final String CLEAR = COMMON + """
             local keys = redis.call('HKEYS', meta)

@@ -102,6 +102,17 @@ abstract class RedisFleetContract {
 
     @Test
     @Execution(ExecutionMode.CONCURRENT)
+    void aSessionOpenedByOneInstanceIsKnownToTheOtherAndItsEndToo() {
+        Duration idle = Duration.ofMinutes(30);
+        first.sessions().open("s1", "owner-a", idle);
+
+        assertThat(second.sessions().use("s1", idle)).contains("owner-a");
+        assertThat(second.sessions().end("s1")).isTrue();
+        assertThat(first.sessions().use("s1", idle)).isEmpty();
+    }
+
+    @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void twoInstancesCountingNewAgentsAtOnceNeverCountMoreThanTheCapByName() throws Exception {
         int each = StoreCounters.MAX_AGENTS;
         Future<?> counting = other.submit(() -> {

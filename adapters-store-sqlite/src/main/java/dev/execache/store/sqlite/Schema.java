@@ -31,7 +31,7 @@ import org.sqlite.SQLiteException;
  * tool_versions, created_at, expires_at, hit_count)}, with no application id.
  */
 final class Schema {
-    static final int VERSION = 5;
+    static final int VERSION = 6;
     static final int APPLICATION_ID = 0x65786361;
 
     private static final System.Logger LOG = System.getLogger(Schema.class.getName());
@@ -139,9 +139,17 @@ final class Schema {
     private static final List<String> WRITE_GENERATIONS = List.of(
             "CREATE TABLE write_generations (server TEXT NOT NULL PRIMARY KEY, generation INTEGER NOT NULL) WITHOUT ROWID");
 
+    /**
+     * Version 6: the HTTP service's open sessions ({@code CacheStore#sessions()}), shared by every process on
+     * the file; {@code expires_at} in epoch milliseconds.
+     */
+    private static final List<String> SESSIONS = List.of(
+            "CREATE TABLE sessions (id TEXT NOT NULL PRIMARY KEY, owner TEXT NOT NULL, expires_at INTEGER NOT NULL)",
+            "CREATE INDEX sessions_by_expiry ON sessions (expires_at)");
+
     /** {@code MIGRATIONS.get(v)} takes a file from version {@code v} to {@code v + 1}. */
     private static final List<List<String>> MIGRATIONS =
-            List.of(FROM_SEED, TO_LABELS, GROUPS_AND_CHECKSUMS, SCOPED_VERSIONS, WRITE_GENERATIONS);
+            List.of(FROM_SEED, TO_LABELS, GROUPS_AND_CHECKSUMS, SCOPED_VERSIONS, WRITE_GENERATIONS, SESSIONS);
 
     private Schema() {
     }

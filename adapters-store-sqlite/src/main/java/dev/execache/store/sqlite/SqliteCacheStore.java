@@ -5,6 +5,7 @@ import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.Counter;
 import dev.execache.core.spi.GroupBound;
+import dev.execache.core.spi.SessionRegistry;
 import dev.execache.core.spi.StoreCounters;
 import dev.execache.core.spi.WriteGenerations;
 import java.nio.file.Path;
@@ -73,6 +74,7 @@ public final class SqliteCacheStore implements CacheStore {
     private final WriteBehind writeBehind;
     private final SqliteCounters counters;
     private final WriteGenerations writes = new Writes();
+    private final SessionRegistry sessions = new Sessions();
     private final int maxEntries;
     private final Clock clock;
     /**
@@ -302,6 +304,49 @@ public final class SqliteCacheStore implements CacheStore {
     @Override
     public WriteGenerations writeGenerations() {
         return writes;
+    }
+
+    @Override
+    public SessionRegistry sessions() {
+        return sessions;
+    }
+
+    private static final Duration SESSION_REWRITE = Duration.ofMinutes(1);
+
+    /** In the file, so that every process on it knows them; expired rows go when a session is opened. */
+    private final class Sessions implements SessionRegistry {
+        @Override
+        public void open(String id, String owner, Duration idleLimit) {
+            long now = clock.millis();
+            write(handle -> {
+                handle.execute("DELETE FROM sessions WHERE expires_at <= ?", now);
+                return handle.execute("INSERT OR REPLACE INTO sessions (id, owner, expires_at) VALUES (?, ?, ?)", id,
+                        owner, now + idleLimit.toMillis());
+            });
+        }
+
+        @Override
+        public Optional<String> use(String id, Duration idleLimit) {
+            long now = clock.millis();
+            Optional<Map.Entry<String, Long>> open = file.read("a session", reader -> reader.jdbi().withHandle(handle ->
+                    handle.createQuery("SELECT owner, expires_at FROM sessions WHERE id = ?").bind(0, id)
+                            .map((row, context) -> Map.entry(row.getString(1), row.getLong(2))).findOne()));
+            if (open.isEmpty() || open.get().getValue() <= now) {
+                return Optional.empty();
+            }
+            // written again once a minute of it has passed, not on every request: each write takes the file's lock
+            long expiresAt = now + idleLimit.toMillis();
+            if (open.get().getValue() < expiresAt - SESSION_REWRITE.toMillis()) {
+                write(handle -> handle.execute("UPDATE sessions SET expires_at = ? WHERE id = ?", expiresAt, id));
+            }
+            return Optional.of(open.get().getKey());
+        }
+
+        @Override
+        public boolean end(String id) {
+            long now = clock.millis();
+            return write(handle -> handle.execute("DELETE FROM sessions WHERE id = ? AND expires_at > ?", id, now)) > 0;
+        }
     }
 
     private static long generation(Handle handle, String server) {

@@ -5,6 +5,7 @@ import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.FlightLease;
 import dev.execache.core.spi.GroupBound;
+import dev.execache.core.spi.SessionRegistry;
 import dev.execache.core.spi.StoreCounters;
 import dev.execache.core.spi.WriteGenerations;
 import java.time.Clock;
@@ -72,6 +73,7 @@ public final class ReopeningStore implements CacheStore {
     @Override public List<String> put(CacheEntry entry, GroupBound bound) { return store().put(entry, bound); }
     @Override public StoreCounters counters() { return store().counters(); }
     @Override public WriteGenerations writeGenerations() { return store().writeGenerations(); }
+    @Override public SessionRegistry sessions() { return store().sessions(); }
     @Override public Map<String, String> lastSeenVersions(String scope) { return store().lastSeenVersions(scope); }
     @Override public void recordVersions(String scope, Map<String, String> versions) {
         store().recordVersions(scope, versions);

@@ -83,6 +83,12 @@ public interface CacheStore extends AutoCloseable {
     WriteGenerations writeGenerations();
 
     /**
+     * The sessions of the MCP HTTP service that this store keeps (fleet-wide for a shared store), so that
+     * every instance of a fleet knows which session ids are open and whose.
+     */
+    SessionRegistry sessions();
+
+    /**
      * The version of each tool as last recorded in {@code scope}. A scope is one project's view
      * of its tools (the CLI uses the config file's real path): projects that share a store with
      * different versions of a tool each compare against their own, so they never invalidate each

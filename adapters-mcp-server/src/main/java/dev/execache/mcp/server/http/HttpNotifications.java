@@ -3,7 +3,6 @@ package dev.execache.mcp.server.http;
 import dev.execache.gateway.Gateway;
 import dev.execache.mcp.server.protocol.JsonRpc;
 import dev.execache.mcp.server.protocol.ListenStreams;
-import dev.execache.mcp.server.protocol.NotificationStream;
 import dev.execache.mcp.server.protocol.OwnLog;
 import dev.execache.mcp.server.protocol.SubscribedUris;
 
@@ -13,9 +12,13 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.core.spi.ServerRefusedException;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.LoggingLevel;
+import dev.execache.core.spi.SessionRegistry;
+import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HexFormat;
@@ -25,6 +28,9 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
@@ -41,13 +47,15 @@ import java.util.logging.Logger;
  *
  * <p>In the 2025-11-25 era on a session: {@code initialize} opens one ({@code Mcp-Session-Id}), the
  * agent's GET stream carries its notifications, {@code logging/setLevel} and {@code resources/subscribe}
- * are kept per session. A session is only what this instance knows of an id: an id it does not know
- * (another instance of a fleet began it, or it expired) is taken as a new session of the same caller,
- * so that any instance still answers any request; but an id whose agent ended it here is answered 404, as the spec
- * asks of a terminated session. Sessions are few and cheap: at most {@value
- * #MAX_SESSIONS} (the least recently used goes first), and one unused for {@link #IDLE_LIMIT} with
- * no stream open ends. While a session has no stream open its notifications wait for one, at most
- * {@value SseNotificationStream#MAX_QUEUED} of them.
+ * are kept per session. Which sessions are open, and whose, the store knows ({@link SessionRegistry}, fleet-wide on
+ * a shared store): any instance serves a session another opened, to its caller only, and an id that is not open there
+ * (ended, unused past {@link #IDLE_LIMIT}, or never opened) is answered 404, as the spec asks. When the store fails,
+ * an instance goes by what it knows itself: its own sessions, and the ids ended here; an id it does not know is then
+ * taken as a session of its caller, so that requests are still answered. What an instance keeps of a session (its
+ * level, subscriptions and stream) is cheap: at most {@value #MAX_SESSIONS} (the least recently used goes first), and
+ * one unused for {@link #IDLE_LIMIT} with no stream open ends. The session's stream and its tool calls' streams can be
+ * resumed ({@link ResumableStream}); while a session has no stream open its notifications wait for one, at most
+ * {@value ResumableStream#MAX_EVENTS} of them.
  *
  * <p>In the 2026-07-28 era on {@code subscriptions/listen} streams, which carry the list changes and
  * resource updates the agent opted in to, each tagged with the listen request's id; log messages go
@@ -57,16 +65,25 @@ final class HttpNotifications implements AutoCloseable {
     static final int MAX_SESSIONS = 1024;
     static final int MAX_ENDED = 64 * 1024;
     static final Duration IDLE_LIMIT = Duration.ofMinutes(30);
+    /** How often an instance tells the store that a session whose stream it holds open is still used. */
+    private static final Duration USED_EVERY = Duration.ofMinutes(1);
+    /**
+     * The finished tool call streams of a session kept for a client to resume, the latest ones: kept even when the
+     * answer was written, since a write to a connection that just broke can still succeed.
+     */
+    static final int MAX_FINISHED_CALLS = 8;
     private static final System.Logger LOG = System.getLogger("dev.execache.mcp.server");
 
     private final Gateway gateway;
     private final LongSupplier nanoTime;
     private final SecureRandom random = new SecureRandom();
+    private final Supplier<SessionRegistry> registry;
+    private final AtomicBoolean registryFailing = new AtomicBoolean();
     /** By id, least recently used first; guarded by this. */
     private final LinkedHashMap<String, Session> sessions = new LinkedHashMap<>(16, 0.75f, true);
     /**
-     * The ids of the sessions their agents ended here, the latest {@value #MAX_ENDED} (ids are random: one is never
-     * given again); guarded by this. A request naming one is not taken as a new session: the spec's 404.
+     * The ids of the sessions ended here, the latest {@value #MAX_ENDED} (ids are random: one is never given again);
+     * guarded by this. What this instance goes by while the store fails.
      */
     private final LinkedHashMap<String, Boolean> ended = new LinkedHashMap<>(16, 0.75f, false) {
         @Override
@@ -102,6 +119,7 @@ final class HttpNotifications implements AutoCloseable {
     /** @param every how often open streams are written to and sessions unused too long ended */
     HttpNotifications(Gateway gateway, LongSupplier nanoTime, Duration every) {
         this.gateway = gateway;
+        this.registry = gateway::sessions;
         this.nanoTime = nanoTime;
         this.subscribed = new SubscribedUris(gateway);
         this.listens = new ListenStreams(gateway, subscribed);
@@ -111,137 +129,235 @@ final class HttpNotifications implements AutoCloseable {
         heartbeat.scheduleWithFixedDelay(this::keepAlive, every.toMillis(), every.toMillis(), TimeUnit.MILLISECONDS);
     }
 
-    /** A 2025 session: its caller, the level it asked for, the URIs it subscribed to, its stream. */
+    /** A 2025 session: its caller, the level it asked for, the URIs it subscribed to, its streams. */
     final class Session {
         final String id;
         private final String owner;
         private volatile LoggingLevel level;
         private final Set<String> uris = new LinkedHashSet<>();
-        private NotificationStream stream;
-        private final ArrayDeque<String> waiting = new ArrayDeque<>();
-        private long usedAt;
+        /** Its own stream (the GET), kept for a client to resume. */
+        private final ResumableStream own = new ResumableStream(randomId(6));
+        /** Its tool calls' streams by id: running, or finished and not yet read whole; insertion order. */
+        private final LinkedHashMap<String, CallStream> calls = new LinkedHashMap<>();
+        private volatile long usedAt;
+        private long toldStoreAt;
 
         private Session(String id, String owner) {
             this.id = id;
             this.owner = owner;
             this.usedAt = nanoTime.getAsLong();
+            this.toldStoreAt = usedAt;
         }
 
         private void send(String json) {
-            NotificationStream open;
-            synchronized (this) {
-                open = stream;
-                if (open == null || !open.isOpen()) {
-                    if (waiting.size() >= SseNotificationStream.MAX_QUEUED) {
-                        waiting.poll();
-                    }
-                    waiting.add(json);
-                    return;
-                }
-            }
-            open.send(json);
+            own.send(json, false);
         }
+
+        /** Whether its GET stream is open here. */
+        private boolean streaming() {
+            return own.hasClient();
+        }
+    }
+
+    /** A tool call's stream in a session, and how to stop the call. */
+    record CallStream(ResumableStream events, Runnable cancel) {
+    }
+
+    /** What a request naming a session finds: the session, or why there is none (the 404's words). */
+    record Found(Session session, String refusal) {
     }
 
     /** Opens a session for {@code owner} (who asked: a token's name, or null), and gives its id. */
-    synchronized String open(String owner) {
-        String id = HexFormat.of().formatHex(bytes());
-        add(new Session(id, owner));
+    String open(String owner) {
+        String id = randomId(16);
+        try {
+            registry.get().open(id, digest(owner), IDLE_LIMIT);
+            registryAnswered();
+        } catch (RuntimeException e) {
+            registryFailed(e);
+        }
+        synchronized (this) {
+            add(new Session(id, owner));
+        }
         return id;
     }
 
-    private byte[] bytes() {
-        byte[] bytes = new byte[16];
+    private String randomId(int length) {
+        byte[] bytes = new byte[length];
         random.nextBytes(bytes);
-        return bytes;
+        return HexFormat.of().formatHex(bytes);
+    }
+
+    /** Who began a session, as the store keeps it: a digest, so that the store holds no name. */
+    private static String digest(String owner) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(
+                    (owner == null ? "anyone" : "agent:" + owner).getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is part of every Java platform", e);
+        }
     }
 
     /**
-     * The session of {@code id}: this instance's, or a new one for an id it does not know (begun by another
-     * instance, or expired); null when the session is another caller's.
+     * The session of {@code id} for {@code owner}, as the store knows it (this instance's state of it, made when it is
+     * new here); when the store fails, as this instance knows it.
      */
-    synchronized Session session(String id, String owner) {
-        Session session = sessions.get(id);
-        if (session == null) {
-            session = new Session(id, owner);
-            add(session);
-        } else if (!Objects.equals(session.owner, owner)) {
-            return null;
+    Found session(String id, String owner) {
+        Optional<String> open;
+        try {
+            open = registry.get().use(id, IDLE_LIMIT);
+            registryAnswered();
+        } catch (RuntimeException e) {
+            registryFailed(e);
+            open = null;
         }
-        session.usedAt = nanoTime.getAsLong();
-        return session;
+        Session gone = null;
+        Found found;
+        synchronized (this) {
+            Session session = sessions.get(id);
+            if (open != null && open.isEmpty()) {
+                if (session != null) {
+                    sessions.remove(id);
+                    gone = session;
+                }
+                found = new Found(null, "session " + HttpReplies.printable(id) + (ended.containsKey(id) ? " was ended"
+                        : " is not open: it was ended, went unused too long, or never began") + "; send initialize for"
+                        + " a new one");
+            } else if (open != null && !open.get().equals(digest(owner))
+                    || open == null && session != null && !Objects.equals(session.owner, owner)) {
+                found = new Found(null, "session " + HttpReplies.printable(id) + " is another caller's");
+            } else if (open == null && ended.containsKey(id)) {
+                found = new Found(null, "session " + HttpReplies.printable(id) + " was ended; send initialize for a new"
+                        + " one");
+            } else {
+                if (session == null) {
+                    session = new Session(id, owner);
+                    add(session);
+                }
+                session.usedAt = nanoTime.getAsLong();
+                session.toldStoreAt = session.usedAt;
+                found = new Found(session, null);
+            }
+        }
+        if (gone != null) {
+            ended(gone);
+        }
+        return found;
+    }
+
+    private void registryAnswered() {
+        if (registryFailing.compareAndSet(true, false)) {
+            LOG.log(Level.INFO, "the store answers again: sessions are known fleet-wide again");
+        }
+    }
+
+    private void registryFailed(RuntimeException e) {
+        if (registryFailing.compareAndSet(false, true)) {
+            LOG.log(Level.WARNING, "the store does not answer for the agents' sessions (" + e.getMessage() + "); until it"
+                    + " does, this instance goes by the sessions it knows itself");
+        }
     }
 
     private void add(Session session) {
         if (closed) {
             return;
         }
+        List<Session> dropped = new ArrayList<>();
         while (sessions.size() >= MAX_SESSIONS) {
             Iterator<Session> oldest = sessions.values().iterator();
-            Session dropped = oldest.next();
+            dropped.add(oldest.next());
             oldest.remove();
-            ended(dropped);
         }
         sessions.put(session.id, session);
+        // what this instance kept of them goes; they stay open in the store
+        dropped.forEach(this::ended);
     }
 
-    /** Ends a session (the agent's DELETE); false when there is none of that caller's. */
-    boolean end(String id, String owner) {
-        Session session;
+    /** Ends a session (the agent's DELETE): null when done, else why not (the 404's words). */
+    String end(String id, String owner) {
+        Found found = session(id, owner);
+        if (found.session() == null) {
+            return found.refusal();
+        }
+        try {
+            registry.get().end(id);
+            registryAnswered();
+        } catch (RuntimeException e) {
+            registryFailed(e);
+        }
         synchronized (this) {
-            session = sessions.get(id);
-            if (session == null || !Objects.equals(session.owner, owner)) {
-                return false;
-            }
             sessions.remove(id);
             ended.put(id, Boolean.TRUE);
         }
-        ended(session);
-        return true;
+        ended(found.session());
+        return null;
     }
 
-    /** Whether the agent of session {@code id} ended it here (DELETE). */
-    synchronized boolean wasEnded(String id) {
-        return ended.containsKey(id);
-    }
-
-    /** What ends with a session: its stream, and its subscriptions that nobody else holds. */
+    /** What ends with a session here: its stream, its calls no client reads, and its subscriptions nobody else holds. */
     private void ended(Session session) {
-        NotificationStream stream;
         List<String> uris;
+        List<CallStream> unread = new ArrayList<>();
         synchronized (session) {
-            stream = session.stream;
-            session.stream = null;
             uris = new ArrayList<>(session.uris);
             session.uris.clear();
+            session.calls.values().stream().filter(call -> !call.events().finished() && !call.events().hasClient())
+                    .forEach(unread::add);
+            session.calls.clear();
         }
-        if (stream != null) {
-            stream.end(null);
-        }
+        session.own.end();
+        unread.forEach(call -> call.cancel().run());
         uris.forEach(subscribed::release);
     }
 
-    /** Gives the session its GET stream, with what waited for it; false when it has one open already. */
-    boolean attach(Session session, NotificationStream stream) {
-        List<String> waited;
-        synchronized (session) {
-            if (session.stream != null && session.stream.isOpen()) {
-                return false;
-            }
-            session.stream = stream;
-            waited = new ArrayList<>(session.waiting);
-            session.waiting.clear();
-        }
-        waited.forEach(stream::send);
-        return true;
+    /**
+     * Gives the session its GET stream, with a priming event and what waited for it, or (resuming, {@code after} the
+     * number of the last event its client got) what it missed; false when one is open already and this one does not
+     * resume it.
+     */
+    boolean attach(Session session, SseNotificationStream stream, Long after) {
+        ResumableStream.Sink sink = stream::write;
+        stream.onGone(() -> {
+            // told under the stream's lock at times: no lock of the session's here
+            session.own.detach(sink);
+            session.usedAt = nanoTime.getAsLong();
+        });
+        return session.own.attach(sink, after, true, after != null);
     }
 
-    /** The session's GET stream ended. */
-    void detach(Session session, NotificationStream stream) {
+    /** The session's stream {@code id} (its own or a call's) still kept here, or null. */
+    ResumableStream stream(Session session, String id) {
         synchronized (session) {
-            if (session.stream == stream) {
-                session.stream = null;
-                session.usedAt = nanoTime.getAsLong();
+            if (session.own.id.equals(id)) {
+                return session.own;
+            }
+            CallStream call = session.calls.get(id);
+            return call == null ? null : call.events();
+        }
+    }
+
+    /** Whether {@code stream} is the session's own (its GET stream). */
+    boolean isOwn(Session session, ResumableStream stream) {
+        return session.own == stream;
+    }
+
+    /** A new stream for a tool call of the session, kept for its client to resume until read whole. */
+    ResumableStream callStream(Session session, Runnable cancel) {
+        ResumableStream events = new ResumableStream(randomId(6));
+        synchronized (session) {
+            session.calls.put(events.id, new CallStream(events, cancel));
+        }
+        return events;
+    }
+
+    /** A call's stream ended: kept for its client to resume, the latest {@value #MAX_FINISHED_CALLS} of them. */
+    void callEnded(Session session) {
+        synchronized (session) {
+            long kept = session.calls.values().stream().filter(call -> call.events().finished()).count();
+            for (Iterator<CallStream> each = session.calls.values().iterator(); kept > MAX_FINISHED_CALLS && each.hasNext(); ) {
+                if (each.next().events().finished()) {
+                    each.remove();
+                    kept--;
+                }
             }
         }
     }
@@ -329,25 +445,36 @@ final class HttpNotifications implements AutoCloseable {
         return new ArrayList<>(sessions.values());
     }
 
-    /** Writes to every open stream (so that a client gone is noticed) and ends sessions unused too long. */
+    /**
+     * Writes to every open stream (so that a client gone is noticed), tells the store of the sessions whose streams are
+     * open (so that they stay open fleet-wide; one ended elsewhere ends here too), and ends sessions unused too long.
+     */
     private void keepAlive() {
         long now = nanoTime.getAsLong();
         List<Session> expired = new ArrayList<>();
+        List<Session> toTell = new ArrayList<>();
         synchronized (this) {
             for (Iterator<Session> each = sessions.values().iterator(); each.hasNext(); ) {
                 Session session = each.next();
-                synchronized (session) {
-                    if (session.stream != null && session.stream.isOpen()) {
-                        session.usedAt = now;
-                        session.stream.keepAlive();
-                    } else if (now - session.usedAt > IDLE_LIMIT.toNanos()) {
-                        each.remove();
-                        expired.add(session);
+                if (session.streaming()) {
+                    session.usedAt = now;
+                    session.own.keepAlive();
+                    if (now - session.toldStoreAt > USED_EVERY.toNanos()) {
+                        toTell.add(session);
                     }
+                } else if (now - session.usedAt > IDLE_LIMIT.toNanos()) {
+                    each.remove();
+                    expired.add(session);
                 }
             }
         }
         expired.forEach(this::ended);
+        for (Session session : toTell) {
+            Found found = session(session.id, session.owner);
+            if (found.session() == null) {
+                LOG.log(Level.DEBUG, "a session whose stream was open here ended elsewhere");
+            }
+        }
         listens.keepAlive();
     }
 

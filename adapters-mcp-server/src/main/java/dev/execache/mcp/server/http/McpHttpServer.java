@@ -187,6 +187,11 @@ public final class McpHttpServer implements AutoCloseable {
         return "http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + port() + RequestChecks.PATH;
     }
 
+    /** How many 2025-era sessions this instance keeps state of. */
+    int sessionsKept() {
+        return notifications == null ? 0 : notifications.sessions();
+    }
+
     /** Blocks until the server has stopped. */
     public void awaitEnd() throws InterruptedException {
         server.join();

@@ -52,11 +52,11 @@ final class McpPost extends Handler.Abstract {
     static final String CALLER = HttpAccess.Caller.class.getName();
     /** The request attribute that says a POST came past the bound on requests at once, as a subscriptions/listen. */
     static final String LISTEN_ROUTE = McpPost.class.getName() + ".listen";
+    /** The request attribute that carries the 2025-era session a request names, once found. */
+    private static final String SESSION = McpPost.class.getName() + ".session";
     /** How often a running tool call's stream is written to, so that a client gone is noticed. */
     private static final Duration HEARTBEAT = Duration.ofMillis(250);
     private static final Duration FIRST_MODERN_HEARTBEAT = Duration.ofSeconds(2);
-    /** The retry of a 2025 session's tool call stream: how long a client that lost it waits before it reconnects. */
-    private static final Duration RECONNECT_AFTER = Duration.ofSeconds(1);
     /** The 2026-07-28 error of a request that needs a client capability its client did not declare. */
     private static final String MISSING_CLIENT_CAPABILITY = "-32021";
 
@@ -292,16 +292,14 @@ final class McpPost extends Handler.Abstract {
             response.getHeaders().put(SessionStreams.SESSION_HEADER, notifications.open(caller.agent()));
             return false;
         }
-        if (id != null && notifications.wasEnded(id)) {
-            refuse(response, callback, 404, -32001, "Not Found: session " + HttpReplies.printable(id)
-                    + " was ended; send initialize for a new one");
+        HttpNotifications.Found found = id == null ? null : notifications.session(id, caller.agent());
+        if (found != null && found.session() == null) {
+            refuse(response, callback, 404, -32001, "Not Found: " + found.refusal());
             return true;
         }
-        HttpNotifications.Session session = id == null ? null : notifications.session(id, caller.agent());
-        if (id != null && session == null) {
-            refuse(response, callback, 404, -32001, "Not Found: session " + HttpReplies.printable(id)
-                    + " is another caller's");
-            return true;
+        HttpNotifications.Session session = found == null ? null : found.session();
+        if (session != null) {
+            request.setAttribute(SESSION, session);
         }
         if (McpSchema.METHOD_LOGGING_SET_LEVEL.equals(method) && session != null) {
             notifications.setLevel(session, JsonRpc.level(checked.params().get("level")));
@@ -335,7 +333,9 @@ final class McpPost extends Handler.Abstract {
 
     /**
      * A tool call (or a read of the initialize era) answered as an SSE stream: its notifications and the server's
-     * requests to the agent, then its answer. A closed stream cancels it.
+     * requests to the agent, then its answer. A closed stream cancels it, but in a 2025-era session: there the call
+     * goes on and its client resumes the stream (a GET with Last-Event-ID), as the revision asks (a disconnection is
+     * not a cancellation; the client cancels with notifications/cancelled).
      */
     private void stream(Request request, Response response, Callback callback, JsonRpc.Request call, String callId,
             String agent) {
@@ -345,19 +345,35 @@ final class McpPost extends Handler.Abstract {
         // nginx would otherwise hold back the stream until it ends
         response.getHeaders().put("X-Accel-Buffering", "no");
         request.addIdleTimeoutListener(timeout -> false);
+        HttpNotifications.Session session = call.modern() ? null
+                : (HttpNotifications.Session) request.getAttribute(SESSION);
         SseWriter writer = new SseWriter(response, () -> {
+            if (session != null) {
+                LOG.log(Level.DEBUG, "the stream of a tool call of a session broke; the call goes on for its client"
+                        + " to resume");
+                return;
+            }
             if (!stopping.getAsBoolean()) {
                 LOG.log(Level.INFO, "a client closed the stream of a tool call; stopping it");
             }
             protocol.cancel(callId);
         });
-        if (!call.modern()) {
-            // the priming event (SEP-1699): an id and empty data, and how long a client that lost the stream waits
-            // before it reaches the session again
-            writer.write("id: " + callId + "-0\nretry: " + RECONNECT_AFTER.toMillis() + "\ndata:\n\n", false);
+        // 2025-11-25: events with ids and a priming event (SEP-1699), resumable within a session; 2026-07-28 has neither
+        ResumableStream events = call.modern() ? null : session != null
+                ? notifications.callStream(session, () -> protocol.cancel(callId))
+                : new ResumableStream("c" + callId.substring(callId.indexOf('-') + 1));
+        if (events != null) {
+            events.attach(writer::write, 0L, true, true);
         }
         // a 2026-07-28 answer that comes soon goes before any heartbeat: a refusal can still be a plain 400
-        ScheduledFuture<?> heartbeat = heartbeats.scheduleWithFixedDelay(() -> writer.write(":\n\n", false),
+        ScheduledFuture<?> heartbeat = heartbeats.scheduleWithFixedDelay(
+                () -> {
+                    if (events != null) {
+                        events.keepAlive();
+                    } else {
+                        writer.write(":\n\n", false);
+                    }
+                },
                 (call.modern() ? FIRST_MODERN_HEARTBEAT : HEARTBEAT).toMillis(), HEARTBEAT.toMillis(),
                 TimeUnit.MILLISECONDS);
         String answer;
@@ -365,7 +381,8 @@ final class McpPost extends Handler.Abstract {
         // client POSTs its answer (2026-07-28 has no requests to the client outside input_required results)
         ToolCatalog.Agent asker = call.modern() ? null : (method, params) -> {
             return relayed.ask(method, RelayedRequests.params(method, params), asking -> {
-                if (!writer.write(SseWriter.event(Json.write(asking)), false)) {
+                // in a session a client that lost the stream gets the request when it resumes it
+                if (!events.send(Json.write(asking), false) && session == null) {
                     throw new AgentRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "the client closed the"
                             + " stream of the call before it was asked " + method);
                 }
@@ -377,7 +394,11 @@ final class McpPost extends Handler.Abstract {
                 notification.put("jsonrpc", McpSchema.JSONRPC_VERSION);
                 notification.put("method", method);
                 notification.set("params", params);
-                writer.write(SseWriter.event(Json.write(notification)), false);
+                if (events != null) {
+                    events.send(Json.write(notification), false);
+                } else {
+                    writer.write(SseWriter.event(Json.write(notification)), false);
+                }
             }, agent, received(request), asker);
         } finally {
             heartbeat.cancel(false);
@@ -387,9 +408,19 @@ final class McpPost extends Handler.Abstract {
             sendJson(response, callback, 400, answer);
             return;
         }
-        if (writer.write(SseWriter.event(answer), true)) {
+        if (events != null) {
+            events.send(answer, true);
+            if (session != null) {
+                notifications.callEnded(session);
+            }
+        } else {
+            writer.write(SseWriter.event(answer), true);
+        }
+        if (writer.endedWritten()) {
             callback.succeeded();
         } else {
+            // the client went, or resumed the stream elsewhere: this answer ends here
+            writer.write("", true);
             callback.failed(new IOException("the client closed the stream"));
         }
     }

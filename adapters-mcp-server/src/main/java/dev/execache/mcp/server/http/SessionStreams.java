@@ -1,6 +1,5 @@
 package dev.execache.mcp.server.http;
 
-import static dev.execache.mcp.server.http.HttpReplies.printable;
 import static dev.execache.mcp.server.http.HttpReplies.refuse;
 
 import io.modelcontextprotocol.spec.McpSchema;
@@ -11,12 +10,15 @@ import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
 
 /**
- * A 2025-era session's GET (its notification stream) and DELETE (its end), after {@link RequestChecks}. Outside the
+ * A 2025-era session's GET (its notification stream, or with {@code Last-Event-ID} a stream of the session resumed)
+ * and DELETE (its end), after {@link RequestChecks}. Outside the
  * bound on requests answered at once: a stream stays open while its agent runs, and the sessions bound them.
  */
 final class SessionStreams extends Handler.Abstract {
     private static final System.Logger LOG = System.getLogger("dev.execache.mcp.server");
     static final String SESSION_HEADER = "Mcp-Session-Id";
+    /** Where a client that lost a stream stopped reading it (SSE's header). */
+    static final String LAST_EVENT_ID = "Last-Event-ID";
     /** MCP's error for a session this server does not have (the spec's 404). */
     private static final int NO_SESSION = -32001;
 
@@ -30,14 +32,10 @@ final class SessionStreams extends Handler.Abstract {
     public boolean handle(Request request, Response response, Callback callback) {
         String id = request.getHeaders().get(SESSION_HEADER);
         HttpAccess.Caller caller = (HttpAccess.Caller) request.getAttribute(McpPost.CALLER);
-        if (notifications.wasEnded(id)) {
-            return refuse(response, callback, 404, NO_SESSION, "Not Found: session " + printable(id)
-                    + " was ended; send initialize for a new one");
-        }
         if ("DELETE".equals(request.getMethod())) {
-            if (!notifications.end(id, caller.agent())) {
-                return refuse(response, callback, 404, NO_SESSION, "Not Found: no session " + printable(id)
-                        + " of this caller here");
+            String refusal = notifications.end(id, caller.agent());
+            if (refusal != null) {
+                return refuse(response, callback, 404, NO_SESSION, "Not Found: " + refusal);
             }
             response.setStatus(200);
             callback.succeeded();
@@ -47,21 +45,26 @@ final class SessionStreams extends Handler.Abstract {
             return refuse(response, callback, 406, McpSchema.ErrorCodes.INVALID_REQUEST,
                     "Not Acceptable: the session's stream is text/event-stream; accept it");
         }
-        HttpNotifications.Session session = notifications.session(id, caller.agent());
-        if (session == null) {
-            return refuse(response, callback, 404, NO_SESSION, "Not Found: session " + printable(id)
-                    + " is another caller's");
+        HttpNotifications.Found found = notifications.session(id, caller.agent());
+        if (found.session() == null) {
+            return refuse(response, callback, 404, NO_SESSION, "Not Found: " + found.refusal());
         }
-        SseNotificationStream[] opened = new SseNotificationStream[1];
-        opened[0] = SseNotificationStream.open(request, response, callback, () -> notifications.detach(session, opened[0]));
-        if (!notifications.attach(session, opened[0])) {
-            // one stream per session: the second ends at once, empty
-            LOG.log(Level.DEBUG, "a second GET stream for one session was ended");
-            opened[0].end(null);
+        HttpNotifications.Session session = found.session();
+        ResumableStream.Cursor cursor = ResumableStream.cursor(request.getHeaders().get(LAST_EVENT_ID));
+        ResumableStream resumed = cursor == null ? null : notifications.stream(session, cursor.stream());
+        SseNotificationStream opened = SseNotificationStream.open(request, response, callback, () -> { });
+        if (resumed != null && !notifications.isOwn(session, resumed)) {
+            // a tool call's stream that broke: what it missed, then the rest of it, its answer last
+            ResumableStream.Sink sink = opened::write;
+            opened.onGone(() -> resumed.detach(sink));
+            resumed.attach(sink, cursor.number(), false, true);
             return true;
         }
-        // the headers go out now, so that the client knows its stream is open
-        opened[0].keepAlive();
+        if (!notifications.attach(session, opened, resumed == null ? null : cursor.number())) {
+            // one stream per session: the second ends at once, empty
+            LOG.log(Level.DEBUG, "a second GET stream for one session was ended");
+            opened.end(null);
+        }
         return true;
     }
 

@@ -23,7 +23,7 @@ final class SseNotificationStream implements NotificationStream {
 
     private final Response response;
     private final Callback finished;
-    private final Runnable onGone;
+    private volatile Runnable onGone;
     private final ArrayDeque<Item> queue = new ArrayDeque<>();
     private boolean writing;
     private boolean ending;
@@ -52,6 +52,16 @@ final class SseNotificationStream implements NotificationStream {
         // silence is normal on it; the heartbeat notices a client gone
         request.addIdleTimeoutListener(timeout -> false);
         return new SseNotificationStream(response, callback, onGone);
+    }
+
+    /** What to tell once when the stream ended, in place of what it was opened with. */
+    void onGone(Runnable told) {
+        this.onGone = told;
+    }
+
+    /** SSE text as it is (an event with its id, a comment); {@code last} ends the stream. False when it has ended. */
+    boolean write(String text, boolean last) {
+        return enqueue(text, last);
     }
 
     @Override

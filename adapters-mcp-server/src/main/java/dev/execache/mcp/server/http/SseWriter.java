@@ -38,6 +38,11 @@ final class SseWriter {
         }
     }
 
+    /** Whether the stream was ended by its last write, the client there to the end. */
+    synchronized boolean endedWritten() {
+        return ended && !gone;
+    }
+
     /**
      * Ends the stream before anything went out, so that the answer can go as a plain response instead; false when
      * something was written already (the status and headers are out).

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.StoreGuard;
+import dev.execache.core.SwitchableStore;
 import dev.execache.gateway.Downstream;
 import dev.execache.gateway.Gateway;
 import dev.execache.gateway.GatewayPolicy;
@@ -15,7 +16,11 @@ import dev.execache.mcp.server.http.HttpServeSettings.HttpToken;
 import dev.execache.mcp.server.RawHttp;
 import dev.execache.gateway.ServeTools;
 import dev.execache.tools.mcp.McpToolCatalog;
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.net.InetAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -39,8 +44,9 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * serve --http with a server behind it keeps a cheap session per 2025-era client: initialize gives its id, a GET opens
  * its stream (one at a time), the server's notifications reach it there, DELETE ends it, another caller cannot use it,
- * and at most 1024 are kept (the least recently used goes first); execache's own log lines reach it at its level. A
- * client without a session is answered as before.
+ * an id never opened is not found, and at most 1024 are kept here (the least recently used goes first, open still in
+ * the store); execache's own log lines reach it at its level. Its streams begin with a priming event and are resumed
+ * with Last-Event-ID, a tool call's with its answer. A client without a session is answered as before.
  */
 class HttpSessionsTest {
     private static final String TOKEN_A = "token-of-agent-a-0123456789abcdef";
@@ -52,6 +58,7 @@ class HttpSessionsTest {
 
     private static McpToolCatalog catalog;
     private static McpHttpServer server;
+    private static SwitchableStore store;
 
     @BeforeAll
     static void start() throws IOException {
@@ -59,7 +66,8 @@ class HttpSessionsTest {
         GatewayPolicy policy = new GatewayPolicy(List.of(new GatewayPolicy.Server("lab", false, true)), List.of());
         catalog = new McpToolCatalog(List.of(Downstream.lab("lab", true)), Duration.ofSeconds(60), Duration.ofHours(1),
                 line -> { }, Clock.systemUTC()).start();
-        Gateway gateway = Gateway.builder(catalog, StoreGuard.of(fixture.store), fixture.versions, policy,
+        store = new SwitchableStore(fixture.store);
+        Gateway gateway = Gateway.builder(catalog, StoreGuard.of(store), fixture.versions, policy,
                 CachePolicy.DEFAULTS).clock(fixture.clock).build();
         server = new McpHttpServer(ServeTools.builder(fixture.executor, fixture.serveSettings).gateway(gateway).build(),
                 "test",
@@ -203,19 +211,40 @@ class HttpSessionsTest {
     }
 
     @Test
-    void anIdThisInstanceDoesNotKnowIsTakenAsASessionOfItsCaller() throws IOException {
-        // as when another instance of a fleet began it: answered, and then known here
-        String elsewhere = "0123456789abcdef0123456789abcdef";
-        RawHttp.Answer level = RawHttp.post(server.port(), "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"logging/setLevel\","
-                + "\"params\":{\"level\":\"info\"}}", as(TOKEN_A, elsewhere));
+    void anIdNeverOpenedIsNotFound() throws Exception {
+        String madeUp = "0123456789abcdef0123456789abcdef";
 
-        assertThat(level.json().get("result").isObject()).isTrue();
-        assertThat(RawHttp.send(server.port(), "DELETE", "/mcp", null, as(TOKEN_B, elsewhere)).status()).isEqualTo(404);
-        assertThat(RawHttp.send(server.port(), "DELETE", "/mcp", null, as(TOKEN_A, elsewhere)).status()).isEqualTo(200);
+        assertThat(RawHttp.post(server.port(), "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\"}",
+                as(TOKEN_A, madeUp)).status()).isEqualTo(404);
+        assertThat(stream(TOKEN_A, madeUp).statusCode()).isEqualTo(404);
+        assertThat(RawHttp.send(server.port(), "DELETE", "/mcp", null, as(TOKEN_A, madeUp)).status()).isEqualTo(404);
     }
 
     @Test
-    void atMost1024SessionsAreKeptTheLeastRecentlyUsedGoesFirst() throws IOException {
+    void whileTheStoreFailsTheInstanceGoesByTheSessionsItKnows() throws Exception {
+        String known = initialize(TOKEN_A);
+        String ended = initialize(TOKEN_A);
+        assertThat(RawHttp.send(server.port(), "DELETE", "/mcp", null, as(TOKEN_A, ended)).status()).isEqualTo(200);
+        String ping = "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}";
+        String unknown = "00000000000000000000000000000001";
+        store.fail(true);
+        try {
+            assertThat(initialize(TOKEN_A)).matches("[0-9a-f]{32}");
+            assertThat(RawHttp.post(server.port(), ping, as(TOKEN_A, known)).status()).isEqualTo(200);
+            assertThat(RawHttp.post(server.port(), ping, as(TOKEN_B, known)).status()).isEqualTo(404);
+            assertThat(RawHttp.post(server.port(), ping, as(TOKEN_A, ended)).status()).isEqualTo(404);
+            assertThat(RawHttp.post(server.port(), ping, as(TOKEN_A, unknown)).status())
+                    .as("an id it does not know: taken as a session of its caller").isEqualTo(200);
+        } finally {
+            store.fail(false);
+        }
+        // the store answers again, and knows no such session
+        assertThat(RawHttp.post(server.port(), ping, as(TOKEN_A, unknown)).status()).isEqualTo(404);
+        assertThat(RawHttp.post(server.port(), ping, as(TOKEN_A, known)).status()).isEqualTo(200);
+    }
+
+    @Test
+    void atMost1024SessionsAreKeptHereTheLeastRecentlyUsedGoesFirstAndStaysOpenInTheStore() throws IOException {
         String oldest = initialize(TOKEN_B);
         String used = initialize(TOKEN_B);
         for (int i = 0; i < 1022; i++) {
@@ -225,8 +254,95 @@ class HttpSessionsTest {
         call(TOKEN_B, used, "lab__get_count", "{}");
         initialize(TOKEN_B);
 
-        assertThat(RawHttp.send(server.port(), "DELETE", "/mcp", null, as(TOKEN_B, oldest)).status()).isEqualTo(404);
+        assertThat(server.sessionsKept()).isEqualTo(1024);
+        // what this instance kept of it went; the store still knows it, and whose it is, as for another instance's
+        assertThat(RawHttp.send(server.port(), "DELETE", "/mcp", null, as(TOKEN_A, oldest)).status()).isEqualTo(404);
+        assertThat(RawHttp.send(server.port(), "DELETE", "/mcp", null, as(TOKEN_B, oldest)).status()).isEqualTo(200);
         assertThat(RawHttp.send(server.port(), "DELETE", "/mcp", null, as(TOKEN_B, used)).status()).isEqualTo(200);
+        assertThat(server.sessionsKept()).isLessThanOrEqualTo(1023);
+    }
+
+    @Test
+    void aToolCallsStreamThatBrokeBeforeItsAnswerIsResumedWithTheAnswer() throws Exception {
+        String session = initialize(TOKEN_A);
+        String body = "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"lab__sleep\","
+                + "\"arguments\":{\"ms\":1500}}}";
+        String priming;
+        String retry;
+        try (Socket socket = new Socket("127.0.0.1", server.port())) {
+            socket.getOutputStream().write(("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:" + server.port()
+                    + "\r\nAuthorization: Bearer " + TOKEN_A + "\r\nMcp-Session-Id: " + session
+                    + "\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+                    + "Content-Length: " + body.getBytes(StandardCharsets.UTF_8).length + "\r\n\r\n" + body)
+                    .getBytes(StandardCharsets.UTF_8));
+            BufferedReader in = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
+            String line;
+            while ((line = in.readLine()) != null && !line.startsWith("id: ")) {
+                // the status line and headers
+            }
+            priming = line;
+            retry = in.readLine();
+        }
+        // the connection broke before the answer came; the client resumes where it stopped
+        HttpRequest.Builder get = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + "/mcp"))
+                .header("Accept", "text/event-stream").header("Last-Event-ID", priming.substring(4)).GET();
+        as(TOKEN_A, session).forEach(get::header);
+        HttpResponse<Stream<String>> resumed = HttpClient.newHttpClient().send(get.build(),
+                HttpResponse.BodyHandlers.ofLines());
+        List<String> lines = new CopyOnWriteArrayList<>();
+        Thread reader = new Thread(() -> resumed.body().forEach(lines::add));
+        reader.setDaemon(true);
+        reader.start();
+        reader.join(Duration.ofMinutes(1).toMillis());
+
+        assertThat(reader.isAlive()).as("the resumed stream ends with the answer").isFalse();
+        assertThat(priming).matches("id: [0-9a-f]+-0");
+        assertThat(retry).isEqualTo("retry: 1000");
+        assertThat(resumed.statusCode()).isEqualTo(200);
+        assertThat(lines).filteredOn(line -> line.startsWith("data: ")).singleElement().satisfies(line -> {
+            JsonNode answer = JSON.readTree(line.substring(6));
+            assertThat(answer.path("id").intValue()).isEqualTo(7);
+            assertThat(answer.at("/result/content/0/text").textValue()).contains("\"slept\":1500");
+        });
+        assertThat(lines).contains("id: " + priming.substring(4, priming.length() - 1) + "1");
+        assertThat(RawHttp.send(server.port(), "DELETE", "/mcp", null, as(TOKEN_A, session)).status()).isEqualTo(200);
+    }
+
+    @Test
+    void aSessionsStreamBeginsWithAPrimingEventAndIsResumedFromTheLastEventItsClientGot() throws Exception {
+        String session = initialize(TOKEN_A);
+        RawHttp.Answer changed = call(TOKEN_A, session, "lab__set_description",
+                "{\"tool\":\"get_other\",\"description\":\"Another read, changed again.\",\"notify\":true}");
+        assertThat(changed.json().at("/result/isError").asBoolean(false)).isFalse();
+        HttpResponse<Stream<String>> first = stream(TOKEN_A, session);
+        List<String> lines = new CopyOnWriteArrayList<>();
+        Thread reader = new Thread(() -> first.body().forEach(lines::add));
+        reader.setDaemon(true);
+        reader.start();
+        await().atMost(Duration.ofMinutes(1)).until(() -> lines.stream().anyMatch(line -> line.contains("list_changed")));
+        String priming = lines.get(0);
+        String listChanged = lines.get(lines.indexOf(lines.stream().filter(line -> line.contains("list_changed"))
+                .findFirst().orElseThrow()) - 2);
+
+        // a client that lost the stream after the priming event: the list change again, the stream taken over
+        HttpRequest.Builder get = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + "/mcp"))
+                .header("Accept", "text/event-stream").header("Last-Event-ID", priming.substring(4)).GET();
+        as(TOKEN_A, session).forEach(get::header);
+        HttpResponse<Stream<String>> resumed = HttpClient.newHttpClient().send(get.build(),
+                HttpResponse.BodyHandlers.ofLines());
+        List<String> again = new CopyOnWriteArrayList<>();
+        Thread resumedReader = new Thread(() -> resumed.body().forEach(again::add));
+        resumedReader.setDaemon(true);
+        resumedReader.start();
+        await().atMost(Duration.ofMinutes(1)).until(() -> again.stream().anyMatch(line -> line.contains("list_changed")));
+
+        assertThat(priming).matches("id: [0-9a-f]+-\\d+");
+        assertThat(lines.get(1)).isEqualTo("retry: 1000");
+        assertThat(listChanged).startsWith("id: " + priming.substring(4, priming.lastIndexOf('-') + 1));
+        assertThat(again).contains(listChanged);
+        reader.join(Duration.ofMinutes(1).toMillis());
+        assertThat(reader.isAlive()).as("the stream resumed elsewhere ends here").isFalse();
+        assertThat(RawHttp.send(server.port(), "DELETE", "/mcp", null, as(TOKEN_A, session)).status()).isEqualTo(200);
     }
 
     private static RawHttp.Answer GET(String session) throws IOException {
