@@ -90,6 +90,11 @@ final class OfferedTools {
         return offered.containsKey(name);
     }
 
+    /** The gateway tool offered under that name now; null for a name that is not one. */
+    synchronized CatalogTool toolOf(String offeredName) {
+        return offeredNow().get(offeredName);
+    }
+
     /** The server of an offered gateway tool; null for a name that is not one. */
     synchronized String serverOf(String offeredName) {
         CatalogTool tool = offered.get(offeredName);

@@ -215,12 +215,12 @@ final class McpPost extends Handler.Abstract {
         }
         try {
             if (streams && McpSchema.METHOD_TOOLS_CALL.equals(method)) {
-                stream(request, response, callback, checked, callId, agent);
+                stream(request, response, callback, checked, callId, caller);
                 return;
             }
             request.addIdleTimeoutListener(timeout -> false);
             // the request counts as being answered (a stop waits for it) until the callback says these bytes are out
-            String answer = answerOrExplain(checked, callId, null, agent, received(request));
+            String answer = answerOrExplain(checked, callId, null, agent, received(request, caller));
             // a request refused for a client capability its client did not declare is a bad request (2026-07-28)
             sendJson(response, callback, MISSING_CLIENT_CAPABILITY.equals(JsonRpc.errorCode(answer)) ? 400 : 200,
                     answer);
@@ -333,7 +333,8 @@ final class McpPost extends Handler.Abstract {
 
     /** A tool call answered as an SSE stream: its notifications, then its answer. A closed stream cancels it. */
     private void stream(Request request, Response response, Callback callback, JsonRpc.Request call, String callId,
-            String agent) {
+            HttpAccess.Caller caller) {
+        String agent = caller.agent();
         response.setStatus(200);
         response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/event-stream");
         response.getHeaders().put(HttpHeader.CACHE_CONTROL, "no-cache, no-transform");
@@ -373,7 +374,7 @@ final class McpPost extends Handler.Abstract {
                 notification.put("method", method);
                 notification.set("params", params);
                 writer.write(SseWriter.event(Json.write(notification)), false);
-            }, agent, received(request), asker);
+            }, agent, received(request, caller), asker);
         } finally {
             heartbeat.cancel(false);
         }
@@ -414,9 +415,13 @@ final class McpPost extends Handler.Abstract {
     }
 
     /** What the HTTP request says of the MCP request in it: its trace context and protocol version headers. */
-    private static StatelessProtocol.Received received(Request request) {
+    private static StatelessProtocol.Received received(Request request, HttpAccess.Caller caller) {
+        // a task is its caller's: the agent's token (when tokens are required) and its 2025 session, if any
+        String session = request.getHeaders().get(SessionStreams.SESSION_HEADER);
+        String owner = caller == null ? null : (caller.agent() == null ? "" : caller.agent()) + "\n"
+                + (session == null ? "" : session);
         return new StatelessProtocol.Received("tcp", TraceFields.ofHeaders(request.getHeaders()::get),
-                request.getHeaders().get("MCP-Protocol-Version"));
+                request.getHeaders().get("MCP-Protocol-Version"), owner);
     }
 
     /**
