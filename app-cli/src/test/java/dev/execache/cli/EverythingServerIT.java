@@ -41,11 +41,15 @@ class EverythingServerIT {
     private static final List<String> GATED = List.of("get-roots-list", "trigger-elicitation-request",
             "trigger-sampling-request", "trigger-url-elicitation");
 
-    /** The long operation's answers are kept (a local server's reads are asked every time unless a rule caches them). */
+    /**
+     * The long operation's answers are kept (a local server's reads are asked every time unless a rule caches them),
+     * and the research tool's, which is called as a task.
+     */
     private static final String CACHED_OPERATION = """
             tool_calls:
               rules:
                 - {tool: "everything__trigger-long-running-operation", ttl_seconds: 300}
+                - {tool: "everything__simulate-research-query", ttl_seconds: 300}
             """;
 
     @TempDir
@@ -169,6 +173,32 @@ class EverythingServerIT {
             assertThat(through.get("tools")).isEqualTo(direct.get("tools"));
             assertThat(through.at("/tools/0/execution")).isEqualTo(direct.at("/tools/0/execution"));
             assertThat(direct.at("/tools/0/execution").isObject()).isTrue();
+        }
+    }
+
+    @Test
+    void aToolThatMustBeCalledAsATaskIsATaskThroughExecacheAndItsAnswerIsCachedAsAPlainCallsWouldBe() {
+        assertThat(direct.at("/tasks/created").textValue()).isEqualTo("working");
+        assertThat(direct.at("/tasks/last/type").textValue()).isEqualTo("result");
+        assertThat(direct.at("/tasks/last/result/content/0/text").textValue()).contains("# Research Report: owls");
+        assertThat(direct.at("/tasks/cancelled").textValue()).isEqualTo("cancelled");
+        // directly the server has no cache: the same call is another task
+        assertThat(direct.at("/tasks/again/created").textValue()).isEqualTo("working");
+        for (JsonNode through : EverythingServerIT.through) {
+            String transport = through.get("transport").textValue();
+            assertThat(through.at("/tasks/created").textValue()).as(transport).isEqualTo("working");
+            assertThat(through.at("/tasks/last")).as(transport).isEqualTo(direct.at("/tasks/last"));
+            assertThat(through.at("/tasks/oneId").booleanValue()).isTrue();
+            assertThat(through.at("/tasks/listed").booleanValue()).isTrue();
+            assertThat(through.at("/tasks/cancelled").textValue()).isEqualTo("cancelled");
+            // a rule caches the tool's answers: the same call again is a task completed at once, with the same answer
+            assertThat(through.at("/tasks/again/created").textValue()).as(transport).isEqualTo("completed");
+            assertThat(through.at("/tasks/again/last")).isEqualTo(direct.at("/tasks/last"));
+            if (transport.equals("http")) {
+                // over HTTP many agents share execache: one's tasks are not another's
+                assertThat(through.at("/tasks/other/get").textValue()).contains("Task not found");
+                assertThat(through.at("/tasks/other/listed").intValue()).isZero();
+            }
         }
     }
 
