@@ -152,6 +152,9 @@ class ServerTasksTest {
         assertThat(done.at("/result/content/0/text").textValue()).contains("# Research Report: moths");
         assertThat(done.at("/result/_meta/io.modelcontextprotocol~1related-task").isMissingNode()).isTrue();
         assertThat(done.has("pollIntervalMs")).isTrue();
+        // a cancel of a task that ended is acknowledged as any other in this era
+        assertThat(tasks.cancel(id, "carol", true)).isEmpty();
+        assertThat(tasks.get(id, "carol", true).get("status").textValue()).isEqualTo("completed");
 
         // cancel is an empty acknowledgement in this era; the task ends cancelled
         String cancelled = tasks.call(TOOL, topic("gnats"), null, "carol", null, true).get("taskId").textValue();
