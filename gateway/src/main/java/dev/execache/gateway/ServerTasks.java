@@ -134,7 +134,12 @@ public final class ServerTasks {
         long askedTtl = task != null && task.path("ttl").canConvertToLong() ? task.path("ttl").asLong() : -1;
         Optional<ToolCallOutcome> cached = gateway.cachedTaskAnswer(tool.name(), args, agent);
         if (cached.isPresent()) {
-            ObjectNode answer = read(cached.get().result().json());
+            ToolCallOutcome outcome = cached.get();
+            ObjectNode answer = read(outcome.result().json());
+            // how the cache answered, as on a plain call's answer
+            ObjectNode meta = answer.get("_meta") instanceof ObjectNode given ? given : answer.putObject("_meta");
+            meta.set(CacheMeta.KEY, Json.MAPPER.valueToTree(CacheMeta.of(outcome.status(), outcome.storedAt(),
+                    outcome.expiresAt(), outcome.notCachedBecause(), now)));
             if (modern) {
                 return answer;
             }

@@ -123,6 +123,8 @@ class ServerTasksTest {
         ObjectNode again = tasks.result(id, null);
         assertThat(again.get("content")).isEqualTo(answer.get("content"));
         assertThat(again.at("/_meta/io.modelcontextprotocol~1related-task/taskId").textValue()).isEqualTo(id);
+        assertThat(again.at("/_meta/dev.execache~1cache/status").textValue()).isEqualTo("hit");
+        assertThat(answer.at("/_meta/dev.execache~1cache").isMissingNode()).isTrue();
         assertThat(cached.stats().get(TOOL).hits()).isEqualTo(1);
 
         // the 2026-07-28 era gets the cached answer as the plain result, which the extension allows
