@@ -198,7 +198,7 @@ public final class ServerTasks {
         String status = result.path("status").asText();
         if ("completed".equals(status) || "failed".equals(status)) {
             try {
-                ObjectNode answer = result(taskId, caller);
+                ObjectNode answer = resultOf(task, taskId, status);
                 ObjectNode meta = answer.get("_meta") instanceof ObjectNode given ? given : null;
                 if (meta != null) {
                     // the task's id is the answer's own here (SEP-2663)
@@ -227,10 +227,21 @@ public final class ServerTasks {
      * a completed task's answer is stored as the plain call's would be.
      */
     public ObjectNode result(String taskId, String caller) {
-        Held task = heldFor(taskId, caller);
+        return resultOf(heldFor(taskId, caller), taskId, null);
+    }
+
+    /**
+     * The task's final answer, stored once when the task completed.
+     *
+     * @param status the task's status as its server last said it; null: asked once the answer came
+     */
+    private ObjectNode resultOf(Held task, String taskId, String status) {
         ObjectNode answer = task.serverId == null ? task.answer.deepCopy()
                 : ask(task.tool.server(), "tasks/result", idParams(task.serverId));
-        if (!task.kept && task.serverId != null) {
+        // only a completed task's answer, of a tool whose calls are cached (the server is asked its status only then)
+        if (!task.kept && task.serverId != null && gateway.decision(task.tool.name()).cached()
+                && "completed".equals(status != null ? status
+                : ask(task.tool.server(), "tasks/get", idParams(task.serverId)).path("status").asText())) {
             task.kept = true;
             ObjectNode stored = answer.deepCopy();
             if (stored.get("_meta") instanceof ObjectNode meta) {
