@@ -92,7 +92,9 @@ final class OfferedTools {
 
     /** The gateway tool offered under that name now; null for a name that is not one. */
     synchronized CatalogTool toolOf(String offeredName) {
-        return offeredNow().get(offeredName);
+        CatalogTool told = offered.get(offeredName);
+        // what serve was told, else (nothing told yet) what it would be told
+        return told != null || !offered.isEmpty() ? told : offeredNow().get(offeredName);
     }
 
     /** The server of an offered gateway tool; null for a name that is not one. */

@@ -422,7 +422,7 @@ public final class StatelessProtocol implements AutoCloseable {
             return JsonRpc.error(id, McpSchema.ErrorCodes.INVALID_PARAMS, "Unknown tool: " + name + whyNotOffered(name),
                     null);
         }
-        if (gateway != null && gateway.tasks().offers(name)) {
+        if (gateway != null) {
             String asTask = callAsTask(id, params, modern, name, agent, caller);
             if (asTask != null) {
                 return asTask;
@@ -513,7 +513,8 @@ public final class StatelessProtocol implements AutoCloseable {
         if (!modern && (task == null || !task.isObject())) {
             return null;
         }
-        if (modern && !gateway.tasks().required(name)) {
+        // the cheap questions first: most calls are plain
+        if (modern && !gateway.tasks().required(name) || !gateway.tasks().offers(name)) {
             return null;
         }
         if (modern && !declaresTasks(params)) {
