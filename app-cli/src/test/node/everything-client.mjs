@@ -4,13 +4,13 @@
 // Usage: node everything-client.mjs TRANSPORT TARGET...
 //   TRANSPORT: http URL | stdio COMMAND [ARGS...]
 //   EVERYTHING_CODE=1 (execache serve only): code inside execute_code calls the server's tools too
-// Prints one JSON line: every answer, what the server asked the client, a subscribed resource's update and the server's
-// log messages.
+// Prints one JSON line: every answer, what the server asked the client, a subscribed resource's update, the server's
+// log messages and its tasks (the client's experimental tasks of the 2025-11-25 era).
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema, LoggingMessageNotificationSchema,
-  ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { CreateMessageRequestSchema, CreateTaskResultSchema, ElicitRequestSchema, ListRootsRequestSchema,
+  LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const [transportKind, ...target] = process.argv.slice(2);
 const transport = transportKind === "http" ? new StreamableHTTPClientTransport(new URL(target[0]))
@@ -91,6 +91,44 @@ try {
       return { first, again, sampled };` } }, undefined, { onprogress: (step) => steps.push(step), timeout: 120000 });
     askedFor = "agent";
     out.code = { isError: run.isError ?? false, run: run.structuredContent ?? run.content, progress: steps };
+  }
+  // a tool that must be called as a task (execution.taskSupport: required): the client's task stream polls tasks/get
+  // and ends with tasks/result
+  out.step = "tasks";
+  const research = async (topic) => {
+    const seen = [];
+    for await (const message of client.experimental.tasks.callToolStream({ name: "simulate-research-query",
+      arguments: { topic } })) {
+      seen.push(message.type === "result" ? { type: "result", result: plain(message.result) }
+        : message.task ? { type: message.type, status: message.task.status, taskId: message.task.taskId }
+        : { type: message.type, error: String(message.error?.message ?? message.error) });
+    }
+    return seen;
+  };
+  const researched = await research("owls");
+  const taskId = researched[0]?.taskId;
+  out.tasks = {
+    created: researched[0]?.status ?? null,
+    last: researched.at(-1),
+    oneId: researched.filter((message) => message.taskId).every((message) => message.taskId === taskId),
+    listed: (await client.experimental.tasks.listTasks()).tasks.some((task) => task.taskId === taskId),
+  };
+  // the same call again (through execache a rule caches the tool's answers)
+  const again = await research("owls");
+  out.tasks.again = { created: again[0]?.status ?? null, last: again.at(-1) };
+  const { task } = await client.request({ method: "tools/call", params: { name: "simulate-research-query",
+    arguments: { topic: "gnats" }, task: { ttl: 60000 } } }, CreateTaskResultSchema);
+  await client.experimental.tasks.cancelTask(task.taskId);
+  out.tasks.cancelled = (await client.experimental.tasks.getTask(task.taskId)).status;
+  if (transportKind === "http") {
+    // another agent (its own session) is not told of this agent's tasks
+    const other = new Client({ name: "execache-everything-it-other", version: "1" }, { capabilities: {} });
+    await other.connect(new StreamableHTTPClientTransport(new URL(target[0])));
+    out.tasks.other = {
+      get: await other.experimental.tasks.getTask(taskId).then(() => "seen", (error) => String(error?.message)),
+      listed: (await other.experimental.tasks.listTasks()).tasks.length,
+    };
+    await other.close();
   }
   out.step = "prompts";
   out.prompts = (await client.listPrompts()).prompts.map((prompt) => prompt.name).sort();

@@ -41,11 +41,15 @@ class EverythingServerIT {
     private static final List<String> GATED = List.of("get-roots-list", "trigger-elicitation-request",
             "trigger-sampling-request", "trigger-url-elicitation");
 
-    /** The long operation's answers are kept (a local server's reads are asked every time unless a rule caches them). */
+    /**
+     * The long operation's answers are kept (a local server's reads are asked every time unless a rule caches them),
+     * and the research tool's, which is called as a task.
+     */
     private static final String CACHED_OPERATION = """
             tool_calls:
               rules:
                 - {tool: "everything__trigger-long-running-operation", ttl_seconds: 300}
+                - {tool: "everything__simulate-research-query", ttl_seconds: 300}
             """;
 
     @TempDir
@@ -58,6 +62,11 @@ class EverythingServerIT {
     private static List<JsonNode> modern;
     /** The raw tools/list of the 2026-07-28 era over HTTP (the client 2.x drops what that era deleted): command, url. */
     private static final List<JsonNode> MODERN_TOOL_LISTS = new ArrayList<>();
+    /**
+     * The 2026-07-28 era's tasks extension on the wire (the split client 2.x does not take a task result yet):
+     * command, url. See {@link #modernTasks}.
+     */
+    private static final List<ObjectNode> MODERN_TASKS = new ArrayList<>();
     private static Process atUrl;
 
     @AfterAll
@@ -91,6 +100,7 @@ class EverythingServerIT {
             overHttp = TypeScriptClient.runScript("everything-client.mjs", List.of("http", http.url()), Map.of());
             modernOfCommand = TypeScriptClient.runScript("everything-modern-client.mjs", List.of(http.url()), Map.of());
             MODERN_TOOL_LISTS.add(modernToolList(http.url()));
+            MODERN_TASKS.add(modernTasks(http.url()));
         }
         Path urlConfig = Files.writeString(dir.resolve("everything-url.yaml"), """
                 servers:
@@ -111,6 +121,7 @@ class EverythingServerIT {
                     Map.of("EVERYTHING_CODE", "1"));
             modernOfUrl = TypeScriptClient.runScript("everything-modern-client.mjs", List.of(http.url()), Map.of());
             MODERN_TOOL_LISTS.add(modernToolList(http.url()));
+            MODERN_TASKS.add(modernTasks(http.url()));
         }
         modern = List.of(modernOfCommand, modernOfUrl);
         for (JsonNode each : modern) {
@@ -121,6 +132,61 @@ class EverythingServerIT {
         for (JsonNode each : through) {
             assertThat(each.has("thrown")).as(each.path("thrown").asText()).isFalse();
         }
+    }
+
+    /** One request of the 2026-07-28 era on the wire; its response (of a JSON or an SSE body). */
+    private static JsonNode modernRequest(String url, String method, ObjectNode params, boolean tasks) throws Exception {
+        ObjectNode meta = params.putObject("_meta");
+        meta.put("io.modelcontextprotocol/protocolVersion", "2026-07-28");
+        ObjectNode capabilities = meta.putObject("io.modelcontextprotocol/clientCapabilities");
+        if (tasks) {
+            capabilities.putObject("extensions").putObject("io.modelcontextprotocol/tasks");
+        }
+        ObjectNode message = Json.MAPPER.createObjectNode().put("jsonrpc", "2.0").put("id", 1).put("method", method);
+        message.set("params", params);
+        String name = params.has("taskId") ? params.get("taskId").textValue() : params.path("name").asText(null);
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(url))
+                .header("Content-Type", "application/json")
+                .header("Accept", "application/json, text/event-stream")
+                .header("MCP-Protocol-Version", "2026-07-28")
+                .header("Mcp-Method", method);
+        if (name != null) {
+            request.header("Mcp-Name", name);
+        }
+        String body = HttpClient.newHttpClient().send(request.POST(HttpRequest.BodyPublishers.ofString(
+                Json.write(message))).build(), HttpResponse.BodyHandlers.ofString()).body();
+        if (body.startsWith("{")) {
+            return Json.MAPPER.readTree(body);
+        }
+        String data = body.lines().filter(line -> line.startsWith("data: ") && line.contains("\"id\":1"))
+                .reduce((first, second) -> second).orElseThrow();
+        return Json.MAPPER.readTree(data.substring("data: ".length()));
+    }
+
+    /**
+     * The reference server's task tool through execache in the 2026-07-28 era: declared, refused to a client without the
+     * extension, a task with its result inlined by tasks/get once it completed, and the cached answer as a plain
+     * result.
+     */
+    private static ObjectNode modernTasks(String url) throws Exception {
+        ObjectNode seen = Json.MAPPER.createObjectNode();
+        seen.set("discover", modernRequest(url, "server/discover", Json.MAPPER.createObjectNode(), false));
+        ObjectNode call = Json.MAPPER.createObjectNode().put("name", "simulate-research-query");
+        call.putObject("arguments").put("topic", "moths");
+        seen.set("withoutExtension", modernRequest(url, "tools/call", call.deepCopy(), false));
+        JsonNode created = modernRequest(url, "tools/call", call.deepCopy(), true);
+        seen.set("created", created);
+        String id = created.at("/result/taskId").textValue();
+        ObjectNode get = Json.MAPPER.createObjectNode().put("taskId", id);
+        org.awaitility.Awaitility.await("the task completed").atMost(java.time.Duration.ofSeconds(60))
+                .pollInterval(java.time.Duration.ofMillis(500))
+                .until(() -> modernRequest(url, "tasks/get", get.deepCopy(), true).at("/result/status").textValue(),
+                        status -> !"working".equals(status) && !"input_required".equals(status));
+        seen.set("completed", modernRequest(url, "tasks/get", get.deepCopy(), true));
+        seen.set("getWithoutExtension", modernRequest(url, "tasks/get", get.deepCopy(), false));
+        seen.set("cancelEnded", modernRequest(url, "tasks/cancel", get.deepCopy(), true));
+        seen.set("again", modernRequest(url, "tools/call", call.deepCopy(), true));
+        return seen;
     }
 
     /** tools/list of the 2026-07-28 era, as it is on the wire. */
@@ -169,6 +235,59 @@ class EverythingServerIT {
             assertThat(through.get("tools")).isEqualTo(direct.get("tools"));
             assertThat(through.at("/tools/0/execution")).isEqualTo(direct.at("/tools/0/execution"));
             assertThat(direct.at("/tools/0/execution").isObject()).isTrue();
+        }
+    }
+
+    @Test
+    void aToolThatMustBeCalledAsATaskIsATaskThroughExecacheAndItsAnswerIsCachedAsAPlainCallsWouldBe() {
+        assertThat(direct.at("/tasks/created").textValue()).isEqualTo("working");
+        assertThat(direct.at("/tasks/last/type").textValue()).isEqualTo("result");
+        assertThat(direct.at("/tasks/last/result/content/0/text").textValue()).contains("# Research Report: owls");
+        assertThat(direct.at("/tasks/cancelled").textValue()).isEqualTo("cancelled");
+        // directly the server has no cache: the same call is another task
+        assertThat(direct.at("/tasks/again/created").textValue()).isEqualTo("working");
+        for (JsonNode through : EverythingServerIT.through) {
+            String transport = through.get("transport").textValue();
+            assertThat(through.at("/tasks/created").textValue()).as(transport).isEqualTo("working");
+            assertThat(through.at("/tasks/last")).as(transport).isEqualTo(direct.at("/tasks/last"));
+            assertThat(through.at("/tasks/oneId").booleanValue()).isTrue();
+            assertThat(through.at("/tasks/listed").booleanValue()).isTrue();
+            assertThat(through.at("/tasks/cancelled").textValue()).isEqualTo("cancelled");
+            // a rule caches the tool's answers: the same call again is a task completed at once, with the same answer
+            assertThat(through.at("/tasks/again/created").textValue()).as(transport).isEqualTo("completed");
+            assertThat(through.at("/tasks/again/last")).isEqualTo(direct.at("/tasks/last"));
+            if (transport.equals("http")) {
+                // over HTTP many agents share execache: one's tasks are not another's
+                assertThat(through.at("/tasks/other/get").textValue()).contains("Task not found");
+                assertThat(through.at("/tasks/other/listed").intValue()).isZero();
+            }
+        }
+    }
+
+    @Test
+    void inThe2026EraATaskToolIsATaskOfTheTasksExtension() {
+        assertThat(MODERN_TASKS).hasSize(2);
+        for (ObjectNode seen : MODERN_TASKS) {
+            assertThat(seen.at("/discover/result/capabilities/extensions/io.modelcontextprotocol~1tasks").isObject())
+                    .as("%s", seen.get("discover")).isTrue();
+            assertThat(seen.at("/discover/result/capabilities/tasks").isMissingNode()).isTrue();
+            // a client without the extension cannot call a tool that must be a task (SEP-2663)
+            assertThat(seen.at("/withoutExtension/error/code").intValue()).as("%s", seen).isEqualTo(-32021);
+            assertThat(seen.at("/withoutExtension/error/data/requiredCapabilities/extensions")
+                    .has("io.modelcontextprotocol/tasks")).isTrue();
+            assertThat(seen.at("/created/result/resultType").textValue()).as("%s", seen).isEqualTo("task");
+            assertThat(seen.at("/created/result/ttlMs").isNumber()).isTrue();
+            assertThat(seen.at("/created/result/task").isMissingNode()).isTrue();
+            JsonNode completed = seen.at("/completed/result");
+            assertThat(completed.get("status").textValue()).as("%s", completed).isEqualTo("completed");
+            assertThat(completed.get("resultType").textValue()).isEqualTo("complete");
+            assertThat(completed.at("/result/content/0/text").textValue()).contains("# Research Report: moths");
+            assertThat(seen.at("/getWithoutExtension/error/code").intValue()).isEqualTo(-32021);
+            assertThat(seen.at("/cancelEnded/result/resultType").textValue()).as("%s", seen).isEqualTo("complete");
+            assertThat(seen.at("/cancelEnded/result/taskId").isMissingNode()).isTrue();
+            // a rule caches the tool's answers: the same call again is answered by the cache, as a plain result
+            assertThat(seen.at("/again/result/resultType").textValue()).as("%s", seen).isEqualTo("complete");
+            assertThat(seen.at("/again/result/content")).isEqualTo(completed.at("/result/content"));
         }
     }
 

@@ -79,7 +79,7 @@ import java.util.stream.Collectors;
  * one configuration (another credential for the same account, say) stops the others' racing reads too.
  */
 public final class Gateway implements CodeTools {
-    private static final TypeReference<Map<String, Object>> OBJECT = new TypeReference<>() {
+    static final TypeReference<Map<String, Object>> OBJECT = new TypeReference<>() {
     };
     /** Text is JSON only when all of it is: "true story" is text, not true. */
     private static final ObjectReader STRICT = Json.MAPPER.reader()
@@ -96,6 +96,11 @@ public final class Gateway implements CodeTools {
     private static final Pattern TOOL_NAME = Pattern.compile("[A-Za-z0-9_.-]{1,128}");
     /** The person the call this thread is making is made for (a server reached as them gets their token); read as the progress is. */
     private static final ThreadLocal<ToolCatalog.Person> CALL_PERSON = new ThreadLocal<>();
+    /**
+     * A task's final answer, which a miss of its tool takes instead of calling the server (see {@link #keepTaskAnswer});
+     * a null result: only a hit is wanted, a miss stores nothing (see {@link #cachedTaskAnswer}).
+     */
+    private static final ThreadLocal<TaskAnswer> TASK_ANSWER = new ThreadLocal<>();
 
     private final StoreGuard store;
     private final ToolCatalog catalog;
@@ -109,6 +114,7 @@ public final class Gateway implements CodeTools {
     private final Set<String> codeAccess;
     private final CachedTool cachedTool;
     private final ServerFeatures features;
+    private final ServerTasks tasks;
     private final Map<String, String> identities;
     private final Clock clock;
     /** Gathers a burst of list changes into one notice (see {@link #onNotification}). */
@@ -226,6 +232,7 @@ public final class Gateway implements CodeTools {
         this.logs = new ServerLogs(catalog);
         this.reads = new ServerReads(catalog, versions, agentAsks::get, this::readAskedFresh, this::countedAgent);
         this.features = new ServerFeatures(catalog, starting, unprefixed, reads::read, clock);
+        this.tasks = new ServerTasks(catalog, starting, this, clock);
         Map<String, String> reachableIdentities = new TreeMap<>(catalog.identities());
         reachableIdentities.keySet().retainAll(codeAccess);
         this.identities = Map.copyOf(reachableIdentities);
@@ -272,10 +279,19 @@ public final class Gateway implements CodeTools {
         toolsChanged(catalog.tools());
     }
 
+    private record TaskAnswer(String tool, ToolResult result) {
+    }
+
     /** Asks the server for a miss or an uncached call: a read of the server's, or a tool call. */
     private ToolResult ask(String name, Map<String, Object> args) {
         if (reads.isRead(name)) {
             return reads.ask(name, args);
+        }
+        TaskAnswer task = TASK_ANSWER.get();
+        if (task != null && task.tool().equals(name)) {
+            // an error is never stored
+            return task.result() != null ? task.result()
+                    : ToolResult.error("{\"content\":[],\"isError\":true}");
         }
         Consumer<Map<String, Object>> progress = CALL_PROGRESS.get();
         ToolCatalog.Agent agent = CALL_AGENT.get();
@@ -702,6 +718,49 @@ public final class Gateway implements CodeTools {
         McpSchema.Tool described = McpSchema.Tool.builder().name(name)
                 .inputSchema(new McpSchema.JsonSchema("object", null, null, null, null, null)).build();
         return new OfferedTool(described, handler(catalogName));
+    }
+
+    /** The servers' tasks of tool calls. */
+    public ServerTasks tasks() {
+        return tasks;
+    }
+
+    /** The offered gateway tool of that name; null for a name that is not one. */
+    CatalogTool offeredTool(String offeredName) {
+        return offered.toolOf(offeredName);
+    }
+
+    /**
+     * The answer the cache holds for a call of {@code tool}, asked as a task: a hit, as a plain call of the tool would
+     * get it (counted so); empty when its calls are not cached or nothing is held for these arguments.
+     */
+    Optional<ToolCallOutcome> cachedTaskAnswer(String tool, Map<String, Object> args, String agent) {
+        if (!decision(tool).cached() || cachedTool.policy().inspect(tool, args).isEmpty()) {
+            return Optional.empty();
+        }
+        TASK_ANSWER.set(new TaskAnswer(tool, null));
+        try {
+            ToolCallOutcome outcome = callWithStatus(tool, args, OptionalLong.empty(), agent, Freshness.ANY);
+            return outcome.status() == CacheStatus.HIT ? Optional.of(outcome) : Optional.empty();
+        } finally {
+            TASK_ANSWER.remove();
+        }
+    }
+
+    /**
+     * A task of {@code tool} completed with {@code result} (a tool result's JSON): stored as the tool's answer to these
+     * arguments would be, under the same rules (a read of a server whose answers are cached; never an error).
+     */
+    void keepTaskAnswer(String tool, Map<String, Object> args, String agent, String result, boolean isError) {
+        if (!decision(tool).cached()) {
+            return;
+        }
+        TASK_ANSWER.set(new TaskAnswer(tool, withHint(new ToolResult(result, isError))));
+        try {
+            callWithStatus(tool, args, OptionalLong.empty(), agent, Freshness.ANY);
+        } finally {
+            TASK_ANSWER.remove();
+        }
     }
 
     /** Whether calls of {@code tool} are cached, as decided when the tool list last changed. */

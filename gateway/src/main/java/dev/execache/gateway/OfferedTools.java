@@ -100,6 +100,13 @@ final class OfferedTools {
         return offered.containsKey(name);
     }
 
+    /** The gateway tool offered under that name now; null for a name that is not one. */
+    synchronized CatalogTool toolOf(String offeredName) {
+        CatalogTool told = offered.get(offeredName);
+        // what serve was told, else (nothing told yet) what it would be told
+        return told != null || !offered.isEmpty() ? told : offeredNow().get(offeredName);
+    }
+
     /** The server of an offered gateway tool; null for a name that is not one. */
     synchronized String serverOf(String offeredName) {
         CatalogTool tool = offered.get(offeredName);

@@ -64,7 +64,7 @@ abstract class Downstream {
     /** Asks the server to log from {@code level} up, now and whenever it connects again; a server that does not log is not asked. */
     abstract void setLogLevel(McpSchema.LoggingLevel level);
 
-    /** Which of resources, prompts and completions the server declared when it connected. */
+    /** Which of resources, prompts, completions and tasks (see {@link #tasksFeature}) the server declared when it connected. */
     abstract Set<String> features();
 
     /** A request other than a tool call, one of {@link #ASKABLE} (see {@code ToolCatalog#ask}). */
@@ -83,6 +83,32 @@ abstract class Downstream {
             McpSchema.METHOD_RESOURCES_READ, McpSchema.METHOD_PROMPT_LIST, McpSchema.METHOD_PROMPT_GET,
             McpSchema.METHOD_COMPLETION_COMPLETE, McpSchema.METHOD_RESOURCES_SUBSCRIBE,
             McpSchema.METHOD_RESOURCES_UNSUBSCRIBE);
+
+    /**
+     * The requests of tasks passed on to a server that offers them (see {@code ToolCatalog#ask}), a task-augmented
+     * {@code tools/call} among them: the 2025-11-25 era's experimental {@code tasks} and the tasks extension.
+     */
+    static final Set<String> TASK_METHODS = Set.of(McpSchema.METHOD_TOOLS_CALL, "tasks/get", "tasks/result",
+            "tasks/list", "tasks/cancel", "tasks/update");
+    /** The 2026-07-28 era's tasks extension (SEP-2663), as a server declares it under {@code capabilities.extensions}. */
+    static final String TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
+
+    /**
+     * The feature a server's capabilities declare for tasks of tool calls: {@code tasks} for the 2025-11-25 era's
+     * experimental capability ({@code tasks.requests.tools.call}), {@code tasks-extension} for the extension; null
+     * for neither.
+     */
+    static String tasksFeature(Map<?, ?> capabilities, boolean modern) {
+        if (capabilities == null) {
+            return null;
+        }
+        if (modern) {
+            return capabilities.get("extensions") instanceof Map<?, ?> extensions && extensions.containsKey(TASKS_EXTENSION)
+                    ? "tasks-extension" : null;
+        }
+        return capabilities.get("tasks") instanceof Map<?, ?> tasks && tasks.get("requests") instanceof Map<?, ?> requests
+                && requests.get("tools") instanceof Map<?, ?> tools && tools.containsKey("call") ? "tasks" : null;
+    }
 
     /** Which of resources, prompts and completions a server's capabilities declare, by name. */
     static Set<String> features(boolean resources, boolean prompts, boolean completions) {

@@ -227,8 +227,17 @@ final class DownstreamServer extends ServerLifecycle<DownstreamServer.Connection
     @Override
     Set<String> features(Connection current) {
         McpSchema.ServerCapabilities declared = current.capabilities();
-        return declared == null ? Set.of()
-                : features(declared.resources() != null, declared.prompts() != null, declared.completions() != null);
+        if (declared == null) {
+            return Set.of();
+        }
+        Set<String> features = features(declared.resources() != null, declared.prompts() != null,
+                declared.completions() != null);
+        // a server execache starts speaks the initialize era (the SDK's client)
+        String tasks = tasksFeature(current.transport().declared(), false);
+        if (tasks != null) {
+            features.add(tasks);
+        }
+        return features;
     }
 
     /** The server's connection once its start ended (null if it did not come up) and why it failed, if it did. */
@@ -245,7 +254,7 @@ final class DownstreamServer extends ServerLifecycle<DownstreamServer.Connection
     /** A request other than a tool call, through the SDK client's own method for it (see {@code ToolCatalog#ask}). */
     @Override
     String ask(String method, String params) {
-        if (!ASKABLE.contains(method)) {
+        if (!ASKABLE.contains(method) && !TASK_METHODS.contains(method)) {
             throw cannotAsk(settings.name(), method);
         }
         Started started;
@@ -262,6 +271,9 @@ final class DownstreamServer extends ServerLifecycle<DownstreamServer.Connection
                     : "server " + settings.name() + " is not running (it is being started again); try again shortly");
         }
         McpSyncClient client = current.client();
+        if (TASK_METHODS.contains(method)) {
+            return askTasks(current, method, params);
+        }
         try {
             Map<String, Object> given = json.readValue(params, OBJECT);
             String cursor = given.get("cursor") instanceof String text ? text : null;
@@ -297,6 +309,28 @@ final class DownstreamServer extends ServerLifecycle<DownstreamServer.Connection
         } catch (RuntimeException e) {
             throw new ServerRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "asking server " + settings.name()
                     + " " + method + " failed: " + rootMessage(e));
+        }
+    }
+
+    /** A request of tasks, which the SDK's client has no method for: sent on the transport as the gateway wrote it. */
+    private String askTasks(Connection current, String method, String params) {
+        McpSchema.JSONRPCResponse response;
+        try {
+            response = current.transport().request(method, json.readValue(params, OBJECT), callTimeout);
+        } catch (JsonProcessingException e) {
+            throw new ServerRefusedException(McpSchema.ErrorCodes.INVALID_PARAMS, "the request to server "
+                    + settings.name() + " is not what " + method + " takes: " + e.getOriginalMessage());
+        } catch (java.io.IOException e) {
+            throw new ServerRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, e.getMessage());
+        }
+        if (response.error() != null) {
+            throw new ServerRefusedException(response.error().code(), response.error().message());
+        }
+        try {
+            return json.writeValueAsString(response.result() == null ? Map.of() : response.result());
+        } catch (JsonProcessingException e) {
+            throw new ServerRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "the answer of server "
+                    + settings.name() + " to " + method + " cannot be written as JSON: " + e.getOriginalMessage());
         }
     }
 

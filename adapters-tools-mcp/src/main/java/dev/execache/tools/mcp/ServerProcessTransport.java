@@ -87,6 +87,15 @@ final class ServerProcessTransport implements McpClientTransport {
      * does not know ({@code execution}, say), which reach the agent unchanged from here.
      */
     private final Map<String, Map<String, Object>> listedTools = new ConcurrentHashMap<>();
+    /** The capabilities as the server's initialize answer declared them, every field (the SDK's type drops tasks). */
+    private volatile Map<?, ?> declared;
+    /**
+     * Requests sent here rather than by the SDK's client (2.1.0), which has no method for them (tasks), by id: ids of
+     * their own prefix, which the client's never have, so that their answers are taken off the pipe here.
+     */
+    private final Map<String, CompletableFuture<McpSchema.JSONRPCResponse>> ownRequests = new ConcurrentHashMap<>();
+    private final java.util.concurrent.atomic.AtomicLong ownIds = new java.util.concurrent.atomic.AtomicLong();
+    private static final String OWN_ID_PREFIX = "execache-own-";
     private volatile Process process;
     /** The client sends initialize before the process has started; messages wait for it. */
     private final CompletableFuture<Process> started = new CompletableFuture<>();
@@ -212,9 +221,22 @@ final class ServerProcessTransport implements McpClientTransport {
                     ASKING.execute(() -> answerAsked(request));
                     continue;
                 }
+                if (message instanceof McpSchema.JSONRPCResponse response && response.id() instanceof String id
+                        && id.startsWith(OWN_ID_PREFIX)) {
+                    CompletableFuture<McpSchema.JSONRPCResponse> waiting = ownRequests.remove(id);
+                    if (waiting != null) {
+                        waiting.complete(response);
+                    }
+                    continue;
+                }
                 if (message instanceof McpSchema.JSONRPCResponse response && response.result() instanceof Map<?, ?> result
                         && result.get("tools") instanceof List<?> listed) {
                     keepListed(listed);
+                }
+                if (message instanceof McpSchema.JSONRPCResponse response && response.result() instanceof Map<?, ?> result
+                        && result.get("protocolVersion") instanceof String
+                        && result.get("capabilities") instanceof Map<?, ?> capabilities) {
+                    declared = capabilities;
                 }
                 handler.apply(Mono.just(message)).subscribe(ignored -> {
                 }, error -> LOG.log(Level.DEBUG, "handling a message of " + settings.name() + " failed: " + error));
@@ -258,6 +280,43 @@ final class ServerProcessTransport implements McpClientTransport {
     /** The tool as the server's last tools/list described it (every field); null when it listed none of that name. */
     Map<String, Object> listedTool(String name) {
         return listedTools.get(name);
+    }
+
+    /** The capabilities the server declared in its initialize answer, every field; null before it answered. */
+    Map<?, ?> declared() {
+        return declared;
+    }
+
+    /**
+     * Sends a request the SDK's client has no method for and waits for its answer, at most {@code timeout}.
+     *
+     * @return the response as the server sent it (a result or an error)
+     * @throws IOException when the server is not running, does not answer in time, or the wait is interrupted
+     */
+    McpSchema.JSONRPCResponse request(String method, Map<String, Object> params, java.time.Duration timeout)
+            throws IOException {
+        Process current = process;
+        if (current == null || !started.isDone()) {
+            throw new IOException("server " + settings.name() + " is not running");
+        }
+        String id = OWN_ID_PREFIX + ownIds.incrementAndGet();
+        CompletableFuture<McpSchema.JSONRPCResponse> answer = new CompletableFuture<>();
+        ownRequests.put(id, answer);
+        try {
+            write(current, new JSONRPCRequest(McpSchema.JSONRPC_VERSION, method, id, params)).block();
+            return answer.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException(method + " to server " + settings.name() + " was cancelled");
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new IOException("server " + settings.name() + " did not answer " + method + " within "
+                    + timeout.toSeconds() + "s");
+        } catch (java.util.concurrent.ExecutionException | RuntimeException e) {
+            throw new IOException("server " + settings.name() + " could not be asked " + method + ": "
+                    + (e.getCause() == null ? e.getMessage() : e.getCause().getMessage()));
+        } finally {
+            ownRequests.remove(id);
+        }
     }
 
     /** Tells the server the agent's roots changed. */

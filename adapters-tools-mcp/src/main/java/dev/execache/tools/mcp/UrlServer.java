@@ -458,7 +458,12 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
                 // the agent's own: a server asks only what the agent can answer, and refuses (-32021) what it needs
                 ObjectNode meta = params.has("_meta") ? (ObjectNode) params.get("_meta") : params.putObject("_meta");
                 try {
-                    meta.set(StreamableHttpClient.CLIENT_CAPABILITIES_META, json.readTree(agent.capabilities()));
+                    JsonNode declared = json.readTree(agent.capabilities());
+                    if (declared.path("extensions") instanceof ObjectNode extensions) {
+                        // a plain call gets a plain result: tasks take their own way through execache (ask)
+                        extensions.remove(TASKS_EXTENSION);
+                    }
+                    meta.set(StreamableHttpClient.CLIENT_CAPABILITIES_META, declared);
                 } catch (JsonProcessingException e) {
                     // not an object: execache's own are declared
                 }
@@ -759,8 +764,16 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
     @Override
     Set<String> features(StreamableHttpClient current) {
         JsonNode declared = current.capabilities();
-        return declared == null ? Set.of()
-                : features(declared.has("resources"), declared.has("prompts"), declared.has("completions"));
+        if (declared == null) {
+            return Set.of();
+        }
+        Set<String> features = features(declared.has("resources"), declared.has("prompts"), declared.has("completions"));
+        // a task is asked on execache's own connection: a server reached as each caller's person takes plain calls
+        String tasks = settings.perPerson() ? null : tasksFeature(json.convertValue(declared, Map.class), current.modern());
+        if (tasks != null) {
+            features.add(tasks);
+        }
+        return features;
     }
 
     /** A request other than a tool call, sent as the agent sent it and answered as the server answered it. */
@@ -780,7 +793,7 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
      */
     @Override
     String ask(String method, String params, ToolCatalog.Agent agent) {
-        if (!ASKABLE.contains(method)) {
+        if (!ASKABLE.contains(method) && !TASK_METHODS.contains(method)) {
             throw cannotAsk(settings.name(), method);
         }
         reconnectIfSignInChanged();
@@ -804,6 +817,14 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
         } catch (JsonProcessingException e) {
             throw new ServerRefusedException(McpSchema.ErrorCodes.INVALID_PARAMS, "the request to server "
                     + settings.name() + " is not what " + method + " takes: " + e.getOriginalMessage());
+        }
+        if (TASK_METHODS.contains(method) && current.modern()) {
+            // the extension is negotiated per request: execache's own capabilities, with it
+            ObjectNode meta = given.has("_meta") && given.get("_meta").isObject() ? (ObjectNode) given.get("_meta")
+                    : given.putObject("_meta");
+            ObjectNode capabilities = json.valueToTree(ServerProcessTransport.CLIENT_CAPABILITIES);
+            capabilities.putObject("extensions").putObject(TASKS_EXTENSION);
+            meta.set(StreamableHttpClient.CLIENT_CAPABILITIES_META, capabilities);
         }
         boolean subscribing = McpSchema.METHOD_RESOURCES_SUBSCRIBE.equals(method);
         if (current.modern() && (subscribing || McpSchema.METHOD_RESOURCES_UNSUBSCRIBE.equals(method))) {
@@ -853,8 +874,10 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
 
     private String answered(JsonNode result) {
         ObjectNode copy = result.deepCopy();
-        if (!"input_required".equals(copy.path("resultType").textValue())) {
-            // an input_required answer keeps it: the gateway passes it on, and never stores it
+        String type = copy.path("resultType").textValue();
+        if (!"input_required".equals(type) && !"task".equals(type)) {
+            // an input_required answer keeps it: the gateway passes it on, and never stores it; a task's, which tells
+            // a task from a result (the tasks extension)
             copy.remove("resultType");
         }
         try {

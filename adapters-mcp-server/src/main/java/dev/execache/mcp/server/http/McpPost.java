@@ -217,12 +217,12 @@ final class McpPost extends Handler.Abstract {
             // a read of the initialize era too: its server may ask the agent something on the request's stream
             if (streams && (McpSchema.METHOD_TOOLS_CALL.equals(method) || !checked.modern()
                     && (McpSchema.METHOD_PROMPT_GET.equals(method) || McpSchema.METHOD_RESOURCES_READ.equals(method)))) {
-                stream(request, response, callback, checked, callId, agent);
+                stream(request, response, callback, checked, callId, caller);
                 return;
             }
             request.addIdleTimeoutListener(timeout -> false);
             // the request counts as being answered (a stop waits for it) until the callback says these bytes are out
-            String answer = answerOrExplain(checked, callId, null, agent, received(request));
+            String answer = answerOrExplain(checked, callId, null, agent, received(request, caller));
             // a request refused for a client capability its client did not declare is a bad request (2026-07-28)
             sendJson(response, callback, MISSING_CLIENT_CAPABILITY.equals(JsonRpc.errorCode(answer)) ? 400 : 200,
                     answer);
@@ -338,7 +338,8 @@ final class McpPost extends Handler.Abstract {
      * not a cancellation; the client cancels with notifications/cancelled).
      */
     private void stream(Request request, Response response, Callback callback, JsonRpc.Request call, String callId,
-            String agent) {
+            HttpAccess.Caller caller) {
+        String agent = caller.agent();
         response.setStatus(200);
         response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/event-stream");
         response.getHeaders().put(HttpHeader.CACHE_CONTROL, "no-cache, no-transform");
@@ -399,7 +400,7 @@ final class McpPost extends Handler.Abstract {
                 } else {
                     writer.write(SseWriter.event(Json.write(notification)), false);
                 }
-            }, agent, received(request), asker);
+            }, agent, received(request, caller), asker);
         } finally {
             heartbeat.cancel(false);
         }
@@ -450,10 +451,13 @@ final class McpPost extends Handler.Abstract {
     }
 
     /** What the HTTP request says of the MCP request in it: its trace context and protocol version headers. */
-    private static StatelessProtocol.Received received(Request request) {
-        HttpAccess.Caller caller = (HttpAccess.Caller) request.getAttribute(CALLER);
+    private static StatelessProtocol.Received received(Request request, HttpAccess.Caller caller) {
+        // a task is its caller's: the agent's token (when tokens are required) and its 2025 session, if any
+        String session = request.getHeaders().get(SessionStreams.SESSION_HEADER);
+        String owner = caller == null ? null : (caller.agent() == null ? "" : caller.agent()) + "\n"
+                + (session == null ? "" : session);
         return new StatelessProtocol.Received("tcp", TraceFields.ofHeaders(request.getHeaders()::get),
-                request.getHeaders().get("MCP-Protocol-Version"), caller == null ? null : caller.person());
+                request.getHeaders().get("MCP-Protocol-Version"), caller == null ? null : caller.person(), owner);
     }
 
     /**

@@ -22,7 +22,8 @@ enum Scope {
             McpSchema.METHOD_RESOURCES_TEMPLATES_LIST, McpSchema.METHOD_PROMPT_LIST);
     private static final Set<String> DOWNSTREAM = Set.of(McpSchema.METHOD_RESOURCES_READ, McpSchema.METHOD_PROMPT_GET,
             McpSchema.METHOD_COMPLETION_COMPLETE, McpSchema.METHOD_RESOURCES_SUBSCRIBE,
-            McpSchema.METHOD_RESOURCES_UNSUBSCRIBE);
+            McpSchema.METHOD_RESOURCES_UNSUBSCRIBE, "tasks/get", "tasks/result", "tasks/list", "tasks/cancel",
+            "tasks/update");
 
     private final String value;
 

@@ -41,6 +41,9 @@ public final class JsonRpc {
     private static final Set<String> EITHER_ERA = Set.of(McpSchema.METHOD_TOOLS_LIST, McpSchema.METHOD_TOOLS_CALL,
             McpSchema.METHOD_RESOURCES_LIST, McpSchema.METHOD_RESOURCES_TEMPLATES_LIST, McpSchema.METHOD_RESOURCES_READ,
             McpSchema.METHOD_PROMPT_LIST, McpSchema.METHOD_PROMPT_GET, McpSchema.METHOD_COMPLETION_COMPLETE);
+    /** The requests of the servers' tasks (see {@link dev.execache.gateway.ServerTasks}), each of its era's. */
+    public static final Set<String> TASKS = Set.of("tasks/get", "tasks/result", "tasks/list", "tasks/cancel",
+            "tasks/update");
     /** The servers' lists execache passes on, beside tools/list: paged by a cursor, cached by the 2026-07-28 hints. */
     static final Set<String> LISTS = Set.of(McpSchema.METHOD_RESOURCES_LIST, McpSchema.METHOD_RESOURCES_TEMPLATES_LIST,
             McpSchema.METHOD_PROMPT_LIST);
@@ -178,6 +181,10 @@ public final class JsonRpc {
             return true;
         }
         return switch (method) {
+            // the 2025-11-25 era's experimental tasks, and the tasks extension of the 2026-07-28 era (SEP-2663)
+            case "tasks/get", "tasks/cancel" -> true;
+            case "tasks/result", "tasks/list" -> !modern;
+            case "tasks/update" -> modern;
             case DISCOVER, LISTEN -> modern;
             case McpSchema.METHOD_INITIALIZE, McpSchema.METHOD_PING, McpSchema.METHOD_LOGGING_SET_LEVEL,
                     McpSchema.METHOD_RESOURCES_SUBSCRIBE, McpSchema.METHOD_RESOURCES_UNSUBSCRIBE -> !modern;
@@ -244,6 +251,8 @@ public final class JsonRpc {
                 yield params.path("argument").path("name").isTextual() && params.path("argument").path("value").isTextual()
                         ? null : "Invalid params: params.argument must have a name and a value, both strings";
             }
+            case "tasks/get", "tasks/result", "tasks/cancel", "tasks/update" -> params.path("taskId").isTextual() ? null
+                    : "Invalid params: params.taskId must be the task's id as a string";
             case LISTEN -> {
                 if (!params.path("notifications").isObject()) {
                     yield "Invalid params: params.notifications must be an object naming the notifications to send";

@@ -7,6 +7,7 @@ import dev.execache.gateway.OfferedTool;
 import dev.execache.gateway.RequestOrigin;
 import dev.execache.gateway.ServeTools;
 import dev.execache.gateway.ServerFeatures;
+import dev.execache.gateway.ServerTasks;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -53,6 +54,8 @@ public final class StatelessProtocol implements AutoCloseable {
     private static final String INPUT_REQUIRED = "input_required";
     /** The longest answer text kept for a repeat of the same answer: a longer one is written each time. */
     private static final int KEPT_WRITTEN_CHARS = 128 * 1024;
+    /** The 2026-07-28 era's error for a request that needs a client capability the client did not declare. */
+    private static final int MISSING_CLIENT_CAPABILITY = -32021;
 
     private final McpJsonMapper mapper;
     private final ServeTools serveTools;
@@ -143,13 +146,15 @@ public final class StatelessProtocol implements AutoCloseable {
      *     parent of the request's span when its {@code _meta} carries none; empty for none
      * @param protocolVersion the protocol version the transport saw (HTTP's {@code MCP-Protocol-Version}); null
      * @param person the person the transport authenticated (an OAuth access token's subject and the token); null
+     * @param caller who the request's tasks belong to, as the transport tells callers apart (HTTP: the agent's
+     *     token and its 2025 session); null where there is one caller (stdio)
      */
     public record Received(String transport, Map<String, String> trace, String protocolVersion,
-            ToolCatalog.Person person) {
+            ToolCatalog.Person person, String caller) {
         public static final Received STDIO = new Received("pipe", Map.of(), null);
 
         public Received(String transport, Map<String, String> trace, String protocolVersion) {
-            this(transport, trace, protocolVersion, null);
+            this(transport, trace, protocolVersion, null, null);
         }
     }
 
@@ -168,7 +173,7 @@ public final class StatelessProtocol implements AutoCloseable {
             Received received, ToolCatalog.Agent asker) {
         Telemetry telemetry = serveTools.telemetry();
         if (telemetry == Telemetry.NONE) {
-            return answerIn(Telemetry.Span.NONE, request, callId, stream, agent, asker, received.person());
+            return answerIn(Telemetry.Span.NONE, request, callId, stream, agent, asker, received);
         }
         String method = request.method();
         String target = McpSchema.METHOD_TOOLS_CALL.equals(method) || McpSchema.METHOD_PROMPT_GET.equals(method)
@@ -188,7 +193,7 @@ public final class StatelessProtocol implements AutoCloseable {
             } else if (McpSchema.METHOD_PROMPT_GET.equals(method)) {
                 span.set("gen_ai.prompt.name", target);
             }
-            String answer = answerIn(span, request, callId, stream, agent, asker, received.person());
+            String answer = answerIn(span, request, callId, stream, agent, asker, received);
             String code = JsonRpc.errorCode(answer);
             if (code != null) {
                 span.set("rpc.response.status_code", code);
@@ -199,7 +204,7 @@ public final class StatelessProtocol implements AutoCloseable {
     }
 
     private String answerIn(Telemetry.Span span, JsonRpc.Request request, Object callId,
-            BiConsumer<String, ObjectNode> stream, String agent, ToolCatalog.Agent asker, ToolCatalog.Person person) {
+            BiConsumer<String, ObjectNode> stream, String agent, ToolCatalog.Agent asker, Received received) {
         JsonNode id = request.id();
         String method = request.method();
         ObjectNode params = request.params();
@@ -209,7 +214,8 @@ public final class StatelessProtocol implements AutoCloseable {
                 case McpSchema.METHOD_PING -> result(id, Json.MAPPER.createObjectNode(), false, method);
                 case JsonRpc.DISCOVER -> result(id, discover(), true, method);
                 case McpSchema.METHOD_TOOLS_LIST -> result(id, toolList(modern), modern, method);
-                case McpSchema.METHOD_TOOLS_CALL -> callTool(span, id, params, modern, callId, stream, agent, asker, person);
+                case McpSchema.METHOD_TOOLS_CALL -> callTool(span, id, params, modern, callId, stream, agent, asker,
+                        received.person(), received.caller());
                 case McpSchema.METHOD_INITIALIZE -> initialize(id, params);
                 // a stream, which the transport opens (ListenStreams) before a request gets here
                 case JsonRpc.LISTEN -> JsonRpc.error(id, McpSchema.ErrorCodes.METHOD_NOT_FOUND, "Method not found: "
@@ -218,6 +224,7 @@ public final class StatelessProtocol implements AutoCloseable {
                 // no session keeps the level: on HTTP a client sets it per request, in _meta
                 case McpSchema.METHOD_LOGGING_SET_LEVEL -> result(id, Json.MAPPER.createObjectNode(), false, method);
                 default -> ServerFeatures.METHODS.contains(method) ? serverFeature(request, agent, asker)
+                        : JsonRpc.TASKS.contains(method) ? task(request, received.caller())
                         : JsonRpc.error(id, McpSchema.ErrorCodes.METHOD_NOT_FOUND, "Method not found: " + method, null);
             };
         } catch (IOException e) {
@@ -261,11 +268,50 @@ public final class StatelessProtocol implements AutoCloseable {
         }
     }
 
+    /** A request of a server's task ({@link JsonRpc#TASKS}), answered by the server that made the task. */
+    private String task(JsonRpc.Request request, String caller) throws IOException {
+        if (gateway == null || !gateway.tasks().offered()) {
+            return JsonRpc.error(request.id(), McpSchema.ErrorCodes.METHOD_NOT_FOUND, "Method not found: "
+                    + request.method() + " (no server behind execache offers tasks)", null);
+        }
+        boolean modern = request.modern();
+        if (modern && !declaresTasks(request.params())) {
+            return missingTasksExtension(request.id());
+        }
+        String taskId = request.params().path("taskId").textValue();
+        ServerTasks tasks = gateway.tasks();
+        try {
+            ObjectNode answer = switch (request.method()) {
+                case "tasks/get" -> tasks.get(taskId, caller, modern);
+                case "tasks/result" -> tasks.result(taskId, caller);
+                case "tasks/list" -> tasks.list(caller);
+                case "tasks/cancel" -> tasks.cancel(taskId, caller, modern);
+                default -> tasks.update(taskId, caller);
+            };
+            return result(request.id(), answer, modern, request.method());
+        } catch (ServerRefusedException e) {
+            return JsonRpc.error(request.id(), e.code(), e.getMessage(), null);
+        }
+    }
+
+    /** Whether a request of the 2026-07-28 era declares the tasks extension among its client capabilities. */
+    private static boolean declaresTasks(JsonNode params) {
+        return params.path("_meta").path(JsonRpc.CLIENT_CAPABILITIES_META).path("extensions").has(ServerTasks.EXTENSION);
+    }
+
+    /** The 2026-07-28 era's refusal of what needs the tasks extension from a client that did not declare it. */
+    private static String missingTasksExtension(JsonNode id) {
+        ObjectNode data = Json.MAPPER.createObjectNode();
+        data.putObject("requiredCapabilities").putObject("extensions").putObject(ServerTasks.EXTENSION);
+        return JsonRpc.error(id, MISSING_CLIENT_CAPABILITY, "Missing required client capability: the extension "
+                + ServerTasks.EXTENSION, data);
+    }
+
     private String initialize(JsonNode id, ObjectNode params) throws IOException {
         String requested = params.get("protocolVersion").textValue();
         ObjectNode result = Json.MAPPER.createObjectNode();
         result.put("protocolVersion", JsonRpc.LEGACY.contains(requested) ? requested : JsonRpc.LEGACY.get(0));
-        result.set("capabilities", capabilities());
+        result.set("capabilities", capabilities(false));
         result.set("serverInfo", serverInfo());
         result.put("instructions", serveTools.instructions());
         return result(id, result, false, McpSchema.METHOD_INITIALIZE);
@@ -276,7 +322,7 @@ public final class StatelessProtocol implements AutoCloseable {
         ArrayNode versions = result.putArray("supportedVersions");
         versions.add(JsonRpc.MODERN);
         JsonRpc.LEGACY.forEach(versions::add);
-        result.set("capabilities", capabilities());
+        result.set("capabilities", capabilities(true));
         result.set("serverInfo", serverInfo());
         result.put("instructions", serveTools.instructions());
         return result;
@@ -345,7 +391,8 @@ public final class StatelessProtocol implements AutoCloseable {
     }
 
     private String callTool(Telemetry.Span span, JsonNode id, ObjectNode params, boolean modern, Object callId,
-            BiConsumer<String, ObjectNode> stream, String agent, ToolCatalog.Agent asker, ToolCatalog.Person person)
+            BiConsumer<String, ObjectNode> stream, String agent, ToolCatalog.Agent asker, ToolCatalog.Person person,
+            String caller)
             throws IOException {
         JsonNode arguments = params.get("arguments");
         String name = params.get("name").textValue();
@@ -388,6 +435,12 @@ public final class StatelessProtocol implements AutoCloseable {
         if (spec == null) {
             return JsonRpc.error(id, McpSchema.ErrorCodes.INVALID_PARAMS, "Unknown tool: " + name + whyNotOffered(name),
                     null);
+        }
+        if (gateway != null) {
+            String asTask = callAsTask(id, params, modern, name, agent, caller);
+            if (asTask != null) {
+                return asTask;
+            }
         }
         // a shallow copy: only its own keys change, the client's nodes are only read
         ObjectNode meta = Json.MAPPER.createObjectNode();
@@ -463,6 +516,39 @@ public final class StatelessProtocol implements AutoCloseable {
         return JsonRpc.response(id, resultText(name, result, modern));
     }
 
+    /**
+     * A call of a tool whose server offers tasks, made a task: in the 2025-11-25 era when the call asks for one
+     * ({@code task}), in the 2026-07-28 era when the tool must be one and the client declares the tasks extension (a
+     * client that does not is refused, as SEP-2663 says); null for a plain call.
+     */
+    private String callAsTask(JsonNode id, ObjectNode params, boolean modern, String name, String agent, String caller)
+            throws IOException {
+        JsonNode task = params.get("task");
+        if (!modern && (task == null || !task.isObject())) {
+            return null;
+        }
+        // the cheap questions first: most calls are plain
+        if (modern && !gateway.tasks().required(name) || !gateway.tasks().offers(name)) {
+            return null;
+        }
+        if (modern && !declaresTasks(params)) {
+            return missingTasksExtension(id);
+        }
+        String who = Agents.firstOf(agent, params.path("_meta").path(JsonRpc.CLIENT_INFO_META).path("name").textValue());
+        ObjectNode answer;
+        try {
+            answer = gateway.tasks().call(name, params.get("arguments") instanceof ObjectNode given ? given : null,
+                    modern ? null : task, caller, who, modern);
+        } catch (ServerRefusedException e) {
+            return JsonRpc.error(id, e.code(), e.getMessage(), null);
+        }
+        if (modern && "task".equals(answer.path("resultType").textValue())) {
+            answer.putObject("_meta").set(JsonRpc.SERVER_INFO_META, serverInfo());
+            return JsonRpc.response(id, Json.write(answer));
+        }
+        return result(id, answer, modern, McpSchema.METHOD_TOOLS_CALL);
+    }
+
     /** The inputResponses and requestState a tool call carried, as JSON text; null for neither. */
     private static String givenAnswers(ObjectNode params) {
         ObjectNode given = Json.MAPPER.createObjectNode();
@@ -507,7 +593,7 @@ public final class StatelessProtocol implements AutoCloseable {
         calls.cancel(callId);
     }
 
-    private ObjectNode capabilities() {
+    private ObjectNode capabilities(boolean modern) {
         ObjectNode capabilities = Json.MAPPER.createObjectNode();
         // list changes and resource updates only where the transport delivers them (HTTP with servers behind); else
         // tools/list's ttlMs says when to list again
@@ -524,7 +610,23 @@ public final class StatelessProtocol implements AutoCloseable {
         if (offered.contains("completions")) {
             capabilities.putObject("completions");
         }
+        if (serveTools.gateway() != null && serveTools.gateway().tasks().offered()) {
+            if (modern) {
+                capabilities.putObject("extensions").putObject(ServerTasks.EXTENSION);
+            } else {
+                capabilities.set("tasks", legacyTasksCapability());
+            }
+        }
         return capabilities;
+    }
+
+    /** The 2025-11-25 era's experimental tasks capability, for tool calls: what execache passes on of the servers'. */
+    public static ObjectNode legacyTasksCapability() {
+        ObjectNode tasks = Json.MAPPER.createObjectNode();
+        tasks.putObject("list");
+        tasks.putObject("cancel");
+        tasks.putObject("requests").putObject("tools").putObject("call");
+        return tasks;
     }
 
     private ObjectNode serverInfo() {

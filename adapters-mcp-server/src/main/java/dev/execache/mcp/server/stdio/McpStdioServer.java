@@ -81,6 +81,7 @@ public final class McpStdioServer implements AutoCloseable {
         SdkSessionBridge session = new SdkSessionBridge(transport, mapper, dispatch::initialized,
                 () -> transport.start(dispatch, dispatch::inputEnded));
         session.instructWith(tools::instructions);
+        session.declareTasksWith(() -> tools.gateway() != null && tools.gateway().tasks().offered());
         dispatch.sessionWith(session);
         this.server = McpServer.sync(session)
                 .serverInfo("execache", version)

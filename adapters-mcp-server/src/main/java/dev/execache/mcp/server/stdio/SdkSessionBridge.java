@@ -45,6 +45,13 @@ final class SdkSessionBridge implements McpServerTransportProvider {
         this.start = start;
     }
 
+    /** Whether initialize's answer declares tasks: the SDK's capabilities type has no such field (2.1.0). */
+    private volatile BooleanSupplier tasks = () -> false;
+
+    void declareTasksWith(BooleanSupplier offered) {
+        this.tasks = offered;
+    }
+
     /** What initialize's answer says: execache's instructions and the servers' that are connected by then. */
     void instructWith(Supplier<String> instructions) {
         this.instructions = instructions;
@@ -120,12 +127,31 @@ final class SdkSessionBridge implements McpServerTransportProvider {
                                             result.serverInfo(), current.get(), result.meta()), null);
                         }
                     }
-                    framing.deliver(response.id(), StdioTransport.withinLimit(serialize(answer), response.id(), method, size -> StdioTransport.resultLine(
+                    String written = serialize(answer);
+                    if (McpSchema.METHOD_INITIALIZE.equals(method) && tasks.getAsBoolean()) {
+                        written = withTasks(written);
+                    }
+                    framing.deliver(response.id(), StdioTransport.withinLimit(written, response.id(), method, size -> StdioTransport.resultLine(
                             response.id(), ServeTools.answerTooLarge(size, ServeTools.MAX_ANSWER_BYTES))));
                 } finally {
                     framing.answered(response.id());
                 }
             });
+        }
+
+        /** initialize's answer with the experimental tasks capability of the servers behind (StatelessProtocol's). */
+        private String withTasks(String written) {
+            try {
+                com.fasterxml.jackson.databind.JsonNode tree = dev.execache.gateway.Json.MAPPER.readTree(written);
+                if (tree.path("result").path("capabilities") instanceof com.fasterxml.jackson.databind.node.ObjectNode
+                        capabilities) {
+                    capabilities.set("tasks", dev.execache.mcp.server.protocol.StatelessProtocol.legacyTasksCapability());
+                    return dev.execache.gateway.Json.write(tree);
+                }
+            } catch (IOException e) {
+                // written as the SDK wrote it
+            }
+            return written;
         }
 
         private String serialize(McpSchema.JSONRPCMessage message) {

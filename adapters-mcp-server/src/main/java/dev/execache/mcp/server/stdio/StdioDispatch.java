@@ -262,7 +262,7 @@ final class StdioDispatch implements StdioTransport.Dispatcher {
             return;
         }
         if (request.modern() || McpSchema.METHOD_TOOLS_CALL.equals(method) || ServerFeatures.METHODS.contains(method)
-                || McpSchema.METHOD_TOOLS_LIST.equals(method)) {
+                || JsonRpc.TASKS.contains(method) || McpSchema.METHOD_TOOLS_LIST.equals(method)) {
             // tools/list too: the SDK's tool type drops fields a server's tool may have (execution, say)
             // past the SDK's session: no reactive scheduling and no output schema check of our own tools' answers
             answerStateless(request, batch == null);

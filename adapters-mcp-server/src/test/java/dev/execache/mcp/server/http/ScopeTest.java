@@ -6,6 +6,7 @@ import dev.execache.mcp.server.http.Scope;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** Which scope each request needs at {@code serve --http} with OAuth. */
@@ -34,6 +35,9 @@ class ScopeTest {
         assertThat(Scope.neededFor("resources/read", null)).isEqualTo(Scope.RUN);
         assertThat(Scope.neededFor("prompts/get", null)).isEqualTo(Scope.RUN);
         assertThat(Scope.neededFor("completion/complete", null)).isEqualTo(Scope.RUN);
+        for (String task : List.of("tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "tasks/update")) {
+            assertThat(Scope.neededFor(task, null)).as(task).isEqualTo(Scope.RUN);
+        }
     }
 
     @Test

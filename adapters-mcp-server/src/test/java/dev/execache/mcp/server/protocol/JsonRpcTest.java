@@ -4,6 +4,7 @@ import dev.execache.mcp.server.protocol.JsonRpc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class JsonRpcTest {
@@ -67,6 +68,25 @@ class JsonRpcTest {
         assertThat(initializeModern.message()).contains("not a method of protocol version 2026-07-28");
         assertThat(discoverLegacyName.modern()).isFalse();
         assertThat(discoverLegacyName.message()).isEqualTo("Method not found: tools/frobnicate");
+    }
+
+    @Test
+    void eachEraHasItsOwnTasksMethods() {
+        for (String both : List.of("tasks/get", "tasks/cancel")) {
+            assertThat(JsonRpc.isMethodOf(both, false)).as(both).isTrue();
+            assertThat(JsonRpc.isMethodOf(both, true)).as(both).isTrue();
+        }
+        // the extension removed tasks/result and tasks/list, and added tasks/update (SEP-2663)
+        for (String legacy : List.of("tasks/result", "tasks/list")) {
+            assertThat(JsonRpc.isMethodOf(legacy, false)).as(legacy).isTrue();
+            assertThat(JsonRpc.isMethodOf(legacy, true)).as(legacy).isFalse();
+        }
+        assertThat(JsonRpc.isMethodOf("tasks/update", true)).isTrue();
+        assertThat(JsonRpc.isMethodOf("tasks/update", false)).isFalse();
+        assertThat(problem("tasks/get", "{}")).contains("params.taskId");
+        assertThat(problem("tasks/cancel", "{\"taskId\":1}")).contains("params.taskId");
+        assertThat(JsonRpc.parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tasks/result\",\"params\":{\"taskId\":\"a\"}}",
+                "line")).isInstanceOf(JsonRpc.Request.class);
     }
 
     @Test
