@@ -18,6 +18,7 @@ import dev.execache.cli.settings.ServeHttp;
 import dev.execache.cli.telemetry.OpenTelemetryReporting;
 import dev.execache.core.spi.CodeTools;
 import dev.execache.core.spi.Telemetry;
+import dev.execache.core.spi.ToolCatalog;
 import dev.execache.mcp.server.http.HttpServeSettings;
 import dev.execache.gateway.Json;
 import dev.execache.mcp.server.http.McpHttpServer;
@@ -155,21 +156,23 @@ final class ServeCommand implements Callable<Integer> {
         Thread shutdownHook = new Thread(serving::close, "execache-serve-shutdown");
         Runtime.getRuntime().addShutdownHook(shutdownHook);
         try {
-            Session session = serving.add(sessions.openWithStoreLater(settings));
-            if (!(session.toolVersions() instanceof MutableToolVersions versions)) {
-                throw new IllegalStateException("serve needs tool versions it can change, not "
-                        + session.toolVersions().getClass().getName());
-            }
-            serving.add(new ConfigWatcher(configFile(settings), versions, pinnedTools()).start(WATCH_INTERVAL));
             Telemetry telemetry = OpenTelemetryReporting.configure(environment.variables());
             if (telemetry instanceof OpenTelemetryReporting reporting) {
                 // added before the servers: closed after them, so that their last spans are sent
                 serving.add(reporting);
                 LOG.log(Level.INFO, "OpenTelemetry: traces and metrics as the OTEL_* variables say");
             }
-            Gateway gateway = settings.gateway().isEmpty() ? null
-                    : Gateway.builder(serving.add(GatewayCatalog.serve(settings, environment).useTelemetry(telemetry)),
-                            session.guard(), versions, settings.gatewayPolicy(), settings.policy())
+            // the servers first: each starts beside the rest of serve's start, which it took as long as
+            ToolCatalog servers = settings.gateway().isEmpty() ? null
+                    : serving.add(GatewayCatalog.serve(settings, environment).useTelemetry(telemetry));
+            Session session = serving.add(sessions.openWithStoreLater(settings));
+            if (!(session.toolVersions() instanceof MutableToolVersions versions)) {
+                throw new IllegalStateException("serve needs tool versions it can change, not "
+                        + session.toolVersions().getClass().getName());
+            }
+            serving.add(new ConfigWatcher(configFile(settings), versions, pinnedTools()).start(WATCH_INTERVAL));
+            Gateway gateway = servers == null ? null
+                    : Gateway.builder(servers, session.guard(), versions, settings.gatewayPolicy(), settings.policy())
                             .telemetry(telemetry).build();
             session.buildExecutor(gateway == null ? CodeTools.NONE : gateway, telemetry);
             ServeTools tools = ServeTools.builder(session.executor(), serveSettings(settings)).gateway(gateway)

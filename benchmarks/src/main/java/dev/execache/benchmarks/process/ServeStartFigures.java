@@ -81,13 +81,14 @@ public final class ServeStartFigures {
                     archive.resolve("lib/execache-client.jar").toString(), "serve"), home));
             Map<String, Path> directories = new LinkedHashMap<>();
             commands.keySet().forEach(name -> directories.put(name, work));
+            // a home of its own, as a person's after setup: its serve archive holds the classes a serve with servers loads
             commands.put("serve, archive, server-memory behind", new Command(List.of(archive.resolve("bin/execache")
-                    .toString(), "serve"), home));
+                    .toString(), "serve"), home(scratch.resolve("home-with-memory"))));
             directories.put("serve, archive, server-memory behind", withMemory);
 
             // the launcher writes serve's class-data archive when a serve ends at the end of its input: once each
-            for (String name : List.of("serve, archive", "serve, npm package")) {
-                initializeAnswered(commands.get(name), work);
+            for (String name : List.of("serve, archive", "serve, npm package", "serve, archive, server-memory behind")) {
+                initializeAnswered(commands.get(name), directories.get(name));
             }
             Map<String, List<Double>> millis = new LinkedHashMap<>();
             commands.keySet().forEach(name -> millis.put(name, new ArrayList<>()));
@@ -219,6 +220,8 @@ public final class ServeStartFigures {
     }
 
     private static void clean(Map<String, String> environment) {
+        // the resident server of the home given, not one of the machine's user
+        environment.remove("XDG_RUNTIME_DIR");
         environment.keySet().removeIf(name -> name.startsWith("EXECACHE_") || name.startsWith("JAVA_TOOL")
                 || name.equals("JDK_JAVA_OPTIONS") || name.equals("_JAVA_OPTIONS"));
     }
