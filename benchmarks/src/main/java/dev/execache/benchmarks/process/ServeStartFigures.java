@@ -11,6 +11,7 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -92,16 +93,22 @@ public final class ServeStartFigures {
             }
             Map<String, List<Double>> millis = new LinkedHashMap<>();
             commands.keySet().forEach(name -> millis.put(name, new ArrayList<>()));
+            Map<String, List<Double>> cpu = new LinkedHashMap<>();
+            commands.keySet().forEach(name -> cpu.put(name, new ArrayList<>()));
             List<String> names = new ArrayList<>(commands.keySet());
             for (int round = 0; round < rounds; round++) {
                 for (int turn = 0; turn < names.size(); turn++) {
                     String name = names.get((round + turn) % names.size());
-                    millis.get(name).add(initializeAnswered(commands.get(name), directories.get(name)));
+                    double[] answered = initializeAnswered(commands.get(name), directories.get(name));
+                    millis.get(name).add(answered[0]);
+                    cpu.get(name).add(answered[1]);
                 }
                 System.err.println("serve start: round " + (round + 1) + " of " + rounds);
             }
             print("initialize answered, ms from the start of the process (median of " + rounds
                     + " rounds, in turns); load average " + Machine.loadAverage(), millis, "server-memory (node)");
+            print("CPU time of that process (its threads, not its children) until it answered, ms", cpu,
+                    "server-memory (node)");
 
             // a one-shot client: initialize, tools/list, end of input, until it has the server's tools
             Map<String, List<Double>> listed = new LinkedHashMap<>();
@@ -268,11 +275,15 @@ public final class ServeStartFigures {
         }
     }
 
-    /** Ms from just before the process starts to its answer to initialize; then its input ends and it exits. */
-    private static double initializeAnswered(Command command, Path directory) throws IOException, InterruptedException {
+    /**
+     * Ms from just before the process starts to its answer to initialize, and the CPU time it had used by then (what
+     * the load of the machine changes least); then its input ends and it exits.
+     */
+    private static double[] initializeAnswered(Command command, Path directory) throws IOException, InterruptedException {
         long start = System.nanoTime();
         Process process = start(command, directory);
         double millis;
+        double cpuMillis;
         try (OutputStream in = process.getOutputStream();
                 BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(),
                         StandardCharsets.UTF_8))) {
@@ -283,6 +294,8 @@ public final class ServeStartFigures {
                 // notifications and logs before the answer
             }
             millis = Samples.millisSince(start);
+            // the launchers exec java: the process started is the one that answered
+            cpuMillis = process.info().totalCpuDuration().map(Duration::toMillis).orElse(-1L);
             if (line == null) {
                 throw new IllegalStateException(String.join(" ", command.command()) + " ended without answering");
             }
@@ -290,6 +303,6 @@ public final class ServeStartFigures {
         if (!process.waitFor(60, TimeUnit.SECONDS)) {
             process.destroyForcibly().waitFor();
         }
-        return millis;
+        return new double[] {millis, cpuMillis};
     }
 }
