@@ -162,7 +162,7 @@ final class ServeCommand implements Callable<Integer> {
                 serving.add(reporting);
                 LOG.log(Level.INFO, "OpenTelemetry: traces and metrics as the OTEL_* variables say");
             }
-            // the servers first: each starts beside the rest of serve's start, which it took as long as
+            // the servers first, so that they start beside the rest of serve's start rather than after it
             ToolCatalog servers = settings.gateway().isEmpty() ? null
                     : serving.add(GatewayCatalog.serve(settings, environment).useTelemetry(telemetry));
             Session session = serving.add(sessions.openWithStoreLater(settings));
