@@ -143,8 +143,12 @@ public final class ServeStartFigures {
                     System.err.println("one-shot client and run: round " + (round + 1) + " of " + rounds);
                 }
             } finally {
-                new ProcessBuilder(archive.resolve("bin/execache").toString(), "server", "stop").directory(work.toFile())
-                        .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start().waitFor();
+                // the resident server of the scratch home
+                ProcessBuilder stop = new ProcessBuilder(archive.resolve("bin/execache").toString(), "server", "stop")
+                        .directory(work.toFile()).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD);
+                clean(stop.environment());
+                stop.environment().putAll(home);
+                stop.start().waitFor();
             }
             print("a one-shot client (initialize, tools/list, end of input) has server-memory's tools, ms from the start"
                     + " of the process; load average " + Machine.loadAverage(), listed, "server-memory (node)");
