@@ -66,6 +66,7 @@ public final class Main {
      */
     public static int execute(String[] args, Environment environment, Console console, PrintStream out, PrintStream err,
             boolean terminal, Resources resources) {
+        lightenGuice();
         configureLogging();
         console.terminal(terminal);
         ROUTE.set(new LogRoute(err, console));
@@ -151,6 +152,21 @@ public final class Main {
         command.getErr().println("execache: " + message + " (see '" + command.getCommandSpec().qualifiedName()
                 + " --help')");
         command.getErr().flush();
+    }
+
+    /**
+     * Guice without what execache does not use, read once when Guice first loads: no classes generated at run time
+     * (nothing here is intercepted; generating them loaded an ASM of Guice's own before serve could answer), and
+     * no stack taken of each binding's source (for error messages about modules, which tests catch). Unless the
+     * JVM was started with either already set.
+     */
+    private static void lightenGuice() {
+        if (System.getProperty("guice_bytecode_gen_option") == null) {
+            System.setProperty("guice_bytecode_gen_option", "DISABLED");
+        }
+        if (System.getProperty("guice_include_stack_traces") == null) {
+            System.setProperty("guice_include_stack_traces", "OFF");
+        }
     }
 
     /** One line per message on stderr; execache's own notes at INFO, libraries' only from WARNING. */

@@ -11,6 +11,8 @@ import io.modelcontextprotocol.spec.McpError;
 import dev.execache.core.spi.ServerRefusedException;
 import java.util.Set;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
+import io.modelcontextprotocol.json.McpJsonDefaults;
+import io.modelcontextprotocol.json.schema.JsonSchemaValidator;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import io.modelcontextprotocol.spec.McpSchema.ListToolsResult;
@@ -39,6 +41,27 @@ import java.util.function.Consumer;
  * tools it offered when it was last asked.
  */
 final class DownstreamServer extends ServerLifecycle<DownstreamServer.Connection> {
+    /**
+     * The SDK's own check of a tool's structured output against its output schema, the one its client builds by
+     * default, built at the first check: building it loads a JSON Schema library (two hundred classes) before a
+     * server is up, which serve's first answer waits for.
+     */
+    private static final JsonSchemaValidator OUTPUT_VALIDATOR = new JsonSchemaValidator() {
+        @Override
+        public ValidationResponse validate(Map<String, Object> schema, Object structuredContent) {
+            return SdkValidator.DEFAULT.validate(schema, structuredContent);
+        }
+
+        @Override
+        public ValidationResponse validateSchema(Map<String, Object> schema) {
+            return SdkValidator.DEFAULT.validateSchema(schema);
+        }
+    };
+
+    private static final class SdkValidator {
+        static final JsonSchemaValidator DEFAULT = McpJsonDefaults.getSchemaValidator();
+    }
+
     /** A server that stayed up this long starts again from the first backoff when it dies. */
     private static final Duration STABLE = Duration.ofSeconds(30);
     /** Calls wait here, so a call gives up after the call timeout while the client's own timeout is the longer start timeout. */
@@ -129,6 +152,7 @@ final class DownstreamServer extends ServerLifecycle<DownstreamServer.Connection
                     // the agent hears it whatever the list shows then, as it would directly
                     notified.accept(McpSchema.METHOD_NOTIFICATION_TOOLS_LIST_CHANGED, Map.of());
                 })
+                .jsonSchemaValidator(OUTPUT_VALIDATOR)
                 .build();
         synchronized (this) {
             startingClient = client;

@@ -18,6 +18,7 @@ import dev.execache.cli.settings.ServeHttp;
 import dev.execache.cli.telemetry.OpenTelemetryReporting;
 import dev.execache.core.spi.CodeTools;
 import dev.execache.core.spi.Telemetry;
+import dev.execache.core.spi.ToolCatalog;
 import dev.execache.mcp.server.http.HttpServeSettings;
 import dev.execache.gateway.Json;
 import dev.execache.mcp.server.http.McpHttpServer;
@@ -155,40 +156,41 @@ final class ServeCommand implements Callable<Integer> {
         Thread shutdownHook = new Thread(serving::close, "execache-serve-shutdown");
         Runtime.getRuntime().addShutdownHook(shutdownHook);
         try {
-            Session session = serving.add(sessions.open(settings));
-            if (!(session.toolVersions() instanceof MutableToolVersions versions)) {
-                throw new IllegalStateException("serve needs tool versions it can change, not "
-                        + session.toolVersions().getClass().getName());
-            }
-            serving.add(new ConfigWatcher(configFile(settings), versions, pinnedTools()).start(WATCH_INTERVAL));
             Telemetry telemetry = OpenTelemetryReporting.configure(environment.variables());
             if (telemetry instanceof OpenTelemetryReporting reporting) {
                 // added before the servers: closed after them, so that their last spans are sent
                 serving.add(reporting);
                 LOG.log(Level.INFO, "OpenTelemetry: traces and metrics as the OTEL_* variables say");
             }
-            Gateway gateway = settings.gateway().isEmpty() ? null
-                    : Gateway.builder(serving.add(GatewayCatalog.serve(settings, environment).useTelemetry(telemetry)),
-                            session.guard(), versions, settings.gatewayPolicy(), settings.policy())
+            // the servers first, so that they start beside the rest of serve's start rather than after it
+            ToolCatalog servers = settings.gateway().isEmpty() ? null
+                    : serving.add(GatewayCatalog.serve(settings, environment).useTelemetry(telemetry));
+            Session session = serving.add(sessions.openWithStoreLater(settings));
+            if (!(session.toolVersions() instanceof MutableToolVersions versions)) {
+                throw new IllegalStateException("serve needs tool versions it can change, not "
+                        + session.toolVersions().getClass().getName());
+            }
+            serving.add(new ConfigWatcher(configFile(settings), versions, pinnedTools()).start(WATCH_INTERVAL));
+            Gateway gateway = servers == null ? null
+                    : Gateway.builder(servers, session.guard(), versions, settings.gatewayPolicy(), settings.policy())
                             .telemetry(telemetry).build();
             session.buildExecutor(gateway == null ? CodeTools.NONE : gateway, telemetry);
-            // after the first answer: the platform's MBean server takes a few hundred classes to start
-            registerMBeanSoon(serving, settings, session);
             ServeTools tools = ServeTools.builder(session.executor(), serveSettings(settings)).gateway(gateway)
                     .telemetry(telemetry).build();
             tools.awaitServersForInstructionsUntil(STARTED.plus(serversWait));
             if (httpSettings != null) {
                 StoreDescription store = StoreDescription.of(settings);
+                Settings resolved = settings;
                 return serveHttp(serving, tools, httpSettings, settings,
                         () -> OpenMetrics.write(session.executor().policy().stats(), store, session.executor().policy().storeInOutage()),
-                        () -> warmUp(session));
+                        () -> afterStart(serving, resolved, session));
             }
             // System.in itself: its buffer asks the descriptor how much more is waiting (two system calls) after each read
             InputStream stdin = environment.stdin() == System.in ? new FileInputStream(FileDescriptor.in) : environment.stdin();
             McpStdioServer server = serving.add(new McpStdioServer(tools,
                     version(), stdin, protocol, settings.limits().timeout().plus(DRAIN_MARGIN)));
-            // reading has started: the Deno runners start beside the first answers, not before them
-            warmUp(session);
+            // reading has started: the store, the Deno runners and the MBean come beside the first answers, not before
+            afterStart(serving, settings, session);
             LOG.log(Level.INFO, "serving MCP on stdio (store " + settings.store() + ", "
                     + (settings.policy().enabled() ? "ttl " + settings.policy().ttl().toSeconds() + " s, "
                             + settings.policy().maxEntries() + " entries" : "caching off") + ")");
@@ -233,6 +235,16 @@ final class ServeCommand implements Callable<Integer> {
         StoreDescription.of(settings).putInto(store);
         return new ServeSettings(settings.limits(), settings.configPath() == null ? ConfigFile.DEFAULT_NAME
                 : settings.configPath().toString(), store, settings.expose());
+    }
+
+    /**
+     * What serve's first answer does not need, each on a thread of its own: the store (a call waits for it), the
+     * sandbox's runners, the cache's MBean (the platform's MBean server takes a few hundred classes to start).
+     */
+    private static void afterStart(Serving serving, Settings settings, Session session) {
+        session.openStoreSoon();
+        warmUp(session);
+        registerMBeanSoon(serving, settings, session);
     }
 
     /** Registers the cache's MBean (for JConsole and JMX exporters) on a thread of its own, off the way to the first answer. */

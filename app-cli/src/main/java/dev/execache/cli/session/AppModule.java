@@ -30,15 +30,20 @@ final class AppModule extends AbstractModule {
 
     private final Settings settings;
     private final boolean emptyStore;
+    private final boolean storeLater;
 
     AppModule(Settings settings) {
-        this(settings, false);
+        this(settings, false, false);
     }
 
-    /** With {@code emptyStore}, an empty store in memory stands in for one that does not exist yet. */
-    AppModule(Settings settings, boolean emptyStore) {
+    /**
+     * With {@code emptyStore}, an empty store in memory stands in for one that does not exist yet; with
+     * {@code storeLater}, a SQLite store that need not open at start is opened later ({@link OpeningStore}).
+     */
+    AppModule(Settings settings, boolean emptyStore, boolean storeLater) {
         this.settings = settings;
         this.emptyStore = emptyStore;
+        this.storeLater = storeLater;
     }
 
     @Provides
@@ -62,6 +67,15 @@ final class AppModule extends AbstractModule {
         if (emptyStore) {
             return new MemoryCacheStore(settings.policy().maxEntries(), clock);
         }
+        // Redis connects in the background already; a store required at start must answer at start
+        if (storeLater && settings.store() == StoreKind.SQLITE && !settings.requireStore()) {
+            return new OpeningStore(() -> openOrStandIn(clock, resources));
+        }
+        return openOrStandIn(clock, resources);
+    }
+
+    /** The store, or one that stands in for it while it cannot be opened (which tries again now and then). */
+    private CacheStore openOrStandIn(Clock clock, Resources resources) {
         try {
             return openStore(clock, resources);
         } catch (UsageException e) {

@@ -100,6 +100,13 @@ public final class Session implements AutoCloseable {
         return GatewayCatalog.open(settings, command, resources, logsHere);
     }
 
+    /** Opens the store on a thread of its own now, where {@link SessionFactory#openWithStoreLater} left it closed. */
+    public void openStoreSoon() {
+        if (store instanceof OpeningStore opening) {
+            opening.openInBackground();
+        }
+    }
+
     /** Starts the sandbox before the first run needs it, for a process that will run code. */
     public void startSandbox() {
         sandbox.start();

@@ -44,12 +44,24 @@ public final class SessionFactory {
     }
 
     public Session open(Settings settings) {
-        return open(settings, false);
+        return open(settings, false, false);
+    }
+
+    /**
+     * A session for a process that answers someone before it needs its store ({@code serve}): a SQLite store is
+     * opened by {@link Session#openStoreSoon} or by its first use, whichever comes first.
+     */
+    public Session openWithStoreLater(Settings settings) {
+        return open(settings, false, true);
     }
 
     private Session open(Settings settings, boolean emptyInstead) {
+        return open(settings, emptyInstead, false);
+    }
+
+    private Session open(Settings settings, boolean emptyInstead, boolean storeLater) {
         try {
-            return injector.createChildInjector(new AppModule(settings, emptyInstead)).getInstance(Session.class);
+            return injector.createChildInjector(new AppModule(settings, emptyInstead, storeLater)).getInstance(Session.class);
         } catch (ProvisionException e) {
             for (var message : e.getErrorMessages()) {
                 Throwable cause = message.getCause();

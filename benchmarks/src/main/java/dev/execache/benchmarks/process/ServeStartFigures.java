@@ -11,6 +11,7 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -25,7 +26,10 @@ import java.util.concurrent.TimeUnit;
  * started as {@code java -jar} without the launcher's flags (its class-data archive, made at serve's first end, and
  * its later optimizing compiler), and
  * with {@code server-memory} behind serve. Each takes its turn, round by
- * round, in rotating order. The release artifacts come from {@code dist/target} (built by
+ * round, in rotating order. Then, the same way, two things a person meets after {@code setup} moved a server behind
+ * execache, each beside that server alone: a one-shot client (initialize, {@code tools/list}, end of input) until it
+ * has the list with the server's tools, and {@code execache run examples/hello.ts --no-cache} with that server
+ * configured beside a run with none. The release artifacts come from {@code dist/target} (built by
  * {@code ./mvnw -B -DskipTests package -pl dist -am}).
  *
  * <p>Run: {@code java -cp benchmarks/target/benchmarks.jar dev.execache.benchmarks.process.ServeStartFigures [ROUNDS]}
@@ -34,6 +38,10 @@ public final class ServeStartFigures {
     private static final int ROUNDS = 11;
     private static final String INITIALIZE = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
             + "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"figures\",\"version\":\"1\"}}}\n";
+    private static final String LIST_TOOLS = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n"
+            + "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\n";
+    /** One of server-memory's tools: the list a one-shot client gets must hold it. */
+    private static final String MEMORY_TOOL = "create_entities";
 
     private ServeStartFigures() {
     }
@@ -74,36 +82,159 @@ public final class ServeStartFigures {
                     archive.resolve("lib/execache-client.jar").toString(), "serve"), home));
             Map<String, Path> directories = new LinkedHashMap<>();
             commands.keySet().forEach(name -> directories.put(name, work));
+            // a home of its own, as a person's after setup: its serve archive holds the classes a serve with servers loads
             commands.put("serve, archive, server-memory behind", new Command(List.of(archive.resolve("bin/execache")
-                    .toString(), "serve"), home));
+                    .toString(), "serve"), home(scratch.resolve("home-with-memory"))));
             directories.put("serve, archive, server-memory behind", withMemory);
 
             // the launcher writes serve's class-data archive when a serve ends at the end of its input: once each
-            for (String name : List.of("serve, archive", "serve, npm package")) {
-                initializeAnswered(commands.get(name), work);
+            for (String name : List.of("serve, archive", "serve, npm package", "serve, archive, server-memory behind")) {
+                initializeAnswered(commands.get(name), directories.get(name));
             }
             Map<String, List<Double>> millis = new LinkedHashMap<>();
             commands.keySet().forEach(name -> millis.put(name, new ArrayList<>()));
+            Map<String, List<Double>> cpu = new LinkedHashMap<>();
+            commands.keySet().forEach(name -> cpu.put(name, new ArrayList<>()));
             List<String> names = new ArrayList<>(commands.keySet());
             for (int round = 0; round < rounds; round++) {
                 for (int turn = 0; turn < names.size(); turn++) {
                     String name = names.get((round + turn) % names.size());
-                    millis.get(name).add(initializeAnswered(commands.get(name), directories.get(name)));
+                    double[] answered = initializeAnswered(commands.get(name), directories.get(name));
+                    millis.get(name).add(answered[0]);
+                    cpu.get(name).add(answered[1]);
                 }
                 System.err.println("serve start: round " + (round + 1) + " of " + rounds);
             }
-            double node0 = Samples.median(millis.get("server-memory (node)"));
-            System.out.println("initialize answered, ms from the start of the process (median of " + rounds
-                    + " rounds, in turns); load average " + Machine.loadAverage());
-            for (String name : names) {
-                double median = Samples.median(millis.get(name));
-                System.out.printf(Locale.ROOT, "%-45s %6.0f ms  %4.1fx server-memory's  (min %.0f, max %.0f)%n", name,
-                        median, median / node0, millis.get(name).stream().mapToDouble(Double::doubleValue).min().orElse(0),
-                        millis.get(name).stream().mapToDouble(Double::doubleValue).max().orElse(0));
+            print("initialize answered, ms from the start of the process (median of " + rounds
+                    + " rounds, in turns); load average " + Machine.loadAverage(), millis, "server-memory (node)");
+            print("CPU time of that process (its threads, not its children) until it answered, ms", cpu,
+                    "server-memory (node)");
+
+            // a one-shot client: initialize, tools/list, end of input, until it has the server's tools
+            Map<String, List<Double>> listed = new LinkedHashMap<>();
+            listed.put("server-memory (node)", new ArrayList<>());
+            listed.put("serve, archive, server-memory behind", new ArrayList<>());
+            // execache run after setup moved the server behind execache, beside a run with no server configured
+            Path hello = Path.of(System.getProperty("execache.examples", "examples")).toAbsolutePath()
+                    .resolve("hello.ts");
+            Files.copy(hello, work.resolve("hello.ts"));
+            Files.copy(hello, withMemory.resolve("hello.ts"));
+            List<String> run = List.of(archive.resolve("bin/execache").toString(), "run", "hello.ts", "--no-cache");
+            Map<String, List<Double>> runs = new LinkedHashMap<>();
+            runs.put("run, no server configured", new ArrayList<>());
+            runs.put("run, server-memory configured", new ArrayList<>());
+            // the first run starts the resident server beside it: every timed run is one a person meets after that
+            ranFor(run, home, work);
+            try {
+                for (int round = 0; round < rounds; round++) {
+                    if (round % 2 == 0) {
+                        listed.get("server-memory (node)").add(toolsListed(commands.get("server-memory (node)"), work));
+                        listed.get("serve, archive, server-memory behind").add(toolsListed(
+                                commands.get("serve, archive, server-memory behind"), withMemory));
+                        runs.get("run, no server configured").add(ranFor(run, home, work));
+                        runs.get("run, server-memory configured").add(ranFor(run, home, withMemory));
+                    } else {
+                        listed.get("serve, archive, server-memory behind").add(toolsListed(
+                                commands.get("serve, archive, server-memory behind"), withMemory));
+                        listed.get("server-memory (node)").add(toolsListed(commands.get("server-memory (node)"), work));
+                        runs.get("run, server-memory configured").add(ranFor(run, home, withMemory));
+                        runs.get("run, no server configured").add(ranFor(run, home, work));
+                    }
+                    System.err.println("one-shot client and run: round " + (round + 1) + " of " + rounds);
+                }
+            } finally {
+                // the resident server of the scratch home
+                ProcessBuilder stop = new ProcessBuilder(archive.resolve("bin/execache").toString(), "server", "stop")
+                        .directory(work.toFile()).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD);
+                clean(stop.environment());
+                stop.environment().putAll(home);
+                stop.start().waitFor();
             }
+            print("a one-shot client (initialize, tools/list, end of input) has server-memory's tools, ms from the start"
+                    + " of the process; load average " + Machine.loadAverage(), listed, "server-memory (node)");
+            print("execache run hello.ts --no-cache (the resident server up), ms until it exited; load average "
+                    + Machine.loadAverage(), runs, "run, no server configured");
         } finally {
             Scratch.deleteTree(scratch);
         }
+    }
+
+    private static void print(String title, Map<String, List<Double>> millis, String base) {
+        double base0 = Samples.median(millis.get(base));
+        System.out.println(title);
+        for (Map.Entry<String, List<Double>> row : millis.entrySet()) {
+            double median = Samples.median(row.getValue());
+            System.out.printf(Locale.ROOT, "%-45s %6.0f ms  %4.1fx %s  (min %.0f, max %.0f)%n", row.getKey(),
+                    median, median / base0, base, row.getValue().stream().mapToDouble(Double::doubleValue).min().orElse(0),
+                    row.getValue().stream().mapToDouble(Double::doubleValue).max().orElse(0));
+        }
+    }
+
+    /** Ms from just before the process starts until a one-shot client has the tools, server-memory's among them. */
+    private static double toolsListed(Command command, Path directory) throws IOException, InterruptedException {
+        long start = System.nanoTime();
+        Process process = start(command, directory);
+        double millis;
+        try (OutputStream in = process.getOutputStream();
+                BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(),
+                        StandardCharsets.UTF_8))) {
+            in.write(INITIALIZE.getBytes(StandardCharsets.UTF_8));
+            in.flush();
+            String line = answer(out, "\"id\":1", command);
+            in.write(LIST_TOOLS.getBytes(StandardCharsets.UTF_8));
+            in.flush();
+            line = answer(out, "\"id\":2", command);
+            millis = Samples.millisSince(start);
+            if (!line.contains(MEMORY_TOOL)) {
+                throw new IllegalStateException(String.join(" ", command.command()) + " listed no " + MEMORY_TOOL);
+            }
+        }
+        if (!process.waitFor(60, TimeUnit.SECONDS)) {
+            process.destroyForcibly().waitFor();
+        }
+        return millis;
+    }
+
+    private static String answer(BufferedReader out, String id, Command command) throws IOException {
+        String line;
+        while ((line = out.readLine()) != null && !line.contains(id)) {
+            // notifications before the answer
+        }
+        if (line == null) {
+            throw new IllegalStateException(String.join(" ", command.command()) + " ended without answering");
+        }
+        return line;
+    }
+
+    /** Ms from just before {@code execache run} starts until it exited, which must be with 0. */
+    private static double ranFor(List<String> run, Map<String, String> env, Path directory)
+            throws IOException, InterruptedException {
+        ProcessBuilder builder = new ProcessBuilder(run).directory(directory.toFile())
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD);
+        clean(builder.environment());
+        builder.environment().putAll(env);
+        long start = System.nanoTime();
+        int exit = builder.start().waitFor();
+        double millis = Samples.millisSince(start);
+        if (exit != 0) {
+            throw new IllegalStateException(String.join(" ", run) + " in " + directory + " exited with " + exit);
+        }
+        return millis;
+    }
+
+    private static Process start(Command command, Path directory) throws IOException {
+        ProcessBuilder builder = new ProcessBuilder(command.command()).directory(directory.toFile())
+                .redirectError(ProcessBuilder.Redirect.DISCARD);
+        clean(builder.environment());
+        builder.environment().putAll(command.env());
+        return builder.start();
+    }
+
+    private static void clean(Map<String, String> environment) {
+        // the resident server of the home given, not one of the machine's user
+        environment.remove("XDG_RUNTIME_DIR");
+        environment.keySet().removeIf(name -> name.startsWith("EXECACHE_") || name.startsWith("JAVA_TOOL")
+                || name.equals("JDK_JAVA_OPTIONS") || name.equals("_JAVA_OPTIONS"));
     }
 
     /** A home of its own: the launcher's class-data archives and serve's store go there. */
@@ -148,16 +279,15 @@ public final class ServeStartFigures {
         }
     }
 
-    /** Ms from just before the process starts to its answer to initialize; then its input ends and it exits. */
-    private static double initializeAnswered(Command command, Path directory) throws IOException, InterruptedException {
-        ProcessBuilder builder = new ProcessBuilder(command.command()).directory(directory.toFile())
-                .redirectError(ProcessBuilder.Redirect.DISCARD);
-        builder.environment().keySet().removeIf(name -> name.startsWith("EXECACHE_") || name.startsWith("JAVA_TOOL")
-                || name.equals("JDK_JAVA_OPTIONS") || name.equals("_JAVA_OPTIONS"));
-        builder.environment().putAll(command.env());
+    /**
+     * Ms from just before the process starts to its answer to initialize, and the CPU time it had used by then (what
+     * the load of the machine changes least); then its input ends and it exits.
+     */
+    private static double[] initializeAnswered(Command command, Path directory) throws IOException, InterruptedException {
         long start = System.nanoTime();
-        Process process = builder.start();
+        Process process = start(command, directory);
         double millis;
+        double cpuMillis;
         try (OutputStream in = process.getOutputStream();
                 BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(),
                         StandardCharsets.UTF_8))) {
@@ -168,6 +298,8 @@ public final class ServeStartFigures {
                 // notifications and logs before the answer
             }
             millis = Samples.millisSince(start);
+            // the launchers exec java: the process started is the one that answered
+            cpuMillis = process.info().totalCpuDuration().map(Duration::toMillis).orElse(-1L);
             if (line == null) {
                 throw new IllegalStateException(String.join(" ", command.command()) + " ended without answering");
             }
@@ -175,6 +307,6 @@ public final class ServeStartFigures {
         if (!process.waitFor(60, TimeUnit.SECONDS)) {
             process.destroyForcibly().waitFor();
         }
-        return millis;
+        return new double[] {millis, cpuMillis};
     }
 }
