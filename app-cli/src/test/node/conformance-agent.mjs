@@ -56,9 +56,9 @@ transport.stderr?.on("data", (chunk) => {
   const connected = /server conformance: connected .*, (\d+) tools?/.exec(text);
   if (connected) {
     reached(Number(connected[1]));
-  } else if (/server conformance.*(trying again in|the server is unavailable)/.test(text)
-      && !/asks you to sign in/.test(text)) {
-    // a server that asks for a sign-in is reached once this agent's person signed in
+  } else if (/server conformance.*(trying again in|the server is unavailable)/.test(text) && !/sign in/.test(text)
+      || /no sign-in through the agent/.test(text)) {
+    // a server that asks for a sign-in is reached once this agent's person signed in, unless that failed
     reached(false);
   }
 });

@@ -216,13 +216,19 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
      * process): the connection, its tools and their identity were the old sign-in's, so it is made again.
      */
     private void reconnectIfSignInChanged() {
+        reconnectForSignIn(false);
+    }
+
+    /** As {@link #reconnectIfSignInChanged}; {@code signedIn}: the person just signed in, maybe as they were. */
+    private void reconnectForSignIn(boolean signedIn) {
         if (signIn == null) {
             return;
         }
         String now = signIn.who();
         StreamableHttpClient stale;
         synchronized (this) {
-            if (Objects.equals(now, attemptedAs) || connecting || closed) {
+            boolean changed = !Objects.equals(now, attemptedAs) || signedIn && connection == null;
+            if (!changed || connecting || closed) {
                 return;
             }
             stale = connection;
@@ -249,22 +255,29 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
             return false;
         }
         synchronized (signingIn) {
-            reconnectIfSignInChanged();
-            String refusal;
-            synchronized (this) {
-                if (connection != null) {
-                    return true;
+            // twice at most: a server may refuse a new sign-in too (it wants more scope than it said, or its
+            // authorization server changed meanwhile), and says why
+            for (int attempt = 0; attempt < 2; attempt++) {
+                reconnectIfSignInChanged();
+                String refusal;
+                synchronized (this) {
+                    if (connection != null) {
+                        return true;
+                    }
+                    if (lastFailure == null || lastFailure.kind() != Kind.CREDENTIALS_REFUSED) {
+                        return false;
+                    }
+                    refusal = lastFailure.challenge();
                 }
-                if (lastFailure == null || lastFailure.kind() != Kind.CREDENTIALS_REFUSED) {
+                if (!signInWith(agent, refusal)) {
                     return false;
                 }
-                refusal = lastFailure.challenge();
-            }
-            if (!signInWith(agent, refusal)) {
-                return false;
+                if (awaitClient() != null) {
+                    return true;
+                }
             }
         }
-        return awaitClient() != null;
+        return false;
     }
 
     /**
@@ -282,7 +295,7 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
             if (Objects.equals(before, signIn.who()) && !signInWith(agent, refusal)) {
                 return false;
             }
-            reconnectIfSignInChanged();
+            reconnectForSignIn(true);
         }
         try {
             return awaitClient() != null;
@@ -313,14 +326,18 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
                     throw new PersonSignIn.SignInException("server " + settings.name() + ": the sign-in was declined");
                 }
             }, SIGN_IN_WAIT, refusal);
-        } catch (AgentRefusedException | PersonSignIn.SignInException e) {
+        } catch (AgentRefusedException e) {
             LOG.log(Level.INFO, "server " + settings.name() + ": no sign-in through the agent: " + e.getMessage());
+            return false;
+        } catch (PersonSignIn.SignInException e) {
+            // the person tried: they are told why it did not work
+            LOG.log(Level.WARNING, "no sign-in through the agent: " + e.getMessage());
             return false;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return false;
         }
-        reconnectIfSignInChanged();
+        reconnectForSignIn(true);
         return true;
     }
 
