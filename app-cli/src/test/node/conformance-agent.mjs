@@ -146,7 +146,7 @@ async function attempt(what, request) {
 
 try {
   await client.connect(transport);
-  const wait = setTimeout(() => reached(false), 20000);
+  const wait = setTimeout(() => reached(false), 60000);
   const offered = await reachedOrNot;
   clearTimeout(wait);
   log(offered === false ? "the server was not reached" : `the server was reached, offering ${offered} tools`);
