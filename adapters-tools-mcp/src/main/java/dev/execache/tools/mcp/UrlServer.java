@@ -255,9 +255,10 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
             return false;
         }
         synchronized (signingIn) {
-            // twice at most: a server may refuse a new sign-in too (it wants more scope than it said, or its
-            // authorization server changed meanwhile), and says why
-            for (int attempt = 0; attempt < 2; attempt++) {
+            // three times at most: a server may refuse a new sign-in too (it wants more scope than it said, or its
+            // authorization server changed meanwhile), and says why; and a reconnection begun before the sign-in
+            // was kept may have been refused without it
+            for (int attempt = 0; attempt < 3; attempt++) {
                 reconnectIfSignInChanged();
                 String refusal;
                 synchronized (this) {
