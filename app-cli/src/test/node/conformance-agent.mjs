@@ -6,11 +6,15 @@
 // The agent does what a scenario needs of a client: it lists and calls every tool (with the context's arguments, else
 // arguments made from the schema), lists and reads every resource, lists and gets every prompt. It answers an
 // elicitation by accepting with the required fields filled and the others left out (execache applies the schema's
-// defaults), sampling with a fixed message, roots with one root. Exits 1 when a request failed.
+// defaults), sampling with a fixed message, roots with one root. Asked to open a URL (a URL-mode elicitation: execache
+// asks its person to sign in to a server), it accepts and opens it as a browser would (headless-browser.mjs, following
+// the redirects back to execache). Its person configures what any of them would: the client the context names, else a
+// client ID metadata document URL, used where the authorization server takes one. Exits 1 when a request failed.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { mkdtempSync, writeFileSync } from "node:fs";
+import { signIn } from "./headless-browser.mjs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -34,6 +38,10 @@ if (context.client_id && context.client_secret) {
   config += `    oauth:\n      client_id: ${JSON.stringify(context.client_id)}\n      client_secret: "\${CONFORMANCE_SECRET}"\n`
     + (context.scope ? `      scope: ${JSON.stringify(context.scope)}\n` : "")
     + `      auth_method: ${scenario.endsWith("-post") ? "client_secret_post" : "client_secret_basic"}\n`;
+} else {
+  // the URL of this client's metadata document (it need not be reachable here: only the suite's authorization server
+  // reads it, and does not fetch it)
+  config += `    oauth:\n      client_id: "https://conformance-test.local/client-metadata.json"\n`;
 }
 const configFile = join(home, "execache.yaml");
 writeFileSync(configFile, config);
@@ -48,14 +56,27 @@ transport.stderr?.on("data", (chunk) => {
   const connected = /server conformance: connected .*, (\d+) tools?/.exec(text);
   if (connected) {
     reached(Number(connected[1]));
-  } else if (/server conformance.*(trying again in|the server is unavailable)/.test(text)) {
+  } else if (/server conformance.*(trying again in|the server is unavailable)/.test(text) && !/sign in/.test(text)
+      || /no sign-in through the agent/.test(text)) {
+    // a server that asks for a sign-in is reached once this agent's person signed in, unless that failed
     reached(false);
   }
 });
 
 const client = new Client({ name: "execache-conformance-agent", version: "1" },
-  { capabilities: { sampling: {}, elicitation: { form: {} }, roots: { listChanged: true } } });
+  { capabilities: { sampling: {}, elicitation: { form: {}, url: {} }, roots: { listChanged: true } } });
+const browsing = [];
 client.setRequestHandler(ElicitRequestSchema, async (request) => {
+  if (request.params.mode === "url") {
+    // the person opens the link once the agent accepted, as a host shows it
+    const start = new URL(request.params.url);
+    log(`elicitation: opening ${start.origin}${start.pathname}`);
+    browsing.push((async () => {
+      const { back } = await signIn(start, "conformance", (next) => next.origin !== start.origin);
+      log(`the browser came back: ${(await fetch(back)).status}`);
+    })().catch((error) => log(`the browser failed: ${error}`)));
+    return { action: "accept" };
+  }
   const schema = request.params.requestedSchema ?? {};
   const content = {};
   for (const name of schema.required ?? []) {
@@ -125,7 +146,7 @@ async function attempt(what, request) {
 
 try {
   await client.connect(transport);
-  const wait = setTimeout(() => reached(false), 20000);
+  const wait = setTimeout(() => reached(false), 60000);
   const offered = await reachedOrNot;
   clearTimeout(wait);
   log(offered === false ? "the server was not reached" : `the server was reached, offering ${offered} tools`);

@@ -830,6 +830,27 @@ public final class Gateway implements CodeTools {
     }
 
     /**
+     * Once the servers that are starting have started: {@code agent} is asked to have its person sign in
+     * to each server that waits for a sign-in, one after the other (a URL-mode elicitation each), so that
+     * an agent that sees no tool of such a server can still have it signed in. Returns how many are up now
+     * with a new sign-in.
+     */
+    public int signInWaiting(ToolCatalog.Agent agent) throws InterruptedException {
+        awaitStartingServers();
+        int signedIn = 0;
+        for (ToolCatalog.ServerStatus server : catalog.servers()) {
+            if (server.state() == ToolCatalog.ServerStatus.State.UNAVAILABLE && catalog.signIn(server.name(), agent)) {
+                signedIn++;
+            }
+        }
+        if (signedIn > 0) {
+            // the servers signed in to are offered now, before the catalog's notice of them arrives
+            awaitStartingServers();
+        }
+        return signedIn;
+    }
+
+    /**
      * Waits for every server that is still starting, each at most its start time, and offers what they
      * brought: also what a server that came up just now brought, before the catalog's notice of it arrives.
      */

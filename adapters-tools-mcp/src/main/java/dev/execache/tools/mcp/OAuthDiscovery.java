@@ -2,6 +2,7 @@ package dev.execache.tools.mcp;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.tools.mcp.HttpMcpException.Kind;
 import java.io.IOException;
 import java.net.URI;
@@ -68,6 +69,36 @@ final class OAuthDiscovery {
         return firstFound(candidates, "protected-resource metadata");
     }
 
+    /** As {@link #protectedResource}, or null when the server has none (no place answers 200). */
+    JsonNode protectedResourceIfAny(URI named, URI resource) {
+        List<URI> candidates = new ArrayList<>();
+        if (named != null) {
+            candidates.add(named);
+        }
+        candidates.addAll(wellKnown(resource, "oauth-protected-resource"));
+        return firstFoundOrNull(candidates, "protected-resource metadata");
+    }
+
+    /**
+     * The metadata of an authorization server at a server's origin, as the 2025-03-26 revision had it: at its
+     * well-known place, else the default endpoints ({@code /authorize}, {@code /token}, {@code /register}) with PKCE,
+     * which that revision required of every authorization server.
+     */
+    JsonNode authorizationServerOrDefaults(URI origin) {
+        JsonNode found = firstFoundOrNull(List.of(wellKnown(origin, "oauth-authorization-server").get(0)),
+                "authorization server metadata");
+        if (found != null) {
+            return found;
+        }
+        ObjectNode defaults = json.createObjectNode();
+        defaults.put("issuer", origin.toString());
+        defaults.put("authorization_endpoint", origin + "/authorize");
+        defaults.put("token_endpoint", origin + "/token");
+        defaults.put("registration_endpoint", origin + "/register");
+        defaults.putArray("code_challenge_methods_supported").add("S256");
+        return defaults;
+    }
+
     /** The first authorization server the protected-resource metadata names. */
     URI issuer(JsonNode protectedResource) {
         JsonNode servers = protectedResource.path("authorization_servers");
@@ -119,6 +150,15 @@ final class OAuthDiscovery {
     }
 
     private JsonNode firstFound(List<URI> candidates, String what) {
+        JsonNode found = firstFoundOrNull(candidates, what);
+        if (found != null) {
+            return found;
+        }
+        throw new HttpMcpException(Kind.CREDENTIALS_REFUSED, "server " + server + ": no " + what + " found at "
+                + candidates.stream().map(UrlServerSettings::withoutQuery).collect(Collectors.joining(", ")));
+    }
+
+    private JsonNode firstFoundOrNull(List<URI> candidates, String what) {
         for (URI candidate : candidates) {
             HttpResponse<String> response = send(HttpRequest.newBuilder(candidate).timeout(timeout)
                     .header("Accept", "application/json").GET(), what);
@@ -126,8 +166,7 @@ final class OAuthDiscovery {
                 return parse(response.body(), what);
             }
         }
-        throw new HttpMcpException(Kind.CREDENTIALS_REFUSED, "server " + server + ": no " + what + " found at "
-                + candidates.stream().map(UrlServerSettings::withoutQuery).collect(Collectors.joining(", ")));
+        return null;
     }
 
     /** A form post to one of the authorization server's endpoints; the answer whatever its status. */

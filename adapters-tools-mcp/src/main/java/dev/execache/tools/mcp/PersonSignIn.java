@@ -10,6 +10,7 @@ import java.net.BindException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
+import java.net.URISyntaxException;
 import java.net.URLDecoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -24,6 +25,7 @@ import java.time.Instant;
 import java.util.Base64;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -81,26 +83,41 @@ public final class PersonSignIn {
      * @throws SignInException saying what went wrong
      */
     public SignIns.State signIn(int port, Consumer<URI> show, Duration wait) throws InterruptedException {
+        return signIn(port, show, wait, null);
+    }
+
+    /**
+     * As {@link #signIn(int, Consumer, Duration)}, after the server refused a request with {@code refusal} (its
+     * WWW-Authenticate: where its metadata is, the scope it wants); null: the server is asked without credentials.
+     */
+    public SignIns.State signIn(int port, Consumer<URI> show, Duration wait, String refusal) throws InterruptedException {
         try {
-            return run(port, show, wait);
+            return run(port, show, wait, refusal);
         } catch (HttpMcpException e) {
             throw new SignInException(e.getMessage());
         }
     }
 
-    private SignIns.State run(int port, Consumer<URI> show, Duration wait) throws InterruptedException {
-        String challenge = challenge();
-        JsonNode protectedResource;
-        try {
-            protectedResource = discovery.protectedResource(OAuthDiscovery.resourceMetadata(challenge), server.url());
-        } catch (HttpMcpException e) {
-            throw new SignInException("server " + server.name() + " does not say where to sign in (it has no"
-                    + " protected-resource metadata" + (challenge == null ? ", and it did not ask for credentials" : "")
-                    + "): " + e.getMessage());
+    private SignIns.State run(int port, Consumer<URI> show, Duration wait, String refusal) throws InterruptedException {
+        String challenge = refusal != null ? refusal : challenge();
+        JsonNode protectedResource = discovery.protectedResourceIfAny(OAuthDiscovery.resourceMetadata(challenge), server.url());
+        URI issuer;
+        JsonNode metadata;
+        if (protectedResource == null && challenge == null) {
+            throw new SignInException("server " + server.name() + " does not say where to sign in: it did not ask for"
+                    + " credentials, and it has no protected-resource metadata");
+        }
+        if (protectedResource == null) {
+            // the 2025-03-26 revision, before protected-resource metadata: the server's origin is its authorization
+            // server, with its metadata there or else the default endpoints
+            protectedResource = json.createObjectNode();
+            issuer = URI.create(server.url().getScheme() + "://" + server.url().getRawAuthority());
+            metadata = discovery.authorizationServerOrDefaults(issuer);
+        } else {
+            issuer = discovery.issuer(protectedResource);
+            metadata = discovery.authorizationServer(issuer);
         }
         URI resource = resource(protectedResource);
-        URI issuer = discovery.issuer(protectedResource);
-        JsonNode metadata = discovery.authorizationServer(issuer);
         if (!issuer.toString().equals(metadata.path("issuer").asText())) {
             // RFC 8414 3.3: metadata whose issuer is not the one asked for may be an attacker's
             throw new SignInException("server " + server.name() + ": the metadata of its authorization server " + issuer
@@ -129,7 +146,8 @@ public final class PersonSignIn {
             query.put("code_challenge_method", "S256");
             query.put("state", state);
             query.put("resource", resource.toString());
-            query.put("scope", scope(challenge, protectedResource));
+            String scope = scope(challenge, protectedResource);
+            query.put("scope", scope);
             String joined = query.entrySet().stream().filter(field -> field.getValue() != null)
                     .map(field -> OAuthDiscovery.encode(field.getKey()) + "=" + OAuthDiscovery.encode(field.getValue()))
                     .collect(Collectors.joining("&"));
@@ -180,7 +198,7 @@ public final class PersonSignIn {
             String access = tokens.get("access_token").asText();
             SignIns.SignIn signIn = new SignIns.SignIn(server.name(), resource, issuer, tokenEndpoint, client.id(),
                     client.secret(), client.auth(), tokens.path("refresh_token").isTextual() ? tokens.get("refresh_token").asText() : null,
-                    access, asked.plusSeconds(tokens.path("expires_in").asLong(3600)), account(tokens), asked);
+                    access, asked.plusSeconds(tokens.path("expires_in").asLong(3600)), account(tokens), asked, scope);
             store.save(server.url(), signIn);
             return new SignIns.State(signIn.account(), issuer, asked);
         } finally {
@@ -221,14 +239,19 @@ public final class PersonSignIn {
         return (url.getScheme() + "://" + url.getRawAuthority()).toLowerCase(java.util.Locale.ROOT);
     }
 
-    /** The scope the entry names, else the one the challenge asks for, else every scope the resource names. */
+    /**
+     * The scope the entry names, else the one the challenge asks for together with the one the sign-in kept asked
+     * for (a server that wants more scope for some requests keeps wanting the first), else every scope the resource
+     * names.
+     */
     private String scope(String challenge, JsonNode protectedResource) {
         if (server.clientCredentials() != null && server.clientCredentials().scope() != null) {
             return server.clientCredentials().scope();
         }
         String asked = OAuthDiscovery.scope(challenge);
         if (asked != null) {
-            return asked;
+            SignIns.SignIn kept = store.find(server.url());
+            return union(kept == null ? null : kept.scope(), asked);
         }
         JsonNode supported = protectedResource.path("scopes_supported");
         if (supported.isArray() && !supported.isEmpty()) {
@@ -237,6 +260,15 @@ public final class PersonSignIn {
             return scopes.toString();
         }
         return null;
+    }
+
+    /** The scopes of {@code had} (may be null), then those of {@code more} it lacks, space-separated. */
+    static String union(String had, String more) {
+        LinkedHashSet<String> scopes = new LinkedHashSet<>();
+        for (String scope : ((had == null ? "" : had) + " " + more).trim().split("\\s+")) {
+            scopes.add(scope);
+        }
+        return String.join(" ", scopes);
     }
 
     private record Client(String id, String secret, String auth) {
@@ -260,10 +292,15 @@ public final class PersonSignIn {
         return Map.of("Authorization", "Basic " + Base64.getEncoder().encodeToString(pair.getBytes(StandardCharsets.UTF_8)));
     }
 
-    /** The client the entry names, else one registered now (RFC 7591). */
+    /**
+     * The client the entry names, else one registered now (RFC 7591). A client id that is an https URL names a client
+     * ID metadata document: it is the client where the authorization server takes such documents
+     * ({@code client_id_metadata_document_supported}), and elsewhere execache registers itself.
+     */
     private Client client(JsonNode metadata, URI redirect) {
         UrlServerSettings.ClientCredentials configured = server.clientCredentials();
-        if (configured != null) {
+        if (configured != null && (!metadataDocument(configured.clientId())
+                || metadata.path("client_id_metadata_document_supported").asBoolean(false))) {
             return new Client(configured.clientId(), null, "none");
         }
         if (!metadata.path("registration_endpoint").isTextual()) {
@@ -289,6 +326,17 @@ public final class PersonSignIn {
         // RFC 7591 2: the method the registration settled on, client_secret_basic when it names none
         String method = secret == null ? "none" : answer.body().path("token_endpoint_auth_method").asText("client_secret_basic");
         return new Client(answer.body().get("client_id").asText(), secret, method);
+    }
+
+    /** Whether a client id is the URL of a client ID metadata document: https, with a path. */
+    static boolean metadataDocument(String clientId) {
+        try {
+            URI url = new URI(clientId);
+            return "https".equalsIgnoreCase(url.getScheme()) && url.getHost() != null && url.getRawPath() != null
+                    && url.getRawPath().length() > 1;
+        } catch (URISyntaxException e) {
+            return false;
+        }
     }
 
     /**

@@ -50,7 +50,7 @@ final class SignInTokens {
         if (fresh(signIn)) {
             return signIn.accessToken();
         }
-        SignIns.SignIn renewed = renew(false, signIn.accessToken());
+        SignIns.SignIn renewed = renew(false, signIn.accessToken(), null);
         return renewed == null ? null : renewed.accessToken();
     }
 
@@ -64,7 +64,7 @@ final class SignInTokens {
             throw new HttpMcpException(Kind.CREDENTIALS_REFUSED, 401, null, challenge, "server " + settings.name()
                     + " asks you to sign in: run 'execache login " + settings.name() + "'");
         }
-        return renew(true, signIn.accessToken()) != null;
+        return renew(true, signIn.accessToken(), challenge) != null;
     }
 
     private boolean fresh(SignIns.SignIn signIn) {
@@ -74,9 +74,9 @@ final class SignInTokens {
 
     /**
      * Renews the access token, unless another thread or process did meanwhile ({@code refused}: the
-     * token kept is no longer the one refused; otherwise: it is fresh again).
+     * token kept is no longer the one refused, with {@code challenge}; otherwise: it is fresh again).
      */
-    private SignIns.SignIn renew(boolean refused, String had) {
+    private SignIns.SignIn renew(boolean refused, String had, String challenge) {
         return store.locked(settings.url(), () -> {
             SignIns.SignIn current = store.find(settings.url());
             if (current == null) {
@@ -86,7 +86,7 @@ final class SignInTokens {
                 return current;
             }
             if (current.refreshToken() == null) {
-                throw expired();
+                throw expired(challenge);
             }
             endpoints.requireSafe(current.tokenEndpoint(), "token endpoint", "the refresh token");
             Map<String, String> form = new LinkedHashMap<>();
@@ -98,7 +98,7 @@ final class SignInTokens {
                     PersonSignIn.authenticate(form, current.clientId(), current.clientSecret(), current.clientAuth()),
                     "token endpoint");
             if (answer.status() == 400 || answer.status() == 401) {
-                throw expired();
+                throw expired(challenge);
             }
             if (!answer.ok() || !answer.body().path("access_token").isTextual()) {
                 throw new HttpMcpException(Kind.UNREACHABLE, answer.status(), null, "server " + settings.name()
@@ -113,8 +113,9 @@ final class SignInTokens {
         });
     }
 
-    private HttpMcpException expired() {
-        return new HttpMcpException(Kind.CREDENTIALS_REFUSED, 401, null, "server " + settings.name()
+    /** The sign-in cannot be renewed; {@code challenge}: the server's WWW-Authenticate that refused it, or null. */
+    private HttpMcpException expired(String challenge) {
+        return new HttpMcpException(Kind.CREDENTIALS_REFUSED, 401, null, challenge, "server " + settings.name()
                 + ": your sign-in has expired or was revoked; sign in again with 'execache login " + settings.name() + "'");
     }
 

@@ -123,7 +123,8 @@ public final class SignIns {
                     node.path("client_id").asText(), text(node, "client_secret"),
                     node.path("client_auth").asText("client_secret_post"), text(node, "refresh_token"),
                     text(node, "access_token"), Instant.ofEpochSecond(node.path("expires_at").asLong()),
-                    node.path("account").asText(), Instant.ofEpochSecond(node.path("signed_in_at").asLong()));
+                    node.path("account").asText(), Instant.ofEpochSecond(node.path("signed_in_at").asLong()),
+                    text(node, "scope"));
         } catch (IOException | RuntimeException e) {
             // a damaged file is no sign-in: signing in again writes a good one
             return null;
@@ -150,6 +151,7 @@ public final class SignIns {
         node.put("expires_at", signIn.expiresAt().getEpochSecond());
         node.put("account", signIn.account());
         node.put("signed_in_at", signIn.signedInAt().getEpochSecond());
+        node.put("scope", signIn.scope());
         try {
             ownerOnlyDirectory();
             Path written = Files.createTempFile(directory, "sign-in", ".tmp", PosixFilePermissions.asFileAttribute(OWNER_FILE));
@@ -217,13 +219,14 @@ public final class SignIns {
      * @param clientAuth how the client authenticates at the token endpoint: {@code none},
      *     {@code client_secret_basic} or {@code client_secret_post}
      * @param expiresAt when the access token expires
+     * @param scope the scope the sign-in asked for, or null for none
      */
     record SignIn(String server, URI resource, URI issuer, URI tokenEndpoint, String clientId, String clientSecret,
             String clientAuth, String refreshToken, String accessToken, Instant expiresAt, String account,
-            Instant signedInAt) {
+            Instant signedInAt, String scope) {
         SignIn withTokens(String access, String refresh, Instant expires) {
             return new SignIn(server, resource, issuer, tokenEndpoint, clientId, clientSecret, clientAuth,
-                    refresh == null ? refreshToken : refresh, access, expires, account, signedInAt);
+                    refresh == null ? refreshToken : refresh, access, expires, account, signedInAt, scope);
         }
 
         /** Names the server and the account, never a token or secret. */

@@ -263,13 +263,19 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
      * process): the connection, its tools and their identity were the old sign-in's, so it is made again.
      */
     private void reconnectIfSignInChanged() {
+        reconnectForSignIn(false);
+    }
+
+    /** As {@link #reconnectIfSignInChanged}; {@code signedIn}: the person just signed in, maybe as they were. */
+    private void reconnectForSignIn(boolean signedIn) {
         if (signIn == null) {
             return;
         }
         String now = signIn.who();
         StreamableHttpClient stale;
         synchronized (this) {
-            if (Objects.equals(now, attemptedAs) || connecting || closed) {
+            boolean changed = !Objects.equals(now, attemptedAs) || signedIn && connection == null;
+            if (!changed || connecting || closed) {
                 return;
             }
             stale = connection;
@@ -296,41 +302,91 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
             return false;
         }
         synchronized (signingIn) {
-            reconnectIfSignInChanged();
-            synchronized (this) {
-                if (connection != null) {
-                    return true;
+            // three times at most: a server may refuse a new sign-in too (it wants more scope than it said, or its
+            // authorization server changed meanwhile), and says why; and a reconnection begun before the sign-in
+            // was kept may have been refused without it
+            for (int attempt = 0; attempt < 3; attempt++) {
+                reconnectIfSignInChanged();
+                String refusal;
+                synchronized (this) {
+                    if (connection != null) {
+                        return true;
+                    }
+                    if (lastFailure == null || lastFailure.kind() != Kind.CREDENTIALS_REFUSED) {
+                        return false;
+                    }
+                    refusal = lastFailure.challenge();
                 }
-                if (lastFailure == null || lastFailure.kind() != Kind.CREDENTIALS_REFUSED) {
+                if (!signInWith(agent, refusal)) {
                     return false;
                 }
+                if (awaitClient() != null) {
+                    return true;
+                }
             }
-            String elicitation = "execache-sign-in-" + settings.name() + "-" + System.nanoTime();
-            try {
-                new PersonSignIn(settings, signIns, clock, startTimeout()).signIn(0, url -> {
-                    ObjectNode params = json.createObjectNode();
-                    params.put("mode", "url");
-                    params.put("elicitationId", elicitation);
-                    params.put("url", url.toString());
-                    params.put("message", "Server " + settings.name() + " asks you to sign in. Open the link and sign in;"
-                            + " the call goes on once you have.");
-                    String action;
-                    try {
-                        action = json.readTree(agent.ask("elicitation/create", params.toString())).path("action").asText();
-                    } catch (JsonProcessingException e) {
-                        action = "";
-                    }
-                    if (!action.equals("accept")) {
-                        throw new PersonSignIn.SignInException("server " + settings.name() + ": the sign-in was declined");
-                    }
-                }, SIGN_IN_WAIT);
-            } catch (AgentRefusedException | PersonSignIn.SignInException e) {
-                LOG.log(Level.INFO, "server " + settings.name() + ": no sign-in through the agent: " + e.getMessage());
+        }
+        return false;
+    }
+
+    /**
+     * A call was refused for the sign-in's sake ({@code refusal}, the server's WWW-Authenticate): it expired, the
+     * server's authorization server changed, or the server wants more scope. An agent that is its person's own is
+     * asked to have them sign in again, once per call; returns whether they did (the call may be sent again).
+     */
+    private boolean signInAgain(ToolCatalog.Agent agent, String refusal) {
+        if (signIn == null || agent == null || !agent.signsIn()) {
+            return false;
+        }
+        String before = signIn.who();
+        synchronized (signingIn) {
+            // a call refused at the same time may have had the person sign in meanwhile
+            if (Objects.equals(before, signIn.who()) && !signInWith(agent, refusal)) {
                 return false;
             }
-            reconnectIfSignInChanged();
+            reconnectForSignIn(true);
         }
-        return awaitClient() != null;
+        try {
+            return awaitClient() != null;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    /** Has {@code agent} ask its person to sign in (a URL-mode elicitation); reaches the server with the new sign-in. */
+    private boolean signInWith(ToolCatalog.Agent agent, String refusal) {
+        String elicitation = "execache-sign-in-" + settings.name() + "-" + System.nanoTime();
+        try {
+            new PersonSignIn(settings, signIns, clock, startTimeout()).signIn(0, url -> {
+                ObjectNode params = json.createObjectNode();
+                params.put("mode", "url");
+                params.put("elicitationId", elicitation);
+                params.put("url", url.toString());
+                params.put("message", "Server " + settings.name() + " asks you to sign in. Open the link and sign in;"
+                        + " the call goes on once you have.");
+                String action;
+                try {
+                    action = json.readTree(agent.ask("elicitation/create", params.toString())).path("action").asText();
+                } catch (JsonProcessingException e) {
+                    action = "";
+                }
+                if (!action.equals("accept")) {
+                    throw new PersonSignIn.SignInException("server " + settings.name() + ": the sign-in was declined");
+                }
+            }, SIGN_IN_WAIT, refusal);
+        } catch (AgentRefusedException e) {
+            LOG.log(Level.INFO, "server " + settings.name() + ": no sign-in through the agent: " + e.getMessage());
+            return false;
+        } catch (PersonSignIn.SignInException e) {
+            // the person tried: they are told why it did not work
+            LOG.log(Level.WARNING, "no sign-in through the agent: " + e.getMessage());
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+        reconnectForSignIn(true);
+        return true;
     }
 
     @Override
@@ -490,6 +546,20 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
         try {
             return result(tool, callOnce(current, params, agent, deadline));
         } catch (HttpMcpException e) {
+            if (refusedForTheSignIn(e) && signInAgain(agent, e.challenge())) {
+                // signed in again (with more scope, or at the server's new authorization server): sent again, once
+                StreamableHttpClient again = forAgent(connected(), agent);
+                if (again != null) {
+                    try {
+                        return result(tool, callOnce(again, params, agent, System.nanoTime() + callTimeout.toNanos()));
+                    } catch (HttpMcpException second) {
+                        return failed(tool, again, second);
+                    } catch (AgentRefusedException second) {
+                        return failure("calling " + tool + " on server " + settings.name() + " failed: the server"
+                                + " asked the agent something and got no answer: " + second.getMessage());
+                    }
+                }
+            }
             if (e.kind() == Kind.SESSION_EXPIRED) {
                 // the server ended the session (a restart, or its own expiry): a new one, once
                 StreamableHttpClient again = dropEraSession(current) ? forAgent(connected(), agent) : reopen(current);
@@ -591,6 +661,15 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
 
     private static Duration left(long deadline) {
         return Duration.ofNanos(Math.max(1, deadline - System.nanoTime()));
+    }
+
+    /**
+     * A refusal a new sign-in may help: 401 (the sign-in expired or was revoked, or the server's authorization server
+     * changed) or 403 for want of scope ({@code insufficient_scope}, RFC 6750 3.1), of a server reached with one.
+     */
+    private boolean refusedForTheSignIn(HttpMcpException e) {
+        return signIn != null && e.kind() == Kind.CREDENTIALS_REFUSED && (e.status() == 401
+                || e.status() == 403 && e.challenge() != null && e.challenge().contains("insufficient_scope"));
     }
 
     private ToolResult result(String tool, JsonNode result) {

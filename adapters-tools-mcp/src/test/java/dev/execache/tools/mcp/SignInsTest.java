@@ -23,7 +23,7 @@ class SignInsTest {
     private static SignIns.SignIn signIn(String account) {
         return new SignIns.SignIn("tracker", TRACKER, URI.create("https://id.example.com"),
                 URI.create("https://id.example.com/token"), "client-1", null, "none", REFRESH, ACCESS,
-                Instant.ofEpochSecond(2_000_000_000L), account, Instant.ofEpochSecond(1_900_000_000L));
+                Instant.ofEpochSecond(2_000_000_000L), account, Instant.ofEpochSecond(1_900_000_000L), "issues.read");
     }
 
     @Test
@@ -40,6 +40,8 @@ class SignInsTest {
         assertThat(signIns.state(TRACKER)).isEqualTo(new SignIns.State("ada", URI.create("https://id.example.com"),
                 Instant.ofEpochSecond(1_900_000_000L)));
         assertThat(signIns.find(TRACKER).refreshToken()).isEqualTo(REFRESH);
+        assertThat(signIns.find(TRACKER).scope()).as("the scope it asked for, which a sign-in for more scope keeps")
+                .isEqualTo("issues.read");
     }
 
     @Test

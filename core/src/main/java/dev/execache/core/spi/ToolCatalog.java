@@ -287,6 +287,15 @@ public interface ToolCatalog extends AutoCloseable {
         default String askRound(String inputRequests, String requestState) {
             throw new AgentRefusedException(-32601, "this agent is asked one request at a time");
         }
+
+        /**
+         * Whether the agent may be asked to have its person sign in to a server again when the server refuses a call
+         * for the sign-in's sake (it expired, or the server wants more scope): an agent that is one person's own
+         * (on stdio), never one of the many that share a serve over HTTP.
+         */
+        default boolean signsIn() {
+            return false;
+        }
     }
 
     /** An agent that passes everything to another: a wrapper overrides only what it changes or watches. */
@@ -320,6 +329,11 @@ public interface ToolCatalog extends AutoCloseable {
         @Override
         public String askRound(String inputRequests, String requestState) {
             return to.askRound(inputRequests, requestState);
+        }
+
+        @Override
+        public boolean signsIn() {
+            return to.signsIn();
         }
     }
 

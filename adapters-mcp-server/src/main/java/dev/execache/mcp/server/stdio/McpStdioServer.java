@@ -2,6 +2,7 @@ package dev.execache.mcp.server.stdio;
 
 import dev.execache.mcp.server.protocol.JsonRpc;
 import dev.execache.mcp.server.protocol.SubscribedUris;
+import dev.execache.gateway.Gateway;
 import dev.execache.gateway.Json;
 import dev.execache.gateway.ListChangeNotices;
 import dev.execache.gateway.OfferedTool;
@@ -112,6 +113,9 @@ public final class McpStdioServer implements AutoCloseable {
             // roots changes go to every server
             tools.gateway().setSessionAgent(dispatch::askAgent);
             dispatch.onRootsChanged(tools.gateway()::rootsChanged);
+            // an agent that can open a URL for its person is asked at once to sign in to each server that waits for
+            // a sign-in: it sees none of such a server's tools, so no call of its own would ask it
+            dispatch.onInitialized(() -> signInWaiting(tools.gateway()));
             tools.gateway().onNotification(dispatch::notify);
             tools.gateway().onLog(message -> {
                 McpSchema.LoggingLevel level = JsonRpc.level(message.get("level"));
@@ -121,6 +125,19 @@ public final class McpStdioServer implements AutoCloseable {
             });
         } else {
             this.listens = null;
+        }
+    }
+
+    private void signInWaiting(Gateway gateway) {
+        if (!dispatch.declared(McpSchema.METHOD_ELICITATION_CREATE, "{\"mode\":\"url\"}")) {
+            return;
+        }
+        try {
+            gateway.signInWaiting(dispatch::askAgent);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "asking the agent to sign in to the servers that wait for it failed: " + e.getMessage());
         }
     }
 

@@ -65,6 +65,19 @@ final class StdioDispatch implements StdioTransport.Dispatcher {
     /** This session's open listen streams, by their request's id, so that the client's cancel ends one. */
     private final Map<Object, LineNotificationStream> listening = new ConcurrentHashMap<>();
 
+    /** The agent on stdio, one person's: it may be asked to have them sign in to a server again. */
+    private final ToolCatalog.Agent personsAgent = new ToolCatalog.Agent() {
+        @Override
+        public String ask(String method, String params) {
+            return askAgent(method, params);
+        }
+
+        @Override
+        public boolean signsIn() {
+            return true;
+        }
+    };
+
     StdioDispatch(StdioTransport framing, InFlightCalls calls) {
         this.framing = framing;
         this.calls = calls;
@@ -98,6 +111,20 @@ final class StdioDispatch implements StdioTransport.Dispatcher {
     /** Whether the client of the 2025 era sent notifications/initialized. */
     boolean initialized() {
         return initialized;
+    }
+
+    /** Runs {@code then} (on a thread of its own) once the client of the 2025 era sent notifications/initialized. */
+    void onInitialized(Runnable then) {
+        initializedOnce.thenRun(() -> {
+            Thread thread = new Thread(then, "execache-initialized");
+            thread.setDaemon(true);
+            thread.start();
+        });
+    }
+
+    /** Whether the client declared what {@code method} with {@code params} (JSON text) needs of it. */
+    boolean declared(String method, String params) {
+        return missingCapability(method, RelayedRequests.params(method, params)) == null;
     }
 
     /**
@@ -299,7 +326,7 @@ final class StdioDispatch implements StdioTransport.Dispatcher {
         Runnable answer = () -> {
             try {
                 // a server behind execache may ask the client something during a call of the initialize era
-                ToolCatalog.Agent asker = request.modern() ? null : this::askAgent;
+                ToolCatalog.Agent asker = request.modern() ? null : personsAgent;
                 String line = stateless.answer(request, id, this::notifyStateless, clientName,
                         StatelessProtocol.Received.STDIO, asker);
                 if (framing.pending().takeDropped(key)) {
