@@ -5,6 +5,7 @@ import dev.execache.core.spi.CacheEntry;
 import dev.execache.core.spi.CacheStore;
 import dev.execache.core.spi.FlightLease;
 import dev.execache.core.spi.GroupBound;
+import dev.execache.core.spi.SessionRegistry;
 import dev.execache.core.spi.StoreCounters;
 import dev.execache.core.spi.WriteGenerations;
 import java.time.Duration;
@@ -80,6 +81,20 @@ public final class OpeningStore implements CacheStore {
     @Override public List<String> put(CacheEntry entry, GroupBound bound) { return store().put(entry, bound); }
     @Override public StoreCounters counters() { return store().counters(); }
     @Override public WriteGenerations writeGenerations() { return store().writeGenerations(); }
+
+    /** The store's sessions, reached once it is open: asking for the registry does not open it. */
+    @Override
+    public SessionRegistry sessions() {
+        return new SessionRegistry() {
+            @Override public void open(String id, String owner, Duration idleLimit) {
+                store().sessions().open(id, owner, idleLimit);
+            }
+            @Override public Optional<String> use(String id, Duration idleLimit) {
+                return store().sessions().use(id, idleLimit);
+            }
+            @Override public boolean end(String id) { return store().sessions().end(id); }
+        };
+    }
     @Override public Map<String, String> lastSeenVersions(String scope) { return store().lastSeenVersions(scope); }
     @Override public void recordVersions(String scope, Map<String, String> versions) {
         store().recordVersions(scope, versions);
