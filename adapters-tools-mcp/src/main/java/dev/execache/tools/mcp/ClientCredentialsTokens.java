@@ -78,14 +78,7 @@ final class ClientCredentialsTokens {
         form.put("grant_type", "client_credentials");
         form.put("scope", credentials.scope());
         form.put("resource", resource.toString());
-        Map<String, String> headers = new LinkedHashMap<>();
-        if (credentials.authMethod().equals("client_secret_post")) {
-            form.put("client_id", credentials.clientId());
-            form.put("client_secret", secret);
-        } else {
-            String pair = OAuthDiscovery.encode(credentials.clientId()) + ":" + OAuthDiscovery.encode(secret);
-            headers.put("Authorization", "Basic " + Base64.getEncoder().encodeToString(pair.getBytes(StandardCharsets.UTF_8)));
-        }
+        Map<String, String> headers = authenticate(credentials, secret, form);
         Instant asked = clock.instant();
         OAuthDiscovery.Answer answer = discovery.postForm(tokenEndpoint, form, headers, "its token endpoint");
         if (!answer.ok()) {
@@ -99,6 +92,23 @@ final class ClientCredentialsTokens {
         }
         token = answer.body().get("access_token").asText();
         renewAt = renewAt(asked, answer.body().path("expires_in").asLong(3600));
+    }
+
+    /**
+     * Authenticates {@code credentials}' client at a token endpoint as its {@code auth_method} says: in the form
+     * ({@code client_secret_post}), else by HTTP Basic; returns the request's headers.
+     */
+    static Map<String, String> authenticate(UrlServerSettings.ClientCredentials credentials, String secret,
+            Map<String, String> form) {
+        Map<String, String> headers = new LinkedHashMap<>();
+        if (credentials.authMethod().equals("client_secret_post")) {
+            form.put("client_id", credentials.clientId());
+            form.put("client_secret", secret);
+        } else {
+            String pair = OAuthDiscovery.encode(credentials.clientId()) + ":" + OAuthDiscovery.encode(secret);
+            headers.put("Authorization", "Basic " + Base64.getEncoder().encodeToString(pair.getBytes(StandardCharsets.UTF_8)));
+        }
+        return headers;
     }
 
     /** A minute before the token expires, or half its life when that is shorter. */

@@ -4,11 +4,9 @@ import dev.execache.core.spi.ToolCatalog;
 import dev.execache.tools.mcp.HttpMcpException.Kind;
 import java.net.URI;
 import java.net.http.HttpClient;
-import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -99,14 +97,7 @@ final class TokenExchange {
         form.put("resource", resource.toString());
         form.put("audience", resource.toString());
         form.put("scope", credentials.scope());
-        Map<String, String> headers = new LinkedHashMap<>();
-        if (credentials.authMethod().equals("client_secret_post")) {
-            form.put("client_id", credentials.clientId());
-            form.put("client_secret", secret);
-        } else {
-            String pair = OAuthDiscovery.encode(credentials.clientId()) + ":" + OAuthDiscovery.encode(secret);
-            headers.put("Authorization", "Basic " + Base64.getEncoder().encodeToString(pair.getBytes(StandardCharsets.UTF_8)));
-        }
+        Map<String, String> headers = ClientCredentialsTokens.authenticate(credentials, secret, form);
         Instant asked = clock.instant();
         OAuthDiscovery.Answer answer;
         try {
