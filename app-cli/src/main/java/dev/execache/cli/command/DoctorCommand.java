@@ -5,6 +5,7 @@ import dev.execache.cli.settings.Environment;
 import dev.execache.cli.settings.Redaction;
 import dev.execache.cli.settings.Settings;
 import dev.execache.cli.settings.UsageException;
+import dev.execache.cli.session.SignInServers;
 import dev.execache.sandbox.DenoSandboxSettings;
 import dev.execache.store.redis.RedisCacheStore;
 import dev.execache.store.redis.RedisStoreSettings;

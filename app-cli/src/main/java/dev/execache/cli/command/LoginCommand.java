@@ -4,6 +4,7 @@ import dev.execache.cli.settings.Durations;
 import dev.execache.cli.settings.Environment;
 import dev.execache.cli.settings.Settings;
 import dev.execache.cli.session.GatewayCatalog;
+import dev.execache.cli.session.SignInServers;
 import dev.execache.tools.mcp.PersonSignIn;
 import dev.execache.tools.mcp.SignIns;
 import dev.execache.tools.mcp.UrlServerSettings;

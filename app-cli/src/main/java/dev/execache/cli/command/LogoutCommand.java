@@ -3,6 +3,7 @@ package dev.execache.cli.command;
 import dev.execache.cli.settings.Environment;
 import dev.execache.cli.settings.Settings;
 import dev.execache.cli.session.GatewayCatalog;
+import dev.execache.cli.session.SignInServers;
 import dev.execache.tools.mcp.UrlServerSettings;
 import jakarta.inject.Inject;
 import java.io.PrintWriter;

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.cli.output.Output;
 import dev.execache.cli.session.GatewayCatalog;
 import dev.execache.cli.session.Resources;
+import dev.execache.cli.session.SignInServers;
 import dev.execache.cli.settings.Environment;
 import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.cli.settings.Settings;

@@ -1,10 +1,9 @@
-package dev.execache.cli.command;
+package dev.execache.cli.session;
 
 import dev.execache.cli.settings.Environment;
 import dev.execache.cli.settings.GatewayConfig;
 import dev.execache.cli.settings.Settings;
 import dev.execache.cli.settings.UsageException;
-import dev.execache.cli.session.GatewayCatalog;
 import dev.execache.tools.mcp.SignIns;
 import dev.execache.tools.mcp.UrlServerSettings;
 import java.nio.file.Path;
@@ -17,18 +16,18 @@ import java.util.Map;
 import java.util.stream.Collectors;
 
 /** The url servers a person signs in to, found by name in the config file, and their sign-ins as may be shown. */
-final class SignInServers {
+public final class SignInServers {
     private SignInServers() {
     }
 
-    static Settings settings(Path config, Environment environment) {
+    public static Settings settings(Path config, Environment environment) {
         Settings.Flags flags = new Settings.Flags(config, "memory", null, null, false, null, null, null, null, null,
                 List.of(), List.of(), null);
         return Settings.resolve(flags, environment.variables(), environment.workingDir());
     }
 
     /** The url server named {@code name}, reached with a person's sign-in; a usage error otherwise. */
-    static UrlServerSettings named(Settings settings, Environment environment, String name) {
+    public static UrlServerSettings named(Settings settings, Environment environment, String name) {
         List<UrlServerSettings> urlServers = urlServers(settings, environment);
         for (GatewayConfig.Server server : settings.gateway().servers()) {
             if (server.settings().name().equals(name)) {
@@ -47,7 +46,7 @@ final class SignInServers {
     }
 
     /** The url servers reached with a person's sign-in, in config order. */
-    static List<UrlServerSettings> urlServers(Settings settings, Environment environment) {
+    public static List<UrlServerSettings> urlServers(Settings settings, Environment environment) {
         return settings.gateway().servers().stream().map(GatewayConfig.Server::settings)
                 .filter(server -> server instanceof UrlServerSettings url && url.signsIn())
                 .map(server -> ((UrlServerSettings) server).startedFor(environment.variables(), environment.workingDir()))
@@ -55,7 +54,7 @@ final class SignInServers {
     }
 
     /** Each such server's sign-in state, in words without any secret: signed in as whom, where and since when, or not. */
-    static Map<String, String> states(Settings settings, Environment environment) {
+    public static Map<String, String> states(Settings settings, Environment environment) {
         SignIns signIns = GatewayCatalog.signIns(environment);
         Map<String, String> states = new LinkedHashMap<>();
         for (UrlServerSettings server : urlServers(settings, environment)) {
@@ -64,7 +63,7 @@ final class SignInServers {
         return states;
     }
 
-    static String describe(UrlServerSettings server, SignIns.State state) {
+    public static String describe(UrlServerSettings server, SignIns.State state) {
         return state == null ? "not signed in (if it asks for a sign-in: execache login " + server.name() + ")"
                 : "signed in as " + state.account() + " at " + state.issuer() + " since "
                         + DateTimeFormatter.ISO_LOCAL_DATE_TIME.format(state.signedInAt().truncatedTo(ChronoUnit.SECONDS)
