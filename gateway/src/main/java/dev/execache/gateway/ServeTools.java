@@ -164,16 +164,24 @@ public final class ServeTools {
     }
 
     /**
+     * Waits as an agent's {@code initialize} does: for the servers still starting, until the set deadline at the
+     * latest; at once without servers.
+     */
+    public void awaitServersForInstructions() throws InterruptedException {
+        if (gateway != null) {
+            gateway.awaitStartingServersUntil(instructionsWait);
+        }
+    }
+
+    /**
      * What serve tells an agent in {@code initialize} and {@code server/discover}: execache's instructions, then
      * each connected server's own, under its name (waiting for those still starting until the set deadline).
      */
     public String instructions() {
-        if (gateway != null) {
-            try {
-                gateway.awaitStartingServersUntil(instructionsWait);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+        try {
+            awaitServersForInstructions();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
         Map<String, String> servers = gateway == null ? Map.of() : gateway.instructions();
         StringBuilder text = new StringBuilder(INSTRUCTIONS);

@@ -183,14 +183,13 @@ final class ServeCommand implements Callable<Integer> {
                 Settings resolved = settings;
                 return serveHttp(serving, tools, httpSettings, settings,
                         () -> OpenMetrics.write(session.executor().policy().stats(), store, session.executor().policy().storeInOutage()),
-                        () -> afterStart(serving, resolved, session));
+                        () -> afterStart(serving, resolved, session, tools));
             }
             // System.in itself: its buffer asks the descriptor how much more is waiting (two system calls) after each read
             InputStream stdin = environment.stdin() == System.in ? new FileInputStream(FileDescriptor.in) : environment.stdin();
             McpStdioServer server = serving.add(new McpStdioServer(tools,
                     version(), stdin, protocol, settings.limits().timeout().plus(DRAIN_MARGIN)));
-            // reading has started: the store, the Deno runners and the MBean come beside the first answers, not before
-            afterStart(serving, settings, session);
+            afterStart(serving, settings, session, tools);
             LOG.log(Level.INFO, "serving MCP on stdio (store " + settings.store() + ", "
                     + (settings.policy().enabled() ? "ttl " + settings.policy().ttl().toSeconds() + " s, "
                             + settings.policy().maxEntries() + " entries" : "caching off") + ")");
@@ -238,13 +237,27 @@ final class ServeCommand implements Callable<Integer> {
     }
 
     /**
-     * What serve's first answer does not need, each on a thread of its own: the store (a call waits for it), the
-     * sandbox's runners, the cache's MBean (the platform's MBean server takes a few hundred classes to start).
+     * What serve's first answer does not need, each on a thread of its own: the store (a call that comes first opens
+     * it), the sandbox's runners, the cache's MBean (the platform's MBean server takes a few hundred classes to
+     * start). They begin once the servers that answer is waiting for are up (or the wait is over): begun beside
+     * those servers' start, they took the two cores the servers and their handshakes needed.
      */
-    private static void afterStart(Serving serving, Settings settings, Session session) {
-        session.openStoreSoon();
-        warmUp(session);
-        registerMBeanSoon(serving, settings, session);
+    private static void afterStart(Serving serving, Settings settings, Session session, ServeTools tools) {
+        Thread thread = new Thread(() -> {
+            try {
+                tools.awaitServersForInstructions();
+            } catch (InterruptedException e) {
+                return;
+            }
+            if (serving.isClosed()) {
+                return;
+            }
+            session.openStoreSoon();
+            warmUp(session);
+            registerMBeanSoon(serving, settings, session);
+        }, "execache-after-start");
+        thread.setDaemon(true);
+        thread.start();
     }
 
     /** Registers the cache's MBean (for JConsole and JMX exporters) on a thread of its own, off the way to the first answer. */
@@ -328,6 +341,10 @@ final class ServeCommand implements Callable<Integer> {
             }
             opened.push(resource);
             return resource;
+        }
+
+        synchronized boolean isClosed() {
+            return closed;
         }
 
         synchronized void close() {
