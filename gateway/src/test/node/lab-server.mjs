@@ -3,6 +3,8 @@
 // with or without notifications/tools/list_changed. It records the calls it was told to cancel
 // (notifications/cancelled). With LAB_HOLD_RESTART set to a file, it makes the file when it
 // starts, and a start that finds the file never answers initialize: a server that is restarting.
+// With LAB_LIST_GATE set to a file, tools/list answers only once the file exists: a server that has said who it is
+// and is slow to list its tools.
 // With LAB_CACHE_HINT set (no-cache or cache), get_count's results say so in _meta as SEP-2419's cache_hint.
 import { existsSync, writeFileSync } from "node:fs";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
@@ -138,9 +140,13 @@ server.setRequestHandler(SetLevelRequestSchema, async (request) => {
   levels.push(request.params.level);
   return {};
 });
-server.setRequestHandler(ListToolsRequestSchema, async () => ({
-  tools: Object.entries(tools).map(([name, tool]) => ({ name, ...tool })),
-}));
+server.setRequestHandler(ListToolsRequestSchema, async () => {
+  const gate = process.env.LAB_LIST_GATE;
+  while (gate && !existsSync(gate)) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return { tools: Object.entries(tools).map(([name, tool]) => ({ name, ...tool })) };
+});
 server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
   const name = request.params.name;
   const args = request.params.arguments ?? {};

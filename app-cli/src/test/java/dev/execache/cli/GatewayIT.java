@@ -35,13 +35,19 @@ class GatewayIT {
     }
 
     private Path config() throws IOException {
+        return config(Path.of(""));
+    }
+
+    /** @param listGate where the lab's tools/list waits for a file (see lab-server.mjs); the empty path: it does not */
+    private Path config(Path listGate) throws IOException {
         return Files.writeString(dir.resolve("execache.yaml"), """
                 servers:
                   lab:
                     command: node
                     args: ["%s"]
+                    env: {LAB_LIST_GATE: "%s"}
                     cache: true  # a local server's reads are asked every time unless it says to cache them
-                """.formatted(Downstream.nodeModules().resolveSibling("lab-server.mjs")));
+                """.formatted(Downstream.nodeModules().resolveSibling("lab-server.mjs"), listGate));
     }
 
     private static String text(CallToolResult result) {
@@ -50,11 +56,15 @@ class GatewayIT {
 
     @Test
     void serveSaysPerServerThatItConnectedPrefixesTheServersStderrWithItsNameAndPassesOnItsInstructions() throws Exception {
-        // initialize may wait for the lab as long as it takes to start here, so its instructions are in the answer
-        try (ServeProcess serve = ServeProcess.start("--store", "memory", "--config", config().toString(),
+        Path listGate = dir.resolve("list-gate");
+        // initialize may wait for the lab as long as it takes to start here, so its instructions are in the answer;
+        // it waits for them only, not for the lab's tools, which the lab lists once the gate is open
+        try (ServeProcess serve = ServeProcess.start("--store", "memory", "--config", config(listGate).toString(),
                 "--wait-for-servers", "3m")) {
             assertThat(serve.client().getServerInstructions()).startsWith("execache runs TypeScript/JavaScript")
                     .endsWith("\n\n## Server lab\n\nThe lab counts the calls it serves.");
+            assertThat(listGate).as("the lab cannot have listed its tools yet").doesNotExist();
+            Files.createFile(listGate);
             serve.awaitStderr(line -> line.contains("server lab: connected (lab 1.0.0), 15 tools"), Duration.ofSeconds(30));
             serve.awaitStderr(line -> line.contains("lab: lab server ready"), Duration.ofSeconds(30));
 

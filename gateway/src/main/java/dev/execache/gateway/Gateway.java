@@ -863,6 +863,11 @@ public final class Gateway implements CodeTools {
         starting.awaitAllUntil(deadline);
     }
 
+    /** Waits for the servers still starting to say their instructions, returning by {@code deadline} at the latest. */
+    void awaitInstructionsUntil(Instant deadline) throws InterruptedException {
+        starting.awaitIntroductionsUntil(deadline);
+    }
+
     /**
      * Before a run: waits for each server that code may call and that is still starting, when the
      * code names it (see {@link StartingServers#awaitNamedIn}).

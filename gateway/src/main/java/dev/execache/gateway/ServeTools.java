@@ -164,10 +164,10 @@ public final class ServeTools {
     }
 
     /**
-     * Waits as an agent's {@code initialize} does: for the servers still starting, until the set deadline at the
-     * latest; at once without servers.
+     * Waits for the servers still starting to be up (their tools too), until the deadline an agent's
+     * {@code initialize} waits by at the latest; at once without servers.
      */
-    public void awaitServersForInstructions() throws InterruptedException {
+    public void awaitServersUntilInstructionsDeadline() throws InterruptedException {
         if (gateway != null) {
             gateway.awaitStartingServersUntil(instructionsWait);
         }
@@ -178,10 +178,12 @@ public final class ServeTools {
      * each connected server's own, under its name (waiting for those still starting until the set deadline).
      */
     public String instructions() {
-        try {
-            awaitServersForInstructions();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        if (gateway != null) {
+            try {
+                gateway.awaitInstructionsUntil(instructionsWait);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
         Map<String, String> servers = gateway == null ? Map.of() : gateway.instructions();
         StringBuilder text = new StringBuilder(INSTRUCTIONS);

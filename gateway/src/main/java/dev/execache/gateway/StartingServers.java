@@ -57,6 +57,28 @@ final class StartingServers {
      * what they bring is offered when they are up.
      */
     void awaitAllUntil(Instant deadline) throws InterruptedException {
+        awaitUntil(deadline, this::awaitAll);
+    }
+
+    /**
+     * Waits until every server still starting has answered {@code initialize} (said its instructions), returning by
+     * {@code deadline} at the latest; their tools come after, offered as each server is up.
+     */
+    void awaitIntroductionsUntil(Instant deadline) throws InterruptedException {
+        awaitUntil(deadline, () -> {
+            for (ToolCatalog.ServerStatus server : catalog.servers()) {
+                if (isStarting(server)) {
+                    catalog.awaitIntroduction(server.name());
+                }
+            }
+        });
+    }
+
+    private interface Wait {
+        void await() throws InterruptedException;
+    }
+
+    private void awaitUntil(Instant deadline, Wait wait) throws InterruptedException {
         Instant now = Instant.now();
         if (!deadline.isAfter(now) || !any()) {
             return;
@@ -64,7 +86,7 @@ final class StartingServers {
         long left = Math.max(1, Duration.between(now, deadline).toMillis());
         Thread waiting = new Thread(() -> {
             try {
-                awaitAll();
+                wait.await();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }

@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.BeforeEach;
@@ -60,6 +61,39 @@ class StartingServersTest {
         assertThat(offers).hasValue(1);
         catalog.servers = List.of(new ServerStatus("memory", State.UP, null, 3));
         assertThat(starting.any()).isFalse();
+    }
+
+    @Test
+    void waitingForInstructionsWaitsForEachStartingServerToAnswerInitializeNotForItsTools() {
+        CountDownLatch toolsListed = new CountDownLatch(1);
+        List<String> introduced = new CopyOnWriteArrayList<>();
+        ScriptedCatalog listing = new ScriptedCatalog() {
+            @Override
+            public void awaitStart(String server) {
+                super.awaitStart(server);
+                try {
+                    toolsListed.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+
+            @Override
+            public void awaitIntroduction(String server) {
+                introduced.add(server);
+            }
+        };
+        listing.servers = catalog.servers;
+        StartingServers waiting = new StartingServers(listing, Set.of(), offers::incrementAndGet);
+
+        // the deadline is far: returning before it shows the wait ended when the servers had answered initialize
+        assertTimeoutPreemptively(Duration.ofMinutes(1),
+                () -> waiting.awaitIntroductionsUntil(Instant.now().plus(Duration.ofMinutes(5))));
+
+        assertThat(introduced).containsExactly("github", "jira");
+        assertThat(listing.awaited).isEmpty();
+        assertThat(offers).hasValue(0);
+        toolsListed.countDown();
     }
 
     @Test

@@ -46,6 +46,11 @@ abstract class Downstream {
 
     /** Waits while a start is in progress, at most as long as a start may take. */
     abstract void awaitStart() throws InterruptedException;
+
+    /** Waits while a start is in progress and the server has not yet answered {@code initialize}; by default, as {@link #awaitStart}. */
+    void awaitIntroduction() throws InterruptedException {
+        awaitStart();
+    }
     /** As {@link #call(String, Map)}, passing the server's progress of this call on (see {@code ToolCatalog}). */
     abstract ToolResult call(String tool, Map<String, Object> args, Consumer<Map<String, Object>> progress);
 

@@ -86,6 +86,8 @@ final class DownstreamServer extends ServerLifecycle<DownstreamServer.Connection
     /** A start in progress: its transport and (once made) its client, so that close() ends it too. */
     private ServerProcessTransport startingTransport;
     private McpSyncClient startingClient;
+    /** The starting server's answer to initialize, before its tools are listed; null before it answered. */
+    private McpSchema.InitializeResult introduced;
     /** The exit code of the process being started, when it ended before it answered; null otherwise. */
     private Integer startExit;
     /** Why the last start failed, in one line; null while it is up or until a start failed. */
@@ -135,6 +137,7 @@ final class DownstreamServer extends ServerLifecycle<DownstreamServer.Connection
                     line -> stderr.accept(settings.name() + ": " + line), this::exited, logged, this::asked, notified);
             startingTransport = transport;
             startExit = null;
+            introduced = null;
         }
         try {
             transport.start();
@@ -165,6 +168,12 @@ final class DownstreamServer extends ServerLifecycle<DownstreamServer.Connection
         }
         try {
             McpSchema.InitializeResult init = client.initialize();
+            synchronized (this) {
+                if (startingClient == client) {
+                    introduced = init;
+                    notifyAll();
+                }
+            }
             Connection opened = new Connection(client, transport, init.serverInfo(),
                     init.capabilities() != null && init.capabilities().logging() != null, init.instructions(),
                     init.capabilities());
@@ -172,6 +181,7 @@ final class DownstreamServer extends ServerLifecycle<DownstreamServer.Connection
             synchronized (this) {
                 startingTransport = null;
                 startingClient = null;
+                introduced = null;
                 if (closed) {
                     client.close();
                     transport.stop();
@@ -224,6 +234,7 @@ final class DownstreamServer extends ServerLifecycle<DownstreamServer.Connection
             if (startingTransport == transport) {
                 startingTransport = null;
                 startingClient = null;
+                introduced = null;
             }
             if (closed) {
                 return;
@@ -236,6 +247,26 @@ final class DownstreamServer extends ServerLifecycle<DownstreamServer.Connection
         LOG.log(tell ? Level.WARNING : Level.DEBUG, "server " + settings.name() + ": " + reason + "; trying again in "
                 + seconds(delay) + (tell ? ", then with backoff while it fails" : ""));
         scheduleConnect(delay);
+    }
+
+    /** Waits while the server is starting and has not answered initialize, at most as long as a start may take. */
+    @Override
+    void awaitIntroduction() throws InterruptedException {
+        long deadline = System.nanoTime() + startTimeout().toNanos();
+        synchronized (this) {
+            while (connection == null && introduced == null && !closed && starting()) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return;
+                }
+                TimeUnit.NANOSECONDS.timedWait(this, left);
+            }
+        }
+    }
+
+    @Override
+    String introduction() {
+        return introduced == null ? null : introduced.instructions();
     }
 
     @Override

@@ -193,6 +193,14 @@ public final class McpToolCatalog implements ToolCatalog {
     }
 
     @Override
+    public void awaitIntroduction(String server) throws InterruptedException {
+        Downstream downstream = servers.get(server);
+        if (downstream != null) {
+            downstream.awaitIntroduction();
+        }
+    }
+
+    @Override
     public boolean signIn(String server, ToolCatalog.Agent agent) throws InterruptedException {
         return servers.get(server) instanceof UrlServer url && url.signInThroughAgent(agent);
     }

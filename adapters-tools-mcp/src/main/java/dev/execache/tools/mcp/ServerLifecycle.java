@@ -193,7 +193,12 @@ abstract class ServerLifecycle<C> extends Downstream {
 
     @Override
     final synchronized String instructions() {
-        return connection == null ? null : instructions(connection);
+        return connection == null ? introduction() : instructions(connection);
+    }
+
+    /** Holding the lock: what a server still starting said of itself in {@code initialize}; null when it said nothing yet. */
+    String introduction() {
+        return null;
     }
 
     @Override

@@ -239,13 +239,13 @@ final class ServeCommand implements Callable<Integer> {
     /**
      * What serve's first answer does not need, each on a thread of its own: the store (a call that comes first opens
      * it), the sandbox's runners, the cache's MBean (the platform's MBean server takes a few hundred classes to
-     * start). They begin once the servers that answer is waiting for are up (or the wait is over): begun beside
+     * start). They begin once the servers are up (or the first answer's wait for them is over): begun beside
      * those servers' start, they took the two cores the servers and their handshakes needed.
      */
     private static void afterStart(Serving serving, Settings settings, Session session, ServeTools tools) {
         Thread thread = new Thread(() -> {
             try {
-                tools.awaitServersForInstructions();
+                tools.awaitServersUntilInstructionsDeadline();
             } catch (InterruptedException e) {
                 return;
             }

@@ -133,6 +133,15 @@ public interface ToolCatalog extends AutoCloseable {
     }
 
     /**
+     * Waits while the named server is starting and has not yet said who it is (its answer to {@code initialize}, with
+     * its {@link #instructions}), at most as long as its start may take: an agent's {@code initialize} needs those
+     * instructions, not the server's tools. By default, as {@link #awaitStart}.
+     */
+    default void awaitIntroduction(String server) throws InterruptedException {
+        awaitStart(server);
+    }
+
+    /**
      * For a call that names a tool of a server waiting for a person's sign-in: asks {@code agent} to
      * have its person sign in (a URL-mode elicitation), waits for the sign-in and for the server to
      * come up with it. Returns whether it is up now; false at once for a server that waits for no
@@ -142,7 +151,10 @@ public interface ToolCatalog extends AutoCloseable {
         return false;
     }
 
-    /** What each server that gave instructions when it connected says of itself, by server name. */
+    /**
+     * What each server that gave instructions when it connected says of itself, by server name: also a server still
+     * starting that has said it (see {@link #awaitIntroduction}).
+     */
     default Map<String, String> instructions() {
         return Map.of();
     }
