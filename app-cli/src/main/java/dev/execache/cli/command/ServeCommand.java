@@ -72,6 +72,8 @@ final class ServeCommand implements Callable<Integer> {
     private static final Duration DRAIN_MARGIN = Duration.ofSeconds(5);
     /** Servers that start beside serve's JVM are mostly up by then on an idle machine, within hosts' start bounds. */
     private static final Duration SERVERS_WAIT = Duration.ofSeconds(5);
+    /** At most this long the store, the runners and the MBean wait for serve's first answers (stdio). */
+    private static final Duration ANSWERS_FIRST = Duration.ofSeconds(2);
     private static final Instant STARTED = ProcessHandle.current().info().startInstant().orElseGet(Instant::now);
 
     private final SessionFactory sessions;
@@ -183,13 +185,13 @@ final class ServeCommand implements Callable<Integer> {
                 Settings resolved = settings;
                 return serveHttp(serving, tools, httpSettings, settings,
                         () -> OpenMetrics.write(session.executor().policy().stats(), store, session.executor().policy().storeInOutage()),
-                        () -> afterStart(serving, resolved, session, tools));
+                        () -> afterStart(serving, resolved, session, tools, () -> { }));
             }
             // System.in itself: its buffer asks the descriptor how much more is waiting (two system calls) after each read
             InputStream stdin = environment.stdin() == System.in ? new FileInputStream(FileDescriptor.in) : environment.stdin();
             McpStdioServer server = serving.add(new McpStdioServer(tools,
                     version(), stdin, protocol, settings.limits().timeout().plus(DRAIN_MARGIN)));
-            afterStart(serving, settings, session, tools);
+            afterStart(serving, settings, session, tools, () -> server.awaitAnswered(ANSWERS_FIRST));
             LOG.log(Level.INFO, "serving MCP on stdio (store " + settings.store() + ", "
                     + (settings.policy().enabled() ? "ttl " + settings.policy().ttl().toSeconds() + " s, "
                             + settings.policy().maxEntries() + " entries" : "caching off") + ")");
@@ -236,16 +238,25 @@ final class ServeCommand implements Callable<Integer> {
                 : settings.configPath().toString(), store, settings.expose());
     }
 
+    /** Something to wait for; see {@link #afterStart}. */
+    @FunctionalInterface
+    private interface Wait {
+        void await() throws InterruptedException;
+    }
+
     /**
-     * What serve's first answer does not need, each on a thread of its own: the store (a call that comes first opens
+     * What serve's first answers do not need, each on a thread of its own: the store (a call that comes first opens
      * it), the sandbox's runners, the cache's MBean (the platform's MBean server takes a few hundred classes to
-     * start). They begin once the servers are up (or the first answer's wait for them is over): begun beside
-     * those servers' start, they took the two cores the servers and their handshakes needed.
+     * start). They begin once the servers are up (or the first answer's wait for them is over) and then once
+     * {@code answered}: begun beside the servers' start, or beside the lists an agent asks for next, they took the
+     * two cores those needed.
      */
-    private static void afterStart(Serving serving, Settings settings, Session session, ServeTools tools) {
+    private static void afterStart(Serving serving, Settings settings, Session session, ServeTools tools,
+            Wait answered) {
         Thread thread = new Thread(() -> {
             try {
                 tools.awaitServersUntilInstructionsDeadline();
+                answered.await();
             } catch (InterruptedException e) {
                 return;
             }

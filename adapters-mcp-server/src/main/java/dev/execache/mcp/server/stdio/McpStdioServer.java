@@ -158,6 +158,18 @@ public final class McpStdioServer implements AutoCloseable {
         listens.toolsChanged();
     }
 
+    /**
+     * Waits until every request read so far is answered, at most {@code limit}; returns whether it is. For what may
+     * wait while the agent waits for nothing: begun beside its first answers, it took their CPU.
+     */
+    public boolean awaitAnswered(Duration limit) throws InterruptedException {
+        boolean answered = transport.pending().awaitAnswered(limit);
+        if (Thread.currentThread().isInterrupted()) {
+            throw new InterruptedException();
+        }
+        return answered;
+    }
+
     /** Blocks until input has ended (and every request read has been answered) or {@link #close()} was called. */
     public void awaitEnd() throws InterruptedException {
         try {

@@ -34,7 +34,9 @@ final class PendingRequests {
     /** Drops a request, answered or not: whatever computes it is not to answer it. */
     void drop(Object key) {
         dropped.add(key);
-        unanswered.remove(key);
+        if (unanswered.remove(key) != null) {
+            wake();
+        }
     }
 
     /** Takes an unanswered request to answer it now, and drops it; false when it is answered already. */
@@ -43,6 +45,7 @@ final class PendingRequests {
             return false;
         }
         dropped.add(key);
+        wake();
         return true;
     }
 
@@ -65,8 +68,15 @@ final class PendingRequests {
         }
     }
 
-    /** Waits until every request read is answered or dropped, at most {@code limit}. */
+    /** At the end of input: waits until every request read is answered or dropped, at most {@code limit}. */
     void awaitAnswers(Duration limit) {
+        if (!awaitAnswered(limit)) {
+            LOG.log(Level.WARNING, "input ended; gave up waiting for " + unanswered.size() + " unanswered requests");
+        }
+    }
+
+    /** Waits until no request read is unanswered, at most {@code limit}; returns whether none is. */
+    boolean awaitAnswered(Duration limit) {
         long deadline = System.nanoTime() + limit.toNanos();
         synchronized (unanswered) {
             while (!unanswered.isEmpty() && System.nanoTime() < deadline) {
@@ -74,12 +84,10 @@ final class PendingRequests {
                     unanswered.wait(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
-                    return;
+                    return unanswered.isEmpty();
                 }
             }
-        }
-        if (!unanswered.isEmpty()) {
-            LOG.log(Level.WARNING, "input ended; gave up waiting for " + unanswered.size() + " unanswered requests");
+            return unanswered.isEmpty();
         }
     }
 }
