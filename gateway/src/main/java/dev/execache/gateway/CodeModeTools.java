@@ -46,6 +46,14 @@ final class CodeModeTools {
         } catch (IllegalArgumentException e) {
             return failure(e.getMessage());
         }
+        try {
+            // as tools/list does: a search asked while a server starts (right after initialize, which waits only for
+            // the servers' instructions) finds that server's tools
+            gateway.awaitStartingServers();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return failure("execache is stopping");
+        }
         ToolSearch search = gateway.toolSearch();
         ObjectNode node = Json.MAPPER.createObjectNode();
         node.put("query", query);

@@ -349,8 +349,8 @@ public final class ServeTools {
                         + "query's words also match their synonyms at half weight (remove: delete, folder: "
                         + "directory). Each match gives its name (SERVER__TOOL), how code calls it "
                         + "(tools.SERVER.TOOL), the first line of its description and its TypeScript signature; "
-                        + "describe_tools gives the full declarations. A server that joined a moment ago is searched "
-                        + "at once.")
+                        + "describe_tools gives the full declarations. A server still starting is waited for, and one "
+                        + "that joined a moment ago is searched at once.")
                 .outputSchema(ToolSchemas.output("search_tools"))
                 .annotations(hints("Search tools", true, false))
                 .build();

@@ -31,6 +31,10 @@ class CodeModeToolsTest {
     private final ScriptedCatalog catalog = new ScriptedCatalog();
 
     private ServeTools serve(Expose expose, List<String> servers) {
+        return serve(catalog, expose, servers);
+    }
+
+    private static ServeTools serve(ScriptedCatalog catalog, Expose expose, List<String> servers) {
         MutableClock clock = new MutableClock();
         Gateway gateway = servers.isEmpty() ? null : Gateway.builder(catalog, StoreGuard.of(new SimpleStore(clock)),
                 new MutableToolVersions(), new GatewayPolicy(servers.stream()
@@ -86,6 +90,26 @@ class CodeModeToolsTest {
         }
         catalog.servers = statuses;
         catalog.offer(tools);
+    }
+
+    @Test
+    void aSearchAskedWhileAServerStartsWaitsForItAndFindsItsTools() {
+        ScriptedCatalog starting = new ScriptedCatalog() {
+            @Override
+            public void awaitStart(String server) {
+                super.awaitStart(server);
+                // the server comes up while the search waits for it
+                servers = List.of(new ServerStatus("docs", ServerStatus.State.UP, null, 1));
+                offer(List.of(CodeModeToolsTest.tool("docs", "read_file", "Reads a file of the docs.")));
+            }
+        };
+        starting.servers = List.of(new ServerStatus("docs", ServerStatus.State.STARTING, null, 0));
+        ServeTools tools = serve(starting, Expose.CODE, List.of("docs"));
+
+        JsonNode found = structured(call(tools, "search_tools", Map.of("query", "read a file")));
+
+        assertThat(starting.awaited).containsExactly("docs");
+        assertThat(found.get("matches").findValuesAsText("name")).containsExactly("docs__read_file");
     }
 
     @Test
