@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.Supplier;
+import java.util.stream.Stream;
 
 /**
  * {@code search_tools} and {@code describe_tools}: how an agent finds the servers' tools and learns their types
@@ -79,6 +80,16 @@ final class CodeModeTools {
     }
 
     CallToolResult describe(Map<String, Object> arguments) {
+        if (Stream.of("names", "server", "query", "all").anyMatch(arguments::containsKey)) {
+            // tools asked for are described once their servers are up, as search_tools finds them; asked for
+            // nothing, it says where each server stands now
+            try {
+                gateway.awaitStartingServers();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return failure("execache is stopping");
+            }
+        }
         Map<String, CatalogTool> current = gateway.catalogTools();
         Map<String, CatalogTool> chosen = new LinkedHashMap<>();
         List<Tool> ownChosen = new ArrayList<>();

@@ -92,24 +92,43 @@ class CodeModeToolsTest {
         catalog.offer(tools);
     }
 
-    @Test
-    void aSearchAskedWhileAServerStartsWaitsForItAndFindsItsTools() {
+    /** A server, docs, still starting: it comes up (with read_file) when something waits for it. */
+    private static ScriptedCatalog docsStarting() {
         ScriptedCatalog starting = new ScriptedCatalog() {
             @Override
             public void awaitStart(String server) {
                 super.awaitStart(server);
-                // the server comes up while the search waits for it
                 servers = List.of(new ServerStatus("docs", ServerStatus.State.UP, null, 1));
                 offer(List.of(CodeModeToolsTest.tool("docs", "read_file", "Reads a file of the docs.")));
             }
         };
         starting.servers = List.of(new ServerStatus("docs", ServerStatus.State.STARTING, null, 0));
+        return starting;
+    }
+
+    @Test
+    void aSearchAskedWhileAServerStartsWaitsForItAndFindsItsTools() {
+        ScriptedCatalog starting = docsStarting();
         ServeTools tools = serve(starting, Expose.CODE, List.of("docs"));
 
         JsonNode found = structured(call(tools, "search_tools", Map.of("query", "read a file")));
 
         assertThat(starting.awaited).containsExactly("docs");
         assertThat(found.get("matches").findValuesAsText("name")).containsExactly("docs__read_file");
+    }
+
+    @Test
+    void describingToolsWaitsForTheServersStillStartingDescribingWhereServersStandDoesNot() {
+        ScriptedCatalog starting = docsStarting();
+        ServeTools tools = serve(starting, Expose.CODE, List.of("docs"));
+
+        JsonNode standing = structured(call(tools, "describe_tools", Map.of()));
+        assertThat(starting.awaited).isEmpty();
+        assertThat(standing.get("servers").get(0).get("state").textValue()).isEqualTo("starting");
+
+        JsonNode described = structured(call(tools, "describe_tools", Map.of("names", List.of("docs__read_file"))));
+        assertThat(starting.awaited).containsExactly("docs");
+        assertThat(described.get("tools").findValuesAsText("name")).containsExactly("docs__read_file");
     }
 
     @Test
