@@ -174,13 +174,25 @@ public final class ServeTools {
     }
 
     /**
-     * What serve tells an agent in {@code initialize} and {@code server/discover}: execache's instructions, then
-     * each connected server's own, under its name (waiting for those still starting until the set deadline).
+     * What serve tells an agent in {@code initialize}: execache's instructions, then each server's own, under its
+     * name (waiting, until the set deadline, for those still starting to say theirs; their tools come after).
      */
     public String instructions() {
+        return instructions(false);
+    }
+
+    /**
+     * As {@link #instructions()}; with {@code toolsToo}, waiting until the deadline for the servers still starting to
+     * be up, their tools listed too: for an era whose {@code tools/list} does not wait for them.
+     */
+    public String instructions(boolean toolsToo) {
         if (gateway != null) {
             try {
-                gateway.awaitInstructionsUntil(instructionsWait);
+                if (toolsToo) {
+                    gateway.awaitStartingServersUntil(instructionsWait);
+                } else {
+                    gateway.awaitInstructionsUntil(instructionsWait);
+                }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }

@@ -324,7 +324,9 @@ public final class StatelessProtocol implements AutoCloseable {
         JsonRpc.LEGACY.forEach(versions::add);
         result.set("capabilities", capabilities(true));
         result.set("serverInfo", serverInfo());
-        result.put("instructions", serveTools.instructions());
+        // this era's tools/list answers at once (with a short ttlMs while a server starts): the servers' tools are
+        // waited for here, so that the list asked next holds them
+        result.put("instructions", serveTools.instructions(true));
         return result;
     }
 
