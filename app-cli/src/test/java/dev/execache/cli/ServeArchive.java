@@ -3,6 +3,8 @@ package dev.execache.cli;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.charset.StandardCharsets;
@@ -12,15 +14,17 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
  * The JVM options the tests start {@code serve} with: those the launchers give it (an AppCDS archive of the
  * classes serve loads before it answers, the optimizing compiler waiting for code that stays hot). The ITs start
- * some two hundred serves; each spent about 2 s of CPU loading and compiling the same classes, on 2 cores shared
+ * well over a hundred serves; each spent about 0.85 s more CPU loading the same classes, on 2 cores shared
  * by two forks. The archive is written once per build, by the first fork that needs it (the other waits on a
- * file lock), from a serve that answers initialize and tools/list; a JVM that cannot use it loads the classes as
- * before, so the archive never changes what a test sees.
+ * file lock), from a serve that answers initialize and tools/list with a url server configured (one nothing listens
+ * at: connecting loads the HTTP client most tests use); a JVM that cannot use it loads the classes as before, so
+ * the archive never changes what a test sees.
  */
 final class ServeArchive {
     private static final String REQUESTS = """
@@ -60,13 +64,23 @@ final class ServeArchive {
                 return archive;
             }
             Path home = Files.createDirectories(jar.resolveSibling("serve-archive-home"));
+            int closed;
+            try (ServerSocket free = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+                closed = free.getLocalPort();
+            }
+            Path config = Files.writeString(home.resolve("execache.yaml"), """
+                    servers:
+                      probe:
+                        url: "http://127.0.0.1:%d/mcp"
+                    """.formatted(closed));
             Path writing = jar.resolveSibling("execache-serve-it.jsa.writing");
             Files.deleteIfExists(writing);
             ProcessBuilder builder = new ProcessBuilder(ServeProcess.java(), "-Xlog:cds=off", "-Xlog:cds+dynamic=off",
-                    "-XX:ArchiveClassesAtExit=" + writing, "-jar", jar.toString(), "serve", "--store", "memory")
+                    "-XX:ArchiveClassesAtExit=" + writing, "-jar", jar.toString(), "serve", "--store", "memory",
+                    "--config", config.toString())
                     .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD);
             builder.environment().keySet().removeIf(name -> name.startsWith("EXECACHE_") || name.startsWith("OTEL_"));
-            builder.environment().putAll(java.util.Map.of("HOME", home.toString(), "EXECACHE_WARM_POOL", "0",
+            builder.environment().putAll(Map.of("HOME", home.toString(), "EXECACHE_WARM_POOL", "0",
                     "XDG_CONFIG_HOME", home.resolve(".config").toString(),
                     "XDG_CACHE_HOME", home.resolve(".cache").toString(),
                     "XDG_DATA_HOME", home.resolve(".local/share").toString()));
