@@ -1,6 +1,7 @@
 // An agent on stdio, the official TypeScript SDK client (@modelcontextprotocol/sdk, pinned in package.json), driving
 // `execache serve` with the conformance suite's scenario server as a url server (prefix: false): execache is the client
-// the scenario tests. The suite runs it as `--command "node conformance-agent.mjs JAVA JAR"` and appends the server's URL; the
+// the scenario tests. The suite runs it as `--command "node conformance-agent.mjs JAVA [JVM OPTION...] JAR"` and appends the
+// server's URL; the
 // scenario's name is in MCP_CONFORMANCE_SCENARIO, its context (tool arguments, client credentials) in
 // MCP_CONFORMANCE_CONTEXT.
 // The agent does what a scenario needs of a client: it lists and calls every tool (with the context's arguments, else
@@ -19,7 +20,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const args = process.argv.slice(2);
-const [java, jar] = args;
+const java = args[0];
+const jvmOptions = args.slice(1, -2);
+const jar = args[args.length - 2];
 const url = args[args.length - 1];
 const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? "";
 const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}");
@@ -46,7 +49,7 @@ if (context.client_id && context.client_secret) {
 const configFile = join(home, "execache.yaml");
 writeFileSync(configFile, config);
 
-const transport = new StdioClientTransport({ command: java, args: ["-jar", jar, "serve", "--store", "memory", "--config",
+const transport = new StdioClientTransport({ command: java, args: [...jvmOptions, "-jar", jar, "serve", "--store", "memory", "--config",
   configFile], env, stderr: "pipe" });
 let reached;
 const reachedOrNot = new Promise((resolve) => { reached = resolve; });

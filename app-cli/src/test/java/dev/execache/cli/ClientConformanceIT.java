@@ -108,7 +108,7 @@ class ClientConformanceIT {
     private static Outcome run(Path conformance, String era, String scenario) throws Exception {
         Path results = Files.createTempDirectory(dir, "results");
         String agent = node(conformance) + " " + conformance.resolve("conformance-agent.mjs") + " " + ServeProcess.java()
-                + " " + ServeProcess.jar();
+                + " " + String.join(" ", ServeArchive.options()) + " " + ServeProcess.jar();
         List<String> command = new ArrayList<>(List.of(node(conformance), conformance.resolve(
                 "node_modules/@modelcontextprotocol/conformance/dist/index.js").toString(), "client", "--command", agent,
                 "--scenario", scenario, "--output-dir", results.toString()));

@@ -22,6 +22,9 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -87,50 +90,68 @@ class EverythingServerIT {
                     args: ["%s", "stdio"]
                     prefix: false
                 %s""".formatted(server, CACHED_OPERATION));
-        direct = TypeScriptClient.runScript("everything-client.mjs", List.of("stdio", "node", server, "stdio"), Map.of());
-        List<String> arguments = new ArrayList<>(List.of("stdio", ServeProcess.java()));
-        arguments.addAll(ServeProcess.command("everything", List.of("--store", "memory", "--config", config.toString())));
-        // code inside execute_code calls the server here and over HTTP of the url server: each transport, each kind of server
-        JsonNode onStdio = TypeScriptClient.runScript("everything-client.mjs", arguments, Map.of("EXECACHE_WARM_POOL", "0",
-                "EVERYTHING_CODE", "1"));
-        JsonNode overHttp;
-        JsonNode modernOfCommand;
-        try (HttpServeProcess http = HttpServeProcess.start(Map.of("EXECACHE_WARM_POOL", "0"), "--store", "memory",
-                "--config", config.toString(), "--http", "0")) {
-            overHttp = TypeScriptClient.runScript("everything-client.mjs", List.of("http", http.url()), Map.of());
-            modernOfCommand = TypeScriptClient.runScript("everything-modern-client.mjs", List.of(http.url()), Map.of());
-            MODERN_TOOL_LISTS.add(modernToolList(http.url()));
-            MODERN_TASKS.add(modernTasks(http.url()));
+        // the four paths are independent (each serve starts its own server, the url server is asked by one path at a
+        // time) and mostly wait (the research tool's stages take a second each): they run at once
+        ExecutorService paths = Executors.newFixedThreadPool(4);
+        try {
+            Future<JsonNode> directly = paths.submit(() -> TypeScriptClient.runScript("everything-client.mjs",
+                    List.of("stdio", "node", server, "stdio"), Map.of()));
+            Future<JsonNode> onStdio = paths.submit(() -> {
+                List<String> arguments = new ArrayList<>(List.of("stdio", ServeProcess.java()));
+                arguments.addAll(ServeProcess.command("everything", List.of("--store", "memory", "--config",
+                        config.toString())));
+                // code inside execute_code calls the server here and over HTTP of the url server: each transport, each
+                // kind of server
+                return TypeScriptClient.runScript("everything-client.mjs", arguments, Map.of("EXECACHE_WARM_POOL", "0",
+                        "EVERYTHING_CODE", "1"));
+            });
+            Future<List<JsonNode>> overHttp = paths.submit(() -> overHttp(config, Map.of()));
+            Future<List<JsonNode>> ofUrl = paths.submit(() -> {
+                Path urlConfig = Files.writeString(dir.resolve("everything-url.yaml"), """
+                        servers:
+                          everything:
+                            url: %s
+                            prefix: false
+                        %s""".formatted(startAtUrl(server), CACHED_OPERATION));
+                List<String> arguments = new ArrayList<>(List.of("stdio", ServeProcess.java()));
+                arguments.addAll(ServeProcess.command("everything-url", List.of("--store", "memory", "--config",
+                        urlConfig.toString())));
+                List<JsonNode> answers = new ArrayList<>(List.of(TypeScriptClient.runScript("everything-client.mjs",
+                        arguments, Map.of("EXECACHE_WARM_POOL", "0"))));
+                answers.addAll(overHttp(urlConfig, Map.of("EVERYTHING_CODE", "1")));
+                return answers;
+            });
+            direct = directly.get();
+            List<JsonNode> ofCommand = overHttp.get();
+            List<JsonNode> ofUrlAnswers = ofUrl.get();
+            JsonNode modernOfCommand = ofCommand.get(1);
+            JsonNode modernOfUrl = ofUrlAnswers.get(2);
+            MODERN_TOOL_LISTS.addAll(List.of(ofCommand.get(2), ofUrlAnswers.get(3)));
+            MODERN_TASKS.addAll(List.of((ObjectNode) ofCommand.get(3), (ObjectNode) ofUrlAnswers.get(4)));
+            through = List.of(onStdio.get(), ofCommand.get(0), ofUrlAnswers.get(0), ofUrlAnswers.get(1));
+            modern = List.of(modernOfCommand, modernOfUrl);
+        } finally {
+            paths.shutdownNow();
         }
-        Path urlConfig = Files.writeString(dir.resolve("everything-url.yaml"), """
-                servers:
-                  everything:
-                    url: %s
-                    prefix: false
-                %s""".formatted(startAtUrl(server), CACHED_OPERATION));
-        arguments = new ArrayList<>(List.of("stdio", ServeProcess.java()));
-        arguments.addAll(ServeProcess.command("everything-url", List.of("--store", "memory", "--config",
-                urlConfig.toString())));
-        JsonNode onStdioOfUrl = TypeScriptClient.runScript("everything-client.mjs", arguments,
-                Map.of("EXECACHE_WARM_POOL", "0"));
-        JsonNode overHttpOfUrl;
-        JsonNode modernOfUrl;
-        try (HttpServeProcess http = HttpServeProcess.start(Map.of("EXECACHE_WARM_POOL", "0"), "--store", "memory",
-                "--config", urlConfig.toString(), "--http", "0")) {
-            overHttpOfUrl = TypeScriptClient.runScript("everything-client.mjs", List.of("http", http.url()),
-                    Map.of("EVERYTHING_CODE", "1"));
-            modernOfUrl = TypeScriptClient.runScript("everything-modern-client.mjs", List.of(http.url()), Map.of());
-            MODERN_TOOL_LISTS.add(modernToolList(http.url()));
-            MODERN_TASKS.add(modernTasks(http.url()));
-        }
-        modern = List.of(modernOfCommand, modernOfUrl);
         for (JsonNode each : modern) {
             assertThat(each.has("thrown")).as(each.path("thrown").asText()).isFalse();
         }
-        through = List.of(onStdio, overHttp, onStdioOfUrl, overHttpOfUrl);
         assertThat(direct.has("thrown")).as(direct.path("thrown").asText()).isFalse();
         for (JsonNode each : through) {
             assertThat(each.has("thrown")).as(each.path("thrown").asText()).isFalse();
+        }
+    }
+
+    /**
+     * Through {@code serve --http} with this config: the client 1.x (with these variables), the split client 2.x, the
+     * raw tools/list and tasks of the 2026-07-28 era.
+     */
+    private static List<JsonNode> overHttp(Path config, Map<String, String> env) throws Exception {
+        try (HttpServeProcess http = HttpServeProcess.start(Map.of("EXECACHE_WARM_POOL", "0"), "--store", "memory",
+                "--config", config.toString(), "--http", "0")) {
+            return List.of(TypeScriptClient.runScript("everything-client.mjs", List.of("http", http.url()), env),
+                    TypeScriptClient.runScript("everything-modern-client.mjs", List.of(http.url()), Map.of()),
+                    modernToolList(http.url()), modernTasks(http.url()));
         }
     }
 

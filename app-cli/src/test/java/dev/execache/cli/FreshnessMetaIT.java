@@ -11,6 +11,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -21,6 +23,8 @@ import org.junit.jupiter.params.provider.CsvSource;
  * Streamable HTTP: {@code _meta["dev.execache/cache"]} on a miss, a hit, a call asked fresh, a bypass
  * and a shared run, and the clients accept every result (they validate them).
  */
+// each test has its own serve and mostly waits out its runs' six seconds: they run at once
+@Execution(ExecutionMode.CONCURRENT)
 class FreshnessMetaIT {
     private static final String TOKEN = "freshness-token-0123456789abcdef";
     private static final Map<String, String> NO_POOL = Map.of("EXECACHE_WARM_POOL", "0");

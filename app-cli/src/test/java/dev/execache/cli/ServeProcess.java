@@ -79,7 +79,8 @@ final class ServeProcess implements AutoCloseable {
 
     /** The command line that runs the packaged jar; {@code marker} lets a test find the process. */
     static List<String> command(String marker, List<String> arguments) {
-        List<String> command = new ArrayList<>(List.of("-Dexecache.it=" + marker, "-jar", jar().toString(), "serve"));
+        List<String> command = new ArrayList<>(ServeArchive.options());
+        command.addAll(List.of("-Dexecache.it=" + marker, "-jar", jar().toString(), "serve"));
         command.addAll(arguments);
         return command;
     }

@@ -18,6 +18,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -61,21 +64,24 @@ class ServerConformanceIT {
     static Path dir;
 
     private static Path conformance;
-    private static Process referenceServer;
+    /** The reference servers: one asked directly, one behind serve (so that both runs of an era go at once). */
+    private static final List<Process> referenceServers = new CopyOnWriteArrayList<>();
     private static final List<String> referenceOutput = new CopyOnWriteArrayList<>();
     private static String referenceUrl;
+    private static String servedReferenceUrl;
     private static HttpServeProcess serve;
 
     @BeforeAll
     static void start() throws Exception {
         conformance = installed();
         referenceUrl = startReferenceServer();
+        servedReferenceUrl = startReferenceServer();
         Path config = Files.writeString(dir.resolve("execache.yaml"), """
                 servers:
                   conformance:
                     url: %s
                     prefix: false
-                """.formatted(referenceUrl));
+                """.formatted(servedReferenceUrl));
         serve = HttpServeProcess.start(Map.of("EXECACHE_WARM_POOL", "0"), "--store", "memory", "--config",
                 config.toString(), "--http", "0");
         Awaitility.await("the reference server connected to serve").atMost(ServeProcess.REQUEST_TIMEOUT)
@@ -88,7 +94,7 @@ class ServerConformanceIT {
         if (serve != null) {
             serve.close();
         }
-        if (referenceServer != null) {
+        for (Process referenceServer : referenceServers) {
             referenceServer.descendants().forEach(ProcessHandle::destroy);
             referenceServer.destroy();
             if (!referenceServer.waitFor(20, TimeUnit.SECONDS)) {
@@ -103,33 +109,43 @@ class ServerConformanceIT {
         List<String> failing = new ArrayList<>();
         List<String> nowPassing = new ArrayList<>();
         Map<String, Outcome> all = new TreeMap<>();
-        for (String era : List.of(LEGACY, MODERN)) {
-            Map<String, Outcome> direct = suite(referenceUrl, era, dir.resolve("direct-" + era));
-            Map<String, Outcome> through = suite(serve.url(), era, dir.resolve("through-execache-" + era));
-            System.out.printf("conformance server scenarios %s: %d of %d pass directly, %d of %d through execache%n",
-                    era, direct.values().stream().filter(Outcome::passed).count(), direct.size(),
-                    through.values().stream().filter(Outcome::passed).count(), through.size());
-            through.forEach((scenario, outcome) -> System.out.println("  " + era + " through execache: " + scenario
-                    + ": " + outcome + (direct.containsKey(scenario) && direct.get(scenario).passed() ? ""
-                            : " (fails directly)")));
+        // an era's two runs go at once, each at a reference server of its own: the suite mostly waits
+        ExecutorService directly = Executors.newSingleThreadExecutor();
+        try {
+            for (String era : List.of(LEGACY, MODERN)) {
+                Future<Map<String, Outcome>> directRun = directly.submit(() -> suite(referenceUrl, era,
+                        dir.resolve("direct-" + era)));
+                Map<String, Outcome> through = suite(serve.url(), era, dir.resolve("through-execache-" + era));
+                Map<String, Outcome> direct = directRun.get();
+                System.out.printf(
+                        "conformance server scenarios %s: %d of %d pass directly, %d of %d through execache%n", era,
+                        direct.values().stream().filter(Outcome::passed).count(), direct.size(),
+                        through.values().stream().filter(Outcome::passed).count(), through.size());
+                through.forEach((scenario, outcome) -> System.out.println("  " + era + " through execache: " + scenario
+                        + ": " + outcome + (direct.containsKey(scenario) && direct.get(scenario).passed() ? ""
+                                : " (fails directly)")));
 
-            assertThat(direct).as("the scenarios the suite ran directly in %s", era).hasSize(SCENARIOS.get(era));
-            assertThat(through.keySet()).as("the scenarios run through execache in %s", era).isEqualTo(direct.keySet());
-            direct.forEach((scenario, outcome) -> all.put(era + " " + scenario, outcome));
-            through.forEach((scenario, outcome) -> {
-                if (!direct.get(scenario).passed()) {
-                    // what the reference itself fails (the tasks extension, checks still pending) says nothing here
-                    return;
-                }
-                String named = era + " " + scenario;
-                boolean known = KNOWN_FAILURES_THROUGH_EXECACHE.containsKey(named);
-                boolean passed = outcome.passesAs(direct.get(scenario));
-                if (!passed && !known) {
-                    failing.add(named + ": " + outcome);
-                } else if (passed && known) {
-                    nowPassing.add(named);
-                }
-            });
+                assertThat(direct).as("the scenarios the suite ran directly in %s", era).hasSize(SCENARIOS.get(era));
+                assertThat(through.keySet()).as("the scenarios run through execache in %s", era)
+                        .isEqualTo(direct.keySet());
+                direct.forEach((scenario, outcome) -> all.put(era + " " + scenario, outcome));
+                through.forEach((scenario, outcome) -> {
+                    if (!direct.get(scenario).passed()) {
+                        // what the reference itself fails (the tasks extension, checks still pending) says nothing here
+                        return;
+                    }
+                    String named = era + " " + scenario;
+                    boolean known = KNOWN_FAILURES_THROUGH_EXECACHE.containsKey(named);
+                    boolean passed = outcome.passesAs(direct.get(scenario));
+                    if (!passed && !known) {
+                        failing.add(named + ": " + outcome);
+                    } else if (passed && known) {
+                        nowPassing.add(named);
+                    }
+                });
+            }
+        } finally {
+            directly.shutdownNow();
         }
         assertThat(all).as("the reference server passes the scenarios every revision scores")
                 .containsKeys("2025-11-25 tools-call-sampling", "2026-07-28 server-stateless");
@@ -230,7 +246,8 @@ class ServerConformanceIT {
                 .directory(conformance.toFile())
                 .redirectErrorStream(true);
         builder.environment().put("PORT", Integer.toString(port));
-        referenceServer = builder.start();
+        Process referenceServer = builder.start();
+        referenceServers.add(referenceServer);
         BufferedReader out = new BufferedReader(new InputStreamReader(referenceServer.getInputStream(),
                 StandardCharsets.UTF_8));
         String line;
