@@ -323,10 +323,16 @@ class CommandLineIT {
 
     @Test
     void statsCountHitsMissesAndEntries() throws Exception {
-        cli.run("run", "shape.ts", "--db", db.toString(), "--context", "{\"items\":[1]}");
-        cli.run("run", "shape.ts", "--db", db.toString(), "--context", "{\"items\":[1]}");
-        cli.run("run", "shape.ts", "--db", db.toString(), "--context", "{\"items\":[1]}");
-        cli.run("run", "shape.ts", "--db", db.toString(), "--context", "{\"items\":[2]}");
+        // a hit saves what its run took less what finding it took: a run of a second and more saves time however
+        // busy the machine (a run of a few milliseconds may save nothing there)
+        Files.writeString(dir.resolve("slow.ts"), """
+                await new Promise((resolve) => setTimeout(resolve, 1000));
+                return context.items.length;
+                """);
+        cli.run("run", "slow.ts", "--db", db.toString(), "--context", "{\"items\":[1]}");
+        cli.run("run", "slow.ts", "--db", db.toString(), "--context", "{\"items\":[1]}");
+        cli.run("run", "slow.ts", "--db", db.toString(), "--context", "{\"items\":[1]}");
+        cli.run("run", "slow.ts", "--db", db.toString(), "--context", "{\"items\":[2]}");
 
         var stats = cli.run("stats", "--db", db.toString(), "--json");
         var table = cli.run("stats", "--db", db.toString());
