@@ -12,6 +12,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
@@ -54,7 +55,17 @@ class CommandLineUsageTest {
         shown.remove(CompletionCommand.class);
 
         assertThat(new HashSet<>(ExecacheCommand.SUBCOMMANDS.values())).isEqualTo(shown);
+        Map<String, Class<?>> byAnnotation = new HashMap<>();
+        for (Class<?> command : shown) {
+            picocli.CommandLine.Command annotation = command.getAnnotation(picocli.CommandLine.Command.class);
+            byAnnotation.put(annotation.name(), command);
+            for (String alias : annotation.aliases()) {
+                byAnnotation.put(alias, command);
+            }
+        }
+        assertThat(ExecacheCommand.SUBCOMMANDS).isEqualTo(byAnnotation);
         assertThat(ExecacheCommand.SUBCOMMANDS).containsKeys("run", "list", "ls", "server");
+        assertThat(ExecacheCommand.SUBCOMMANDS.get(null)).isNull();
     }
 
     @Test
