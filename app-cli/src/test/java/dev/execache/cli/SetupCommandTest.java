@@ -468,8 +468,8 @@ class SetupCommandTest {
         assertThat(apply()).isEqualTo(ExitCode.USAGE);
 
         assertThat(stderr()).isEqualTo("execache: setup: " + home.resolve(".cursor/mcp.json") + ": line 3, column 33:"
-                + " not valid JSON: a ',' missing between two entries (fix it, or leave Cursor out: --client with the"
-                + " others)\n");
+                + " not valid JSON: a ',' missing between two entries (under mcpServers.github.command) (fix it, or"
+                + " leave Cursor out: --client with the others)\n");
         assertThat(snapshot()).isEqualTo(before);
         assertThat(state).doesNotExist();
     }
@@ -482,7 +482,17 @@ class SetupCommandTest {
 
         assertThat(run("setup")).isEqualTo(ExitCode.USAGE);
         assertThat(stderr()).contains(home.resolve(".codeium/windsurf/mcp_config.json") + ": line 1, column ")
-                .contains(": not valid JSON: a word that is not a value here (text needs quotes)");
+                .contains(": not valid JSON: a word that is not a value here (text needs quotes)"
+                        + " (under mcpServers.brave.env.BRAVE_API_KEY)");
+        assertNoSecretShown();
+
+        write(home.resolve(".codeium/windsurf/mcp_config.json"), "{\"mcpServers\": {}}\n");
+        write(home.resolve(".codex/config.toml"), "[mcp_servers.ctx]\ncommand = \"npx\"\n"
+                + "env = { KEY = \"ctx7_SECRET_unclosed }\n");
+        assertThat(run("setup")).isEqualTo(ExitCode.USAGE);
+        assertThat(stderr()).contains(home.resolve(".codex/config.toml") + ": line 3, column ")
+                .contains(": not valid TOML: the line ends too early (a quote, a [ or a { that is not closed, or a key"
+                        + " without '= value') (under mcp_servers.ctx.env)");
         assertNoSecretShown();
 
         assertThat(apply("--client", "cursor")).isEqualTo(ExitCode.USAGE);
