@@ -151,6 +151,10 @@ class CommandLineUsageTest {
         err.reset();
         assertThat(run("xyzzy")).isEqualTo(ExitCode.USAGE);
         assertThat(errors()).startsWith("execache: unknown command 'xyzzy' (see").doesNotContain("did you mean");
+        err.reset();
+        assertThat(run("server", "stauts")).isEqualTo(ExitCode.USAGE);
+        assertThat(errors()).isEqualTo("execache: unknown action 'stauts'; did you mean status? (choose status, stop or"
+                + " start) (see 'execache server --help')\n");
     }
 
     @Test
