@@ -434,6 +434,29 @@ class SetupCommandTest {
         assertThat(codex.path("profiles").path("fast").path("model").asText()).isEqualTo("gpt-5-mini");
     }
 
+    @Test
+    void aCommentAboveAServerAnotherClientListsTooGoesWithTheOneEntryItBecomes() throws IOException {
+        write(home.resolve(".codex/config.toml"), """
+                # GitHub, with the token of the work account
+                [mcp_servers.github]
+                command = "npx"
+                args = ["-y", "@modelcontextprotocol/server-github"]
+                env = { GITHUB_PERSONAL_ACCESS_TOKEN = "ghp_SECRET_claude_0123456789" }
+
+                # about the profiles below
+                [profiles.fast]
+                model = "gpt-5-mini"
+                """);
+
+        assertThat(apply("--client", "claude-code,codex", "--server", "github")).as(stderr()).isEqualTo(ExitCode.OK);
+
+        assertThat(stdout()).contains("1 server moves behind execache");
+        assertThat(Files.readString(config())).containsPattern(
+                "  # from Claude Code [^\n]*\.claude\.json\n  # GitHub, with the token of the work account\n  github:\n");
+        assertThat(Files.readString(home.resolve(".codex/config.toml"))).doesNotContain("# GitHub")
+                .contains("# about the profiles below\n[profiles.fast]");
+    }
+
     private static List<String> names(JsonNode servers) {
         List<String> names = new ArrayList<>();
         servers.fieldNames().forEachRemaining(names::add);

@@ -159,8 +159,7 @@ public final class Setup {
                 FoundServer server = move.server();
                 additions.add(new ExecacheConfig.Addition(move.name(), server.definition(), server.file().client().title
                         + " " + server.file().path() + (server.where().isEmpty() ? "" : ", " + server.where()),
-                        server.file().toml() ? CodexToml.comments(configOf(configs, server.file()).text(), server.name())
-                                : List.of()));
+                        comments(move, moves, configs)));
             }
         }
         if (!additions.isEmpty()) {
@@ -231,6 +230,21 @@ public final class Setup {
     }
 
     private record Move(FoundServer server, String name, boolean added, String note) {
+    }
+
+    /**
+     * The comments written above the server's tables in Codex's files, of each file that lists it (the same server in
+     * another client's file too): they go with the one entry it becomes, none is lost with the file's tables.
+     */
+    private static List<String> comments(Move added, List<Move> moves, List<ClientConfig> configs) {
+        List<String> comments = new ArrayList<>();
+        for (Move same : moves) {
+            if (same.name().equals(added.name()) && same.server().file().toml()) {
+                CodexToml.comments(configOf(configs, same.server().file()).text(), same.server().name()).stream()
+                        .filter(comment -> !comments.contains(comment)).forEach(comments::add);
+            }
+        }
+        return comments;
     }
 
     private List<ClientFile> candidates(Selection selection) {
