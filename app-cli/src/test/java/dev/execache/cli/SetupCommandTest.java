@@ -435,13 +435,14 @@ class SetupCommandTest {
     }
 
     @Test
-    void aCommentAboveAServerAnotherClientListsTooGoesWithTheOneEntryItBecomes() throws IOException {
+    void aCommentAboveAServerAnotherClientListsTooGoesWithTheOneEntryItBecomesAndItsToolTimeoutWithExecache() throws IOException {
         write(home.resolve(".codex/config.toml"), """
                 # GitHub, with the token of the work account
                 [mcp_servers.github]
                 command = "npx"
                 args = ["-y", "@modelcontextprotocol/server-github"]
                 env = { GITHUB_PERSONAL_ACCESS_TOKEN = "ghp_SECRET_claude_0123456789" }
+                tool_timeout_sec = 120
 
                 # about the profiles below
                 [profiles.fast]
@@ -454,7 +455,9 @@ class SetupCommandTest {
         assertThat(Files.readString(config())).containsPattern(
                 "  # from Claude Code [^\n]*\.claude\.json\n  # GitHub, with the token of the work account\n  github:\n");
         assertThat(Files.readString(home.resolve(".codex/config.toml"))).doesNotContain("# GitHub")
-                .contains("# about the profiles below\n[profiles.fast]");
+                .contains("# about the profiles below\n[profiles.fast]")
+                .as("its calls, through execache now, get as long as Codex gave them")
+                .contains("startup_timeout_sec = 40\ntool_timeout_sec = 120\n");
     }
 
     private static List<String> names(JsonNode servers) {

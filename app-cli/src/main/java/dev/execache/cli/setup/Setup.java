@@ -329,6 +329,18 @@ public final class Setup {
         return seconds;
     }
 
+    /**
+     * How long Codex is to wait for a call of execache's: the longest an entry of the file was given (a server's slow
+     * tool is now called through execache), 0 when none was given one (Codex's default, 60 s).
+     */
+    private static int codexToolTimeout(ClientConfig config) {
+        int seconds = 0;
+        for (JsonNode entry : config.root().path(config.file().client().serversKey)) {
+            seconds = Math.max(seconds, entry.path("tool_timeout_sec").asInt(0));
+        }
+        return seconds;
+    }
+
     /** What GatewayConfig accepts as a server name: letters, digits, '-' and '_', never '__'. */
     static String validName(String name) {
         String valid = name.replaceAll("[^A-Za-z0-9_-]", "-").replaceAll("_{2,}", "_").replaceAll("^[^A-Za-z0-9]+", "");
@@ -373,7 +385,9 @@ public final class Setup {
             moves.forEach(move -> movedHere.add(move.server().name()));
             Set<String> removed = new LinkedHashSet<>(movedHere);
             removed.add(ENTRY);
-            String rewritten = CodexToml.rewrite(config.text(), removed, command, args, forwarded, startupTimeoutSec);
+            int toolTimeoutSec = codexToolTimeout(config);
+            String rewritten = CodexToml.rewrite(config.text(), removed, command, args, forwarded, startupTimeoutSec,
+                    toolTimeoutSec);
             ObjectNode expected = config.root().deepCopy();
             ObjectNode servers = expected.with(file.client().serversKey);
             removed.forEach(servers::remove);
@@ -386,6 +400,9 @@ public final class Setup {
                 forwarded.forEach(envVars::add);
             }
             entry.put("startup_timeout_sec", startupTimeoutSec);
+            if (toolTimeoutSec > 0) {
+                entry.put("tool_timeout_sec", toolTimeoutSec);
+            }
             check(file, expected, ClientConfig.parseToml(file.path(), rewritten));
             return rewritten;
         }
