@@ -453,7 +453,7 @@ class SetupCommandTest {
 
         assertThat(stdout()).contains("1 server moves behind execache");
         assertThat(Files.readString(config())).containsPattern(
-                "  # from Claude Code [^\n]*\.claude\.json\n  # GitHub, with the token of the work account\n  github:\n");
+                "  # from Claude Code [^\n]*\\.claude\\.json\n  # GitHub, with the token of the work account\n  github:\n");
         assertThat(Files.readString(home.resolve(".codex/config.toml"))).doesNotContain("# GitHub")
                 .contains("# about the profiles below\n[profiles.fast]")
                 .as("its calls, through execache now, get as long as Codex gave them")
