@@ -95,6 +95,10 @@ class CommandLineIT {
                 .doesNotContain("lab server");
         assertThat(project.resolve("noisy-started")).as("noisy was never started").doesNotExist();
         assertThat(log).as("no server wrote anything").doesNotExist();
+        var noServers = cli.run("run", project.resolve("hello.ts").toString(), "--db", db.toString(), "--context",
+                "{\"name\":\"Ada\"}");
+        assertThat(noServers.stderr()).as("its key carries no tool version: the key of the same code with no servers")
+                .contains("cache hit");
 
         var items = here.run("run", "items.ts", "--db", db.toString());
 

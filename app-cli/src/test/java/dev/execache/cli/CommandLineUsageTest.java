@@ -94,12 +94,18 @@ class CommandLineUsageTest {
     void invalidContextJson() {
         assertThat(run("run", "ok.ts", "--context", "{\"a\":")).isEqualTo(ExitCode.USAGE);
         assertThat(errors()).contains("--context: not valid JSON at line 1");
+
+        assertThat(run("run", "ok.ts", "--context", "{\"db\": {\"password\": SECRET_unquoted}}")).isEqualTo(ExitCode.USAGE);
+        assertThat(errors()).as("in words, never the parser's, which quote the text")
+                .contains("--context: not valid JSON at line 1, column 36: a word that is not a value here (text needs"
+                        + " quotes) (under db.password)")
+                .doesNotContain("SECRET").doesNotContain("Unrecognized token");
     }
 
     @Test
     void duplicateKeyInContext() {
         assertThat(run("run", "ok.ts", "--context", "{\"a\":1,\"a\":2}")).isEqualTo(ExitCode.USAGE);
-        assertThat(errors()).contains("--context: not valid JSON").contains("Duplicate field 'a'");
+        assertThat(errors()).contains("--context: not valid JSON").contains("a key given twice (under a)");
     }
 
     @Test
@@ -156,6 +162,10 @@ class CommandLineUsageTest {
         err.reset();
         assertThat(run("xyzzy")).isEqualTo(ExitCode.USAGE);
         assertThat(errors()).startsWith("execache: unknown command 'xyzzy' (see").doesNotContain("did you mean");
+        err.reset();
+        assertThat(run("server", "stauts")).isEqualTo(ExitCode.USAGE);
+        assertThat(errors()).isEqualTo("execache: unknown action 'stauts'; did you mean status? (choose status, stop or"
+                + " start) (see 'execache server --help')\n");
     }
 
     @Test

@@ -54,7 +54,9 @@ class CommandLineUxIT {
         assertThat(run.stdout()).isEqualTo("42\n");
         assertThat(run.stderr()).contains("cache miss");
         assertThat(doctor.exitCode()).as(doctor.toString()).isZero();
-        assertThat(doctor.stdout()).contains("ok   java").contains("ok   deno").contains("ok   store");
+        assertThat(doctor.stdout()).contains("ok   java").contains("ok   deno").contains("ok   store")
+                .contains("ok   logs    the stderr of the servers a run starts: "
+                        + home.resolve(".local/state/execache/servers.log"));
         assertThat(home.resolve(".cache/execache/cache.db")).as("nothing in the user's default cache").doesNotExist();
     }
 

@@ -14,6 +14,7 @@ import dev.execache.cli.settings.UsageException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -103,7 +104,7 @@ class ParseErrorsTest {
     }
 
     @Test
-    void jsonAndTomlFilesAreNamedAlikeTheTomlOnesUnderTheirTable() {
+    void jsonAndTomlFilesAreNamedAlikeTheTomlOnesUnderTheirTableAndKey() {
         String json = "{\"mcpServers\": {\"a\": {\"env\": {\"KEY\": " + TOKEN + "}}}}";
         JacksonException jsonError = parseError(() -> new ObjectMapper().readTree(json));
         assertThat(ParseErrors.describe(Path.of("mcp.json"), "JSON", json, jsonError))
@@ -113,8 +114,55 @@ class ParseErrorsTest {
         String toml = "[mcp_servers.github]\ncommand = \"npx\"\nenv = { TOKEN = " + TOKEN + " }\n";
         JacksonException tomlError = parseError(() -> new TomlMapper().readTree(toml));
         assertThat(ParseErrors.describe(Path.of("config.toml"), "TOML", toml, tomlError))
-                .startsWith("config.toml: line 3").contains("not valid TOML: ").endsWith("(under mcp_servers.github)")
+                .startsWith("config.toml: line 3").contains("not valid TOML: ").endsWith("(under mcp_servers.github.env)")
                 .doesNotContain("SECRET");
+    }
+
+    @Test
+    void eachFormatsUsualSlipsAreSaidInPlainWordsUnderTheirKey() {
+        assertThat(configError("servers:\n  gh:\n    env: {TOKEN: %s}}\n".formatted(TOKEN)))
+                .contains("line 3, column ").contains("a '}' that closes nothing (under servers.gh.env)")
+                .doesNotContain("SECRET");
+        assertThat(configError("servers:\n  gh:\n    command: \"npx\" %s\n".formatted(TOKEN)))
+                .contains("text where the value above has ended").doesNotContain("SECRET");
+        assertThat(configError("servers:\n  gh:\n    command: @%s\n".formatted(TOKEN)))
+                .contains("a character that cannot start a value (quote a value that starts with @ or `)")
+                .doesNotContain("SECRET");
+
+        Map<String, String> toml = new LinkedHashMap<>();
+        toml.put("env = { TOKEN = \"%s }\n", "the line ends too early (a quote, a [ or a { that is not closed, or a"
+                + " key without '= value') (under mcp_servers.gh.env)");
+        toml.put("env = { TOKEN = %s }\n", "a word that is not a value here (text needs quotes) (under mcp_servers.gh.env)");
+        toml.put("env = { TOKEN = \"%s\", }\n", "a ',' after the last entry of a { } table (under mcp_servers.gh.env)");
+        toml.put("args = [\"-y\" \"%s\"]\n", "more after a value on its line (a ',' missing between two entries, or"
+                + " text that needs quotes) (under mcp_servers.gh.args)");
+        toml.put("[mcp_servers.gh]\ncommand = \"%s\"\n", "a table given twice (under mcp_servers.gh)");
+        toml.put("env = { TOKEN = \"\\q%s\" }\n", "an unknown escape (\\) in a quoted value (under mcp_servers.gh.env)");
+        toml.forEach((line, words) -> {
+            String text = "[mcp_servers.gh]\ncommand = \"npx\"\n" + line.formatted(TOKEN);
+            JacksonException error = parseError(() -> new TomlMapper().readTree(text));
+            assertThat(ParseErrors.describe(Path.of("config.toml"), "TOML", text, error)).as(line)
+                    .startsWith("config.toml: line 3, column ").contains("not valid TOML: " + words)
+                    .doesNotContain("SECRET");
+        });
+
+        Map<String, String> json = new LinkedHashMap<>();
+        json.put("{\"mcpServers\": {\"a\": {\"env\": {\"KEY\": \"\\q%s\"}}}}", "an unknown escape (\\) in a quoted"
+                + " value (under mcpServers.a.env.KEY)");
+        json.put("{\"mcpServers\": {\"a\": {\"args\": [\"-y\" \"%s\"]}}}", "a ',' missing between two entries"
+                + " (under mcpServers.a.args[1])");
+        json.put("{\"mcpServers\": {\"a\": {\"command\": \"npx\", env: {\"KEY\": \"%s\"}}}}", "a key without double"
+                + " quotes (under mcpServers.a)");
+        json.put("{\"mcpServers\": {\"a\": {\"env\": {\"KEY\": \"%s\"}}}}}", "a '}' or ']' that closes nothing");
+        json.put("{\"mcpServers\": {\"a\": {\"env\": {\"KEY\": \"%s\"}}}} {}", "more after the end of the file's object");
+        json.forEach((text, words) -> {
+            String file = text.formatted(TOKEN);
+            JacksonException error = parseError(() -> new ObjectMapper()
+                    .enable(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS).readTree(file));
+            assertThat(ParseErrors.describe(Path.of("mcp.json"), "JSON", file, error)).as(text)
+                    .startsWith("mcp.json: line 1, column ").endsWith("not valid JSON: " + words)
+                    .doesNotContain("SECRET");
+        });
     }
 
     private interface Parse {

@@ -434,6 +434,32 @@ class SetupCommandTest {
         assertThat(codex.path("profiles").path("fast").path("model").asText()).isEqualTo("gpt-5-mini");
     }
 
+    @Test
+    void aCommentAboveAServerAnotherClientListsTooGoesWithTheOneEntryItBecomesAndItsToolTimeoutWithExecache() throws IOException {
+        write(home.resolve(".codex/config.toml"), """
+                # GitHub, with the token of the work account
+                [mcp_servers.github]
+                command = "npx"
+                args = ["-y", "@modelcontextprotocol/server-github"]
+                env = { GITHUB_PERSONAL_ACCESS_TOKEN = "ghp_SECRET_claude_0123456789" }
+                tool_timeout_sec = 120
+
+                # about the profiles below
+                [profiles.fast]
+                model = "gpt-5-mini"
+                """);
+
+        assertThat(apply("--client", "claude-code,codex", "--server", "github")).as(stderr()).isEqualTo(ExitCode.OK);
+
+        assertThat(stdout()).contains("1 server moves behind execache");
+        assertThat(Files.readString(config())).containsPattern(
+                "  # from Claude Code [^\n]*\\.claude\\.json\n  # GitHub, with the token of the work account\n  github:\n");
+        assertThat(Files.readString(home.resolve(".codex/config.toml"))).doesNotContain("# GitHub")
+                .contains("# about the profiles below\n[profiles.fast]")
+                .as("its calls, through execache now, get as long as Codex gave them")
+                .contains("startup_timeout_sec = 40\ntool_timeout_sec = 120\n");
+    }
+
     private static List<String> names(JsonNode servers) {
         List<String> names = new ArrayList<>();
         servers.fieldNames().forEachRemaining(names::add);
@@ -468,8 +494,8 @@ class SetupCommandTest {
         assertThat(apply()).isEqualTo(ExitCode.USAGE);
 
         assertThat(stderr()).isEqualTo("execache: setup: " + home.resolve(".cursor/mcp.json") + ": line 3, column 33:"
-                + " not valid JSON: a ',' missing between two entries (fix it, or leave Cursor out: --client with the"
-                + " others)\n");
+                + " not valid JSON: a ',' missing between two entries (under mcpServers.github.command) (fix it, or"
+                + " leave Cursor out: --client with the others)\n");
         assertThat(snapshot()).isEqualTo(before);
         assertThat(state).doesNotExist();
     }
@@ -482,7 +508,17 @@ class SetupCommandTest {
 
         assertThat(run("setup")).isEqualTo(ExitCode.USAGE);
         assertThat(stderr()).contains(home.resolve(".codeium/windsurf/mcp_config.json") + ": line 1, column ")
-                .contains(": not valid JSON: a word that is not a value here (text needs quotes)");
+                .contains(": not valid JSON: a word that is not a value here (text needs quotes)"
+                        + " (under mcpServers.brave.env.BRAVE_API_KEY)");
+        assertNoSecretShown();
+
+        write(home.resolve(".codeium/windsurf/mcp_config.json"), "{\"mcpServers\": {}}\n");
+        write(home.resolve(".codex/config.toml"), "[mcp_servers.ctx]\ncommand = \"npx\"\n"
+                + "env = { KEY = \"ctx7_SECRET_unclosed }\n");
+        assertThat(run("setup")).isEqualTo(ExitCode.USAGE);
+        assertThat(stderr()).contains(home.resolve(".codex/config.toml") + ": line 3, column ")
+                .contains(": not valid TOML: the line ends too early (a quote, a [ or a { that is not closed, or a key"
+                        + " without '= value') (under mcp_servers.ctx.env)");
         assertNoSecretShown();
 
         assertThat(apply("--client", "cursor")).isEqualTo(ExitCode.USAGE);

@@ -15,7 +15,12 @@ public final class CapturedLog extends Handler implements AutoCloseable {
     private final List<String> lines = new CopyOnWriteArrayList<>();
 
     public CapturedLog() {
-        logger.setLevel(Level.INFO);
+        this(Level.INFO);
+    }
+
+    /** @param level the least level kept ({@code FINE} for what execache logs at DEBUG) */
+    public CapturedLog(Level level) {
+        logger.setLevel(level);
         logger.addHandler(this);
     }
 

@@ -264,14 +264,26 @@ class GatewayTest {
     }
 
     @Test
-    void aServerThatExitsBeforeItAnswersIsNamedWithItsExitCode() throws InterruptedException {
-        McpServerSettings failing = new McpServerSettings("failing", "node", List.of("-e", "process.exit(3)"), Map.of(),
-                null, true);
-        catalog = new McpToolCatalog(List.of(failing), CALL_TIMEOUT, Duration.ofHours(1), line -> { }, Clock.systemUTC())
-                .start();
-        catalogs.add(catalog);
+    void aServerThatExitsBeforeItAnswersIsNamedWithItsExitCodeAndWhileItFailsSoNeitherThatNorItsLinesAreSaidAgain()
+            throws InterruptedException {
+        McpServerSettings failing = new McpServerSettings("failing", "node",
+                List.of("-e", "console.error('boom: no API key'); process.exit(3)"), Map.of(), null, true);
+        List<String> stderr = new CopyOnWriteArrayList<>();
+        try (CapturedLog log = new CapturedLog(java.util.logging.Level.FINE)) {
+            catalog = new McpToolCatalog(List.of(failing), CALL_TIMEOUT, Duration.ofHours(1), stderr::add,
+                    Clock.systemUTC()).start();
+            catalogs.add(catalog);
 
-        assertThat(catalog.servers().get(0).reason()).isEqualTo("node exited (code 3) before it answered");
+            assertThat(catalog.servers().get(0).reason()).isEqualTo("node exited (code 3) before it answered");
+            Downstream.await("the first retry failed", Duration.ofSeconds(60),
+                    () -> log.lines().stream().anyMatch(line -> line.contains("trying again in 2 s")));
+            assertThat(log.lines()).filteredOn(line -> line.startsWith("server failing")).as("the same reason each time")
+                    .containsExactly("server failing: node exited (code 3) before it answered; trying again in 1 s, then"
+                            + " with backoff while it fails",
+                            "server failing: node exited (code 3) before it answered; trying again in 2 s");
+            assertThat(stderr).as("a retry that fails the same way says nothing again")
+                    .containsExactly("failing: boom: no API key");
+        }
     }
 
     @Test

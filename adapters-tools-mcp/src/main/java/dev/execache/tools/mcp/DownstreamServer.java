@@ -129,12 +129,14 @@ final class DownstreamServer extends ServerLifecycle<DownstreamServer.Connection
     @Override
     boolean connect() {
         ServerProcessTransport transport;
+        StartStderr startStderr;
         synchronized (this) {
             if (closed || connection != null || startingTransport != null) {
                 return connection != null;
             }
-            transport = new ServerProcessTransport(settings, mapper,
-                    line -> stderr.accept(settings.name() + ": " + line), this::exited, logged, this::asked, notified);
+            startStderr = new StartStderr(toldFailure != null);
+            transport = new ServerProcessTransport(settings, mapper, startStderr, this::exited, logged, this::asked,
+                    notified);
             startingTransport = transport;
             startExit = null;
             introduced = null;
@@ -142,7 +144,8 @@ final class DownstreamServer extends ServerLifecycle<DownstreamServer.Connection
         try {
             transport.start();
         } catch (IOException e) {
-            failed("cannot start " + settings.command() + ": " + ServerProcessTransport.systemError(e), transport, null);
+            failed("cannot start " + settings.command() + ": " + ServerProcessTransport.systemError(e), transport, null,
+                    startStderr);
             return false;
         }
         McpSyncClient client = McpClient.sync(transport)
@@ -194,6 +197,7 @@ final class DownstreamServer extends ServerLifecycle<DownstreamServer.Connection
                 toldFailure = null;
                 notifyAll();
             }
+            startStderr.release(true);
             if (!transport.isAlive()) {
                 // it died after answering and before it was recorded as connected: nobody else restarts it
                 exited(-1);
@@ -203,15 +207,17 @@ final class DownstreamServer extends ServerLifecycle<DownstreamServer.Connection
             announce(describe(init.serverInfo()), listed.size());
             return true;
         } catch (RuntimeException e) {
-            failed(startFailure(e), transport, client);
+            failed(startFailure(e, transport), transport, client, startStderr);
             return false;
         }
     }
 
     /** Why a started server did not come up, in one line that names its command. */
-    private synchronized String startFailure(RuntimeException e) {
-        if (startExit != null) {
-            return settings.command() + " exited (code " + startExit + ") before it answered";
+    private synchronized String startFailure(RuntimeException e, ServerProcessTransport transport) {
+        // a process that ended may be found so by the client's first write before its exit is reported
+        Integer exit = startExit != null ? startExit : transport.exitCode();
+        if (exit != null) {
+            return settings.command() + " exited (code " + exit + ") before it answered";
         }
         String why = rootMessage(e);
         return why.equals(NO_ANSWER) ? settings.command() + " did not answer within " + startTimeout().toSeconds() + " s"
@@ -222,7 +228,7 @@ final class DownstreamServer extends ServerLifecycle<DownstreamServer.Connection
      * Ends a start that failed and tries again with backoff. The reason is one line on stderr the
      * first time it is seen, and only at DEBUG while the retries fail the same way.
      */
-    private void failed(String reason, ServerProcessTransport transport, McpSyncClient client) {
+    private void failed(String reason, ServerProcessTransport transport, McpSyncClient client, StartStderr startStderr) {
         if (client != null) {
             closeQuietly(client, transport);
         } else {
@@ -244,6 +250,7 @@ final class DownstreamServer extends ServerLifecycle<DownstreamServer.Connection
             toldFailure = reason;
             notifyAll();
         }
+        startStderr.release(tell);
         LOG.log(tell ? Level.WARNING : Level.DEBUG, "server " + settings.name() + ": " + reason + "; trying again in "
                 + seconds(delay) + (tell ? ", then with backoff while it fails" : ""));
         scheduleConnect(delay);
@@ -590,6 +597,48 @@ final class DownstreamServer extends ServerLifecycle<DownstreamServer.Connection
             cursor = page.nextCursor();
         } while (cursor != null && !cursor.isEmpty());
         return List.copyOf(listed);
+    }
+
+    /**
+     * A start's stderr, prefixed with the server's name. A start that retries a failure already said holds its lines
+     * until it ends: a retry that fails the same way says nothing again (its lines go to DEBUG, as its reason does),
+     * one that comes up or fails otherwise says them.
+     */
+    private final class StartStderr implements Consumer<String> {
+        private List<String> held;
+        private boolean dropped;
+
+        StartStderr(boolean hold) {
+            held = hold ? new ArrayList<>() : null;
+        }
+
+        @Override
+        public void accept(String line) {
+            synchronized (this) {
+                if (held != null) {
+                    held.add(line);
+                    return;
+                }
+                if (dropped) {
+                    LOG.log(Level.DEBUG, settings.name() + ": " + line);
+                    return;
+                }
+            }
+            stderr.accept(settings.name() + ": " + line);
+        }
+
+        void release(boolean say) {
+            List<String> lines;
+            synchronized (this) {
+                lines = held;
+                held = null;
+                dropped = !say;
+            }
+            if (lines != null) {
+                lines.forEach(say ? line -> stderr.accept(settings.name() + ": " + line)
+                        : line -> LOG.log(Level.DEBUG, settings.name() + ": " + line));
+            }
+        }
     }
 
     private void exited(int code) {

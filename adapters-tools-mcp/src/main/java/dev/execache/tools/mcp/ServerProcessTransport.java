@@ -461,6 +461,12 @@ final class ServerProcessTransport implements McpClientTransport {
         return current == null ? -1 : current.pid();
     }
 
+    /** The exit code of a process that ended, null while it runs or before it started. */
+    Integer exitCode() {
+        Process current = process;
+        return current == null || current.isAlive() ? null : current.exitValue();
+    }
+
     @Override
     public <T> T unmarshalFrom(Object data, TypeRef<T> typeRef) {
         return mapper.convertValue(data, typeRef);

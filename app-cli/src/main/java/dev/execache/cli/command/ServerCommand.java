@@ -3,6 +3,7 @@ package dev.execache.cli.command;
 import dev.execache.cli.client.ServerControl;
 import dev.execache.cli.client.ServerDirectory;
 import dev.execache.cli.settings.Environment;
+import dev.execache.cli.settings.UsageException;
 import jakarta.inject.Inject;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -10,6 +11,8 @@ import java.io.OutputStream;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
+import java.util.Iterator;
+import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -30,11 +33,21 @@ final class ServerCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "ACTION", description = "status (pid, uptime, version, stores, pool, "
-            + "counters), stop (after the commands it runs), or start (if none is running, and wait until it answers).")
-    Action action;
+    // a text, not an enum: picocli's words for a value not among an enum's ("positional parameter at index 0") are
+    // its own, where a mistyped action is said as a mistyped command is
+    @Parameters(index = "0", paramLabel = "ACTION", completionCandidates = Actions.class,
+            description = "status (pid, uptime, version, stores, pool, counters), stop (after the commands it runs), or "
+                    + "start (if none is running, and wait until it answers).")
+    String action;
 
-    enum Action { status, stop, start }
+    static final class Actions implements Iterable<String> {
+        private static final List<String> NAMES = List.of("status", "stop", "start");
+
+        @Override
+        public Iterator<String> iterator() {
+            return NAMES.iterator();
+        }
+    }
 
     @Inject
     ServerCommand(Environment environment) {
@@ -47,10 +60,39 @@ final class ServerCommand implements Callable<Integer> {
         PrintStream out = new PrintStream(new WriterStream(spec), true, StandardCharsets.UTF_8);
         PrintStream err = new PrintStream(new WriterStream(spec.commandLine().getErr()), true, StandardCharsets.UTF_8);
         return switch (action) {
-            case status -> ServerControl.status(directory, out);
-            case stop -> ServerControl.stop(directory, out);
-            case start -> ServerControl.start(directory, environment.variables(), out, err);
+            case "status" -> ServerControl.status(directory, out);
+            case "stop" -> ServerControl.stop(directory, out);
+            case "start" -> ServerControl.start(directory, environment.variables(), out, err);
+            default -> throw new UsageException("unknown action '" + action + "'" + nearest(action)
+                    + " (choose status, stop or start)");
         };
+    }
+
+    /** {@code ; did you mean status?}: the nearest actions, one or two letters off (swapped, missing, extra, wrong). */
+    private static String nearest(String given) {
+        int least = Actions.NAMES.stream().mapToInt(name -> distance(given, name)).min().orElse(0);
+        List<String> near = least > 2 ? List.of()
+                : Actions.NAMES.stream().filter(name -> distance(given, name) == least).toList();
+        return near.isEmpty() ? "" : "; did you mean " + String.join(" or ", near) + "?";
+    }
+
+    /** Edits between two words, a swap of neighbours counting one (optimal string alignment). */
+    static int distance(String a, String b) {
+        int[][] d = new int[a.length() + 1][b.length() + 1];
+        for (int i = 0; i <= a.length(); i++) {
+            for (int j = 0; j <= b.length(); j++) {
+                if (i == 0 || j == 0) {
+                    d[i][j] = i + j;
+                    continue;
+                }
+                int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
+                d[i][j] = Math.min(Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1), d[i - 1][j - 1] + cost);
+                if (i > 1 && j > 1 && a.charAt(i - 1) == b.charAt(j - 2) && a.charAt(i - 2) == b.charAt(j - 1)) {
+                    d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+                }
+            }
+        }
+        return d[a.length()][b.length()];
     }
 
     /** picocli's writers as the byte streams the JDK-only server control writes to. */

@@ -1,6 +1,7 @@
 package dev.execache.cli.output;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import dev.execache.cli.settings.ParseErrors;
 import dev.execache.cli.settings.UsageException;
 import dev.execache.gateway.Json;
 import java.util.Locale;
@@ -17,7 +18,10 @@ public final class Output {
         } catch (JsonProcessingException e) {
             String where = e.getLocation() == null ? ""
                     : " at line " + e.getLocation().getLineNr() + ", column " + e.getLocation().getColumnNr();
-            throw new UsageException(source + ": not valid JSON" + where + ": " + e.getOriginalMessage());
+            // in words, never the parser's: they quote the text, which may hold a secret
+            String key = ParseErrors.jsonKey(e);
+            throw new UsageException(source + ": not valid JSON" + where + ": " + ParseErrors.problem(e.getOriginalMessage())
+                    + (key == null ? "" : " (under " + key + ")"));
         }
     }
 

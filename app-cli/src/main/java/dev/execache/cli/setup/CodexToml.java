@@ -21,6 +21,12 @@ final class CodexToml {
      */
     static String rewrite(String text, Set<String> removed, String command, List<String> args, List<String> envVars,
             int startupTimeoutSec) {
+        return rewrite(text, removed, command, args, envVars, startupTimeoutSec, 0);
+    }
+
+    /** @param toolTimeoutSec the entry's {@code tool_timeout_sec}, 0 for none (Codex's default) */
+    static String rewrite(String text, Set<String> removed, String command, List<String> args, List<String> envVars,
+            int startupTimeoutSec, int toolTimeoutSec) {
         String newline = text.contains("\r\n") ? "\r\n" : "\n";
         List<String> lines = new ArrayList<>(List.of(text.split("\n", -1)));
         boolean endsWithNewline = text.endsWith("\n");
@@ -71,7 +77,8 @@ final class CodexToml {
                 + String.join(", ", args.stream().map(CodexToml::string).toList()) + "]" + newline
                 + (envVars.isEmpty() ? "" : "env_vars = [" + String.join(", ", envVars.stream().map(CodexToml::string).toList())
                         + "]" + newline)
-                + "startup_timeout_sec = " + startupTimeoutSec + newline;
+                + "startup_timeout_sec = " + startupTimeoutSec + newline
+                + (toolTimeoutSec > 0 ? "tool_timeout_sec = " + toolTimeoutSec + newline : "");
         StringBuilder result = new StringBuilder();
         for (int i = 0; i < lines.size(); i++) {
             if (i == insertAt) {

@@ -159,8 +159,7 @@ public final class Setup {
                 FoundServer server = move.server();
                 additions.add(new ExecacheConfig.Addition(move.name(), server.definition(), server.file().client().title
                         + " " + server.file().path() + (server.where().isEmpty() ? "" : ", " + server.where()),
-                        server.file().toml() ? CodexToml.comments(configOf(configs, server.file()).text(), server.name())
-                                : List.of()));
+                        comments(move, moves, configs)));
             }
         }
         if (!additions.isEmpty()) {
@@ -231,6 +230,21 @@ public final class Setup {
     }
 
     private record Move(FoundServer server, String name, boolean added, String note) {
+    }
+
+    /**
+     * The comments written above the server's tables in Codex's files, of each file that lists it (the same server in
+     * another client's file too): they go with the one entry it becomes, none is lost with the file's tables.
+     */
+    private static List<String> comments(Move added, List<Move> moves, List<ClientConfig> configs) {
+        List<String> comments = new ArrayList<>();
+        for (Move same : moves) {
+            if (same.name().equals(added.name()) && same.server().file().toml()) {
+                CodexToml.comments(configOf(configs, same.server().file()).text(), same.server().name()).stream()
+                        .filter(comment -> !comments.contains(comment)).forEach(comments::add);
+            }
+        }
+        return comments;
     }
 
     private List<ClientFile> candidates(Selection selection) {
@@ -315,6 +329,18 @@ public final class Setup {
         return seconds;
     }
 
+    /**
+     * How long Codex is to wait for a call of execache's: the longest an entry of the file was given (a server's slow
+     * tool is now called through execache), 0 when none was given one (Codex's default, 60 s).
+     */
+    private static int codexToolTimeout(ClientConfig config) {
+        int seconds = 0;
+        for (JsonNode entry : config.root().path(config.file().client().serversKey)) {
+            seconds = Math.max(seconds, entry.path("tool_timeout_sec").asInt(0));
+        }
+        return seconds;
+    }
+
     /** What GatewayConfig accepts as a server name: letters, digits, '-' and '_', never '__'. */
     static String validName(String name) {
         String valid = name.replaceAll("[^A-Za-z0-9_-]", "-").replaceAll("_{2,}", "_").replaceAll("^[^A-Za-z0-9]+", "");
@@ -359,7 +385,9 @@ public final class Setup {
             moves.forEach(move -> movedHere.add(move.server().name()));
             Set<String> removed = new LinkedHashSet<>(movedHere);
             removed.add(ENTRY);
-            String rewritten = CodexToml.rewrite(config.text(), removed, command, args, forwarded, startupTimeoutSec);
+            int toolTimeoutSec = codexToolTimeout(config);
+            String rewritten = CodexToml.rewrite(config.text(), removed, command, args, forwarded, startupTimeoutSec,
+                    toolTimeoutSec);
             ObjectNode expected = config.root().deepCopy();
             ObjectNode servers = expected.with(file.client().serversKey);
             removed.forEach(servers::remove);
@@ -372,6 +400,9 @@ public final class Setup {
                 forwarded.forEach(envVars::add);
             }
             entry.put("startup_timeout_sec", startupTimeoutSec);
+            if (toolTimeoutSec > 0) {
+                entry.put("tool_timeout_sec", toolTimeoutSec);
+            }
             check(file, expected, ClientConfig.parseToml(file.path(), rewritten));
             return rewritten;
         }
