@@ -5,6 +5,7 @@ import dev.execache.cli.command.ExecacheCommand;
 import dev.execache.cli.command.ExitCode;
 import dev.execache.cli.command.GuiceFactory;
 import dev.execache.cli.output.Console;
+import dev.execache.cli.output.NearestNames;
 import dev.execache.cli.session.BaseModule;
 import dev.execache.cli.session.InfrastructureException;
 import dev.execache.cli.session.Resources;
@@ -139,8 +140,14 @@ public final class Main {
         if (!(e instanceof CommandLine.UnmatchedArgumentException unmatched) || unmatched.getUnmatched().isEmpty()) {
             return e.getMessage();
         }
-        List<String> suggestions = unmatched.getSuggestions();
         String first = unmatched.getUnmatched().get(0);
+        List<String> suggestions = unmatched.getSuggestions();
+        if (suggestions.isEmpty()) {
+            // picocli suggests by shared letters and prefixes, so a swap of two letters ('rnu') got nothing
+            CommandLine.Model.CommandSpec spec = e.getCommandLine().getCommandSpec();
+            suggestions = NearestNames.of(first, unmatched.isUnknownOption() ? spec.optionsMap().keySet()
+                    : spec.subcommands().keySet());
+        }
         // the first only: picocli counts the unknown option's value as unknown too
         String message = unmatched.isUnknownOption() ? "unknown option '" + first + "'"
                 : !e.getCommandLine().getSubcommands().isEmpty() ? "unknown command '" + first + "'" : e.getMessage();

@@ -160,6 +160,12 @@ class CommandLineUsageTest {
         assertThat(errors()).contains("unknown option '--tiemout'; did you mean --timeout?")
                 .contains("(see 'execache run --help')");
         err.reset();
+        assertThat(run("rnu", "ok.ts")).isEqualTo(ExitCode.USAGE);
+        assertThat(errors()).startsWith("execache: unknown command 'rnu'; did you mean run?");
+        err.reset();
+        assertThat(run("run", "ok.ts", "--tiemuot", "5s")).isEqualTo(ExitCode.USAGE);
+        assertThat(errors()).contains("unknown option '--tiemuot'; did you mean --timeout?");
+        err.reset();
         assertThat(run("xyzzy")).isEqualTo(ExitCode.USAGE);
         assertThat(errors()).startsWith("execache: unknown command 'xyzzy' (see").doesNotContain("did you mean");
         err.reset();

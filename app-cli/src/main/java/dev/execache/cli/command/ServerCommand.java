@@ -3,6 +3,7 @@ package dev.execache.cli.command;
 import dev.execache.cli.client.ServerControl;
 import dev.execache.cli.client.ServerDirectory;
 import dev.execache.cli.settings.Environment;
+import dev.execache.cli.output.NearestNames;
 import dev.execache.cli.settings.UsageException;
 import jakarta.inject.Inject;
 import java.io.ByteArrayOutputStream;
@@ -70,29 +71,8 @@ final class ServerCommand implements Callable<Integer> {
 
     /** {@code ; did you mean status?}: the nearest actions, one or two letters off (swapped, missing, extra, wrong). */
     private static String nearest(String given) {
-        int least = Actions.NAMES.stream().mapToInt(name -> distance(given, name)).min().orElse(0);
-        List<String> near = least > 2 ? List.of()
-                : Actions.NAMES.stream().filter(name -> distance(given, name) == least).toList();
+        List<String> near = NearestNames.of(given, Actions.NAMES);
         return near.isEmpty() ? "" : "; did you mean " + String.join(" or ", near) + "?";
-    }
-
-    /** Edits between two words, a swap of neighbours counting one (optimal string alignment). */
-    static int distance(String a, String b) {
-        int[][] d = new int[a.length() + 1][b.length() + 1];
-        for (int i = 0; i <= a.length(); i++) {
-            for (int j = 0; j <= b.length(); j++) {
-                if (i == 0 || j == 0) {
-                    d[i][j] = i + j;
-                    continue;
-                }
-                int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
-                d[i][j] = Math.min(Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1), d[i - 1][j - 1] + cost);
-                if (i > 1 && j > 1 && a.charAt(i - 1) == b.charAt(j - 2) && a.charAt(i - 2) == b.charAt(j - 1)) {
-                    d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
-                }
-            }
-        }
-        return d[a.length()][b.length()];
     }
 
     /** picocli's writers as the byte streams the JDK-only server control writes to. */
