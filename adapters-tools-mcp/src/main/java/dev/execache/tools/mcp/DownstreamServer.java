@@ -259,16 +259,7 @@ final class DownstreamServer extends ServerLifecycle<DownstreamServer.Connection
     /** Waits while the server is starting and has not answered initialize, at most as long as a start may take. */
     @Override
     void awaitIntroduction() throws InterruptedException {
-        long deadline = System.nanoTime() + startTimeout().toNanos();
-        synchronized (this) {
-            while (connection == null && introduced == null && !closed && starting()) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    return;
-                }
-                TimeUnit.NANOSECONDS.timedWait(this, left);
-            }
-        }
+        awaitConnection(startTimeout(), () -> introduced == null && starting());
     }
 
     @Override

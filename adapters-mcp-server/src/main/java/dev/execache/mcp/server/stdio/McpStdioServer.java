@@ -164,7 +164,7 @@ public final class McpStdioServer implements AutoCloseable {
      */
     public boolean awaitAnswered(Duration limit) throws InterruptedException {
         boolean answered = transport.pending().awaitAnswered(limit);
-        if (Thread.currentThread().isInterrupted()) {
+        if (Thread.interrupted()) {
             throw new InterruptedException();
         }
         return answered;
