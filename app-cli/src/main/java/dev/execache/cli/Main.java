@@ -1,18 +1,23 @@
 package dev.execache.cli;
 
-import com.google.inject.Guice;
 import dev.execache.cli.command.ExecacheCommand;
 import dev.execache.cli.command.ExitCode;
 import dev.execache.cli.command.GuiceFactory;
+import dev.execache.cli.command.ServeEarly;
+import dev.execache.cli.session.GatewayCatalog;
 import dev.execache.cli.output.Console;
 import dev.execache.cli.output.NearestNames;
 import dev.execache.cli.session.BaseModule;
 import dev.execache.cli.session.InfrastructureException;
 import dev.execache.cli.session.Resources;
+import dev.execache.cli.settings.ConfigFile;
 import dev.execache.cli.settings.Environment;
 import dev.execache.cli.settings.UsageException;
 import dev.execache.core.spi.SandboxUnavailableException;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -29,8 +34,12 @@ import picocli.CommandLine;
 
 /** The {@code execache} command. */
 public final class Main {
-    /** Held here because java.util.logging keeps loggers weakly: a collected one forgets its level. */
-    private static final Logger EXECACHE_LOGGER = Logger.getLogger("dev.execache");
+    /**
+     * Held here because java.util.logging keeps loggers weakly: a collected one forgets its level. Set when logging is
+     * configured, not when this class loads: java.util.logging's start is tens of milliseconds that serve's early
+     * servers (see {@link ServeEarly}) need not wait for.
+     */
+    private static Logger execacheLogger;
 
     /** Where a log line goes: the stderr of the command line the logging thread works for. */
     private record LogRoute(PrintStream err, Console console) {
@@ -40,16 +49,76 @@ public final class Main {
     /** For lines logged by threads of no command line: the latest one-shot command line's stderr. */
     private static volatile LogRoute defaultRoute = new LogRoute(System.err, new Console());
     private static boolean loggingConfigured;
+    /** Whether this process's serve reads its config file on a thread of its own already (see {@link ServeEarly}). */
+    private static volatile boolean serversStartedEarly;
 
     private Main() {
     }
 
     public static void main(String[] args) {
         Console console = new Console();
-        defaultRoute = new LogRoute(System.err, console);
-        int exitCode = execute(args, new Environment(System.getenv(), Path.of("").toAbsolutePath(), System.in),
-                console, System.out, System.err, System.console() != null, Resources.PER_COMMAND);
+        Environment environment = new Environment(System.getenv(), Path.of("").toAbsolutePath(), System.in);
+        HeldOutput held = new HeldOutput(System.err);
+        serversStartedEarly = ServeEarly.begin(args, environment, Main::configureLogging, held::release);
+        if (serversStartedEarly) {
+            // serve's servers start now, and may log before serve's first line (the config file it read) is said
+            defaultRoute = new LogRoute(new PrintStream(held, true, StandardCharsets.UTF_8), console);
+        } else {
+            defaultRoute = new LogRoute(System.err, console);
+        }
+        int exitCode;
+        try {
+            exitCode = execute(args, environment, console, System.out, System.err, System.console() != null,
+                    Resources.PER_COMMAND);
+        } finally {
+            GatewayCatalog.closeUnclaimed();
+            held.release();
+        }
         System.exit(exitCode);
+    }
+
+    /** What is written to it is held until {@link #release}, then written through. */
+    private static final class HeldOutput extends OutputStream {
+        private final OutputStream to;
+        private ByteArrayOutputStream held = new ByteArrayOutputStream();
+
+        HeldOutput(OutputStream to) {
+            this.to = to;
+        }
+
+        @Override
+        public synchronized void write(int b) throws IOException {
+            write(new byte[] {(byte) b}, 0, 1);
+        }
+
+        @Override
+        public synchronized void write(byte[] bytes, int offset, int length) throws IOException {
+            if (held != null) {
+                held.write(bytes, offset, length);
+            } else {
+                to.write(bytes, offset, length);
+            }
+        }
+
+        @Override
+        public synchronized void flush() throws IOException {
+            if (held == null) {
+                to.flush();
+            }
+        }
+
+        synchronized void release() {
+            if (held == null) {
+                return;
+            }
+            try {
+                held.writeTo(to);
+                to.flush();
+            } catch (IOException e) {
+                // stderr is gone: nothing else to tell it with
+            }
+            held = null;
+        }
     }
 
     /** Runs one command line and returns its exit code; logs go to {@code err}. */
@@ -81,8 +150,12 @@ public final class Main {
 
     private static int parseAndRun(String[] args, Environment environment, Console console, PrintStream out,
             PrintStream err, boolean colour, Resources resources) {
-        GuiceFactory factory = new GuiceFactory(Guice.createInjector(new BaseModule(environment, console, resources)));
-        Class<?> named = ExecacheCommand.SUBCOMMANDS.get(subcommandName(args));
+        GuiceFactory factory = GuiceFactory.buildingBeside(new BaseModule(environment, console, resources));
+        String subcommand = subcommandName(args);
+        if ("serve".equals(subcommand) && !serversStartedEarly) {
+            warmUpConfigParser();
+        }
+        Class<?> named = ExecacheCommand.SUBCOMMANDS.get(subcommand);
         CommandLine commandLine;
         if (named == null) {
             commandLine = new CommandLine(ExecacheCommand.WithEverySubcommand.class, factory);
@@ -120,6 +193,13 @@ public final class Main {
             return ExitCode.INFRASTRUCTURE;
         });
         return commandLine.execute(args);
+    }
+
+    /** See {@link ConfigFile#warmUp}: started first, it is done by the time serve reads its config file. */
+    private static void warmUpConfigParser() {
+        Thread thread = new Thread(ConfigFile::warmUp, "execache-config-parser");
+        thread.setDaemon(true);
+        thread.start();
     }
 
     /** The first argument that is not one of the top command's options, or null. */
@@ -213,6 +293,7 @@ public final class Main {
         handler.setLevel(Level.ALL);
         root.addHandler(handler);
         root.setLevel(Level.WARNING);
-        EXECACHE_LOGGER.setLevel(Level.INFO);
+        execacheLogger = Logger.getLogger("dev.execache");
+        execacheLogger.setLevel(Level.INFO);
     }
 }

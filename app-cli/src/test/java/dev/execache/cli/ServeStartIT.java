@@ -128,4 +128,31 @@ class ServeStartIT {
                 .filter(process -> process.info().command().map(command -> command.endsWith("node")).orElse(false))
                 .toList();
     }
+
+    @Test
+    void servedAsAHostStartsItEachServerStartsOnceBeforeServeHasReadItsCommandLineAndServeStillSaysItsConfigFileFirst()
+            throws Exception {
+        Path starts = dir.resolve("starts");
+        Path config = Files.writeString(dir.resolve("execache.yaml"), """
+                servers:
+                  broken:
+                    command: %s
+                  counted:
+                    command: node
+                    args: ["-e", "require('fs').appendFileSync(process.env.STARTS, 'x'); import(process.env.LAB)"]
+                    env: {STARTS: "%s", LAB: "%s"}
+                """.formatted(dir.resolve("no-such-server"), starts,
+                Downstream.nodeModules().resolveSibling("lab-server.mjs").toUri()));
+        // the command line setup writes into a host's file: serve --config FILE, the form whose servers start early
+        try (ServeProcess serve = ServeProcess.start(Map.of("EXECACHE_WARM_POOL", "0"), "--config", config.toString())) {
+            List<String> tools = serve.client().listTools().block().tools().stream().map(tool -> tool.name()).toList();
+            assertThat(tools).as("a list waits for the servers still starting").contains("counted__get_count");
+            assertThat(Files.readString(starts)).as("started once: early, and taken by serve").isEqualTo("x");
+            serve.awaitStderr(line -> line.contains("no-such-server"), Duration.ofSeconds(30));
+            List<String> serveLines = serve.stderr().stream().filter(line -> line.startsWith("execache:")).toList();
+            assertThat(serveLines.get(0)).as("what the servers logged before serve said which file it read waited for it")
+                    .startsWith("execache: config file: " + config + " (");
+        }
+        assertThat(Files.readString(starts)).isEqualTo("x");
+    }
 }

@@ -287,6 +287,24 @@ class GatewayTest {
     }
 
     @Test
+    void aCatalogClosedWhileItsServersAreBeingStartedLeavesNoProcessBehind() throws Exception {
+        String marker = "slow-" + java.util.UUID.randomUUID();
+        McpServerSettings server = new McpServerSettings("slow", "node", List.of("-e", "setInterval(() => {}, 1000)",
+                marker), Map.of(), null, true);
+        for (int i = 0; i < 20; i++) {
+            new McpToolCatalog(List.of(server), CALL_TIMEOUT, Duration.ofHours(1), line -> { }, Clock.systemUTC())
+                    .startInBackground().close();
+        }
+        // servers start one after another on one thread: once this one is up, every start above has spawned or not
+        catalog = new McpToolCatalog(List.of(Downstream.lab("lab", true)), CALL_TIMEOUT, Duration.ofHours(1), line -> { },
+                Clock.systemUTC()).start();
+        catalogs.add(catalog);
+        Downstream.await("every server a closed catalog started has ended", Duration.ofSeconds(30),
+                () -> ProcessHandle.current().descendants().noneMatch(process -> process.isAlive()
+                        && process.info().arguments().map(List::of).orElse(List.of()).contains(marker)));
+    }
+
+    @Test
     void periodicRediscoveryFindsAQuietSchemaChange() throws InterruptedException {
         catalog = new McpToolCatalog(List.of(Downstream.lab("lab", true)), CALL_TIMEOUT, Duration.ofSeconds(1),
                 line -> { }, Clock.systemUTC()).start();

@@ -75,8 +75,13 @@ final class DownstreamServer extends ServerLifecycle<DownstreamServer.Connection
     private static final Duration ASKED_AFTER_CALL = Duration.ofSeconds(60);
 
     private final McpServerSettings settings;
-    /** How the server is reached (see {@link McpServerSettings#identity}); null when shared publicly. */
-    private final String identity;
+    private final byte[] identityKey;
+    /**
+     * How the server is reached (see {@link McpServerSettings#identity}), worked out when first asked: the digest's
+     * security providers take milliseconds of serve's start that the server's own start should have.
+     */
+    private volatile String identity;
+    private volatile boolean identityKnown;
     private final Consumer<String> stderr;
     private final Consumer<Map<String, Object>> logged;
     private final java.util.function.BiConsumer<String, Map<String, Object>> notified;
@@ -115,13 +120,18 @@ final class DownstreamServer extends ServerLifecycle<DownstreamServer.Connection
         super(settings, callTimeout, scheduler, toolsMayHaveChanged, clock);
         this.notified = notified;
         this.settings = settings;
-        this.identity = settings.identity(identityKey);
+        this.identityKey = identityKey;
         this.stderr = stderr;
         this.logged = logged;
     }
 
     @Override
     String identity() {
+        if (!identityKnown) {
+            // the same digest whichever thread works it out first: no lock to wait for
+            identity = settings.identity(identityKey);
+            identityKnown = true;
+        }
         return identity;
     }
 

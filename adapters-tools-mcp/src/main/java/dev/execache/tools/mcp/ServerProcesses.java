@@ -14,6 +14,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -67,10 +68,22 @@ final class ServerProcesses {
             builder.command(wrapped);
         }
         Process process;
+        Future<Process> starting = STARTER.submit(builder::start);
         try {
-            process = STARTER.submit(builder::start).get();
+            process = starting.get();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            // the start goes on without its caller (a catalog closed while its server starts): what it starts is
+            // ended once it has started, not left running for nobody; the next task of the one thread it starts on
+            STARTER.execute(() -> {
+                try {
+                    Process orphan = starting.get();
+                    orphan.descendants().forEach(ProcessHandle::destroyForcibly);
+                    orphan.destroyForcibly();
+                } catch (InterruptedException | ExecutionException | RuntimeException ignored) {
+                    // it did not start
+                }
+            });
             throw new InterruptedIOException("interrupted while starting " + command.get(0));
         } catch (ExecutionException e) {
             if (e.getCause() instanceof IOException io) {

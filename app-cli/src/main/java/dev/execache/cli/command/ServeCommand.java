@@ -145,13 +145,14 @@ final class ServeCommand implements Callable<Integer> {
         if (!environment.variables().containsKey("EXECACHE_WARM_POOL")) {
             settings = settings.withWarmPoolSize(DenoSandboxSettings.defaultWarmPoolSize());
         }
-        Duration serversWait = serversWait();
+        Duration serversWait = serversWait(waitForServers, environment);
         HttpServeSettings httpSettings = ServeHttp.resolve(http, httpTokenFile, httpAllowHosts, metricsTokenFile,
                 oauthIssuer, oauthResource, environment.variables(),
-                configFile(settings), environment.workingDir(), settings.limits().timeout().plus(DRAIN_MARGIN));
+                configFile(settings, environment), environment.workingDir(), settings.limits().timeout().plus(DRAIN_MARGIN));
         // first (after a usage error, which is one line alone): a host starts serve in a directory of
         // its choosing, and this says where that looked and which file it found
         LOG.log(Level.INFO, configFileLine(settings));
+        ServeEarly.releaseLogs();
         PrintStream protocol = System.out;
         System.setOut(System.err);
         Serving serving = new Serving();
@@ -172,7 +173,7 @@ final class ServeCommand implements Callable<Integer> {
                 throw new IllegalStateException("serve needs tool versions it can change, not "
                         + session.toolVersions().getClass().getName());
             }
-            serving.add(new ConfigWatcher(configFile(settings), versions, pinnedTools()).start(WATCH_INTERVAL));
+            serving.add(new ConfigWatcher(configFile(settings, environment), versions, pinnedTools()).start(WATCH_INTERVAL));
             Gateway gateway = servers == null ? null
                     : Gateway.builder(servers, session.guard(), versions, settings.gatewayPolicy(), settings.policy())
                             .telemetry(telemetry).build();
@@ -200,6 +201,19 @@ final class ServeCommand implements Callable<Integer> {
         } finally {
             serving.close();
         }
+    }
+
+    /**
+     * The settings {@link #call} resolves for {@code serve} with no option but {@code --config} (null: none), checked
+     * as far as {@link #call} checks them before it starts the servers; see {@link ServeEarly}.
+     */
+    static Settings settingsOfEarlyStart(Path config, Environment environment) {
+        Settings settings = Settings.resolve(new RunOptions().flags().withConfig(config), environment.variables(),
+                environment.workingDir());
+        serversWait(null, environment);
+        ServeHttp.resolve(null, null, List.of(), null, null, null, environment.variables(),
+                configFile(settings, environment), environment.workingDir(), settings.limits().timeout().plus(DRAIN_MARGIN));
+        return settings;
     }
 
     private static int serveHttp(Serving serving, ServeTools tools, HttpServeSettings http, Settings settings,
@@ -309,7 +323,7 @@ final class ServeCommand implements Callable<Integer> {
         return cause.getMessage();
     }
 
-    private Path configFile(Settings settings) {
+    private static Path configFile(Settings settings, Environment environment) {
         return settings.configPath() != null ? settings.configPath()
                 : environment.workingDir().resolve(ConfigFile.DEFAULT_NAME);
     }
@@ -375,7 +389,7 @@ final class ServeCommand implements Callable<Integer> {
     }
 
     /** How long after serve started initialize may wait for the servers still starting (--wait-for-servers). */
-    private Duration serversWait() {
+    private static Duration serversWait(String waitForServers, Environment environment) {
         String text = waitForServers != null ? waitForServers : environment.variables().get("EXECACHE_WAIT_FOR_SERVERS");
         if (text == null) {
             return SERVERS_WAIT;

@@ -19,7 +19,10 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /** The gateway's downstream servers, started for one command. */
 public final class GatewayCatalog {
@@ -48,8 +51,65 @@ public final class GatewayCatalog {
      * header names a variable that is not set: that server is unavailable, and says why.
      */
     public static McpToolCatalog serve(Settings settings, Environment command) {
+        List<DownstreamSettings> servers = servers(settings, command);
+        Early early = claimEarly();
+        if (early != null) {
+            if (early.identity().equals(serveIdentity(servers, settings, command))) {
+                return early.catalog();
+            }
+            early.catalog().close();
+        }
         // serve's stderr is the host's log of it: the servers' lines go there, each with its server's name
-        return catalog(servers(settings, command), settings, toLog(), signIns(command)).startInBackground();
+        return catalog(servers, settings, toLog(), signIns(command)).startInBackground();
+    }
+
+    /** serve's servers started before its command line was read in full, and what they were started as. */
+    private record Early(Identity identity, McpToolCatalog catalog) {
+    }
+
+    private static final AtomicReference<CompletableFuture<Early>> EARLY = new AtomicReference<>();
+
+    /**
+     * Starts serve's servers as {@link #serve} would, on a thread of its own, before serve has read its command line
+     * in full: the servers' own start then runs beside the rest of serve's. {@link #serve} takes them when it is
+     * asked for the same servers, and closes them otherwise; {@link #closeUnclaimed} closes them when serve never
+     * asked. {@code settings} is called on that thread; its failure starts nothing, and serve says it when it gets there.
+     */
+    public static void serveEarly(Supplier<Settings> settings, Environment command) {
+        CompletableFuture<Early> early = new CompletableFuture<>();
+        if (!EARLY.compareAndSet(null, early)) {
+            return;
+        }
+        Thread thread = new Thread(() -> {
+            try {
+                Settings resolved = settings.get();
+                List<DownstreamSettings> servers = servers(resolved, command);
+                early.complete(servers.isEmpty() ? null : new Early(serveIdentity(servers, resolved, command),
+                        catalog(servers, resolved, toLog(), signIns(command)).startInBackground()));
+            } catch (RuntimeException e) {
+                early.complete(null);
+            }
+        }, "execache-early-servers");
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    /** Closes the servers {@link #serveEarly} started when serve did not take them (it ended before it got there). */
+    public static void closeUnclaimed() {
+        Early early = claimEarly();
+        if (early != null) {
+            early.catalog().close();
+        }
+    }
+
+    private static Early claimEarly() {
+        CompletableFuture<Early> early = EARLY.getAndSet(null);
+        return early == null ? null : early.join();
+    }
+
+    private static Identity serveIdentity(List<DownstreamSettings> servers, Settings settings, Environment command) {
+        return new Identity(servers, fingerprint(identityKey(settings)), settings.limits().timeout(),
+                settings.gateway().rediscoverEvery(), true, Settings.signInDirectory(command.variables()));
     }
 
     /**

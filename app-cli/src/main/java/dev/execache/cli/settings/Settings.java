@@ -100,6 +100,11 @@ public record Settings(
                     allowRead, newTools, redisPartitions, expose);
         }
 
+        public Flags withConfig(Path newConfig) {
+            return new Flags(newConfig, store, redisUrl, db, noCache, ttl, maxEntries, requireStore, timeout, memoryMb,
+                    allowRead, tools, redisPartitions, expose);
+        }
+
         public Flags withExpose(String newExpose) {
             return new Flags(config, store, redisUrl, db, noCache, ttl, maxEntries, requireStore, timeout, memoryMb,
                     allowRead, tools, redisPartitions, newExpose);
