@@ -8,8 +8,13 @@ import dev.execache.sandbox.DenoSandboxSettings;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Stream;
@@ -116,6 +121,68 @@ class LinuxArchiveIT {
                 .doesNotContain("jdk.compiler", "jdk.jlink", "jdk.jdeps", "jdk.jshell", "jdk.localedata");
         assertThat(installation.resolve("runtime/bin/javac")).doesNotExist();
         assertThat(installation.resolve("runtime/lib/jspawnhelper")).isExecutable();
+    }
+
+    /**
+     * The class-data archive serve's first run writes as it ends holds every class of its jar that serve loads on
+     * the way to its answers (a class the archive cannot take is loaded and verified from the jar at every start).
+     */
+    @Test
+    void serveLoadsTheClassesOfItsJarFromTheArchiveItsFirstRunWrote() throws Exception {
+        List<String> serve = List.of("bash", "-c", "printf '%s\\n' \"$REQUESTS\" | \"$EXECACHE\" serve");
+        Map<String, String> environment = Map.of("EXECACHE", execache.toString(), "REQUESTS", String.join("\n",
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\","
+                        + "\"capabilities\":{},\"clientInfo\":{\"name\":\"it\",\"version\":\"1\"}}}",
+                "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}",
+                "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}"));
+        machine.run(machine.work, serve, environment).succeeded();
+        Path loaded = root.resolve("serve-classes.txt");
+        Map<String, String> logged = new HashMap<>(environment);
+        logged.put("JAVA_TOOL_OPTIONS", "-Xlog:class+load=info:file=" + loaded);
+
+        String answers = machine.run(machine.work, serve, logged).succeeded().stdout();
+
+        assertThat(answers).contains("\"id\":2").contains("execute_code");
+        List<String> fromTheJar = Files.readAllLines(loaded).stream().filter(line -> line.contains(" source: file:"))
+                .map(line -> line.replaceAll("^.*\\] (\\S+) source: .*$", "$1")).toList();
+        // what JDK 17 never archives: Guice's aopalliance interfaces (Java 1.4 class files), Jdbi's JFR event
+        assertThat(fromTheJar).as("classes serve loaded from its jar, not from its archive")
+                .isNotEmpty().allMatch(name -> name.startsWith("org.aopalliance.")
+                        || name.equals("org.jdbi.v3.core.statement.JdbiStatementEvent"));
+    }
+
+    /**
+     * An archive made before the Java it runs on was updated is made again (the JVM would ignore it, and every start
+     * would load its classes anew), and the archives of this installation's earlier builds go.
+     */
+    @Test
+    void anArchiveOlderThanItsJavaIsMadeAgainAndEarlierBuildsArchivesGo() throws Exception {
+        Path archives = root.resolve("cache/execache/cds");
+        String installationKey = installation.resolve("lib").toString().replace('/', '%');
+        Path earlierBuild = Files.createDirectories(archives.resolve(Release.version() + "-000000000000"
+                + installationKey));
+        Path otherInstallation = Files.createDirectories(archives.resolve(Release.version() + "-000000000000"
+                + "%elsewhere" + installationKey));
+        machine.run(machine.work, List.of(execache.toString(), "--version")).succeeded();
+        Path archive;
+        try (Stream<Path> made = Files.list(archives)) {
+            archive = made.filter(folder -> {
+                String name = folder.getFileName().toString();
+                return name.substring(name.indexOf('%')).equals(installationKey) && !folder.equals(earlierBuild);
+            }).findFirst().orElseThrow().resolve("in-process.jsa");
+        }
+        assertThat(archive).isRegularFile();
+        // made after this build (its files all carry the release's date), before its Java was updated
+        FileTime built = Files.getLastModifiedTime(installation.resolve("lib/execache.jar"));
+        Files.setLastModifiedTime(archive, FileTime.from(built.toInstant().plus(Duration.ofDays(1))));
+        FileTime updated = FileTime.from(Instant.now());
+        Files.setLastModifiedTime(installation.resolve("runtime/lib/modules"), updated);
+
+        machine.run(machine.work, List.of(execache.toString(), "--version")).succeeded();
+
+        assertThat(Files.getLastModifiedTime(archive)).as("the archive, made again").isGreaterThan(updated);
+        assertThat(earlierBuild).doesNotExist();
+        assertThat(otherInstallation).isDirectory();
     }
 
     /** The commit of the sources the build came from, asked of git with this machine's own environment. */

@@ -85,7 +85,7 @@ final class DownstreamServer extends ServerLifecycle<DownstreamServer.Connection
     private final Consumer<String> stderr;
     private final Consumer<Map<String, Object>> logged;
     private final java.util.function.BiConsumer<String, Map<String, Object>> notified;
-    private final JacksonMcpJsonMapper mapper = new JacksonMcpJsonMapper(json);
+    private final JacksonMcpJsonMapper mapper = McpJson.MAPPER;
 
     private Instant connectedAt;
     /** A start in progress: its transport and (once made) its client, so that close() ends it too. */
@@ -153,6 +153,7 @@ final class DownstreamServer extends ServerLifecycle<DownstreamServer.Connection
         }
         try {
             transport.start();
+            McpJson.warmUpSoon();
         } catch (IOException e) {
             failed("cannot start " + settings.command() + ": " + ServerProcessTransport.systemError(e), transport, null,
                     startStderr);

@@ -54,7 +54,7 @@ abstract class ServerLifecycle<C> extends Downstream {
     final ScheduledExecutorService scheduler;
     final Runnable toolsMayHaveChanged;
     final Clock clock;
-    final ObjectMapper json = new ObjectMapper();
+    final ObjectMapper json = McpJson.JSON;
 
     /** The connection while the server is up; null while it starts, is reached again, or is closed. */
     C connection;

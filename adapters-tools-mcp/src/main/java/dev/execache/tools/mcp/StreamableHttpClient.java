@@ -96,7 +96,7 @@ final class StreamableHttpClient implements AutoCloseable {
     private final Consumer<JsonNode> notifications;
     private final Predicate<String> unauthorized;
     private final Supplier<ToolCatalog.Agent> outsideRequests;
-    private final ObjectMapper json = new ObjectMapper();
+    private final ObjectMapper json = McpJson.JSON;
     private final AtomicLong ids = new AtomicLong();
 
     private volatile String protocolVersion;

@@ -89,6 +89,7 @@ public final class McpHttpServer implements AutoCloseable {
         this.calls = tools.calls();
         this.protocol = new StatelessProtocol(tools, version, new JacksonMcpJsonMapper(new ObjectMapper()),
                 (method, params) -> { });
+        protocol.warmUpSoon();
         if (tools.gateway() != null) {
             this.notifications = new HttpNotifications(tools.gateway(), System::nanoTime, Duration.ofMillis(Math.max(1000,
                     Math.min(OPEN_STREAM_HEARTBEAT.toMillis(), settings.idleTimeout().toMillis() / 2))));

@@ -15,11 +15,13 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.execache.core.Agents;
 import dev.execache.core.spi.Telemetry;
 import io.modelcontextprotocol.json.McpJsonMapper;
+import io.modelcontextprotocol.json.TypeRef;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import io.modelcontextprotocol.spec.McpSchema.LoggingLevel;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -46,6 +48,7 @@ import java.util.logging.Logger;
  */
 public final class StatelessProtocol implements AutoCloseable {
     /** How long a client may keep the tool list: longer when it cannot change while serve runs. */
+    private static final System.Logger LOG = System.getLogger("dev.execache.mcp.server");
     private static final long FIXED_LIST_TTL_MS = 300_000;
     private static final long CHANGING_LIST_TTL_MS = 30_000;
     /** While a server is still starting its tools are yet to come: the client lists again soon. */
@@ -53,6 +56,11 @@ public final class StatelessProtocol implements AutoCloseable {
     /** The resultType of a 2026-07-28 answer that needs the client's answers to the server's requests first. */
     private static final String INPUT_REQUIRED = "input_required";
     /** The longest answer text kept for a repeat of the same answer: a longer one is written each time. */
+    /** An agent's initialize request, for {@link #warmUp}. */
+    private static final String WARM_UP_INITIALIZE = """
+            {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25",
+             "capabilities":{"roots":{"listChanged":true},"sampling":{},"elicitation":{"form":{},"url":{}}},
+             "clientInfo":{"name":"warm-up","version":"1"}}}""";
     private static final int KEPT_WRITTEN_CHARS = 128 * 1024;
     /** The 2026-07-28 era's error for a request that needs a client capability the client did not declare. */
     private static final int MISSING_CLIENT_CAPABILITY = -32021;
@@ -114,6 +122,51 @@ public final class StatelessProtocol implements AutoCloseable {
      */
     public void askAgentToSignIn() {
         signInThroughAgent = true;
+    }
+
+    /**
+     * Has Jackson build what the first answers need ({@link #warmUp}) on a thread of its own, while the servers behind
+     * start: built on the way to an agent's first answers, it was CPU between the servers' answers and serve's.
+     */
+    public void warmUpSoon() {
+        Thread thread = new Thread(() -> {
+            try {
+                warmUp();
+            } catch (RuntimeException e) {
+                // only ever a cost moved earlier: the first answers build the same on their way
+                LOG.log(System.Logger.Level.DEBUG, "the warm-up stopped: " + e);
+            }
+        }, "execache-mcp-server-warm-up");
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    /**
+     * Writes the tools offered now as tools/list would, and reads an initialize request and writes its answer as the
+     * SDK's session does, throwing all away: Jackson builds a type's serializer the first time it meets it.
+     */
+    void warmUp() {
+        List<OfferedTool> offered;
+        synchronized (this) {
+            offered = List.copyOf(tools.values());
+        }
+        ObjectNode result = Json.MAPPER.createObjectNode();
+        ArrayNode list = result.putArray("tools");
+        offered.forEach(spec -> list.add(Json.MAPPER.valueToTree(spec.tool())));
+        Json.write(result);
+        try {
+            McpSchema.JSONRPCRequest initialize = (McpSchema.JSONRPCRequest) McpSchema.deserializeJsonRpcMessage(
+                    mapper, WARM_UP_INITIALIZE);
+            McpSchema.InitializeRequest request = mapper.convertValue(initialize.params(),
+                    new TypeRef<McpSchema.InitializeRequest>() {
+                    });
+            mapper.writeValueAsString(new McpSchema.JSONRPCResponse(McpSchema.JSONRPC_VERSION, initialize.id(),
+                    new McpSchema.InitializeResult(request.protocolVersion(), McpSchema.ServerCapabilities.builder()
+                            .tools(true).resources(true, true).prompts(true).logging().completions().build(),
+                            new McpSchema.Implementation("execache", version), "warm-up"), null));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /** Offers new or changed tools and withdraws others. */

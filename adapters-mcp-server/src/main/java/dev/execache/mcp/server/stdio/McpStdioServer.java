@@ -77,6 +77,7 @@ public final class McpStdioServer implements AutoCloseable {
         this.dispatch = new StdioDispatch(transport, tools.calls());
         this.stateless = new StatelessProtocol(tools, version, mapper, dispatch::notify);
         stateless.askAgentToSignIn();
+        stateless.warmUpSoon();
         dispatch.answerStatelessWith(stateless);
         // reading starts once the SDK's server has made its session
         SdkSessionBridge session = new SdkSessionBridge(transport, mapper, dispatch::initialized,
