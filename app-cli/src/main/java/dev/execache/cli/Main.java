@@ -22,6 +22,7 @@ import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.logging.Formatter;
@@ -30,6 +31,8 @@ import java.util.logging.Level;
 import java.util.logging.LogManager;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import picocli.CommandLine;
 
 /** The {@code execache} command. */
@@ -46,6 +49,8 @@ public final class Main {
     }
 
     private static final ThreadLocal<LogRoute> ROUTE = new ThreadLocal<>();
+    /** picocli's help command's words for a name it does not know. */
+    private static final Pattern UNKNOWN_HELP_SUBJECT = Pattern.compile("Unknown subcommand '(.*)'\\.");
     /** For lines logged by threads of no command line: the latest one-shot command line's stderr. */
     private static volatile LogRoute defaultRoute = new LogRoute(System.err, new Console());
     private static boolean loggingConfigured;
@@ -170,7 +175,7 @@ public final class Main {
         // @FILE is ours (--context @file), not picocli's argument files.
         commandLine.setExpandAtFiles(false);
         commandLine.setParameterExceptionHandler((e, ignored) -> {
-            usage(e.getCommandLine(), withSuggestion(e));
+            usage(e.getCommandLine(), inPlainWords(e));
             return ExitCode.USAGE;
         });
         commandLine.setExecutionExceptionHandler((e, cmd, parseResult) -> {
@@ -215,8 +220,40 @@ public final class Main {
         return null;
     }
 
-    /** A mistyped command or option with picocli's nearest names for it: {@code unknown command 'srve'; did you mean serve?}. */
-    private static String withSuggestion(CommandLine.ParameterException e) {
+    /**
+     * A usage error in plain words rather than picocli's: a mistyped command or option with the nearest names for it
+     * ({@code unknown command 'srve'; did you mean serve?}), what a command needs and was not given, what an option
+     * takes.
+     */
+    private static String inPlainWords(CommandLine.ParameterException e) {
+        CommandLine.Model.CommandSpec spec = e.getCommandLine().getCommandSpec();
+        if (e instanceof CommandLine.MissingParameterException missing && !missing.getMissing().isEmpty()) {
+            List<CommandLine.Model.ArgSpec> needed = missing.getMissing();
+            if (e.getMessage().startsWith("Missing required parameter for option")) {
+                // `--timeout` last, with no value after it
+                return shownName(needed.get(0)) + " needs a value (" + needed.get(0).paramLabel() + ")";
+            }
+            if (needed.size() == 1) {
+                String[] description = needed.get(0).description();
+                String what = description.length == 0 ? "" : description[0].split("\\.\\s", 2)[0].replaceAll("\\.$", "");
+                return "'" + spec.qualifiedName() + "' needs " + shown(needed.get(0))
+                        + (what.isEmpty() ? "" : " (" + Character.toLowerCase(what.charAt(0)) + what.substring(1) + ")");
+            }
+            List<String> names = needed.stream().map(Main::shown).distinct().toList();
+            return "'" + spec.qualifiedName() + "' needs " + (e.getMessage().contains("one of") ? "one of " : "")
+                    + String.join(", ", names);
+        }
+        Matcher unknownHelp = UNKNOWN_HELP_SUBJECT.matcher(e.getMessage());
+        if (unknownHelp.matches()) {
+            // `execache help srve`
+            return unknown("command", unknownHelp.group(1), spec.subcommands().keySet());
+        }
+        if (e.getArgSpec() != null && e.getValue() != null && e.getMessage().startsWith("Invalid value for ")) {
+            String kind = kindOf(e.getArgSpec().type());
+            if (kind != null) {
+                return shownName(e.getArgSpec()) + " takes " + kind + ", not '" + e.getValue() + "'";
+            }
+        }
         if (!(e instanceof CommandLine.UnmatchedArgumentException unmatched) || unmatched.getUnmatched().isEmpty()) {
             return e.getMessage();
         }
@@ -224,14 +261,45 @@ public final class Main {
         List<String> suggestions = unmatched.getSuggestions();
         if (suggestions.isEmpty()) {
             // picocli suggests by shared letters and prefixes, so a swap of two letters ('rnu') got nothing
-            CommandLine.Model.CommandSpec spec = e.getCommandLine().getCommandSpec();
             suggestions = NearestNames.of(first, unmatched.isUnknownOption() ? spec.optionsMap().keySet()
                     : spec.subcommands().keySet());
         }
         // the first only: picocli counts the unknown option's value as unknown too
         String message = unmatched.isUnknownOption() ? "unknown option '" + first + "'"
-                : !e.getCommandLine().getSubcommands().isEmpty() ? "unknown command '" + first + "'" : e.getMessage();
+                : !e.getCommandLine().getSubcommands().isEmpty() ? "unknown command '" + first + "'"
+                : "unexpected argument '" + first + "'";
         return suggestions.isEmpty() ? message : message + "; did you mean " + String.join(" or ", suggestions) + "?";
+    }
+
+    private static String unknown(String what, String given, Collection<String> names) {
+        List<String> nearest = NearestNames.of(given, names);
+        return "unknown " + what + " '" + given + "'"
+                + (nearest.isEmpty() ? "" : "; did you mean " + String.join(" or ", nearest) + "?");
+    }
+
+    /** What an option or argument is shown as in a message: {@code --tool=NAME}, {@code KEY}. */
+    private static String shown(CommandLine.Model.ArgSpec arg) {
+        return arg instanceof CommandLine.Model.OptionSpec option && option.arity().max() > 0
+                ? option.longestName() + "=" + option.paramLabel() : shownName(arg);
+    }
+
+    private static String shownName(CommandLine.Model.ArgSpec arg) {
+        return arg instanceof CommandLine.Model.OptionSpec option ? option.longestName() : arg.paramLabel();
+    }
+
+    /** What a value of a type picocli converts itself is, in words; null for the rest (their converters say it). */
+    private static String kindOf(Class<?> type) {
+        if (type == int.class || type == Integer.class || type == long.class || type == Long.class
+                || type == short.class || type == Short.class) {
+            return "a whole number";
+        }
+        if (type == double.class || type == Double.class || type == float.class || type == Float.class) {
+            return "a number";
+        }
+        if (type == boolean.class || type == Boolean.class) {
+            return "true or false";
+        }
+        return null;
     }
 
     /** A usage error is one line: what was wrong, and where the options are described. */

@@ -177,7 +177,43 @@ class CommandLineUsageTest {
     @Test
     void invalidateNeedsATool() {
         assertThat(run("invalidate")).isEqualTo(ExitCode.USAGE);
-        assertThat(errors()).contains("Missing required option: '--tool=NAME'");
+        assertThat(errors()).isEqualTo("execache: 'execache invalidate' needs --tool=NAME (the tool whose results to"
+                + " remove) (see 'execache invalidate --help')\n");
+    }
+
+    @Test
+    void whatACommandNeedsAndAnOptionTakesIsSaidInPlainWords() {
+        assertThat(run("run")).isEqualTo(ExitCode.USAGE);
+        assertThat(errors()).startsWith("execache: 'execache run' needs FILE|- (the code: a .ts or .js file, or - to"
+                + " read standard input)");
+        err.reset();
+        assertThat(run("inspect")).isEqualTo(ExitCode.USAGE);
+        assertThat(errors()).startsWith("execache: 'execache inspect' needs one of KEY, --file=FILE,"
+                + " --tool-call=SERVER__TOOL");
+        err.reset();
+        assertThat(run("run", "ok.ts", "--memory-mb", "lots")).isEqualTo(ExitCode.USAGE);
+        assertThat(errors()).isEqualTo("execache: --memory-mb takes a whole number, not 'lots'"
+                + " (see 'execache run --help')\n");
+        err.reset();
+        assertThat(run("help", "srve")).isEqualTo(ExitCode.USAGE);
+        assertThat(errors()).isEqualTo("execache: unknown command 'srve'; did you mean serve? (see 'execache --help')\n");
+    }
+
+    /** picocli's own phrases for a usage error never reach a person. */
+    @Test
+    void noUsageErrorIsInPicocliWords() {
+        String[][] mistakes = {{"run"}, {"inspect"}, {"invalidate"}, {"help", "srve"}, {"help", "xyzzy"},
+            {"run", "ok.ts", "--memory-mb", "lots"}, {"run", "ok.ts", "--timeout"}, {"prune", "--older-than"},
+            {"stats", "--format"}, {"serve", "--http"}, {"run", "ok.ts", "extra"}};
+        for (String[] mistake : mistakes) {
+            err.reset();
+
+            assertThat(run(mistake)).as(String.join(" ", mistake)).isEqualTo(ExitCode.USAGE);
+
+            assertThat(errors()).as(String.join(" ", mistake)).startsWith("execache: ")
+                    .doesNotContain("Missing required", "Invalid value for", "Unknown subcommand", "is not an int",
+                            "Error:", "Unmatched argument", "specify one of these", "Expected parameter");
+        }
     }
 
     @Test

@@ -63,6 +63,20 @@ class ParseErrorsTest {
     }
 
     @Test
+    void aKeyGivenTwiceIsAnErrorNotTheLastOnesValue() {
+        String message = configError("""
+                servers:
+                  github:
+                    command: gh-mcp
+                  github:
+                    url: https://api.example.org/mcp
+                """);
+
+        assertThat(message).startsWith(dir.resolve("execache.yaml") + ": line 4, column ")
+                .contains("not valid YAML: a key given twice").doesNotContain("Duplicate");
+    }
+
+    @Test
     void anUnclosedQuoteOrListIsSaidInPlainWords() {
         assertThat(configError("tools: {a: \"v1 " + TOKEN + "\n")).contains("a quoted value that is not closed")
                 .doesNotContain("SECRET");

@@ -10,7 +10,6 @@ import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.spec.McpError;
 import dev.execache.core.spi.ServerRefusedException;
 import java.util.Set;
-import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.json.McpJsonDefaults;
 import io.modelcontextprotocol.json.schema.JsonSchemaValidator;
 import io.modelcontextprotocol.spec.McpSchema;
@@ -85,7 +84,6 @@ final class DownstreamServer extends ServerLifecycle<DownstreamServer.Connection
     private final Consumer<String> stderr;
     private final Consumer<Map<String, Object>> logged;
     private final java.util.function.BiConsumer<String, Map<String, Object>> notified;
-    private final JacksonMcpJsonMapper mapper = McpJson.MAPPER;
 
     private Instant connectedAt;
     /** A start in progress: its transport and (once made) its client, so that close() ends it too. */
@@ -145,7 +143,7 @@ final class DownstreamServer extends ServerLifecycle<DownstreamServer.Connection
                 return connection != null;
             }
             startStderr = new StartStderr(toldFailure != null);
-            transport = new ServerProcessTransport(settings, mapper, startStderr, this::exited, logged, this::asked,
+            transport = new ServerProcessTransport(settings, startStderr, this::exited, logged, this::asked,
                     notified);
             startingTransport = transport;
             startExit = null;
@@ -339,28 +337,28 @@ final class DownstreamServer extends ServerLifecycle<DownstreamServer.Connection
             return askTasks(current, method, params);
         }
         try {
-            Map<String, Object> given = json.readValue(params, OBJECT);
+            Map<String, Object> given = McpJson.JSON.readValue(params, OBJECT);
             String cursor = given.get("cursor") instanceof String text ? text : null;
             Object result = switch (method) {
                 case McpSchema.METHOD_RESOURCES_LIST -> client.listResources(cursor);
                 case McpSchema.METHOD_RESOURCES_TEMPLATES_LIST -> client.listResourceTemplates(cursor);
                 case McpSchema.METHOD_RESOURCES_READ ->
-                        client.readResource(json.readValue(params, McpSchema.ReadResourceRequest.class));
+                        client.readResource(McpJson.JSON.readValue(params, McpSchema.ReadResourceRequest.class));
                 case McpSchema.METHOD_PROMPT_LIST -> client.listPrompts(cursor);
-                case McpSchema.METHOD_PROMPT_GET -> client.getPrompt(json.readValue(params, McpSchema.GetPromptRequest.class));
+                case McpSchema.METHOD_PROMPT_GET -> client.getPrompt(McpJson.JSON.readValue(params, McpSchema.GetPromptRequest.class));
                 case McpSchema.METHOD_COMPLETION_COMPLETE ->
-                        client.completeCompletion(json.readValue(params, McpSchema.CompleteRequest.class));
+                        client.completeCompletion(McpJson.JSON.readValue(params, McpSchema.CompleteRequest.class));
                 case McpSchema.METHOD_RESOURCES_SUBSCRIBE -> {
-                    client.subscribeResource(json.readValue(params, McpSchema.SubscribeRequest.class));
+                    client.subscribeResource(McpJson.JSON.readValue(params, McpSchema.SubscribeRequest.class));
                     yield Map.of();
                 }
                 case McpSchema.METHOD_RESOURCES_UNSUBSCRIBE -> {
-                    client.unsubscribeResource(json.readValue(params, McpSchema.UnsubscribeRequest.class));
+                    client.unsubscribeResource(McpJson.JSON.readValue(params, McpSchema.UnsubscribeRequest.class));
                     yield Map.of();
                 }
                 default -> throw cannotAsk(settings.name(), method);
             };
-            return json.writeValueAsString(result);
+            return McpJson.JSON.writeValueAsString(result);
         } catch (McpError e) {
             McpSchema.JSONRPCResponse.JSONRPCError error = e.getJsonRpcError();
             throw new ServerRefusedException(error == null ? McpSchema.ErrorCodes.INTERNAL_ERROR : error.code(),
@@ -380,7 +378,7 @@ final class DownstreamServer extends ServerLifecycle<DownstreamServer.Connection
     private String askTasks(Connection current, String method, String params) {
         McpSchema.JSONRPCResponse response;
         try {
-            response = current.transport().request(method, json.readValue(params, OBJECT), callTimeout);
+            response = current.transport().request(method, McpJson.JSON.readValue(params, OBJECT), callTimeout);
         } catch (JsonProcessingException e) {
             throw new ServerRefusedException(McpSchema.ErrorCodes.INVALID_PARAMS, "the request to server "
                     + settings.name() + " is not what " + method + " takes: " + e.getOriginalMessage());
@@ -391,7 +389,7 @@ final class DownstreamServer extends ServerLifecycle<DownstreamServer.Connection
             throw new ServerRefusedException(response.error().code(), response.error().message());
         }
         try {
-            return json.writeValueAsString(response.result() == null ? Map.of() : response.result());
+            return McpJson.JSON.writeValueAsString(response.result() == null ? Map.of() : response.result());
         } catch (JsonProcessingException e) {
             throw new ServerRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "the answer of server "
                     + settings.name() + " to " + method + " cannot be written as JSON: " + e.getOriginalMessage());
@@ -445,8 +443,8 @@ final class DownstreamServer extends ServerLifecycle<DownstreamServer.Connection
             caller.asking.add(Thread.currentThread());
         }
         try {
-            String answer = agent.ask(method, json.writeValueAsString(params));
-            return json.readValue(answer, Object.class);
+            String answer = agent.ask(method, McpJson.JSON.writeValueAsString(params));
+            return McpJson.JSON.readValue(answer, Object.class);
         } catch (JsonProcessingException e) {
             throw new dev.execache.core.spi.AgentRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR,
                     "the agent's answer to " + method + " is not JSON: " + e.getOriginalMessage());
@@ -556,7 +554,7 @@ final class DownstreamServer extends ServerLifecycle<DownstreamServer.Connection
         });
         try {
             CallToolResult result = pending.get(callTimeout.toNanos(), TimeUnit.NANOSECONDS);
-            return new ToolResult(json.writeValueAsString(result), Boolean.TRUE.equals(result.isError()));
+            return new ToolResult(McpJson.JSON.writeValueAsString(result), Boolean.TRUE.equals(result.isError()));
         } catch (TimeoutException e) {
             cancel(current, request, pending, started, "no answer within the call timeout");
             return failure("calling " + tool + " on server " + settings.name() + " failed: no answer in time ("

@@ -64,7 +64,8 @@ final class McpJson {
     }
 
     /**
-     * Writes what a server's start is sent and reads what it answers, as the SDK's client does; see {@link #warmUpSoon}.
+     * Writes what a server's start is sent and reads what it answers, as the SDK's client does, and catalogues the
+     * tools it read; see {@link #warmUpSoon}.
      *
      * @return the tools it read
      */
@@ -82,14 +83,17 @@ final class McpJson {
                 McpSchema.METHOD_TOOLS_LIST, "warm-up", new McpSchema.PaginatedRequest(null)));
         McpSchema.JSONRPCResponse initialized = (McpSchema.JSONRPCResponse) McpSchema.deserializeJsonRpcMessage(
                 MAPPER, INITIALIZED);
-        MAPPER.convertValue(initialized.result(), new TypeRef<McpSchema.InitializeResult>() {
-        });
         McpSchema.JSONRPCResponse listed = (McpSchema.JSONRPCResponse) McpSchema.deserializeJsonRpcMessage(
                 MAPPER, LISTED);
         McpSchema.ListToolsResult tools = MAPPER.convertValue(listed.result(),
                 new TypeRef<McpSchema.ListToolsResult>() {
                 });
-        tools.tools().forEach(tool -> JSON.convertValue(tool, Map.class));
+        McpSchema.Implementation info = MAPPER.convertValue(initialized.result(),
+                new TypeRef<McpSchema.InitializeResult>() {
+                }).serverInfo();
+        // as a server's tools are catalogued: each as a map, and its version
+        tools.tools().forEach(tool -> ServerLifecycle.digest("warm-up", info, JSON.convertValue(tool,
+                ServerLifecycle.OBJECT), "warm-up"));
         return tools;
     }
 }

@@ -1,7 +1,6 @@
 package dev.execache.tools.mcp;
 
 import com.fasterxml.jackson.core.type.TypeReference;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.execache.core.CanonicalJson;
 import dev.execache.core.ToolResult;
 import dev.execache.core.spi.CatalogTool;
@@ -54,7 +53,6 @@ abstract class ServerLifecycle<C> extends Downstream {
     final ScheduledExecutorService scheduler;
     final Runnable toolsMayHaveChanged;
     final Clock clock;
-    final ObjectMapper json = McpJson.JSON;
 
     /** The connection while the server is up; null while it starts, is reached again, or is closed. */
     C connection;
@@ -316,7 +314,7 @@ abstract class ServerLifecycle<C> extends Downstream {
      * @param asListed the tool as the server wrote it, for the fields the SDK's tool type does not know; null for none
      */
     final CatalogTool catalogTool(McpSchema.Tool tool, McpSchema.Implementation info, Map<String, Object> asListed) {
-        Map<String, Object> definition = json.convertValue(tool, OBJECT);
+        Map<String, Object> definition = McpJson.JSON.convertValue(tool, OBJECT);
         if (asListed != null) {
             // the fields the SDK's tool type does not know (execution, say), as the server wrote them
             asListed.forEach(definition::putIfAbsent);

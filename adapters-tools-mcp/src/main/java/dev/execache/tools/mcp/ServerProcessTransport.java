@@ -1,6 +1,5 @@
 package dev.execache.tools.mcp;
 
-import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.TypeRef;
 import io.modelcontextprotocol.spec.McpClientTransport;
 import io.modelcontextprotocol.spec.McpSchema;
@@ -76,7 +75,6 @@ final class ServerProcessTransport implements McpClientTransport {
             });
 
     private final McpServerSettings settings;
-    private final McpJsonMapper mapper;
     private final Consumer<String> stderr;
     private final Consumer<Integer> exited;
     private final Asked asked;
@@ -112,12 +110,11 @@ final class ServerProcessTransport implements McpClientTransport {
      * @param asked answers the server's requests to the agent ({@link #ASKED})
      * @param notified gets each notification of {@link ServerNotifications#PASSED_ON} (method, params as sent)
      */
-    ServerProcessTransport(McpServerSettings settings, McpJsonMapper mapper, Consumer<String> stderr,
+    ServerProcessTransport(McpServerSettings settings, Consumer<String> stderr,
             Consumer<Integer> exited, Consumer<Map<String, Object>> logged, Asked asked,
             java.util.function.BiConsumer<String, Map<String, Object>> notified) {
         this.notifications = new ServerNotifications(logged, notified);
         this.settings = settings;
-        this.mapper = mapper;
         this.stderr = stderr;
         this.exited = exited;
         this.asked = asked;
@@ -203,7 +200,7 @@ final class ServerProcessTransport implements McpClientTransport {
                 }
                 JSONRPCMessage message;
                 try {
-                    message = McpSchema.deserializeJsonRpcMessage(mapper, line);
+                    message = McpSchema.deserializeJsonRpcMessage(McpJson.MAPPER, line);
                 } catch (IOException | RuntimeException e) {
                     LOG.log(Level.WARNING, "server " + settings.name() + " sent a line that is not JSON-RPC: "
                             + abbreviate(line));
@@ -349,14 +346,14 @@ final class ServerProcessTransport implements McpClientTransport {
             return Mono.error(new IOException("server " + settings.name() + " is not running"));
         }
         if (message instanceof JSONRPCRequest request && McpSchema.METHOD_INITIALIZE.equals(request.method())) {
-            Map<String, Object> params = new LinkedHashMap<>(mapper.convertValue(request.params(),
+            Map<String, Object> params = new LinkedHashMap<>(McpJson.MAPPER.convertValue(request.params(),
                     new TypeRef<Map<String, Object>>() {
                     }));
             params.put("capabilities", CLIENT_CAPABILITIES);
             message = new JSONRPCRequest(request.jsonrpc(), request.method(), request.id(), params);
         }
         try {
-            byte[] line = (mapper.writeValueAsString(message) + "\n").getBytes(StandardCharsets.UTF_8);
+            byte[] line = (McpJson.MAPPER.writeValueAsString(message) + "\n").getBytes(StandardCharsets.UTF_8);
             OutputStream out = current.getOutputStream();
             synchronized (this) {
                 if (message instanceof JSONRPCRequest request && McpSchema.METHOD_TOOLS_CALL.equals(request.method())
@@ -469,7 +466,7 @@ final class ServerProcessTransport implements McpClientTransport {
 
     @Override
     public <T> T unmarshalFrom(Object data, TypeRef<T> typeRef) {
-        return mapper.convertValue(data, typeRef);
+        return McpJson.MAPPER.convertValue(data, typeRef);
     }
 
     private static void daemon(String name, Runnable body) {

@@ -1,7 +1,6 @@
 package dev.execache.tools.mcp;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -42,7 +41,6 @@ public final class SignIns {
     private static final Map<Path, ReentrantLock> LOCKS = new ConcurrentHashMap<>();
 
     private final Path directory;
-    private final ObjectMapper json = new ObjectMapper();
     private final Map<Path, Read> lastRead = new ConcurrentHashMap<>();
 
     private record Read(FileTime modified, SignIn signIn) {
@@ -117,7 +115,7 @@ public final class SignIns {
 
     private SignIn readFile(Path file) {
         try {
-            JsonNode node = json.readTree(Files.readString(file, StandardCharsets.UTF_8));
+            JsonNode node = McpJson.JSON.readTree(Files.readString(file, StandardCharsets.UTF_8));
             return new SignIn(node.path("server").asText(), URI.create(node.path("resource").asText()),
                     URI.create(node.path("issuer").asText()), URI.create(node.path("token_endpoint").asText()),
                     node.path("client_id").asText(), text(node, "client_secret"),
@@ -138,7 +136,7 @@ public final class SignIns {
     /** Keeps {@code signIn} for its server's URL: written whole to an owner-only file, then moved in place. */
     void save(URI url, SignIn signIn) {
         Path file = file(url);
-        ObjectNode node = json.createObjectNode();
+        ObjectNode node = McpJson.JSON.createObjectNode();
         node.put("server", signIn.server());
         node.put("resource", signIn.resource().toString());
         node.put("issuer", signIn.issuer().toString());

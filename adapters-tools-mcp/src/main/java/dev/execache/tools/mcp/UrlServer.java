@@ -358,7 +358,7 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
         String elicitation = "execache-sign-in-" + settings.name() + "-" + System.nanoTime();
         try {
             new PersonSignIn(settings, signIns, clock, startTimeout()).signIn(0, url -> {
-                ObjectNode params = json.createObjectNode();
+                ObjectNode params = McpJson.JSON.createObjectNode();
                 params.put("mode", "url");
                 params.put("elicitationId", elicitation);
                 params.put("url", url.toString());
@@ -366,7 +366,7 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
                         + " the call goes on once you have.");
                 String action;
                 try {
-                    action = json.readTree(agent.ask("elicitation/create", params.toString())).path("action").asText();
+                    action = McpJson.JSON.readTree(agent.ask("elicitation/create", params.toString())).path("action").asText();
                 } catch (JsonProcessingException e) {
                     action = "";
                 }
@@ -494,9 +494,9 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
                 return failure(e.getMessage());
             }
         }
-        ObjectNode params = json.createObjectNode();
+        ObjectNode params = McpJson.JSON.createObjectNode();
         params.put("name", tool);
-        params.set("arguments", json.valueToTree(args));
+        params.set("arguments", McpJson.JSON.valueToTree(args));
         Map<String, String> trace = telemetry.current();
         if (!trace.isEmpty()) {
             // the client's StreamableHttpClient also sends these as the request's HTTP headers
@@ -514,7 +514,7 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
                 // the agent's own: a server asks only what the agent can answer, and refuses (-32021) what it needs
                 ObjectNode meta = params.has("_meta") ? (ObjectNode) params.get("_meta") : params.putObject("_meta");
                 try {
-                    JsonNode declared = json.readTree(agent.capabilities());
+                    JsonNode declared = McpJson.JSON.readTree(agent.capabilities());
                     if (declared.path("extensions") instanceof ObjectNode extensions) {
                         // a plain call gets a plain result: tasks take their own way through execache (ask)
                         extensions.remove(TASKS_EXTENSION);
@@ -604,7 +604,7 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
             // the agent's answers and requestState as it gave them: the server judges them
             ObjectNode withGiven = params.deepCopy();
             try {
-                json.readTree(answeredBefore).properties().forEach(field -> withGiven.set(field.getKey(), field.getValue()));
+                McpJson.JSON.readTree(answeredBefore).properties().forEach(field -> withGiven.set(field.getKey(), field.getValue()));
                 sent = withGiven;
             } catch (JsonProcessingException e) {
                 throw new AgentRefusedException(McpSchema.ErrorCodes.INVALID_PARAMS, "the agent's answers are not JSON");
@@ -620,7 +620,7 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
                 // an agent of the same era gets the round as the server made it, and answers it as it chooses
                 sent = params.deepCopy();
                 try {
-                    sent.set("inputResponses", json.readTree(agent.askRound(json.writeValueAsString(
+                    sent.set("inputResponses", McpJson.JSON.readTree(agent.askRound(McpJson.JSON.writeValueAsString(
                             answer.path("inputRequests")), state != null && state.isTextual() ? state.asText() : null)));
                 } catch (JsonProcessingException e) {
                     throw new AgentRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "the agent's answers are not"
@@ -631,7 +631,7 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
                 }
                 continue;
             }
-            ObjectNode responses = json.createObjectNode();
+            ObjectNode responses = McpJson.JSON.createObjectNode();
             for (Map.Entry<String, JsonNode> asked : answer.path("inputRequests").properties()) {
                 String request = asked.getValue().path("method").asText();
                 if (agent == null) {
@@ -641,8 +641,8 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
                 }
                 JsonNode given = asked.getValue().get("params");
                 try {
-                    responses.set(asked.getKey(), json.readTree(agent.ask(request, json.writeValueAsString(
-                            given != null && given.isObject() ? given : json.createObjectNode()))));
+                    responses.set(asked.getKey(), McpJson.JSON.readTree(agent.ask(request, McpJson.JSON.writeValueAsString(
+                            given != null && given.isObject() ? given : McpJson.JSON.createObjectNode()))));
                 } catch (JsonProcessingException e) {
                     throw new AgentRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "the agent's answer to "
                             + request + " is not JSON");
@@ -676,7 +676,7 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
         ObjectNode copy = result.deepCopy();
         copy.remove("resultType");
         try {
-            return new ToolResult(json.writeValueAsString(copy), copy.path("isError").asBoolean(false));
+            return new ToolResult(McpJson.JSON.writeValueAsString(copy), copy.path("isError").asBoolean(false));
         } catch (JsonProcessingException e) {
             return failure("the answer of " + settings.name() + SEPARATOR + tool
                     + " cannot be written as JSON: " + e.getOriginalMessage());
@@ -837,7 +837,7 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
             return;
         }
         JsonNode params = notification.get("params");
-        notifications.take(method, params != null && params.isObject() ? json.convertValue(params, OBJECT) : null);
+        notifications.take(method, params != null && params.isObject() ? McpJson.JSON.convertValue(params, OBJECT) : null);
     }
 
     @Override
@@ -848,7 +848,7 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
         }
         Set<String> features = features(declared.has("resources"), declared.has("prompts"), declared.has("completions"));
         // a task is asked on execache's own connection: a server reached as each caller's person takes plain calls
-        String tasks = settings.perPerson() ? null : tasksFeature(json.convertValue(declared, Map.class), current.modern());
+        String tasks = settings.perPerson() ? null : tasksFeature(McpJson.JSON.convertValue(declared, Map.class), current.modern());
         if (tasks != null) {
             features.add(tasks);
         }
@@ -892,7 +892,7 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
         }
         ObjectNode given;
         try {
-            given = json.readValue(params, ObjectNode.class);
+            given = McpJson.JSON.readValue(params, ObjectNode.class);
         } catch (JsonProcessingException e) {
             throw new ServerRefusedException(McpSchema.ErrorCodes.INVALID_PARAMS, "the request to server "
                     + settings.name() + " is not what " + method + " takes: " + e.getOriginalMessage());
@@ -901,7 +901,7 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
             // the extension is negotiated per request: execache's own capabilities, with it
             ObjectNode meta = given.has("_meta") && given.get("_meta").isObject() ? (ObjectNode) given.get("_meta")
                     : given.putObject("_meta");
-            ObjectNode capabilities = json.valueToTree(ServerProcessTransport.CLIENT_CAPABILITIES);
+            ObjectNode capabilities = McpJson.JSON.valueToTree(ServerProcessTransport.CLIENT_CAPABILITIES);
             capabilities.putObject("extensions").putObject(TASKS_EXTENSION);
             meta.set(StreamableHttpClient.CLIENT_CAPABILITIES_META, capabilities);
         }
@@ -960,7 +960,7 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
             copy.remove("resultType");
         }
         try {
-            return json.writeValueAsString(copy);
+            return McpJson.JSON.writeValueAsString(copy);
         } catch (JsonProcessingException e) {
             throw new ServerRefusedException(McpSchema.ErrorCodes.INTERNAL_ERROR, "the answer of server "
                     + settings.name() + " cannot be written as JSON: " + e.getOriginalMessage());
@@ -998,7 +998,7 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
             current.logLevel(level.name().toLowerCase(java.util.Locale.ROOT));
             return;
         }
-        ObjectNode params = json.createObjectNode();
+        ObjectNode params = McpJson.JSON.createObjectNode();
         params.put("level", level.name().toLowerCase(java.util.Locale.ROOT));
         try {
             current.request(McpSchema.METHOD_LOGGING_SET_LEVEL, params, callTimeout);
@@ -1016,7 +1016,7 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
         String cursor = null;
         long ttl = -1;
         do {
-            ObjectNode params = json.createObjectNode();
+            ObjectNode params = McpJson.JSON.createObjectNode();
             if (cursor != null) {
                 params.put("cursor", cursor);
             }
@@ -1038,8 +1038,8 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
                 if (!declared.headers().isEmpty()) {
                     headers.put(tool.path("name").asText(), declared);
                 }
-                listed.add(catalogTool(json.convertValue(tool, McpSchema.Tool.class), serverInfo,
-                        json.convertValue(tool, OBJECT)));
+                listed.add(catalogTool(McpJson.JSON.convertValue(tool, McpSchema.Tool.class), serverInfo,
+                        McpJson.JSON.convertValue(tool, OBJECT)));
             }
             Duration pageTtl = ResultTtl.read(page.path("ttlMs").numberValue(), null).ttl();
             if (pageTtl != null) {

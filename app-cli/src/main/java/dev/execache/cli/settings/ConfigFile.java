@@ -1,8 +1,16 @@
 package dev.execache.cli.settings;
 
 import com.fasterxml.jackson.core.JacksonException;
+import com.fasterxml.jackson.core.JsonParseException;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.MissingNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CanonicalJson;
@@ -66,9 +74,17 @@ public record ConfigFile(
         String expose) {
 
     public static final String DEFAULT_NAME = "execache.yaml";
-    /** Built on first use: most runs have no config file and should not pay for a YAML parser. */
+    /**
+     * Built on first use: most runs have no config file and should not pay for a YAML parser. A key given twice is an
+     * error, not the last one's value: one of two server entries of the same name would vanish without a word.
+     */
     private static final class Yaml {
-        static final ObjectMapper MAPPER = new ObjectMapper(new YAMLFactory());
+        static final YAMLFactory FACTORY = YAMLFactory.builder().enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+                .build();
+    }
+    /** For a tool's JSON schema only (rare): an ObjectMapper's own setup is tens of milliseconds. */
+    private static final class Schemas {
+        static final ObjectMapper MAPPER = new ObjectMapper();
     }
     private static final Set<String> TOP = Set.of("code_execution", "tools", "servers", "tool_calls", "serve",
             "expose");
@@ -84,9 +100,67 @@ public record ConfigFile(
      */
     public static void warmUp() {
         try {
-            Yaml.MAPPER.readTree("servers:\n  a: {command: a, args: [\"b\"], env: {C: d}}\n");
-        } catch (JacksonException e) {
+            readTree("servers:\n  a: {command: a, args: [\"b\"], env: {C: d}, n: 1}\n");
+        } catch (IOException e) {
             throw new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * A YAML document (the first, if the text holds more) as a JSON tree, missing when it is empty; a key given twice
+     * in one mapping is an error. Read with
+     * Jackson's YAML parser into nodes made here, as {@code ObjectMapper.readTree} makes them: an ObjectMapper's
+     * setup (its class's alone reads time zones and locales) was tens of milliseconds of serve's start before it
+     * could start the servers the file names.
+     */
+    static JsonNode readTree(String text) throws IOException {
+        try (JsonParser parser = Yaml.FACTORY.createParser(text)) {
+            JsonToken first = parser.nextToken();
+            return first == null ? MissingNode.getInstance() : node(parser, first);
+        }
+    }
+
+    private static JsonNode node(JsonParser parser, JsonToken token) throws IOException {
+        JsonNodeFactory nodes = JsonNodeFactory.instance;
+        switch (token) {
+            case START_OBJECT -> {
+                ObjectNode object = nodes.objectNode();
+                for (String name = parser.nextFieldName(); name != null; name = parser.nextFieldName()) {
+                    object.set(name, node(parser, parser.nextToken()));
+                }
+                return object;
+            }
+            case START_ARRAY -> {
+                ArrayNode array = nodes.arrayNode();
+                for (JsonToken item = parser.nextToken(); item != JsonToken.END_ARRAY; item = parser.nextToken()) {
+                    array.add(node(parser, item));
+                }
+                return array;
+            }
+            case VALUE_STRING -> {
+                return nodes.textNode(parser.getText());
+            }
+            case VALUE_NUMBER_INT -> {
+                return switch (parser.getNumberType()) {
+                    case INT -> nodes.numberNode(parser.getIntValue());
+                    case LONG -> nodes.numberNode(parser.getLongValue());
+                    default -> nodes.numberNode(parser.getBigIntegerValue());
+                };
+            }
+            case VALUE_NUMBER_FLOAT -> {
+                return nodes.numberNode(parser.getDoubleValue());
+            }
+            case VALUE_TRUE, VALUE_FALSE -> {
+                return nodes.booleanNode(token == JsonToken.VALUE_TRUE);
+            }
+            case VALUE_NULL -> {
+                return nodes.nullNode();
+            }
+            case VALUE_EMBEDDED_OBJECT -> {
+                Object embedded = parser.getEmbeddedObject();
+                return embedded instanceof byte[] bytes ? nodes.binaryNode(bytes) : nodes.pojoNode(embedded);
+            }
+            default -> throw new JsonParseException(parser, "unexpected " + token);
         }
     }
 
@@ -110,9 +184,11 @@ public record ConfigFile(
     public static ConfigFile parse(String text, Path path) {
         JsonNode root;
         try {
-            root = Yaml.MAPPER.readTree(text);
+            root = readTree(text);
         } catch (JacksonException e) {
             throw new UsageException(ParseErrors.describe(path, "YAML", text, e));
+        } catch (IOException e) {
+            throw new UsageException("cannot read config file " + path + ": " + e.getMessage());
         }
         if (root == null || root.isMissingNode() || root.isNull()) {
             return new ConfigFile(path, null, null, null, null, null, null, null, null, null, null, Map.of(),
@@ -247,7 +323,7 @@ public record ConfigFile(
                 } else if (value.isNumber()) {
                     tools.put(tool.getKey(), value.asText());
                 } else if (value.isObject()) {
-                    tools.put(tool.getKey(), schemaFingerprint(Yaml.MAPPER.convertValue(value, Map.class)));
+                    tools.put(tool.getKey(), schemaFingerprint(Schemas.MAPPER.convertValue(value, Map.class)));
                 } else {
                     throw error(name, "must be a version string or a JSON schema object, not " + ParseErrors.kindOf(value));
                 }

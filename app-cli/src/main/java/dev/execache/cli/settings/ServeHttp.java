@@ -2,9 +2,7 @@ package dev.execache.cli.settings;
 
 import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.MissingNode;
-import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import dev.execache.mcp.server.http.HttpServeSettings;
 import dev.execache.mcp.server.http.HttpServeSettings.HttpToken;
 import dev.execache.mcp.server.http.OAuthSettings;
@@ -255,7 +253,7 @@ public final class ServeHttp {
         String text = null;
         try {
             text = Files.readString(configFile);
-            root = new ObjectMapper(new YAMLFactory()).readTree(text);
+            root = ConfigFile.readTree(text);
         } catch (JacksonException e) {
             throw new UsageException(ParseErrors.describe(configFile, "YAML", text, e));
         } catch (IOException e) {

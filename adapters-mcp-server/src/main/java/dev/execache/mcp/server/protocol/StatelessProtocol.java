@@ -152,7 +152,11 @@ public final class StatelessProtocol implements AutoCloseable {
         }
         ObjectNode result = Json.MAPPER.createObjectNode();
         ArrayNode list = result.putArray("tools");
-        offered.forEach(spec -> list.add(Json.MAPPER.valueToTree(spec.tool())));
+        offered.forEach(spec -> {
+            list.add(Json.MAPPER.valueToTree(spec.tool()));
+            // as the gateway offers a server's tools: from their definitions, as maps
+            Json.MAPPER.convertValue(Json.MAPPER.convertValue(spec.tool(), Map.class), McpSchema.Tool.class);
+        });
         Json.write(result);
         try {
             McpSchema.JSONRPCRequest initialize = (McpSchema.JSONRPCRequest) McpSchema.deserializeJsonRpcMessage(
