@@ -108,10 +108,9 @@ public record ConfigFile(
 
     /**
      * A YAML document (the first, if the text holds more) as a JSON tree, missing when it is empty; a key given twice
-     * in one mapping is an error. Read with
-     * Jackson's YAML parser into nodes made here, as {@code ObjectMapper.readTree} makes them: an ObjectMapper's
-     * setup (its class's alone reads time zones and locales) was tens of milliseconds of serve's start before it
-     * could start the servers the file names.
+     * in one mapping is an error. Read with Jackson's YAML parser into nodes made here, as {@code ObjectMapper.readTree}
+     * makes them: an ObjectMapper's setup (its class's alone reads time zones and locales) was tens of milliseconds of
+     * serve's start before it could start the servers the file names.
      */
     static JsonNode readTree(String text) throws IOException {
         try (JsonParser parser = Yaml.FACTORY.createParser(text)) {

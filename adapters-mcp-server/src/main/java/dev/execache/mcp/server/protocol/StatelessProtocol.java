@@ -47,20 +47,20 @@ import java.util.logging.Logger;
  * written once for both transports; delete it when the SDK has both.
  */
 public final class StatelessProtocol implements AutoCloseable {
-    /** How long a client may keep the tool list: longer when it cannot change while serve runs. */
     private static final System.Logger LOG = System.getLogger("dev.execache.mcp.server");
+    /** How long a client may keep the tool list: longer when it cannot change while serve runs. */
     private static final long FIXED_LIST_TTL_MS = 300_000;
     private static final long CHANGING_LIST_TTL_MS = 30_000;
     /** While a server is still starting its tools are yet to come: the client lists again soon. */
     private static final long STARTING_LIST_TTL_MS = 1_000;
     /** The resultType of a 2026-07-28 answer that needs the client's answers to the server's requests first. */
     private static final String INPUT_REQUIRED = "input_required";
-    /** The longest answer text kept for a repeat of the same answer: a longer one is written each time. */
     /** An agent's initialize request, for {@link #warmUp}. */
     private static final String WARM_UP_INITIALIZE = """
             {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25",
              "capabilities":{"roots":{"listChanged":true},"sampling":{},"elicitation":{"form":{},"url":{}}},
              "clientInfo":{"name":"warm-up","version":"1"}}}""";
+    /** The longest answer text kept for a repeat of the same answer: a longer one is written each time. */
     private static final int KEPT_WRITTEN_CHARS = 128 * 1024;
     /** The 2026-07-28 era's error for a request that needs a client capability the client did not declare. */
     private static final int MISSING_CLIENT_CAPABILITY = -32021;
