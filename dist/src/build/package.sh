@@ -42,8 +42,9 @@ fi
 rm -rf "$target/lib" "$target/bin"
 mkdir -p "$target/lib" "$target/bin"
 cp "$jars/execache.jar" "$jars/execache-client.jar" "$target/lib/"
-# the launcher keeps its class-data archives per build: those of one build are ignored by the JVM of another
-build="$(cat "$target/lib/execache.jar" "$target/runtime/lib/server/classes.jsa" | sha256sum | cut -c1-12)"
+# the launcher keeps its class-data archives per build (the JVM ignores those made from another jar): a digest of
+# the jar, which two builds of one commit make alike, so the zip and the npm package stay reproducible
+build="$(sha256sum "$target/lib/execache.jar" | cut -c1-12)"
 sed "s/@execache.version@/$version/; s/@execache.build@/$build/" "$basedir/src/main/bin/execache" > "$target/bin/execache"
 cp "$basedir/src/main/bin/execache.cmd" "$target/bin/"
 chmod 755 "$target/bin/execache"
