@@ -268,13 +268,11 @@ public final class Main {
         String message = unmatched.isUnknownOption() ? "unknown option '" + first + "'"
                 : !e.getCommandLine().getSubcommands().isEmpty() ? "unknown command '" + first + "'"
                 : "unexpected argument '" + first + "'";
-        return suggestions.isEmpty() ? message : message + "; did you mean " + String.join(" or ", suggestions) + "?";
+        return message + NearestNames.didYouMean(suggestions);
     }
 
     private static String unknown(String what, String given, Collection<String> names) {
-        List<String> nearest = NearestNames.of(given, names);
-        return "unknown " + what + " '" + given + "'"
-                + (nearest.isEmpty() ? "" : "; did you mean " + String.join(" or ", nearest) + "?");
+        return "unknown " + what + " '" + given + "'" + NearestNames.didYouMean(NearestNames.of(given, names));
     }
 
     /** What an option or argument is shown as in a message: {@code --tool=NAME}, {@code KEY}. */

@@ -71,8 +71,7 @@ final class ServerCommand implements Callable<Integer> {
 
     /** {@code ; did you mean status?}: the nearest actions, one or two letters off (swapped, missing, extra, wrong). */
     private static String nearest(String given) {
-        List<String> near = NearestNames.of(given, Actions.NAMES);
-        return near.isEmpty() ? "" : "; did you mean " + String.join(" or ", near) + "?";
+        return NearestNames.didYouMean(NearestNames.of(given, Actions.NAMES));
     }
 
     /** picocli's writers as the byte streams the JDK-only server control writes to. */

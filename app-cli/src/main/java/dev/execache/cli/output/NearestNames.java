@@ -17,6 +17,11 @@ public final class NearestNames {
                 : names.stream().filter(name -> distance(given, name) == least).distinct().sorted().toList();
     }
 
+    /** {@code ; did you mean serve or server?} for these names, nothing for none. */
+    public static String didYouMean(List<String> names) {
+        return names.isEmpty() ? "" : "; did you mean " + String.join(" or ", names) + "?";
+    }
+
     /** Edits between two words, a swap of neighbours counting one (optimal string alignment). */
     static int distance(String a, String b) {
         int[][] d = new int[a.length() + 1][b.length() + 1];

@@ -6,7 +6,6 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.MissingNode;
@@ -14,6 +13,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import dev.execache.core.CachePolicy;
 import dev.execache.core.CanonicalJson;
+import dev.execache.gateway.Json;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -81,10 +81,6 @@ public record ConfigFile(
     private static final class Yaml {
         static final YAMLFactory FACTORY = YAMLFactory.builder().enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
                 .build();
-    }
-    /** For a tool's JSON schema only (rare): an ObjectMapper's own setup is tens of milliseconds. */
-    private static final class Schemas {
-        static final ObjectMapper MAPPER = new ObjectMapper();
     }
     private static final Set<String> TOP = Set.of("code_execution", "tools", "servers", "tool_calls", "serve",
             "expose");
@@ -322,7 +318,7 @@ public record ConfigFile(
                 } else if (value.isNumber()) {
                     tools.put(tool.getKey(), value.asText());
                 } else if (value.isObject()) {
-                    tools.put(tool.getKey(), schemaFingerprint(Schemas.MAPPER.convertValue(value, Map.class)));
+                    tools.put(tool.getKey(), schemaFingerprint(Json.MAPPER.convertValue(value, Map.class)));
                 } else {
                     throw error(name, "must be a version string or a JSON schema object, not " + ParseErrors.kindOf(value));
                 }
