@@ -20,7 +20,9 @@
 //   --port N (0: any), --token T (requests must carry "Authorization: Bearer T"), --ttl-ms N,
 //   --tls-key FILE --tls-cert FILE (https), --delay-ms N (every tools/call takes that much longer, for the benchmark),
 //   --oauth ID:SECRET (it is its own authorization server too: RFC 9728 and RFC 8414 metadata, a
-//   client credentials token endpoint; /mcp wants a token it issued), --token-lifetime SECONDS
+//   client credentials token endpoint; /mcp wants a token it issued), --token-lifetime SECONDS,
+//   --close-reused-connections (a connection's second request is never answered: the connection closes as it
+//   arrives, as a server's does whose keep-alive time ran out just as the client sent on it)
 // Prints "listening PORT" on stdout once it listens.
 import http from "node:http";
 import https from "node:https";
@@ -49,6 +51,7 @@ const readTtlMs = Number(option("read-ttl-ms", "30000"));
 const delayMs = Number(option("delay-ms", "0"));
 const oauthClient = option("oauth", null);
 const tokenLifetime = Number(option("token-lifetime", "3600"));
+const closeReused = process.argv.includes("--close-reused-connections");
 const issued = new Set();
 const oauthLog = { issued: 0, methods: [], resources: [], scopes: [] };
 
@@ -461,6 +464,13 @@ async function authorization(req, res, origin) {
 const tls = option("tls-cert", null) === null ? null
   : { key: readFileSync(option("tls-key")), cert: readFileSync(option("tls-cert")) };
 const handler = async (req, res) => {
+  if (closeReused) {
+    req.socket.requestsSeen = (req.socket.requestsSeen ?? 0) + 1;
+    if (req.socket.requestsSeen > 1) {
+      req.socket.destroy();
+      return undefined;
+    }
+  }
   try {
     if (oauthClient !== null) {
       const handled = await authorization(req, res, `http://127.0.0.1:${httpServer.address().port}`);

@@ -61,6 +61,7 @@ public final class Main {
     }
 
     public static void main(String[] args) {
+        resendOnClosedConnections();
         Console console = new Console();
         Environment environment = new Environment(System.getenv(), Path.of("").toAbsolutePath(), System.in);
         HeldOutput held = new HeldOutput(System.err);
@@ -141,6 +142,7 @@ public final class Main {
      */
     public static int execute(String[] args, Environment environment, Console console, PrintStream out, PrintStream err,
             boolean terminal, Resources resources) {
+        resendOnClosedConnections();
         lightenGuice();
         configureLogging();
         console.terminal(terminal);
@@ -319,6 +321,20 @@ public final class Main {
         }
         if (System.getProperty("guice_include_stack_traces") == null) {
             System.setProperty("guice_include_stack_traces", "OFF");
+        }
+    }
+
+    /**
+     * A request sent on a kept-alive connection that its server closed just then (its keep-alive time ran out as the
+     * request went: "header parser received no bytes") is sent once more on a new connection, whatever its method.
+     * The JDK's HttpClient does so only for GET and HEAD unless told (its MultiExchange.canRetryRequest), and then
+     * a tool call, a token request or a refresh to a url server failed now and then (as TNO/knowledge-engine#449
+     * saw). No byte of an answer had come: a server that closes an idle connection has not read what came on it.
+     * OkHttp resends there by default too. Read once, when the HttpClient first sends.
+     */
+    private static void resendOnClosedConnections() {
+        if (System.getProperty("jdk.httpclient.enableAllMethodRetry") == null) {
+            System.setProperty("jdk.httpclient.enableAllMethodRetry", "true");
         }
     }
 

@@ -80,7 +80,7 @@ final class ClientCredentialsTokens {
         form.put("resource", resource.toString());
         Map<String, String> headers = authenticate(credentials, secret, form);
         Instant asked = clock.instant();
-        OAuthDiscovery.Answer answer = discovery.postForm(tokenEndpoint, form, headers, "its token endpoint");
+        OAuthDiscovery.Answer answer = discovery.postForm(tokenEndpoint, form, headers, "token endpoint");
         if (!answer.ok()) {
             throw new HttpMcpException(Kind.CREDENTIALS_REFUSED, answer.status(), null, "server " + server
                     + ": its token endpoint refused the client credentials of " + credentials.clientId() + " (HTTP "
