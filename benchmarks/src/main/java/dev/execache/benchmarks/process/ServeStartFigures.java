@@ -17,6 +17,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -29,8 +33,10 @@ import java.util.concurrent.TimeUnit;
  * round, in rotating order. Then, the same way, two things a person meets after {@code setup} moved a server behind
  * execache, each beside that server alone: a one-shot client (initialize, {@code tools/list}, end of input) until it
  * has the list with the server's tools, and {@code execache run examples/hello.ts --no-cache} with that server
- * configured beside a run with none. The release artifacts come from {@code dist/target} (built by
- * {@code ./mvnw -B -DskipTests package -pl dist -am}).
+ * configured beside a run with none. Last, as after {@code setup} moved several servers: three reference servers
+ * ({@code server-memory}, {@code server-filesystem}, {@code server-everything}) started at once by a host that waits
+ * for each, beside serve with the three behind it, for {@code initialize} and for a one-shot client's tools. The
+ * release artifacts come from {@code dist/target} (built by {@code ./mvnw -B -DskipTests package -pl dist -am}).
  *
  * <p>Run: {@code java -cp benchmarks/target/benchmarks.jar dev.execache.benchmarks.process.ServeStartFigures [ROUNDS]}
  */
@@ -42,6 +48,8 @@ public final class ServeStartFigures {
             + "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\n";
     /** One of server-memory's tools: the list a one-shot client gets must hold it. */
     private static final String MEMORY_TOOL = "create_entities";
+    /** One tool of each of the three servers: server-memory, server-filesystem, server-everything. */
+    private static final List<String> THREE_TOOLS = List.of(MEMORY_TOOL, "read_text_file", "get-annotated-message");
 
     private ServeStartFigures() {
     }
@@ -54,6 +62,8 @@ public final class ServeStartFigures {
         Path dist = Path.of(System.getProperty("execache.dist", "dist/target")).toAbsolutePath().normalize();
         Path node = Artifacts.nodeDirectory();
         Path memory = node.resolve("node_modules/@modelcontextprotocol/server-memory/dist/index.js");
+        Path filesystem = node.resolve("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+        Path everything = node.resolve("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
         Path scratch = Files.createTempDirectory("execache-serve-start");
         try {
             Path archive = unpack(dist, scratch);
@@ -154,8 +164,92 @@ public final class ServeStartFigures {
                     + " of the process; load average " + Machine.loadAverage(), listed, "server-memory (node)");
             print("execache run hello.ts --no-cache (the resident server up), ms until it exited; load average "
                     + Machine.loadAverage(), runs, "run, no server configured");
+
+            threeServers(archive, memory, filesystem, everything, scratch, rounds);
         } finally {
             Scratch.deleteTree(scratch);
+        }
+    }
+
+    /**
+     * Three servers as a host starts them, at once, waiting for each (until the last has answered), beside serve with
+     * the three behind it: {@code initialize}, then a one-shot client's tools.
+     */
+    private static void threeServers(Path archive, Path memory, Path filesystem, Path everything, Path scratch,
+            int rounds) throws IOException, InterruptedException {
+        Path withThree = Files.createDirectories(scratch.resolve("with-three"));
+        Files.writeString(withThree.resolve("execache.yaml"), """
+                servers:
+                  memory:
+                    command: node
+                    args: ["%s"]
+                    env: {MEMORY_FILE_PATH: "%s"}
+                  files:
+                    command: node
+                    args: ["%s", "%s"]
+                  everything:
+                    command: node
+                    args: ["%s", "stdio"]
+                """.formatted(memory, scratch.resolve("memory-three.jsonl"), filesystem, withThree, everything));
+        List<Command> alone = List.of(
+                new Command(List.of("node", memory.toString()),
+                        Map.of("MEMORY_FILE_PATH", scratch.resolve("memory-three.jsonl").toString())),
+                new Command(List.of("node", filesystem.toString(), withThree.toString()), Map.of()),
+                new Command(List.of("node", everything.toString(), "stdio"), Map.of()));
+        Command serve = new Command(List.of(archive.resolve("bin/execache").toString(), "serve"),
+                home(scratch.resolve("home-with-three")));
+        // its first serve writes the archive of a serve with these servers behind it
+        initializeAnswered(serve, withThree);
+        String aloneName = "three servers (node), started at once";
+        String serveName = "serve, archive, the three behind";
+        Map<String, List<Double>> initialized = new LinkedHashMap<>();
+        Map<String, List<Double>> listed = new LinkedHashMap<>();
+        for (Map<String, List<Double>> figures : List.of(initialized, listed)) {
+            figures.put(aloneName, new ArrayList<>());
+            figures.put(serveName, new ArrayList<>());
+        }
+        for (int round = 0; round < rounds; round++) {
+            for (int turn = 0; turn < 2; turn++) {
+                if ((round + turn) % 2 == 0) {
+                    initialized.get(aloneName).add(atOnce(alone, withThree, command -> initializeAnswered(command,
+                            withThree)[0]));
+                    listed.get(aloneName).add(atOnce(alone, withThree, command -> toolsListed(command, withThree,
+                            List.of())));
+                } else {
+                    initialized.get(serveName).add(initializeAnswered(serve, withThree)[0]);
+                    listed.get(serveName).add(toolsListed(serve, withThree, THREE_TOOLS));
+                }
+            }
+            System.err.println("three servers: round " + (round + 1) + " of " + rounds);
+        }
+        print("initialize answered (each of the three, or serve), ms from the start; load average "
+                + Machine.loadAverage(), initialized, aloneName);
+        print("a one-shot client has the three servers' tools, ms from the start; load average " + Machine.loadAverage(),
+                listed, aloneName);
+    }
+
+    private interface Timed {
+        double millis(Command command) throws IOException, InterruptedException;
+    }
+
+    /** The commands started at once, each timed from its own start: the slowest one's time. */
+    private static double atOnce(List<Command> commands, Path directory, Timed timed)
+            throws IOException, InterruptedException {
+        ExecutorService threads = Executors.newFixedThreadPool(commands.size());
+        try {
+            List<Future<Double>> times = new ArrayList<>();
+            for (Command command : commands) {
+                times.add(threads.submit(() -> timed.millis(command)));
+            }
+            double slowest = 0;
+            for (Future<Double> time : times) {
+                slowest = Math.max(slowest, time.get());
+            }
+            return slowest;
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("a server of " + directory + " failed", e.getCause());
+        } finally {
+            threads.shutdownNow();
         }
     }
 
@@ -172,6 +266,12 @@ public final class ServeStartFigures {
 
     /** Ms from just before the process starts until a one-shot client has the tools, server-memory's among them. */
     private static double toolsListed(Command command, Path directory) throws IOException, InterruptedException {
+        return toolsListed(command, directory, List.of(MEMORY_TOOL));
+    }
+
+    /** Ms from just before the process starts until a one-shot client has the tools, these among them. */
+    private static double toolsListed(Command command, Path directory, List<String> tools)
+            throws IOException, InterruptedException {
         long start = System.nanoTime();
         Process process = start(command, directory);
         double millis;
@@ -185,8 +285,10 @@ public final class ServeStartFigures {
             in.flush();
             line = answer(out, "\"id\":2", command);
             millis = Samples.millisSince(start);
-            if (!line.contains(MEMORY_TOOL)) {
-                throw new IllegalStateException(String.join(" ", command.command()) + " listed no " + MEMORY_TOOL);
+            for (String tool : tools) {
+                if (!line.contains("\"" + tool + "\"") && !line.contains("__" + tool + "\"")) {
+                    throw new IllegalStateException(String.join(" ", command.command()) + " listed no " + tool);
+                }
             }
         }
         if (!process.waitFor(60, TimeUnit.SECONDS)) {
