@@ -5,6 +5,9 @@
 // tool whoami answers who the token names (sub) and how many calls that person made, so a test sees
 // whose answer it got and whether it came from the server or a cache.
 //   node person-server.mjs ISSUER SCOPE   prints {"url": "http://127.0.0.1:PORT/mcp"} once it listens
+// Test-only endpoints: POST /test/hold {"seconds": N} refuses the next request without a token at once and
+// holds every later one N seconds before refusing it, as a slow server does (0: no more holding);
+// GET /test/held says how many are held now ({"held": n}).
 import http from 'node:http';
 import crypto from 'node:crypto';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -54,7 +57,20 @@ function mcpServer(claims) {
   return server;
 }
 
+const hold = { seconds: 0, refusedAtOnce: false, held: 0 };
+
 const listener = http.createServer(async (req, res) => {
+  if (req.method === 'POST' && req.url === '/test/hold') {
+    const chunks = [];
+    for await (const chunk of req) chunks.push(chunk);
+    Object.assign(hold, { seconds: JSON.parse(Buffer.concat(chunks).toString('utf8')).seconds, refusedAtOnce: false });
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    return;
+  }
+  if (req.method === 'GET' && req.url === '/test/held') {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ held: hold.held }));
+    return;
+  }
   if (req.method === 'GET' && req.url.startsWith('/.well-known/oauth-protected-resource')) {
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
       resource: url, authorization_servers: [issuer], scopes_supported: scope.split(' '),
@@ -68,6 +84,14 @@ const listener = http.createServer(async (req, res) => {
   const authorization = req.headers.authorization ?? '';
   const checked = authorization.startsWith('Bearer ') ? await check(authorization.slice(7)) : { why: 'no token' };
   if (!checked.claims) {
+    if (hold.seconds > 0 && checked.why === 'no token') {
+      if (hold.refusedAtOnce) {
+        hold.held += 1;
+        await new Promise((resolve) => setTimeout(resolve, hold.seconds * 1000));
+        hold.held -= 1;
+      }
+      hold.refusedAtOnce = true;
+    }
     refusals.push(checked.why);
     res.writeHead(401, { 'www-authenticate': `Bearer resource_metadata="${metadataUrl}", scope="${scope}"`,
       'content-type': 'application/json' }).end(JSON.stringify({ error: 'invalid_token' }));

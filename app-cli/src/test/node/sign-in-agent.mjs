@@ -5,6 +5,8 @@
 // (headless-browser.mjs), which comes back to execache's loopback listener. Prints one JSON line: what
 // it was asked (without the URL), where the URL led, the pages the browser saw, and the call's answer.
 //   node sign-in-agent.mjs LOGIN TOOL COMMAND [ARGS...]
+// With HELD_URL set (person-server.mjs's /test/held), the person opens the link only once the server holds a
+// request of execache's, so that they sign in while execache is reaching the server without their sign-in.
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { signIn } from './headless-browser.mjs';
@@ -23,6 +25,10 @@ client.setRequestHandler('elicitation/create', async (request) => {
     resource: start.searchParams.get('resource') };
   // the person opens the link after the agent accepted, as a host shows it
   browsing = (async () => {
+    for (let waited = 0; process.env.HELD_URL && waited < 600; waited += 1) {
+      if ((await (await fetch(process.env.HELD_URL)).json()).held > 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
     const { back, seen } = await signIn(start, login, (next) => next.origin !== start.origin);
     out.browser = seen;
     out.callback = (await fetch(back)).status;

@@ -266,6 +266,39 @@ class UrlServerSignInIT {
         assertThat(Files.readString(signInFile("henry"))).contains("\"account\":\"henry\"");
     }
 
+    /**
+     * The person signs in while execache is still reaching the server without their sign-in (a slow server holds the
+     * attempt): the call waits for the attempt made with the sign-in, and the person is asked once.
+     */
+    @Test
+    void signingInWhileTheServerIsStillBeingReachedAsksOnce() throws Exception {
+        List<String> arguments = new java.util.ArrayList<>(List.of("iris", "person__whoami", ServeProcess.java()));
+        arguments.addAll(ServeProcess.command("sign-in-agent", List.of("--store", "memory", "--config",
+                dir.resolve("execache.yaml").toString())));
+        Map<String, String> environment = environment("iris");
+        environment.put("EXECACHE_WARM_POOL", "0");
+        environment.put("HELD_URL", serverUrl.replace("/mcp", "/test/held"));
+        holdRefusals(3);
+        JsonNode out;
+        try {
+            out = TypeScriptClient.runScript("sign-in-agent.mjs", arguments, environment);
+        } finally {
+            holdRefusals(0);
+        }
+
+        assertThat(out.has("thrown")).as(out.path("thrown").asText()).isFalse();
+        assertThat(out.at("/isError").booleanValue()).as(out.toString()).isFalse();
+        assertThat(JSON.readTree(out.at("/answer").asText()).get("sub").asText()).isEqualTo("iris");
+        assertThat(out.at("/askedAgain").asInt()).as("asked to sign in once: " + out.get("asked")).isEqualTo(1);
+    }
+
+    /** Has person-server.mjs hold execache's attempts without a token for this many seconds (0: not at all). */
+    private static void holdRefusals(int seconds) throws Exception {
+        RawHttp.Answer held = RawHttp.send(java.net.URI.create(serverUrl).getPort(), "POST", "/test/hold",
+                "{\"seconds\":" + seconds + "}", Map.of());
+        assertThat(held.status()).isEqualTo(200);
+    }
+
     @Test
     void twoPeopleSharingOneCacheEachGetTheirOwnAnswer() throws Exception {
         assertThat(login("frank").exitCode()).isEqualTo(ExitCode.OK);

@@ -71,6 +71,11 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
     private static final Duration SIGN_IN_WAIT = Duration.ofMinutes(5);
     /** The sign-in ({@link SignInTokens#who}) the last connection was attempted with: a new one reconnects. */
     private String attemptedAs;
+    /**
+     * The person signed in while a connection was being attempted without that sign-in: once that attempt ends,
+     * the server is reached again at once, and its refusal (for the old sign-in) is not the server's last word.
+     */
+    private boolean connectAgain;
     /** How the server is reached ({@link UrlServerSettings#identity}), known once its variables are resolved. */
     private volatile String identity;
     private final byte[] identityKey;
@@ -174,24 +179,49 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
             opened.open(startTimeout());
             McpSchema.Implementation serverInfo = implementation(opened.serverInfo());
             List<CatalogTool> listed = list(opened);
+            boolean again = false;
+            boolean wasClosed;
             synchronized (this) {
                 connecting = false;
-                if (closed) {
-                    opened.close();
-                    return false;
+                wasClosed = closed;
+                if (connectAgain && !closed) {
+                    connectAgain = false;
+                    again = true;
+                } else if (!closed) {
+                    connection = opened;
+                    tools = listed;
+                    failures = 0;
+                    lastFailure = null;
+                    toldFailure = null;
+                    notifyAll();
                 }
-                connection = opened;
-                tools = listed;
-                failures = 0;
-                lastFailure = null;
-                toldFailure = null;
-                notifyAll();
+            }
+            if (again) {
+                // begun before the person signed in: its identity (and so its answers' key) is the old sign-in's
+                opened.close();
+                return connect();
+            }
+            if (wasClosed) {
+                opened.close();
+                return false;
             }
             announce(describe(serverInfo) + ", MCP " + opened.protocolVersion() + " over HTTP", listed.size());
             askLogLevelAgain(opened);
             return true;
         } catch (RuntimeException e) {
             opened.close();
+            boolean again;
+            synchronized (this) {
+                again = connectAgain && !closed;
+                connectAgain = false;
+                connecting = connecting && !again;
+            }
+            if (again) {
+                // begun before the person signed in: what it met says nothing of the new sign-in
+                LOG.log(Level.DEBUG, "server " + settings.name() + ": an attempt begun before the sign-in ended ("
+                        + e.getMessage() + "); reaching it again with the sign-in");
+                return connect();
+            }
             Duration delay = nextBackoff(e);
             String reason = e instanceof HttpMcpException ? e.getMessage()
                     : "server " + settings.name() + ": cannot connect: " + e.getMessage();
@@ -275,6 +305,13 @@ final class UrlServer extends ServerLifecycle<StreamableHttpClient> {
         StreamableHttpClient stale;
         synchronized (this) {
             boolean changed = !Objects.equals(now, attemptedAs) || signedIn && connection == null;
+            if (changed && connecting && !closed) {
+                // an attempt under way was begun without this sign-in: whoever waits for the server waits for the
+                // attempt that follows it, not for the refusal it may bring back
+                connectAgain = true;
+                lastFailure = null;
+                return;
+            }
             if (!changed || connecting || closed) {
                 return;
             }
