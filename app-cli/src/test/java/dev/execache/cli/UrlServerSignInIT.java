@@ -245,13 +245,7 @@ class UrlServerSignInIT {
 
     @Test
     void throughServeOnStdioTheAgentIsAskedToSignInAndTheCallGoesOn() throws Exception {
-        List<String> arguments = new java.util.ArrayList<>(List.of("henry", "person__whoami", ServeProcess.java()));
-        arguments.addAll(ServeProcess.command("sign-in-agent", List.of("--store", "memory", "--config",
-                dir.resolve("execache.yaml").toString())));
-        Map<String, String> environment = environment("henry");
-        environment.put("EXECACHE_WARM_POOL", "0");
-
-        JsonNode out = TypeScriptClient.runScript("sign-in-agent.mjs", arguments, environment);
+        JsonNode out = signInAgent("henry", Map.of());
 
         assertThat(out.has("thrown")).as(out.path("thrown").asText()).isFalse();
         assertThat(out.at("/asked/0/mode").asText()).isEqualTo("url");
@@ -272,16 +266,10 @@ class UrlServerSignInIT {
      */
     @Test
     void signingInWhileTheServerIsStillBeingReachedAsksOnce() throws Exception {
-        List<String> arguments = new java.util.ArrayList<>(List.of("iris", "person__whoami", ServeProcess.java()));
-        arguments.addAll(ServeProcess.command("sign-in-agent", List.of("--store", "memory", "--config",
-                dir.resolve("execache.yaml").toString())));
-        Map<String, String> environment = environment("iris");
-        environment.put("EXECACHE_WARM_POOL", "0");
-        environment.put("HELD_URL", serverUrl.replace("/mcp", "/test/held"));
         holdRefusals(3);
         JsonNode out;
         try {
-            out = TypeScriptClient.runScript("sign-in-agent.mjs", arguments, environment);
+            out = signInAgent("iris", Map.of("HELD_URL", serverUrl.replace("/mcp", "/test/held")));
         } finally {
             holdRefusals(0);
         }
@@ -290,6 +278,17 @@ class UrlServerSignInIT {
         assertThat(out.at("/isError").booleanValue()).as(out.toString()).isFalse();
         assertThat(JSON.readTree(out.at("/answer").asText()).get("sub").asText()).isEqualTo("iris");
         assertThat(out.at("/askedAgain").asInt()).as("asked to sign in once: " + out.get("asked")).isEqualTo(1);
+    }
+
+    /** sign-in-agent.mjs as {@code login}'s agent, calling person__whoami through serve on stdio; what it printed. */
+    private JsonNode signInAgent(String login, Map<String, String> extra) throws Exception {
+        List<String> arguments = new java.util.ArrayList<>(List.of(login, "person__whoami", ServeProcess.java()));
+        arguments.addAll(ServeProcess.command("sign-in-agent", List.of("--store", "memory", "--config",
+                dir.resolve("execache.yaml").toString())));
+        Map<String, String> environment = environment(login);
+        environment.put("EXECACHE_WARM_POOL", "0");
+        environment.putAll(extra);
+        return TypeScriptClient.runScript("sign-in-agent.mjs", arguments, environment);
     }
 
     /** Has person-server.mjs hold execache's attempts without a token for this many seconds (0: not at all). */
