@@ -57,11 +57,15 @@ public final class Main {
     /** Whether this process's serve reads its config file on a thread of its own already (see {@link ServeEarly}). */
     private static volatile boolean serversStartedEarly;
 
+    static {
+        // before anything of this process sends HTTP: serve's early start, a command, the resident server's commands
+        resendOnClosedConnections();
+    }
+
     private Main() {
     }
 
     public static void main(String[] args) {
-        resendOnClosedConnections();
         Console console = new Console();
         Environment environment = new Environment(System.getenv(), Path.of("").toAbsolutePath(), System.in);
         HeldOutput held = new HeldOutput(System.err);
@@ -142,7 +146,6 @@ public final class Main {
      */
     public static int execute(String[] args, Environment environment, Console console, PrintStream out, PrintStream err,
             boolean terminal, Resources resources) {
-        resendOnClosedConnections();
         lightenGuice();
         configureLogging();
         console.terminal(terminal);
@@ -330,7 +333,7 @@ public final class Main {
      * The JDK's HttpClient does so only for GET and HEAD unless told (its MultiExchange.canRetryRequest), and then
      * a tool call, a token request or a refresh to a url server failed now and then (as TNO/knowledge-engine#449
      * saw). No byte of an answer had come: a server that closes an idle connection has not read what came on it.
-     * OkHttp resends there by default too. Read once, when the HttpClient first sends.
+     * OkHttp resends there by default too. The JDK reads it once, when its HttpClient first sends.
      */
     private static void resendOnClosedConnections() {
         if (System.getProperty("jdk.httpclient.enableAllMethodRetry") == null) {
