@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
+import java.util.jar.JarFile;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -154,5 +155,18 @@ class ServeStartIT {
                     .startsWith("execache: config file: " + config + " (");
         }
         assertThat(Files.readString(starts)).isEqualTo("x");
+    }
+
+    /**
+     * Every start opens serve's jar, and the JVM reads its index entry by entry in its interpreter before anything
+     * starts: the jar holds no entry the JVM would never read, as the versions of a multi-release jar in one that is not.
+     */
+    @Test
+    void serveJarHoldsNoEntriesTheJvmNeverReads() throws Exception {
+        try (JarFile jar = new JarFile(CliProcess.jar().toFile())) {
+            assertThat(jar.isMultiRelease()).isFalse();
+            assertThat(jar.stream().map(entry -> entry.getName()).filter(name -> name.startsWith("META-INF/versions/")))
+                    .isEmpty();
+        }
     }
 }

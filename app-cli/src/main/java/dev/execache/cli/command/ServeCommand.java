@@ -66,7 +66,6 @@ import picocli.CommandLine.Option;
                 + "holds at --memory-mb each); more wait their turn, and the wait does not count against their timeout.",
             "Run several with --store redis on one Redis and they behave as one cache."})
 final class ServeCommand implements Callable<Integer> {
-    private static final System.Logger LOG = System.getLogger("dev.execache.cli");
     private static final Duration WATCH_INTERVAL = Duration.ofSeconds(1);
     /** How long past the run timeout the end of input waits for answers still being computed. */
     private static final Duration DRAIN_MARGIN = Duration.ofSeconds(5);
@@ -151,7 +150,7 @@ final class ServeCommand implements Callable<Integer> {
                 configFile(settings, environment), environment.workingDir(), settings.limits().timeout().plus(DRAIN_MARGIN));
         // first (after a usage error, which is one line alone): a host starts serve in a directory of
         // its choosing, and this says where that looked and which file it found
-        LOG.log(Level.INFO, configFileLine(settings));
+        Logging.LOG.log(Level.INFO, configFileLine(settings));
         ServeEarly.releaseLogs();
         PrintStream protocol = System.out;
         System.setOut(System.err);
@@ -163,7 +162,7 @@ final class ServeCommand implements Callable<Integer> {
             if (telemetry instanceof OpenTelemetryReporting reporting) {
                 // added before the servers: closed after them, so that their last spans are sent
                 serving.add(reporting);
-                LOG.log(Level.INFO, "OpenTelemetry: traces and metrics as the OTEL_* variables say");
+                Logging.LOG.log(Level.INFO, "OpenTelemetry: traces and metrics as the OTEL_* variables say");
             }
             // the servers first, so that they start beside the rest of serve's start rather than after it
             ToolCatalog servers = settings.gateway().isEmpty() ? null
@@ -193,7 +192,7 @@ final class ServeCommand implements Callable<Integer> {
             McpStdioServer server = serving.add(new McpStdioServer(tools,
                     version(), stdin, protocol, settings.limits().timeout().plus(DRAIN_MARGIN)));
             afterStart(serving, settings, session, tools, () -> server.awaitAnswered(ANSWERS_FIRST));
-            LOG.log(Level.INFO, "serving MCP on stdio (store " + settings.store() + ", "
+            Logging.LOG.log(Level.INFO, "serving MCP on stdio (store " + settings.store() + ", "
                     + (settings.policy().enabled() ? "ttl " + settings.policy().ttl().toSeconds() + " s, "
                             + settings.policy().maxEntries() + " entries" : "caching off") + ")");
             server.awaitEnd();
@@ -226,12 +225,12 @@ final class ServeCommand implements Callable<Integer> {
         }
         warmUp.run();
         serving.add(server);
-        LOG.log(Level.INFO, "serving MCP on " + server.url() + " (store " + settings.store() + ", "
+        Logging.LOG.log(Level.INFO, "serving MCP on " + server.url() + " (store " + settings.store() + ", "
                 + access(http) + ", "
                 + (settings.policy().enabled() ? "ttl " + settings.policy().ttl().toSeconds() + " s, "
                         + settings.policy().maxEntries() + " entries" : "caching off") + ")");
         String root = server.url().substring(0, server.url().length() - "mcp".length());
-        LOG.log(Level.INFO, "the dashboard is at " + root + ", the figures for Prometheus at " + root + "metrics");
+        Logging.LOG.log(Level.INFO, "the dashboard is at " + root + ", the figures for Prometheus at " + root + "metrics");
         server.awaitEnd();
         return ExitCode.OK;
     }
@@ -291,7 +290,7 @@ final class ServeCommand implements Callable<Integer> {
             try {
                 serving.add(CacheMBean.register(StoreDescription.of(settings), session.executor().policy()::stats));
             } catch (RuntimeException e) {
-                LOG.log(Level.DEBUG, "the cache's MBean was not registered: " + e.getMessage());
+                Logging.LOG.log(Level.DEBUG, "the cache's MBean was not registered: " + e.getMessage());
             }
         }, "execache-mbean");
         thread.setDaemon(true);
@@ -307,7 +306,7 @@ final class ServeCommand implements Callable<Integer> {
             try {
                 session.startSandbox();
             } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "the sandbox did not start: " + rootMessage(e)
+                Logging.LOG.log(Level.WARNING, "the sandbox did not start: " + rootMessage(e)
                         + "; execute_code will say so until it can start");
             }
         }, "execache-sandbox-warm-up");
@@ -352,6 +351,15 @@ final class ServeCommand implements Callable<Integer> {
     }
 
     /**
+     * The logger, got at its first use rather than when the class is: serve's early start calls this class on the
+     * thread that starts the servers, and the JVM's first logger looks for a logging backend on the class path,
+     * opening serve's jar of some 20,000 entries (about 25 ms) before the servers could start (see {@link ServeEarly}).
+     */
+    private static final class Logging {
+        static final System.Logger LOG = System.getLogger("dev.execache.cli");
+    }
+
+    /**
      * What serve runs, closed once, last opened first: at the end of input or on SIGTERM,
      * whichever comes first. Closing the session closes the sandbox, so no runner is left.
      */
@@ -383,7 +391,7 @@ final class ServeCommand implements Callable<Integer> {
             try {
                 resource.close();
             } catch (Exception e) {
-                LOG.log(Level.WARNING, "closing " + resource.getClass().getSimpleName() + " failed: " + e);
+                Logging.LOG.log(Level.WARNING, "closing " + resource.getClass().getSimpleName() + " failed: " + e);
             }
         }
     }
