@@ -33,7 +33,8 @@ import java.util.concurrent.TimeUnit;
  * round, in rotating order. Then, the same way, two things a person meets after {@code setup} moved a server behind
  * execache, each beside that server alone: a one-shot client (initialize, {@code tools/list}, end of input) until it
  * has the list with the server's tools, and {@code execache run examples/hello.ts --no-cache} with that server
- * configured beside a run with none. Last, as after {@code setup} moved several servers: three reference servers
+ * configured beside a run with none. Then a person's first start: serve in a fresh home, before the launcher has
+ * written its class-data archive. Last, as after {@code setup} moved several servers: three reference servers
  * ({@code server-memory}, {@code server-filesystem}, {@code server-everything}) started at once by a host that waits
  * for each, beside serve with the three behind it, for {@code initialize} and for a one-shot client's tools. The
  * release artifacts come from {@code dist/target} (built by {@code ./mvnw -B -DskipTests package -pl dist -am}).
@@ -165,10 +166,35 @@ public final class ServeStartFigures {
             print("execache run hello.ts --no-cache (the resident server up), ms until it exited; load average "
                     + Machine.loadAverage(), runs, "run, no server configured");
 
+            firstStarts(commands.get("server-memory (node)"), archive, work, withMemory, scratch, rounds);
             threeServers(archive, memory, filesystem, everything, scratch, rounds);
         } finally {
             Scratch.deleteTree(scratch);
         }
+    }
+
+    /**
+     * A person's first start: serve in a fresh home, where the launcher finds no class-data archive yet (it writes one
+     * at the end of that serve's input, after the answer timed here), alone and with {@code server-memory} behind,
+     * beside {@code server-memory} alone; each round in a new home.
+     */
+    private static void firstStarts(Command node, Path archive, Path work, Path withMemory, Path scratch, int rounds)
+            throws IOException, InterruptedException {
+        List<String> serve = List.of(archive.resolve("bin/execache").toString(), "serve");
+        Map<String, List<Double>> millis = new LinkedHashMap<>();
+        millis.put("server-memory (node)", new ArrayList<>());
+        millis.put("serve, archive, first start", new ArrayList<>());
+        millis.put("serve, archive, server-memory behind, first start", new ArrayList<>());
+        for (int round = 0; round < rounds; round++) {
+            millis.get("server-memory (node)").add(initializeAnswered(node, work)[0]);
+            millis.get("serve, archive, first start").add(initializeAnswered(
+                    new Command(serve, home(scratch.resolve("first-home-" + round))), work)[0]);
+            millis.get("serve, archive, server-memory behind, first start").add(initializeAnswered(
+                    new Command(serve, home(scratch.resolve("first-home-with-memory-" + round))), withMemory)[0]);
+            System.err.println("first start: round " + (round + 1) + " of " + rounds);
+        }
+        print("initialize answered at a first start in a fresh home (no class-data archive yet), ms from the start of"
+                + " the process; load average " + Machine.loadAverage(), millis, "server-memory (node)");
     }
 
     /**
