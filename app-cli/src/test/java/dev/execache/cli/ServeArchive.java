@@ -18,8 +18,9 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The JVM options the tests start {@code serve} with: those the launchers give it (an AppCDS archive of the
- * classes serve loads before it answers, the optimizing compiler waiting for code that stays hot). The ITs start
+ * The JVM options the tests start {@code serve} with: those the launchers give it on stdio (an AppCDS archive of the
+ * classes serve loads before it answers, the quick compiler alone), over HTTP too (the launchers keep the optimizing
+ * compiler there, which changes how fast serve answers, not what). The ITs start
  * well over a hundred serves; each spent about 0.85 s more CPU loading the same classes, on 2 cores shared
  * by two forks. The archive is written once per build, by the first fork that needs it (the other waits on a
  * file lock), from a serve that answers initialize and tools/list with a url server configured (one nothing listens
@@ -41,8 +42,7 @@ final class ServeArchive {
     static synchronized List<String> options() {
         if (options == null) {
             List<String> chosen = new ArrayList<>(List.of("-Xlog:cds=off", "-Xlog:cds+dynamic=off",
-                    "-XX:Tier4InvocationThreshold=25000", "-XX:Tier4MinInvocationThreshold=3000",
-                    "-XX:Tier4CompileThreshold=75000", "-XX:Tier4BackEdgeThreshold=200000"));
+                    "-XX:TieredStopAtLevel=1", "-XX:CICompilerCount=1"));
             Path archive = written();
             if (archive != null) {
                 chosen.add("-XX:SharedArchiveFile=" + archive);

@@ -203,6 +203,10 @@ public final class SpeedReport {
                     proxied[i - LINE_WARM_UP] = hit;
                 }
             }
+            String last = serve.answer("lab__get_count", "{\"who\":\"bench\"}");
+            if (!last.contains("\"status\":\"hit\"")) {
+                throw new IllegalStateException("the gateway's call was not a hit of the cache: " + last);
+            }
             // the bridge's figure stands alone: Deno and serve on every CPU, as they run
             allCpus.ifPresent(Machine::unpin);
             for (int i = -3; i < BRIDGE_ROUNDS; i++) {

@@ -83,6 +83,34 @@ class CheckoutLauncherTest {
         assertThat(run.stderr()).contains("the checkout moved to another commit");
     }
 
+    /**
+     * serve on stdio, a host's process for one agent, runs the quick compiler alone (both compilers took a third of the
+     * CPU before its first answer); serve over HTTP, for many agents and long, keeps the optimizing one.
+     */
+    @Test
+    void serveOnStdioGetsTheQuickCompilerAloneAndServeOverHttpBothCompilers() throws Exception {
+        builtFrom(git("rev-parse", "--short=12", "HEAD"));
+        Path javaHome = Files.createDirectories(checkout.resolve("java/bin")).getParent();
+        Path arguments = checkout.resolve("java-arguments.txt");
+        Path java = Files.writeString(javaHome.resolve("bin/java"),
+                "#!/bin/sh\nprintf '%s\\n' \"$@\" > '" + arguments + "'\n");
+        Files.setPosixFilePermissions(java, PosixFilePermissions.fromString("rwxr-xr-x"));
+
+        launchWith(javaHome, "serve", "--config", "execache.yaml");
+        List<String> stdio = Files.readAllLines(arguments);
+        launchWith(javaHome, "serve", "--http", "127.0.0.1:8080");
+        List<String> http = Files.readAllLines(arguments);
+        launchWith(javaHome, "serve", "--http=8080");
+        List<String> httpInOneArgument = Files.readAllLines(arguments);
+
+        assertThat(stdio).contains("-XX:TieredStopAtLevel=1", "-XX:CICompilerCount=1")
+                .noneMatch(argument -> argument.startsWith("-XX:Tier4"));
+        for (List<String> overHttp : List.of(http, httpInOneArgument)) {
+            assertThat(overHttp).contains("-XX:Tier4InvocationThreshold=25000")
+                    .noneMatch(argument -> argument.startsWith("-XX:TieredStopAtLevel"));
+        }
+    }
+
     private void builtFrom(String commit) throws IOException {
         Files.createDirectories(stamp.getParent());
         Files.writeString(stamp, "commit=" + commit.strip() + "\nmodified=false\n");
@@ -101,11 +129,20 @@ class CheckoutLauncherTest {
     }
 
     private Run launch(String... arguments) throws Exception {
+        return launchWith(null, arguments);
+    }
+
+    /** The launcher started with JAVA_HOME set to {@code javaHome}, when given. */
+    private Run launchWith(Path javaHome, String... arguments) throws Exception {
         List<String> command = new ArrayList<>(List.of(checkout.resolve("execache").toString()));
         command.addAll(List.of(arguments));
         Path err = checkout.resolve("stderr.txt");
-        Process process = new ProcessBuilder(command).directory(checkout.toFile())
-                .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(err.toFile()).start();
+        ProcessBuilder builder = new ProcessBuilder(command).directory(checkout.toFile())
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(err.toFile());
+        if (javaHome != null) {
+            builder.environment().put("JAVA_HOME", javaHome.toString());
+        }
+        Process process = builder.start();
         assertThat(process.waitFor(2, TimeUnit.MINUTES)).isTrue();
         return new Run(process.exitValue(), Files.readString(err));
     }

@@ -152,6 +152,32 @@ class LinuxArchiveIT {
     }
 
     /**
+     * The compilers its Java runs serve with: on stdio (a host's process for one agent) the quick one alone, on one
+     * thread; over HTTP (many agents, for long) both, the optimizing one once code stays hot.
+     */
+    @Test
+    void serveOnStdioRunsTheQuickCompilerAloneAndOverHttpBoth() {
+        Map<String, String> flags = Map.of("JAVA_TOOL_OPTIONS", "-XX:+PrintFlagsFinal");
+
+        String stdio = machine.run(machine.work, List.of(execache.toString(), "serve", "--help"), flags).succeeded()
+                .stdout();
+        String http = machine.run(machine.work, List.of(execache.toString(), "serve", "--http", "127.0.0.1:0",
+                "--help"), flags).succeeded().stdout();
+
+        assertThat(flag(stdio, "TieredStopAtLevel")).isEqualTo("1");
+        assertThat(flag(stdio, "CICompilerCount")).isEqualTo("1");
+        assertThat(flag(http, "TieredStopAtLevel")).isEqualTo("4");
+        assertThat(flag(http, "Tier4InvocationThreshold")).isEqualTo("25000");
+    }
+
+    /** A JVM flag's value as -XX:+PrintFlagsFinal prints it. */
+    private static String flag(String printed, String name) {
+        return printed.lines().filter(line -> line.matches("\\s*\\S+\\s+" + name + "\\s+:?=.*")).findFirst()
+                .map(line -> line.replaceAll("^.*:?= *(\\S+).*$", "$1")).orElseThrow(() -> new AssertionError(
+                        name + " is not among the flags printed:\n" + printed));
+    }
+
+    /**
      * An archive made before the Java it runs on was updated is made again (the JVM would ignore it, and every start
      * would load its classes anew), and the archives of this installation's earlier builds go.
      */

@@ -18,9 +18,12 @@ public final class Serve {
     private Serve() {
     }
 
-    /** An {@code execache.yaml} listing the lab server under {@code servers:}. */
+    /**
+     * An {@code execache.yaml} listing the lab server under {@code servers:}, its reads cached ({@code cache: true}: a
+     * local server's reads are otherwise asked every time, and a figure of a hit would time a call to the server).
+     */
     public static String labConfig(Path lab) {
-        return "servers:\n  lab:\n    command: node\n    args: [\"" + lab + "\"]\n";
+        return "servers:\n  lab:\n    command: node\n    args: [\"" + lab + "\"]\n    cache: true\n";
     }
 
     /** The command line, with a config file written in {@code directory} that lists {@code lab} when given. */
