@@ -10,10 +10,13 @@ import java.util.List;
 /**
  * {@code execache serve --store memory} as the figures start it, with a config file of its own:
  * either with no servers or with the tests' lab server (node) as its one downstream server,
- * {@code lab}. {@code -Dexecache.serveOptions="-XX:StartFlightRecording=..."} passes JVM options
- * to it, to profile the servers measured.
+ * {@code lab}. Its JVM has the compiler flags the launchers give serve on stdio (the quick compiler
+ * alone, on one thread); {@code -Dexecache.serveOptions="..."} passes other JVM options instead, to
+ * compare flags or to profile the servers measured.
  */
 public final class Serve {
+    /** The compiler flags the launchers give serve on stdio (dist/src/main/bin/execache). */
+    private static final String STDIO_FLAGS = "-XX:TieredStopAtLevel=1 -XX:CICompilerCount=1";
 
     private Serve() {
     }
@@ -37,7 +40,7 @@ public final class Serve {
     public static List<String> command(Path jar, Path config) {
         List<String> command = new ArrayList<>();
         command.add(Artifacts.java());
-        String options = System.getProperty("execache.serveOptions", "").strip();
+        String options = System.getProperty("execache.serveOptions", STDIO_FLAGS).strip();
         if (!options.isEmpty()) {
             command.addAll(List.of(options.split("\\s+")));
         }

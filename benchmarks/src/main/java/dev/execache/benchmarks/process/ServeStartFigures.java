@@ -28,7 +28,7 @@ import java.util.concurrent.TimeUnit;
  * starts it (its launcher, a fresh home, the default warm pool), beside a Node MCP server's start
  * ({@code server-memory}): from the release archive, from the npm package, without the warm pool of Deno runners,
  * started as {@code java -jar} without the launcher's flags (its class-data archive, made at serve's first end, and
- * its later optimizing compiler), and
+ * its quick compiler alone), and
  * with {@code server-memory} behind serve. Each takes its turn, round by
  * round, in rotating order. Then, the same way, two things a person meets after {@code setup} moved a server behind
  * execache, each beside that server alone: a one-shot client (initialize, {@code tools/list}, end of input) until it
